@@ -1,0 +1,5 @@
+"""``python -m talos`` runs the CLI."""
+
+from talos.cli import main
+
+main()

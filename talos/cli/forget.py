@@ -1,0 +1,160 @@
+"""``talos dead`` and ``talos forget``: reviewed forgetting (SPEC §6.4, §6.5)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+import typer
+from rich.prompt import Prompt
+from rich.table import Table
+
+from talos.cli.common import HomeOpt, JsonOpt, LangOpt, emit, err, handle_errors, open_memory, out
+from talos.errors import TalosError
+from talos.memory import Suggestion
+from talos.trust import parse_day
+
+__all__ = ["dead", "forget", "parse_choice"]
+
+MinSeenOpt = Annotated[
+    int, typer.Option("--min-seen", min=0, help="Only facts seen in at least this many recalls.")
+]
+StaleOpt = Annotated[
+    int,
+    typer.Option("--stale-days", min=0, help="A fact last recalled this many days ago is stale."),
+]
+
+
+def _age(s: Suggestion) -> str:
+    born = parse_day(s.born)
+    return f"{(dt.date.today() - born).days} d" if born else "?"
+
+
+def _table(suggestions: list[Suggestion]) -> Table:
+    table = Table(title="forgetting suggestions (facts talos wrote itself)")
+    table.add_column("#", justify="right")
+    table.add_column("text", overflow="fold")
+    table.add_column("source")
+    table.add_column("age", justify="right")
+    table.add_column("reason")
+    for no, s in enumerate(suggestions, 1):
+        table.add_row(str(no), s.text, s.src, _age(s), s.reason)
+    return table
+
+
+@handle_errors("dead")
+def dead(
+    min_seen: MinSeenOpt = 8,
+    stale_days: StaleOpt = 90,
+    home: HomeOpt = None,
+    lang: LangOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List facts talos wrote that are never or no longer recalled. Deletes nothing.
+
+    Hand-written facts (no provenance tag) and skills are never listed.
+
+    Example: talos dead --min-seen 8 --stale-days 90 --json
+    """
+    suggestions = open_memory(home, lang).dead(min_seen, stale_days)
+    if as_json:
+        emit("dead", [s.to_json() for s in suggestions])
+    elif suggestions:
+        out.print(_table(suggestions))
+    else:
+        err.print("no suggestions")
+
+
+def parse_choice(answer: str, count: int) -> list[int]:
+    """Parse a review answer: ``all``, ``none`` (or empty), or numbers like ``1,3 4``.
+
+    Returns:
+        0-based indices, sorted and unique.
+
+    Raises:
+        ValueError: a token is not a number in ``1..count``.
+    """
+    a = answer.strip().lower()
+    if a in ("", "none", "n", "no"):
+        return []
+    if a in ("all", "a", "y", "yes"):
+        return list(range(count))
+    picked: set[int] = set()
+    for tok in a.replace(",", " ").split():
+        if not tok.isdigit() or not 1 <= int(tok) <= count:
+            raise ValueError(f"{tok!r} is not a number from 1 to {count}")
+        picked.add(int(tok) - 1)
+    return sorted(picked)
+
+
+@handle_errors("forget")
+def forget(
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Forget every suggestion without asking.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only list what would be forgotten.")
+    ] = False,
+    min_seen: MinSeenOpt = 8,
+    stale_days: StaleOpt = 90,
+    home: HomeOpt = None,
+    lang: LangOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Review the dead-memory suggestions and remove the ones you pick from memory.md.
+
+    Shows a table and asks: all / none / numbers (e.g. "1,3"). Only lines talos wrote are
+    removed, never one you wrote by hand; every removed line is kept in the audit log
+    (.talos/audit.jsonl) so it can be restored.
+
+    Examples: talos forget · talos forget --dry-run · talos forget --yes
+    """
+    mem = open_memory(home, lang)
+    suggestions = mem.dead(min_seen, stale_days)
+    if not suggestions:
+        if as_json:
+            emit("forget", {"removed": 0, "suggestions": [], "dry_run": dry_run})
+        else:
+            err.print("nothing to forget")
+        return
+    if not as_json:
+        err.print(_table(suggestions))
+    if dry_run:
+        if as_json:
+            emit(
+                "forget",
+                {"removed": 0, "suggestions": [s.to_json() for s in suggestions], "dry_run": True},
+            )
+        else:
+            err.print(f"dry run: {len(suggestions)} suggestion(s), nothing removed")
+        return
+    if yes:
+        chosen = suggestions
+    else:
+        if as_json:
+            raise TalosError("--json needs --yes or --dry-run (it cannot ask)")
+        answer = Prompt.ask(
+            "Forget which? [bold]all[/] / [bold]none[/] / numbers like 1,3",
+            default="none",
+            console=err,
+        )
+        try:
+            chosen = [suggestions[i] for i in parse_choice(answer, len(suggestions))]
+        except ValueError as e:
+            raise TalosError(f"{e}; nothing removed") from None
+    removed = mem.forget(chosen) if chosen else 0
+    if as_json:
+        emit(
+            "forget",
+            {
+                "removed": removed,
+                "suggestions": [s.to_json() for s in chosen],
+                "audit_log": str(mem.paths.audit_file),
+                "dry_run": False,
+            },
+        )
+    else:
+        err.print(
+            f"removed {removed} line(s) from {mem.paths.memory_file}; "
+            f"each is kept in {mem.paths.audit_file} and can be restored"
+        )

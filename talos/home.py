@@ -1,0 +1,122 @@
+"""Where a home is and where its files are (SPEC §2).
+
+Resolution: ``--home PATH`` > ``TALOS_HOME`` > ``platformdirs.user_data_dir("talos")``. Each
+path can be set on its own (API argument > ``talos.toml`` in the home > default); relative
+paths resolve against the home.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from talos.errors import InputError
+
+__all__ = ["CONFIG_FILE", "Paths", "resolve_home", "resolve_paths"]
+
+CONFIG_FILE = "talos.toml"
+
+_DEFAULTS = {
+    "memory_file": "memory.md",
+    "skills_dir": "skills",
+    "sessions_dir": ".talos/sessions",
+    "state_dir": ".talos",
+    "trace_file": None,  # default: <state_dir>/recall_trace.jsonl
+}
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """The home folder: ``home`` if given, else ``$TALOS_HOME``, else the platform data dir."""
+    if home is not None and str(home) != "":
+        return Path(home).expanduser()
+    env = os.environ.get("TALOS_HOME")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir("talos"))
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    """Every file talos reads or writes in one home (SPEC §2)."""
+
+    home: Path
+    memory_file: Path
+    skills_dir: Path
+    sessions_dir: Path
+    state_dir: Path
+    trace_file: Path
+    config: dict[str, Any]
+
+    @property
+    def usage_db(self) -> Path:
+        """SQLite file with usage counts (SPEC §6.3)."""
+        return self.state_dir / "usage.db"
+
+    @property
+    def audit_file(self) -> Path:
+        """Append-only audit log of every write (SPEC §7.6)."""
+        return self.state_dir / "audit.jsonl"
+
+    @property
+    def hits_file(self) -> Path:
+        """A reference Talos ``recall_hits.json``, imported once (SPEC §6.3)."""
+        return self.state_dir / "recall_hits.json"
+
+    @property
+    def lock_dir(self) -> Path:
+        """Folder of inter-process lock files."""
+        return self.state_dir / "locks"
+
+
+def load_config(home: Path) -> dict[str, Any]:
+    """Read ``talos.toml`` in ``home`` ({} when absent).
+
+    Raises:
+        InputError: the file exists but is not valid TOML (message names file and line).
+    """
+    path = home / CONFIG_FILE
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        return {}
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, expected a TOML file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: invalid TOML: {e}") from None
+
+
+def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) -> Paths:
+    """Resolve every path of a home.
+
+    Args:
+        home: the home folder or ``None`` (see :func:`resolve_home`).
+        **overrides: ``memory_file``, ``skills_dir``, ``sessions_dir``, ``state_dir``,
+            ``trace_file``; ``None`` means "use talos.toml or the default".
+
+    Raises:
+        InputError: ``talos.toml`` is invalid.
+    """
+    root = resolve_home(home)
+    config = load_config(root)
+
+    def pick(name: str) -> Path | None:
+        value = overrides.get(name)
+        if value is None:
+            value = config.get(name, _DEFAULTS[name])
+        if value is None:
+            return None
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else root / p
+
+    state = pick("state_dir")
+    assert state is not None
+    trace = pick("trace_file") or state / "recall_trace.jsonl"
+    memory, skills, sessions = pick("memory_file"), pick("skills_dir"), pick("sessions_dir")
+    assert memory is not None and skills is not None and sessions is not None
+    return Paths(root, memory, skills, sessions, state, trace, config)

@@ -1,0 +1,75 @@
+"""The shapes every module shares: a memory node and its provenance (SPEC §3, §7.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["KINDS", "Node", "node_key"]
+
+#: Kinds of memory, in load order (SPEC §3): facts, then skills, then episodes.
+KINDS = ("fact", "skill", "episode")
+
+
+@dataclass(slots=True, eq=False)
+class Node:
+    """One memory as recall sees it (SPEC §3).
+
+    Attributes:
+        kind: ``"fact"``, ``"skill"`` or ``"episode"``.
+        text: what is shown: the fact line, the skill label (``name — description``), or the
+            first 80 characters of the episode's opening request.
+        keywords: the matching keyword set (SPEC §4 over the not-for-stripped matching text).
+        order: position in load order (facts, skills, episodes); breaks every tie.
+        path: the file the node comes from (memory.md, the skill file, the session file).
+        line: 1-based line number in ``path`` (facts only; 0 otherwise).
+        raw: the exact line as written (facts), for identity and for forget.
+        body: the first 1200 characters of a skill file (skills only).
+        name: a skill's file base name without ``.md`` (skills only).
+        src: provenance source (``user`` when a fact has no tag, SPEC §3.1).
+        born: the tag's date ``YYYY-MM-DD`` ("" when untagged).
+        fields: the remaining ``field=value`` trust fields of the tag (SPEC §7.1), decoded.
+        members: nodes merged into this one (SPEC §5.1), oldest first; empty for most nodes.
+    """
+
+    kind: str
+    text: str
+    keywords: frozenset[str]
+    order: int = 0
+    path: str = ""
+    line: int = 0
+    raw: str = ""
+    body: str = ""
+    name: str = ""
+    src: str = "user"
+    born: str = ""
+    fields: dict[str, str] = field(default_factory=dict)
+    members: list[Node] = field(default_factory=list)
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        """Identity used to de-duplicate merged members: facts and episodes by text, skills by
+        text *and* path (two files with the same label are two skills, SPEC §5.1)."""
+        return (self.text, self.path if self.kind == "skill" else "")
+
+    @property
+    def key(self) -> str:
+        """Trace and usage key: ``kind + ":" + text[:80]`` (SPEC §6.3)."""
+        return node_key(self.kind, self.text)
+
+    @property
+    def scope(self) -> str:
+        """Namespace of the record (SPEC §7.1); ``global`` unless the tag says otherwise."""
+        return self.fields.get("scope", "global")
+
+    def with_members(self, limit: int = 2) -> str:
+        """The text plus up to ``limit`` merged members, each as ``"\\n  · member"`` (SPEC §6.2)."""
+        return self.text + "".join(f"\n  · {m.text}" for m in self.members[:limit])
+
+    def family(self) -> list[Node]:
+        """This node followed by all its merged members (every one is counted, SPEC §5.1)."""
+        return [self, *self.members]
+
+
+def node_key(kind: str, text: str) -> str:
+    """``kind + ":" + text[:80]``: the key of a trace row and of a usage entry (SPEC §6.3)."""
+    return f"{kind}:{text[:80]}"

@@ -1,0 +1,144 @@
+"""Facts: the lines of ``memory.md`` with their provenance tags (SPEC §3.1, §7.1)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+from urllib.parse import unquote
+
+from talos.model import Node
+from talos.text import matching_keywords
+from talos.warn import warn
+
+__all__ = ["MIN_FACT_CHARS", "TAG", "ParsedFact", "load_facts", "parse_fact_line", "strip_tag"]
+
+#: Lines whose remaining text is shorter than this are ignored (SPEC §3.1): "ok", "---", "#".
+MIN_FACT_CHARS = 4
+
+#: The trailing provenance tag ``<!-- SRC YYYY-MM-DD [field=value ...] -->``; whitespace inside
+#: is free. Field values are URL-encoded when they contain spaces (SPEC §7.1).
+TAG = re.compile(
+    r"\s*<!--\s*(?P<src>\w+)\s+(?P<born>\d{4}-\d{2}-\d{2})"
+    r"(?P<fields>(?:\s+[A-Za-z_][\w.\-]*=\S*)*)\s*-->\s*$"
+)
+_FIELD = re.compile(r"([A-Za-z_][\w.\-]*)=(\S*)")
+
+
+class ParsedFact(NamedTuple):
+    """A memory.md line taken apart: ``text`` (tag and bullets removed), ``src`` (``user``
+    when untagged), ``born`` (``YYYY-MM-DD`` or ""), ``fields`` (decoded ``field=value``)."""
+
+    text: str
+    src: str
+    born: str
+    fields: dict[str, str]
+
+
+def strip_tag(line: str) -> tuple[str, str, str]:
+    """Split a trailing provenance tag off ``line`` (SPEC §3.1).
+
+    Returns:
+        ``(text, src, born)``: the line without the tag (whitespace-stripped), the tag's source
+        word, and its date. An untagged line gives ``(line.strip(), "user", "")``.
+    """
+    m = TAG.search(line)
+    if not m:
+        return line.strip(), "user", ""
+    return line[: m.start()].strip(), m.group("src"), m.group("born")
+
+
+def parse_fact_line(line: str) -> ParsedFact | None:
+    """Parse one memory.md line (SPEC §3.1).
+
+    The tag is parsed and removed first, so it never takes part in matching or display; then
+    surrounding whitespace, leading ``-``/``*``/``#``/spaces (bullets, headings) and whitespace
+    again are stripped.
+
+    Returns:
+        The parsed fact, or ``None`` when the remaining text is shorter than
+        :data:`MIN_FACT_CHARS` characters (the line is not a fact).
+    """
+    s = line.strip()
+    m = TAG.search(s)
+    src, born, fields = "user", "", {}
+    if m:
+        src, born = m.group("src"), m.group("born")
+        fields = {k: unquote(v) for k, v in _FIELD.findall(m.group("fields"))}
+        s = s[: m.start()]
+    text = s.strip().lstrip("-*# ").strip()
+    if len(text) < MIN_FACT_CHARS:
+        return None
+    return ParsedFact(text, src, born, fields)
+
+
+def read_lines(path: Path) -> list[bytes] | None:
+    """The raw lines of ``path`` without line ends, or ``None`` when the file does not exist.
+
+    Raises:
+        OSError: the file exists but cannot be read (permissions, a directory, ...).
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return data.split(b"\n")
+
+
+def load_facts(
+    path: Path, keep_fact: Callable[[str], bool] | None = None, start: int = 0
+) -> list[Node]:
+    """Read ``memory.md`` into fact nodes, in file order (SPEC §3.1).
+
+    A line that does not decode as UTF-8 is skipped; one warning on stderr names the file and
+    the line numbers, and the rest of the file still loads. A missing file means no facts.
+
+    Args:
+        path: the memory file.
+        keep_fact: optional filter on the fact text; rejected lines are not nodes at all.
+        start: load order of the first node.
+
+    Returns:
+        Fact nodes with ``line`` (1-based) and ``raw`` (the exact line) as identity; nodes
+        whose keyword set is empty are dropped (SPEC §4).
+    """
+    try:
+        lines = read_lines(path)
+    except OSError as e:
+        warn(f"{path}: cannot read ({e.strerror}); no facts loaded")
+        return []
+    if lines is None:
+        return []
+    nodes: list[Node] = []
+    bad: list[int] = []
+    for no, blob in enumerate(lines, 1):
+        try:
+            line = blob.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(no)
+            continue
+        parsed = parse_fact_line(line)
+        if parsed is None or (keep_fact is not None and not keep_fact(parsed.text)):
+            continue
+        kw = matching_keywords(parsed.text)
+        if not kw:
+            continue
+        nodes.append(
+            Node(
+                kind="fact",
+                text=parsed.text,
+                keywords=kw,
+                order=start + len(nodes),
+                path=str(path),
+                line=no,
+                raw=line.rstrip("\r"),
+                src=parsed.src,
+                born=parsed.born,
+                fields=parsed.fields,
+            )
+        )
+    if bad:
+        shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
+        warn(f"{path}: line {shown} is not valid UTF-8; skipped (the file is left untouched)")
+    return nodes

@@ -1,0 +1,145 @@
+"""Skills: ``skills/*.md`` with ``name``/``description`` frontmatter (SPEC §3.2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from talos.model import Node
+from talos.text import MATCH_MAX, fold_whitespace, matching_keywords
+from talos.warn import warn
+
+__all__ = [
+    "DESC_MAX",
+    "MAX_SKILL_BYTES",
+    "NAME_MAX",
+    "load_skills",
+    "parse_frontmatter",
+    "read_skill",
+    "skill_label",
+]
+
+#: Label limits (SPEC §3.2): a label is injected every round, so it must be bounded. The
+#: reference measured name ≤ 27 and description ≤ 302 characters on a real home; 60/400 cut none.
+NAME_MAX, DESC_MAX = 60, 400
+#: A skill file larger than this is not read (SPEC §8.1: oversized files are flagged).
+MAX_SKILL_BYTES = 1 << 20
+
+TRUNCATED_NOTE = {
+    "zh": "…(描述超过 {n} 字符,已截断)",
+    "en": "…(description longer than {n} characters, truncated)",
+}
+
+
+def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
+    """Split a markdown file into frontmatter fields and the rest (SPEC §3.2).
+
+    The file must start with ``---``; the block ends at the next line that is ``---``. Each
+    line with a ``:`` splits at the first colon; key (lower-cased) and value are stripped, so
+    indented keys work. Only the first block is frontmatter: a second one is body text. A
+    file whose block never closes has no frontmatter. This is the project's only frontmatter
+    parser; everything that reads skills uses it.
+
+    Returns:
+        ``(fields, body)`` — ``fields`` is empty when there is no frontmatter, and ``body`` is
+        then the whole text.
+    """
+    if not text.startswith("---"):
+        return {}, text
+    lines = text.split("\n")
+    for i in range(1, len(lines)):
+        if lines[i].strip() == "---":
+            fields: dict[str, str] = {}
+            for line in lines[1:i]:
+                if ":" in line:
+                    key, _, value = line.partition(":")
+                    fields.setdefault(key.strip().lower(), value.strip())
+            return fields, "\n".join(lines[i + 1 :])
+    return {}, text
+
+
+def skill_label(name: str, desc: str, lang: str = "en") -> str:
+    """The label ``name — description`` with bounded length (SPEC §3.2, §6.7).
+
+    Whitespace runs fold to one space; ``name`` is cut to :data:`NAME_MAX` and ``desc`` to
+    :data:`DESC_MAX` characters, each followed by ``…``; a cut description also carries a note
+    saying it was truncated (in ``lang``), so a truncated label never reads like a whole one.
+    With only one of the two, the label is that one; with neither, ``""``.
+    """
+    name, desc = fold_whitespace(str(name)), fold_whitespace(str(desc))
+    if len(name) > NAME_MAX:
+        name = name[:NAME_MAX] + "…"
+    if len(desc) > DESC_MAX:
+        desc = desc[:DESC_MAX] + TRUNCATED_NOTE.get(lang, TRUNCATED_NOTE["en"]).format(n=DESC_MAX)
+    return (name + " — " + desc).strip(" —")
+
+
+def read_skill(path: Path) -> str | None:
+    """Read a skill file as text, or ``None`` (with a warning) when it cannot be a skill:
+    unreadable, larger than :data:`MAX_SKILL_BYTES`, containing NUL bytes, or not UTF-8."""
+    try:
+        if path.stat().st_size > MAX_SKILL_BYTES:
+            warn(f"{path}: larger than {MAX_SKILL_BYTES} bytes; not loaded as a skill")
+            return None
+        data = path.read_bytes()
+    except OSError as e:
+        warn(f"{path}: cannot read ({e.strerror}); not loaded as a skill")
+        return None
+    if b"\0" in data:
+        warn(f"{path}: binary content (NUL bytes); not loaded as a skill")
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        warn(f"{path}: not valid UTF-8 at byte {e.start}; not loaded as a skill")
+        return None
+
+
+def skill_files(skills_dir: Path) -> list[Path]:
+    """The top-level ``*.md`` files of ``skills_dir``, sorted by file name ([] when missing)."""
+    try:
+        return sorted((p for p in skills_dir.glob("*.md") if p.is_file()), key=lambda p: p.name)
+    except OSError:
+        return []
+
+
+def load_skills(
+    skills_dir: Path, lang: str = "en", blocked: set[str] | None = None, start: int = 0
+) -> list[Node]:
+    """Read the skills folder into skill nodes, sorted by file name (SPEC §3.2).
+
+    Args:
+        skills_dir: the folder; only its top level is read; missing means no skills.
+        lang: language of the truncation note in labels (``en`` or ``zh``).
+        blocked: resolved paths of skills excluded on every route (the safety scan, §8.1).
+        start: load order of the first node.
+
+    Returns:
+        Skill nodes: ``text`` is the label (or the file's first 60 characters when it has no
+        name and no description), ``body`` the first 1200 characters, ``name`` the file stem.
+    """
+    nodes: list[Node] = []
+    for path in skill_files(skills_dir):
+        if blocked and str(path.resolve()) in blocked:
+            continue
+        raw = read_skill(path)
+        if raw is None:
+            continue
+        fields, _body = parse_frontmatter(raw)
+        label = skill_label(fields.get("name", ""), fields.get("description", ""), lang)
+        kw = matching_keywords(raw)
+        if not kw:
+            continue
+        nodes.append(
+            Node(
+                kind="skill",
+                text=label or raw[:60],
+                keywords=kw,
+                order=start + len(nodes),
+                path=str(path),
+                body=raw[:MATCH_MAX],
+                name=path.stem,
+                src=fields.get("source", "user") or "user",
+                fields={k: v for k, v in fields.items() if k not in ("name", "description")},
+            )
+        )
+    return nodes

@@ -1,0 +1,319 @@
+"""Trace and usage counts (SPEC §6.3).
+
+The trace is one JSON line per recall. Usage is, for every fact and skill (merged members
+included), ``seen`` (recalls that happened while it existed), ``hits`` (times it was picked) and
+``last_hit_day`` (days since 1970-01-01 UTC of the last hit; 0 = never).
+
+Writing usage must not cost O(number of memories) per recall. :class:`SqliteUsage` keeps one
+counter of recalls per scope and, per memory, the counter value from which it has been present
+(``since``): ``seen = base_seen + (counter - since)`` while present. A recall therefore writes
+the counter, one row per picked memory, and rows only for memories that appeared or vanished
+since the previous recall (detected by a fingerprint of the key set). All of it happens in one
+``BEGIN IMMEDIATE`` transaction, so concurrent recalls from several processes lose nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from contextlib import closing
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+import filelock
+
+from talos.fsutil import atomic_write_text
+from talos.warn import warn
+
+__all__ = [
+    "JsonUsage",
+    "SqliteUsage",
+    "Stat",
+    "UsageStore",
+    "fingerprint",
+    "query_hash",
+    "today",
+    "write_trace",
+]
+
+#: Kind names of a reference Talos ``recall_hits.json`` → ours.
+_REFERENCE_KINDS = {"事实": "fact", "技能": "skill", "往事": "episode"}
+_OUR_KINDS = {v: k for k, v in _REFERENCE_KINDS.items()}
+
+
+class Stat(NamedTuple):
+    """Usage of one memory: ``seen`` recalls, ``hits`` picks, ``last_hit_day`` (0 = never)."""
+
+    seen: int
+    hits: int
+    last_hit_day: int
+
+
+def today(now: float | None = None) -> int:
+    """Days since 1970-01-01 UTC for ``now`` (Unix seconds; default: the current time)."""
+    return int((time.time() if now is None else now) // 86400)
+
+
+def query_hash(query: str) -> str:
+    """First 12 hex digits of the SHA-256 of the UTF-8 query: all the trace keeps of it."""
+    return hashlib.sha256(query.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+
+
+def write_trace(path: Path, query: str, picked: list[dict[str, object]]) -> None:
+    """Append exactly one trace line ``{"picked": [...], "q": HASH, "t": SECONDS}`` (SPEC §6.3).
+
+    One ``write`` on an ``O_APPEND`` descriptor, so lines from concurrent processes never
+    interleave. A failure warns on stderr and never raises: observing must not break recall.
+    """
+    rec = {"picked": picked, "q": query_hash(query), "t": int(time.time())}
+    data = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", errors="replace")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        warn(f"{path}: cannot write the recall trace ({e.strerror}); recall goes on")
+
+
+def fingerprint(keys: Iterable[str]) -> str:
+    """A short digest of a key set, to notice cheaply that memories appeared or vanished."""
+    h = hashlib.sha256()
+    for k in sorted(keys):
+        h.update(k.encode("utf-8", errors="surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+class UsageStore(Protocol):
+    """Where usage counts live. ``present``/``hits`` map a scope to memory keys."""
+
+    def record(
+        self,
+        present: Mapping[str, frozenset[str]],
+        hits: Mapping[str, set[str]],
+        day: int,
+    ) -> None:
+        """Count one recall: every present key is seen, every hit key is hit on ``day``."""
+        ...
+
+    def stats(self, scope: str) -> dict[str, Stat]:
+        """All known usage of ``scope``: key → :class:`Stat`."""
+        ...
+
+
+class SqliteUsage:
+    """Usage counts in ``.talos/usage.db`` (SQLite, WAL), safe across processes.
+
+    Args:
+        path: the database file (created with its folder when missing).
+        import_hits: a reference ``recall_hits.json`` to import the first time (SPEC §6.3).
+    """
+
+    SCHEMA = 1
+
+    def __init__(self, path: Path, import_hits: Path | None = None) -> None:
+        self.path = path
+        self.import_hits = import_hits
+        self._ready = False
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        con.execute("PRAGMA busy_timeout=60000")
+        if not self._ready:
+            self._migrate(con)
+            self._ready = True
+        return con
+
+    def _migrate(self, con: sqlite3.Connection) -> None:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                for stmt in (
+                    "CREATE TABLE IF NOT EXISTS counters(scope TEXT PRIMARY KEY,"
+                    " n INTEGER NOT NULL)",
+                    "CREATE TABLE IF NOT EXISTS fingerprints(scope TEXT PRIMARY KEY, fp TEXT)",
+                    "CREATE TABLE IF NOT EXISTS usage(scope TEXT NOT NULL, key TEXT NOT NULL,"
+                    " base_seen INTEGER NOT NULL DEFAULT 0, since INTEGER NOT NULL DEFAULT 0,"
+                    " present INTEGER NOT NULL DEFAULT 0, hits INTEGER NOT NULL DEFAULT 0,"
+                    " last_hit_day INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(scope, key))",
+                ):
+                    con.execute(stmt)
+                self._import_reference(con)
+                con.execute(f"PRAGMA user_version={self.SCHEMA}")
+            elif version > self.SCHEMA:
+                raise sqlite3.DatabaseError(
+                    f"{self.path}: written by a newer talos (schema {version})"
+                )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def _import_reference(self, con: sqlite3.Connection) -> None:
+        """Import ``{"<kind>:<text80>": [seen, hits(, last_hit_day)]}`` once, so upgrading from
+        the reference never zeroes the statistics (SPEC §6.3)."""
+        if self.import_hits is None or not self.import_hits.exists():
+            return
+        try:
+            data = json.loads(self.import_hits.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            warn(f"{self.import_hits}: cannot import reference usage counts ({e})")
+            return
+        if not isinstance(data, dict):
+            return
+        rows = []
+        for key, entry in data.items():
+            if not isinstance(key, str) or not isinstance(entry, list) or len(entry) < 2:
+                continue
+            kind, _, text = key.partition(":")
+            kind = _REFERENCE_KINDS.get(kind, kind)
+            vals = [int(x) if isinstance(x, (int, float)) else 0 for x in entry[:3]] + [0]
+            rows.append(("global", f"{kind}:{text}", vals[0], vals[1], vals[2]))
+        con.executemany(
+            "INSERT OR IGNORE INTO usage(scope, key, base_seen, hits, last_hit_day) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+
+    def record(
+        self,
+        present: Mapping[str, frozenset[str]],
+        hits: Mapping[str, set[str]],
+        day: int,
+    ) -> None:
+        """Count one recall in one transaction (see the module docstring for the cost)."""
+        with closing(self._connect()) as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                for scope, keys in present.items():
+                    row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
+                    n = row[0] if row else 0
+                    fp = fingerprint(keys)
+                    old = con.execute(
+                        "SELECT fp FROM fingerprints WHERE scope=?", (scope,)
+                    ).fetchone()
+                    if not old or old[0] != fp:
+                        self._sync_presence(con, scope, keys, n)
+                        con.execute(
+                            "INSERT OR REPLACE INTO fingerprints(scope, fp) VALUES (?, ?)",
+                            (scope, fp),
+                        )
+                    con.execute(
+                        "INSERT INTO counters(scope, n) VALUES (?, 1) "
+                        "ON CONFLICT(scope) DO UPDATE SET n = n + 1",
+                        (scope,),
+                    )
+                for scope, keys in hits.items():
+                    con.executemany(
+                        "UPDATE usage SET hits = hits + 1, last_hit_day = ? "
+                        "WHERE scope = ? AND key = ?",
+                        [(day, scope, k) for k in keys],
+                    )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    @staticmethod
+    def _sync_presence(con: sqlite3.Connection, scope: str, keys: frozenset[str], n: int) -> None:
+        stored = {
+            r[0] for r in con.execute("SELECT key FROM usage WHERE scope=? AND present=1", (scope,))
+        }
+        gone = stored - keys
+        if gone:
+            con.executemany(
+                "UPDATE usage SET base_seen = base_seen + (? - since), present = 0 "
+                "WHERE scope = ? AND key = ?",
+                [(n, scope, k) for k in gone],
+            )
+        new = keys - stored
+        if new:
+            con.executemany(
+                "INSERT INTO usage(scope, key, since, present) VALUES (?, ?, ?, 1) "
+                "ON CONFLICT(scope, key) DO UPDATE SET since = excluded.since, present = 1",
+                [(scope, k, n) for k in new],
+            )
+
+    def stats(self, scope: str) -> dict[str, Stat]:
+        """Usage of every key ever counted in ``scope``."""
+        with closing(self._connect()) as con:
+            row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
+            n = row[0] if row else 0
+            return {
+                key: Stat(base + (n - since if present else 0), hits, day)
+                for key, base, since, present, hits, day in con.execute(
+                    "SELECT key, base_seen, since, present, hits, last_hit_day "
+                    "FROM usage WHERE scope=?",
+                    (scope,),
+                )
+            }
+
+
+class JsonUsage:
+    """The reference's ``recall_hits.json`` shape, for :mod:`talos.compat` (SPEC §9.3).
+
+    ``{"事实:<text80>": [seen, hits, last_hit_day], ...}`` with Chinese kind names. Every recall
+    rewrites the whole file (that is the reference format's cost), atomically and under a lock.
+    Only the ``global`` scope exists in this shape.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _load(self) -> dict[str, list[int]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    @staticmethod
+    def _ref_key(key: str) -> str:
+        kind, _, text = key.partition(":")
+        return f"{_OUR_KINDS.get(kind, kind)}:{text}"
+
+    def record(
+        self,
+        present: Mapping[str, frozenset[str]],
+        hits: Mapping[str, set[str]],
+        day: int,
+    ) -> None:
+        """Add one ``seen`` to every present key and one hit to every hit key."""
+        keys = present.get("global", frozenset())
+        hit = {self._ref_key(k) for k in hits.get("global", set())}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(str(self.path) + ".lock", timeout=60):
+            data = self._load()
+            for key in keys:
+                ref = self._ref_key(key)
+                entry = list(data.get(ref, [0, 0]))[:3]
+                entry += [0] * (3 - len(entry))
+                seen, hits_n, last = (int(x) for x in entry)
+                if ref in hit:
+                    data[ref] = [seen + 1, hits_n + 1, day]
+                else:
+                    data[ref] = [seen + 1, hits_n, last]
+            atomic_write_text(self.path, json.dumps(data, ensure_ascii=False))
+
+    def stats(self, scope: str) -> dict[str, Stat]:
+        """Usage by our key (``fact:<text80>``); only the ``global`` scope has any."""
+        if scope != "global":
+            return {}
+        out: dict[str, Stat] = {}
+        for key, entry in self._load().items():
+            if not isinstance(entry, list) or len(entry) < 2:
+                continue
+            kind, _, text = key.partition(":")
+            vals = [int(x) if isinstance(x, (int, float)) else 0 for x in entry[:3]] + [0]
+            out[f"{_REFERENCE_KINDS.get(kind, kind)}:{text}"] = Stat(vals[0], vals[1], vals[2])
+        return out

@@ -1,0 +1,62 @@
+"""Shared fixtures: homes are built in tmp_path; a real home is never touched."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(autouse=True)
+def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test may read or write the user's real home or config."""
+    monkeypatch.delenv("TALOS_HOME", raising=False)
+    monkeypatch.delenv("TALOS_SCOPE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+@pytest.fixture
+def golden_home(tmp_path: Path) -> Callable[[str], Path]:
+    """Copy a golden fixture home (tests/golden/NAME) into tmp_path and return its path."""
+
+    def make(name: str) -> Path:
+        dest = tmp_path / name
+        shutil.copytree(GOLDEN / name, dest)
+        return dest
+
+    return make
+
+
+@pytest.fixture
+def make_home(tmp_path: Path) -> Callable[..., Path]:
+    """Build a home: ``make_home(memory="...", skills={"a.md": "..."}, sessions={...})``."""
+
+    def make(
+        memory: str | bytes | None = None,
+        skills: dict[str, str | bytes] | None = None,
+        sessions: dict[str, str | bytes] | None = None,
+        name: str = "home",
+    ) -> Path:
+        home = tmp_path / name
+        home.mkdir()
+        if memory is not None:
+            data = memory.encode("utf-8") if isinstance(memory, str) else memory
+            (home / "memory.md").write_bytes(data)
+        if skills is not None:
+            (home / "skills").mkdir()
+            for fname, text in skills.items():
+                data = text.encode("utf-8") if isinstance(text, str) else text
+                (home / "skills" / fname).write_bytes(data)
+        if sessions is not None:
+            sdir = home / ".talos" / "sessions"
+            sdir.mkdir(parents=True)
+            for fname, text in sessions.items():
+                data = text.encode("utf-8") if isinstance(text, str) else text
+                (sdir / fname).write_bytes(data)
+        return home
+
+    return make
