@@ -24,21 +24,12 @@ from talos.warn import warn
 from talos.writer import remove_fact_lines
 
 __all__ = [
-    "BODY_FLOOR",
-    "BODY_LEAD",
     "Memory",
     "Recall",
     "RecallRow",
     "Row",
     "Suggestion",
 ]
-
-#: Body gate (SPEC §6.1): the best skill earns its body when it leads the second-best skill by
-#: this factor. The reference measured hits leading by 2x+, noise within 1.1x.
-BODY_LEAD = 1.7
-#: ... or, as the only ranked skill, when it scores at least this. The reference saw one wrong
-#: body at 0.22 and six right ones from 0.44 up (a python-import task pulled markdown-file-index).
-BODY_FLOOR = 0.35
 
 _DEFAULT: Any = object()
 
@@ -83,7 +74,7 @@ class Row:
 
     ``text`` includes up to 2 merged members. ``seed`` is the node's seed activation,
     ``hops`` its activation gained in each hop, ``edges`` the contributions that carried it
-    (``[{"hop", "from", "weight", "amount"}]``), ``node`` the node with its provenance.
+    (``[{"hop", "from", "weight", "from_activation"}]``: a neighbour active before that hop), ``node`` the node with its provenance.
     """
 
     score: float
@@ -274,7 +265,7 @@ class Memory:
 
     def _activate(self, query: str, at: dt.date | None) -> tuple[Graph, Activation]:
         graph = self.graph(at)
-        return graph, MODELS[self.model](graph, keywords(query))
+        return graph, MODELS[self.model].activate(graph, keywords(query))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -300,15 +291,16 @@ class Memory:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
         """
         graph, act = self._activate(query, at)
-        ranked = [(round(a, 2), i) for a, i in rank(act)]
+        spec = MODELS[self.model]
+        ranked = [(round(a, 2), i) for a, i in rank(act, spec.thresh)]
         top = ranked[: max(k, 0)]
         skills = [(s, i) for s, i in ranked if graph.nodes[i].kind == "skill"]
         best: int | None = None
         if skills:
             lead = (
-                skills[0][0] >= BODY_FLOOR
+                skills[0][0] >= spec.body_floor
                 if len(skills) == 1
-                else skills[0][0] >= BODY_LEAD * skills[1][0]
+                else skills[0][0] >= spec.body_lead * skills[1][0]
             )
             best = skills[0][1] if lead else None
         rows = [
@@ -354,7 +346,7 @@ class Memory:
         """
         graph, act = self._activate(query, at)
         out: list[Row] = []
-        for a, i in rank(act)[: max(k, 0)]:
+        for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
             n = graph.nodes[i]
             levels = [act.seeds, *act.hops]
             gains = [
@@ -370,7 +362,7 @@ class Memory:
                                 "hop": h,
                                 "from": graph.nodes[j].key,
                                 "weight": round(w, 4),
-                                "amount": round(prev[j] * w * 0.6, 4),
+                                "from_activation": round(prev[j], 4),
                             }
                         )
             out.append(

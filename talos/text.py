@@ -21,8 +21,10 @@ __all__ = [
 #: single-character run (的) or as a bigram (一个); English ones shorter than 2 characters can
 #: never be keywords anyway but are listed to mirror the specification.
 STOPWORDS = frozenset(
-    ["的", "了", "和", "是", "在", "我", "你", "它", "也", "就", "都", "一个"]
-    + ["the", "a", "an", "and", "or", "to", "of", "is", "it"]
+    [
+        *("的", "了", "和", "是", "在", "我", "你", "它", "也", "就", "都", "一个"),
+        *("the", "a", "an", "and", "or", "to", "of", "is", "it"),
+    ]
 )
 
 #: Only the first MATCH_MAX characters of a node's source text take part in matching: that is
