@@ -74,7 +74,8 @@ class Row:
 
     ``text`` includes up to 2 merged members. ``seed`` is the node's seed activation,
     ``hops`` its activation gained in each hop, ``edges`` the contributions that carried it
-    (``[{"hop", "from", "weight", "from_activation"}]``: a neighbour active before that hop), ``node`` the node with its provenance.
+    (``[{"hop", "from", "weight", "from_activation"}]``: each neighbour active before that
+    hop), ``node`` the node with its provenance.
     """
 
     score: float
