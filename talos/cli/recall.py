@@ -14,6 +14,16 @@ from talos.render import kind_label
 __all__ = ["explain", "recall"]
 
 QueryArg = Annotated[str, typer.Argument(help="The task or question to recall memories for.")]
+SessionsDirOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sessions-dir",
+        help="Read past sessions from this folder (Talos, Claude Code or Codex CLI .jsonl "
+        "transcripts; quote 'DIR/**' to include its subfolders; relative to the home). Default: "
+        "sessions_dir in talos.toml, else .talos/sessions.",
+        show_default=False,
+    ),
+]
 
 
 @handle_errors("recall")
@@ -22,6 +32,7 @@ def recall(
     k: Annotated[int, typer.Option("-k", "--k", min=0, help="How many rows to deliver.")] = 5,
     home: HomeOpt = None,
     lang: LangOpt = None,
+    sessions_dir: SessionsDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the context block of memories relevant to QUERY, for an agent's prompt.
@@ -31,7 +42,7 @@ def recall(
 
     Example: talos recall "merge two csv files by user id" -k 5
     """
-    result = open_memory(home, lang).recall(query, k=k)
+    result = open_memory(home, lang, sessions_dir=sessions_dir).recall(query, k=k)
     if as_json:
         emit(
             "recall",
@@ -64,6 +75,7 @@ def explain(
     k: Annotated[int, typer.Option("-k", "--k", min=0, help="How many rows to show.")] = 8,
     home: HomeOpt = None,
     lang: LangOpt = None,
+    sessions_dir: SessionsDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Show how QUERY ranks the memories: score, kind and text of the top K rows.
@@ -73,7 +85,7 @@ def explain(
 
     Example: talos explain "upgrade rust dependencies" -k 10 --json
     """
-    mem = open_memory(home, lang)
+    mem = open_memory(home, lang, sessions_dir=sessions_dir)
     rows = mem.explain(query, k=k)
     if as_json:
         emit("explain", [r.to_json() for r in rows])
