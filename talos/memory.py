@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from talos import safety
+from talos import audit, safety, writer
+from talos.errors import InputError
 from talos.graph import DEFAULT_MODEL, MODELS, Activation, Graph, build_graph, rank
 from talos.home import Paths, resolve_paths
 from talos.model import Node
@@ -18,10 +19,10 @@ from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.sessions import session_files
 from talos.sources.skills import skill_files
 from talos.text import keywords
-from talos.trust import DEFAULT_SCOPES, in_view
+from talos.trust import DEFAULT_SCOPES, View, build_view, derived_id, record_id, stated_value
 from talos.usage import SqliteUsage, Stat, UsageStore, today, write_trace
 from talos.warn import warn
-from talos.writer import remove_fact_lines
+from talos.writer import RememberResult
 
 __all__ = [
     "Memory",
@@ -161,6 +162,12 @@ class Suggestion:
         }
 
 
+def counted(n: Node) -> bool:
+    """Whether usage is counted for a node: facts and skills written down, not episodes, not
+    conflict lines, not request-scoped overrides (SPEC §6.3, §7.5)."""
+    return n.kind in ("fact", "skill") and n.src != "override"
+
+
 def node_identity(n: Node) -> dict[str, Any]:
     """Where a node comes from: ``{"path", "line"}`` (line only for facts)."""
     return {"path": n.path, "line": n.line} if n.kind == "fact" else {"path": n.path}
@@ -225,7 +232,7 @@ class Memory:
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
-        self._cache: tuple[Any, dt.date, Graph] | None = None
+        self._cache: tuple[Any, View, Graph] | None = None
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -252,20 +259,30 @@ class Memory:
         episodes = load_episodes(self.paths.sessions_dir, start=len(facts) + len(skills))
         return facts + skills + episodes
 
-    def graph(self, at: dt.date | None = None) -> Graph:
-        """The graph of the authorized active view at ``at`` (default: today), cached while
-        the files are unchanged."""
-        day = at or dt.date.today()
-        sig = self._signature()
-        if self._cache and self._cache[0] == sig and self._cache[1] == day:
-            return self._cache[2]
-        view = [n for n in self.nodes() if in_view(n, self.scopes, day)]
-        graph = build_graph(view)
-        self._cache = (sig, day, graph)
-        return graph
+    def view(
+        self, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
+    ) -> tuple[View, Graph]:
+        """The authorized active view at ``at`` (default today) and its graph (SPEC §7.3).
 
-    def _activate(self, query: str, at: dt.date | None) -> tuple[Graph, Activation]:
-        graph = self.graph(at)
+        Cached while the files, the date and the overrides are unchanged.
+        """
+        day = at or dt.date.today()
+        key = (self._signature(), day, tuple(sorted((overrides or {}).items())))
+        if self._cache and self._cache[0] == key:
+            return self._cache[1], self._cache[2]
+        view = build_view(self.nodes(), self.scopes, day, overrides)
+        graph = build_graph(view.nodes)
+        self._cache = (key, view, graph)
+        return view, graph
+
+    def graph(self, at: dt.date | None = None) -> Graph:
+        """The graph of the authorized active view at ``at`` (default: today)."""
+        return self.view(at)[1]
+
+    def _activate(
+        self, query: str, at: dt.date | None, overrides: Mapping[str, str] | None = None
+    ) -> tuple[Graph, Activation]:
+        graph = self.view(at, overrides)[1]
         return graph, MODELS[self.model].activate(graph, keywords(query))
 
     # -- reading ---------------------------------------------------------------------------
@@ -286,12 +303,14 @@ class Memory:
 
         Args:
             query: the task text. k: rows to deliver (>= 0). at: business date (default today).
-            overrides: reserved for request-scoped values (SPEC §7.5).
+            overrides: request-scoped values ``{key: value}`` (SPEC §7.5): they replace the
+                records of that key for this call only, are marked as overrides in the block,
+                and are never written or counted.
 
         Returns:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
         """
-        graph, act = self._activate(query, at)
+        graph, act = self._activate(query, at, overrides)
         spec = MODELS[self.model]
         ranked = [(round(a, 2), i) for a, i in rank(act, spec.thresh)]
         top = ranked[: max(k, 0)]
@@ -324,13 +343,13 @@ class Memory:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
         present: dict[str, set[str]] = {s: set() for s in self.scopes}
         for n in graph.nodes:
-            if n.kind != "episode":
-                for m in n.family():
+            for m in n.family():
+                if counted(m):
                     present.setdefault(m.scope, set()).add(m.key)
         hits: dict[str, set[str]] = {}
         for r in rows:
-            if r.kind != "episode":
-                for m in r.node.family():
+            for m in r.node.family():
+                if counted(m):
                     hits.setdefault(m.scope, set()).add(m.key)
         try:
             self.usage_store.record(
@@ -339,13 +358,19 @@ class Memory:
         except Exception as e:
             warn(f"cannot update usage counts ({e}); recall goes on")
 
-    def explain(self, query: str, k: int = 8, at: dt.date | None = None) -> list[Row]:
+    def explain(
+        self,
+        query: str,
+        k: int = 8,
+        at: dt.date | None = None,
+        overrides: Mapping[str, str] | None = None,
+    ) -> list[Row]:
         """The top ``k`` ranked rows with how each was reached (SPEC §6.2). No side effects.
 
         Returns:
             :class:`Row` objects; each unpacks as ``(score, kind, text)``.
         """
-        graph, act = self._activate(query, at)
+        graph, act = self._activate(query, at, overrides)
         out: list[Row] = []
         for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
             n = graph.nodes[i]
@@ -460,7 +485,7 @@ class Memory:
             return 0
         matched: set[tuple[str, str]] = set()
 
-        def doomed(p: Any) -> bool:
+        def doomed(p: Any, _raw: str) -> bool:
             key = (p.fields.get("scope", "global"), p.text)
             if p.src != "user" and key in wanted:
                 matched.add(key)
@@ -468,8 +493,266 @@ class Memory:
             return False
 
         reasons = sorted(set(wanted.values()))
-        removed = remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
+        removed = writer.remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
         for scope, text in wanted.keys() - matched:
             warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
         self._cache = None
         return len(removed)
+
+    # -- trust (SPEC §7) -------------------------------------------------------------------
+
+    def get(
+        self, key: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
+    ) -> Decision:
+        """The single usable value of canonical key ``key`` — a decision to branch on (§7.7).
+
+        ``reason`` is ``ok``, ``unknown`` (no record in view; a record of an unauthorized
+        scope is indistinguishable from none), ``expired`` / ``not-yet-valid`` (records exist
+        but none is valid at ``at``), or ``conflict`` (``competitors`` lists them). When
+        several authorized scopes hold the key, the first scope in ``scopes`` order wins.
+        A value from a ``reflect`` record has ``inferred=True``.
+        """
+        view, _graph = self.view(at, overrides)
+        for n in view.nodes:
+            if n.src == "override" and n.fields.get("key") == key:
+                return Decision(key, "ok", stated_value(n.text), n, override=True)
+        for scope in self.scopes:
+            if (scope, key) in view.conflicts:
+                return Decision(
+                    key, "conflict", None, None, competitors=list(view.conflicts[(scope, key)])
+                )
+            winner = view.winners.get((scope, key))
+            if winner is not None:
+                return Decision(
+                    key, "ok", stated_value(winner.text), winner, inferred=winner.src == "reflect"
+                )
+        reasons = [
+            e.reason
+            for e in view.excluded
+            if e.node.fields.get("key") == key and e.reason in ("expired", "not-yet-valid")
+        ]
+        if reasons:
+            return Decision(key, "expired" if "expired" in reasons else "not-yet-valid", None, None)
+        return Decision(key, "unknown", None, None)
+
+    def conflicts(self, at: dt.date | None = None) -> list[tuple[str, str, list[Node]]]:
+        """Contested keys in view: ``[(scope, key, competing records), ...]`` (SPEC §7.4)."""
+        view, _graph = self.view(at)
+        return [(scope, key, list(recs)) for (scope, key), recs in view.conflicts.items()]
+
+    def why_not(
+        self,
+        query: str,
+        k: int = 8,
+        at: dt.date | None = None,
+        overrides: Mapping[str, str] | None = None,
+    ) -> list[WhyNot]:
+        """In-scope records that share a keyword with ``query`` but are not among the top
+        ``k`` rows, each with a typed reason (SPEC §6.2 ``--why-not``): ``below-threshold``,
+        ``beyond-k``, ``shadowed``, ``conflict``, ``superseded``, ``deleted``, ``expired``,
+        ``not-yet-valid``, ``overridden``, ``unsafe``. Records of other scopes never appear.
+        """
+        qk = keywords(query)
+        view, graph = self.view(at, overrides)
+        _graph, act = self._activate(query, at, overrides)
+        ranked = [i for _a, i in rank(act, MODELS[self.model].thresh)]
+        top, beyond = set(ranked[: max(k, 0)]), ranked[max(k, 0) :]
+        out: list[WhyNot] = []
+        for i in beyond:
+            out.append(
+                WhyNot(
+                    graph.nodes[i],
+                    "beyond-k",
+                    f"rank {ranked.index(i) + 1}",
+                    round(act.final[i], 2),
+                )
+            )
+        for i, a in act.final.items():
+            if i not in top and i not in beyond:
+                out.append(WhyNot(graph.nodes[i], "below-threshold", "", round(a, 2)))
+        for e in view.excluded:
+            if e.node.keywords & qk:
+                out.append(WhyNot(e.node, e.reason, e.by))
+        if self.keep_fact is not None:
+            for n in load_facts(self.paths.memory_file, None):
+                if n.scope in self.scopes and n.keywords & qk and not self.keep_fact(n.text):
+                    out.append(WhyNot(n, "unsafe", "looks like an instruction (SPEC §8.2)"))
+        return out
+
+    def remember(
+        self,
+        text: str,
+        *,
+        key: str | None = None,
+        source: str = "user",
+        ref: str | None = None,
+        scope: str | None = None,
+        observed: dt.date | None = None,
+        valid_from: dt.date | None = None,
+        until: dt.date | None = None,
+        conf: float | None = None,
+        by: str | None = None,
+    ) -> RememberResult:
+        """Append a tagged fact, superseding per SPEC §7.5 (see :func:`talos.writer.remember`).
+
+        ``scope`` defaults to the first authorized scope. Raises :class:`InputError` for bad
+        input and when ``scope`` is not one of this memory's authorized scopes.
+        """
+        scope = scope or (self.scopes[0] if self.scopes else "global")
+        if scope not in self.scopes:
+            raise InputError(f"scope {scope!r} is not authorized here ({', '.join(self.scopes)})")
+        result = writer.remember(
+            self.paths,
+            text,
+            key=key,
+            source=source,
+            ref=ref,
+            scope=scope,
+            observed=observed,
+            valid_from=valid_from,
+            until=until,
+            conf=conf,
+            by=by,
+        )
+        self._cache = None
+        return result
+
+    def resolve(self, key: str, keep: str, at: dt.date | None = None) -> list[str]:
+        """Settle a conflict (SPEC §7.4): keep record ``keep``; the other active records of
+        ``key`` in its scope become superseded (removed from memory.md, audited, restorable).
+
+        Returns:
+            Ids of the superseded records.
+
+        Raises:
+            InputError: ``keep`` is not an active in-scope record of ``key``.
+        """
+        view, _graph = self.view(at)
+        pool = [n for n in view.nodes if n.kind == "fact" and n.fields.get("key") == key]
+        pool += [
+            e.node
+            for e in view.excluded
+            if e.node.fields.get("key") == key and e.reason in ("conflict", "shadowed")
+        ]
+        kept = [n for n in pool if record_id(n) == keep]
+        if not kept:
+            ids = ", ".join(sorted({record_id(n) for n in pool})) or "none"
+            raise InputError(f"{keep!r} is not an active record of key {key!r} (ids: {ids})")
+        scope = kept[0].scope
+        losers = {record_id(n) for n in pool if n.scope == scope and record_id(n) != keep}
+        removed = writer.remove_fact_lines(
+            self.paths,
+            lambda p, raw: (
+                p.fields.get("key") == key
+                and p.fields.get("scope", "global") == scope
+                and p.fields.get("status", "active") == "active"
+                and derived_id(p.fields, raw) in losers
+            ),
+            "resolve",
+            f"conflict on {key} resolved: kept {keep}",
+        )
+        self._cache = None
+        return [r.id for r in removed]
+
+    def revoke(self, ref: str) -> list[str]:
+        """Retract every record derived from source ``ref`` in the authorized scopes (§7.6):
+        removed from memory.md, audited as ``revoke``, restorable. Returns their ids."""
+        if not ref:
+            raise InputError("revoke needs a non-empty --ref")
+        removed = writer.remove_fact_lines(
+            self.paths,
+            lambda p, _raw: (
+                p.fields.get("ref") == ref and p.fields.get("scope", "global") in self.scopes
+            ),
+            "revoke",
+            f"source {ref} revoked",
+        )
+        self._cache = None
+        return [r.id for r in removed]
+
+    def restore(self, rid: str) -> str:
+        """Bring back a removed record by id from the audit log (SPEC §7.6); returns the line."""
+        line = writer.restore(self.paths, rid)
+        self._cache = None
+        return line
+
+    def history(self, target: str | None = None) -> list[dict[str, Any]]:
+        """Audit entries (committed writes), oldest first; only those whose record id or key
+        is ``target`` when given (SPEC §7.6)."""
+        rows = audit.settled(self.paths.audit_file)
+        if target:
+            rows = [e for e in rows if target in (e.get("id"), e.get("key"))]
+        return rows
+
+
+@dataclass(slots=True)
+class Decision:
+    """The answer of :meth:`Memory.get` (SPEC §7.7): ``reason`` ``ok``/``unknown``/
+    ``expired``/``not-yet-valid``/``conflict``; ``value`` and ``record`` when ok."""
+
+    key: str
+    reason: str
+    value: str | None
+    record: Node | None
+    competitors: list[Node] = field(default_factory=list)
+    inferred: bool = False
+    override: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when there is one usable value."""
+        return self.reason == "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form with provenance."""
+        rec = self.record
+        return {
+            "key": self.key,
+            "ok": self.ok,
+            "reason": self.reason,
+            "value": self.value,
+            "inferred": self.inferred,
+            "override": self.override,
+            "record": None
+            if rec is None
+            else {
+                "id": record_id(rec),
+                "text": rec.text,
+                **node_identity(rec),
+                "provenance": node_provenance(rec),
+            },
+            "competitors": [
+                {
+                    "id": record_id(n),
+                    "text": n.text,
+                    "value": stated_value(n.text),
+                    **node_identity(n),
+                    "provenance": node_provenance(n),
+                }
+                for n in self.competitors
+            ],
+        }
+
+
+@dataclass(slots=True)
+class WhyNot:
+    """An in-scope record left out of explain's rows, and why (SPEC §6.2)."""
+
+    node: Node
+    reason: str
+    detail: str = ""
+    score: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        n = self.node
+        return {
+            "kind": n.kind,
+            "text": n.text,
+            "id": record_id(n),
+            "reason": self.reason,
+            "detail": self.detail,
+            "score": self.score,
+            **node_identity(n),
+            "provenance": node_provenance(n),
+        }

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
-__all__ = ["KINDS", "Node", "node_key"]
+__all__ = ["KINDS", "Node", "line_id", "node_key"]
 
 #: Kinds of memory, in load order (SPEC §3): facts, then skills, then episodes.
 KINDS = ("fact", "skill", "episode")
@@ -68,6 +69,11 @@ class Node:
     def family(self) -> list[Node]:
         """This node followed by all its merged members (every one is counted, SPEC §5.1)."""
         return [self, *self.members]
+
+
+def line_id(raw: str) -> str:
+    """A short, stable id of a line's exact text (names hand-written records, SPEC §7.1)."""
+    return hashlib.sha256(raw.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
 
 
 def node_key(kind: str, text: str) -> str:

@@ -24,6 +24,7 @@ LABELS: dict[str, dict[str, str]] = {
         "companion": "- [{kind} · 关键词与上一条完全相同,内容不同] {text}",
         "companion_path": "(read_file `{path}` 看正文)",
         "episode_note": "(上一个任务的原话,**不是**现在的指令)",
+        "override_note": "(仅本次请求的覆盖值,未保存)",
         "never": "出现 {seen} 次从没被想起",
         "stale": "上次想起是 {days} 天前",
     },
@@ -40,6 +41,7 @@ LABELS: dict[str, dict[str, str]] = {
         "companion": "- [{kind} · same keywords as the entry above, different content] {text}",
         "companion_path": " (read_file `{path}` for its body)",
         "episode_note": " (a previous task's words, **not** a current instruction)",
+        "override_note": " (request-scoped override for this call only, not stored)",
         "never": "seen {seen} times, never recalled",
         "stale": "last recalled {days} days ago",
     },
@@ -101,5 +103,7 @@ def render_block(picks: Sequence[Pick], lang: str = "en") -> str:
             line = f"- [{t[n.kind]}] {n.with_members()}"
             if n.kind == "episode":
                 line += t["episode_note"]
+            elif n.src == "override":
+                line += t["override_note"]
             out.append(line)
     return t["heading"] + "\n" + "\n".join(out)

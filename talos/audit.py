@@ -1,0 +1,179 @@
+"""The append-only audit log of every write (SPEC §7.6).
+
+Each write is one transaction: its entries are appended with ``"state": "prepared"`` *before*
+memory.md is replaced, then one ``{"op": "commit"}`` line after. A kill between the two leaves
+a prepared transaction that :func:`recover` settles on the next write (the rename is atomic, so
+the file shows either all of it or none of it): it appends ``commit`` or ``abort``. So a line is
+never removed without a record from which it can be restored.
+
+Entry fields: ``t`` (Unix seconds), ``txn``, ``op`` (remember, supersede, history, forget,
+resolve, revoke, restore, skill-forget), ``id`` (record id), ``key``, ``scope``, ``file``,
+``before``/``after`` (the full line before/after; ``None`` for none), ``reason``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from talos.warn import warn
+
+__all__ = ["Txn", "append", "entries", "recover", "settled", "verify"]
+
+
+def append(path: Path, records: list[dict[str, Any]]) -> None:
+    """Append records to the log, one JSON line each, in one write, fsynced.
+
+    Raises:
+        OSError: the log cannot be written (the caller must then not change memory.md).
+    """
+    if not records:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def entries(path: Path) -> Iterator[dict[str, Any]]:
+    """Every well-formed entry in file order; a torn last line (a kill mid-append) is skipped."""
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        return
+    with f:
+        for no, blob in enumerate(f, 1):
+            try:
+                rec = json.loads(blob.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                if blob.endswith(b"\n"):
+                    warn(f"{path}:{no}: unreadable audit entry skipped")
+                continue
+            if isinstance(rec, dict):
+                yield rec
+
+
+class Txn:
+    """One audited write: ``prepare`` its entries, change the file, then ``commit``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.id = time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+        self.t = int(time.time())
+
+    def prepare(self, records: list[dict[str, Any]]) -> None:
+        """Append the transaction's entries (state ``prepared``)."""
+        append(
+            self.path,
+            [{"t": self.t, "txn": self.id, **r, "state": "prepared"} for r in records],
+        )
+
+    def commit(self) -> None:
+        """Mark the transaction applied."""
+        append(self.path, [{"t": int(time.time()), "txn": self.id, "op": "commit"}])
+
+
+def _line_present(lines: set[str], line: str | None) -> bool:
+    return line is not None and line in lines
+
+
+def settled(path: Path) -> list[dict[str, Any]]:
+    """Entries of committed transactions only, in order (aborted and pending ones left out)."""
+    done: set[str] = set()
+    all_entries = list(entries(path))
+    for e in all_entries:
+        if e.get("op") == "commit":
+            done.add(str(e.get("txn")))
+    return [e for e in all_entries if e.get("state") == "prepared" and e.get("txn") in done]
+
+
+def recover(path: Path, memory_file: Path) -> int:
+    """Settle transactions left prepared by a killed writer; call under the memory lock.
+
+    A transaction is applied when its added lines are in memory.md (or, for a pure removal,
+    its removed lines are not). Appends ``commit`` or ``abort`` for each.
+
+    Returns:
+        How many transactions were settled.
+    """
+    pending: dict[str, list[dict[str, Any]]] = {}
+    closed: set[str] = set()
+    for e in entries(path):
+        txn = str(e.get("txn"))
+        if e.get("op") in ("commit", "abort"):
+            closed.add(txn)
+        elif e.get("state") == "prepared":
+            pending.setdefault(txn, []).append(e)
+    open_txns = {t: es for t, es in pending.items() if t not in closed}
+    if not open_txns:
+        return 0
+    try:
+        text = memory_file.read_bytes().decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        text = ""
+    lines = {ln.rstrip("\r") for ln in text.split("\n")}
+    out = []
+    for txn, es in open_txns.items():
+        file_entries = [e for e in es if e.get("file") == str(memory_file)]
+        added = [e["after"] for e in file_entries if e.get("after")]
+        removed = [e["before"] for e in file_entries if e.get("before") and not e.get("after")]
+        if added:
+            applied = all(_line_present(lines, a) for a in added)
+        elif removed:
+            applied = not any(_line_present(lines, r) for r in removed)
+        else:
+            applied = True
+        out.append(
+            {
+                "t": int(time.time()),
+                "txn": txn,
+                "op": "commit" if applied else "abort",
+                "reason": "recovered after an interrupted write",
+            }
+        )
+    append(path, out)
+    return len(out)
+
+
+def verify(path: Path, memory_file: Path) -> list[str]:
+    """Check the log against memory.md; returns problems ([] when consistent).
+
+    Consistent means: no transaction is left pending, and every record id that a committed
+    transaction added is either in memory.md or removed by a later committed transaction.
+    """
+    problems: list[str] = []
+    closed: set[str] = set()
+    prepared: set[str] = set()
+    for e in entries(path):
+        if e.get("op") in ("commit", "abort"):
+            closed.add(str(e.get("txn")))
+        elif e.get("state") == "prepared":
+            prepared.add(str(e.get("txn")))
+    for txn in sorted(prepared - closed):
+        problems.append(f"transaction {txn} is neither committed nor aborted")
+    try:
+        text = memory_file.read_bytes().decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        text = ""
+    lines = {ln.rstrip("\r") for ln in text.split("\n")}
+    alive: dict[str, str] = {}
+    for e in settled(path):
+        if e.get("file") != str(memory_file):
+            continue
+        if e.get("after"):
+            alive[str(e.get("id"))] = e["after"]
+        elif e.get("before"):
+            alive.pop(str(e.get("id")), None)
+    for rid, line in alive.items():
+        if line not in lines:
+            problems.append(f"record {rid} was written but is not in {memory_file}: {line!r}")
+    return problems
