@@ -157,7 +157,7 @@ def test_cli_sessions_dir_option(tmp_path: Path) -> None:
     args = ["--home", str(home), "--json", "--sessions-dir", str(FIX / "codex" / "**")]
     res = runner.invoke(app, ["explain", "csv import memory", *args])
     assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)["data"]
+    data = json.loads(res.stdout)["data"]["rows"]
     assert [(r["kind"], r["text"]) for r in data] == [
         ("episode", "speed up the csv import: it reads the whole file into memory")
     ]

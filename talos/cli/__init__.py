@@ -9,7 +9,9 @@ from typer.core import TyperGroup
 
 from talos.cli import forget as _forget
 from talos.cli import init as _init
+from talos.cli import mcp as _mcp
 from talos.cli import recall as _recall
+from talos.cli import trust as _trust
 
 __all__ = ["app", "main"]
 
@@ -41,6 +43,9 @@ app.command("recall")(_recall.recall)
 app.command("explain")(_recall.explain)
 app.command("dead")(_forget.dead)
 app.command("forget")(_forget.forget)
+app.command("mcp")(_mcp.mcp)
+for _name in ("remember", "get", "conflicts", "resolve", "history", "restore", "revoke"):
+    app.command(_name)(getattr(_trust, _name))
 
 
 def main() -> None:

@@ -6,7 +6,9 @@ Exit codes: 0 ok, 1 usage or input error (the message names the file and line), 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -16,23 +18,31 @@ from typing import Annotated, Any, TypeVar
 import filelock
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from talos.errors import TalosError
 from talos.memory import Memory
 
 __all__ = [
+    "AtOpt",
     "HomeOpt",
     "JsonOpt",
     "LangOpt",
+    "OverrideOpt",
+    "ScopeOpt",
     "emit",
     "err",
     "handle_errors",
     "open_memory",
     "out",
+    "parse_date",
+    "parse_overrides",
+    "scopes_from",
 ]
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Markup off: memory text is data and may contain [brackets]; styled messages opt in.
+out = Console(highlight=False, soft_wrap=True, markup=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 HomeOpt = Annotated[
     Path | None,
@@ -55,7 +65,71 @@ LangOpt = Annotated[
     ),
 ]
 
+ScopeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--scope",
+        help="Authorized scope (namespace); repeat for several. Default: $TALOS_SCOPE "
+        "(comma-separated), else global. An unknown scope sees nothing.",
+        show_default=False,
+    ),
+]
+AtOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--at",
+        help="Business date YYYY-MM-DD at which validity windows are judged (default: today).",
+        show_default=False,
+    ),
+]
+OverrideOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--override",
+        help="KEY=VALUE known only for this request: wins for this call, never written.",
+        show_default=False,
+    ),
+]
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def scopes_from(scope: list[str] | None) -> tuple[str, ...]:
+    """``--scope`` values, else ``$TALOS_SCOPE`` split on commas, else ``("global",)``."""
+    if scope:
+        return tuple(s.strip() for s in scope if s.strip())
+    env = os.environ.get("TALOS_SCOPE", "")
+    parts = tuple(s.strip() for s in env.split(",") if s.strip())
+    return parts or ("global",)
+
+
+def parse_date(value: str | None, option: str = "--at") -> dt.date | None:
+    """``YYYY-MM-DD`` (or an ISO timestamp) → date; ``None`` stays ``None``.
+
+    Raises:
+        TalosError: the value is not a date.
+    """
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value[:10])
+    except ValueError:
+        raise TalosError(f"{option} expects a date YYYY-MM-DD, not {value!r}") from None
+
+
+def parse_overrides(values: list[str] | None) -> dict[str, str]:
+    """``["KEY=VALUE", ...]`` → dict.
+
+    Raises:
+        TalosError: an item has no ``=`` or an empty key.
+    """
+    out: dict[str, str] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise TalosError(f"--override expects KEY=VALUE, not {item!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def open_memory(home: Path | None, lang: str | None = None, **kw: Any) -> Memory:
@@ -98,7 +172,7 @@ def handle_errors(command: str) -> Callable[[F], F]:
             if kwargs.get("as_json"):
                 emit(command, None, ok=False, error=msg)
             else:
-                err.print(f"[bold red]talos {command}:[/] {msg}", markup=True)
+                err.print(f"[bold red]talos {command}:[/] {escape(msg)}", markup=True)
             raise typer.Exit(code)
 
         return wrapper  # type: ignore[return-value]

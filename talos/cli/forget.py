@@ -9,7 +9,20 @@ import typer
 from rich.prompt import Prompt
 from rich.table import Table
 
-from talos.cli.common import HomeOpt, JsonOpt, LangOpt, emit, err, handle_errors, open_memory, out
+from talos.cli.common import (
+    AtOpt,
+    HomeOpt,
+    JsonOpt,
+    LangOpt,
+    ScopeOpt,
+    emit,
+    err,
+    handle_errors,
+    open_memory,
+    out,
+    parse_date,
+    scopes_from,
+)
 from talos.errors import TalosError
 from talos.memory import Suggestion
 from talos.trust import parse_day
@@ -48,6 +61,8 @@ def dead(
     stale_days: StaleOpt = 90,
     home: HomeOpt = None,
     lang: LangOpt = None,
+    scope: ScopeOpt = None,
+    at: AtOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List facts talos wrote that are never or no longer recalled. Deletes nothing.
@@ -56,7 +71,8 @@ def dead(
 
     Example: talos dead --min-seen 8 --stale-days 90 --json
     """
-    suggestions = open_memory(home, lang).dead(min_seen, stale_days)
+    mem = open_memory(home, lang, scopes=scopes_from(scope))
+    suggestions = mem.dead(min_seen, stale_days, at=parse_date(at))
     if as_json:
         emit("dead", [s.to_json() for s in suggestions])
     elif suggestions:
@@ -99,6 +115,8 @@ def forget(
     stale_days: StaleOpt = 90,
     home: HomeOpt = None,
     lang: LangOpt = None,
+    scope: ScopeOpt = None,
+    at: AtOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Review the dead-memory suggestions and remove the ones you pick from memory.md.
@@ -109,8 +127,8 @@ def forget(
 
     Examples: talos forget · talos forget --dry-run · talos forget --yes
     """
-    mem = open_memory(home, lang)
-    suggestions = mem.dead(min_seen, stale_days)
+    mem = open_memory(home, lang, scopes=scopes_from(scope))
+    suggestions = mem.dead(min_seen, stale_days, at=parse_date(at))
     if not suggestions:
         if as_json:
             emit("forget", {"removed": 0, "suggestions": [], "dry_run": dry_run})

@@ -7,7 +7,22 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from talos.cli.common import HomeOpt, JsonOpt, LangOpt, emit, err, handle_errors, open_memory, out
+from talos.cli.common import (
+    AtOpt,
+    HomeOpt,
+    JsonOpt,
+    LangOpt,
+    OverrideOpt,
+    ScopeOpt,
+    emit,
+    err,
+    handle_errors,
+    open_memory,
+    out,
+    parse_date,
+    parse_overrides,
+    scopes_from,
+)
 from talos.memory import node_identity, node_provenance
 from talos.render import kind_label
 
@@ -33,6 +48,9 @@ def recall(
     home: HomeOpt = None,
     lang: LangOpt = None,
     sessions_dir: SessionsDirOpt = None,
+    scope: ScopeOpt = None,
+    at: AtOpt = None,
+    override: OverrideOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the context block of memories relevant to QUERY, for an agent's prompt.
@@ -42,7 +60,8 @@ def recall(
 
     Example: talos recall "merge two csv files by user id" -k 5
     """
-    result = open_memory(home, lang, sessions_dir=sessions_dir).recall(query, k=k)
+    mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
+    result = mem.recall(query, k=k, at=parse_date(at), overrides=parse_overrides(override))
     if as_json:
         emit(
             "recall",
@@ -76,21 +95,38 @@ def explain(
     home: HomeOpt = None,
     lang: LangOpt = None,
     sessions_dir: SessionsDirOpt = None,
+    scope: ScopeOpt = None,
+    at: AtOpt = None,
+    override: OverrideOpt = None,
+    why_not: Annotated[
+        bool,
+        typer.Option(
+            "--why-not",
+            help="Also list in-scope records that did not make it, with a typed reason.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Show how QUERY ranks the memories: score, kind and text of the top K rows.
 
-    No side effects: no trace line, no usage change. --json adds, per row, the node's identity,
-    seed activation, per-hop gain, the edges that carried it, merged members and provenance.
+    No side effects: no trace line, no usage change. --json gives {"rows": [...]} with, per
+    row, the node's identity, seed activation, per-hop gain, the edges that carried it, merged
+    members and provenance; --why-not adds "why_not": in-scope records left out and why
+    (below-threshold, beyond-k, shadowed, conflict, superseded, expired, unsafe, ...).
 
     Example: talos explain "upgrade rust dependencies" -k 10 --json
     """
-    mem = open_memory(home, lang, sessions_dir=sessions_dir)
-    rows = mem.explain(query, k=k)
+    mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
+    day, overrides = parse_date(at), parse_overrides(override)
+    rows = mem.explain(query, k=k, at=day, overrides=overrides)
+    missed = mem.why_not(query, k=k, at=day, overrides=overrides) if why_not else []
     if as_json:
-        emit("explain", [r.to_json() for r in rows])
+        data: dict[str, object] = {"rows": [r.to_json() for r in rows]}
+        if why_not:
+            data["why_not"] = [w.to_json() for w in missed]
+        emit("explain", data)
         return
-    if not rows:
+    if not rows and not missed:
         err.print("nothing ranked above the threshold")
         return
     table = Table(title=f"explain · top {k}", show_lines=False)
@@ -100,4 +136,18 @@ def explain(
     table.add_column("text", overflow="fold")
     for no, r in enumerate(rows, 1):
         table.add_row(str(no), f"{r.score:.2f}", kind_label(r.kind, mem.lang), r.text)
-    out.print(table)
+    if rows:
+        out.print(table)
+    if why_not and not missed:
+        err.print("why not: no in-scope record sharing a keyword was left out")
+    elif why_not:
+        miss = Table(title="why not: in-scope records left out")
+        miss.add_column("reason")
+        miss.add_column("score", justify="right")
+        miss.add_column("kind")
+        miss.add_column("text", overflow="fold")
+        miss.add_column("detail", overflow="fold")
+        for w in missed:
+            score = "" if w.score is None else f"{w.score:.2f}"
+            miss.add_row(w.reason, score, kind_label(w.node.kind, mem.lang), w.node.text, w.detail)
+        out.print(miss)
