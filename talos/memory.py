@@ -17,7 +17,7 @@ from talos.model import Node
 from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.sessions import session_files
-from talos.sources.skills import skill_files
+from talos.sources.skills import parse_frontmatter, read_skill, skill_files
 from talos.text import keywords
 from talos.trust import DEFAULT_SCOPES, View, build_view, derived_id, record_id, stated_value
 from talos.usage import SqliteUsage, Stat, UsageStore, today, write_trace
@@ -408,12 +408,13 @@ class Memory:
     def dead(
         self, min_seen: int = 8, stale_days: int = 90, at: dt.date | None = None
     ) -> list[Suggestion]:
-        """Forgetting suggestions (SPEC §6.4): facts talos wrote itself (``src != user``).
+        """Forgetting suggestions (SPEC §6.4): memories talos wrote itself (``src != user``).
 
-        A fact qualifies when ``seen >= min_seen`` and it was never hit ("seen N times, never
+        A fact, or a skill whose frontmatter says ``source:`` other than ``user`` (issue 3),
+        qualifies when ``seen >= min_seen`` and it was never hit ("seen N times, never
         recalled") or its last hit is ``>= stale_days`` days ago. Merged members count too;
-        hand-written facts and skills are never proposed. A fact with hits but no recorded
-        hit day (imported ``[seen, hits]``) is not judged stale.
+        hand-written facts and skills without ``source:`` are never proposed. A memory with
+        hits but no recorded hit day (imported ``[seen, hits]``) is not judged stale.
         """
         graph = self.graph(at)
         stats = {s: self.usage_store.stats(s) for s in self.scopes}
@@ -423,7 +424,11 @@ class Memory:
         seen_ids: set[tuple[str, int]] = set()
         for rep in graph.nodes:
             for n in rep.family():
-                if n.kind != "fact" or n.src == "user" or (n.path, n.line) in seen_ids:
+                if (
+                    n.kind not in ("fact", "skill")
+                    or n.src in ("user", "override")
+                    or (n.path, n.line) in seen_ids
+                ):
                     continue
                 seen_ids.add((n.path, n.line))
                 st = stats.get(n.scope, {}).get(n.key)
@@ -474,15 +479,20 @@ class Memory:
             filelock.Timeout, OSError: the file could not be rewritten (it is then unchanged).
         """
         wanted: dict[tuple[str, str], str] = {}
+        trashed = 0
         for s in suggestions:
             kind, text = s[0], s[1]
+            if kind == "skill" and isinstance(s, Suggestion):
+                trashed += self._forget_skill(s)
+                continue
             if kind != "fact":
                 continue
             scope = s.scope if isinstance(s, Suggestion) else "global"
             reason = s[2] if len(s) > 2 else "forget"
             wanted.setdefault((scope, text), reason)
         if not wanted:
-            return 0
+            self._cache = None
+            return trashed
         matched: set[tuple[str, str]] = set()
 
         def doomed(p: Any, _raw: str) -> bool:
@@ -497,7 +507,22 @@ class Memory:
         for scope, text in wanted.keys() - matched:
             warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
         self._cache = None
-        return len(removed)
+        return len(removed) + trashed
+
+    def _forget_skill(self, s: Suggestion) -> int:
+        """Move a suggested skill file to the trash (restorable) if it still exists and is
+        still not hand-written (``source:`` other than ``user``); 0 otherwise."""
+        path = Path(s.path)
+        raw = read_skill(path) if path.is_file() else None
+        if raw is None:
+            warn(f"nothing to forget for skill {s.text!r}: {path} is gone or unreadable")
+            return 0
+        fields, _body = parse_frontmatter(raw)
+        if (fields.get("source") or "user") == "user":
+            warn(f"{path}: written by the person (no source: or source: user); not forgotten")
+            return 0
+        writer.trash_skill(self.paths, path, s.reason)
+        return 1
 
     # -- trust (SPEC §7) -------------------------------------------------------------------
 

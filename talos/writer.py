@@ -360,8 +360,10 @@ def restore(paths: Paths, rid: str) -> str:
     (forgotten, superseded, revoked, resolved away, or sent to history) is appended to
     memory.md — as written, except that a history record becomes active.
 
+    A forgotten skill file is moved back from the trash instead.
+
     Returns:
-        The restored line.
+        The restored line (for a skill: its path).
 
     Raises:
         InputError: no removed line with that id in the audit log, or it is already present.
@@ -370,11 +372,15 @@ def restore(paths: Paths, rid: str) -> str:
         audit.recover(paths.audit_file, paths.memory_file)
         line = None
         op = ""
+        trashed: dict[str, object] | None = None
         for e in audit.settled(paths.audit_file):
             if e.get("id") == rid and e.get("op") != "restore":
                 candidate = e.get("before") or e.get("line")
                 if candidate and not e.get("after"):
                     line, op = candidate, str(e.get("op"))
+                    trashed = e if op == "skill-forget" else None
+        if trashed is not None:
+            return _restore_skill(paths, rid, trashed)
         if line is None:
             raise InputError(f"no removed line with id {rid!r} in {paths.audit_file}")
         if op == "history":
@@ -399,6 +405,32 @@ def restore(paths: Paths, rid: str) -> str:
         _rewrite(paths, _split(_read(paths)), [line])
         txn.commit()
         return line
+
+
+def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
+    """Move a forgotten skill back from the trash (lock held by the caller)."""
+    original, trash = Path(str(entry.get("before"))), Path(str(entry.get("trash")))
+    if original.exists():
+        raise InputError(f"{original} exists already; move it away first to restore {rid}")
+    if not trash.is_file():
+        raise InputError(f"{trash} is gone; skill {rid} cannot be restored")
+    txn = audit.Txn(paths.audit_file)
+    txn.prepare(
+        [
+            {
+                "op": "restore",
+                "id": rid,
+                "file": str(original),
+                "before": None,
+                "after": str(original),
+                "reason": "restore after skill-forget",
+            }
+        ]
+    )
+    original.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(trash), original)
+    txn.commit()
+    return str(original)
 
 
 def trash_skill(paths: Paths, skill: Path, reason: str) -> Path:

@@ -392,12 +392,17 @@ MIXED = (
     "- quarterly report due in march <!-- import 2026-01-03 -->\n"
 )
 AGENT_SKILL = "---\nname: scratch\ndescription: scratch notes\nsource: reflect\n---\nnothing\n"
+AGENT_SKILL_MINE = "---\nname: mine\ndescription: my own notes\n---\nnothing\n"
 
 
 def test_dead_proposes_only_talos_written_facts_never_skills(make_home) -> None:
-    """§6.4: hand-written facts (no tag) and skills — even one marked ``source: reflect`` — are
-    never proposed; every talos-written fact seen enough and never hit is."""
-    mem = Memory(make_home(memory=MIXED, skills={"scratch.md": AGENT_SKILL}))
+    """§6.4: hand-written facts (no tag) and hand-written skills (no ``source:``) are never
+    proposed; every talos-written fact seen enough and never hit is. Since issue 3 a skill
+    whose frontmatter says ``source: reflect`` is eligible too (it is listed last, in load
+    order, after the facts)."""
+    mem = Memory(
+        make_home(memory=MIXED, skills={"scratch.md": AGENT_SKILL, "mine.md": AGENT_SKILL_MINE})
+    )
     for _ in range(7):
         mem.recall(NEVER_QUERY)
     assert mem.dead() == []  # seen 7 < min_seen 8
@@ -406,14 +411,17 @@ def test_dead_proposes_only_talos_written_facts_never_skills(make_home) -> None:
         (2, "reflect", "fact", "the staging db is called pelican", "seen 8 times, never recalled"),
         (3, "tool", "fact", "the ci runner uses ubuntu 24.04", "seen 8 times, never recalled"),
         (4, "import", "fact", "quarterly report due in march", "seen 8 times, never recalled"),
+        (0, "reflect", "skill", "scratch — scratch notes", "seen 8 times, never recalled"),
     ]
     assert mem.usage()["skill:scratch — scratch notes"] == (8, 0, 0)
+    assert mem.usage()["skill:mine — my own notes"] == (8, 0, 0)
     assert mem.usage()["fact:the office wifi password rotates monthly"] == (8, 0, 0)
     # A fact that was recalled is not dead.
     mem.recall("staging pelican")
     assert [s.text for s in mem.dead()] == [
         "the ci runner uses ubuntu 24.04",
         "quarterly report due in march",
+        "scratch — scratch notes",
     ]
     assert [s.text for s in mem.dead(min_seen=10)] == []
 

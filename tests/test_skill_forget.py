@@ -1,0 +1,39 @@
+"""Issue 3: skills with ``source:`` other than ``user`` can be forgotten — moved to the trash,
+audited and restorable — while hand-written skills are never touched (SPEC §6.4, §6.5, §7.6)."""
+
+from __future__ import annotations
+
+from talos import Memory
+
+AGENT = "---\nname: scratch\ndescription: scratch notes\nsource: reflect\n---\nnothing here\n"
+MINE = "---\nname: mine\ndescription: my own notes\n---\nnothing here\n"
+
+
+def test_agent_skill_is_trashed_audited_and_restorable(make_home) -> None:
+    home = make_home(
+        memory="- unrelated line about tea\n", skills={"scratch.md": AGENT, "mine.md": MINE}
+    )
+    mem = Memory(home)
+    for _ in range(8):
+        mem.recall("tea")
+    dead = mem.dead()
+    assert [(s.kind, s.text, s.src) for s in dead] == [
+        ("skill", "scratch — scratch notes", "reflect")
+    ]
+    assert mem.forget(dead) == 1
+    assert not (home / "skills" / "scratch.md").exists()
+    assert (home / "skills" / "mine.md").read_text() == MINE
+    entry = [e for e in mem.history() if e["op"] == "skill-forget"]
+    assert len(entry) == 1 and entry[0]["before"] == str(home / "skills" / "scratch.md")
+    assert mem.restore(entry[0]["id"]) == str(home / "skills" / "scratch.md")
+    assert (home / "skills" / "scratch.md").read_text() == AGENT
+
+
+def test_hand_written_skill_is_never_trashed_even_if_suggested(make_home) -> None:
+    from talos.memory import Suggestion
+
+    home = make_home(skills={"mine.md": MINE})
+    mem = Memory(home)
+    forged = Suggestion("skill", "mine — my own notes", "forged", str(home / "skills" / "mine.md"))
+    assert mem.forget([forged]) == 0
+    assert (home / "skills" / "mine.md").read_text() == MINE
