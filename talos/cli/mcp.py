@@ -1,0 +1,47 @@
+"""``talos mcp``: serve the memory to MCP clients over stdio (SPEC §9.4).
+
+The server itself lives in :mod:`talos.mcp_server` (not ``talos/mcp.py``, which could shadow
+the SDK's ``mcp`` package); it is imported only when the command runs, so other commands do
+not pay for loading the SDK.
+"""
+
+from __future__ import annotations
+
+from talos.cli.common import (
+    HomeOpt,
+    LangOpt,
+    ScopeOpt,
+    err,
+    handle_errors,
+    open_memory,
+    scopes_from,
+)
+from talos.cli.recall import SessionsDirOpt
+
+__all__ = ["mcp"]
+
+
+@handle_errors("mcp")
+def mcp(
+    home: HomeOpt = None,
+    scope: ScopeOpt = None,
+    lang: LangOpt = None,
+    sessions_dir: SessionsDirOpt = None,
+) -> None:
+    """Serve recall, explain, remember, get and the dead list as MCP tools over stdio.
+
+    For agents that speak the Model Context Protocol (Claude Code, Codex CLI, editors). The
+    scopes the tools may see and write are fixed here, at start (--scope / $TALOS_SCOPE);
+    the model cannot choose them. remember writes with source reflect or tool only, never
+    with your authority. dead only lists; forgetting stays `talos forget`, reviewed by you.
+
+    Examples: talos mcp --home ~/notes/talos · claude mcp add talos -- talos mcp --scope work
+    """
+    mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
+    from talos.mcp_server import serve
+
+    err.print(
+        f"talos mcp: serving {mem.paths.home} (scopes: {', '.join(mem.scopes)}) on stdio",
+        markup=False,
+    )
+    serve(mem)

@@ -1,0 +1,147 @@
+"""``talos mcp`` end to end (SPEC §9.4, issue 6): the SDK's own stdio client starts the server
+as a subprocess (``python -m talos mcp``), lists the tools and calls them on a tmp home.
+
+Two server processes in all (each start loads the SDK, about a second), so the checks are
+grouped per process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from talos.mcp_server import NOTHING_RECALLED
+from talos.usage import query_hash
+
+MEMORY = (
+    "- deploy.region = eu-west-1 <!-- user 2026-01-02 key=deploy.region -->\n"
+    "- the staging database runs postgres 16 on port 5433\n"
+    "- the work vpn needs a fresh okta token every morning <!-- user 2026-01-02 scope=work -->\n"
+)
+
+
+def _session(
+    home: Path,
+    args: list[str],
+    env: dict[str, str],
+    body: Callable[[ClientSession], Awaitable[Any]],
+) -> Any:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "talos", "mcp", "--home", str(home), *args],
+        env={**env, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+
+    async def run() -> Any:
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):  # noqa: SIM117
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await body(session)
+
+    return asyncio.run(asyncio.wait_for(run(), timeout=60))
+
+
+def _text(result: Any) -> str:
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+def test_tools_over_stdio(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "memory.md").write_text(MEMORY, encoding="utf-8")
+
+    async def body(s: ClientSession) -> dict[str, Any]:
+        tools = (await s.list_tools()).tools
+        out: dict[str, Any] = {"tools": {t.name: t for t in tools}}
+        out["recall"] = await s.call_tool("recall", {"query": "staging database port", "k": 3})
+        out["empty"] = await s.call_tool("recall", {"query": "zebra xylophone"})
+        out["explain"] = await s.call_tool("explain", {"query": "staging database port"})
+        out["dead"] = await s.call_tool("dead", {"min_seen": 0})
+        out["get"] = await s.call_tool("get", {"key": "deploy.region"})
+        out["vpn"] = await s.call_tool("recall", {"query": "okta token vpn"})
+        out["as_user"] = await s.call_tool("remember", {"text": "x is y", "source": "user"})
+        out["remember"] = await s.call_tool(
+            "remember", {"text": "builds run on the ci runner named kestrel", "key": "ci.runner"}
+        )
+        out["get2"] = await s.call_tool("get", {"key": "ci.runner"})
+        return out
+
+    out = _session(home, ["--scope", "global"], {}, body)
+
+    tools = out["tools"]
+    assert sorted(tools) == ["dead", "explain", "get", "recall", "remember"]
+    for t in tools.values():
+        assert t.description and t.output_schema
+        assert "scope" not in t.input_schema["properties"]  # fixed at start, never the model's
+    assert tools["recall"].input_schema["required"] == ["query"]
+    assert tools["remember"].input_schema["properties"]["source"]["enum"] == ["reflect", "tool"]
+
+    recall = out["recall"]
+    assert not recall.is_error
+    text = _text(recall)
+    assert "- [fact] the staging database runs postgres 16 on port 5433" in text.splitlines()
+    picked = recall.structured_content["picked"]
+    assert [p["kind"] for p in picked] == ["fact"]
+    assert picked[0]["line"] == 2 and picked[0]["path"] == str(home / "memory.md")
+
+    assert _text(out["empty"]) == NOTHING_RECALLED
+    assert out["empty"].structured_content == {"text": "", "bodies": 0, "picked": []}
+    # Every recall call wrote exactly one trace line (the query itself is never stored).
+    trace = (home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(t)["q"] for t in trace] == [
+        query_hash(q) for q in ("staging database port", "zebra xylophone", "okta token vpn")
+    ]
+
+    rows = out["explain"].structured_content["rows"]
+    assert rows[0]["kind"] == "fact" and rows[0]["text"].startswith("the staging database")
+    assert rows[0]["identity"] == {"path": str(home / "memory.md"), "line": 2}
+
+    # Hand-written facts are never suggested for forgetting; dead only lists.
+    assert out["dead"].structured_content == {"suggestions": []}
+
+    got = out["get"].structured_content
+    assert (got["ok"], got["reason"], got["value"]) == (True, "ok", "eu-west-1")
+
+    # The work-scoped fact is invisible to a global-scoped server.
+    assert _text(out["vpn"]) == NOTHING_RECALLED
+
+    # A model cannot write with the person's authority: the schema refuses it.
+    assert out["as_user"].is_error
+
+    written = out["remember"].structured_content
+    assert written["status"] == "active"
+    line = (home / "memory.md").read_text(encoding="utf-8").splitlines()[-1]
+    assert line == written["line"]
+    assert line.startswith("- builds run on the ci runner named kestrel <!-- reflect ")
+    assert "by=mcp" in line and "key=ci.runner" in line
+    got2 = out["get2"].structured_content
+    assert (got2["ok"], got2["inferred"]) == (True, True)
+    assert got2["value"] == "builds run on the ci runner named kestrel"
+
+
+def test_scope_comes_from_the_environment(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "memory.md").write_text(MEMORY, encoding="utf-8")
+
+    async def body(s: ClientSession) -> list[Any]:
+        return [
+            await s.call_tool("recall", {"query": "okta token vpn"}),
+            await s.call_tool("recall", {"query": "staging database port"}),
+            await s.call_tool("remember", {"text": "the work laptop is a thinkpad x1"}),
+        ]
+
+    vpn, staging, remembered = _session(home, [], {"TALOS_SCOPE": "work"}, body)
+    assert "- [fact] the work vpn needs a fresh okta token every morning" in _text(vpn)
+    assert _text(staging) == NOTHING_RECALLED  # global facts are not in the work scope
+    assert "scope=work" in remembered.structured_content["line"]
+    assert json.loads(_text(remembered))["status"] == "active"
