@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from talos.model import Node
+from talos.safety import mask_secrets
 from talos.text import matching_keywords
 
 __all__ = [
@@ -259,14 +260,24 @@ def load_episodes(sessions_dir: Path, start: int = 0) -> list[Node]:
     """
     nodes: list[Node] = []
     for path in session_files(sessions_dir):
-        request = first_user_request(path)
-        if not request:
-            continue
-        text = request[:EPISODE_CHARS]
-        kw = matching_keywords(text)
-        if not kw:
-            continue
-        nodes.append(
-            Node(kind="episode", text=text, keywords=kw, order=start + len(nodes), path=str(path))
-        )
+        node = episode_node(path, start + len(nodes))
+        if node is not None:
+            nodes.append(node)
     return nodes
+
+
+def episode_node(path: Path, order: int = 0) -> Node | None:
+    """The episode of one session file, or ``None`` when it has no request with keywords.
+
+    The text is the first 80 characters of the request, secrets masked before the cut
+    (SPEC §8.3). Used by :func:`load_episodes` and by the persistent index, so both paths
+    read a file the same way.
+    """
+    request = first_user_request(path)
+    if not request:
+        return None
+    text = mask_secrets(request)[:EPISODE_CHARS]
+    kw = matching_keywords(text)
+    if not kw:
+        return None
+    return Node(kind="episode", text=text, keywords=kw, order=order, path=str(path))
