@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from talos import audit, safety, writer
 from talos.errors import InputError
 from talos.graph import DEFAULT_MODEL, MODELS, Activation, Graph, build_graph, rank
 from talos.home import Paths, resolve_paths
+from talos.index import Index
 from talos.model import Node
 from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
@@ -162,6 +164,14 @@ class Suggestion:
         }
 
 
+def _stat(p: Path) -> tuple[str, int, int]:
+    try:
+        s = p.stat()
+        return (str(p), s.st_size, s.st_mtime_ns)
+    except OSError:
+        return (str(p), -1, -1)
+
+
 def counted(n: Node) -> bool:
     """Whether usage is counted for a node: facts and skills written down, not episodes, not
     conflict lines, not request-scoped overrides (SPEC §6.3, §7.5)."""
@@ -192,6 +202,8 @@ class Memory:
         lang: ``en`` or ``zh`` labels (default: ``lang`` in talos.toml, else ``en``).
         model: activation model name in :data:`talos.graph.MODELS` (default ``classic``).
         usage: where usage counts live (default: SQLite in the state folder).
+        index: keep a persistent index in the state folder so recall reads nothing it has
+            read before (SPEC §11); ``False`` reads every file on every call.
 
     Raises:
         InputError: ``talos.toml`` is invalid. ValueError: unknown ``lang`` or ``model``.
@@ -212,6 +224,7 @@ class Memory:
         lang: str | None = None,
         model: str | None = None,
         usage: UsageStore | None = None,
+        index: bool = True,
     ) -> None:
         self.paths: Paths = resolve_paths(
             home,
@@ -229,6 +242,8 @@ class Memory:
         self.model = model or str(self.paths.config.get("model", DEFAULT_MODEL))
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
+        self.index: Index | None = Index(self.paths) if index else None
+        self._indexed: tuple[tuple[int, int], list[Node], list[Node]] | None = None
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
@@ -237,26 +252,52 @@ class Memory:
     # -- loading ---------------------------------------------------------------------------
 
     def _signature(self) -> tuple[Any, ...]:
-        """Size and mtime of every source file: unchanged signature, unchanged graph."""
+        """What the graph depends on: unchanged signature, unchanged graph.
 
-        def stat(p: Path) -> tuple[str, int, int]:
-            try:
-                s = p.stat()
-                return (str(p), s.st_size, s.st_mtime_ns)
-            except OSError:
-                return (str(p), -1, -1)
-
+        With the index: its generation after an incremental refresh (SPEC §11) plus the
+        skills' sizes and mtimes. Without: size and mtime of every source file.
+        """
+        skills = tuple(_stat(p) for p in skill_files(self.paths.skills_dir))
+        if self._refresh_index():
+            assert self.index is not None
+            return ("index", self.index.generation, skills)
         return (
-            stat(self.paths.memory_file),
-            tuple(stat(p) for p in skill_files(self.paths.skills_dir)),
-            tuple(stat(p) for p in session_files(self.paths.sessions_dir)),
+            _stat(self.paths.memory_file),
+            skills,
+            tuple(_stat(p) for p in session_files(self.paths.sessions_dir)),
         )
+
+    def _refresh_index(self) -> bool:
+        """Refresh the index; on a failure (read-only state folder, disk full) warn once and
+        go on reading the files directly. Returns whether the index is in use."""
+        if self.index is None:
+            return False
+        try:
+            self.index.refresh()
+            return True
+        except (OSError, sqlite3.Error) as e:
+            warn(f"{self.index.file}: index unavailable ({e}); reading the files directly")
+            self.index.close()
+            self.index = None
+            return False
 
     def nodes(self) -> list[Node]:
         """All nodes of the home in load order (facts, skills, episodes), before the view."""
-        facts = load_facts(self.paths.memory_file, self.keep_fact)
+        if self._refresh_index():
+            assert self.index is not None
+            gen = (self.index.facts_generation, self.index.sessions_generation)
+            cached = self._indexed
+            facts = cached[1] if cached and cached[0][0] == gen[0] else self.index.facts()
+            episodes = cached[2] if cached and cached[0][1] == gen[1] else self.index.episodes()
+            self._indexed = (gen, facts, episodes)
+            keep = self.keep_fact
+            facts = [n for n in facts if keep is None or keep(n.text)]
+        else:
+            facts = load_facts(self.paths.memory_file, self.keep_fact)
+            episodes = []
         skills = load_skills(self.paths.skills_dir, self.lang, self.blocked, start=len(facts))
-        episodes = load_episodes(self.paths.sessions_dir, start=len(facts) + len(skills))
+        if self.index is None:
+            episodes = load_episodes(self.paths.sessions_dir, start=len(facts) + len(skills))
         return facts + skills + episodes
 
     def view(

@@ -8,9 +8,12 @@ import typer
 from typer.core import TyperGroup
 
 from talos.cli import forget as _forget
+from talos.cli import index as _index
 from talos.cli import init as _init
 from talos.cli import mcp as _mcp
 from talos.cli import recall as _recall
+from talos.cli import report as _report
+from talos.cli import scan as _scan
 from talos.cli import trust as _trust
 
 __all__ = ["app", "main"]
@@ -39,11 +42,14 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.command("init")(_init.init)
+app.command("index")(_index.index)
 app.command("recall")(_recall.recall)
 app.command("explain")(_recall.explain)
 app.command("dead")(_forget.dead)
 app.command("forget")(_forget.forget)
+app.command("scan")(_scan.scan)
 app.command("mcp")(_mcp.mcp)
+app.command("report")(_report.report)
 for _name in ("remember", "get", "conflicts", "resolve", "history", "restore", "revoke"):
     app.command(_name)(getattr(_trust, _name))
 

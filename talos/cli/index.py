@@ -1,0 +1,99 @@
+"""``talos index``: build, refresh or check the persistent index (SPEC §11)."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+
+from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors
+from talos.errors import TalosError
+from talos.home import resolve_paths
+from talos.index import Index
+
+__all__ = ["index"]
+
+
+@handle_errors("index")
+def index(
+    check: Annotated[
+        bool, typer.Option("--check", help="Compare the index with the files; change nothing.")
+    ] = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Throw the index away and build it from scratch.")
+    ] = False,
+    home: HomeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Refresh the index from the files with a full sweep (or rebuild / check it).
+
+    Recall refreshes the index by itself; run this after rewriting old session files in place,
+    or to build the index of a large home ahead of time. The files stay the source of truth:
+    deleting .talos/index.db loses only speed. --check exits 1 when the index differs.
+
+    Examples: talos index · talos index --rebuild · talos index --check --json
+    """
+    paths = resolve_paths(home)
+    with Index(paths) as idx:
+        if check:
+            idx.refresh()  # settle quick changes first, so --check reports real drift only
+            problems = idx.check()
+            if as_json:
+                emit(
+                    "index",
+                    {"check": True, "problems": problems},
+                    ok=not problems,
+                    error="index differs from the files" if problems else None,
+                )
+            elif problems:
+                for p in problems:
+                    err.print(p)
+            else:
+                err.print("index matches the files")
+            if problems:
+                raise typer.Exit(1)
+            return
+        start = time.perf_counter()
+        stats = _run(idx, rebuild, show=not as_json)
+        seconds = time.perf_counter() - start
+        counts = {"facts": len(idx.facts()), "episodes": len(idx.episodes())}
+    data = {
+        "file": str(idx.file),
+        "seconds": round(seconds, 3),
+        "sessions_read": stats.sessions_read,
+        "sessions_dropped": stats.sessions_dropped,
+        **counts,
+    }
+    if as_json:
+        emit("index", data)
+    else:
+        err.print(
+            f"index {idx.file}: {counts['facts']} facts, {counts['episodes']} episodes; "
+            f"read {stats.sessions_read} session file(s) in {seconds:.1f} s"
+        )
+
+
+def _run(idx: Index, rebuild: bool, show: bool):  # type: ignore[no-untyped-def]
+    """Refresh (or rebuild) with a rich progress bar on stderr when ``show``."""
+    if not show:
+        return idx.rebuild() if rebuild else idx.refresh(full=True)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("reading sessions", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        try:
+            return idx.rebuild(progress) if rebuild else idx.refresh(full=True, progress=progress)
+        except OSError as e:
+            raise TalosError(f"{idx.file}: cannot write the index ({e.strerror})") from None

@@ -1,0 +1,416 @@
+"""The persistent index: what talos has already read, so recall does not read it again (SPEC §11).
+
+Files stay the source of truth; the index (SQLite, WAL, ``<state>/index.db``) is a cache derived
+from them and can always be rebuilt. It holds the parsed facts of memory.md and the episode of
+every session file, with the size and mtime of what they came from. Skills (a few dozen small
+files behind a safety scan) are read directly.
+
+Refresh is incremental and cheap when nothing changed:
+
+* memory.md: one ``stat``; when it changed, the file is split into lines and only lines not seen
+  before are parsed (a one-line edit parses one line).
+* sessions: one ``stat`` of the folder. Adding, removing or renaming a file changes the folder's
+  mtime; then the folder is listed and only new files are read. Files without a request yet
+  (a session just started) are re-checked on every refresh. An old file rewritten in place
+  under the same name is picked up by ``talos index`` (a full sweep of sizes and mtimes), and at
+  once in recursive mode (``DIR/**``), which always sweeps.
+
+A damaged or foreign index file is detected (``sqlite3.DatabaseError``, a wrong application
+id or schema) and rebuilt, never trusted. A kill during a refresh rolls back its transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from talos.home import Paths
+from talos.model import Node
+from talos.sources.facts import parse_fact_line
+from talos.sources.sessions import episode_node, session_files, sessions_root
+from talos.text import matching_keywords
+from talos.warn import warn
+
+__all__ = ["SCHEMA", "Index", "RefreshStats"]
+
+#: Schema version (``PRAGMA user_version``); a different one means "rebuild".
+SCHEMA = 1
+#: ``PRAGMA application_id``: tells our index from any other SQLite file.
+APP_ID = 0x7A105  # "talos"
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class RefreshStats:
+    """What a refresh did: files read, files dropped, whether memory.md was re-read."""
+
+    sessions_read: int = 0
+    sessions_dropped: int = 0
+    facts_reparsed: bool = False
+    lines_parsed: int = 0
+    swept: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """True when the indexed content may differ from before."""
+        return bool(self.sessions_read or self.sessions_dropped or self.facts_reparsed)
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+        return (st.st_size, st.st_mtime_ns)
+    except OSError:
+        return (-1, -1)
+
+
+class Index:
+    """The index of one home.
+
+    Args:
+        paths: the home's paths; the index lives in ``paths.state_dir / "index.db"``.
+
+    The object keeps the last seen file signatures in memory, so a refresh that finds nothing
+    changed costs two ``stat`` calls and no SQL. ``generation`` increases whenever the indexed
+    content changed, so callers can cache what they derive from it.
+    """
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self.file = paths.state_dir / "index.db"
+        self.generation = 0
+        self.facts_generation = 0
+        self.sessions_generation = 0
+        self._con: sqlite3.Connection | None = None
+        self._memory_sig: tuple[int, int] | None = None
+        self._dir_sig: tuple[int, int] | None = None
+        self._pending: dict[str, tuple[int, int]] = {}
+        self._line_cache: dict[str, tuple[str, str, str, str, str] | None] = {}
+
+    # -- connection and schema -------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._con is not None:
+            return self._con
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            con = self._open()
+        except sqlite3.DatabaseError as e:
+            warn(f"{self.file}: damaged or foreign index ({e}); rebuilding it from the files")
+            self._discard()
+            con = self._open()
+        self._con = con
+        return con
+
+    def _open(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.file, timeout=60, isolation_level=None)
+        try:
+            con.execute("PRAGMA busy_timeout=60000")
+            app = con.execute("PRAGMA application_id").fetchone()[0]
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if tables and (app != APP_ID or version != SCHEMA):
+                raise sqlite3.DatabaseError(
+                    f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}"
+                )
+            con.execute("PRAGMA journal_mode=WAL")
+            if not tables:
+                self._create(con)
+            return con
+        except BaseException:
+            con.close()
+            raise
+
+    def _create(self, con: sqlite3.Connection) -> None:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            for stmt in (
+                "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT)",
+                "CREATE TABLE IF NOT EXISTS facts(line INTEGER PRIMARY KEY, raw TEXT, text TEXT,"
+                " kw TEXT, src TEXT, born TEXT, fields TEXT)",
+                "CREATE TABLE IF NOT EXISTS sessions(path TEXT PRIMARY KEY, sortkey TEXT,"
+                " size INTEGER, mtime_ns INTEGER, text TEXT, kw TEXT)",
+                "CREATE INDEX IF NOT EXISTS sessions_order ON sessions(sortkey)",
+            ):
+                con.execute(stmt)
+            con.execute(f"PRAGMA application_id={APP_ID}")
+            con.execute(f"PRAGMA user_version={SCHEMA}")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def _discard(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with suppress(OSError):
+                os.unlink(str(self.file) + suffix)
+
+    def close(self) -> None:
+        """Close the connection (it reopens on demand)."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    def _meta(self, con: sqlite3.Connection, key: str) -> str | None:
+        row = con.execute("SELECT v FROM meta WHERE k=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- refresh ---------------------------------------------------------------------------
+
+    def refresh(self, full: bool = False, progress: Progress | None = None) -> RefreshStats:
+        """Bring the index up to date with the files (see the module docstring for the cost).
+
+        Args:
+            full: sweep every session file's size and mtime (``talos index``).
+            progress: called as ``progress(done, total)`` while session files are read.
+
+        Returns:
+            What changed. ``generation`` is increased when anything did.
+
+        Raises:
+            OSError, sqlite3.Error: the state folder is not writable or the disk is full.
+        """
+        stats = RefreshStats()
+        memory_sig = _stat(self.paths.memory_file)
+        root, recursive = sessions_root(self.paths.sessions_dir)
+        dir_sig = _stat(root)
+        quick = (
+            not full
+            and not recursive
+            and memory_sig == self._memory_sig
+            and dir_sig == self._dir_sig
+            and all(_stat(Path(p)) == sig for p, sig in self._pending.items())
+        )
+        if quick:
+            return stats
+        con = self._connect()
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            if self._meta(con, "memory_sig") != json.dumps(
+                [str(self.paths.memory_file), *memory_sig]
+            ):
+                self._refresh_facts(con, memory_sig, stats)
+            stored_dir = self._meta(con, "sessions_sig")
+            dir_key = json.dumps([str(self.paths.sessions_dir), *dir_sig])
+            self._refresh_sessions(
+                con,
+                root,
+                full or recursive or stored_dir != dir_key,
+                full or recursive,
+                stats,
+                progress,
+            )
+            con.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_sig', ?)", (dir_key,))
+            con.execute("COMMIT")
+        except BaseException:
+            with suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
+            raise
+        self._memory_sig, self._dir_sig = memory_sig, dir_sig
+        first = self.generation == 0
+        if stats.changed or first:
+            self.generation += 1
+        if stats.facts_reparsed or first:
+            self.facts_generation += 1
+        if stats.sessions_read or stats.sessions_dropped or first:
+            self.sessions_generation += 1
+        return stats
+
+    def _refresh_facts(
+        self, con: sqlite3.Connection, sig: tuple[int, int], stats: RefreshStats
+    ) -> None:
+        """Re-read memory.md; only lines not seen before are parsed."""
+        try:
+            data = self.paths.memory_file.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        except OSError as e:
+            warn(f"{self.paths.memory_file}: cannot read ({e.strerror}); no facts loaded")
+            data = b""
+        rows = []
+        bad: list[int] = []
+        cache = self._line_cache
+        fresh: dict[str, tuple[str, str, str, str, str] | None] = {}
+        for no, blob in enumerate(data.split(b"\n") if data else [], 1):
+            try:
+                line = blob.decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append(no)
+                continue
+            if line in fresh:
+                entry = fresh[line]
+            elif line in cache:
+                entry = fresh[line] = cache[line]
+            else:
+                stats.lines_parsed += 1
+                parsed = parse_fact_line(line)
+                kw = matching_keywords(parsed.text) if parsed is not None else frozenset()
+                entry = None
+                if parsed is not None and kw:
+                    fields = json.dumps(parsed.fields, ensure_ascii=False)
+                    entry = (parsed.text, " ".join(sorted(kw)), parsed.src, parsed.born, fields)
+                fresh[line] = entry
+            if entry is not None:
+                rows.append((no, line.rstrip("\r"), *entry))
+        self._line_cache = fresh
+        if bad:
+            shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
+            warn(
+                f"{self.paths.memory_file}: line {shown} is not valid UTF-8; skipped "
+                "(the file is left untouched)"
+            )
+        con.execute("DELETE FROM facts")
+        con.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        con.execute(
+            "INSERT OR REPLACE INTO meta(k, v) VALUES ('memory_sig', ?)",
+            (json.dumps([str(self.paths.memory_file), *sig]),),
+        )
+        stats.facts_reparsed = True
+
+    def _refresh_sessions(
+        self,
+        con: sqlite3.Connection,
+        root: Path,
+        listed: bool,
+        sweep: bool,
+        stats: RefreshStats,
+        progress: Progress | None,
+    ) -> None:
+        stored = {
+            path: (size, mtime, text is not None)
+            for path, size, mtime, text in con.execute(
+                "SELECT path, size, mtime_ns, text FROM sessions"
+            )
+        }
+        todo: list[Path] = []
+        if listed:
+            files = session_files(self.paths.sessions_dir)
+            names = {str(p) for p in files}
+            gone = [p for p in stored if p not in names]
+            if gone:
+                con.executemany("DELETE FROM sessions WHERE path=?", [(p,) for p in gone])
+                stats.sessions_dropped = len(gone)
+            for p in files:
+                key = str(p)
+                if key not in stored or (
+                    (sweep or not stored[key][2]) and _stat(p) != stored[key][:2]
+                ):
+                    todo.append(p)
+            stats.swept = sweep
+        else:
+            todo.extend(
+                Path(key)
+                for key, (size, mtime, has) in stored.items()
+                if not has and _stat(Path(key)) != (size, mtime)
+            )
+        total = len(todo)
+        for done, p in enumerate(todo, 1):
+            size, mtime = _stat(p)
+            node = episode_node(p)
+            con.execute(
+                "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    str(p),
+                    p.relative_to(root).as_posix(),
+                    size,
+                    mtime,
+                    None if node is None else node.text,
+                    None if node is None else " ".join(sorted(node.keywords)),
+                ),
+            )
+            if progress is not None and (done % 200 == 0 or done == total):
+                progress(done, total)
+        stats.sessions_read = total
+        self._pending = {
+            path: (size, mtime)
+            for path, size, mtime in con.execute(
+                "SELECT path, size, mtime_ns FROM sessions WHERE text IS NULL"
+            )
+        }
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def facts(self) -> list[Node]:
+        """Fact nodes in file order (unfiltered: ``keep_fact`` is the caller's)."""
+        con = self._connect()
+        path = str(self.paths.memory_file)
+        return [
+            Node(
+                kind="fact",
+                text=text,
+                keywords=frozenset(kw.split()),
+                order=i,
+                path=path,
+                line=line,
+                raw=raw,
+                src=src,
+                born=born,
+                fields=json.loads(fields),
+            )
+            for i, (line, raw, text, kw, src, born, fields) in enumerate(
+                con.execute(
+                    "SELECT line, raw, text, kw, src, born, fields FROM facts ORDER BY line"
+                )
+            )
+        ]
+
+    def episodes(self, start: int = 0) -> list[Node]:
+        """Episode nodes in load order (sorted by path relative to the sessions folder)."""
+        con = self._connect()
+        return [
+            Node(
+                kind="episode",
+                text=text,
+                keywords=frozenset(kw.split()),
+                order=start + i,
+                path=path,
+            )
+            for i, (path, text, kw) in enumerate(
+                con.execute(
+                    "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL ORDER BY sortkey"
+                )
+            )
+        ]
+
+    def check(self) -> list[str]:
+        """Compare the index with the files without changing it; returns differences."""
+        from talos.sources.facts import load_facts
+        from talos.sources.sessions import load_episodes
+
+        problems: list[str] = []
+        want_f = [(n.line, n.text, n.keywords) for n in load_facts(self.paths.memory_file)]
+        have_f = [(n.line, n.text, n.keywords) for n in self.facts()]
+        if want_f != have_f:
+            problems.append(
+                f"facts differ from {self.paths.memory_file}: "
+                f"{len(have_f)} indexed, {len(want_f)} in the file"
+            )
+        want_e = {(n.path, n.text) for n in load_episodes(self.paths.sessions_dir)}
+        have_e = {(n.path, n.text) for n in self.episodes()}
+        for path, text in sorted(want_e - have_e)[:20]:
+            problems.append(f"{path}: episode {text!r} is not indexed")
+        for path, text in sorted(have_e - want_e)[:20]:
+            problems.append(f"{path}: indexed episode {text!r} is not in the files")
+        return problems
+
+    def rebuild(self, progress: Progress | None = None) -> RefreshStats:
+        """Throw the index away and build it again from the files."""
+        self.close()
+        self._discard()
+        self._memory_sig = self._dir_sig = None
+        self._pending = {}
+        self._line_cache = {}
+        return self.refresh(full=True, progress=progress)
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
