@@ -1,0 +1,137 @@
+"""``talos report``: recalls, empty rounds, bodies, scores, most and never recalled (SPEC §6.6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from talos.cli.common import (
+    HomeOpt,
+    JsonOpt,
+    ScopeOpt,
+    emit,
+    err,
+    handle_errors,
+    open_memory,
+    out,
+    scopes_from,
+)
+from talos.fsutil import atomic_write_text
+from talos.report import build_report, render_html
+
+__all__ = ["report"]
+
+#: Rows of the never-recalled table in the terminal (all of them are in --json and --html).
+NEVER_ROWS = 20
+
+
+def _pct(rate: float) -> str:
+    return f"{rate * 100:.1f}%"
+
+
+def _tables(r: dict[str, Any]) -> list[Table]:
+    summary = Table(title="talos report", show_header=False)
+    summary.add_column("what")
+    summary.add_column("value", justify="right")
+    span = f"{r['first_day']} → {r['last_day']}" if r["first_day"] else "no recalls yet"
+    for what, value in (
+        ("recalls", str(r["recalls"])),
+        ("days (UTC)", span),
+        ("empty rounds", f"{r['empty_rounds']} ({_pct(r['empty_rate'])})"),
+        ("rounds with a skill body", f"{r['body_rounds']} ({_pct(r['body_rate'])})"),
+        ("memories delivered", str(r["picks"])),
+        ("  facts / skills / episodes", " / ".join(str(v) for v in r["picks_by_kind"].values())),
+        ("facts & skills never recalled", f"{len(r['never_recalled'])} of {r['memories']}"),
+    ):
+        summary.add_row(what, value)
+    if r["malformed_lines"]:
+        summary.add_row("unreadable trace lines (skipped)", str(r["malformed_lines"]))
+    tables = [summary]
+
+    sc = r["scores"]
+    if sc["count"]:
+        dist = Table(
+            title=f"score distribution · median {sc['median']} · mean {sc['mean']} · "
+            f"min {sc['min']} · max {sc['max']}"
+        )
+        dist.add_column("score")
+        dist.add_column("rows", justify="right")
+        dist.add_column("")
+        peak = max(b["count"] for b in sc["bins"]) or 1
+        for b in sc["bins"]:
+            label = f"{b['lo']:.2f}–{b['hi']:.2f}" if b["hi"] is not None else f"≥ {b['lo']:.2f}"
+            dist.add_row(label, str(b["count"]), "█" * round(b["count"] / peak * 30))
+        tables.append(dist)
+
+    if r["most_recalled"]:
+        most = Table(title="most recalled")
+        most.add_column("picks", justify="right")
+        most.add_column("kind")
+        most.add_column("memory", overflow="fold")
+        most.add_column("bodies", justify="right")
+        most.add_column("mean score", justify="right")
+        most.add_column("last", justify="right")
+        for m in r["most_recalled"]:
+            most.add_row(
+                str(m["picks"]),
+                m["kind"],
+                m["text"],
+                str(m["bodies"]),
+                "" if m["mean_score"] is None else f"{m['mean_score']:.2f}",
+                m["last_day"],
+            )
+        tables.append(most)
+
+    never = r["never_recalled"]
+    if never:
+        more = f" (first {NEVER_ROWS} of {len(never)})" if len(never) > NEVER_ROWS else ""
+        nv = Table(title=f"never recalled{more}")
+        nv.add_column("seen", justify="right")
+        nv.add_column("kind")
+        nv.add_column("memory", overflow="fold")
+        for n in never[:NEVER_ROWS]:
+            nv.add_row(str(n["seen"]), n["kind"], n["text"])
+        tables.append(nv)
+    return tables
+
+
+@handle_errors("report")
+def report(
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Also write a self-contained HTML page with plots to this file (no network).",
+            show_default=False,
+            dir_okay=False,
+        ),
+    ] = None,
+    top: Annotated[
+        int, typer.Option("--top", min=0, help="How many most-recalled memories to list.")
+    ] = 10,
+    home: HomeOpt = None,
+    scope: ScopeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Summarize the recall trace and usage: recalls, empty rounds, rounds with a skill body,
+    score distribution, most and never recalled memories.
+
+    Reads .talos/recall_trace.jsonl and the usage counts; changes nothing. With --html FILE
+    it writes one page with plots (recalls per day, empty-round and body-injection rates,
+    scores, most recalled) and prints the tables only when --json is not given.
+
+    Examples: talos report · talos report --json · talos report --html report.html
+    """
+    mem = open_memory(home, scopes=scopes_from(scope))
+    data = build_report(mem, top=top)
+    if html is not None:
+        atomic_write_text(html, render_html(data))
+        err.print(f"wrote {html}", markup=False)
+    if as_json:
+        emit("report", data)
+        return
+    for table in _tables(data):
+        out.print(table)
