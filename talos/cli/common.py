@@ -112,7 +112,11 @@ def parse_date(value: str | None, option: str = "--at") -> dt.date | None:
     if value is None:
         return None
     try:
-        return dt.date.fromisoformat(value[:10])
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        pass
+    try:
+        return dt.datetime.fromisoformat(value).date()
     except ValueError:
         raise TalosError(f"{option} expects a date YYYY-MM-DD, not {value!r}") from None
 
