@@ -382,20 +382,21 @@ class Memory:
 
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
-        present: dict[str, set[str]] = {s: set() for s in self.scopes}
-        for n in graph.nodes:
-            for m in n.family():
-                if counted(m):
-                    present.setdefault(m.scope, set()).add(m.key)
+        present = graph.cache.get("present")
+        if present is None:  # once per graph: recall must not cost O(memories) (SPEC §6.3)
+            keys: dict[str, set[str]] = {s: set() for s in self.scopes}
+            for n in graph.nodes:
+                for m in n.family():
+                    if counted(m):
+                        keys.setdefault(m.scope, set()).add(m.key)
+            present = graph.cache["present"] = {s: frozenset(v) for s, v in keys.items()}
         hits: dict[str, set[str]] = {}
         for r in rows:
             for m in r.node.family():
                 if counted(m):
                     hits.setdefault(m.scope, set()).add(m.key)
         try:
-            self.usage_store.record(
-                {s: frozenset(keys) for s, keys in present.items()}, hits, today()
-            )
+            self.usage_store.record(present, hits, today())
         except Exception as e:
             warn(f"cannot update usage counts ({e}); recall goes on")
 

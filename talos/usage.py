@@ -18,9 +18,9 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Mapping
-from contextlib import closing
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -82,8 +82,28 @@ def write_trace(path: Path, query: str, picked: list[dict[str, object]]) -> None
         warn(f"{path}: cannot write the recall trace ({e.strerror}); recall goes on")
 
 
+_FP_MEMO: dict[int, tuple[frozenset[str], str]] = {}
+
+
 def fingerprint(keys: Iterable[str]) -> str:
-    """A short digest of a key set, to notice cheaply that memories appeared or vanished."""
+    """A short digest of a key set, to notice cheaply that memories appeared or vanished.
+
+    Memoized for the same ``frozenset`` object (a cached graph passes the same one each
+    recall), so an unchanged home costs no hashing per recall.
+    """
+    if isinstance(keys, frozenset):
+        memo = _FP_MEMO.get(id(keys))
+        if memo is not None and memo[0] is keys:
+            return memo[1]
+        fp = _digest(keys)
+        if len(_FP_MEMO) > 16:
+            _FP_MEMO.clear()
+        _FP_MEMO[id(keys)] = (keys, fp)
+        return fp
+    return _digest(keys)
+
+
+def _digest(keys: Iterable[str]) -> str:
     h = hashlib.sha256()
     for k in sorted(keys):
         h.update(k.encode("utf-8", errors="surrogatepass"))
@@ -122,14 +142,20 @@ class SqliteUsage:
         self.path = path
         self.import_hits = import_hits
         self._ready = False
+        self._local = threading.local()
 
     def _connect(self) -> sqlite3.Connection:
+        """This thread's connection, opened (and the schema migrated) on first use."""
+        con: sqlite3.Connection | None = getattr(self._local, "con", None)
+        if con is not None:
+            return con
         self.path.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         con.execute("PRAGMA busy_timeout=60000")
         if not self._ready:
             self._migrate(con)
             self._ready = True
+        self._local.con = con
         return con
 
     def _migrate(self, con: sqlite3.Connection) -> None:
@@ -192,37 +218,35 @@ class SqliteUsage:
         day: int,
     ) -> None:
         """Count one recall in one transaction (see the module docstring for the cost)."""
-        with closing(self._connect()) as con:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                for scope, keys in present.items():
-                    row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
-                    n = row[0] if row else 0
-                    fp = fingerprint(keys)
-                    old = con.execute(
-                        "SELECT fp FROM fingerprints WHERE scope=?", (scope,)
-                    ).fetchone()
-                    if not old or old[0] != fp:
-                        self._sync_presence(con, scope, keys, n)
-                        con.execute(
-                            "INSERT OR REPLACE INTO fingerprints(scope, fp) VALUES (?, ?)",
-                            (scope, fp),
-                        )
+        con = self._connect()
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            for scope, keys in present.items():
+                row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
+                n = row[0] if row else 0
+                fp = fingerprint(keys)
+                old = con.execute("SELECT fp FROM fingerprints WHERE scope=?", (scope,)).fetchone()
+                if not old or old[0] != fp:
+                    self._sync_presence(con, scope, keys, n)
                     con.execute(
-                        "INSERT INTO counters(scope, n) VALUES (?, 1) "
-                        "ON CONFLICT(scope) DO UPDATE SET n = n + 1",
-                        (scope,),
+                        "INSERT OR REPLACE INTO fingerprints(scope, fp) VALUES (?, ?)",
+                        (scope, fp),
                     )
-                for scope, keys in hits.items():
-                    con.executemany(
-                        "UPDATE usage SET hits = hits + 1, last_hit_day = ? "
-                        "WHERE scope = ? AND key = ?",
-                        [(day, scope, k) for k in keys],
-                    )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+                con.execute(
+                    "INSERT INTO counters(scope, n) VALUES (?, 1) "
+                    "ON CONFLICT(scope) DO UPDATE SET n = n + 1",
+                    (scope,),
+                )
+            for scope, keys in hits.items():
+                con.executemany(
+                    "UPDATE usage SET hits = hits + 1, last_hit_day = ? "
+                    "WHERE scope = ? AND key = ?",
+                    [(day, scope, k) for k in keys],
+                )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
 
     @staticmethod
     def _sync_presence(con: sqlite3.Connection, scope: str, keys: frozenset[str], n: int) -> None:
@@ -246,17 +270,17 @@ class SqliteUsage:
 
     def stats(self, scope: str) -> dict[str, Stat]:
         """Usage of every key ever counted in ``scope``."""
-        with closing(self._connect()) as con:
-            row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
-            n = row[0] if row else 0
-            return {
-                key: Stat(base + (n - since if present else 0), hits, day)
-                for key, base, since, present, hits, day in con.execute(
-                    "SELECT key, base_seen, since, present, hits, last_hit_day "
-                    "FROM usage WHERE scope=?",
-                    (scope,),
-                )
-            }
+        con = self._connect()
+        row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
+        n = row[0] if row else 0
+        return {
+            key: Stat(base + (n - since if present else 0), hits, day)
+            for key, base, since, present, hits, day in con.execute(
+                "SELECT key, base_seen, since, present, hits, last_hit_day "
+                "FROM usage WHERE scope=?",
+                (scope,),
+            )
+        }
 
 
 class JsonUsage:
