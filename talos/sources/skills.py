@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from talos.model import Node
+from talos.safety import MAX_SKILL_BYTES, flagged_skills
 from talos.text import MATCH_MAX, fold_whitespace, matching_keywords
 from talos.warn import warn
 
@@ -21,8 +22,6 @@ __all__ = [
 #: Label limits (SPEC §3.2): a label is injected every round, so it must be bounded. The
 #: reference measured name ≤ 27 and description ≤ 302 characters on a real home; 60/400 cut none.
 NAME_MAX, DESC_MAX = 60, 400
-#: A skill file larger than this is not read (SPEC §8.1: oversized files are flagged).
-MAX_SKILL_BYTES = 1 << 20
 
 TRUNCATED_NOTE = {
     "zh": "…(描述超过 {n} 字符,已截断)",
@@ -118,8 +117,9 @@ def load_skills(
         name and no description), ``body`` the first 1200 characters, ``name`` the file stem.
     """
     nodes: list[Node] = []
+    flagged = flagged_skills(skills_dir)  # the safety scan (SPEC §8.1), cached per file
     for path in skill_files(skills_dir):
-        if blocked and str(path.resolve()) in blocked:
+        if path.name in flagged or (blocked and str(path.resolve()) in blocked):
             continue
         raw = read_skill(path)
         if raw is None:

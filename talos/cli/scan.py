@@ -1,0 +1,63 @@
+"""``talos scan``: what the safety scan keeps out of every route, and why (SPEC §8.1, §8.2).
+
+Exit codes: 0 when nothing is flagged, :data:`EXIT_FLAGGED` (4) when a skill, a file of the
+skills tree or a memory.md line is flagged — so a script can branch on it — and 1 for usage
+or input errors, as for every command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors, out
+from talos.home import resolve_paths
+from talos.safety import scan_home
+
+__all__ = ["EXIT_FLAGGED", "scan"]
+
+#: Exit code of ``talos scan`` when something is flagged (0: clean, 1: usage or input error,
+#: 3 is ``get``'s refusal).
+EXIT_FLAGGED = 4
+
+
+def _shown(path: str, home: Path) -> str:
+    """``path`` relative to the home when it is inside it, else as given."""
+    try:
+        return Path(path).relative_to(home).as_posix()
+    except ValueError:
+        return path
+
+
+@handle_errors("scan")
+def scan(home: HomeOpt = None, as_json: JsonOpt = False) -> None:
+    """List the skills, files and memory.md lines the safety scan flags, with reasons.
+
+    A flagged skill or fact is left out of recall, explain, usage and dead on every call;
+    this command shows what and why. Reads only: nothing is written or moved.
+
+    Exit code: 0 when clean, 4 when something is flagged, 1 on a usage or input error.
+
+    Example: talos scan --json
+    """
+    paths = resolve_paths(home)
+    report = scan_home(paths.memory_file, paths.skills_dir)
+    if as_json:
+        emit("scan", report.to_json())
+    elif report.clean:
+        err.print("nothing flagged")
+    else:
+        table = Table(title="flagged by the safety scan (left out of every route)")
+        table.add_column("kind")
+        table.add_column("where", overflow="fold")
+        table.add_column("reasons", overflow="fold")
+        for s in report.skills:
+            table.add_row(s.kind, _shown(s.path, paths.home), "\n".join(s.reasons))
+        for f in report.facts:
+            where = f"{_shown(f.path, paths.home)}:{f.line}"
+            table.add_row("fact", where, "\n".join(f.reasons))
+        out.print(table)
+    if not report.clean:
+        raise typer.Exit(EXIT_FLAGGED)
