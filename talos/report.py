@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from talos.memory import Memory, node_identity
-from talos.model import KINDS
+from talos.model import KINDS, Node
 
 __all__ = ["SCORE_BINS", "build_report", "read_trace", "render_html"]
 
@@ -137,8 +137,8 @@ def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[
     days: list[dict[str, Any]] = []
     if per_day:
         first, last = min(per_day), max(per_day)
-        for n in range((last - first).days + 1):
-            d = first + dt.timedelta(days=n)
+        for offset in range((last - first).days + 1):
+            d = first + dt.timedelta(days=offset)
             r, e, b = per_day.get(d, (0, 0, 0))
             days.append({"day": d.isoformat(), "recalls": r, "empty": e, "body": b})
 
@@ -157,7 +157,7 @@ def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[
     ]
 
     usage = mem.usage()
-    members: list[Any] = []
+    members: list[Node] = []
     seen_ids: set[tuple[str, str, int]] = set()
     for rep in mem.graph(at).nodes:
         for n in rep.family():

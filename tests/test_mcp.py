@@ -11,6 +11,8 @@ import asyncio
 import json
 import os
 import sys
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,8 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from talos.mcp_server import NOTHING_RECALLED
+from talos import Memory
+from talos.mcp_server import NOTHING_RECALLED, build_server
 from talos.usage import query_hash
 
 MEMORY = (
@@ -34,20 +37,27 @@ def _session(
     env: dict[str, str],
     body: Callable[[ClientSession], Awaitable[Any]],
 ) -> Any:
+    """Start ``talos mcp`` with the SDK's stdio client, run ``body`` on the session, and check
+    the server said nothing on stderr but its start line (no warning, no traceback)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "talos", "mcp", "--home", str(home), *args],
         env={**env, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
+    log = home.parent / "server-stderr.log"
 
     async def run() -> Any:
-        with open(os.devnull, "w") as errlog:
+        with log.open("w", encoding="utf-8") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):  # noqa: SIM117
                 async with ClientSession(read, write) as session:
                     await session.initialize()
                     return await body(session)
 
-    return asyncio.run(asyncio.wait_for(run(), timeout=60))
+    result = asyncio.run(asyncio.wait_for(run(), timeout=60))
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith(f"talos mcp: serving {home} (scopes: ")
+    assert lines[1:] == []
+    return result
 
 
 def _text(result: Any) -> str:
@@ -145,3 +155,29 @@ def test_scope_comes_from_the_environment(tmp_path: Path) -> None:
     assert _text(staging) == NOTHING_RECALLED  # global facts are not in the work scope
     assert "scope=work" in remembered.structured_content["line"]
     assert json.loads(_text(remembered))["status"] == "active"
+
+
+def test_memory_calls_stay_on_one_thread(tmp_path: Path) -> None:
+    """A Memory and its SQLite connections belong to one thread; the SDK would run plain tool
+    functions on any free worker thread (``get`` after ``remember`` then failed at random with
+    "SQLite objects created in a thread can only be used in that same thread")."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "memory.md").write_text(MEMORY, encoding="utf-8")
+    threads: set[int] = set()
+
+    class Tracked(Memory):
+        def recall(self, *a: Any, **kw: Any) -> Any:
+            threads.add(threading.get_ident())
+            time.sleep(0.01)
+            return super().recall(*a, **kw)
+
+    async def run() -> list[Any]:
+        server = build_server(Tracked(home))
+        return await asyncio.gather(
+            *(server.call_tool("recall", {"query": f"staging database {i}"}) for i in range(8))
+        )
+
+    results = asyncio.run(run())
+    assert len(threads) == 1 and threading.get_ident() not in threads
+    assert all(not r.is_error for r in results)
