@@ -36,9 +36,18 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, data)
+        # A SIGKILL can cut a write of more than a page short (tests/test_crash.py saw it),
+        # leaving a torn last line. Appending right after it would glue our first entry onto
+        # the fragment and make it unreadable — a removed line with no record to restore it
+        # from. So start on a fresh line, and write until everything is out.
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        rest = memoryview(data)
+        while rest:
+            rest = rest[os.write(fd, rest) :]
         os.fsync(fd)
     finally:
         os.close(fd)

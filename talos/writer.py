@@ -9,7 +9,9 @@ wrote is ever lost.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import glob
 import os
 import re
 import secrets
@@ -129,6 +131,22 @@ def _rewrite(paths: Paths, kept: list[bytes], append_lines: Iterable[str] = ()) 
     atomic_write_bytes(paths.memory_file, b"\n".join(kept))
 
 
+def _settle(paths: Paths) -> None:
+    """Clean up after a writer that was killed (call with the memory lock held): settle its
+    audit transaction and delete the temp files it left beside memory.md (under the lock no
+    other writer is active, so every ``.memory.md.*.tmp`` is stale; 50 SIGKILLs left 11 of
+    them in a person's home — ``tests/test_crash.py``)."""
+    audit.recover(paths.audit_file, paths.memory_file)
+    mf = paths.memory_file
+    try:
+        stale = list(mf.parent.glob(f".{glob.escape(mf.name)}.*.tmp"))
+    except OSError:
+        return
+    for tmp in stale:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
 def _read(paths: Paths) -> bytes:
     try:
         return paths.memory_file.read_bytes()
@@ -159,7 +177,7 @@ def remove_fact_lines(
         OSError: the audit log or memory.md cannot be written (memory.md is then unchanged).
     """
     with memory_lock(paths):
-        audit.recover(paths.audit_file, paths.memory_file)
+        _settle(paths)
         kept: list[bytes] = []
         removed: list[tuple[RemovedLine, ParsedFact]] = []
         for no, blob in enumerate(_split(_read(paths)), 1):
@@ -268,7 +286,7 @@ def remember(
     mine = authority_of(source, fields)
 
     with memory_lock(paths):
-        audit.recover(paths.audit_file, paths.memory_file)
+        _settle(paths)
         blobs = _split(_read(paths))
         doomed: dict[int, tuple[str, str]] = {}  # line index -> (id, raw)
         status = "active"
@@ -369,7 +387,7 @@ def restore(paths: Paths, rid: str) -> str:
         InputError: no removed line with that id in the audit log, or it is already present.
     """
     with memory_lock(paths):
-        audit.recover(paths.audit_file, paths.memory_file)
+        _settle(paths)
         line = None
         op = ""
         trashed: dict[str, object] | None = None
