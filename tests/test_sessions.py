@@ -68,6 +68,7 @@ def test_first_user_request_per_format(rel: str, request_text: str) -> None:
         ({"role": "user", "content": "x"}, "talos"),
         ({"type": "user", "message": {"role": "user", "content": "x"}}, "claude"),
         ({"type": "summary", "summary": "s", "leafUuid": "a"}, "claude"),
+        ({"type": "some-new-kind", "sessionId": "0b1c", "uuid": "u"}, "claude"),
         ({"type": "session_meta", "payload": {"id": "1"}}, "codex"),
         ({"type": "message", "role": "user", "content": []}, "codex"),
         ({"id": "1", "timestamp": "t", "instructions": None}, "codex"),

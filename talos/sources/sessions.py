@@ -86,6 +86,9 @@ _CLAUDE_TYPES = frozenset(
     {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"}
 )
 
+#: Keys every Claude Code line carries (a line type added in a later version still tells).
+_CLAUDE_KEYS = frozenset({"sessionId", "leafUuid", "parentUuid"})
+
 #: Envelope types of a Codex CLI rollout (any of them identifies the format).
 _CODEX_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -112,7 +115,11 @@ def detect(obj: Any) -> str | None:
         return "codex"
     if kind == "message" or "record_type" in obj or {"id", "instructions"} <= obj.keys():
         return "codex"
-    if isinstance(obj.get("message"), dict) or (kind in _CLAUDE_TYPES and "payload" not in obj):
+    if "payload" not in obj and (
+        isinstance(obj.get("message"), dict)
+        or kind in _CLAUDE_TYPES
+        or not _CLAUDE_KEYS.isdisjoint(obj.keys())
+    ):
         return "claude"
     if "role" in obj:
         return "talos"
