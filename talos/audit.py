@@ -21,9 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from talos.sources.facts import parse_fact_line
 from talos.warn import warn
 
-__all__ = ["Txn", "append", "entries", "recover", "settled", "verify"]
+__all__ = ["Txn", "append", "entries", "entry_scope", "recover", "settled", "verify"]
 
 
 def append(path: Path, records: list[dict[str, Any]]) -> None:
@@ -89,6 +90,21 @@ class Txn:
     def commit(self) -> None:
         """Mark the transaction applied."""
         append(self.path, [{"t": int(time.time()), "txn": self.id, "op": "commit"}])
+
+
+def entry_scope(entry: dict[str, Any]) -> str:
+    """The scope an entry belongs to: its ``scope`` field, else the scope of the line it
+    carries (older ``restore`` entries had none), else ``global``. Readers show an entry
+    only to callers authorized for its scope (SPEC §7.3: no oracle on other scopes)."""
+    scope = entry.get("scope")
+    if isinstance(scope, str) and scope:
+        return scope
+    for name in ("after", "before", "line"):
+        text = entry.get(name)
+        parsed = parse_fact_line(text) if isinstance(text, str) else None
+        if parsed is not None and parsed.fields.get("scope"):
+            return parsed.fields["scope"]
+    return "global"
 
 
 def _line_present(lines: set[str], line: str | None) -> bool:

@@ -738,15 +738,19 @@ class Memory:
         return [r.id for r in removed]
 
     def restore(self, rid: str) -> str:
-        """Bring back a removed record by id from the audit log (SPEC §7.6); returns the line."""
-        line = writer.restore(self.paths, rid)
+        """Bring back a removed record of the authorized scopes by id from the audit log
+        (SPEC §7.6); returns the line. Another scope's id reads as unknown (§7.7)."""
+        line = writer.restore(self.paths, rid, scopes=self.scopes)
         self._cache = None
         return line
 
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
-        """Audit entries (committed writes), oldest first; only those whose record id or key
-        is ``target`` when given (SPEC §7.6)."""
-        rows = audit.settled(self.paths.audit_file)
+        """Audit entries (committed writes) of the authorized scopes, oldest first; only those
+        whose record id or key is ``target`` when given (SPEC §7.6). The log holds every
+        scope's lines; another scope's entries are never shown (§7.3)."""
+        rows = [
+            e for e in audit.settled(self.paths.audit_file) if audit.entry_scope(e) in self.scopes
+        ]
         if target:
             rows = [e for e in rows if target in (e.get("id"), e.get("key"))]
         return rows

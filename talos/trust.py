@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from talos.model import Node, line_id
+from talos.sources.facts import TAG
 from talos.text import fold_whitespace, matching_keywords
+from talos.warn import warn
 
 __all__ = [
     "AUTHORITY",
@@ -23,12 +25,14 @@ __all__ = [
     "View",
     "authority",
     "authority_of",
+    "authorized",
     "build_view",
     "derived_id",
     "in_view",
     "parse_day",
     "record_id",
     "stated_value",
+    "tag_problem",
     "validity",
     "value_of",
 ]
@@ -73,9 +77,31 @@ def record_id(node: Node) -> str:
     return derived_id(node.fields, node.raw if node.kind == "fact" else node.path)
 
 
+def window_problem(node: Node) -> tuple[str, str] | None:
+    """A validity date that is present but not a date: ``(reason, detail)``, else ``None``.
+
+    Fail closed (SPEC §7.2: an expired record is not used however trusted its source): an
+    unreadable ``until`` counts as ``expired`` — before, ``until=2025-02-30`` meant "valid
+    forever" —, an unreadable ``from`` or tag date as ``not-yet-valid``.
+    """
+    until = node.fields.get("until")
+    if until is not None and parse_day(until) is None:
+        return "expired", f"until={until} is not a date"
+    start = node.fields.get("from")
+    if start is not None and parse_day(start) is None:
+        return "not-yet-valid", f"from={start} is not a date"
+    if node.born and parse_day(node.born) is None:
+        return "not-yet-valid", f"the tag date {node.born} is not a date"
+    return None
+
+
 def validity(node: Node, at: dt.date) -> str | None:
     """``None`` when valid at ``at``; else ``"not-yet-valid"`` or ``"expired"`` (SPEC §7.1:
-    ``from <= at < until``; ``from`` defaults to the tag's date, ``until`` to open-ended)."""
+    ``from <= at < until``; ``from`` defaults to the tag's date, ``until`` to open-ended; an
+    unreadable date is never valid, see :func:`window_problem`)."""
+    bad = window_problem(node)
+    if bad:
+        return bad[0]
     start = parse_day(node.fields.get("from", "")) or parse_day(node.born)
     if start is not None and at < start:
         return "not-yet-valid"
@@ -85,10 +111,48 @@ def validity(node: Node, at: dt.date) -> str | None:
     return None
 
 
+#: A comment inside a fact's text that was meant as a provenance tag: it starts with a source
+#: word, or with a word and a date-like token, or it holds a ``field=value`` pair.
+_COMMENT = re.compile(r"<!--(?P<body>.*?)(?:-->|$)", re.S)
+_TAG_LIKE = re.compile(
+    r"^\s*(?:(?:user|tool|reflect|import)\b|\w+\s+\d{2,4}[-/.]\d)|[A-Za-z_][\w.\-]*=", re.S
+)
+_TAG_FIELD = re.compile(r"([A-Za-z_][\w.\-]*)=(\S*)")
+
+
+def tag_problem(node: Node) -> str | None:
+    """Why a fact's provenance cannot be read, or ``None`` when it can (SPEC §7.1).
+
+    A tag that does not parse leaves the line looking untagged — ``src=user``, scope
+    ``global`` — so ``- x <!-- reflect 2025-1-5 scope=project:beta -->`` would reach every
+    global caller as a hand-written fact. Such a record has no trustworthy scope or source,
+    so it is used by no one (fail closed) until the person fixes the line:
+    a tag-like comment left in the text (malformed, misplaced, or a second tag), or a field
+    given twice with different values (``scope=project:beta scope=global``).
+    """
+    if node.kind != "fact" or "<!--" not in node.raw:
+        return None
+    for m in _COMMENT.finditer(node.text):
+        if _TAG_LIKE.search(m.group("body")):
+            return "a comment in the text looks like a provenance tag but does not parse"
+    if node.born:
+        tag = TAG.search(node.raw.strip())
+        seen: dict[str, str] = {}
+        for name, value in _TAG_FIELD.findall(tag.group("fields") if tag else ""):
+            if seen.setdefault(name, value) != value:
+                return f"field {name} is given twice with different values"
+    return None
+
+
+def authorized(node: Node, scopes: Sequence[str]) -> bool:
+    """Whether ``node`` belongs to one of ``scopes`` and its provenance can be read."""
+    return node.scope in scopes and tag_problem(node) is None
+
+
 def in_view(node: Node, scopes: Sequence[str], at: dt.date) -> bool:
     """Whether ``node`` is authorized, active and valid at ``at`` (SPEC §7.3)."""
     return (
-        node.scope in scopes
+        authorized(node, scopes)
         and node.fields.get("status", "active") == "active"
         and validity(node, at) is None
     )
@@ -173,10 +237,15 @@ def build_view(
     Returns:
         The :class:`View`.
     """
-    overrides = dict(overrides or {})
+    overrides = {key: fold_whitespace(value) for key, value in (overrides or {}).items()}
+    unused = dict(overrides)
     view = View([])
     active: list[Node] = []
     for n in nodes:
+        problem = tag_problem(n)
+        if problem:  # its scope is unknown: never named, not even by why-not
+            warn(f"{n.path}:{n.line}: unreadable provenance tag ({problem}); line not used")
+            continue
         if n.scope not in scopes:
             continue
         status = n.fields.get("status", "active")
@@ -185,7 +254,8 @@ def build_view(
             continue
         bad = validity(n, at)
         if bad:
-            view.excluded.append(Excluded(n, bad))
+            detail = window_problem(n)
+            view.excluded.append(Excluded(n, bad, detail[1] if detail else ""))
             continue
         active.append(n)
 
@@ -198,8 +268,9 @@ def build_view(
     drop: dict[int, Excluded] = {}
     replace: dict[int, Node] = {}  # id(first record of a group) -> synthetic node
     for (scope, key), recs in groups.items():
-        if key in overrides:
-            synth = override_node(key, overrides.pop(key), recs, scope)
+        if key in overrides:  # in every authorized scope that holds the key
+            unused.pop(key, None)
+            synth = override_node(key, overrides[key], recs, scope)
             for r in recs:
                 drop[id(r)] = Excluded(r, "overridden", key)
             replace[id(recs[0])] = synth
@@ -232,17 +303,24 @@ def build_view(
             view.excluded.append(drop[id(n)])
         else:
             view.nodes.append(n)
-    for key, value in overrides.items():  # overrides of keys with no record in view
+    for key, value in unused.items():  # overrides of keys with no record in view
         view.nodes.append(override_node(key, value, [], scopes[0] if scopes else "global"))
     return view
 
 
 def override_node(key: str, value: str, replaced: Sequence[Node], scope: str) -> Node:
     """A request-scoped fact ``KEY = VALUE`` (SPEC §7.5): never written, never counted. It
-    matches by the key, the value, and the keywords of the records it stands in for."""
+    matches by the key, the value, and the keywords of the records it stands in for.
+
+    Its keyword set also holds ``override:KEY``, which no text can produce (keywords are
+    ``[a-z0-9]`` runs and CJK): it never matches a query, but it keeps §5.1 from merging the
+    override into a fact with the same keywords, where it showed as an unmarked member line.
+    """
+    key, value = fold_whitespace(key), fold_whitespace(value)
     text = f"{key} = {value}"
     kw = matching_keywords(key.replace(".", " ").replace("_", " ") + " " + value)
     kw = kw.union(*(r.keywords for r in replaced)) if replaced else kw
+    kw = kw | {f"override:{key}"}
     return Node(
         kind="fact",
         text=text,

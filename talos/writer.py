@@ -16,7 +16,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -246,7 +246,8 @@ def remember(
         A :class:`RememberResult`.
 
     Raises:
-        InputError: empty or multi-line text, a tag inside the text, a bad source/key/scope,
+        InputError: empty text (newlines and other whitespace runs fold to one space, so
+            the fact stays one line), a tag inside the text, a bad source/key/scope,
             ``tool`` without ``ref``, ``conf`` outside 0–1, ``until`` not after ``from``.
         filelock.Timeout, OSError: the write could not happen (memory.md is unchanged).
     """
@@ -373,12 +374,15 @@ def remember(
         return RememberResult(fields["id"], new_line, status, [rid for rid, _ in doomed.values()])
 
 
-def restore(paths: Paths, rid: str) -> str:
+def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> str:
     """Bring a removed line back (SPEC §7.6): the latest audited line of record ``rid``
     (forgotten, superseded, revoked, resolved away, or sent to history) is appended to
     memory.md — as written, except that a history record becomes active.
 
     A forgotten skill file is moved back from the trash instead.
+
+    ``scopes``: when given, only records of these scopes can be restored; any other id reads
+    as unknown (SPEC §7.7: no oracle on other scopes).
 
     Returns:
         The restored line (for a skill: its path).
@@ -392,6 +396,8 @@ def restore(paths: Paths, rid: str) -> str:
         op = ""
         trashed: dict[str, object] | None = None
         for e in audit.settled(paths.audit_file):
+            if scopes is not None and audit.entry_scope(e) not in scopes:
+                continue
             if e.get("id") == rid and e.get("op") != "restore":
                 candidate = e.get("before") or e.get("line")
                 if candidate and not e.get("after"):
@@ -413,6 +419,7 @@ def restore(paths: Paths, rid: str) -> str:
                 {
                     "op": "restore",
                     "id": rid,
+                    "scope": audit.entry_scope({"after": line}),
                     "file": str(paths.memory_file),
                     "before": None,
                     "after": line,

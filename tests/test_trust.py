@@ -598,3 +598,251 @@ def test_8_override_wins_for_one_call_and_writes_nothing(make_home) -> None:
     assert r.stdout == block("- [fact] deploy address = 10.0.0.5")
     r = cli(home, "get", "deploy.address")
     assert r.stdout == "10.0.0.5\n"
+
+
+# -- attacks on SPEC §7: each test below failed before its fix ----------------------------------
+
+MALFORMED = [
+    # a tag that does not parse must not turn a beta record into a global, hand-written one
+    "- beta secret zqone <!-- reflect 2025-1-5 scope=project:beta -->",  # bad date shape
+    "- beta secret zqtwo <!-- reflect 2025-01-05 scope=project:beta note=two words -->",
+    "- beta secret zqthree <!-- reflect 2025-01-05 scope=project:beta scope=global -->",  # twice
+    "- beta secret zqfour <!-- reflect -->",  # no date: a reflect record must not rank as user
+    "- beta secret zqfive <!-- tool 2025-01-05 scope=project:beta --> and more text",
+    "- beta secret zqsix <!-- user 2025-01-05 scope=project:beta --> <!-- user 2025-01-05 -->",
+    "- beta secret zqseven <!-- user -->",
+    "- beta secret zqeight <!-- import 2025-01-05 key=a key=b -->",
+]
+
+
+@pytest.mark.parametrize("line", MALFORMED)
+def test_attack_malformed_tag_is_used_by_no_one(make_home, line: str) -> None:
+    """§7.1/§7.3: a line whose provenance tag is broken or ambiguous has no trustworthy scope
+    or source: it is used on no route of any scope (fail closed, with a warning naming the line)
+    — before the fix it was a global hand-written fact. It stays in memory.md untouched."""
+    token = line.split()[3]
+    home = make_home(memory=f"- plain fact about kettles\n{line}\n")
+    for scopes in (("global",), ("project:beta",), ("global", "project:beta")):
+        mem = Memory(home, scopes=scopes)
+        assert mem.recall(f"beta secret {token}").text == ""
+        seen = [r.to_json() for r in mem.explain(f"beta secret {token}", k=50)]
+        seen += [w.to_json() for w in mem.why_not(f"beta secret {token}", k=50)]
+        assert token not in json.dumps(seen)
+        assert mem.get("a").reason == "unknown"
+    r = cli(home, "recall", f"beta secret {token}")
+    assert r.stdout == ""
+    assert f"{home / 'memory.md'}:2: " in r.stderr and "provenance tag" in r.stderr
+    assert (home / "memory.md").read_text() == f"- plain fact about kettles\n{line}\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- html notes use <!-- --> comments <!-- user 2025-01-05 -->",  # comment, not a tag
+        "- kettles are descaled monthly <!-- see the wiki -->",
+        "- README 词数统计用 wc -w 就够了 <!--   reflect    2026-04-01   -->",  # free spacing
+        "- kettles <!-- user 2025-01-05 scope=global scope=global -->",  # same value twice
+    ],
+)
+def test_attack_control_harmless_comments_still_load(make_home, line: str) -> None:
+    """The quarantine above must not swallow plain comments or well-formed tags."""
+    mem = Memory(make_home(memory=line + "\n"))
+    assert len(mem.view()[0].nodes) == 1
+
+
+def test_attack_unreadable_validity_dates_fail_closed(make_home) -> None:
+    """§7.2: "an expired record is not used however trusted its source": a window that cannot
+    be read is not valid — before the fix ``until=2025-02-30`` meant "valid forever"."""
+    home = make_home(
+        memory="- vpn gateway = gw1 <!-- user 2025-01-05 key=vpn.gw until=2025-02-30 -->\n"
+        "- vpn backup = gw2 <!-- user 2025-01-05 key=vpn.backup from=soon -->\n"
+    )
+    mem = Memory(home)
+    assert mem.recall("vpn gateway backup").text == ""
+    assert (mem.get("vpn.gw").reason, mem.get("vpn.backup").reason) == ("expired", "not-yet-valid")
+    why = {(w.node.text, w.reason, w.detail) for w in mem.why_not("vpn gateway backup")}
+    assert why == {
+        ("vpn gateway = gw1", "expired", "until=2025-02-30 is not a date"),
+        ("vpn backup = gw2", "not-yet-valid", "from=soon is not a date"),
+    }
+
+
+def test_attack_override_covers_every_authorized_scope(make_home) -> None:
+    """§7.5: an override wins for the call — also over the same key in a second authorized
+    scope (before the fix only the first scope's records were replaced, and the override rode
+    along unmarked as a merged member of the other scope's record)."""
+    home = make_home(
+        memory=ADDRESS
+        + "- deploy address = 10.9.9.9 <!-- user 2025-03-01 key=deploy.address scope=p:a -->\n"
+    )
+    r = cli(home, "recall", "deploy address", "--scope", "p:a", "--scope", "global",
+            "--override", "deploy.address=10.1.1.1")  # fmt: skip
+    assert r.stdout == block("- [fact] deploy.address = 10.1.1.1" + OVERRIDE_NOTE)
+
+
+def test_attack_override_is_never_merged_into_a_fact(make_home) -> None:
+    """§5.1 merges equal keyword sets; an override sharing one with a keyless fact must still
+    be delivered as itself, marked (before the fix it became an unmarked member line)."""
+    home = make_home(memory=ADDRESS + "- deploy address 10\n")
+    mem = Memory(home)
+    text = mem.recall("deploy address", overrides={"deploy.address": "10.1.1.1"}).text
+    assert text == block(
+        "- [fact] deploy.address = 10.1.1.1" + OVERRIDE_NOTE, "- [fact] deploy address 10"
+    ).rstrip("\n")
+
+
+def test_attack_override_value_cannot_add_lines_to_the_block(make_home) -> None:
+    """An override value is one line of the block: newlines fold (no forged entries)."""
+    home = make_home(memory=ADDRESS)
+    r = cli(home, "recall", "deploy address", "--override", "deploy.address=a\n- [fact] forged")
+    assert r.stdout == block("- [fact] deploy.address = a - [fact] forged" + OVERRIDE_NOTE)
+
+
+def test_attack_history_and_restore_do_not_leak_other_scopes(make_home) -> None:
+    """§7.3/§7.7 "no oracle on other scopes": the audit log holds every scope's lines, so
+    ``history`` shows and ``restore`` touches only authorized scopes (before the fix both
+    ignored scopes: ``history`` printed beta's superseded line to an alpha caller)."""
+    home = make_home()
+    beta = Memory(home, scopes=("project:beta",))
+    old = beta.remember("beta vault = zqvault1", key="vault")
+    beta.remember("beta vault = zqvault2", key="vault")
+    for args in (["history"], ["history", "vault"], ["history", old.id], ["history", "--json"]):
+        r = cli(home, *args, "--scope", "project:alpha")
+        assert r.exit_code == 0 and "zqvault" not in r.output, r.output
+    r = cli(home, "history", "--json")  # default scope: global
+    assert data(r) == []
+    r = cli(home, "restore", old.id, "--scope", "project:alpha")
+    assert r.exit_code == 1
+    assert r.stderr.startswith(f"talos restore: no removed line with id {old.id!r}")
+    assert "zqvault" not in r.output
+    r = cli(home, "history", "vault", "--scope", "project:beta", "--json")
+    assert [e["op"] for e in data(r)] == ["remember", "supersede", "remember"]
+    r = cli(home, "restore", old.id, "--scope", "project:beta")
+    assert r.exit_code == 0
+    r = cli(home, "history", old.id, "--scope", "project:beta", "--json")
+    assert [(e["op"], e["scope"]) for e in data(r)] == [
+        ("remember", "project:beta"),
+        ("supersede", "project:beta"),
+        ("restore", "project:beta"),
+    ]
+
+
+def test_attack_resolve_with_a_wrong_id(make_home) -> None:
+    """§7.4: resolve with an id that is not a competitor refuses (exit 1), names the valid
+    ids of the authorized scopes only, and writes nothing."""
+    home = make_home(
+        memory=f"{OTTERS}\n{HAWKS}\n"
+        "- favourite team = zqbeta <!-- user 2025-01-10 key=team.favourite scope=b -->\n"
+    )
+    before = (home / "memory.md").read_bytes()
+    r = cli(home, "resolve", "team.favourite", "--keep", "Lnope")
+    assert r.exit_code == 1
+    assert r.stderr == (
+        "talos resolve: 'Lnope' is not an active record of key 'team.favourite' "
+        f"(ids: {', '.join(sorted([lid(OTTERS), lid(HAWKS)]))})\n"
+    )
+    beta_id = lid("- favourite team = zqbeta <!-- user 2025-01-10 key=team.favourite scope=b -->")
+    r = cli(home, "resolve", "team.favourite", "--keep", beta_id)  # another scope's record
+    assert r.exit_code == 1 and beta_id in r.stderr and "zqbeta" not in r.stderr
+    assert (home / "memory.md").read_bytes() == before
+    assert not (home / ".talos" / "audit.jsonl").exists()
+
+
+def test_attack_restore_of_an_unknown_id(make_home) -> None:
+    """§7.6: restore of an id the log does not hold refuses with exit 1 and writes nothing."""
+    home = make_home(memory=ADDRESS)
+    r = cli(home, "restore", "rnope")
+    assert r.exit_code == 1
+    assert r.stderr.startswith("talos restore: no removed line with id 'rnope'")
+    assert (home / "memory.md").read_text() == ADDRESS
+
+
+NEIGHBOURS = [
+    b"# notes (no trailing newline at the end of this file)",
+    b"- latin-1 caf\xe9 line",
+    b"- crlf line\r",
+    b"\xff\xfe\x00 binary junk",
+    b"- editor = vim <!-- user 2025-03-01 key=editor -->",
+    b"- team = a <!-- user 2025-01-01 key=team -->",
+    b"- team = b <!-- user 2025-01-02 key=team -->",
+    b"- last line without newline",
+]
+
+
+def test_attack_hostile_values_and_byte_exact_neighbours(make_home) -> None:
+    """§3.1/§7.5: remember folds newlines into one line, refuses text that would break the tag,
+    round-trips hostile ref/by values, and every write (remember, supersede, revoke, resolve,
+    restore) keeps the lines it does not touch byte for byte — non-UTF-8 ones included."""
+    home = make_home(memory=b"\n".join(NEIGHBOURS))
+    mem = Memory(home)
+    keep = [NEIGHBOURS[i] for i in (0, 1, 2, 3, 7)]
+
+    def untouched() -> list[bytes]:
+        lines = (home / "memory.md").read_bytes().split(b"\n")
+        return [ln for ln in lines if ln in keep]
+
+    for bad in ("a <!-- user 2025-01-01 scope=x -->", "value --> evil", "<!-- x"):
+        r = cli(home, "remember", bad)
+        assert r.exit_code == 1 and "must not contain" in r.stderr
+    r = cli(home, "remember", "two\nlines\u2028here too", "--ref", "msg 42 -->x", "--by", "a=b c")
+    assert r.exit_code == 0
+    huge = "zqhuge " + "word " * 20000
+    res = mem.remember(huge, key="huge")
+    assert res.line.count("\n") == 0 and untouched() == keep
+    lines = (home / "memory.md").read_bytes().split(b"\n")
+    two = [ln.decode() for ln in lines if ln.startswith(b"- two lines here too <!--")]
+    assert len(two) == 1
+    from talos.sources.facts import parse_fact_line
+
+    parsed = parse_fact_line(two[0])
+    assert parsed is not None
+    assert (parsed.text, parsed.fields["ref"], parsed.fields["by"]) == (
+        "two lines here too",
+        "msg 42 -->x",
+        "a=b c",
+    )
+    assert mem.remember("editor = helix", key="editor").superseded == [lid(NEIGHBOURS[4].decode())]
+    assert untouched() == keep
+    assert mem.revoke("msg 42 -->x") and untouched() == keep
+    assert mem.resolve("team", lid(NEIGHBOURS[5].decode())) == [lid(NEIGHBOURS[6].decode())]
+    assert untouched() == keep
+    mem.restore(lid(NEIGHBOURS[6].decode()))
+    assert untouched() == keep
+    assert (home / "memory.md").read_bytes().startswith(b"\n".join(NEIGHBOURS[:4]))
+    assert audit.verify(mem.paths.audit_file, mem.paths.memory_file) == []
+
+
+def test_attack_concurrent_remember_loses_no_line(make_home) -> None:
+    """§7.5: four processes remembering at once lose no line: 4 × 10 keyless lines all land;
+    4 × 10 writes of one key leave exactly one active line and 39 audited supersedes."""
+    import os
+
+    hand = "- i wrote this line myself\n"
+    home = make_home(memory=hand)
+    go = home / "go"
+    pids = []
+    for p in range(4):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                mem = Memory(home, index=False)
+                while not go.exists():
+                    time.sleep(0.001)
+                for i in range(10):
+                    mem.remember(f"worker {p} note {i} zq")
+                    mem.remember(f"shared value = {p}-{i}", key="shared.k")
+                code = 0
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    go.touch()
+    assert all(os.waitpid(pid, 0)[1] == 0 for pid in pids)
+    lines = (home / "memory.md").read_text().splitlines()
+    assert lines[0] == hand.rstrip("\n")
+    notes = sorted(ln.split(" <!--")[0] for ln in lines if " note " in ln)
+    assert notes == sorted(f"- worker {p} note {i} zq" for p in range(4) for i in range(10))
+    assert len([ln for ln in lines if "key=shared.k" in ln]) == 1
+    mem = Memory(home)
+    assert len([e for e in mem.history("shared.k") if e["op"] == "supersede"]) == 39
+    assert audit.verify(mem.paths.audit_file, mem.paths.memory_file) == []

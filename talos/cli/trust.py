@@ -223,13 +223,15 @@ def resolve(
 def history(
     target: Annotated[str | None, typer.Argument(help="A key or a record id.")] = None,
     home: HomeOpt = None,
+    scope: ScopeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show the audit log: every remember, supersede, resolve, forget, revoke and restore.
+    """Show the audit log: every remember, supersede, resolve, forget, revoke and restore —
+    of the authorized scopes only.
 
     Example: talos history editor
     """
-    mem = open_memory(home)
+    mem = open_memory(home, scopes=scopes_from(scope))
     rows = mem.history(target)
     if as_json:
         emit("history", rows)
@@ -258,13 +260,14 @@ def history(
 def restore(
     rid: Annotated[str, typer.Argument(help="Id of a removed record (see `talos history`).")],
     home: HomeOpt = None,
+    scope: ScopeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Bring a removed line back into memory.md from the audit log.
+    """Bring a removed line (of an authorized scope) back into memory.md from the audit log.
 
     Example: talos restore Lc1bafd77f
     """
-    line = open_memory(home).restore(rid)
+    line = open_memory(home, scopes=scopes_from(scope)).restore(rid)
     if as_json:
         emit("restore", {"id": rid, "line": line})
         return
