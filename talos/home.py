@@ -89,6 +89,8 @@ def load_config(home: Path) -> dict[str, Any]:
         raise InputError(f"{path}: is a folder, expected a TOML file") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: invalid TOML: {e}") from None
+    except UnicodeDecodeError as e:  # found by bench/fuzz_readers.py
+        raise InputError(f"{path}: not valid UTF-8 at byte {e.start}; save it as UTF-8") from None
 
 
 def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) -> Paths:

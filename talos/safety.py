@@ -197,7 +197,12 @@ _KEYED = P(
     r"(?P<value>[^\s\"'`,;，。]{4,})",
     _I,
 )
-_PLACEHOLDER = re.compile(r"^(?:[$<{%*\[(]|x{3,}|\.{3}|…|null|none|true|false|changeme$)", _I)
+#: Values that are not secrets: variables, placeholders, and code (``row.id``, ``get_pw()``).
+_PLACEHOLDER = re.compile(
+    r"^(?:[$<{%*\[(]|x{3,}|\.{3}|…|null|none|true|false|changeme$"
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[\w.]+\()",
+    _I,
+)
 
 
 def _looks_secret(name: str, value: str) -> bool:
@@ -383,7 +388,7 @@ RULES: tuple[Rule, ...] = (
             ),
             P("curl", r"\bcurl\b[^\n]{0,300}\s(?:-T|--upload-file)\s+\S", _I),
             P("wget", r"\bwget\b[^\n]{0,300}--post-(?:file|data)\b", _I),
-            P("nc netcat socat telnet", r"\|\s*(?:nc|ncat|netcat|socat|telnet)\s+\S", _I),
+            P("nc netcat socat telnet", r"\|\s*(?:nc|ncat|netcat|socat|telnet)\s+\S+", _I),
             P("nc netcat", r"\b(?:nc|ncat|netcat)\s+(?:-\w+\s+){0,4}[\w.-]+\s+\d{1,5}\s*<", _I),
             P("/dev/tcp/ /dev/udp/", r"/dev/(?:tcp|udp)/", _I),
             P("exfiltrat", r"\bexfiltrat\w*", _I),
@@ -714,8 +719,10 @@ def _tree(skills_dir: Path) -> list[tuple[str, str, os.stat_result | None]]:
 
 @functools.lru_cache(maxsize=1024)
 def _path_pattern(needle: str) -> re.Pattern[str]:
-    """``needle`` as a path mention: not inside a longer name, optionally ``./``-prefixed."""
-    return re.compile(r"(?<![\w.-])(?:\./)?" + re.escape(needle) + r"(?![\w-])")
+    """``needle`` as a path mention: not inside a longer name, optionally ``./``-prefixed. A
+    bare word (``run``: no ``/``, no ``.``) only counts as ``./run``, or prose would match."""
+    dot = r"(?:\./)?" if "/" in needle or "." in needle.strip(".") else r"\./"
+    return re.compile(r"(?<![\w.-])" + dot + re.escape(needle) + r"(?![\w-])")
 
 
 def _needles(flagged: list[str], here: str) -> list[tuple[str, str]]:

@@ -53,6 +53,9 @@ __all__ = [
 #: An episode's text is the first 80 characters of the session's first user request.
 EPISODE_CHARS = 80
 
+#: A lone surrogate (a ``"\ud800"`` escape in the JSON): no output can print it as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 #: Last part of a sessions path that asks for a recursive read (``DIR/**``).
 RECURSIVE_MARK = "**"
 
@@ -221,7 +224,7 @@ def first_user_request(path: Path) -> str:
             for blob in f:
                 try:
                     obj = json.loads(blob.decode("utf-8", errors="replace"))
-                except ValueError:
+                except (ValueError, RecursionError):  # [[[… too deep: bench/fuzz_readers.py
                     if reader is None or reader is _talos:
                         return ""
                     continue
@@ -283,6 +286,7 @@ def episode_node(path: Path, order: int = 0) -> Node | None:
     request = first_user_request(path)
     if not request:
         return None
+    request = _SURROGATE.sub("\ufffd", request)  # "\ud800" in JSON: not printable
     text = mask_secrets(request)[:EPISODE_CHARS]
     kw = matching_keywords(text)
     if not kw:
