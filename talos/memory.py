@@ -50,8 +50,12 @@ class RecallRow:
     node: Node = field(repr=False)
 
     def as_trace(self) -> dict[str, object]:
-        """The row as a trace entry ``{"key", "score", "body"}`` (SPEC §6.3)."""
-        return {"key": self.key, "score": self.score, "body": self.body}
+        """The row as a trace entry ``{"key", "score", "body"}`` (SPEC §6.3). A request-scoped
+        override is traced as ``override:KEY``: its value is never written to disk (§7.5)."""
+        key = self.key
+        if self.node.src == "override":
+            key = "override:" + self.node.fields.get("key", "")
+        return {"key": key, "score": self.score, "body": self.body}
 
 
 @dataclass(slots=True)
@@ -244,6 +248,7 @@ class Memory:
             raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
         self.index: Index | None = Index(self.paths) if index else None
         self._indexed: tuple[tuple[int, int], list[Node], list[Node]] | None = None
+        self._present: tuple[Graph, dict[str, frozenset[str]]] | None = None
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
@@ -382,14 +387,16 @@ class Memory:
 
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
-        present = graph.cache.get("present")
-        if present is None:  # once per graph: recall must not cost O(memories) (SPEC §6.3)
+        if self._present is not None and self._present[0] is graph:
+            present = self._present[1]
+        else:  # once per graph: recall must not cost O(memories) (SPEC §6.3)
             keys: dict[str, set[str]] = {s: set() for s in self.scopes}
             for n in graph.nodes:
                 for m in n.family():
                     if counted(m):
                         keys.setdefault(m.scope, set()).add(m.key)
-            present = graph.cache["present"] = {s: frozenset(v) for s, v in keys.items()}
+            present = {s: frozenset(v) for s, v in keys.items()}
+            self._present = (graph, present)
         hits: dict[str, set[str]] = {}
         for r in rows:
             for m in r.node.family():
