@@ -248,6 +248,7 @@ def remember(
     Raises:
         InputError: empty text (newlines and other whitespace runs fold to one space, so
             the fact stays one line), a tag inside the text, a bad source/key/scope,
+            ``observed`` after tomorrow (evidence is not seen in the future),
             ``tool`` without ``ref``, ``conf`` outside 0–1, ``until`` not after ``from``.
         filelock.Timeout, OSError: the write could not happen (memory.md is unchanged).
     """
@@ -266,6 +267,10 @@ def remember(
     if conf is not None and not 0.0 <= conf <= 1.0:
         raise InputError(f"--conf must be between 0 and 1: {conf}")
     observed = observed or dt.date.today()
+    if observed > dt.date.today() + dt.timedelta(days=1):  # a day of slack for time zones
+        raise InputError(
+            f"--observed {observed} is in the future; give the date the evidence was seen"
+        )
     start = valid_from or observed
     if until is not None and until <= start:
         raise InputError(f"--until {until} must be after the start of validity {start}")

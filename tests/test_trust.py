@@ -846,3 +846,37 @@ def test_attack_concurrent_remember_loses_no_line(make_home) -> None:
     mem = Memory(home)
     assert len([e for e in mem.history("shared.k") if e["op"] == "supersede"]) == 39
     assert audit.verify(mem.paths.audit_file, mem.paths.memory_file) == []
+
+
+def test_attack_override_value_never_reaches_the_disk(make_home) -> None:
+    """§7.5: an override is "never written to disk" — not even in the trace (before the fix
+    its row key ``fact:deploy.address = <value>`` was; the value may be a secret). The trace
+    names the picked override by its key only."""
+    home = make_home(memory=ADDRESS)
+    mem = Memory(home)
+    rec = mem.recall("deploy address", overrides={"deploy.address": "s3cr3t-token"})
+    assert "s3cr3t-token" in rec.text
+    trace = [
+        json.loads(x) for x in (home / ".talos" / "recall_trace.jsonl").read_text().splitlines()
+    ]
+    assert [p["key"] for t in trace for p in t["picked"]] == ["override:deploy.address"]
+    for path in (home / ".talos").rglob("*"):
+        if path.is_file():
+            assert b"s3cr3t-token" not in path.read_bytes(), path
+    assert b"s3cr3t-token" not in (home / "memory.md").read_bytes()
+
+
+def test_attack_observed_in_the_future_is_refused(make_home) -> None:
+    """§7.5: evidence cannot be observed in the future. Before the fix ``--observed
+    2999-01-01`` superseded the current record with one not valid before 2999, so ``get``
+    had no value at all today. (One day of slack absorbs time zones.)"""
+    home = make_home(memory=VIM + "\n")
+    r = cli(home, "remember", "editor = helix", "--key", "editor", "--observed", "2999-01-01")
+    assert r.exit_code == 1
+    assert r.stderr == (
+        "talos remember: --observed 2999-01-01 is in the future; "
+        "give the date the evidence was seen\n"
+    )
+    assert (home / "memory.md").read_text() == VIM + "\n"
+    tomorrow = (dt.date.today() + dt.timedelta(days=1)).isoformat()
+    assert cli(home, "remember", "editor = helix", "--observed", tomorrow).exit_code == 0
