@@ -21,7 +21,15 @@ from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.sessions import session_files
 from talos.sources.skills import parse_frontmatter, read_skill, skill_files
 from talos.text import keywords
-from talos.trust import DEFAULT_SCOPES, View, build_view, derived_id, record_id, stated_value
+from talos.trust import (
+    DEFAULT_SCOPES,
+    View,
+    authorized,
+    build_view,
+    derived_id,
+    record_id,
+    stated_value,
+)
 from talos.usage import SqliteUsage, Stat, UsageStore, today, write_trace
 from talos.warn import warn
 from talos.writer import RememberResult
@@ -649,7 +657,7 @@ class Memory:
                 out.append(WhyNot(e.node, e.reason, e.by))
         if self.keep_fact is not None:
             for n in load_facts(self.paths.memory_file, None):
-                if n.scope in self.scopes and n.keywords & qk and not self.keep_fact(n.text):
+                if authorized(n, self.scopes) and n.keywords & qk and not self.keep_fact(n.text):
                     out.append(WhyNot(n, "unsafe", "looks like an instruction (SPEC §8.2)"))
         return out
 

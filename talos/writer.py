@@ -128,7 +128,9 @@ def _rewrite(paths: Paths, kept: list[bytes], append_lines: Iterable[str] = ()) 
         while kept and kept[-1].strip() == b"":
             kept.pop()
         kept = [*kept, *extra, b""]
-    atomic_write_bytes(paths.memory_file, b"\n".join(kept))
+    # Write through a symlinked memory.md (a dotfiles repo): replacing the link itself would
+    # leave the person's real file behind (tests/test_trust.py, symlink test).
+    atomic_write_bytes(paths.memory_file.resolve(), b"\n".join(kept))
 
 
 def _settle(paths: Paths) -> None:
@@ -137,7 +139,7 @@ def _settle(paths: Paths) -> None:
     other writer is active, so every ``.memory.md.*.tmp`` is stale; 50 SIGKILLs left 11 of
     them in a person's home — ``tests/test_crash.py``)."""
     audit.recover(paths.audit_file, paths.memory_file)
-    mf = paths.memory_file
+    mf = paths.memory_file.resolve()
     try:
         stale = list(mf.parent.glob(f".{glob.escape(mf.name)}.*.tmp"))
     except OSError:
