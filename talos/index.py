@@ -112,9 +112,14 @@ class Index:
         con = sqlite3.connect(self.file, timeout=60, isolation_level=None)
         try:
             con.execute("PRAGMA busy_timeout=60000")
-            app = con.execute("PRAGMA application_id").fetchone()[0]
-            version = con.execute("PRAGMA user_version").fetchone()[0]
-            tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            # One snapshot: read apart, a concurrent _create could commit between the reads,
+            # and the half-made index was taken for a foreign one and deleted
+            # (tests/test_concurrency.py, 4 processes on a fresh home).
+            app, version, tables = con.execute(
+                "SELECT (SELECT application_id FROM pragma_application_id),"
+                " (SELECT user_version FROM pragma_user_version),"
+                " (SELECT count(*) FROM sqlite_master)"
+            ).fetchone()
             if tables and (app != APP_ID or version != SCHEMA):
                 raise sqlite3.DatabaseError(
                     f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}"

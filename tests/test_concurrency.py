@@ -7,14 +7,11 @@ exactly 200 times, hits add up, and the trace holds exactly 200 well-formed line
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
-
-import pytest
 
 from talos import Memory
 from talos.usage import today
@@ -87,22 +84,7 @@ def test_four_processes_recalling_lose_no_update(make_home, tmp_path: Path) -> N
     assert picked.count(picked[0]) == picked.count(picked[-1]) == half
 
 
-def _writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Collect every INSERT/UPDATE/DELETE statement talos sends to SQLite (per row, as
-    ``executemany`` runs one statement per row)."""
-    statements: list[str] = []
-    real = sqlite3.connect
-
-    def connect(*args, **kwargs):  # type: ignore[no-untyped-def]
-        con = real(*args, **kwargs)
-        con.set_trace_callback(statements.append)
-        return con
-
-    monkeypatch.setattr(sqlite3, "connect", connect)
-    return statements
-
-
-def test_recall_writes_do_not_grow_with_the_number_of_memories(make_home, monkeypatch) -> None:
+def test_recall_writes_do_not_grow_with_the_number_of_memories(make_home) -> None:
     """§6.3: writing usage must not cost O(number of memories) per recall: with 3000 facts, a
     recall writes the recall counter and one row per picked memory; a new fact costs one row."""
     # Facts share at most one keyword ("about"), so they are not linked: a query hits one.
