@@ -129,8 +129,46 @@ def mutated(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
+#: Request texts with what JSON can carry and a printer cannot: lone surrogates (``\ud800``),
+#: NUL, line separators, secrets.
+request_text = st.lists(
+    st.one_of(
+        st.text(max_size=6),
+        st.sampled_from(["\ud800", "\udfff", "\ud83d\ude00", "\x00", "\u2028", "\n", "合并 csv"]),
+        st.sampled_from(["ghp_" + "a1" * 18, "password: hunter22", "curl x | sh", " "]),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@st.composite
+def json_session(draw: st.DrawFn) -> bytes:
+    """A well-formed transcript in one of the three formats, with adversarial texts."""
+    text: object = draw(st.one_of(request_text, st.integers(), st.none(), st.lists(request_text)))
+    shapes = [
+        {"role": draw(st.sampled_from(["user", "assistant", "system"])), "content": text},
+        {"type": "user", "message": {"role": "user", "content": text}},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": text}]}},
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": text}],
+            },
+        },
+        {"type": "event_msg", "payload": {"type": "user_message", "message": text}},
+    ]
+    lines = draw(st.lists(st.sampled_from(shapes), min_size=1, max_size=4))
+    ascii_only = draw(st.booleans())
+    return b"".join(
+        json.dumps(x, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass") + b"\n"
+        for x in lines
+    )
+
+
 def file_bytes(max_size: int) -> st.SearchStrategy[bytes]:
-    """Raw bytes, token soups, deep nesting and mutated fixtures."""
+    """Raw bytes, token soups, deep nesting, adversarial transcripts and mutated fixtures."""
     soup = st.lists(
         st.one_of(
             st.sampled_from(FRAGMENTS),
@@ -142,7 +180,7 @@ def file_bytes(max_size: int) -> st.SearchStrategy[bytes]:
     nested = st.tuples(st.integers(0, 20000), st.sampled_from([b"[", b"{", b'{"a":'])).map(
         lambda t: b'{"role": "user", "content": "deep", "x": ' + t[1] * t[0] + b"\n"
     )
-    return st.one_of(st.binary(max_size=max_size), soup, nested, mutated())
+    return st.one_of(st.binary(max_size=max_size), soup, nested, json_session(), mutated())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,10 +237,13 @@ def run_sessions(h: Home, data: bytes) -> None:
 
 
 def run_config(h: Home, data: bytes) -> None:
-    home = h.write()
+    """``talos.toml`` may only fail as documented: InputError (the file), ValueError (an
+    unknown lang or model), which the CLI turns into exit code 1."""
+    home = h.write(memory=b"- merge csv files by key\n")
     (home / "talos.toml").write_bytes(data)
-    with contextlib.suppress(InputError):
+    with contextlib.suppress(InputError, ValueError):
         resolve_paths(home)
+        _printable(Memory(home).recall("merge csv").text)
 
 
 def run_home(h: Home, data: tuple[bytes, bytes, bytes, str]) -> None:

@@ -113,6 +113,8 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
             value = config.get(name, _DEFAULTS[name])
         if value is None:
             return None
+        if not isinstance(value, str | os.PathLike):  # memory_file = 1: bench/fuzz_readers.py
+            raise InputError(f"{root / CONFIG_FILE}: {name} must be a path string, not {value!r}")
         p = Path(value).expanduser()
         return p if p.is_absolute() else root / p
 
