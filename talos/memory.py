@@ -270,7 +270,10 @@ class Memory:
         With the index: its generation after an incremental refresh (SPEC §11) plus the
         skills' sizes and mtimes. Without: size and mtime of every source file.
         """
-        skills = tuple(_stat(p) for p in skill_files(self.paths.skills_dir))
+        skills = (  # flagged: a payload in a subfolder changes no top-level skill's stat
+            tuple(_stat(p) for p in skill_files(self.paths.skills_dir)),
+            safety.flagged_skills(self.paths.skills_dir),
+        )
         if self._refresh_index():
             assert self.index is not None
             return ("index", self.index.generation, skills)

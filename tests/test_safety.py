@@ -521,3 +521,17 @@ def test_secret_cut_at_80_characters_is_masked_whole(make_home) -> None:
     home = make_home(sessions={"s.jsonl": json.dumps({"role": "user", "content": request}) + "\n"})
     (node,) = Memory(home).nodes()
     assert node.text == "x" * 70 + " ghp_****"
+
+
+def test_a_long_lived_memory_notices_a_payload_appearing_in_a_subfolder(make_home) -> None:
+    """``talos mcp`` keeps one Memory: a payload made executable after start (no top-level
+    skill changes) must still take the skill that points at it out of the next recall."""
+    home = make_home(
+        skills={"deploy.md": "---\nname: deploy\ndescription: deploy the site\n---\nrun tools/go\n"}
+    )
+    (home / "skills" / "tools").mkdir()
+    (home / "skills" / "tools" / "go").write_text("echo deploy\n", encoding="utf-8")
+    mem = Memory(home, model="classic")
+    assert [r.node.name for r in mem.recall("deploy the site").picked] == ["deploy"]
+    (home / "skills" / "tools" / "go").chmod(0o755)
+    assert mem.recall("deploy the site").picked == []
