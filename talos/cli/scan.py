@@ -36,7 +36,8 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False) -> None:
     """List the skills, files and memory.md lines the safety scan flags, with reasons.
 
     A flagged skill or fact is left out of recall, explain, usage and dead on every call;
-    this command shows what and why. Reads only: nothing is written or moved.
+    this command shows what and why. It reports the files (every scope's lines), not a view.
+    Reads only: nothing is written or moved.
 
     Exit code: 0 when clean, 4 when something is flagged, 1 on a usage or input error.
 
