@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import sqlite3
@@ -661,7 +662,13 @@ class Memory:
         if self.keep_fact is not None:
             for n in load_facts(self.paths.memory_file, None):
                 if authorized(n, self.scopes) and n.keywords & qk and not self.keep_fact(n.text):
-                    out.append(WhyNot(n, "unsafe", "looks like an instruction (SPEC §8.2)"))
+                    # The text itself is withheld: why-not output reaches agents too (MCP),
+                    # and the point of the filter is that this line never reaches a prompt.
+                    reasons = "; ".join(safety.instruction_reasons(n.text)) or "filtered"
+                    hidden = dataclasses.replace(
+                        n, text=f"(line {n.line} withheld: it looks like an instruction)", raw=""
+                    )
+                    out.append(WhyNot(hidden, "unsafe", f"{reasons} (SPEC §8.2)"))
         return out
 
     def remember(
