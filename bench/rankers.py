@@ -5,7 +5,8 @@ rows, each row the list of memory ids it stands for (a talos node merged from du
 for all its members, SPEC §5.1), best first. Ties break by memory order everywhere.
 
 - :class:`TalosRanker`: a real talos home in a temporary folder (every memory a fact line tagged
-  ``import`` with its date and ``ref=<id>``), asked through :class:`talos.Memory`. ``explain``
+  ``import`` with its date and ``ref=<id>``), asked through :class:`talos.Memory`; a row
+  stands for the ids of all its merged members (and of lines identical to them). ``explain``
   gives the top k (what a user sees); :meth:`TalosRanker.ranking` gives the full ranking through
   the same graph, model and :func:`talos.graph.rank` that ``explain`` uses, without building the
   per-row edge detail (``tests/test_bench.py`` checks both agree).
@@ -76,10 +77,21 @@ class TalosRanker:
         home = write_home(store, tmp / "home")
         self.memory = Memory(home, keep_fact=None, model=model)
         self.model = MODELS[model]
+        # Identical lines are one memory and keep one member (SPEC §5.1: "delivered once"),
+        # so a node stands for every id whose text equals a member's (MADial zh has 3 such).
+        by_text: dict[str, list[str]] = {}
+        for it in store.items:
+            by_text.setdefault(it.text, []).append(it.id)
+        self._same = {it.id: by_text[it.text] for it in store.items}
 
-    @staticmethod
-    def _ids(node) -> list[str]:  # type: ignore[no-untyped-def]
-        return [m.fields.get("ref", "") for m in node.family()]
+    def _ids(self, node) -> list[str]:  # type: ignore[no-untyped-def]
+        out: list[str] = []
+        for m in node.family():
+            ref = m.fields.get("ref", "")
+            for i in self._same.get(ref, [ref]):
+                if i not in out:
+                    out.append(i)
+        return out
 
     def top(self, query: str, k: int) -> list[list[str]]:
         """Rows of ``Memory.explain(query, k)`` as id lists."""

@@ -10,19 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from talos.model import Node
 
 __all__ = [
     "DECAY",
+    "DEFAULT_MODEL",
     "EDGE_MIN",
+    "FLOW_DECAY",
     "HOPS",
+    "HUB_POWER",
     "MODELS",
+    "SPREAD_DECAY",
     "THRESH",
     "Activation",
     "Graph",
     "Model",
+    "bipartite",
     "build_graph",
+    "classic",
+    "damped",
+    "flow",
+    "hub_seed",
+    "hub_weight",
     "merge_duplicates",
     "rank",
 ]
@@ -78,11 +89,15 @@ class Graph:
         neighbours: for node ``i``, ``[(j, w_ij), ...]`` in ascending ``j`` (so floating-point
             sums are reproducible).
         postings: keyword → ascending node indices (the inverted index).
+        cache: values a model derives from the graph once (e.g. keyword IDF), reused by every
+            query while the graph is cached.
     """
 
     nodes: list[Node]
     neighbours: list[list[tuple[int, float]]]
     postings: dict[str, list[int]] = field(default_factory=dict)
+    #: per-graph values models derive once and reuse while the graph lives (IDF, shares).
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 def build_graph(nodes: Sequence[Node], edge_min: int = EDGE_MIN) -> Graph:
@@ -172,6 +187,143 @@ def classic(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     return Activation(seeds, hops)
 
 
+# -- hub-damped, mass-conserving models (SPEC §10, issue 5) ----------------------------------
+#
+# Measured failure of `classic` (bench/README.md): on real conversations its graph is nearly
+# complete (LoCoMo: 663 turns, ~525 neighbours each, because speaker names and common words are
+# keywords), and two non-conserving hops turn the ranking into a query-independent centrality
+# order — Recall@5 of evidence 0.002 on LoCoMo, 0.05 on MADial zh. The same defect is the
+# bridge-copy one of golden/home-bridge-*: mass grows with the number of copies. The models
+# below fix both causes: seeds are weighted by how specific a keyword is (hub damping), and a
+# hop redistributes a fixed share of activation instead of copying it to every neighbour.
+
+# Constants tuned on the dev split only (bench/sweep.py; table in bench/README.md).
+HUB_POWER = 0.5  #: a query keyword held by ``df`` nodes weighs ``df ** -HUB_POWER``
+SPREAD_DECAY = 0.5  #: share of its activation a node hands on per hop in ``bipartite``
+FLOW_DECAY = 0.25  #: the same for ``flow``
+
+
+def hub_weight(graph: Graph, kw: str) -> float:
+    """How much a query keyword counts: ``df(k) ** -HUB_POWER`` (1.0 when no node holds it).
+
+    ``df`` is how many (merged) nodes hold the keyword: a keyword most nodes share (a speaker's
+    name, 可以, "what") says little about which one is meant — as HippoRAG divides a seed by the
+    number of passages holding it. It depends on the holders only, not on the size of the home:
+    a log-IDF (``ln N/df``) rose for every seed when near-copies of an unrelated bridge were
+    added (golden/home-bridge-*: etl skill 2.20 → 2.34), which issue 5 forbids.
+    """
+    df = len(graph.postings.get(kw, ()))
+    return float(df) ** -HUB_POWER if df else 1.0
+
+
+def hub_seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
+    """Hub-damped seeds ``Σ_{k ∈ q ∩ i} hub(k) / Σ_{k ∈ q} hub(k)``, in load order.
+
+    1.0 means the node holds every query keyword; with every ``hub(k) = 1`` this is the classic
+    seed ``|q ∩ i| / |q|`` (SPEC §5.3). Query keywords no node holds count 1.0 in the
+    denominator: a query mostly about unknown things scores low everywhere.
+    """
+    if not query_kw:
+        return {}
+    qs = sorted(query_kw)
+    total = sum(hub_weight(graph, k) for k in qs)
+    acc: dict[int, float] = {}
+    for k in qs:
+        plist = graph.postings.get(k)
+        if not plist:
+            continue
+        w = hub_weight(graph, k)
+        for i in plist:
+            acc[i] = acc.get(i, 0.0) + w
+    return {i: acc[i] / total for i in sorted(acc)}
+
+
+def damped(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
+    """Hub-damped seeds only (:func:`hub_seed`), no spreading: the ablation of ``bipartite``."""
+    return Activation(hub_seed(graph, query_kw), [])
+
+
+def _keyword_lists(graph: Graph) -> list[list[str]]:
+    """Each node's keywords, sorted (a fixed summation order), computed once per graph."""
+    lists = graph.cache.get("keywords")
+    if lists is None:
+        lists = graph.cache["keywords"] = [sorted(n.keywords) for n in graph.nodes]
+    return lists
+
+
+def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
+    """Mass-conserving spreading over the node–keyword bipartite graph (issue 5).
+
+    Seeds are :func:`hub_seed`. In each of :data:`HOPS` hops every active node ``i`` hands
+    ``SPREAD_DECAY · a_i`` to its keywords in equal parts, and each keyword splits what it
+    received evenly over the ``df(k)`` nodes holding it (the sender included); the new
+    activation is the old plus everything received. Each hop adds exactly
+    ``SPREAD_DECAY · Σ a``, wherever it goes: N near-copies of a bridge share one bridge's pull
+    instead of multiplying it (golden/home-bridge-*, pinned by
+    ``tests/test_quality_invariants.py``), and a keyword many nodes hold spreads thin. Unlike
+    the SPEC §5.2 edges, one shared keyword carries activation, in proportion to how specific
+    it is. A hop costs the postings of the active nodes' keywords, not their edges.
+    """
+    act = hub_seed(graph, query_kw)
+    if not act:
+        return Activation({}, [])
+    seeds = dict(act)
+    kws = _keyword_lists(graph)
+    post = graph.postings
+    hops: list[dict[int, float]] = []
+    for _ in range(HOPS):
+        mass: dict[str, float] = {}
+        for i, a in act.items():
+            out = a * SPREAD_DECAY / len(kws[i])
+            for k in kws[i]:
+                mass[k] = mass.get(k, 0.0) + out
+        nxt = dict(act)
+        for k, m in mass.items():
+            plist = post[k]
+            each = m / len(plist)
+            for j in plist:
+                nxt[j] = nxt.get(j, 0.0) + each
+        act = nxt
+        hops.append(act)
+    return Activation(seeds, hops)
+
+
+def _out_weight(graph: Graph) -> list[float]:
+    """Sum of each node's edge weights (SPEC §5.2), computed once per graph."""
+    out = graph.cache.get("out_weight")
+    if out is None:
+        out = graph.cache["out_weight"] = [sum(w for _, w in nb) for nb in graph.neighbours]
+    return out
+
+
+def flow(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
+    """Mass-conserving spreading over the SPEC §5.2 edges (issue 5's first suggestion).
+
+    Seeds are :func:`hub_seed`. In each of :data:`HOPS` hops every active node ``i`` hands
+    ``FLOW_DECAY · a_i`` to its neighbours in proportion to edge weight,
+    ``w_ij / Σ_j w_ij`` (a random-walk step); a node without neighbours keeps its activation.
+    Same edges as ``classic``, so explain's edges are the ones that carried activation; the
+    cost of a hop is the edges of the active nodes, like ``classic``.
+    """
+    act = hub_seed(graph, query_kw)
+    if not act:
+        return Activation({}, [])
+    seeds = dict(act)
+    nbrs = graph.neighbours
+    out = _out_weight(graph)
+    hops: list[dict[int, float]] = []
+    for _ in range(HOPS):
+        nxt = dict(act)
+        for i, a in act.items():
+            if out[i]:
+                f = a * FLOW_DECAY / out[i]
+                for j, w in nbrs[i]:
+                    nxt[j] = nxt.get(j, 0.0) + f * w
+        act = nxt
+        hops.append(act)
+    return Activation(seeds, hops)
+
+
 @dataclass(frozen=True, slots=True)
 class Model:
     """An activation model with the constants its score scale needs.
@@ -198,6 +350,14 @@ MODELS: dict[str, Model] = {
     # within 1.1x (BODY_LEAD); as the only ranked skill, six right bodies scored 0.44+ and one
     # wrong one 0.22 (BODY_FLOOR).
     "classic": Model("classic", classic, THRESH, 1.7, 0.35),
+    # The hub-damped models score on another scale (1.0 = the node holds every query keyword,
+    # before spreading), so their constants are re-derived on the dev split by bench/sweep.py
+    # (bench/README.md): THRESH = the largest cut costing <= 0.005 dev Recall@10 on every
+    # set; BODY_LEAD / BODY_FLOOR = the lead ratio / top score maximising Youden's J of
+    # "the top row is right".
+    "damped": Model("damped", damped, 0.01, 1.25, 0.40),
+    "bipartite": Model("bipartite", bipartite, 0.01, 1.25, 0.55),
+    "flow": Model("flow", flow, 0.01, 1.25, 0.40),
 }
 DEFAULT_MODEL = "classic"
 
