@@ -46,6 +46,29 @@ APP_ID = 0x7A105  # "talos"
 Progress = Callable[[int, int], None]
 
 
+def _readers_fingerprint() -> str:
+    """A digest of the code that decides what a file's rows are (readers, masking, keywords):
+    rows indexed by other code are re-read, never trusted."""
+    import hashlib
+
+    import talos.safety
+    import talos.sources.facts
+    import talos.sources.sessions
+    import talos.text
+
+    h = hashlib.sha256()
+    for mod in (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text):
+        try:
+            h.update(Path(str(mod.__file__)).read_bytes())
+        except OSError:
+            h.update(str(mod).encode())
+    return h.hexdigest()[:16]
+
+
+#: Fingerprint of the reading code; stored in the index, compared on every refresh.
+READERS = _readers_fingerprint()
+
+
 @dataclass(slots=True)
 class RefreshStats:
     """What a refresh did: files read, files dropped, whether memory.md was re-read."""
@@ -197,6 +220,13 @@ class Index:
         con = self._connect()
         con.execute("BEGIN IMMEDIATE")
         try:
+            if self._meta(con, "readers") != READERS:
+                # The code that turns files into rows changed (a reader, masking, keywords):
+                # what was indexed before may differ from what it reads now. Start over.
+                for table in ("facts", "sessions", "meta"):
+                    con.execute(f"DELETE FROM {table}")
+                con.execute("INSERT INTO meta(k, v) VALUES ('readers', ?)", (READERS,))
+                self._line_cache = {}
             if self._meta(con, "memory_sig") != json.dumps(
                 [str(self.paths.memory_file), *memory_sig]
             ):

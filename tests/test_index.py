@@ -177,3 +177,24 @@ def test_cli_index_builds_and_checks(make_home) -> None:
     assert (data["facts"], data["episodes"], data["sessions_read"]) == (1, 1, 1)
     res = runner.invoke(app, ["index", "--home", str(home), "--check", "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["data"]["problems"] == []
+
+
+def test_rows_indexed_by_other_reader_code_are_reread(make_home, monkeypatch) -> None:
+    """An index built by different reading code (say, before a masking fix) is re-read, never
+    trusted: the reader fingerprint is compared on every refresh."""
+    import talos.index
+
+    home = make_home(
+        sessions={"a.jsonl": json.dumps({"role": "user", "content": "brew green tea"}) + "\n"}
+    )
+    Memory(home).explain("tea")
+    db = home / ".talos" / "index.db"
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    con.execute("UPDATE sessions SET text='stale text from old code', kw='tea'")
+    con.execute("UPDATE meta SET v='old-readers' WHERE k='readers'")
+    con.commit()
+    con.close()
+    assert talos.index.READERS != "old-readers"
+    assert [r.text for r in Memory(home).explain("tea")] == ["brew green tea"]
