@@ -41,6 +41,18 @@ def run(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def make_home(make_home):  # type: ignore[no-untyped-def]
+    """Homes on the reference model ``classic`` (talos.toml): the numbers below are its."""
+
+    def make(**kw):  # type: ignore[no-untyped-def]
+        home = make_home(**kw)
+        (home / "talos.toml").write_text('model = "classic"\n')
+        return home
+
+    return make
+
+
+@pytest.fixture
 def dead_home(make_home) -> Path:
     """A home where the two talos-written lines that nobody recalls are due for forgetting.
 

@@ -33,7 +33,7 @@ WORKER = textwrap.dedent(
     from talos import Memory
 
     home, go, rounds = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
-    mem = Memory(home)
+    mem = Memory(home, model="classic")
     mem.graph()  # load before the start signal, so the recalls really overlap
     deadline = time.time() + 30
     while not go.exists() and time.time() < deadline:
@@ -65,7 +65,7 @@ def test_four_processes_recalling_lose_no_update(make_home, tmp_path: Path) -> N
         assert p.returncode == 0, err
         assert err == ""  # not one warning: nothing failed and was papered over
 
-    usage = {k: tuple(v) for k, v in Memory(home).usage().items()}
+    usage = {k: tuple(v) for k, v in Memory(home, model="classic").usage().items()}
     n, half = PROCS * ROUNDS, PROCS * ROUNDS // 2
     assert usage == {
         "fact:the staging db is called pelican": (n, half, today()),
@@ -90,7 +90,7 @@ def test_recall_writes_do_not_grow_with_the_number_of_memories(make_home) -> Non
     # Facts share at most one keyword ("about"), so they are not linked: a query hits one.
     lines = [f"- note{i} about topic{i} <!-- reflect 2026-01-01 -->" for i in range(3000)]
     home = make_home(memory="\n".join(lines) + "\n")
-    mem = Memory(home)
+    mem = Memory(home, model="classic")
     mem.recall("topic7")  # first recall: every memory becomes present once
     # Trace the usage store's own (persistent) connection: what writing usage costs.
     statements: list[str] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,12 @@ def index(request: pytest.FixtureRequest) -> bool:
     """Facts reach recall through the persistent index or straight from the file: both routes
     must behave the same."""
     return request.param
+
+
+def memory(home: Path, **kw: Any) -> Memory:
+    """A Memory on the reference model ``classic``: the numbers in these tests are its
+    (SPEC §5.3), whatever the default model is."""
+    return Memory(home, model="classic", **kw)
 
 
 def block(*lines: str) -> str:
@@ -55,7 +62,7 @@ def test_undecodable_lines_are_skipped_with_one_warning_naming_file_and_lines(
     """§3.1: a line that is not UTF-8 is skipped with one warning (file, line numbers); the
     rest of the file still loads."""
     home = make_home(memory=BAD_MEMORY)
-    mem = Memory(home, index=index)
+    mem = memory(home, index=index)
     assert [tuple(r) for r in mem.explain("kettle")] == [
         (1.0, "fact", "the kettle is in the left cupboard"),
         (1.0, "fact", "kettle descaling uses vinegar"),
@@ -71,7 +78,7 @@ def test_forget_keeps_undecodable_lines_byte_for_byte(make_home, index) -> None:
     """§6.5/§7.6: rewriting memory.md after a forget keeps every other byte, undecodable lines
     and CRLF line ends included."""
     home = make_home(memory=BAD_MEMORY)
-    mem = Memory(home, index=index)
+    mem = memory(home, index=index)
     assert mem.forget([("fact", "kettle descaling uses vinegar")]) == 1
     assert (home / "memory.md").read_bytes() == (
         b"- the kettle is in the left cupboard\r\n"
@@ -90,7 +97,7 @@ def test_forget_keeps_undecodable_lines_byte_for_byte(make_home, index) -> None:
 def test_recall_never_writes_memory_md(make_home) -> None:
     """Recall and explain only read the person's files."""
     home = make_home(memory=BAD_MEMORY)
-    mem = Memory(home)
+    mem = memory(home)
     mem.recall("kettle")
     mem.explain("kettle")
     mem.dead(min_seen=0)
@@ -100,7 +107,7 @@ def test_recall_never_writes_memory_md(make_home) -> None:
 def test_memory_file_that_is_a_folder_warns_and_other_sources_load(make_home, capfd, index) -> None:
     home = make_home(skills={"kettle.md": "---\nname: kettle\ndescription: descale it\n---\n"})
     (home / "memory.md").mkdir()
-    result = Memory(home, index=index).recall("kettle descale")
+    result = memory(home, index=index).recall("kettle descale")
     assert [r.kind for r in result.picked] == ["skill"]
     assert f"{home / 'memory.md'}: cannot read" in capfd.readouterr().err
 
@@ -120,7 +127,7 @@ def test_binary_junk_skills_are_skipped_with_a_warning(make_home, capfd) -> None
             "z-png.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR kettle",
         }
     )
-    mem = Memory(home)
+    mem = memory(home)
     assert [tuple(r) for r in mem.explain("descale kettle")] == [
         (1.0, "skill", "descale — descale the kettle with vinegar")
     ]
@@ -139,7 +146,7 @@ def test_skill_with_two_frontmatter_blocks_uses_the_first(make_home) -> None:
         "body text\n"
     )
     home = make_home(skills={"two.md": text})
-    mem = Memory(home)
+    mem = memory(home)
     assert [tuple(r) for r in mem.explain("kettle water")] == [
         (1.0, "skill", "first — boil water in the kettle")
     ]
@@ -164,7 +171,7 @@ def test_skill_with_two_frontmatter_blocks_uses_the_first(make_home) -> None:
     ],
 )
 def test_odd_skill_files_never_crash(make_home, text) -> None:
-    mem = Memory(make_home(skills={"odd.md": text}))
+    mem = memory(make_home(skills={"odd.md": text}))
     rows = mem.explain("kettle")
     mem.recall("kettle")
     assert [r.kind for r in rows] == (["skill"] if "kettle" in text else [])
@@ -196,7 +203,7 @@ def test_truncated_and_malformed_sessions(make_home, index) -> None:
     home = make_home(sessions=sessions)
     (home / ".talos" / "sessions" / "2026-01-08.jsonl").mkdir()  # a folder, not a file
     (home / ".talos" / "sessions" / "2026-01-09.jsonl").symlink_to("missing-target")
-    mem = Memory(home, index=index)
+    mem = memory(home, index=index)
     assert [tuple(r) for r in mem.explain("kettle")] == [
         (1.0, "episode", "descale the kettle"),
         (1.0, "episode", "kettle string request"),
@@ -212,7 +219,7 @@ def test_truncated_and_malformed_sessions(make_home, index) -> None:
 
 def test_missing_home_is_valid_and_empty(tmp_path, capfd, index) -> None:
     """§2: a home whose files do not exist is valid and empty: nothing recalled, no error."""
-    mem = Memory(tmp_path / "no" / "such" / "home", index=index)
+    mem = memory(tmp_path / "no" / "such" / "home", index=index)
     assert mem.explain("kettle") == []
     result = mem.recall("kettle")
     assert (result.text, result.picked) == ("", [])
@@ -226,9 +233,9 @@ def test_home_with_only_some_folders(make_home) -> None:
     """Missing skills/ and sessions/ folders mean no skills and no episodes; a skills path
     that is a file means no skills."""
     home = make_home(memory="- the kettle is in the left cupboard\n")
-    assert [r.kind for r in Memory(home).recall("kettle").picked] == ["fact"]
+    assert [r.kind for r in memory(home).recall("kettle").picked] == ["fact"]
     (home / "skills").write_text("not a folder")
-    assert [r.kind for r in Memory(home).recall("kettle").picked] == ["fact"]
+    assert [r.kind for r in memory(home).recall("kettle").picked] == ["fact"]
 
 
 # -- queries -----------------------------------------------------------------------------------
@@ -249,7 +256,7 @@ def test_empty_and_stopword_queries_recall_nothing_and_are_traced(make_home, que
     """§5.3: a query with no keywords recalls nothing; §6.1: the round is still traced and
     counted (picked == [])."""
     home = make_home(memory="- the kettle is in the left cupboard\n- it is a to of\n")
-    mem = Memory(home)
+    mem = memory(home)
     assert mem.explain(query) == []
     assert mem.recall(query).text == ""
     assert [rec["picked"] for rec in trace(home)] == [[]]
@@ -265,7 +272,7 @@ def test_huge_lines_and_queries(make_home, index) -> None:
     early = "kettle " + " ".join(f"w{i}" for i in range(50_000))
     late = "x" * 5000 + " kettle"
     home = make_home(memory=f"- {early}\n- {late}\n- {'y' * 300_000}\n")
-    mem = Memory(home, index=index)
+    mem = memory(home, index=index)
     result = mem.recall("kettle " + "q" * 100_000)
     assert [(r.key, r.score) for r in result.picked] == [("fact:" + early[:80], 0.5)]
     assert [rec["picked"][0]["key"] for rec in trace(home)] == ["fact:" + early[:80]]

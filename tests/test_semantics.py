@@ -11,6 +11,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,12 @@ HEADING = (
     "not instructions)"
 )
 NEVER_QUERY = "zzzz unrelated qqqq"  # shares no keyword with any test home
+
+
+def memory(home: Path, **kw: Any) -> Memory:
+    """A Memory on the reference model ``classic``: the numbers in these tests are its
+    (SPEC §5.3), whatever the default model is."""
+    return Memory(home, model="classic", **kw)
 
 
 def block(*lines: str) -> str:
@@ -46,7 +53,7 @@ PAIR = (
 
 def test_merged_member_is_delivered_in_the_block(make_home) -> None:
     """§5.1/§6.1: two facts with one keyword set are one node; both texts reach the block."""
-    mem = Memory(make_home(memory=PAIR))
+    mem = memory(make_home(memory=PAIR))
     result = mem.recall("does alice trust bob")
     assert result.text == block("- [fact] Bob trusts Alice", "  · Alice trusts Bob")
     assert [(r.key, r.score, r.body) for r in result.picked] == [
@@ -59,13 +66,13 @@ def test_merged_member_is_delivered_in_the_block(make_home) -> None:
 
 def test_identical_lines_are_delivered_once(make_home) -> None:
     """§5.1: the same line written four times is one entry, not four, and no member line."""
-    mem = Memory(make_home(memory="- deploy runs on friday\n" * 4))
+    mem = memory(make_home(memory="- deploy runs on friday\n" * 4))
     assert mem.recall("friday deploy").text == block("- [fact] deploy runs on friday")
 
 
 def test_merged_member_is_counted(make_home) -> None:
     """§6.3: a merged member is seen on every recall and hit when its representative is."""
-    mem = Memory(make_home(memory=PAIR))
+    mem = memory(make_home(memory=PAIR))
     mem.recall("alice bob")
     mem.recall("green tea")
     mem.recall(NEVER_QUERY)
@@ -80,7 +87,7 @@ def test_merged_member_is_counted(make_home) -> None:
 def test_merged_member_is_proposed_and_forgotten(make_home) -> None:
     """§6.4/§6.5: dead() considers members too, and forget() removes their exact lines."""
     home = make_home(memory=PAIR)
-    mem = Memory(home)
+    mem = memory(home)
     for _ in range(8):
         mem.recall("green tea")
     dead = mem.dead()
@@ -118,7 +125,7 @@ def test_body_gate_uses_the_full_ranking_not_the_top_k(make_home) -> None:
     By hand: 12 keywords each, 10 shared (w = 10/12); seeds 6/6 and 5/6; two hops of
     ``a += 0.6·w·a_other`` give 2.0833 and 2.0417.
     """
-    mem = Memory(make_home(skills={"csv-merge.md": CSV_MERGE, "csv-split.md": CSV_SPLIT}))
+    mem = memory(make_home(skills={"csv-merge.md": CSV_MERGE, "csv-split.md": CSV_SPLIT}))
     query = "merge csv files by key column"
     assert [tuple(r) for r in mem.explain(query)] == [
         (2.08, "skill", "csv-merge — merge two csv files by a key column"),
@@ -135,7 +142,7 @@ def test_body_gate_uses_the_full_ranking_not_the_top_k(make_home) -> None:
 def test_body_gate_control_lone_strong_skill_gets_its_body(make_home) -> None:
     """The control of the test above: without the runner-up the same skill earns its body."""
     home = make_home(skills={"csv-merge.md": CSV_MERGE})
-    result = Memory(home).recall("merge csv files by key column", k=1)
+    result = memory(home).recall("merge csv files by key column", k=1)
     assert [(r.score, r.body) for r in result.picked] == [(1.0, True)]
     path = home / "skills" / "csv-merge.md"
     assert result.text == block(
@@ -172,7 +179,7 @@ def test_lone_skill_needs_the_body_floor(make_home, query, score, body) -> None:
     """§6.1 step 2: a lone ranked skill earns its body only with a score >= 0.35 (rounded);
     a weak one is named, without body."""
     home = make_home(skills={"tea.md": TEA})
-    result = Memory(home).recall(query)
+    result = memory(home).recall(query)
     assert [(r.score, r.body) for r in result.picked] == [(score, body)]
     if body:
         path = home / "skills" / "tea.md"
@@ -188,7 +195,7 @@ def test_lone_skill_needs_the_body_floor(make_home, query, score, body) -> None:
 def test_body_is_withheld_when_the_best_skill_is_beyond_k(make_home) -> None:
     """§6.1 step 2: the body goes out only if its skill is among the top k rows."""
     facts = "- merge csv files by key column with pandas merge\n"
-    mem = Memory(make_home(memory=facts, skills={"csv-merge.md": CSV_MERGE}))
+    mem = memory(make_home(memory=facts, skills={"csv-merge.md": CSV_MERGE}))
     query = "merge csv files by key column"
     ranked = [(r.kind, r.score) for r in mem.explain(query)]
     assert ranked[0][0] == "fact"
@@ -209,7 +216,7 @@ def test_skill_line_is_the_file_stem_never_the_description(make_home) -> None:
         "csv-merge.md": CSV_MERGE,
         "split-tool.md": CSV_SPLIT.replace("name: csv-split", "name: Fancy Splitter"),
     }
-    result = Memory(make_home(skills=skills)).recall("merge csv files by key column")
+    result = memory(make_home(skills=skills)).recall("merge csv files by key column")
     assert result.text == block("- [skill] csv-merge", "- [skill] split-tool")
     assert "key column" not in result.text
     assert "Fancy" not in result.text
@@ -225,7 +232,7 @@ def test_body_skill_lists_merged_twins_by_label_and_path_never_a_second_body(mak
     twin_a = "---\nname: twin\ndescription: rotate nginx logs daily\n---\nrun logrotate\n"
     twin_b = "---\nname: twin\ndescription: daily rotate nginx logs\n---\nlogrotate run\n"
     home = make_home(skills={"twin-a.md": twin_a, "twin-b.md": twin_b})
-    result = Memory(home).recall("rotate nginx logs")
+    result = memory(home).recall("rotate nginx logs")
     a, b = home / "skills" / "twin-a.md", home / "skills" / "twin-b.md"
     assert result.bodies == 1
     assert result.text == block(
@@ -244,7 +251,7 @@ def test_trace_has_one_line_per_recall_with_only_the_query_hash(make_home) -> No
     """§6.3: one line per recall, keys exactly picked/q/t, q = 12-hex SHA-256 prefix, the query
     text is never stored, empty rounds are recorded with ``picked == []``."""
     home = make_home(memory=PAIR, skills={"tea.md": TEA})
-    mem = Memory(home)
+    mem = memory(home)
     queries = ["alice bob secretword", NEVER_QUERY, "", "the and of 的 了", "green tea"]
     t0 = int(time.time())
     for q in queries:
@@ -274,7 +281,7 @@ def test_trace_has_one_line_per_recall_with_only_the_query_hash(make_home) -> No
 def test_explain_writes_no_trace_and_counts_nothing(make_home) -> None:
     """§6.2: explain has no side effects."""
     home = make_home(memory=PAIR)
-    mem = Memory(home)
+    mem = memory(home)
     mem.explain("alice bob")
     assert not (home / ".talos" / "recall_trace.jsonl").exists()
     assert mem.usage() == {}
@@ -284,7 +291,7 @@ def test_trace_key_is_the_first_80_characters(make_home) -> None:
     """§6.3: ``key = kind + ":" + text[:80]``."""
     long_fact = "quokka " + "x" * 200
     home = make_home(memory=f"- {long_fact}\n")
-    Memory(home).recall("quokka")
+    memory(home).recall("quokka")
     assert trace_lines(home)[0]["picked"] == [
         {"key": "fact:" + long_fact[:80], "score": 1.0, "body": False}
     ]
@@ -295,7 +302,7 @@ def test_unwritable_trace_does_not_break_recall(make_home, capfd) -> None:
     stderr and recall still answers and still counts usage."""
     home = make_home(memory=PAIR)
     bad = home / "memory.md" / "trace.jsonl"
-    mem = Memory(home, trace_file=bad)
+    mem = memory(home, trace_file=bad)
     result = mem.recall("alice bob")
     assert result.text == block("- [fact] Bob trusts Alice", "  · Alice trusts Bob")
     err = capfd.readouterr().err
@@ -308,7 +315,7 @@ def test_unwritable_usage_does_not_break_recall(make_home, capfd) -> None:
     """§6.1: usage counts that cannot be written warn and never fail the recall."""
     home = make_home(memory=PAIR)
     (home / "blocker").write_text("a file, not a folder")
-    mem = Memory(home, state_dir=home / "blocker" / "state", trace_file=home / "trace.jsonl")
+    mem = memory(home, state_dir=home / "blocker" / "state", trace_file=home / "trace.jsonl")
     result = mem.recall("alice bob")
     assert result.text == block("- [fact] Bob trusts Alice", "  · Alice trusts Bob")
     assert "talos: warning: cannot update usage counts" in capfd.readouterr().err
@@ -332,7 +339,7 @@ def test_forget_removes_exactly_the_suggested_line_never_the_hand_written_twin(
     """§6.5: forget removes talos-written lines with the suggestion's text, never a hand-written
     line with the same text and never a line of another scope; the rest is byte-for-byte."""
     home = make_home(memory=TWINS)
-    mem = Memory(home)
+    mem = memory(home)
     assert mem.forget([("fact", "deploys happen on friday afternoons")]) == 1
     assert (home / "memory.md").read_text() == (
         "# My notes\n"
@@ -347,13 +354,13 @@ def test_forget_removes_exactly_the_suggested_line_never_the_hand_written_twin(
 
 def test_forget_of_a_dead_suggestion_keeps_the_hand_written_twin(make_home) -> None:
     """§6.4/§6.5 end to end: the hand-written twin shares the usage key but is never removed."""
-    memory = (
+    text = (
         "- deploys happen on friday afternoons\n"
         "- deploys happen on friday afternoons <!-- reflect 2026-01-01 -->\n"
         "- carol brews green tea\n"
     )
-    home = make_home(memory=memory)
-    mem = Memory(home)
+    home = make_home(memory=text)
+    mem = memory(home)
     for _ in range(8):
         mem.recall("green tea")
     dead = mem.dead()
@@ -375,7 +382,7 @@ def test_forget_of_a_dead_suggestion_keeps_the_hand_written_twin(make_home) -> N
 def test_forget_of_a_vanished_line_removes_nothing_and_says_so(make_home, capfd) -> None:
     """§6.5: a suggestion that matches no line (the file changed since) removes nothing."""
     home = make_home(memory=TWINS)
-    mem = Memory(home)
+    mem = memory(home)
     assert mem.forget([("fact", "no such line anywhere")]) == 0
     assert mem.forget([("skill", "deploys happen on friday afternoons")]) == 0
     assert (home / "memory.md").read_text() == TWINS
@@ -400,7 +407,7 @@ def test_dead_proposes_only_talos_written_facts_never_skills(make_home) -> None:
     proposed; every talos-written fact seen enough and never hit is. Since issue 3 a skill
     whose frontmatter says ``source: reflect`` is eligible too (it is listed last, in load
     order, after the facts)."""
-    mem = Memory(
+    mem = memory(
         make_home(memory=MIXED, skills={"scratch.md": AGENT_SKILL, "mine.md": AGENT_SKILL_MINE})
     )
     for _ in range(7):
@@ -433,13 +440,13 @@ def test_reference_recall_hits_are_imported_on_first_use(make_home) -> None:
     """§6.3: ``{"事实:<text80>": [seen, hits(, last_hit_day)]}`` is imported the first time a
     home is used, so dead() sees the old counts at once; later edits of it are ignored."""
     long_text = "the nightly export writes parquet files to the lake bucket " + "z" * 40
-    memory = (
+    text = (
         "- the staging db is called pelican <!-- reflect 2026-01-01 -->\n"
         f"- {long_text} <!-- reflect 2026-01-01 -->\n"
         "- the ci runner uses ubuntu 24.04 <!-- tool 2026-01-02 ref=run-7 -->\n"
         "- hand written and never recalled\n"
     )
-    home = make_home(memory=memory, skills={"tea.md": TEA})
+    home = make_home(memory=text, skills={"tea.md": TEA})
     hits = {
         "事实:the staging db is called pelican": [12, 0],
         f"事实:{long_text[:80]}": [30, 4, today() - 100],
@@ -450,7 +457,7 @@ def test_reference_recall_hits_are_imported_on_first_use(make_home) -> None:
     }
     (home / ".talos").mkdir()
     (home / ".talos" / "recall_hits.json").write_text(json.dumps(hits, ensure_ascii=False))
-    mem = Memory(home)
+    mem = memory(home)
     assert [(s.line, *s) for s in mem.dead()] == [
         (1, "fact", "the staging db is called pelican", "seen 12 times, never recalled"),
         (2, "fact", long_text, "last recalled 100 days ago"),
@@ -460,7 +467,7 @@ def test_reference_recall_hits_are_imported_on_first_use(make_home) -> None:
     assert usage["skill:tea — brew green tea at 80 degrees"] == (40, 0, 0)
     mem.recall("pelican")
     (home / ".talos" / "recall_hits.json").write_text(json.dumps({}))
-    usage = Memory(home).usage()
+    usage = memory(home).usage()
     assert usage["fact:the staging db is called pelican"] == (13, 1, today())
     assert usage[f"fact:{long_text[:80]}"] == (31, 4, today() - 100)
     assert usage["fact:hand written and never recalled"] == (51, 0, 0)
