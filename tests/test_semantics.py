@@ -70,6 +70,36 @@ def test_identical_lines_are_delivered_once(make_home) -> None:
     assert mem.recall("friday deploy").text == block("- [fact] deploy runs on friday")
 
 
+def test_at_most_two_members_are_shown_but_all_are_counted(make_home) -> None:
+    """§5.1: members oldest first, at most the first 2 shown; every one counted (§6.3)."""
+    text = (
+        "- red fox jumps <!-- reflect 2026-01-01 -->\n"
+        "- fox jumps red <!-- reflect 2026-01-01 -->\n"
+        "- jumps red fox <!-- reflect 2026-01-01 -->\n"
+        "- fox red jumps <!-- reflect 2026-01-01 -->\n"
+    )
+    mem = memory(make_home(memory=text))
+    assert mem.recall("red fox").text == block(
+        "- [fact] fox red jumps", "  · red fox jumps", "  · fox jumps red"
+    )
+    assert {k: tuple(v) for k, v in mem.usage().items()} == {
+        "fact:red fox jumps": (1, 1, today()),
+        "fact:fox jumps red": (1, 1, today()),
+        "fact:jumps red fox": (1, 1, today()),
+        "fact:fox red jumps": (1, 1, today()),
+    }
+
+
+def test_k_zero_recalls_nothing_but_is_traced_and_counted(make_home) -> None:
+    """§6.1: ``k = 0`` delivers no row; the round is still one trace line and one ``seen``."""
+    home = make_home(memory=PAIR)
+    mem = memory(home)
+    result = mem.recall("alice bob", k=0)
+    assert (result.text, result.picked) == ("", [])
+    assert [rec["picked"] for rec in trace_lines(home)] == [[]]
+    assert mem.usage()["fact:Bob trusts Alice"] == (1, 0, 0)
+
+
 def test_merged_member_is_counted(make_home) -> None:
     """§6.3: a merged member is seen on every recall and hit when its representative is."""
     mem = memory(make_home(memory=PAIR))
