@@ -101,6 +101,13 @@ def test_forget_empty_answer_means_none(dead_home) -> None:
     assert (dead_home / "memory.md").read_text() == MEMORY
 
 
+def test_forget_with_stdin_closed_removes_nothing(dead_home) -> None:
+    """No answer at all (stdin at EOF, e.g. a script forgot --yes) is not consent."""
+    res = run("forget", "--home", str(dead_home), input="")
+    assert res.exit_code != 0
+    assert (dead_home / "memory.md").read_text() == MEMORY
+
+
 def test_forget_by_number_removes_only_that_line(dead_home) -> None:
     res = run("forget", "--home", str(dead_home), input="2\n")
     assert res.exit_code == 0, res.output
