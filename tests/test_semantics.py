@@ -432,7 +432,7 @@ AGENT_SKILL = "---\nname: scratch\ndescription: scratch notes\nsource: reflect\n
 AGENT_SKILL_MINE = "---\nname: mine\ndescription: my own notes\n---\nnothing\n"
 
 
-def test_dead_proposes_only_talos_written_facts_never_skills(make_home) -> None:
+def test_dead_proposes_only_talos_written_memories_never_hand_written_ones(make_home) -> None:
     """§6.4: hand-written facts (no tag) and hand-written skills (no ``source:``) are never
     proposed; every talos-written fact seen enough and never hit is. Since issue 3 a skill
     whose frontmatter says ``source: reflect`` is eligible too (it is listed last, in load
