@@ -49,10 +49,37 @@ _TO_ZH = {"fact": _ZH["fact"], "skill": _ZH["skill"], "episode": _ZH["episode"]}
 _FROM_ZH = {v: k for k, v in _TO_ZH.items()}
 
 
+_CACHED: tuple[tuple[Any, ...], Memory] | None = None
+
+
 def _memory(
     blocked: Iterable[str] | None = None, keep_fact: Callable[[str], bool] | None = None
 ) -> Memory:
+    """The :class:`Memory` for the current module paths, reused while the paths and filters
+    are the same (a new one per call would reopen its index and usage files every time)."""
+    global _CACHED
     hits = os.path.abspath(HITS_FILE)
+    key = (
+        os.path.abspath(MEMORY_FILE),
+        os.path.abspath(SKILLS_DIR),
+        os.path.abspath(SESS_DIR),
+        hits,
+        os.path.abspath(TRACE_FILE),
+        tuple(sorted(map(str, blocked or ()))),
+        keep_fact,
+    )
+    if _CACHED is not None and _CACHED[0] == key:
+        return _CACHED[1]
+    if _CACHED is not None:
+        _CACHED[1].close()
+    mem = _new_memory(hits, blocked, keep_fact)
+    _CACHED = (key, mem)
+    return mem
+
+
+def _new_memory(
+    hits: str, blocked: Iterable[str] | None, keep_fact: Callable[[str], bool] | None
+) -> Memory:
     extra: dict[str, Any] = {} if keep_fact is None else {"keep_fact": keep_fact}
     return Memory(
         os.path.dirname(os.path.abspath(MEMORY_FILE)),

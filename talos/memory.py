@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import os
@@ -262,6 +263,25 @@ class Memory:
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
         self._cache: tuple[Any, View, Graph] | None = None
+
+    def close(self) -> None:
+        """Close the index and usage connections now (they reopen on demand). A sqlite3
+        connection is otherwise freed only by the cycle collector, holding its file open."""
+        if self.index is not None:
+            self.index.close()
+        closer = getattr(self.usage_store, "close", None)
+        if callable(closer):
+            closer()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # never raise from a finalizer
+            self.close()
 
     # -- loading ---------------------------------------------------------------------------
 

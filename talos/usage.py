@@ -144,6 +144,13 @@ class SqliteUsage:
         self._ready = False
         self._local = threading.local()
 
+    def close(self) -> None:
+        """Close this thread's connection (it reopens on demand)."""
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
     def _connect(self) -> sqlite3.Connection:
         """This thread's connection, opened (and the schema migrated) on first use."""
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
