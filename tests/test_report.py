@@ -131,7 +131,7 @@ def test_cli_json_text_and_html(home: Path, tmp_path: Path) -> None:
     assert (env["ok"], env["command"], env["error"]) == (True, "report", None)
     assert env["data"] == build_report(Memory(home), top=1)
 
-    res = runner.invoke(app, ["report", "--home", str(home)])
+    res = runner.invoke(app, ["report", "--home", str(home), "--plain"])
     assert res.exit_code == 0, res.output
     assert "empty rounds" in res.stdout and "2 (40.0%)" in res.stdout
 

@@ -151,7 +151,7 @@ def test_scan_json_names_the_hostile_skill_with_its_reasons(hostile_home: Path) 
 
 
 def test_scan_table(hostile_home: Path) -> None:
-    res = run("scan", "--home", str(hostile_home), env={"COLUMNS": "140"})
+    res = run("scan", "--home", str(hostile_home), "--plain", env={"COLUMNS": "140"})
     assert res.exit_code == 4
     assert res.stdout.splitlines() == [
         "flagged by the safety scan (left out of every route)",
@@ -175,7 +175,7 @@ def test_scan_is_clean_and_exits_0_on_a_benign_home(make_home) -> None:
     res = run("scan", "--home", str(home), "--json")
     assert res.exit_code == 0
     assert json.loads(res.stdout)["data"] == {"clean": True, "skills": [], "facts": []}
-    res = run("scan", "--home", str(home))
+    res = run("scan", "--home", str(home), "--plain")
     assert (res.exit_code, res.stdout, res.stderr) == (0, "", "nothing flagged\n")
 
 

@@ -119,7 +119,7 @@ def test_1_supersede_with_authority_history_and_restore(make_home) -> None:
             "state": "prepared",
         },
     ]
-    r = cli(home, "history", "editor")  # the human table names the op, the old line, the time
+    r = cli(home, "history", "editor", "--plain")  # the table names the op, old line, time
     assert r.exit_code == 0
     assert "supersede" in r.stdout and "vim" in r.stdout
 
@@ -189,7 +189,7 @@ def test_2_equal_standing_conflict_get_and_resolve(make_home) -> None:
     assert (home / "memory.md").read_text() == f"{OTTERS}\n"
     r = cli(home, "get", "team.favourite")
     assert (r.exit_code, r.stdout) == (0, "otters\n")
-    r = cli(home, "conflicts")
+    r = cli(home, "conflicts", "--plain")
     assert (r.exit_code, r.stderr) == (0, "no conflicts\n")
     assert [e["op"] for e in Memory(home).history(b)] == ["resolve"]
 
@@ -242,7 +242,7 @@ def test_3_reflect_write_is_stored_shadowed(make_home) -> None:
     assert [(w["text"], w["id"], w["reason"], w["detail"]) for w in d["why_not"]] == [
         ("deploy region = us-east-2", rid, "shadowed", lid(REGION))
     ]
-    r = cli(home, "explain", "deploy region", "--why-not")
+    r = cli(home, "explain", "deploy region", "--why-not", "--plain")
     assert "shadowed" in r.stdout and "us-east-2" in r.stdout
 
 

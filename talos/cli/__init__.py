@@ -1,12 +1,22 @@
-"""The ``talos`` command line: a thin Typer layer over :class:`talos.Memory` (SPEC §9.1)."""
+"""The ``talos`` command line: a thin Typer layer over :class:`talos.Memory` (SPEC §9.1).
+
+Commands are registered here in the order ``talos --help`` lists them; the help text of each
+is its function's docstring, reflowed by :func:`talos.cli.common.help_text`. Output rules and
+exit codes are in :mod:`talos.cli.common`; the README's command reference is generated from
+this app by :mod:`talos.cli.docs`.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
+from talos.cli import doctor as _doctor
 from talos.cli import forget as _forget
 from talos.cli import index as _index
 from talos.cli import init as _init
@@ -15,12 +25,38 @@ from talos.cli import recall as _recall
 from talos.cli import report as _report
 from talos.cli import scan as _scan
 from talos.cli import trust as _trust
+from talos.cli.common import emit, help_text, isatty
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "main"]
+
+#: Click's UsageError (bad or missing option or argument). Typer >= 0.2x vendors Click, older
+#: Typer uses click itself; either way BadParameter derives from it.
+UsageError: type[Any] = typer.BadParameter.__bases__[0]
 
 
 class TalosGroup(TyperGroup):
-    """Click's usage errors exit 2; SPEC §9.1 gives usage and input errors exit code 1."""
+    """The ``talos`` group: usage errors exit 1 (SPEC §9.1; Click uses 2), and with ``--json``
+    they are a JSON envelope on stdout too, so a script that asked for JSON always gets it."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta["talos.argv"] = list(args)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UsageError as e:
+            argv: list[str] = ctx.meta.get("talos.argv", [])
+            if "--json" not in argv[: argv.index("--") if "--" in argv else None]:
+                raise
+            sub = getattr(e.ctx, "info_name", None)
+            command = (
+                sub
+                if sub and e.ctx is not ctx
+                else next((a for a in argv if not a.startswith("-")), "")
+            )
+            emit(command, None, ok=False, error=e.format_message())
+            raise typer.Exit(1) from None
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -34,26 +70,65 @@ class TalosGroup(TyperGroup):
 app = typer.Typer(
     cls=TalosGroup,
     name="talos",
-    help="Personal long-term memory for AI agents: recall what matters for a task from "
-    "memory.md, skills/ and past sessions, by spreading activation over a keyword graph.",
+    help=help_text(
+        """Personal long-term memory for AI agents: recall what matters for a task from
+        memory.md, skills/ and past sessions, by spreading activation over a keyword graph.
+
+        Every command has --help with examples; all but mcp take --json (one envelope {ok,
+        command, data, error} on stdout), and listings print it by themselves when stdout is
+        not a terminal (--plain keeps the table). Exit codes: 0 ok, 1 usage or input error,
+        3 get refused, 4 scan flagged something, 5 doctor found something that needs
+        attention. Shell completion: talos --install-completion.
+
+        Examples:
+          talos init --example
+          talos recall "merge two csv files on the user id column"
+          talos doctor
+        """
+    ),
     no_args_is_help=True,
     add_completion=True,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.command("init")(_init.init)
-app.command("index")(_index.index)
-app.command("recall")(_recall.recall)
-app.command("explain")(_recall.explain)
-app.command("dead")(_forget.dead)
-app.command("forget")(_forget.forget)
-app.command("scan")(_scan.scan)
-app.command("mcp")(_mcp.mcp)
-app.command("report")(_report.report)
-for _name in ("remember", "get", "conflicts", "resolve", "history", "restore", "revoke"):
-    app.command(_name)(getattr(_trust, _name))
+
+#: Every command in ``talos --help`` order: (name, function).
+COMMANDS: list[tuple[str, Callable[..., Any]]] = [
+    ("init", _init.init),
+    ("index", _index.index),
+    ("recall", _recall.recall),
+    ("explain", _recall.explain),
+    ("dead", _forget.dead),
+    ("forget", _forget.forget),
+    ("scan", _scan.scan),
+    ("doctor", _doctor.doctor),
+    ("mcp", _mcp.mcp),
+    ("report", _report.report),
+    ("remember", _trust.remember),
+    ("get", _trust.get),
+    ("conflicts", _trust.conflicts),
+    ("resolve", _trust.resolve),
+    ("history", _trust.history),
+    ("restore", _trust.restore),
+    ("revoke", _trust.revoke),
+]
+for _name, _fn in COMMANDS:
+    app.command(_name, help=help_text(_fn.__doc__))(_fn)
+
+
+#: Environment variables with which Typer draws its help and usage errors as for a terminal.
+_FORCING = ("FORCE_COLOR", "PY_COLORS", "GITHUB_ACTIONS", "TTY_COMPATIBLE")
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point (also ``python -m talos``, which would otherwise call itself
+    ``python -m talos`` in usage lines and completion scripts).
+
+    No ANSI escape off a terminal (issue 6): talos's own output sees to that per stream
+    (:class:`talos.cli.common.Stream`); Typer's help and usage errors obey ``FORCE_COLOR`` and
+    friends, so with one of them set and a stream that is not a terminal they are told not
+    to style (``_TYPER_FORCE_DISABLE_TERMINAL``, read when Typer first draws).
+    """
+    if any(os.environ.get(v) for v in _FORCING) and not (isatty(sys.stdout) and isatty(sys.stderr)):
+        os.environ["_TYPER_FORCE_DISABLE_TERMINAL"] = "1"
+    app(prog_name="talos")

@@ -1,26 +1,42 @@
-"""What every command shares: options, the JSON envelope, errors → exit codes (SPEC §9.1).
+"""What every command shares: options, output streams, the JSON envelope, errors → exit codes
+(SPEC §9.1).
 
 Exit codes: 0 ok, 1 usage or input error (the message names the file and line), 3 a refusal
-(``get``/verification). Machine output is JSON on stdout; messages and warnings go to stderr.
+(``get``/verification), 4 ``talos scan`` found something, 5 ``talos doctor`` found something
+that needs attention. Machine output is JSON on stdout; messages and warnings go to stderr.
+
+Output rules:
+
+* ``--json`` prints one envelope ``{"ok", "command", "data", "error"}`` on stdout, on every
+  command but ``mcp`` (whose stdout is the MCP protocol).
+* *Listing* commands (explain, dead, conflicts, history, scan, report, doctor) print that
+  envelope by themselves when stdout is not a terminal (a pipe, a file, a test runner), so
+  scripts get data, not a table drawn for eyes. ``--plain`` keeps the table. ``recall`` is not
+  a listing: its stdout is the context block an agent pastes, plain text in a pipe too.
+* Styles and colours only reach a terminal: a stream that is not one gets no ANSI escape,
+  whatever ``FORCE_COLOR`` says; ``NO_COLOR`` turns colours off in a terminal (Rich).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import json
 import os
 import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import IO, Annotated, Any, TypeVar
 
 import filelock
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from talos.doctor import config_problems
 from talos.errors import TalosError
+from talos.home import resolve_paths
 from talos.memory import Memory
 
 __all__ = [
@@ -29,46 +45,128 @@ __all__ = [
     "JsonOpt",
     "LangOpt",
     "OverrideOpt",
+    "PlainOpt",
     "ScopeOpt",
+    "SessionsDirOpt",
+    "Stream",
     "emit",
     "err",
     "handle_errors",
+    "help_text",
+    "isatty",
     "open_memory",
     "out",
     "parse_date",
     "parse_overrides",
     "scopes_from",
+    "wants_json",
 ]
 
-# Markup off: memory text is data and may contain [brackets]; styled messages opt in.
-out = Console(highlight=False, soft_wrap=True, markup=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+
+def isatty(stream: IO[str] | Any) -> bool:
+    """Whether ``stream`` is a terminal (``False`` for a closed or fake stream)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+class Stream:
+    """A Rich console on ``sys.stdout`` (or ``sys.stderr``) *as it is when written to*.
+
+    Rich decides once, when a Console is built, whether it talks to a terminal; these consoles
+    live from import on, and the stream may be swapped after (a test runner, a redirect). So
+    the Console is rebuilt whenever the stream changes, and a stream that is not a terminal
+    always gets ``force_terminal=False``: no ANSI escape in a pipe or a file, even with
+    ``FORCE_COLOR`` set. ``NO_COLOR`` is honoured by Rich itself. Markup is off: memory text
+    is data and may contain ``[brackets]``; styled messages opt in with ``markup=True``.
+    """
+
+    def __init__(self, stderr: bool = False) -> None:
+        self._stderr = stderr
+        self._stream: object = None
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        """The Console for the current stream (for Rich APIs that take one: prompts, bars)."""
+        stream = sys.stderr if self._stderr else sys.stdout
+        if self._console is None or stream is not self._stream:
+            self._stream = stream
+            self._console = Console(
+                file=stream,
+                highlight=False,
+                soft_wrap=True,
+                markup=False,
+                force_terminal=None if isatty(stream) else False,
+            )
+        return self._console
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """:meth:`rich.console.Console.print` on the current stream."""
+        self.console.print(*objects, **kwargs)
+
+    def out(self, *objects: Any, **kwargs: Any) -> None:
+        """:meth:`rich.console.Console.out` (no wrapping, no markup) on the current stream."""
+        self.console.out(*objects, **kwargs)
+
+
+out = Stream()
+err = Stream(stderr=True)
+
+
+def _home_is_a_folder(value: Path | None) -> Path | None:
+    if value is not None and str(value) and Path(value).expanduser().is_file():
+        raise typer.BadParameter(f"{value} is a file; a home is a folder (see talos init)")
+    return value
+
 
 HomeOpt = Annotated[
     Path | None,
     typer.Option(
         "--home",
+        metavar="PATH",
         envvar="TALOS_HOME",
         help="Home folder (default: $TALOS_HOME, else the platform's data dir for talos).",
         show_default=False,
+        callback=_home_is_a_folder,
     ),
 ]
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print one JSON object {ok, command, data, error} on stdout.")
 ]
+PlainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--plain",
+        help="Print the table even when stdout is not a terminal (default there: --json).",
+    ),
+]
 LangOpt = Annotated[
     str | None,
     typer.Option(
         "--lang",
+        metavar="LANG",
         help="Labels: en or zh (default: lang in talos.toml, else en).",
         show_default=False,
     ),
 ]
-
+SessionsDirOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sessions-dir",
+        metavar="DIR",
+        help="Read past sessions from this folder (Talos, Claude Code or Codex CLI .jsonl "
+        "transcripts; quote 'DIR/**' to include its subfolders; relative to the home). Default: "
+        "sessions_dir in talos.toml, else .talos/sessions.",
+        show_default=False,
+    ),
+]
 ScopeOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--scope",
+        metavar="SCOPE",
         help="Authorized scope (namespace); repeat for several. Default: $TALOS_SCOPE "
         "(comma-separated), else global. An unknown scope sees nothing.",
         show_default=False,
@@ -78,6 +176,7 @@ AtOpt = Annotated[
     str | None,
     typer.Option(
         "--at",
+        metavar="DATE",
         help="Business date YYYY-MM-DD at which validity windows are judged (default: today).",
         show_default=False,
     ),
@@ -86,12 +185,32 @@ OverrideOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--override",
+        metavar="KEY=VALUE",
         help="KEY=VALUE known only for this request: wins for this call, never written.",
         show_default=False,
     ),
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def help_text(doc: str | None) -> str:
+    """A command's docstring as its ``--help`` text.
+
+    Typer's rich help joins the lines of the first paragraph but prints later paragraphs with
+    their source line breaks, so a docstring wrapped at 100 columns came out ragged in an
+    80-column terminal. Here every prose paragraph becomes one line (the terminal wraps it);
+    a paragraph with indented lines (``Examples:`` and its commands) keeps its lines.
+    """
+    paragraphs = inspect.cleandoc(doc or "").split("\n\n")
+    kept = []
+    for para in paragraphs:
+        lines = para.split("\n")
+        if any(line[:1].isspace() for line in lines[1:]):
+            kept.append(para)
+        else:
+            kept.append(" ".join(line.strip() for line in lines))
+    return "\n\n".join(kept)
 
 
 def scopes_from(scope: list[str] | None) -> tuple[str, ...]:
@@ -137,13 +256,29 @@ def parse_overrides(values: list[str] | None) -> dict[str, str]:
 
 
 def open_memory(home: Path | None, lang: str | None = None, **kw: Any) -> Memory:
-    """A :class:`Memory` for a command; bad configuration becomes a :class:`TalosError`."""
+    """A :class:`Memory` for a command; bad configuration becomes a :class:`TalosError` that
+    names the file and line (``talos.toml:3: lang must be en or zh, not 'fr'``)."""
     if lang is not None and lang not in ("en", "zh"):
         raise TalosError(f"--lang must be en or zh, not {lang!r}")
+    problems = config_problems(resolve_paths(home), check_lang=lang is None)
+    if problems:
+        raise TalosError(problems[0])
     try:
         return Memory(home, lang=lang, **kw)
     except ValueError as e:
         raise TalosError(str(e)) from None
+
+
+def wants_json(as_json: bool, plain: bool) -> bool:
+    """Whether a listing command prints JSON: ``--json``, or stdout is not a terminal and
+    ``--plain`` was not given.
+
+    Raises:
+        TalosError: both ``--json`` and ``--plain``.
+    """
+    if as_json and plain:
+        raise TalosError("--json and --plain exclude each other; give one")
+    return as_json or (not plain and not isatty(sys.stdout))
 
 
 def emit(command: str, data: Any, ok: bool = True, error: str | None = None) -> None:
@@ -158,13 +293,22 @@ def emit(command: str, data: Any, ok: bool = True, error: str | None = None) -> 
     )
 
 
-def handle_errors(command: str) -> Callable[[F], F]:
-    """Turn talos errors into a clear message on stderr (or a JSON envelope) and exit code."""
+def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
+    """Turn talos errors into a clear message on stderr (or a JSON envelope) and exit code.
+
+    With ``listing``, the command's ``as_json`` argument is decided by :func:`wants_json`
+    (``--json``, ``--plain`` and whether stdout is a terminal) before the command runs. An
+    error is an envelope on stdout when the output is JSON, and a message on stderr unless
+    ``--json`` was asked for explicitly.
+    """
 
     def deco(fn: F) -> F:
         @wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            asked = bool(kwargs.get("as_json"))
             try:
+                if listing:
+                    kwargs["as_json"] = wants_json(asked, bool(kwargs.get("plain")))
                 return fn(*args, **kwargs)
             except TalosError as e:
                 code, msg = e.exit_code, str(e)
@@ -175,7 +319,7 @@ def handle_errors(command: str) -> Callable[[F], F]:
                 code, msg = 1, f"{where}{e.strerror or e}"
             if kwargs.get("as_json"):
                 emit(command, None, ok=False, error=msg)
-            else:
+            if not asked:  # JSON by default in a pipe: a person may be watching stderr
                 err.print(f"[bold red]talos {command}:[/] {escape(msg)}", markup=True)
             raise typer.Exit(code)
 

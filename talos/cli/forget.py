@@ -14,6 +14,7 @@ from talos.cli.common import (
     HomeOpt,
     JsonOpt,
     LangOpt,
+    PlainOpt,
     ScopeOpt,
     emit,
     err,
@@ -30,11 +31,19 @@ from talos.trust import parse_day
 __all__ = ["dead", "forget", "parse_choice"]
 
 MinSeenOpt = Annotated[
-    int, typer.Option("--min-seen", min=0, help="Only facts seen in at least this many recalls.")
+    int,
+    typer.Option(
+        "--min-seen", metavar="N", min=0, help="Only facts seen in at least this many recalls."
+    ),
 ]
 StaleOpt = Annotated[
     int,
-    typer.Option("--stale-days", min=0, help="A fact last recalled this many days ago is stale."),
+    typer.Option(
+        "--stale-days",
+        metavar="DAYS",
+        min=0,
+        help="A fact last recalled this many days ago is stale.",
+    ),
 ]
 
 
@@ -55,7 +64,7 @@ def _table(suggestions: list[Suggestion]) -> Table:
     return table
 
 
-@handle_errors("dead")
+@handle_errors("dead", listing=True)
 def dead(
     min_seen: MinSeenOpt = 8,
     stale_days: StaleOpt = 90,
@@ -64,12 +73,18 @@ def dead(
     scope: ScopeOpt = None,
     at: AtOpt = None,
     as_json: JsonOpt = False,
+    plain: PlainOpt = False,
 ) -> None:
-    """List facts talos wrote that are never or no longer recalled. Deletes nothing.
+    """List what talos wrote and never or no longer recalls; deletes nothing.
 
-    Hand-written facts (no provenance tag) and skills are never listed.
+    A fact qualifies when it was seen in at least --min-seen recalls and never picked, or last
+    picked --stale-days or more ago. Only what talos or an agent wrote is listed: never a
+    hand-written fact (no provenance tag), never a skill whose frontmatter has no source: or
+    source: user. Review and remove them with talos forget.
 
-    Example: talos dead --min-seen 8 --stale-days 90 --json
+    Examples:
+      talos dead
+      talos dead --min-seen 20 --stale-days 30 --json
     """
     mem = open_memory(home, lang, scopes=scopes_from(scope))
     suggestions = mem.dead(min_seen, stale_days, at=parse_date(at))
@@ -119,13 +134,17 @@ def forget(
     at: AtOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Review the dead-memory suggestions and remove the ones you pick from memory.md.
+    """Review the dead list and remove what you pick from memory.md.
 
-    Shows a table and asks: all / none / numbers (e.g. "1,3"). Only lines talos wrote are
-    removed, never one you wrote by hand; every removed line is kept in the audit log
-    (.talos/audit.jsonl) so it can be restored.
+    Shows the suggestions of talos dead in a table and asks: all / none / numbers (e.g. "1,3"). Only
+    lines talos wrote are removed, never one you wrote by hand; every removed line is kept in the
+    audit log (.talos/audit.jsonl) so it can be restored (talos restore ID). --json needs --yes or
+    --dry-run, since it cannot ask.
 
-    Examples: talos forget · talos forget --dry-run · talos forget --yes
+    Examples:
+      talos forget
+      talos forget --dry-run
+      talos forget --yes --json
     """
     mem = open_memory(home, lang, scopes=scopes_from(scope))
     suggestions = mem.dead(min_seen, stale_days, at=parse_date(at))
@@ -154,7 +173,7 @@ def forget(
         answer = Prompt.ask(
             "Forget which? [bold]all[/] / [bold]none[/] / numbers like 1,3",
             default="none",
-            console=err,
+            console=err.console,
         )
         try:
             chosen = [suggestions[i] for i in parse_choice(answer, len(suggestions))]

@@ -10,7 +10,7 @@ import typer
 from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors
 from talos.errors import TalosError
 from talos.home import resolve_paths
-from talos.index import Index
+from talos.index import Index, RefreshStats
 
 __all__ = ["index"]
 
@@ -26,13 +26,16 @@ def index(
     home: HomeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Refresh the index from the files with a full sweep (or rebuild / check it).
+    """Refresh the index from the files (or rebuild or check it).
 
     Recall refreshes the index by itself; run this after rewriting old session files in place,
     or to build the index of a large home ahead of time. The files stay the source of truth:
     deleting .talos/index.db loses only speed. --check exits 1 when the index differs.
 
-    Examples: talos index · talos index --rebuild · talos index --check --json
+    Examples:
+      talos index
+      talos index --rebuild
+      talos index --check --json
     """
     paths = resolve_paths(home)
     with Index(paths) as idx:
@@ -74,18 +77,24 @@ def index(
         )
 
 
-def _run(idx: Index, rebuild: bool, show: bool):  # type: ignore[no-untyped-def]
+def _run(idx: Index, rebuild: bool, show: bool) -> RefreshStats:
     """Refresh (or rebuild) with a rich progress bar on stderr when ``show``."""
     if not show:
         return idx.rebuild() if rebuild else idx.refresh(full=True)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
-    with Progress(
-        "[progress.description]{task.description}",
+    with Progress(  # a TextColumn: a plain str column would print its markup (markup is off)
+        TextColumn("[progress.description]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=err,
+        console=err.console,
         transient=True,
     ) as bar:
         task = bar.add_task("reading sessions", total=None)

@@ -36,9 +36,15 @@ def init(
     home: HomeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create a home: memory.md, skills/ and .talos/sessions/. Never overwrites a file.
+    """Create a home's files and folders; never overwrites a file.
 
-    Example: talos init --example --home ./my-home
+    Creates memory.md, skills/ and .talos/sessions/. The home is --home, else $TALOS_HOME, else the
+    platform's data folder for talos. --example also copies the bundled example memory.md and sample
+    skills, so recall has something to find at once.
+
+    Examples:
+      talos init
+      talos init --example --home ./my-home
     """
     paths = resolve_paths(home)
     created: list[str] = []

@@ -11,12 +11,12 @@ from talos.cli.common import (
     HomeOpt,
     LangOpt,
     ScopeOpt,
+    SessionsDirOpt,
     err,
     handle_errors,
     open_memory,
     scopes_from,
 )
-from talos.cli.recall import SessionsDirOpt
 
 __all__ = ["mcp"]
 
@@ -28,14 +28,18 @@ def mcp(
     lang: LangOpt = None,
     sessions_dir: SessionsDirOpt = None,
 ) -> None:
-    """Serve recall, explain, remember, get and the dead list as MCP tools over stdio.
+    """Serve recall, explain, remember, get and dead as MCP tools over stdio.
 
     For agents that speak the Model Context Protocol (Claude Code, Codex CLI, editors). The
     scopes the tools may see and write are fixed here, at start (--scope / $TALOS_SCOPE);
     the model cannot choose them. remember writes with source reflect or tool only, never
-    with your authority. dead only lists; forgetting stays `talos forget`, reviewed by you.
+    with your authority. dead only lists; forgetting stays talos forget, reviewed by you.
 
-    Examples: talos mcp --home ~/notes/talos · claude mcp add talos -- talos mcp --scope work
+    No --json: stdout carries the MCP protocol itself (messages go to stderr).
+
+    Examples:
+      talos mcp --home ~/notes/talos
+      claude mcp add talos -- talos mcp --scope work
     """
     mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
     from talos.mcp_server import serve

@@ -13,7 +13,9 @@ from talos.cli.common import (
     JsonOpt,
     LangOpt,
     OverrideOpt,
+    PlainOpt,
     ScopeOpt,
+    SessionsDirOpt,
     emit,
     err,
     handle_errors,
@@ -28,23 +30,17 @@ from talos.render import kind_label
 
 __all__ = ["explain", "recall"]
 
-QueryArg = Annotated[str, typer.Argument(help="The task or question to recall memories for.")]
-SessionsDirOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--sessions-dir",
-        help="Read past sessions from this folder (Talos, Claude Code or Codex CLI .jsonl "
-        "transcripts; quote 'DIR/**' to include its subfolders; relative to the home). Default: "
-        "sessions_dir in talos.toml, else .talos/sessions.",
-        show_default=False,
-    ),
+QueryArg = Annotated[
+    str, typer.Argument(metavar="QUERY", help="The task or question to recall memories for.")
 ]
 
 
 @handle_errors("recall")
 def recall(
     query: QueryArg,
-    k: Annotated[int, typer.Option("-k", "--k", min=0, help="How many rows to deliver.")] = 5,
+    k: Annotated[
+        int, typer.Option("-k", "--k", metavar="N", min=0, help="How many rows to deliver.")
+    ] = 5,
     home: HomeOpt = None,
     lang: LangOpt = None,
     sessions_dir: SessionsDirOpt = None,
@@ -53,12 +49,15 @@ def recall(
     override: OverrideOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print the context block of memories relevant to QUERY, for an agent's prompt.
+    """Print the context block of memories relevant to QUERY.
 
-    Writes one trace line and updates usage counts. Prints nothing (exit 0) when nothing is
-    recalled.
+    The block is for an agent's prompt. Writes one trace line and updates usage counts. Prints
+    nothing (exit 0) when nothing is recalled. The block is plain text on stdout, in a pipe too (it
+    is what an agent pastes); --json gives it with the picked rows, their scores and provenance.
 
-    Example: talos recall "merge two csv files by user id" -k 5
+    Examples:
+      talos recall "merge two csv files by user id" -k 5
+      talos recall "fix the flaky login test" > context.md
     """
     mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
     result = mem.recall(query, k=k, at=parse_date(at), overrides=parse_overrides(override))
@@ -88,10 +87,12 @@ def recall(
         err.print("nothing recalled")
 
 
-@handle_errors("explain")
+@handle_errors("explain", listing=True)
 def explain(
     query: QueryArg,
-    k: Annotated[int, typer.Option("-k", "--k", min=0, help="How many rows to show.")] = 8,
+    k: Annotated[
+        int, typer.Option("-k", "--k", metavar="N", min=0, help="How many rows to show.")
+    ] = 8,
     home: HomeOpt = None,
     lang: LangOpt = None,
     sessions_dir: SessionsDirOpt = None,
@@ -106,15 +107,19 @@ def explain(
         ),
     ] = False,
     as_json: JsonOpt = False,
+    plain: PlainOpt = False,
 ) -> None:
-    """Show how QUERY ranks the memories: score, kind and text of the top K rows.
+    """Show how QUERY ranks the memories, with scores.
 
-    No side effects: no trace line, no usage change. --json gives {"rows": [...]} with, per
-    row, the node's identity, seed activation, per-hop gain, the edges that carried it, merged
-    members and provenance; --why-not adds "why_not": in-scope records left out and why
-    (below-threshold, beyond-k, shadowed, conflict, superseded, expired, unsafe, ...).
+    Score, kind and text of the top K rows. No side effects: no trace line, no usage change. --json
+    (the default when stdout is not a terminal) gives {"rows": [...]} with, per row, the node's
+    identity, seed activation, per-hop gain, the edges that carried it, merged members and
+    provenance; --why-not adds "why_not": in-scope records left out and why (below-threshold,
+    beyond-k, shadowed, conflict, superseded, expired, unsafe, ...).
 
-    Example: talos explain "upgrade rust dependencies" -k 10 --json
+    Examples:
+      talos explain "upgrade rust dependencies" -k 10
+      talos explain "deploy region" --why-not --json
     """
     mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
     day, overrides = parse_date(at), parse_overrides(override)

@@ -11,6 +11,7 @@ from rich.table import Table
 from talos.cli.common import (
     HomeOpt,
     JsonOpt,
+    PlainOpt,
     ScopeOpt,
     emit,
     err,
@@ -98,32 +99,38 @@ def _tables(r: dict[str, Any]) -> list[Table]:
     return tables
 
 
-@handle_errors("report")
+@handle_errors("report", listing=True)
 def report(
     html: Annotated[
         Path | None,
         typer.Option(
             "--html",
+            metavar="FILE",
             help="Also write a self-contained HTML page with plots to this file (no network).",
             show_default=False,
             dir_okay=False,
         ),
     ] = None,
     top: Annotated[
-        int, typer.Option("--top", min=0, help="How many most-recalled memories to list.")
+        int,
+        typer.Option("--top", metavar="N", min=0, help="How many most-recalled memories to list."),
     ] = 10,
     home: HomeOpt = None,
     scope: ScopeOpt = None,
     as_json: JsonOpt = False,
+    plain: PlainOpt = False,
 ) -> None:
-    """Summarize the recall trace and usage: recalls, empty rounds, rounds with a skill body,
-    score distribution, most and never recalled memories.
+    """Summarize the recall trace and usage counts.
 
-    Reads .talos/recall_trace.jsonl and the usage counts; changes nothing. With --html FILE
-    it writes one page with plots (recalls per day, empty-round and body-injection rates,
-    scores, most recalled) and prints the tables only when --json is not given.
+    Recalls, empty rounds, rounds with a skill body, the score distribution, the most and the
+    never recalled memories. Reads .talos/recall_trace.jsonl and the usage counts; changes
+    nothing. With --html FILE it also writes one self-contained page with plots (recalls per
+    day, empty-round and body-injection rates, scores, most recalled).
 
-    Examples: talos report · talos report --json · talos report --html report.html
+    Examples:
+      talos report
+      talos report --json
+      talos report --html report.html
     """
     mem = open_memory(home, scopes=scopes_from(scope))
     data = build_report(mem, top=top)

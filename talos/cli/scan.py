@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors, out
+from talos.cli.common import HomeOpt, JsonOpt, PlainOpt, emit, err, handle_errors, out
 from talos.home import resolve_paths
 from talos.safety import scan_home
 
@@ -31,9 +31,9 @@ def _shown(path: str, home: Path) -> str:
         return path
 
 
-@handle_errors("scan")
-def scan(home: HomeOpt = None, as_json: JsonOpt = False) -> None:
-    """List the skills, files and memory.md lines the safety scan flags, with reasons.
+@handle_errors("scan", listing=True)
+def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False) -> None:
+    """List what the safety scan flags (skills, files, memory lines) and why.
 
     A flagged skill or fact is left out of recall, explain, usage and dead on every call;
     this command shows what and why. It reports the files (every scope's lines), not a view.
@@ -41,7 +41,9 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False) -> None:
 
     Exit code: 0 when clean, 4 when something is flagged, 1 on a usage or input error.
 
-    Example: talos scan --json
+    Examples:
+      talos scan
+      talos scan --json
     """
     paths = resolve_paths(home)
     report = scan_home(paths.memory_file, paths.skills_dir)

@@ -13,6 +13,7 @@ from talos.cli.common import (
     HomeOpt,
     JsonOpt,
     OverrideOpt,
+    PlainOpt,
     ScopeOpt,
     emit,
     err,
@@ -34,44 +35,62 @@ EXIT_REFUSED = 3
 
 @handle_errors("remember")
 def remember(
-    text: Annotated[str, typer.Argument(help="The fact, one line.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The fact, one line.")],
     key: Annotated[
-        str | None, typer.Option("--key", help="Canonical key, e.g. deploy.region.")
+        str | None, typer.Option("--key", metavar="KEY", help="Canonical key, e.g. deploy.region.")
     ] = None,
     source: Annotated[
         str,
-        typer.Option("--source", help="Who says so: user, tool (needs --ref), import, reflect."),
+        typer.Option(
+            "--source",
+            metavar="SRC",
+            help="Who says so: user, tool (needs --ref), import, reflect.",
+        ),
     ] = "user",
     ref: Annotated[
-        str | None, typer.Option("--ref", help="Source id: message id, commit, URL, tool call.")
+        str | None,
+        typer.Option("--ref", metavar="REF", help="Source id: message id, commit, URL, tool call."),
     ] = None,
     scope: Annotated[
-        str | None, typer.Option("--scope", help="Namespace (default: global / $TALOS_SCOPE).")
+        str | None,
+        typer.Option(
+            "--scope", metavar="SCOPE", help="Namespace (default: global / $TALOS_SCOPE)."
+        ),
     ] = None,
     observed: Annotated[
         str | None,
-        typer.Option("--observed", help="When the evidence was observed (default today)."),
+        typer.Option(
+            "--observed", metavar="DATE", help="When the evidence was observed (default today)."
+        ),
     ] = None,
     valid_from: Annotated[
-        str | None, typer.Option("--from", help="Valid from this date (default: --observed).")
+        str | None,
+        typer.Option("--from", metavar="DATE", help="Valid from this date (default: --observed)."),
     ] = None,
     until: Annotated[
-        str | None, typer.Option("--until", help="Valid until this date (exclusive).")
+        str | None,
+        typer.Option("--until", metavar="DATE", help="Valid until this date (exclusive)."),
     ] = None,
-    conf: Annotated[float | None, typer.Option("--conf", help="Confidence 0-1.")] = None,
-    by: Annotated[str | None, typer.Option("--by", help="The producer (agent or policy).")] = None,
+    conf: Annotated[
+        float | None, typer.Option("--conf", metavar="0-1", help="Confidence 0-1.")
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", metavar="NAME", help="The producer (agent or policy).")
+    ] = None,
     home: HomeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Append a fact to memory.md with its provenance tag, atomically and audited.
+    """Append a fact to memory.md with its provenance, atomically.
 
-    With --key, it supersedes older records of that key and scope whose authority is not
-    higher; late evidence (observed before the current record) goes to history; a reflect
-    write never replaces what the person (user) or a tool said: it is stored, shadowed.
+    The write is audited and takes a lock. With --key, it supersedes older records of that key and
+    scope whose authority is not higher; late evidence (observed before the current record) goes to
+    history; a reflect write never replaces what the person (user) or a tool said: it is stored,
+    shadowed.
 
     Examples:
       talos remember "editor = helix" --key editor
-      talos remember "deploy region is eu-west-1" --key deploy.region --source tool --ref run:42
+      talos remember "region is eu-west-1" --key deploy.region \\
+          --source tool --ref run:42
     """
     scopes = (scope,) if scope else scopes_from(None)
     mem = open_memory(home, scopes=scopes)
@@ -109,19 +128,23 @@ def remember(
 
 @handle_errors("get")
 def get(
-    key: Annotated[str, typer.Argument(help="Canonical key, e.g. deploy.region.")],
+    key: Annotated[str, typer.Argument(metavar="KEY", help="Canonical key, e.g. deploy.region.")],
     home: HomeOpt = None,
     scope: ScopeOpt = None,
     at: AtOpt = None,
     override: OverrideOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print the single usable value of KEY with its provenance (exit 0), or refuse (exit 3)
-    with the reason: unknown, expired, not-yet-valid, or conflict (with the competitors).
+    """Print the usable value of KEY, or refuse with a reason (exit 3).
 
-    A record of a scope you are not authorized for is reported as unknown.
+    The value goes to stdout, its provenance to stderr. A refusal says why: unknown, expired,
+    not-yet-valid, or conflict (with the competitors); a value from a reflect record is
+    flagged as model-inferred. A record of a scope you are not authorized for is reported as
+    unknown.
 
-    Example: talos get deploy.region --scope project:alpha --json
+    Examples:
+      talos get deploy.region
+      talos get deploy.region --scope project:alpha --json
     """
     mem = open_memory(home, scopes=scopes_from(scope))
     decision = mem.get(key, at=parse_date(at), overrides=parse_overrides(override))
@@ -153,16 +176,23 @@ def get(
         raise typer.Exit(EXIT_REFUSED)
 
 
-@handle_errors("conflicts")
+@handle_errors("conflicts", listing=True)
 def conflicts(
     home: HomeOpt = None,
     scope: ScopeOpt = None,
     at: AtOpt = None,
     as_json: JsonOpt = False,
+    plain: PlainOpt = False,
 ) -> None:
-    """List keys whose records disagree at equal authority (settle one with `talos resolve`).
+    """List keys whose records disagree at equal authority.
 
-    Example: talos conflicts --json
+    Only records of the same key and scope can conflict. While a key is contested, recall
+    gives no value for it, only a conflict line naming the competitors; settle it with
+    talos resolve KEY --keep ID.
+
+    Examples:
+      talos conflicts
+      talos conflicts --scope project:alpha --json
     """
     mem = open_memory(home, scopes=scopes_from(scope))
     found = mem.conflicts(at=parse_date(at))
@@ -201,15 +231,21 @@ def conflicts(
 
 @handle_errors("resolve")
 def resolve(
-    key: Annotated[str, typer.Argument(help="The contested key.")],
-    keep: Annotated[str, typer.Option("--keep", help="Id of the record to keep.")],
+    key: Annotated[str, typer.Argument(metavar="KEY", help="The contested key.")],
+    keep: Annotated[str, typer.Option("--keep", metavar="ID", help="Id of the record to keep.")],
     home: HomeOpt = None,
     scope: ScopeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Settle a conflict: keep one record; the others of KEY become superseded (audited).
+    """Settle a conflict: keep one record, supersede the others.
 
-    Example: talos resolve team.favourite --keep r3f9a01c2de
+    The other records of KEY become superseded: their lines leave memory.md and are kept in the
+    audit log (talos history KEY), so talos restore ID can bring one back. Ids are listed by talos
+    conflicts.
+
+    Examples:
+      talos conflicts
+      talos resolve team.favourite --keep r3f9a01c2de
     """
     mem = open_memory(home, scopes=scopes_from(scope))
     removed = mem.resolve(key, keep)
@@ -219,17 +255,25 @@ def resolve(
     err.print(f"{key}: kept {keep}; superseded {', '.join(removed) or 'nothing'}")
 
 
-@handle_errors("history")
+@handle_errors("history", listing=True)
 def history(
-    target: Annotated[str | None, typer.Argument(help="A key or a record id.")] = None,
+    target: Annotated[
+        str | None, typer.Argument(metavar="KEY|ID", help="A key or a record id.")
+    ] = None,
     home: HomeOpt = None,
     scope: ScopeOpt = None,
     as_json: JsonOpt = False,
+    plain: PlainOpt = False,
 ) -> None:
-    """Show the audit log: every remember, supersede, resolve, forget, revoke and restore —
-    of the authorized scopes only.
+    """Show the audit log: what was written, replaced, removed, restored.
 
-    Example: talos history editor
+    Every remember, supersede, resolve, forget, revoke and restore. Only entries of the authorized
+    scopes are shown; give a key or a record id to narrow it down. The ids are what talos restore
+    takes.
+
+    Examples:
+      talos history
+      talos history editor --json
     """
     mem = open_memory(home, scopes=scopes_from(scope))
     rows = mem.history(target)
@@ -258,14 +302,21 @@ def history(
 
 @handle_errors("restore")
 def restore(
-    rid: Annotated[str, typer.Argument(help="Id of a removed record (see `talos history`).")],
+    rid: Annotated[
+        str, typer.Argument(metavar="ID", help="Id of a removed record (see talos history).")
+    ],
     home: HomeOpt = None,
     scope: ScopeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Bring a removed line (of an authorized scope) back into memory.md from the audit log.
+    """Bring a removed line back into memory.md from the audit log.
 
-    Example: talos restore Lc1bafd77f
+    Works for lines removed by supersede, resolve, forget or revoke, of an authorized scope;
+    a forgotten skill file comes back from .talos/trash/. The restore is audited too.
+
+    Examples:
+      talos history editor
+      talos restore Lc1bafd77f
     """
     line = open_memory(home, scopes=scopes_from(scope)).restore(rid)
     if as_json:
@@ -276,14 +327,22 @@ def restore(
 
 @handle_errors("revoke")
 def revoke(
-    ref: Annotated[str, typer.Option("--ref", help="The source id to retract, e.g. msg:42.")],
+    ref: Annotated[
+        str, typer.Option("--ref", metavar="REF", help="The source id to retract, e.g. msg:42.")
+    ],
     home: HomeOpt = None,
     scope: ScopeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Retract every record derived from source REF (removed, audited, restorable).
+    """Retract every record derived from source REF.
 
-    Example: talos revoke --ref msg:42
+    The records are removed, audited and restorable. Provenance makes precise revocation possible:
+    every line whose tag says ref=REF leaves memory.md, of the authorized scopes only; each is kept
+    in the audit log.
+
+    Examples:
+      talos revoke --ref msg:42
+      talos revoke --ref run:42 --scope project:alpha --json
     """
     removed = open_memory(home, scopes=scopes_from(scope)).revoke(ref)
     if as_json:

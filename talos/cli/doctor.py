@@ -1,0 +1,95 @@
+"""``talos doctor``: is this home healthy? (issue 6; the checks live in :mod:`talos.doctor`).
+
+Exit codes: 0 when nothing needs attention (every finding ``ok`` or ``info``),
+:data:`EXIT_ATTENTION` (5) when a finding is ``warn`` or ``error``, 1 for usage errors.
+"""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Group
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from talos.cli.common import (
+    AtOpt,
+    HomeOpt,
+    JsonOpt,
+    PlainOpt,
+    ScopeOpt,
+    emit,
+    err,
+    handle_errors,
+    out,
+    parse_date,
+    scopes_from,
+)
+from talos.doctor import Diagnosis, diagnose
+
+__all__ = ["EXIT_ATTENTION", "doctor"]
+
+#: Exit code of ``talos doctor`` when something needs attention (0: healthy, 1: usage error,
+#: 3 is ``get``'s refusal, 4 ``scan``'s flag).
+EXIT_ATTENTION = 5
+
+_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "error": "bold red"}
+
+
+def _table(diag: Diagnosis) -> Table:
+    table = Table(title=f"talos doctor · {diag.home}", title_justify="left")
+    table.add_column("check")
+    table.add_column("status")
+    table.add_column("finding", overflow="fold")
+    for f in diag.findings:
+        more = [Text(d, overflow="fold") for d in f.details]
+        if f.hint:
+            more.append(Text(f"→ {f.hint}", style="bold"))
+        cell = (
+            Group(Text(f.summary), Padding(Group(*more), (0, 0, 0, 2))) if more else Text(f.summary)
+        )
+        table.add_row(f.check, Text(f.status, style=_STYLE.get(f.status, "")), cell)
+    return table
+
+
+@handle_errors("doctor", listing=True)
+def doctor(
+    home: HomeOpt = None,
+    scope: ScopeOpt = None,
+    at: AtOpt = None,
+    as_json: JsonOpt = False,
+    plain: PlainOpt = False,
+) -> None:
+    """Check that the home is healthy and say what needs attention.
+
+    Is the home there, does talos.toml parse, are memory.md, skills/, the sessions and the
+    state folder readable, do provenance tags parse, is the index in step with the files,
+    does the safety scan flag anything, are there conflicts, expired records, forgetting
+    suggestions, and does the audit log agree with memory.md? Each finding is ok, info (worth
+    knowing, nothing to do), warn (needs attention) or error (talos cannot read the home).
+    Places are given as file:line. Changes none of your files.
+
+    Exit code: 0 when nothing needs attention, 5 when a finding is warn or error, 1 on a usage
+    error.
+
+    Examples:
+      talos doctor
+      talos doctor --scope global --scope project:alpha --json
+    """
+    diag = diagnose(home, scopes_from(scope), parse_date(at))
+    attention = [f for f in diag.findings if f.attention]
+    if as_json:
+        emit(
+            "doctor",
+            diag.to_json(),
+            ok=diag.healthy,
+            error=None if diag.healthy else f"{len(attention)} finding(s) need attention",
+        )
+    else:
+        out.print(_table(diag))
+        if diag.healthy:
+            err.print("healthy: nothing needs attention")
+        else:
+            err.print(f"{len(attention)} finding(s) need attention")
+    if not diag.healthy:
+        raise typer.Exit(EXIT_ATTENTION)

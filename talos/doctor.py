@@ -1,0 +1,531 @@
+"""Is this home healthy? The checks behind ``talos doctor`` (issue 6).
+
+:func:`diagnose` answers, in this order: is the home there; does ``talos.toml`` parse and hold
+valid values; are memory.md, skills/, the sessions and the state folder present and readable;
+do provenance tags parse; is the index in step with the files; does the safety scan flag
+anything; are there conflicts; which records expired; are there forgetting suggestions; does
+the audit log agree with memory.md. Each answer is a :class:`Finding` whose status is
+
+* ``ok`` — fine; ``info`` — worth knowing, nothing to do (a missing optional file, expired
+  records kept for ``--at``, forgetting suggestions waiting for ``talos forget``);
+* ``warn`` — needs attention: something is left out of recall, contested or inconsistent;
+* ``error`` — talos cannot read the home as configured (no home, a broken ``talos.toml``);
+  the checks that depend on it are not run.
+
+A home needs attention when any finding is ``warn`` or ``error`` (``talos doctor`` then exits
+5). Doctor changes no file of the person's; like any recall, it brings the index (a cache) up
+to date first. Warnings talos would print on stderr while loading are taken into the finding
+they belong to, so the report is the one place to read them. Places are ``file:line`` with
+paths relative to the home when inside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import io
+import os
+import re
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from talos import audit
+from talos.errors import TalosError
+from talos.graph import MODELS
+from talos.home import CONFIG_FILE, Paths, resolve_home, resolve_paths
+from talos.index import Index
+from talos.memory import Memory
+from talos.render import LABELS
+from talos.safety import scan_home
+from talos.sources.facts import load_facts
+from talos.sources.sessions import session_files, sessions_root
+from talos.sources.skills import skill_files
+from talos.trust import DEFAULT_SCOPES, record_id, stated_value, tag_problem
+
+__all__ = [
+    "ATTENTION",
+    "Diagnosis",
+    "Finding",
+    "config_line",
+    "config_problems",
+    "diagnose",
+]
+
+#: Statuses that make a home "need attention".
+ATTENTION = frozenset({"warn", "error"})
+#: Detail lines listed per finding (the count in the summary is always complete).
+MAX_DETAILS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One answer of the doctor.
+
+    Attributes:
+        check: which question (``home``, ``config``, ``memory``, ``skills``, ``sessions``,
+            ``state``, ``tags``, ``index``, ``safety``, ``conflicts``, ``expired``, ``dead``,
+            ``audit``).
+        status: ``ok``, ``info``, ``warn`` or ``error`` (see the module docstring).
+        summary: one line.
+        details: the places at fault, ``file:line: what`` (at most :data:`MAX_DETAILS`).
+        hint: what to do about it ("" when nothing).
+    """
+
+    check: str
+    status: str
+    summary: str
+    details: tuple[str, ...] = ()
+    hint: str = ""
+
+    @property
+    def attention(self) -> bool:
+        """Whether a person should act on it (``warn`` or ``error``)."""
+        return self.status in ATTENTION
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "status": self.status,
+            "summary": self.summary,
+            "details": list(self.details),
+            "hint": self.hint,
+        }
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Everything :func:`diagnose` found about one home."""
+
+    home: str
+    scopes: tuple[str, ...]
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        """No finding needs attention."""
+        return not any(f.attention for f in self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "home": self.home,
+            "scopes": list(self.scopes),
+            "healthy": self.healthy,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+# -- talos.toml ------------------------------------------------------------------------------
+
+
+def config_line(path: Path, key: str) -> int | None:
+    """1-based line of the top-level ``key = ...`` in the TOML file ``path`` (None: absent)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    assign = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
+    for no, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("["):  # a table starts: keys below are not top-level
+            return None
+        if assign.match(line):
+            return no
+    return None
+
+
+def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
+    """Values of ``talos.toml`` that talos cannot use, each as ``talos.toml:LINE: what``.
+
+    (Path values and TOML syntax are checked when the file is read, :mod:`talos.home`.)
+
+    Args:
+        paths: the resolved paths; ``paths.config`` is the parsed file.
+        check_lang: also check ``lang`` (the CLI skips it when ``--lang`` overrides it).
+    """
+    file = paths.home / CONFIG_FILE
+
+    def where(key: str) -> str:
+        no = config_line(file, key)
+        return f"{file}:{no}" if no else str(file)
+
+    out: list[str] = []
+    lang = paths.config.get("lang")
+    if check_lang and lang is not None and lang not in LABELS:
+        out.append(
+            f"{where('lang')}: lang must be one of {', '.join(sorted(LABELS))}, not {lang!r}"
+        )
+    model = paths.config.get("model")
+    if model is not None and model not in MODELS:
+        out.append(f"{where('model')}: model must be one of {', '.join(MODELS)}, not {model!r}")
+    return out
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _captured() -> Iterator[list[str]]:
+    """Collect the ``talos: warning:`` lines printed on stderr inside the block."""
+    buf = io.StringIO()
+    found: list[str] = []
+    with contextlib.redirect_stderr(buf):
+        yield found
+    prefix = "talos: warning: "
+    found.extend(line.removeprefix(prefix) for line in buf.getvalue().splitlines() if line.strip())
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+class _Places:
+    """Paths shown relative to the home when inside it."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.prefix = str(home).rstrip(os.sep) + os.sep
+
+    def path(self, p: str | Path) -> str:
+        try:
+            return Path(p).relative_to(self.home).as_posix()
+        except ValueError:
+            return str(p)
+
+    def folder(self, p: Path) -> str:
+        shown = self.path(p)
+        return shown if shown.endswith("**") else shown + "/"
+
+    def text(self, s: str) -> str:
+        return s.replace(self.prefix, "")
+
+
+def _details(items: Sequence[str]) -> tuple[str, ...]:
+    shown = list(items[:MAX_DETAILS])
+    if len(items) > MAX_DETAILS:
+        shown.append(f"… and {len(items) - MAX_DETAILS} more")
+    return tuple(shown)
+
+
+# -- the checks ------------------------------------------------------------------------------
+
+
+def diagnose(
+    home: str | os.PathLike[str] | None = None,
+    scopes: Sequence[str] = DEFAULT_SCOPES,
+    at: dt.date | None = None,
+) -> Diagnosis:
+    """Check a home (see the module docstring for the questions and statuses).
+
+    Args:
+        home: the home (``None``: ``$TALOS_HOME``, else the platform data dir, SPEC §2).
+        scopes: the authorized scopes whose conflicts, expired records and suggestions count.
+        at: the business date for validity (default today).
+
+    Returns:
+        The :class:`Diagnosis`; it never raises for a problem of the home itself.
+    """
+    root = resolve_home(home).absolute()
+    diag = Diagnosis(str(root), tuple(scopes))
+    add = diag.findings.append
+    places = _Places(root)
+
+    if not root.exists():
+        add(Finding("home", "error", f"{root} does not exist", hint=f"talos init --home {root}"))
+        return diag
+    if not root.is_dir():
+        add(Finding("home", "error", f"{root} is a file, not a folder"))
+        return diag
+    add(Finding("home", "ok", str(root)))
+
+    try:
+        paths = resolve_paths(root)
+    except TalosError as e:
+        add(Finding("config", "error", places.text(str(e)), hint="fix talos.toml"))
+        return diag
+    problems = config_problems(paths)
+    if problems:
+        add(
+            Finding(
+                "config",
+                "error",
+                "talos.toml has values talos cannot use",
+                _details([places.text(p) for p in problems]),
+                hint="fix talos.toml",
+            )
+        )
+        return diag
+    has_config = (root / CONFIG_FILE).is_file()
+    add(Finding("config", "ok", "talos.toml read" if has_config else "no talos.toml: defaults"))
+
+    facts = _check_memory(paths, places, add)
+    _check_skills(paths, places, add)
+    _check_sessions(paths, places, add)
+    if not _check_state(paths, places, add):
+        return diag
+    _check_tags(facts, places, add)
+    _check_index(paths, places, add)
+    _check_safety(paths, places, add)
+    _check_view(paths, diag.scopes, at, places, add)
+    _check_audit(paths, places, add)
+    return diag
+
+
+Add = Callable[[Finding], None]
+
+
+def _check_memory(paths: Paths, places: _Places, add: Add) -> list[Any]:
+    mf = paths.memory_file
+    name = places.path(mf)
+    if not mf.exists() and not mf.is_symlink():
+        add(
+            Finding(
+                "memory",
+                "info",
+                f"{name} does not exist yet: no facts",
+                hint='talos remember "…" or write it by hand',
+            )
+        )
+        return []
+    with _captured() as warned:
+        facts = load_facts(mf, keep_fact=None)
+    if warned:
+        add(
+            Finding(
+                "memory",
+                "warn",
+                f"{name}: {_count(len(facts), 'fact')} loaded; some lines could not be read",
+                _details([places.text(w) for w in warned]),
+                hint="save the file as UTF-8 text",
+            )
+        )
+    else:
+        add(Finding("memory", "ok", f"{name}: {_count(len(facts), 'fact')}"))
+    return facts
+
+
+def _check_skills(paths: Paths, places: _Places, add: Add) -> None:
+    sd = paths.skills_dir
+    name = places.folder(sd)
+    if not sd.is_dir():
+        status = "warn" if sd.exists() else "info"
+        what = "is not a folder" if sd.exists() else "does not exist: no skills"
+        add(Finding("skills", status, f"{name} {what}"))
+        return
+    try:
+        os.listdir(sd)
+    except OSError as e:
+        add(Finding("skills", "warn", f"{name}: cannot list ({e.strerror})"))
+        return
+    add(Finding("skills", "ok", f"{name}: {_count(len(skill_files(sd)), 'skill file')}"))
+
+
+def _check_sessions(paths: Paths, places: _Places, add: Add) -> None:
+    root, _recursive = sessions_root(paths.sessions_dir)
+    name = places.folder(paths.sessions_dir)
+    if not root.is_dir():
+        status = "warn" if root.exists() else "info"
+        what = "is not a folder" if root.exists() else "does not exist: no episodes"
+        add(Finding("sessions", status, f"{name} {what}"))
+        return
+    try:
+        os.listdir(root)
+    except OSError as e:
+        add(Finding("sessions", "warn", f"{name}: cannot list ({e.strerror})"))
+        return
+    count = len(session_files(paths.sessions_dir))
+    add(Finding("sessions", "ok", f"{name}: {_count(count, 'session file')}"))
+
+
+def _check_state(paths: Paths, places: _Places, add: Add) -> bool:
+    """The state folder (index, usage, trace, audit); False stops the checks that need it."""
+    sd = paths.state_dir
+    name = places.folder(sd)
+    if sd.exists() and not sd.is_dir():
+        add(Finding("state", "error", f"{name} is not a folder; talos keeps its state there"))
+        return False
+    probe = sd if sd.is_dir() else sd.parent
+    if not os.access(probe, os.W_OK | os.X_OK):
+        add(
+            Finding(
+                "state",
+                "warn",
+                f"{name} is not writable: no trace, usage or index",
+                hint=f"make {name} writable",
+            )
+        )
+        return True
+    add(Finding("state", "ok", f"{name} writable"))
+    return True
+
+
+def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
+    bad = [
+        f"{places.path(n.path)}:{n.line}: {problem}" for n in facts if (problem := tag_problem(n))
+    ]
+    if bad:
+        add(
+            Finding(
+                "tags",
+                "warn",
+                f"{_count(len(bad), 'line')} with an unreadable provenance tag, used by no one",
+                _details(bad),
+                hint="fix the tag: <!-- SRC YYYY-MM-DD field=value ... -->",
+            )
+        )
+    else:
+        add(Finding("tags", "ok", "every provenance tag parses"))
+
+
+def _check_index(paths: Paths, places: _Places, add: Add) -> None:
+    idx = Index(paths)
+    name = places.path(idx.file)
+    try:
+        with _captured() as warned:
+            idx.refresh()
+            problems = idx.check()
+            facts, episodes = len(idx.facts()), len(idx.episodes())
+    except (OSError, sqlite3.Error) as e:
+        add(
+            Finding(
+                "index",
+                "warn",
+                f"{name} unavailable ({e}); recall reads every file",
+                hint="make the state folder writable",
+            )
+        )
+        return
+    finally:
+        idx.close()
+    # Only what is about the index: unreadable lines are the memory check's.
+    notes = [places.text(w) for w in warned if str(idx.file) in w]
+    if problems:
+        add(
+            Finding(
+                "index",
+                "warn",
+                f"{name} differs from the files",
+                _details(notes + [places.text(p) for p in problems]),
+                hint="talos index",
+            )
+        )
+        return
+    summary = f"{name} up to date: {_count(facts, 'fact')}, {_count(episodes, 'episode')}"
+    add(Finding("index", "info" if notes else "ok", summary, _details(notes)))
+
+
+def _check_safety(paths: Paths, places: _Places, add: Add) -> None:
+    with _captured():
+        report = scan_home(paths.memory_file, paths.skills_dir)
+    items = [f"{places.path(s.path)}: {'; '.join(s.reasons)}" for s in report.skills]
+    items += [f"{places.path(f.path)}:{f.line}: {'; '.join(f.reasons)}" for f in report.facts]
+    if items:
+        what = []
+        if report.skills:
+            what.append(_count(len(report.skills), "skills-tree file"))
+        if report.facts:
+            what.append(_count(len(report.facts), "memory line"))
+        add(
+            Finding(
+                "safety",
+                "warn",
+                f"{' and '.join(what)} flagged, left out of every route",
+                _details(items),
+                hint="talos scan",
+            )
+        )
+    else:
+        add(Finding("safety", "ok", "nothing flagged"))
+
+
+def _check_view(
+    paths: Paths, scopes: Sequence[str], at: dt.date | None, places: _Places, add: Add
+) -> None:
+    """Conflicts, expired records and forgetting suggestions of the authorized view."""
+    # Warnings here are reported by other checks: unreadable lines, tags, flagged skills.
+    with _captured(), Memory(paths.home, scopes=scopes) as mem:
+        view, _graph = mem.view(at)
+        conflicts = mem.conflicts(at)
+        dead = mem.dead(at=at)
+
+    items = [
+        f"{scope} {key}: "
+        + " vs ".join(f"{record_id(n)} {stated_value(n.text)!r} ({n.src})" for n in recs)
+        for scope, key, recs in conflicts
+    ]
+    if items:
+        add(
+            Finding(
+                "conflicts",
+                "warn",
+                f"{_count(len(items), 'contested key')}: no value is recalled for them",
+                _details(items),
+                hint="talos resolve KEY --keep ID",
+            )
+        )
+    else:
+        add(Finding("conflicts", "ok", "no conflicts"))
+
+    expired = [e.node for e in view.excluded if e.reason == "expired"]
+    items = [
+        f"{places.path(n.path)}{f':{n.line}' if n.line else ''}: {n.text}"
+        + (f" (until {n.fields['until']})" if n.fields.get("until") else "")
+        for n in expired
+    ]
+    if items:
+        add(
+            Finding(
+                "expired",
+                "info",
+                f"{_count(len(items), 'record')} expired: kept for --at, never recalled today",
+                _details(items),
+            )
+        )
+    else:
+        add(Finding("expired", "ok", "no expired records"))
+
+    items = [
+        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason}"
+        for s in dead
+    ]
+    if items:
+        add(
+            Finding(
+                "dead",
+                "info",
+                f"{_count(len(items), 'forgetting suggestion')} to review",
+                _details(items),
+                hint="talos forget",
+            )
+        )
+    else:
+        add(Finding("dead", "ok", "no forgetting suggestions"))
+
+
+def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
+    af = paths.audit_file
+    name = places.path(af)
+    if not af.exists():
+        add(Finding("audit", "ok", f"{name}: no writes recorded yet"))
+        return
+    try:
+        with _captured() as warned:
+            problems = audit.verify(af, paths.memory_file)
+    except OSError as e:
+        add(Finding("audit", "warn", f"{name}: cannot read ({e.strerror})"))
+        return
+    items = [places.text(w) for w in warned] + [places.text(p) for p in problems]
+    if items:
+        add(
+            Finding(
+                "audit",
+                "warn",
+                f"{name} and {places.path(paths.memory_file)} disagree",
+                _details(items),
+                hint="an interrupted write is settled by the next talos write; a line "
+                "deleted by hand comes back with talos restore ID",
+            )
+        )
+    else:
+        add(Finding("audit", "ok", f"{name} agrees with {places.path(paths.memory_file)}"))

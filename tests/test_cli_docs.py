@@ -1,0 +1,51 @@
+"""The README's command reference is generated from the CLI's help and kept current (issue 6).
+
+When this fails, run ``python3 -m talos.cli.docs`` and commit README.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from talos.cli import COMMANDS
+from talos.cli.docs import END, README, START, WIDTH, main, reference, update
+
+
+def test_readme_command_reference_is_current() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert text.count(START) == 1 and text.count(END) == 1
+    section = text[text.index(START) : text.index(END) + len(END)]
+    assert section == reference(), "README is stale: run python3 -m talos.cli.docs"
+
+
+def test_reference_covers_every_command_with_its_examples() -> None:
+    ref = reference()
+    for name, fn in COMMANDS:
+        assert f"### `talos {name}`" in ref
+        assert f"Usage: talos {name} " in ref or f"Usage: talos {name}\n" in ref
+        block = ref.split(f"### `talos {name}`")[1].split("### ")[0]
+        assert "  Examples:\n" in block, name
+        assert f"    talos {name}" in block, name
+        first = (fn.__doc__ or "").strip().splitlines()[0]
+        assert first in block, name
+    body = [line for line in ref.splitlines() if not line.startswith("<!--")]
+    assert max(len(line) for line in body) <= WIDTH
+
+
+def test_update_rewrites_only_the_marked_section(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\nbefore\n\n{START}\nold\n{END}\n\nafter\n", encoding="utf-8")
+    assert main(["--check", str(readme)]) == 1
+    assert update(readme) is True
+    assert readme.read_text(encoding="utf-8") == f"# x\n\nbefore\n\n{reference()}\n\nafter\n"
+    assert update(readme) is False
+    assert main(["--check", str(readme)]) == 0
+
+
+def test_update_needs_the_markers(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{END}\n{START}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="needs a"):
+        update(readme)
