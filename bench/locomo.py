@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Recall@5 / Recall@10 of gold evidence on real conversations: talos ``classic`` vs BM25.
+"""Recall@5 / Recall@10 of gold evidence on real conversations: talos vs a BM25 baseline.
 
 Turns every LoCoMo conversation in ``--data`` into a talos home (each dialog turn a fact line
 ``<speaker>: <text>`` tagged ``import`` with its session date and ``ref=<dia_id>``, in a
 temporary folder), asks every question that has gold evidence through ``Memory.explain(query,
 k=10)``, maps the rows back to dialog ids (a merged node stands for all its members' ids) and
 prints Recall@5 and Recall@10 per category (1 multi-hop, 2 temporal, 3 open-domain,
-4 single-hop), their union, and category 5 (adversarial) apart — for ``classic`` and for BM25
-(``bm25s`` on SPEC §4 keywords, one document per turn). Then the same for the Chinese sets
+4 single-hop), their union, and category 5 (adversarial) apart — for ``classic`` (the
+reference model), the default model (when it is another one) and BM25 (``bm25s`` on SPEC §4
+keywords, one document per turn). Then the same for the Chinese sets
 (MADial zh: the dialogue before the test turn, and its last user turn; MemoryBank cn).
 The protocol is ``../shared/bench/README.md``'s; see ``bench/datasets.py``.
 
@@ -34,7 +35,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-METHODS = ("classic", "bm25")
+from talos.graph import DEFAULT_MODEL
+
+#: classic (the reference), the default model when it is another one, and the BM25 baseline.
+METHODS = tuple(dict.fromkeys(("classic", DEFAULT_MODEL, "bm25")))
 
 
 def mean(results: list[Result], key: str) -> float:
@@ -59,7 +63,8 @@ def table(title: str, groups: list[tuple[str, dict[str, list[Result]]]]) -> Tabl
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
-        epilog="Protocol and split: bench/datasets.py; full harness: bench/quality.py.",
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument(
         "--data", type=Path, default=DEFAULT_DATA, help="folder laid out like ../shared/bench"

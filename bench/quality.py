@@ -119,7 +119,7 @@ def groups(ds: Dataset) -> list[tuple[str, list[str]]]:
 
 def fmt(c: dict[str, Any], m: str) -> str:
     lo, hi = c[f"{m} ci"]
-    return f"{c[m]:.3f} [{lo:.2f}, {hi:.2f}]" if c["n"] else "-"
+    return f"{c[m]:.3f} [{lo:.3f}, {hi:.3f}]" if c["n"] else "-"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,6 +204,30 @@ def main(argv: list[str] | None = None) -> int:
             console.print()
 
     names = {ds.name for ds in datasets}
+    summary_rows: list[tuple[str, list[tuple[str, Sequence[str] | None]]]] = []
+    for ds in datasets:
+        summary_rows.append(
+            (f"{ds.name} {'+'.join(c.split()[0] for c in ds.union)}", [(ds.name, None)])
+        )
+        summary_rows += [(f"{ds.name} {c}", [(ds.name, [c])]) for c in ds.extra]
+        if ds.name == CHINESE[-1][0] and all(d in names for d, _ in CHINESE):
+            summary_rows.append(("Chinese set (pooled)", [(d, [c]) for d, c in CHINESE]))
+    for split in splits:
+        t = Table(
+            title=f"Summary — {split} split (mean [95% bootstrap CI])",
+            box=box.MARKDOWN,
+            title_justify="left",
+        )
+        for c in ("set", "n", "method", *METRICS):
+            t.add_column(c, justify="left" if c in ("set", "method") else "right")
+        for label, parts in summary_rows:
+            for method in methods:
+                c = cell(select(res, method, split, parts, unions), boot, seed)
+                t.add_row(label, str(c["n"]), method, *(fmt(c, m) for m in METRICS))
+            t.add_section()
+        console.print(t)
+        console.print()
+
     for split in splits:
         t = Table(
             title=f"Verdict rows — {split} split, Recall@5 (95% CI); Δ = paired difference",
@@ -231,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     d, (lo, hi) = diff_ci(rs, base[b], "R@5", boot, seed)
                     row[f"delta_{b}"] = {"mean": d, "ci": (lo, hi)}
-                    cells.append(f"{d:+.3f} [{lo:+.2f}, {hi:+.2f}]")
+                    cells.append(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]")
                 report["verdict"].append(row)
                 t.add_row(*cells)
             t.add_section()

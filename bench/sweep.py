@@ -54,9 +54,9 @@ SETS = {
 }
 HUB_POWERS = (0.0, 0.25, 0.5, 0.75, 1.0)
 DECAYS = (0.0, 0.25, 0.5, 0.75, 1.0)
-THRESHES = (0.0, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05)
+THRESHES = (0.0, 0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05)
 LEADS = tuple(round(1.0 + 0.05 * i, 2) for i in range(41))  # 1.00 … 3.00
-FLOORS = tuple(round(0.05 * i, 2) for i in range(61))  # 0.00 … 3.00
+FLOORS = tuple(round(0.025 * i, 3) for i in range(61))  # 0.000 … 1.500
 
 _DEV: list[tuple[str, Any, list[tuple[str, list[str], str]]]] = []
 
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     for c in ("model", "decay", "THRESH", "BODY_LEAD", "BODY_FLOOR"):
         t.add_column(c, justify="right")
     for name, decay, th, lead, floor in summary:
-        t.add_row(name, f"{decay:g}", f"{th:g}", f"{lead:.2f}", f"{floor:.2f}")
+        t.add_row(name, f"{decay:g}", f"{th:g}", f"{lead:g}", f"{floor:g}")
     console.print(t)
     console.print(f"HUB_POWER={hub:g}; {time.time() - start:.0f} s")
     return 0
@@ -247,7 +247,7 @@ def derive(console: Console, model: str, r: dict[str, Any]) -> tuple[float, floa
     floor = max(floors, key=lambda x: (round(x[1], 12), -x[0]))[0]
     for name, rows, pick, shown in (
         ("BODY_LEAD", leads, lead, (1.2, 1.5, 1.7, 2.0, 2.5, 3.0)),
-        ("BODY_FLOOR", floors, floor, (0.2, 0.35, 0.5, 0.75, 1.0, 1.5)),
+        ("BODY_FLOOR", floors, floor, (0.1, 0.2, 0.35, 0.5, 0.75, 1.0)),
     ):
         right = sum(g[2] for g in gate)
         t = Table(
@@ -260,7 +260,7 @@ def derive(console: Console, model: str, r: dict[str, Any]) -> tuple[float, floa
         for x, j, p, rec in rows:
             if x in shown or x == pick:
                 mark = " ←" if x == pick else ""
-                t.add_row(f"{x:.2f}{mark}", f"{j:.3f}", f"{p:.3f}", f"{rec:.3f}")
+                t.add_row(f"{x:g}{mark}", f"{j:.3f}", f"{p:.3f}", f"{rec:.3f}")
         console.print(t)
     console.print()
     return chosen, lead, floor
