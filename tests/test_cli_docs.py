@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from talos.cli import COMMANDS
-from talos.cli.docs import END, README, START, WIDTH, main, reference, update
+from talos.cli.docs import END, START, WIDTH, main, reference, update
+
+#: The README of this checkout: next to tests/, not next to the installed package (CI installs
+#: a wheel, so the package lives in site-packages, far from the README).
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_readme_command_reference_is_current() -> None:
