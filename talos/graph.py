@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from talos.model import Node
 
 __all__ = [
@@ -102,7 +104,7 @@ class Graph:
     """
 
     nodes: list[Node]
-    neighbours: list[list[tuple[int, float]]]
+    neighbours: Sequence[list[tuple[int, float]]]
     postings: dict[str, list[int]] = field(default_factory=dict)
     #: per-graph values models derive once and reuse while the graph lives (IDF, shares).
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -119,26 +121,55 @@ def build_graph(nodes: Sequence[Node], edge_min: int = EDGE_MIN) -> Graph:
     for i, n in enumerate(merged):
         for kw in n.keywords:
             postings.setdefault(kw, []).append(i)
-    neighbours: list[list[tuple[int, float]]] = [[] for _ in merged]
-    for i, n in enumerate(merged):
+    return Graph(merged, LazyNeighbours(merged, postings, edge_min), postings)
+
+
+class LazyNeighbours(Sequence[list[tuple[int, float]]]):
+    """The SPEC §5.2 edges of each node, computed from the inverted index the first time a
+    model asks for them, then kept.
+
+    Real conversation makes the keyword graph dense (about 400 neighbours a node at 3,000
+    sessions, bench/README.md), so linking every pair up front costs more than most queries:
+    models that spread over postings (``bipartite``) never ask, and ``classic`` asks only for
+    the nodes it activates. Each list holds ``(j, w)`` in ascending ``j`` with
+    ``w = shared / max(|A|, |B|)`` — the same values, in the same order, as linking all pairs.
+    """
+
+    def __init__(
+        self, nodes: Sequence[Node], postings: dict[str, list[int]], edge_min: int
+    ) -> None:
+        self._nodes = nodes
+        self._postings = postings
+        self._edge_min = edge_min
+        self._lists: list[list[tuple[int, float]] | None] = [None] * len(nodes)
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def __getitem__(self, i: int) -> list[tuple[int, float]]:  # type: ignore[override]
+        got = self._lists[i]
+        if got is None:
+            got = self._lists[i] = self._link(i)
+        return got
+
+    def _link(self, i: int) -> list[tuple[int, float]]:
+        nodes = self._nodes
         shared: dict[int, int] = {}
-        for kw in n.keywords:
-            plist = postings[kw]
+        kws = nodes[i].keywords
+        for kw in kws:
+            plist = self._postings[kw]
             if len(plist) == 1:
                 continue
             for j in plist:
-                if j > i:
-                    shared[j] = shared.get(j, 0) + 1
-        size_i = len(n.keywords)
-        for j in sorted(shared):
-            c = shared[j]
-            if c >= edge_min:
-                w = c / max(size_i, len(merged[j].keywords))
-                neighbours[i].append((j, w))
-                neighbours[j].append((i, w))
-    # Pairs (i, j>i) are appended to i in ascending j, and to j in ascending i — all i < j come
-    # before j's own pass, so every list is already ascending.
-    return Graph(merged, neighbours, postings)
+                shared[j] = shared.get(j, 0) + 1
+        shared.pop(i, None)
+        size_i = len(kws)
+        m = self._edge_min
+        return [
+            (j, c / max(size_i, len(nodes[j].keywords)))
+            for j, c in sorted(shared.items())
+            if c >= m
+        ]
 
 
 @dataclass(slots=True)
@@ -158,6 +189,46 @@ class Activation:
     def final(self) -> dict[int, float]:
         """Final activation (after the last hop), or the seeds when there were no hops."""
         return self.hops[-1] if self.hops else self.seeds
+
+    def hop_levels(self) -> list[dict[int, float]]:
+        """Activation after each hop, as dicts (for explain)."""
+        return self.hops
+
+
+class DenseActivation(Activation):
+    """An activation computed as dense arrays (one value per node, per level).
+
+    ``levels[0]`` holds the seeds, ``levels[h]`` the activation after hop ``h``. The dict views
+    (``hops``, ``final``) are built on first use, in node order; :func:`rank` reads the final
+    array directly.
+    """
+
+    __slots__ = ("_dicts", "levels")
+
+    def __init__(
+        self, seeds: dict[int, float], hops: list[dict[int, float]], levels: list[Any]
+    ) -> None:
+        super().__init__(seeds, hops)
+        self.levels = levels
+        self._dicts: list[dict[int, float]] | None = None
+
+    def _views(self) -> list[dict[int, float]]:
+        if self._dicts is None:
+            self._dicts = []
+            for a in self.levels[1:]:
+                idx = np.flatnonzero(a)
+                self._dicts.append(dict(zip(idx.tolist(), a[idx].tolist(), strict=True)))
+        return self._dicts
+
+    @property
+    def final(self) -> dict[int, float]:
+        """Final activation as ``{node: value}`` for active nodes, in node order."""
+        views = self._views()
+        return views[-1] if views else self.seeds
+
+    def hop_levels(self) -> list[dict[int, float]]:
+        """Activation after each hop as dicts (for explain)."""
+        return self._views()
 
 
 def seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
@@ -259,6 +330,33 @@ def _keyword_lists(graph: Graph) -> list[list[str]]:
     return lists
 
 
+def _bipartite_arrays(graph: Graph) -> dict[str, Any]:
+    """The node–keyword incidence as flat numpy arrays, built once per graph.
+
+    ``entry_node[e]``/``entry_kw[e]``: node and keyword of incidence ``e`` (nodes ascending,
+    each node's keywords sorted); ``degree[i]``: keywords of node ``i``; ``df[k]``: nodes
+    holding keyword ``k``.
+    """
+    arrays = graph.cache.get("bipartite")
+    if arrays is None:
+        kw_id: dict[str, int] = {}
+        entry_kw: list[int] = []
+        degree: list[int] = []
+        for n in graph.nodes:
+            ks = sorted(n.keywords)
+            degree.append(len(ks))
+            entry_kw.extend(kw_id.setdefault(k, len(kw_id)) for k in ks)
+        deg = np.array(degree, dtype=np.float64)
+        kw_arr = np.array(entry_kw, dtype=np.int64)
+        arrays = graph.cache["bipartite"] = {
+            "entry_node": np.repeat(np.arange(len(graph.nodes), dtype=np.int64), degree),
+            "entry_kw": kw_arr,
+            "degree": deg,
+            "df": np.bincount(kw_arr, minlength=len(kw_id)).astype(np.float64),
+        }
+    return arrays
+
+
 def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     """Mass-conserving spreading over the node–keyword bipartite graph (issue 5).
 
@@ -271,31 +369,29 @@ def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     ``tests/test_quality_invariants.py``), a keyword many nodes hold spreads thin, and a node
     that shares nothing keeps its seed (a lone full match scores 1.0, as in ``classic``).
     Unlike the SPEC §5.2 edges, one shared keyword carries activation, in proportion to how
-    specific it is. A hop costs the postings of the active nodes' keywords, not their edges.
+    specific it is.
+
+    A hop is two passes over the incidence arrays (``numpy.bincount``): O(postings), a few
+    milliseconds at 30,000 sessions (bench/scale.py). Exactly equal activations rank in load
+    order (SPEC §5.3 allows it for models other than ``classic``).
     """
-    act = hub_seed(graph, query_kw)
-    if not act:
+    seeds = hub_seed(graph, query_kw)
+    if not seeds:
         return Activation({}, [])
-    seeds = dict(act)
-    kws = _keyword_lists(graph)
-    post = graph.postings
-    hops: list[dict[int, float]] = []
+    arr = _bipartite_arrays(graph)
+    n = len(graph.nodes)
+    node, kw = arr["entry_node"], arr["entry_kw"]
     keep = 1.0 / (1.0 + SPREAD_DECAY)
+    give = SPREAD_DECAY * keep / arr["degree"]
+    a = np.zeros(n)
+    a[np.fromiter(seeds.keys(), dtype=np.int64, count=len(seeds))] = list(seeds.values())
+    levels = [a]
     for _ in range(HOPS):
-        mass: dict[str, float] = {}
-        for i, a in act.items():
-            out = a * SPREAD_DECAY * keep / len(kws[i])
-            for k in kws[i]:
-                mass[k] = mass.get(k, 0.0) + out
-        nxt = {i: a * keep for i, a in act.items()}
-        for k, m in mass.items():
-            plist = post[k]
-            each = m / len(plist)
-            for j in plist:
-                nxt[j] = nxt.get(j, 0.0) + each
-        act = nxt
-        hops.append(act)
-    return Activation(seeds, hops)
+        mass = np.bincount(kw, weights=(a * give)[node], minlength=len(arr["df"]))
+        each = mass / arr["df"]
+        a = a * keep + np.bincount(node, weights=each[kw], minlength=n)
+        levels.append(a)
+    return DenseActivation(seeds, [], levels)
 
 
 def _out_weight(graph: Graph) -> list[float]:
@@ -385,5 +481,10 @@ def rank(activation: Activation, thresh: float = THRESH) -> list[tuple[float, in
         ``[(unrounded_activation, node_index), ...]`` for activations ``> thresh``, highest
         first; exactly equal activations keep the order in which nodes first became active.
     """
+    if isinstance(activation, DenseActivation) and len(activation.levels) > 1:
+        a = activation.levels[-1]
+        idx = np.flatnonzero(a > thresh)
+        order = idx[np.argsort(-a[idx], kind="stable")]
+        return list(zip(a[order].tolist(), order.tolist(), strict=True))
     items = sorted(activation.final.items(), key=lambda x: -x[1])
     return [(a, i) for i, a in items if a > thresh]

@@ -455,7 +455,7 @@ class Memory:
         out: list[Row] = []
         for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
             n = graph.nodes[i]
-            levels = [act.seeds, *act.hops]
+            levels = [act.seeds, *act.hop_levels()]
             gains = [
                 levels[h].get(i, 0.0) - levels[h - 1].get(i, 0.0) for h in range(1, len(levels))
             ]
