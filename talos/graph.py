@@ -16,6 +16,7 @@ Why they exist, how they were tuned (dev split only) and how they compare with B
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -333,26 +334,27 @@ def _keyword_lists(graph: Graph) -> list[list[str]]:
 def _bipartite_arrays(graph: Graph) -> dict[str, Any]:
     """The node–keyword incidence as flat numpy arrays, built once per graph.
 
-    ``entry_node[e]``/``entry_kw[e]``: node and keyword of incidence ``e`` (nodes ascending,
-    each node's keywords sorted); ``degree[i]``: keywords of node ``i``; ``df[k]``: nodes
-    holding keyword ``k``.
+    ``entry_node[e]``/``entry_kw[e]``: node and keyword of incidence ``e`` (keywords in sorted
+    order, each keyword's nodes ascending); ``degree[i]``: keywords of node ``i``; ``df[k]``:
+    nodes holding keyword ``k``.
     """
     arrays = graph.cache.get("bipartite")
     if arrays is None:
-        kw_id: dict[str, int] = {}
-        entry_kw: list[int] = []
-        degree: list[int] = []
-        for n in graph.nodes:
-            ks = sorted(n.keywords)
-            degree.append(len(ks))
-            entry_kw.extend(kw_id.setdefault(k, len(kw_id)) for k in ks)
-        deg = np.array(degree, dtype=np.float64)
-        kw_arr = np.array(entry_kw, dtype=np.int64)
+        # Built from the inverted index, keywords in sorted order and each keyword's nodes
+        # ascending: a fixed summation order whatever the string hash seed.
+        post = graph.postings
+        order = sorted(post)
+        lengths = np.fromiter((len(post[k]) for k in order), dtype=np.int64, count=len(order))
+        total = int(lengths.sum())
+        node = np.fromiter(
+            itertools.chain.from_iterable(post[k] for k in order), dtype=np.int64, count=total
+        )
+        kw_arr = np.repeat(np.arange(len(order), dtype=np.int64), lengths)
         arrays = graph.cache["bipartite"] = {
-            "entry_node": np.repeat(np.arange(len(graph.nodes), dtype=np.int64), degree),
+            "entry_node": node,
             "entry_kw": kw_arr,
-            "degree": deg,
-            "df": np.bincount(kw_arr, minlength=len(kw_id)).astype(np.float64),
+            "degree": np.bincount(node, minlength=len(graph.nodes)).astype(np.float64),
+            "df": lengths.astype(np.float64),
         }
     return arrays
 

@@ -317,11 +317,12 @@ class Index:
         stats: RefreshStats,
         progress: Progress | None,
     ) -> None:
+        # Unlisted (the folder is unchanged), only files without a request yet are looked at.
+        query = "SELECT path, size, mtime_ns, text FROM sessions"
+        if not listed:
+            query += " WHERE text IS NULL"
         stored = {
-            path: (size, mtime, text is not None)
-            for path, size, mtime, text in con.execute(
-                "SELECT path, size, mtime_ns, text FROM sessions"
-            )
+            path: (size, mtime, text is not None) for path, size, mtime, text in con.execute(query)
         }
         todo: list[Path] = []
         if listed:

@@ -241,7 +241,14 @@ def build_view(
     unused = dict(overrides)
     view = View([])
     active: list[Node] = []
+    plain_ok = "global" in scopes
     for n in nodes:
+        if n.kind == "episode" and not n.fields and not n.born:
+            # An episode has no tag: scope global, active, valid at any date. The common case
+            # by far (30,000 of 33,000 nodes at scale), so it skips the checks below.
+            if plain_ok:
+                active.append(n)
+            continue
         problem = tag_problem(n)
         if problem:  # its scope is unknown: never named, not even by why-not
             warn(f"{n.path}:{n.line}: unreadable provenance tag ({problem}); line not used")
