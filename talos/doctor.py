@@ -43,7 +43,13 @@ from talos.safety import scan_home
 from talos.sources.facts import load_facts
 from talos.sources.sessions import session_files, sessions_root
 from talos.sources.skills import skill_files
-from talos.trust import DEFAULT_SCOPES, record_id, stated_value, tag_problem
+from talos.trust import (
+    DEFAULT_SCOPES,
+    record_id,
+    stated_value,
+    tag_problem,
+    window_problem,
+)
 
 __all__ = [
     "ATTENTION",
@@ -360,9 +366,24 @@ def _check_state(paths: Paths, places: _Places, add: Add) -> bool:
     return True
 
 
+def _tag_issue(n: Any) -> str | None:
+    """What is wrong with a fact's tag: unparsable, a date that is not a date (the record is
+    then never valid), or an empty field value (``key=``)."""
+    problem = tag_problem(n)
+    if problem:
+        return problem
+    window = window_problem(n)
+    if window:
+        return f"{window[1]}: the record is never used"
+    empty = sorted(k for k, v in n.fields.items() if v == "")
+    if empty:
+        return f"empty field value: {', '.join(k + '=' for k in empty)}"
+    return None
+
+
 def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
     bad = [
-        f"{places.path(n.path)}:{n.line}: {problem}" for n in facts if (problem := tag_problem(n))
+        f"{places.path(n.path)}:{n.line}: {problem}" for n in facts if (problem := _tag_issue(n))
     ]
     if bad:
         add(

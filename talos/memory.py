@@ -710,11 +710,19 @@ class Memory:
         """Append a tagged fact, superseding per SPEC §7.5 (see :func:`talos.writer.remember`).
 
         ``scope`` defaults to the first authorized scope. Raises :class:`InputError` for bad
-        input and when ``scope`` is not one of this memory's authorized scopes.
+        input, when ``scope`` is not one of this memory's authorized scopes, and when the text
+        looks like an instruction: the fact filter (SPEC §8.2) would keep it out of every
+        route, so storing it would only hide it (found by a newcomer: it said "remembered").
         """
         scope = scope or (self.scopes[0] if self.scopes else "global")
         if scope not in self.scopes:
             raise InputError(f"scope {scope!r} is not authorized here ({', '.join(self.scopes)})")
+        if self.keep_fact is not None and not self.keep_fact(" ".join(text.split())):
+            reasons = "; ".join(safety.instruction_reasons(text)) or "rejected by keep_fact"
+            raise InputError(
+                f"not remembered: the text looks like an instruction ({reasons}); talos never "
+                "recalls such lines (SPEC §8.2)"
+            )
         result = writer.remember(
             self.paths,
             text,
@@ -796,7 +804,9 @@ class Memory:
         whose record id or key is ``target`` when given (SPEC §7.6). The log holds every
         scope's lines; another scope's entries are never shown (§7.3)."""
         rows = [
-            e for e in audit.settled(self.paths.audit_file) if audit.entry_scope(e) in self.scopes
+            {**e, "state": "committed"}  # settled() returns only committed transactions
+            for e in audit.settled(self.paths.audit_file)
+            if audit.entry_scope(e) in self.scopes
         ]
         if target:
             rows = [e for e in rows if target in (e.get("id"), e.get("key"))]

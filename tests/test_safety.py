@@ -129,7 +129,7 @@ def test_scan_json_names_the_hostile_skill_with_its_reasons(hostile_home: Path) 
     res = run("scan", "--home", str(hostile_home), "--json")
     assert res.exit_code == 4
     assert json.loads(res.stdout) == {
-        "ok": True,
+        "ok": False,  # ok follows the exit code: something was flagged
         "command": "scan",
         "data": {
             "clean": False,
@@ -146,7 +146,7 @@ def test_scan_json_names_the_hostile_skill_with_its_reasons(hostile_home: Path) 
             ],
             "facts": [],
         },
-        "error": None,
+        "error": "something was flagged",
     }
 
 

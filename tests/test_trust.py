@@ -105,7 +105,7 @@ def test_1_supersede_with_authority_history_and_restore(make_home) -> None:
             "after": None,
             "superseded_by": new_id,
             "reason": f"superseded by {new_id}",
-            "state": "prepared",
+            "state": "committed",
         },
         {
             "op": "remember",
@@ -116,7 +116,7 @@ def test_1_supersede_with_authority_history_and_restore(make_home) -> None:
             "before": None,
             "after": helix,
             "reason": "remember (user)",
-            "state": "prepared",
+            "state": "committed",
         },
     ]
     r = cli(home, "history", "editor", "--plain")  # the table names the op, old line, time

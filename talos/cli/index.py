@@ -40,8 +40,7 @@ def index(
     paths = resolve_paths(home)
     with Index(paths) as idx:
         if check:
-            idx.refresh()  # settle quick changes first, so --check reports real drift only
-            problems = idx.check()
+            problems = idx.check()  # read-only: compares what is indexed with the files
             if as_json:
                 emit(
                     "index",

@@ -48,7 +48,13 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
     paths = resolve_paths(home)
     report = scan_home(paths.memory_file, paths.skills_dir)
     if as_json:
-        emit("scan", report.to_json())
+        # ok follows the exit code, as everywhere: false when something was flagged (exit 4).
+        emit(
+            "scan",
+            report.to_json(),
+            ok=report.clean,
+            error=None if report.clean else "something was flagged",
+        )
     elif report.clean:
         err.print("nothing flagged")
     else:
