@@ -190,8 +190,10 @@ def forget(
                 "dry_run": False,
             },
         )
-    else:
+    elif removed:
         err.print(
             f"removed {removed} line(s) from {mem.paths.memory_file}; "
             f"each is kept in {mem.paths.audit_file} and can be restored"
         )
+    else:
+        err.print("nothing removed")

@@ -84,7 +84,14 @@ def recall(
     elif result.text:
         out.out(result.text)
     else:
-        err.print("nothing recalled")
+        p = mem.paths
+        if not (p.memory_file.exists() or p.skills_dir.exists() or p.sessions_dir.exists()):
+            err.print(
+                f"nothing recalled: {p.home} has no memory.md, skills/ or sessions yet "
+                "(talos init --example, or --home / TALOS_HOME to point at your home)"
+            )
+        else:
+            err.print("nothing recalled")
 
 
 @handle_errors("explain", listing=True)
