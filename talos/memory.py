@@ -7,7 +7,7 @@ import dataclasses
 import datetime as dt
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,7 +104,7 @@ class Row:
     hops: list[float] = field(default_factory=list)
     edges: list[dict[str, Any]] = field(default_factory=list)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Any]:
         return iter((self.score, self.kind, self.text))
 
     def __getitem__(self, i: int) -> Any:
@@ -151,7 +151,7 @@ class Suggestion:
     hits: int = 0
     last_hit_day: int = 0
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Any]:
         return iter((self.kind, self.text, self.reason))
 
     def __getitem__(self, i: int) -> Any:

@@ -244,11 +244,11 @@ class SqliteUsage:
                     "ON CONFLICT(scope) DO UPDATE SET n = n + 1",
                     (scope,),
                 )
-            for scope, keys in hits.items():
+            for scope, hit_keys in hits.items():
                 con.executemany(
                     "UPDATE usage SET hits = hits + 1, last_hit_day = ? "
                     "WHERE scope = ? AND key = ?",
-                    [(day, scope, k) for k in keys],
+                    [(day, scope, k) for k in hit_keys],
                 )
             con.execute("COMMIT")
         except BaseException:
