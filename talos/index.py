@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -115,6 +116,7 @@ class Index:
         self._dir_sig: tuple[int, int] | None = None
         self._pending: dict[str, tuple[int, int]] = {}
         self._line_cache: dict[str, tuple[str, str, str, str, str] | None] = {}
+        self._tokens: tuple[str | None, str | None] = (None, None)
 
     # -- connection and schema -------------------------------------------------------------
 
@@ -124,6 +126,10 @@ class Index:
         self.file.parent.mkdir(parents=True, exist_ok=True)
         try:
             con = self._open()
+        except sqlite3.OperationalError:
+            # Locked, busy, unreadable: not damage. Discarding here deleted the index another
+            # process was making (tests/test_index_reliability.py, 3 processes on a new home).
+            raise
         except sqlite3.DatabaseError as e:
             warn(f"{self.file}: damaged or foreign index ({e}); rebuilding it from the files")
             self._discard()
@@ -147,7 +153,17 @@ class Index:
                 raise sqlite3.DatabaseError(
                     f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}"
                 )
-            con.execute("PRAGMA journal_mode=WAL")
+            # Switching to WAL fails at once with "database is locked" (no busy handler) while
+            # another connection has the new file open: wait for it, as busy_timeout would
+            # (tests/test_index_reliability.py, 3 processes opening a new home at once).
+            for wait in range(6000):
+                try:
+                    con.execute("PRAGMA journal_mode=WAL")
+                    break
+                except sqlite3.OperationalError as e:
+                    if wait == 5999 or "locked" not in str(e):
+                        raise
+                    time.sleep(0.01)
             if not tables:
                 self._create(con)
             return con
@@ -242,6 +258,21 @@ class Index:
                 progress,
             )
             con.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_sig', ?)", (dir_key,))
+            # Another process may have refreshed the shared index first: this one then found
+            # nothing to read and kept serving the rows it had loaded before, forever (two
+            # Memory objects on one home, the second refreshing after an edit;
+            # tests/test_index_reliability.py). Each change writes a fresh token; a token
+            # this object has not seen means its rows are stale.
+            for key, changed in (
+                ("facts_token", stats.facts_reparsed),
+                ("sessions_token", bool(stats.sessions_read or stats.sessions_dropped)),
+            ):
+                if changed:
+                    con.execute(
+                        "INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
+                        (key, os.urandom(8).hex()),
+                    )
+            tokens = (self._meta(con, "facts_token"), self._meta(con, "sessions_token"))
             con.execute("COMMIT")
         except BaseException:
             with suppress(sqlite3.Error):
@@ -249,11 +280,14 @@ class Index:
             raise
         self._memory_sig, self._dir_sig = memory_sig, dir_sig
         first = self.generation == 0
-        if stats.changed or first:
+        facts_new = tokens[0] != self._tokens[0]
+        sessions_new = tokens[1] != self._tokens[1]
+        self._tokens = tokens
+        if facts_new or sessions_new or first:
             self.generation += 1
-        if stats.facts_reparsed or first:
+        if facts_new or first:
             self.facts_generation += 1
-        if stats.sessions_read or stats.sessions_dropped or first:
+        if sessions_new or first:
             self.sessions_generation += 1
         return stats
 
@@ -443,6 +477,7 @@ class Index:
         self._memory_sig = self._dir_sig = None
         self._pending = {}
         self._line_cache = {}
+        self._tokens = (None, None)
         return self.refresh(full=True, progress=progress)
 
     def __enter__(self) -> Index:
