@@ -121,6 +121,51 @@ def settled(path: Path) -> list[dict[str, Any]]:
     return [e for e in all_entries if e.get("state") == "prepared" and e.get("txn") in done]
 
 
+#: How much of the log's end :func:`recover` reads before falling back to a full scan.
+TAIL_BYTES = 1 << 16
+
+
+def _open_tail(path: Path) -> dict[str, list[dict[str, Any]]] | None:
+    """The transaction left open at the end of the log, read from its last :data:`TAIL_BYTES`.
+
+    Every write settles open transactions before appending its own, under the memory lock, so
+    only the last transaction can be open: a log ending in ``commit``/``abort`` has none. This
+    keeps a write's cost independent of the log's length. Returns ``{txn: entries}`` (empty
+    when nothing is open), or ``None`` when the tail cannot tell (a transaction larger than
+    the window): then the caller scans the whole log.
+    """
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            f.seek(max(0, size - TAIL_BYTES))
+            chunk = f.read()
+    except FileNotFoundError:
+        return {}
+    blobs = chunk.split(b"\n")
+    if size > TAIL_BYTES:
+        blobs = blobs[1:]  # the first piece may start mid-line
+    parsed: list[dict[str, Any]] = []
+    for blob in blobs:
+        try:
+            rec = json.loads(blob.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue  # a torn line (a kill mid-append) carries nothing usable
+        if isinstance(rec, dict):
+            parsed.append(rec)
+    if not parsed:
+        return {} if size <= TAIL_BYTES else None
+    last = parsed[-1]
+    if last.get("op") in ("commit", "abort") or last.get("state") != "prepared":
+        return {}
+    txn = str(last.get("txn"))
+    group: list[dict[str, Any]] = []
+    for rec in reversed(parsed):
+        if str(rec.get("txn")) != txn:
+            return {txn: list(reversed(group))}
+        group.append(rec)
+    return {txn: list(reversed(group))} if size <= TAIL_BYTES else None
+
+
 def recover(path: Path, memory_file: Path) -> int:
     """Settle transactions left prepared by a killed writer; call under the memory lock.
 
@@ -130,15 +175,19 @@ def recover(path: Path, memory_file: Path) -> int:
     Returns:
         How many transactions were settled.
     """
-    pending: dict[str, list[dict[str, Any]]] = {}
-    closed: set[str] = set()
-    for e in entries(path):
-        txn = str(e.get("txn"))
-        if e.get("op") in ("commit", "abort"):
-            closed.add(txn)
-        elif e.get("state") == "prepared":
-            pending.setdefault(txn, []).append(e)
-    open_txns = {t: es for t, es in pending.items() if t not in closed}
+    tail = _open_tail(path)
+    if tail is not None:
+        open_txns = tail
+    else:
+        pending: dict[str, list[dict[str, Any]]] = {}
+        closed: set[str] = set()
+        for e in entries(path):
+            txn = str(e.get("txn"))
+            if e.get("op") in ("commit", "abort"):
+                closed.add(txn)
+            elif e.get("state") == "prepared":
+                pending.setdefault(txn, []).append(e)
+        open_txns = {t: es for t, es in pending.items() if t not in closed}
     if not open_txns:
         return 0
     try:
@@ -151,10 +200,13 @@ def recover(path: Path, memory_file: Path) -> int:
         file_entries = [e for e in es if e.get("file") == str(memory_file)]
         added = [e["after"] for e in file_entries if e.get("after")]
         removed = [e["before"] for e in file_entries if e.get("before") and not e.get("after")]
+        moved = [e for e in es if e.get("op") == "skill-forget" and e.get("trash")]
         if added:
             applied = all(_line_present(lines, a) for a in added)
         elif removed:
             applied = not any(_line_present(lines, r) for r in removed)
+        elif moved:  # a forgotten skill: applied when the file reached the trash
+            applied = all(Path(str(e["trash"])).exists() for e in moved)
         else:
             applied = True
         out.append(

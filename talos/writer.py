@@ -472,6 +472,7 @@ def trash_skill(paths: Paths, skill: Path, reason: str) -> Path:
         The new location (``talos restore ID`` moves it back).
     """
     with memory_lock(paths):
+        _settle(paths)  # every write settles what a killed writer left before its own
         trash = paths.state_dir / "trash"
         trash.mkdir(parents=True, exist_ok=True)
         rid = "S" + line_id(str(skill))[:9]

@@ -1,0 +1,87 @@
+"""A write settles a killed writer's transaction by reading only the end of the audit log, so
+its cost does not grow with the log (SPEC §11); a killed skill-forget is settled by where the
+file is (SPEC §7.6)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from talos import audit
+from talos.home import resolve_paths
+
+
+def _log(path, records) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+
+
+def test_open_transaction_at_the_end_is_settled_from_the_tail(tmp_path, monkeypatch) -> None:
+    paths = resolve_paths(tmp_path)
+    paths.memory_file.write_text("- kept line\n- new line <!-- reflect 2026-01-01 id=r1 -->\n")
+    history = []
+    for i in range(3000):  # a long history of settled writes (well over TAIL_BYTES)
+        history.append(
+            {
+                "txn": f"t{i}",
+                "op": "remember",
+                "id": f"x{i}",
+                "before": None,
+                "after": f"- old {i}",
+                "file": str(paths.memory_file),
+                "state": "prepared",
+            }
+        )
+        history.append({"txn": f"t{i}", "op": "commit"})
+    history.append(
+        {
+            "txn": "open",
+            "op": "remember",
+            "id": "r1",
+            "before": None,
+            "after": "- new line <!-- reflect 2026-01-01 id=r1 -->",
+            "file": str(paths.memory_file),
+            "state": "prepared",
+        }
+    )
+    _log(paths.audit_file, history)
+    assert paths.audit_file.stat().st_size > 4 * audit.TAIL_BYTES
+
+    def no_full_scan(path):  # type: ignore[no-untyped-def]
+        raise AssertionError("recover read the whole log")
+
+    monkeypatch.setattr(audit, "entries", no_full_scan)
+    assert audit.recover(paths.audit_file, paths.memory_file) == 1
+    last = json.loads(paths.audit_file.read_text().splitlines()[-1])
+    assert (last["txn"], last["op"]) == ("open", "commit")
+    assert audit.recover(paths.audit_file, paths.memory_file) == 0
+
+
+@pytest.mark.parametrize(("moved", "outcome"), [(True, "commit"), (False, "abort")])
+def test_killed_skill_forget_is_settled_by_where_the_file_is(tmp_path, moved, outcome) -> None:
+    paths = resolve_paths(tmp_path)
+    skill = tmp_path / "skills" / "scratch.md"
+    trash = paths.state_dir / "trash" / "S1-scratch.md"
+    (trash if moved else skill).parent.mkdir(parents=True, exist_ok=True)
+    (trash if moved else skill).write_text("---\nname: scratch\n---\nx\n")
+    _log(
+        paths.audit_file,
+        [
+            {
+                "txn": "k",
+                "op": "skill-forget",
+                "id": "S1",
+                "file": str(skill),
+                "before": str(skill),
+                "after": None,
+                "trash": str(trash),
+                "state": "prepared",
+            }
+        ],
+    )
+    assert audit.recover(paths.audit_file, paths.memory_file) == 1
+    last = json.loads(paths.audit_file.read_text().splitlines()[-1])
+    assert last["op"] == outcome
