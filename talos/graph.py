@@ -16,8 +16,7 @@ Why they exist, how they were tuned (dev split only) and how they compare with B
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +36,7 @@ __all__ = [
     "THRESH",
     "Activation",
     "Graph",
+    "Incidence",
     "Model",
     "bipartite",
     "build_graph",
@@ -46,6 +46,8 @@ __all__ = [
     "hub_seed",
     "hub_weight",
     "merge_duplicates",
+    "merge_groups",
+    "merge_members",
     "rank",
 ]
 
@@ -69,96 +71,281 @@ def merge_duplicates(nodes: Sequence[Node]) -> list[Node]:
     Returns:
         New representative nodes (copies; the input is not modified) in group order.
     """
-    groups: dict[tuple[str, frozenset[str]], list[Node]] = {}
-    for n in nodes:
-        groups.setdefault((n.kind, n.keywords), []).append(n)
     out: list[Node] = []
-    for group in groups.values():
-        rep = group[-1]
+    identity: list[Hashable] | None = None
+    for group in merge_groups([(n.kind, n.keywords) for n in nodes]):
+        rep = nodes[group[-1]]
         if len(group) == 1 and not rep.members:
             out.append(rep)
             continue
-        seen = {rep.identity}
-        members: list[Node] = []
-        for m in group[:-1]:
-            if m.identity not in seen:
-                seen.add(m.identity)
-                members.append(m)
         merged = Node(**{f: getattr(rep, f) for f in rep.__dataclass_fields__})
-        merged.members = members
-        merged.order = group[0].order
+        if identity is None:
+            identity = [n.identity for n in nodes]
+        merged.members = [nodes[m] for m in merge_members(group, identity)]
+        merged.order = nodes[group[0]].order
         out.append(merged)
     return out
 
 
+def merge_groups(keys: Sequence[Hashable]) -> list[list[int]]:
+    """Positions with equal keys (SPEC §5.1: kind and keyword set), grouped in order of first
+    occurrence, each group ascending. Shared by :func:`merge_duplicates` and the episode block
+    of the index (:mod:`talos.block`), so both merge alike."""
+    groups: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(keys):
+        got = groups.get(key)
+        if got is None:
+            groups[key] = [i]
+        else:
+            got.append(i)
+    return list(groups.values())
+
+
+def merge_members(group: Sequence[int], identity: Sequence[Hashable]) -> list[int]:
+    """The members of a merged group (its last position is the representative): the others,
+    oldest first, without repeats of an identity and without the representative's own."""
+    seen = {identity[group[-1]]}
+    out: list[int] = []
+    for m in group[:-1]:
+        if identity[m] not in seen:
+            seen.add(identity[m])
+            out.append(m)
+    return out
+
+
+class Incidence:
+    """Which node holds which keyword, as arrays: the inverted index of SPEC §5.2, both ways.
+
+    Node-major: node ``i`` holds the keyword ids ``node_kw[node_ptr[i]:node_ptr[i+1]]``, listed
+    in the order of the keyword *strings*. Keyword-major (built on first use): keyword ``k`` is
+    held by the nodes ``kw_node[kw_ptr[k]:kw_ptr[k+1]]``, ascending. Every sum a model takes
+    over these arrays therefore runs in one fixed order — a node's keywords alphabetically, a
+    keyword's nodes by position — whatever the ids are and however the arrays were assembled
+    (from nodes, from the index, or stacked), so all routes give bit-identical activations
+    (``tests/test_block.py``).
+
+    Args:
+        vocab: keyword id → keyword. node_ptr: ``int64[n + 1]``. node_kw: ``int32[entries]``.
+        kw_ptr, kw_node: the keyword-major arrays when already known (else derived).
+    """
+
+    __slots__ = ("_kw_node", "_kw_ptr", "_lookup", "node_kw", "node_ptr", "vocab")
+
+    def __init__(
+        self,
+        vocab: Sequence[str],
+        node_ptr: Any,
+        node_kw: Any,
+        kw_ptr: Any = None,
+        kw_node: Any = None,
+    ) -> None:
+        self.vocab = vocab
+        self.node_ptr = node_ptr
+        self.node_kw = node_kw
+        self._kw_ptr = kw_ptr
+        self._kw_node = kw_node
+        self._lookup: dict[str, int] | None = None
+
+    @classmethod
+    def of(cls, keyword_sets: Sequence[frozenset[str]]) -> Incidence:
+        """The incidence of nodes with these keyword sets (vocabulary sorted)."""
+        vocab = sorted(set().union(*keyword_sets)) if keyword_sets else []
+        lookup = {k: i for i, k in enumerate(vocab)}
+        lengths = np.fromiter(
+            (len(s) for s in keyword_sets), dtype=np.int64, count=len(keyword_sets)
+        )
+        ptr = np.zeros(len(keyword_sets) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        kw = np.fromiter(
+            (lookup[k] for s in keyword_sets for k in sorted(s)), dtype=np.int32, count=int(ptr[-1])
+        )
+        inc = cls(vocab, ptr, kw)
+        inc._lookup = lookup
+        return inc
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return len(self.node_ptr) - 1
+
+    @property
+    def lookup(self) -> dict[str, int]:
+        """Keyword → id (built on first use)."""
+        if self._lookup is None:
+            self._lookup = dict(zip(self.vocab, range(len(self.vocab)), strict=True))
+        return self._lookup
+
+    def keyword_major(self) -> tuple[Any, Any]:
+        """``(kw_ptr, kw_node)``: the nodes of keyword ``k`` are ``kw_node[kw_ptr[k]:kw_ptr[k+1]]``,
+        ascending (derived from the node-major arrays on first use, then kept)."""
+        if self._kw_ptr is None or self._kw_node is None:
+            counts = np.bincount(self.node_kw, minlength=len(self.vocab))
+            ptr = np.zeros(len(self.vocab) + 1, dtype=np.int64)
+            np.cumsum(counts, out=ptr[1:])
+            order = np.argsort(self.node_kw, kind="stable")  # stable: nodes stay ascending
+            self._kw_ptr = ptr
+            self._kw_node = self.entry_node()[order].astype(np.int32)
+        return self._kw_ptr, self._kw_node
+
+    def entry_node(self) -> Any:
+        """The node of each entry of ``node_kw`` (``int64[entries]``)."""
+        return np.repeat(np.arange(self.n_nodes, dtype=np.int64), np.diff(self.node_ptr))
+
+    def holders(self, kw: str) -> Any:
+        """Ascending positions of the nodes holding ``kw`` (empty array when none)."""
+        k = self.lookup.get(kw)
+        if k is None:
+            return _EMPTY
+        ptr, nodes = self.keyword_major()
+        return nodes[ptr[k] : ptr[k + 1]]
+
+    def keywords_of(self, i: int) -> list[str]:
+        """Node ``i``'s keywords, sorted."""
+        v = self.vocab
+        return [v[k] for k in self.node_kw[self.node_ptr[i] : self.node_ptr[i + 1]].tolist()]
+
+
+_EMPTY = np.zeros(0, dtype=np.int32)
+
+
 @dataclass(slots=True)
 class Graph:
-    """Merged nodes and their weighted, symmetric edges (SPEC §5.2).
+    """Merged nodes and the keyword incidence every model spreads over (SPEC §5.1, §5.2).
+
+    The nodes are two runs: ``nodes[:records]`` the records of the view (facts, skills,
+    conflict and override lines), ``nodes[records:]`` the merged episodes, which at scale are
+    most of the graph and come from the persistent index as arrays (:mod:`talos.block`);
+    ``nodes`` may then be a lazy sequence that builds a :class:`Node` only when asked.
 
     Attributes:
-        nodes: representatives in load order.
-        neighbours: for node ``i``, ``[(j, w_ij), ...]`` in ascending ``j`` (so floating-point
-            sums are reproducible).
-        postings: keyword → ascending node indices (the inverted index).
-        cache: values a model derives from the graph once (e.g. keyword IDF), reused by every
+        nodes: representatives in load order. records: how many come before the episodes.
+        head, tail: the incidence of the records and of the episodes (``tail`` may be
+            ``None``); node ``i >= records`` is ``tail``'s node ``i - records``.
+        neighbours: for node ``i``, its SPEC §5.2 edges ``[(j, w_ij), ...]`` in ascending
+            ``j``, computed on first use (:class:`LazyNeighbours`).
+        cache: values a model derives from the graph once (arrays, IDF), reused by every
             query while the graph is cached.
     """
 
-    nodes: list[Node]
-    neighbours: Sequence[list[tuple[int, float]]]
-    postings: dict[str, list[int]] = field(default_factory=dict)
-    #: per-graph values models derive once and reuse while the graph lives (IDF, shares).
+    nodes: Sequence[Node]
+    records: int
+    head: Incidence
+    tail: Incidence | None = None
+    neighbours: Sequence[list[tuple[int, float]]] = field(default=(), repr=False)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.neighbours:
+            self.neighbours = LazyNeighbours(self, EDGE_MIN)
+
+    def holders(self, kw: str) -> list[int]:
+        """Ascending positions of the nodes holding ``kw`` (the posting list)."""
+        out = self.head.holders(kw).tolist()
+        if self.tail is not None:
+            t = self.tail.holders(kw)
+            if len(t):
+                out += (t + self.records).tolist()
+        return out
+
+    def df(self, kw: str) -> int:
+        """How many nodes hold ``kw``."""
+        n = len(self.head.holders(kw))
+        return n + (len(self.tail.holders(kw)) if self.tail is not None else 0)
+
+    def keywords_of(self, i: int) -> list[str]:
+        """Node ``i``'s keywords, sorted."""
+        if i < self.records or self.tail is None:
+            return self.head.keywords_of(i)
+        return self.tail.keywords_of(i - self.records)
+
+    def kind(self, i: int) -> str:
+        """Node ``i``'s kind without building the node (episodes are never built for this)."""
+        return "episode" if i >= self.records else self.nodes[i].kind
+
+    def arrays(self) -> dict[str, Any]:
+        """The whole incidence as flat arrays over one keyword numbering, built once.
+
+        ``entry_node[e]``/``entry_kw[e]``: node and keyword id of entry ``e`` (node-major, a
+        node's keywords in string order); ``degree[i]``: keywords of node ``i``; ``df[k]``:
+        nodes holding keyword ``k``. The tail's keyword ids are kept and the head's mapped
+        onto them, so stacking costs the head's size, not the tail's.
+        """
+        got = self.cache.get("arrays")
+        if got is not None:
+            return got
+        head, tail = self.head, self.tail
+        if tail is None:
+            node, kw, n_kw = head.entry_node(), head.node_kw, len(head.vocab)
+        else:
+            lookup = tail.lookup
+            extra: dict[str, int] = {}
+            base = len(tail.vocab)
+            remap = np.fromiter(
+                (
+                    lookup[k] if k in lookup else extra.setdefault(k, base + len(extra))
+                    for k in head.vocab
+                ),
+                dtype=np.int32,
+                count=len(head.vocab),
+            )
+            node = np.concatenate([head.entry_node(), tail.entry_node() + self.records])
+            kw = np.concatenate([remap[head.node_kw], tail.node_kw])
+            n_kw = base + len(extra)
+        got = self.cache["arrays"] = {
+            "entry_node": node,
+            "entry_kw": kw,
+            "degree": np.bincount(node, minlength=len(self.nodes)).astype(np.float64),
+            "df": np.bincount(kw, minlength=n_kw).astype(np.float64),
+        }
+        return got
 
 
 def build_graph(nodes: Sequence[Node], edge_min: int = EDGE_MIN) -> Graph:
-    """Merge duplicates and link nodes sharing ``>= edge_min`` keywords (SPEC §5.1, §5.2).
+    """Merge duplicates and index who holds which keyword (SPEC §5.1, §5.2).
 
-    Weight ``w = shared / max(|A|, |B|)``. Built from the inverted index (keyword → nodes), never
-    by comparing all pairs: the cost is the number of co-occurring pairs, not ``n²``.
+    Edges (``w = shared / max(|A|, |B|)`` for nodes sharing ``>= edge_min`` keywords) are
+    computed from the incidence when a model asks (:class:`LazyNeighbours`), never by
+    comparing all pairs. All nodes go into one run (``records = len(nodes)``).
     """
     merged = merge_duplicates(nodes)
-    postings: dict[str, list[int]] = {}
-    for i, n in enumerate(merged):
-        for kw in n.keywords:
-            postings.setdefault(kw, []).append(i)
-    return Graph(merged, LazyNeighbours(merged, postings, edge_min), postings)
+    g = Graph(merged, len(merged), Incidence.of([n.keywords for n in merged]))
+    if edge_min != EDGE_MIN:
+        g.neighbours = LazyNeighbours(g, edge_min)
+    return g
 
 
 class LazyNeighbours(Sequence[list[tuple[int, float]]]):
-    """The SPEC §5.2 edges of each node, computed from the inverted index the first time a
-    model asks for them, then kept.
+    """The SPEC §5.2 edges of each node, computed from the incidence the first time a model
+    asks for them, then kept.
 
     Real conversation makes the keyword graph dense (about 400 neighbours a node at 3,000
     sessions, bench/README.md), so linking every pair up front costs more than most queries:
-    models that spread over postings (``bipartite``) never ask, and ``classic`` asks only for
-    the nodes it activates. Each list holds ``(j, w)`` in ascending ``j`` with
+    models that spread over the incidence (``bipartite``) never ask, and ``classic`` asks only
+    for the nodes it activates. Each list holds ``(j, w)`` in ascending ``j`` with
     ``w = shared / max(|A|, |B|)`` — the same values, in the same order, as linking all pairs.
     """
 
-    def __init__(
-        self, nodes: Sequence[Node], postings: dict[str, list[int]], edge_min: int
-    ) -> None:
-        self._nodes = nodes
-        self._postings = postings
+    def __init__(self, graph: Graph, edge_min: int) -> None:
+        self._graph = graph
         self._edge_min = edge_min
-        self._lists: list[list[tuple[int, float]] | None] = [None] * len(nodes)
+        self._lists: dict[int, list[tuple[int, float]]] = {}
 
     def __len__(self) -> int:
-        return len(self._lists)
+        return len(self._graph.nodes)
 
     def __getitem__(self, i: int) -> list[tuple[int, float]]:  # type: ignore[override]
-        got = self._lists[i]
+        got = self._lists.get(i)
         if got is None:
             got = self._lists[i] = self._link(i)
         return got
 
     def _link(self, i: int) -> list[tuple[int, float]]:
-        nodes = self._nodes
+        g = self._graph
+        degree = g.arrays()["degree"]
         shared: dict[int, int] = {}
-        kws = nodes[i].keywords
+        kws = g.keywords_of(i)
         for kw in kws:
-            plist = self._postings[kw]
+            plist = g.holders(kw)
             if len(plist) == 1:
                 continue
             for j in plist:
@@ -166,11 +353,7 @@ class LazyNeighbours(Sequence[list[tuple[int, float]]]):
         shared.pop(i, None)
         size_i = len(kws)
         m = self._edge_min
-        return [
-            (j, c / max(size_i, len(nodes[j].keywords)))
-            for j, c in sorted(shared.items())
-            if c >= m
-        ]
+        return [(j, c / max(size_i, int(degree[j]))) for j, c in sorted(shared.items()) if c >= m]
 
 
 @dataclass(slots=True)
@@ -200,36 +383,42 @@ class DenseActivation(Activation):
     """An activation computed as dense arrays (one value per node, per level).
 
     ``levels[0]`` holds the seeds, ``levels[h]`` the activation after hop ``h``. The dict views
-    (``hops``, ``final``) are built on first use, in node order; :func:`rank` reads the final
-    array directly.
+    (``seeds``, ``hops``, ``final``) are built on first use, in node order; :func:`rank` reads
+    the final array directly, so a recall never builds them.
     """
 
     __slots__ = ("_dicts", "levels")
 
-    def __init__(
-        self, seeds: dict[int, float], hops: list[dict[int, float]], levels: list[Any]
-    ) -> None:
-        super().__init__(seeds, hops)
+    def __init__(self, levels: list[Any]) -> None:
+        super().__init__({}, [])
         self.levels = levels
         self._dicts: list[dict[int, float]] | None = None
 
     def _views(self) -> list[dict[int, float]]:
         if self._dicts is None:
             self._dicts = []
-            for a in self.levels[1:]:
+            for a in self.levels:
                 idx = np.flatnonzero(a)
                 self._dicts.append(dict(zip(idx.tolist(), a[idx].tolist(), strict=True)))
         return self._dicts
 
     @property
+    def seeds(self) -> dict[int, float]:
+        """Seed activation ``{node: value}`` of seeded nodes, in node order."""
+        return self._views()[0]
+
+    @seeds.setter
+    def seeds(self, _value: dict[int, float]) -> None:  # Activation.__init__ sets it
+        pass
+
+    @property
     def final(self) -> dict[int, float]:
         """Final activation as ``{node: value}`` for active nodes, in node order."""
-        views = self._views()
-        return views[-1] if views else self.seeds
+        return self._views()[-1]
 
     def hop_levels(self) -> list[dict[int, float]]:
         """Activation after each hop as dicts (for explain)."""
-        return self._views()
+        return self._views()[1:]
 
 
 def seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
@@ -238,7 +427,7 @@ def seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
         return {}
     counts: dict[int, int] = {}
     for kw in query_kw:
-        for i in graph.postings.get(kw, ()):
+        for i in graph.holders(kw):
             counts[i] = counts.get(i, 0) + 1
     q = len(query_kw)
     return {i: counts[i] / q for i in sorted(counts)}
@@ -292,8 +481,33 @@ def hub_weight(graph: Graph, kw: str) -> float:
     a log-IDF (``ln N/df``) rose for every seed when near-copies of an unrelated bridge were
     added (golden/home-bridge-*: etl skill 2.20 → 2.34), which issue 5 forbids.
     """
-    df = len(graph.postings.get(kw, ()))
+    df = graph.df(kw)
     return float(df) ** -HUB_POWER if df else 1.0
+
+
+def _hub_seed_array(graph: Graph, query_kw: set[str] | frozenset[str]) -> Any:
+    """:func:`hub_seed` as a dense array over the nodes (``None`` when nothing is seeded).
+
+    A node's sum runs over the query keywords in sorted order, as in :func:`hub_seed`'s
+    definition, so both give the same floats."""
+    qs = sorted(query_kw)
+    weights = [hub_weight(graph, k) for k in qs]
+    total = sum(weights)
+    acc = np.zeros(len(graph.nodes))
+    hit = False
+    for k, w in zip(qs, weights, strict=True):
+        head = graph.head.holders(k)
+        if len(head):
+            acc[head] += w
+            hit = True
+        if graph.tail is not None:
+            tail = graph.tail.holders(k)
+            if len(tail):
+                acc[tail + graph.records] += w
+                hit = True
+    if not hit:
+        return None
+    return acc / total
 
 
 def hub_seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
@@ -303,60 +517,16 @@ def hub_seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, flo
     seed ``|q ∩ i| / |q|`` (SPEC §5.3). Query keywords no node holds count 1.0 in the
     denominator: a query mostly about unknown things scores low everywhere.
     """
-    if not query_kw:
+    a = _hub_seed_array(graph, query_kw) if query_kw else None
+    if a is None:
         return {}
-    qs = sorted(query_kw)
-    total = sum(hub_weight(graph, k) for k in qs)
-    acc: dict[int, float] = {}
-    for k in qs:
-        plist = graph.postings.get(k)
-        if not plist:
-            continue
-        w = hub_weight(graph, k)
-        for i in plist:
-            acc[i] = acc.get(i, 0.0) + w
-    return {i: acc[i] / total for i in sorted(acc)}
+    idx = np.flatnonzero(a)
+    return dict(zip(idx.tolist(), a[idx].tolist(), strict=True))
 
 
 def damped(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     """Hub-damped seeds only (:func:`hub_seed`), no spreading: the ablation of ``bipartite``."""
     return Activation(hub_seed(graph, query_kw), [])
-
-
-def _keyword_lists(graph: Graph) -> list[list[str]]:
-    """Each node's keywords, sorted (a fixed summation order), computed once per graph."""
-    lists = graph.cache.get("keywords")
-    if lists is None:
-        lists = graph.cache["keywords"] = [sorted(n.keywords) for n in graph.nodes]
-    return lists
-
-
-def _bipartite_arrays(graph: Graph) -> dict[str, Any]:
-    """The node–keyword incidence as flat numpy arrays, built once per graph.
-
-    ``entry_node[e]``/``entry_kw[e]``: node and keyword of incidence ``e`` (keywords in sorted
-    order, each keyword's nodes ascending); ``degree[i]``: keywords of node ``i``; ``df[k]``:
-    nodes holding keyword ``k``.
-    """
-    arrays = graph.cache.get("bipartite")
-    if arrays is None:
-        # Built from the inverted index, keywords in sorted order and each keyword's nodes
-        # ascending: a fixed summation order whatever the string hash seed.
-        post = graph.postings
-        order = sorted(post)
-        lengths = np.fromiter((len(post[k]) for k in order), dtype=np.int64, count=len(order))
-        total = int(lengths.sum())
-        node = np.fromiter(
-            itertools.chain.from_iterable(post[k] for k in order), dtype=np.int64, count=total
-        )
-        kw_arr = np.repeat(np.arange(len(order), dtype=np.int64), lengths)
-        arrays = graph.cache["bipartite"] = {
-            "entry_node": node,
-            "entry_kw": kw_arr,
-            "degree": np.bincount(node, minlength=len(graph.nodes)).astype(np.float64),
-            "df": lengths.astype(np.float64),
-        }
-    return arrays
 
 
 def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
@@ -377,23 +547,21 @@ def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     milliseconds at 30,000 sessions (bench/scale.py). Exactly equal activations rank in load
     order (SPEC §5.3 allows it for models other than ``classic``).
     """
-    seeds = hub_seed(graph, query_kw)
-    if not seeds:
+    a = _hub_seed_array(graph, query_kw) if query_kw else None
+    if a is None:
         return Activation({}, [])
-    arr = _bipartite_arrays(graph)
+    arr = graph.arrays()
     n = len(graph.nodes)
     node, kw = arr["entry_node"], arr["entry_kw"]
     keep = 1.0 / (1.0 + SPREAD_DECAY)
-    give = SPREAD_DECAY * keep / arr["degree"]
-    a = np.zeros(n)
-    a[np.fromiter(seeds.keys(), dtype=np.int64, count=len(seeds))] = list(seeds.values())
+    give = SPREAD_DECAY * keep / np.maximum(arr["degree"], 1.0)
     levels = [a]
     for _ in range(HOPS):
         mass = np.bincount(kw, weights=(a * give)[node], minlength=len(arr["df"]))
-        each = mass / arr["df"]
+        each = mass / np.maximum(arr["df"], 1.0)
         a = a * keep + np.bincount(node, weights=each[kw], minlength=n)
         levels.append(a)
-    return DenseActivation(seeds, [], levels)
+    return DenseActivation(levels)
 
 
 def _out_weight(graph: Graph) -> list[float]:

@@ -29,9 +29,12 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
 from talos.model import Node
+from talos.safety import keep_fact
 from talos.sources.facts import parse_fact_line
 from talos.sources.sessions import episode_node, session_files, sessions_root
 from talos.text import matching_keywords
@@ -39,12 +42,26 @@ from talos.warn import warn
 
 __all__ = ["SCHEMA", "Index", "RefreshStats"]
 
-#: Schema version (``PRAGMA user_version``); a different one means "rebuild".
-SCHEMA = 1
+#: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
+#: a newer or unknown one is rebuilt.
+SCHEMA = 2
 #: ``PRAGMA application_id``: tells our index from any other SQLite file.
 APP_ID = 0x7A105  # "talos"
 
 Progress = Callable[[int, int], None]
+
+#: Statements that bring an index of schema ``v - 1`` to schema ``v`` (run in one transaction).
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 2: the merged episode block (talos/block.py), stored per version of the sessions.
+    # 2: the merged episode block (talos/block.py), stored per version of the sessions; the
+    #    fact filter's verdict per line (facts.safe), so a process does not re-scan 3,000 lines.
+    2: (
+        "CREATE TABLE IF NOT EXISTS blocks(name TEXT PRIMARY KEY, token TEXT, data BLOB)",
+        "ALTER TABLE facts ADD COLUMN safe INTEGER",
+        "DELETE FROM facts",
+        "DELETE FROM meta WHERE k='memory_sig'",
+    ),
+}
 
 
 def _readers_fingerprint() -> str:
@@ -115,7 +132,10 @@ class Index:
         self._memory_sig: tuple[int, int] | None = None
         self._dir_sig: tuple[int, int] | None = None
         self._pending: dict[str, tuple[int, int]] = {}
-        self._line_cache: dict[str, tuple[str, str, str, str, str] | None] = {}
+        self._line_cache: dict[str, tuple[str, str, str, str, str, int] | None] = {}
+        self._rows: list[tuple[Any, ...]] | None = None  # fact rows as of _rows_token
+        self._rows_token: str | None = None
+        self._fact_nodes: dict[tuple[Any, ...], Node] = {}
         self._tokens: tuple[str | None, str | None] = (None, None)
 
     # -- connection and schema -------------------------------------------------------------
@@ -149,7 +169,7 @@ class Index:
                 " (SELECT user_version FROM pragma_user_version),"
                 " (SELECT count(*) FROM sqlite_master)"
             ).fetchone()
-            if tables and (app != APP_ID or version != SCHEMA):
+            if tables and (app != APP_ID or not 1 <= version <= SCHEMA):
                 raise sqlite3.DatabaseError(
                     f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}"
                 )
@@ -166,28 +186,57 @@ class Index:
                     time.sleep(0.01)
             if not tables:
                 self._create(con)
+            elif version < SCHEMA:
+                self._migrate(con)
             return con
         except BaseException:
             con.close()
             raise
 
     def _create(self, con: sqlite3.Connection) -> None:
+        """Create the schema of version 1 and migrate it to :data:`SCHEMA`, under the write
+        lock; a process that finds another one did it first changes nothing (3 processes
+        opening a new home at once, tests/test_index_reliability.py)."""
         con.execute("BEGIN IMMEDIATE")
         try:
-            for stmt in (
-                "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT)",
-                "CREATE TABLE IF NOT EXISTS facts(line INTEGER PRIMARY KEY, raw TEXT, text TEXT,"
-                " kw TEXT, src TEXT, born TEXT, fields TEXT)",
-                "CREATE TABLE IF NOT EXISTS sessions(path TEXT PRIMARY KEY, sortkey TEXT,"
-                " size INTEGER, mtime_ns INTEGER, text TEXT, kw TEXT)",
-                "CREATE INDEX IF NOT EXISTS sessions_order ON sessions(sortkey)",
-            ):
-                con.execute(stmt)
-            con.execute(f"PRAGMA application_id={APP_ID}")
-            con.execute(f"PRAGMA user_version={SCHEMA}")
+            (tables,) = con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            if not tables:
+                for stmt in (
+                    "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT)",
+                    "CREATE TABLE facts(line INTEGER PRIMARY KEY, raw TEXT, text TEXT,"
+                    " kw TEXT, src TEXT, born TEXT, fields TEXT)",
+                    "CREATE TABLE sessions(path TEXT PRIMARY KEY, sortkey TEXT,"
+                    " size INTEGER, mtime_ns INTEGER, text TEXT, kw TEXT)",
+                    "CREATE INDEX sessions_order ON sessions(sortkey)",
+                ):
+                    con.execute(stmt)
+                con.execute(f"PRAGMA application_id={APP_ID}")
+                con.execute("PRAGMA user_version=1")
+            self._upgrade(con)
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            with suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
+            raise
+
+    def _upgrade(self, con: sqlite3.Connection) -> None:
+        """Run the :data:`MIGRATIONS` from the stored schema up to :data:`SCHEMA` (inside
+        the caller's write transaction)."""
+        (version,) = con.execute("PRAGMA user_version").fetchone()
+        for v in range(version + 1, SCHEMA + 1):
+            for stmt in MIGRATIONS[v]:
+                con.execute(stmt)
+            con.execute(f"PRAGMA user_version={v}")
+
+    def _migrate(self, con: sqlite3.Connection) -> None:
+        """Run the :data:`MIGRATIONS` from the stored schema up to :data:`SCHEMA`."""
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            self._upgrade(con)  # reads the version under the lock: another may have done it
+            con.execute("COMMIT")
+        except BaseException:
+            with suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
             raise
 
     def _discard(self) -> None:
@@ -239,10 +288,11 @@ class Index:
             if self._meta(con, "readers") != READERS:
                 # The code that turns files into rows changed (a reader, masking, keywords):
                 # what was indexed before may differ from what it reads now. Start over.
-                for table in ("facts", "sessions", "meta"):
+                for table in ("facts", "sessions", "meta", "blocks"):
                     con.execute(f"DELETE FROM {table}")
                 con.execute("INSERT INTO meta(k, v) VALUES ('readers', ?)", (READERS,))
                 self._line_cache = {}
+                self._rows = None
             if self._meta(con, "memory_sig") != json.dumps(
                 [str(self.paths.memory_file), *memory_sig]
             ):
@@ -283,6 +333,8 @@ class Index:
         facts_new = tokens[0] != self._tokens[0]
         sessions_new = tokens[1] != self._tokens[1]
         self._tokens = tokens
+        if stats.facts_reparsed:
+            self._rows_token = tokens[0]
         if facts_new or sessions_new or first:
             self.generation += 1
         if facts_new or first:
@@ -305,7 +357,7 @@ class Index:
         rows = []
         bad: list[int] = []
         cache = self._line_cache
-        fresh: dict[str, tuple[str, str, str, str, str] | None] = {}
+        fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
         for no, blob in enumerate(data.split(b"\n") if data else [], 1):
             try:
                 line = blob.decode("utf-8")
@@ -322,8 +374,16 @@ class Index:
                 kw = matching_keywords(parsed.text) if parsed is not None else frozenset()
                 entry = None
                 if parsed is not None and kw:
-                    fields = json.dumps(parsed.fields, ensure_ascii=False)
-                    entry = (parsed.text, " ".join(sorted(kw)), parsed.src, parsed.born, fields)
+                    fields = json.dumps(parsed.fields, ensure_ascii=False) if parsed.fields else ""
+                    safe = int(keep_fact(parsed.text))
+                    entry = (
+                        parsed.text,
+                        " ".join(sorted(kw)),
+                        parsed.src,
+                        parsed.born,
+                        fields,
+                        safe,
+                    )
                 fresh[line] = entry
             if entry is not None:
                 rows.append((no, line.rstrip("\r"), *entry))
@@ -334,8 +394,22 @@ class Index:
                 f"{self.paths.memory_file}: line {shown} is not valid UTF-8; skipped "
                 "(the file is left untouched)"
             )
-        con.execute("DELETE FROM facts")
-        con.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        old = self._rows if self._rows_token == self._meta(con, "facts_token") else None
+        if old is None:
+            con.execute("DELETE FROM facts")
+            con.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        else:  # an edit writes the rows it changed, not the file
+            before = {r[0]: r for r in old}
+            after = {r[0]: r for r in rows}
+            con.executemany(
+                "DELETE FROM facts WHERE line=?",
+                [(no,) for no in before.keys() - after.keys()],
+            )
+            con.executemany(
+                "INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [r for no, r in after.items() if before.get(no) != r],
+            )
+        self._rows = rows
         con.execute(
             "INSERT OR REPLACE INTO meta(k, v) VALUES ('memory_sig', ?)",
             (json.dumps([str(self.paths.memory_file), *sig]),),
@@ -409,27 +483,49 @@ class Index:
 
     def facts(self) -> list[Node]:
         """Fact nodes in file order (unfiltered: ``keep_fact`` is the caller's)."""
-        con = self._connect()
-        path = str(self.paths.memory_file)
-        return [
-            Node(
-                kind="fact",
-                text=text,
-                keywords=frozenset(kw.split()),
-                order=i,
-                path=path,
-                line=line,
-                raw=raw,
-                src=src,
-                born=born,
-                fields=json.loads(fields),
-            )
-            for i, (line, raw, text, kw, src, born, fields) in enumerate(
-                con.execute(
-                    "SELECT line, raw, text, kw, src, born, fields FROM facts ORDER BY line"
+        return [n for n, _safe in self.fact_rows()]
+
+    def fact_rows(self) -> list[tuple[Node, bool]]:
+        """Fact nodes in file order, each with :func:`talos.safety.keep_fact`'s verdict.
+
+        The rows this object wrote at its last refresh are used as they are, and a node whose
+        row and position are unchanged is the node built before: after a one-line edit only
+        that line's node is new (SPEC §11).
+        """
+        rows = self._rows if self._rows_token == self._tokens[0] else None
+        if rows is None:
+            rows = (
+                self._connect()
+                .execute(
+                    "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
                 )
+                .fetchall()
             )
-        ]
+            self._rows, self._rows_token = rows, self._tokens[0]
+        path = str(self.paths.memory_file)
+        old, built = self._fact_nodes, {}
+        out = []
+        for i, row in enumerate(rows):
+            key = (i, *row)
+            node = old.get(key)
+            if node is None:
+                line, raw, text, kw, src, born, fields, _safe = row
+                node = Node(
+                    kind="fact",
+                    text=text,
+                    keywords=frozenset(kw.split()),
+                    order=i,
+                    path=path,
+                    line=line,
+                    raw=raw,
+                    src=src,
+                    born=born,
+                    fields=json.loads(fields) if fields else {},
+                )
+            built[key] = node
+            out.append((node, bool(row[7])))
+        self._fact_nodes = built
+        return out
 
     def episodes(self, start: int = 0) -> list[Node]:
         """Episode nodes in load order (sorted by path relative to the sessions folder)."""
@@ -448,6 +544,67 @@ class Index:
                 )
             )
         ]
+
+    def episode_block(self) -> EpisodeBlock:
+        """The merged episodes of the indexed sessions as arrays (:mod:`talos.block`).
+
+        Read from the index when it holds the block of the current sessions (one blob, no
+        per-row work); otherwise built from the session rows of one snapshot and stored for
+        the next process, unless the sessions changed meanwhile. A stored block that does not
+        decode is rebuilt, never trusted.
+
+        Raises:
+            OSError, sqlite3.Error: as :meth:`refresh`.
+        """
+        token, data, rows = self._block_snapshot(reuse=True)
+        if data is not None:
+            try:
+                return EpisodeBlock.from_bytes(data)
+            except BlockError as e:
+                warn(f"{self.file}: stored episode block unusable ({e}); rebuilding it")
+                token, _data, rows = self._block_snapshot(reuse=False)
+        return self._store_block(EpisodeBlock.build(rows), token)
+
+    def _block_snapshot(self, reuse: bool) -> tuple[str, bytes | None, list[Any]]:
+        """In one read transaction: the block token of the current sessions, and either the
+        stored block of that token (``reuse``) or the session rows to build it from."""
+        con = self._connect()
+        con.execute("BEGIN")
+        try:
+            token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
+            if reuse:
+                row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
+                if row is not None and row[0] == token and row[1] is not None:
+                    return token, bytes(row[1]), []
+            rows = con.execute(
+                "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL ORDER BY sortkey"
+            ).fetchall()
+            return token, None, rows
+        finally:
+            con.execute("COMMIT")
+
+    def _store_block(self, block: EpisodeBlock, token: str) -> EpisodeBlock:
+        """Store ``block`` as the block of ``token`` unless the sessions changed since it was
+        built (another process refreshed). A read-only index just does not store it."""
+        con = self._connect()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                now = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
+                if token == now:
+                    con.execute(
+                        "INSERT OR REPLACE INTO blocks(name, token, data) "
+                        "VALUES ('episodes', ?, ?)",
+                        (now, block.to_bytes()),
+                    )
+                con.execute("COMMIT")
+            except BaseException:
+                with suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as e:
+            warn(f"{self.file}: cannot store the episode block ({e}); recall goes on")
+        return block
 
     def check(self) -> list[str]:
         """Compare the index with the files without changing it; returns differences."""
@@ -477,6 +634,7 @@ class Index:
         self._memory_sig = self._dir_sig = None
         self._pending = {}
         self._line_cache = {}
+        self._rows = None
         self._tokens = (None, None)
         return self.refresh(full=True, progress=progress)
 

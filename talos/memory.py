@@ -13,8 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from talos import audit, safety, writer
+from talos.block import EpisodeBlock, StackedNodes
 from talos.errors import InputError
-from talos.graph import DEFAULT_MODEL, MODELS, Activation, Graph, build_graph, rank
+from talos.graph import (
+    DEFAULT_MODEL,
+    MODELS,
+    Activation,
+    Graph,
+    Incidence,
+    merge_duplicates,
+    rank,
+)
 from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.model import Node
@@ -259,7 +268,8 @@ class Memory:
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
         self.index: Index | None = Index(self.paths) if index else None
-        self._indexed: tuple[tuple[int, int], list[Node], list[Node]] | None = None
+        self._indexed: tuple[tuple[int, int], list[tuple[Node, bool]], EpisodeBlock] | None = None
+        self._kept: dict[str, bool] = {}
         self._present: tuple[Graph, dict[str, frozenset[str]]] | None = None
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
@@ -320,38 +330,69 @@ class Memory:
             self.index = None
             return False
 
-    def nodes(self) -> list[Node]:
-        """All nodes of the home in load order (facts, skills, episodes), before the view."""
+    def _sources(self) -> tuple[list[Node], EpisodeBlock]:
+        """The records (facts, then skills, in load order) and the episode block.
+
+        With the index, facts and the block are kept while their part of the index is
+        unchanged, and the fact filter's verdict is kept per text: an edit of memory.md
+        rebuilds the facts only, a new session the block only (SPEC §11).
+        """
         if self._refresh_index():
             assert self.index is not None
             gen = (self.index.facts_generation, self.index.sessions_generation)
-            cached = self._indexed
-            facts = cached[1] if cached and cached[0][0] == gen[0] else self.index.facts()
-            episodes = cached[2] if cached and cached[0][1] == gen[1] else self.index.episodes()
-            self._indexed = (gen, facts, episodes)
-            keep = self.keep_fact
-            facts = [n for n in facts if keep is None or keep(n.text)]
+            old = self._indexed
+            rows = old[1] if old and old[0][0] == gen[0] else self.index.fact_rows()
+            block = old[2] if old and old[0][1] == gen[1] else self.index.episode_block()
+            self._indexed = (gen, rows, block)
+            if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
+                facts = [n for n, safe in rows if safe]
+            else:
+                facts = [n for n, _safe in rows if self._keep(n.text)]
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
-            episodes = []
+            block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dir))
         skills = load_skills(self.paths.skills_dir, self.lang, self.blocked, start=len(facts))
-        if self.index is None:
-            episodes = load_episodes(self.paths.sessions_dir, start=len(facts) + len(skills))
-        return facts + skills + episodes
+        return facts + skills, block
+
+    def _keep(self, text: str) -> bool:
+        """``keep_fact(text)``, remembered per text for the life of this object."""
+        if self.keep_fact is None:
+            return True
+        got = self._kept.get(text)
+        if got is None:
+            got = self._kept[text] = self.keep_fact(text)
+        return got
+
+    def nodes(self) -> list[Node]:
+        """All nodes of the home in load order (facts, skills, episodes), before the view."""
+        records, block = self._sources()
+        start = len(records)
+        return records + [block.episode(e, start) for e in range(block.episodes)]
 
     def view(
         self, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> tuple[View, Graph]:
         """The authorized active view at ``at`` (default today) and its graph (SPEC §7.3).
 
-        Cached while the files, the date and the overrides are unchanged.
+        The view's ``nodes`` are its records (facts, skills, conflict and override lines);
+        episodes carry no provenance tag (scope ``global``, always valid), so they join the
+        graph as the block :mod:`talos.block` merged once, after the records, when ``global``
+        is an authorized scope. Cached while the files, the date and the overrides are
+        unchanged.
         """
         day = at or dt.date.today()
         key = (self._signature(), day, tuple(sorted((overrides or {}).items())))
         if self._cache and self._cache[0] == key:
             return self._cache[1], self._cache[2]
-        view = build_view(self.nodes(), self.scopes, day, overrides)
-        graph = build_graph(view.nodes)
+        records, block = self._sources()
+        view = build_view(records, self.scopes, day, overrides)
+        head = merge_duplicates(view.nodes)
+        incidence = Incidence.of([n.keywords for n in head])
+        if "global" in self.scopes and len(block):
+            stacked = StackedNodes(head, block, len(records))
+            graph = Graph(stacked, len(head), incidence, block.incidence)
+        else:
+            graph = Graph(head, len(head), incidence)
         self._cache = (key, view, graph)
         return view, graph
 
@@ -394,7 +435,7 @@ class Memory:
         spec = MODELS[self.model]
         ranked = [(round(a, 2), i) for a, i in rank(act, spec.thresh)]
         top = ranked[: max(k, 0)]
-        skills = [(s, i) for s, i in ranked if graph.nodes[i].kind == "skill"]
+        skills = [(s, i) for s, i in ranked if graph.kind(i) == "skill"]
         best: int | None = None
         if skills:
             lead = (
@@ -425,7 +466,7 @@ class Memory:
             present = self._present[1]
         else:  # once per graph: recall must not cost O(memories) (SPEC §6.3)
             keys: dict[str, set[str]] = {s: set() for s in self.scopes}
-            for n in graph.nodes:
+            for n in graph.nodes[: graph.records]:  # episodes are never counted
                 for m in n.family():
                     if counted(m):
                         keys.setdefault(m.scope, set()).add(m.key)
@@ -505,7 +546,7 @@ class Memory:
         now = today()
         out: list[Suggestion] = []
         seen_ids: set[tuple[str, int]] = set()
-        for rep in graph.nodes:
+        for rep in graph.nodes[: graph.records]:  # episodes are never suggested
             for n in rep.family():
                 if (
                     n.kind not in ("fact", "skill")

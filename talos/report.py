@@ -159,7 +159,8 @@ def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[
     usage = mem.usage()
     members: list[Node] = []
     seen_ids: set[tuple[str, str, int]] = set()
-    for rep in mem.graph(at).nodes:
+    graph = mem.graph(at)
+    for rep in graph.nodes[: graph.records]:  # records only: episodes are not counted
         for n in rep.family():
             ident = (n.key, n.path, n.line)
             if n.kind != "episode" and ident not in seen_ids:

@@ -1,0 +1,352 @@
+"""The episode block: merged episodes and their keyword incidence as arrays (SPEC §5.1, §11).
+
+At scale episodes are most of the graph (30,000 of 33,000 nodes in ``bench/scale.py``'s largest
+home) and they change only when a session arrives, while memory.md changes on every
+``remember``. So the graph is built in two runs: the records of the view (facts, skills,
+conflict and override lines: rebuilt when they change, cheap) and this block (merged once per
+version of the sessions, kept in memory by :class:`talos.memory.Memory` and stored in the
+index). A fresh process loads the block's arrays in milliseconds and builds a :class:`Node`
+only for the episodes a recall picks; an edit of memory.md never re-merges 30,000 episodes.
+
+Both routes — the index and reading the files directly — build the block with this module
+and merge with :func:`talos.graph.merge_groups`, so they give identical nodes and, because
+:class:`talos.graph.Incidence` fixes the order of every sum, identical activations
+(``tests/test_block.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from talos.graph import Incidence, merge_groups, merge_members
+from talos.model import Node
+
+__all__ = ["BLOCK_VERSION", "BlockError", "EpisodeBlock", "StackedNodes"]
+
+#: Version of the stored layout; part of the index's block token, so another layout is rebuilt.
+BLOCK_VERSION = 1
+_MAGIC = b"TALOSBLK"
+
+
+class BlockError(ValueError):
+    """A stored block that cannot be decoded (truncated, foreign, another layout)."""
+
+
+class _Strings(Sequence[str]):
+    """Strings stored as one UTF-8 buffer and offsets; each is decoded when asked for."""
+
+    __slots__ = ("buf", "off")
+
+    def __init__(self, buf: bytes, off: Any) -> None:
+        self.buf = buf
+        self.off = off
+
+    @classmethod
+    def of(cls, values: Sequence[str]) -> _Strings:
+        encoded = [v.encode("utf-8", "surrogatepass") for v in values]
+        off = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=off[1:])
+        return cls(b"".join(encoded), off)
+
+    def __len__(self) -> int:
+        return len(self.off) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        a, b = int(self.off[i]), int(self.off[i + 1])
+        return self.buf[a:b].decode("utf-8", "surrogatepass")
+
+
+class EpisodeBlock:
+    """Episodes in load order, merged (SPEC §5.1), with their keyword incidence.
+
+    Attributes:
+        paths, texts: of every episode ``e`` (before merging), in load order.
+        group_of: ``int32[episodes]``, the merged node each episode belongs to.
+        rep: ``int32[groups]``, the representative (last) episode of each merged node.
+        first: ``int32[groups]``, its first episode (the merged node's position).
+        mem_ptr, mem: members of merged node ``g`` are ``mem[mem_ptr[g]:mem_ptr[g+1]]``.
+        incidence: the keywords of each merged node (vocabulary sorted).
+    """
+
+    __slots__ = ("first", "group_of", "incidence", "mem", "mem_ptr", "paths", "rep", "texts")
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        texts: Sequence[str],
+        group_of: Any,
+        rep: Any,
+        first: Any,
+        mem_ptr: Any,
+        mem: Any,
+        incidence: Incidence,
+    ) -> None:
+        self.paths = paths
+        self.texts = texts
+        self.group_of = group_of
+        self.rep = rep
+        self.first = first
+        self.mem_ptr = mem_ptr
+        self.mem = mem
+        self.incidence = incidence
+
+    # -- building ----------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, rows: Sequence[tuple[str, str, str]]) -> EpisodeBlock:
+        """Merge episodes given as ``(path, text, keywords)`` rows in load order, where
+        ``keywords`` is the sorted keyword set joined by single spaces (the index's form).
+
+        Raises:
+            ValueError: a row without keywords (episodes always have some, SPEC §3.3).
+        """
+        kw_of = [r[2] for r in rows]
+        if any(not k for k in kw_of):
+            raise ValueError("an episode without keywords cannot be a node")
+        groups = merge_groups(kw_of)
+        texts = [r[1] for r in rows]
+        group_of = np.zeros(len(rows), dtype=np.int32)
+        rep = np.zeros(len(groups), dtype=np.int32)
+        first = np.zeros(len(groups), dtype=np.int32)
+        mem_ptr = np.zeros(len(groups) + 1, dtype=np.int64)
+        members: list[int] = []
+        sets: list[list[str]] = []
+        for g, group in enumerate(groups):
+            group_of[group] = g
+            rep[g] = group[-1]
+            first[g] = group[0]
+            if len(group) > 1:
+                members += merge_members(group, texts)  # an episode's identity is its text
+            mem_ptr[g + 1] = len(members)
+            sets.append(kw_of[group[-1]].split(" "))
+        vocab = sorted({k for s in sets for k in s})
+        lookup = {k: i for i, k in enumerate(vocab)}
+        ptr = np.zeros(len(sets) + 1, dtype=np.int64)
+        np.cumsum([len(s) for s in sets], out=ptr[1:])
+        node_kw = np.fromiter(
+            (lookup[k] for s in sets for k in s), dtype=np.int32, count=int(ptr[-1])
+        )
+        inc = Incidence(vocab, ptr, node_kw)
+        inc._lookup = lookup
+        inc.keyword_major()  # stored with the block: a loading process need not sort
+        return cls(
+            _Strings.of([r[0] for r in rows]),
+            _Strings.of(texts),
+            group_of,
+            rep,
+            first,
+            mem_ptr,
+            np.asarray(members, dtype=np.int32),
+            inc,
+        )
+
+    @classmethod
+    def of_nodes(cls, nodes: Sequence[Node]) -> EpisodeBlock:
+        """The block of episode nodes read from the files (:func:`talos.sources.load_episodes`)."""
+        return cls.build([(n.path, n.text, " ".join(sorted(n.keywords))) for n in nodes])
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """Number of merged nodes."""
+        return len(self.rep)
+
+    @property
+    def episodes(self) -> int:
+        """Number of episodes before merging."""
+        return len(self.texts)
+
+    def node(self, g: int, start: int = 0) -> Node:
+        """Merged node ``g`` as :func:`talos.graph.merge_duplicates` makes it: the last
+        episode of the group, at the position of its first, with the others as members.
+        ``start`` is the load position of the first episode (after facts and skills)."""
+        keywords = frozenset(self.incidence.keywords_of(g))
+        rep = int(self.rep[g])
+        members = [
+            self._episode(int(m), keywords, start)
+            for m in self.mem[self.mem_ptr[g] : self.mem_ptr[g + 1]].tolist()
+        ]
+        return Node(
+            kind="episode",
+            text=self.texts[rep],
+            keywords=keywords,
+            order=start + int(self.first[g]),
+            path=self.paths[rep],
+            members=members,
+        )
+
+    def episode(self, e: int, start: int = 0) -> Node:
+        """Episode ``e`` before merging."""
+        g = int(self.group_of[e])
+        return self._episode(e, frozenset(self.incidence.keywords_of(g)), start)
+
+    def _episode(self, e: int, keywords: frozenset[str], start: int) -> Node:
+        return Node(
+            kind="episode",
+            text=self.texts[e],
+            keywords=keywords,
+            order=start + e,
+            path=self.paths[e],
+        )
+
+    # -- storing -----------------------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        """The block as one blob (:meth:`from_bytes` reads it back exactly)."""
+        inc = self.incidence
+        kw_ptr, kw_node = inc.keyword_major()
+        vocab = "\n".join(inc.vocab)
+        if len(inc.vocab) and vocab.count("\n") != len(inc.vocab) - 1:
+            raise ValueError("a keyword holds a newline")  # keywords never do (SPEC §4)
+        paths, texts = _strings(self.paths), _strings(self.texts)
+        parts: list[tuple[str, str, bytes]] = [
+            ("vocab", "bytes", vocab.encode("utf-8", "surrogatepass")),
+            ("paths", "bytes", paths.buf),
+            ("paths_off", "int64", paths.off.astype(np.int64).tobytes()),
+            ("texts", "bytes", texts.buf),
+            ("texts_off", "int64", texts.off.astype(np.int64).tobytes()),
+        ]
+        for name, arr, dtype in (
+            ("group_of", self.group_of, "int32"),
+            ("rep", self.rep, "int32"),
+            ("first", self.first, "int32"),
+            ("mem_ptr", self.mem_ptr, "int64"),
+            ("mem", self.mem, "int32"),
+            ("node_ptr", inc.node_ptr, "int64"),
+            ("node_kw", inc.node_kw, "int32"),
+            ("kw_ptr", kw_ptr, "int64"),
+            ("kw_node", kw_node, "int32"),
+        ):
+            parts.append((name, dtype, np.ascontiguousarray(arr, dtype=dtype).tobytes()))
+        header = json.dumps(
+            {"version": BLOCK_VERSION, "parts": [[n, d, len(b)] for n, d, b in parts]}
+        ).encode()
+        out = [_MAGIC, struct.pack("<I", len(header)), header]
+        pos = len(_MAGIC) + 4 + len(header)
+        for _n, _d, b in parts:
+            pad = -pos % 8
+            out.append(b"\0" * pad + b)
+            pos += pad + len(b)
+        return b"".join(out)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> EpisodeBlock:
+        """Decode :meth:`to_bytes`; arrays are views on ``data`` (no copy).
+
+        Raises:
+            BlockError: the blob is not a block of this layout or is inconsistent.
+        """
+        try:
+            if data[: len(_MAGIC)] != _MAGIC:
+                raise BlockError("not a talos episode block")
+            (size,) = struct.unpack_from("<I", data, len(_MAGIC))
+            pos = len(_MAGIC) + 4
+            header = json.loads(data[pos : pos + size])
+            if header.get("version") != BLOCK_VERSION:
+                raise BlockError(f"block layout {header.get('version')}, not {BLOCK_VERSION}")
+            pos += size
+            got: dict[str, Any] = {}
+            for name, dtype, length in header["parts"]:
+                pos += -pos % 8
+                if pos + length > len(data):
+                    raise BlockError("truncated block")
+                if dtype == "bytes":
+                    got[name] = data[pos : pos + length]
+                else:
+                    width = np.dtype(dtype).itemsize
+                    got[name] = np.frombuffer(data, dtype=dtype, count=length // width, offset=pos)
+                pos += length
+            text = got["vocab"].decode("utf-8", "surrogatepass")
+            vocab = text.split("\n") if text else []
+            inc = Incidence(vocab, got["node_ptr"], got["node_kw"], got["kw_ptr"], got["kw_node"])
+            block = cls(
+                _Strings(got["paths"], got["paths_off"]),
+                _Strings(got["texts"], got["texts_off"]),
+                got["group_of"],
+                got["rep"],
+                got["first"],
+                got["mem_ptr"],
+                got["mem"],
+                inc,
+            )
+        except BlockError:
+            raise
+        except (KeyError, ValueError, TypeError, struct.error, UnicodeDecodeError) as e:
+            raise BlockError(f"unreadable block ({e})") from e
+        block._check()
+        return block
+
+    def _check(self) -> None:
+        """Cheap consistency checks of a decoded block (sizes agree, ids in range)."""
+        inc = self.incidence
+        groups, episodes, words = len(self.rep), len(self.texts), len(inc.vocab)
+        ok = (
+            len(self.paths) == episodes
+            and len(self.group_of) == episodes
+            and len(self.first) == groups
+            and len(self.mem_ptr) == groups + 1
+            and len(inc.node_ptr) == groups + 1
+            and int(inc.node_ptr[-1]) == len(inc.node_kw)
+            and int(self.mem_ptr[-1]) == len(self.mem)
+            and (not len(inc.node_kw) or int(inc.node_kw.max()) < words)
+            and (not groups or int(self.rep.max()) < episodes)
+            and (not len(self.mem) or int(self.mem.max()) < episodes)
+            and all(int(s.off[-1]) == len(s.buf) for s in map(_strings, (self.paths, self.texts)))
+        )
+        if not ok:
+            raise BlockError("inconsistent block")
+
+
+def _strings(values: Sequence[str]) -> _Strings:
+    return values if isinstance(values, _Strings) else _Strings.of(values)
+
+
+class StackedNodes(Sequence[Node]):
+    """The graph's nodes: the records (a list) followed by the block's merged episodes, each
+    built on first access and then kept (:class:`talos.graph.Graph`)."""
+
+    __slots__ = ("_built", "block", "records", "start")
+
+    def __init__(self, records: list[Node], block: EpisodeBlock, start: int) -> None:
+        self.records = records
+        self.block = block
+        self.start = start
+        self._built: dict[int, Node] = {}
+
+    def __len__(self) -> int:
+        return len(self.records) + len(self.block)
+
+    @overload
+    def __getitem__(self, i: int) -> Node: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Node]: ...
+    def __getitem__(self, i: int | slice) -> Node | list[Node]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self.records)
+        if i < 0:
+            i += len(self)
+        if i < n:
+            return self.records[i]
+        if i >= len(self):
+            raise IndexError(i)
+        got = self._built.get(i)
+        if got is None:
+            got = self._built[i] = self.block.node(i - n, self.start)
+        return got
+
+    def __iter__(self) -> Iterator[Node]:
+        yield from self.records
+        for i in range(len(self.records), len(self)):
+            yield self[i]
