@@ -64,6 +64,18 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 
 
+#: Every (table, column) of schema :data:`SCHEMA`; an index missing one is rebuilt.
+COLUMNS = {
+    ("meta", "k"),
+    ("meta", "v"),
+    *(("facts", c) for c in ("line", "raw", "text", "kw", "src", "born", "fields", "safe")),
+    *(("sessions", c) for c in ("path", "sortkey", "size", "mtime_ns", "text", "kw")),
+    ("blocks", "name"),
+    ("blocks", "token"),
+    ("blocks", "data"),
+}
+
+
 def _readers_fingerprint() -> str:
     """A digest of the code that decides what a file's rows are (readers, masking, keywords):
     rows indexed by other code are re-read, never trusted."""
@@ -188,6 +200,17 @@ class Index:
                 self._create(con)
             elif version < SCHEMA:
                 self._migrate(con)
+            if version == SCHEMA or not tables:
+                columns = {
+                    (t, c)
+                    for t, c in con.execute(
+                        "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p"
+                        " WHERE m.type = 'table'"
+                    )
+                }
+                if not columns >= COLUMNS:  # right number, wrong tables: not our index
+                    missing = ", ".join(sorted(f"{t}.{c}" for t, c in COLUMNS - columns))
+                    raise sqlite3.DatabaseError(f"schema {version} without {missing}")
             return con
         except BaseException:
             con.close()
@@ -605,6 +628,22 @@ class Index:
         except sqlite3.OperationalError as e:
             warn(f"{self.file}: cannot store the episode block ({e}); recall goes on")
         return block
+
+    def load_scan(self, key: str) -> str | None:
+        """The skills scan stored under ``key`` (:func:`talos.safety.scan_skills`), or None."""
+        row = (
+            self._connect()
+            .execute("SELECT data FROM blocks WHERE name='skills_scan' AND token=?", (key,))
+            .fetchone()
+        )
+        return None if row is None or row[0] is None else bytes(row[0]).decode()
+
+    def save_scan(self, key: str, value: str) -> None:
+        """Keep a skills scan under ``key`` (one is kept: the latest)."""
+        self._connect().execute(
+            "INSERT OR REPLACE INTO blocks(name, token, data) VALUES ('skills_scan', ?, ?)",
+            (key, value.encode()),
+        )
 
     def check(self) -> list[str]:
         """Compare the index with the files without changing it; returns differences."""

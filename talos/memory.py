@@ -305,7 +305,7 @@ class Memory:
         """
         skills = (  # flagged: a payload in a subfolder changes no top-level skill's stat
             tuple(_stat(p) for p in skill_files(self.paths.skills_dir)),
-            safety.flagged_skills(self.paths.skills_dir),
+            safety.flagged_skills(self.paths.skills_dir, self.index),
         )
         if self._refresh_index():
             assert self.index is not None
@@ -351,7 +351,9 @@ class Memory:
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dir))
-        skills = load_skills(self.paths.skills_dir, self.lang, self.blocked, start=len(facts))
+        skills = load_skills(
+            self.paths.skills_dir, self.lang, self.blocked, len(facts), scan_store=self.index
+        )
         return facts + skills, block
 
     def _keep(self, text: str) -> bool:

@@ -22,14 +22,17 @@ The rules are heuristics over text: they catch the shapes listed in SPEC §8.1 a
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
+import json
 import os
 import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from talos.warn import warn
 
@@ -295,6 +298,9 @@ class Rule:
 
 
 #: Every red flag, in the order reasons are listed (SPEC §8.1).
+#: A digest of this module's code: a scan stored by other rules is never reused.
+RULES_FINGERPRINT = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "download-and-run",
@@ -695,6 +701,10 @@ class FileReport:
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "kind": self.kind, "reasons": list(self.reasons)}
 
+    def to_store(self) -> list[object]:
+        """The report as JSON-able lists (read back by :func:`scan_skills`)."""
+        return [self.path, self.kind, [[f.reason, f.evidence, f.line] for f in self.findings]]
+
 
 def _tree(skills_dir: Path) -> list[tuple[str, str, os.stat_result | None]]:
     """Every regular file of the skills tree as ``(path, relative posix path, stat)``, sorted
@@ -739,7 +749,19 @@ def _needles(flagged: list[str], here: str) -> list[tuple[str, str]]:
     return out
 
 
-def scan_skills(skills_dir: Path) -> list[FileReport]:
+class ScanStore(Protocol):
+    """Where a skills-tree scan can be kept between processes (the index implements it):
+    ``load_scan(key)`` returns what ``save_scan(key, value)`` stored, or ``None``."""
+
+    def load_scan(self, key: str) -> str | None: ...
+
+    def save_scan(self, key: str, value: str) -> None: ...
+
+
+_LAST_SCAN: tuple[str, list[FileReport]] | None = None
+
+
+def scan_skills(skills_dir: Path, store: ScanStore | None = None) -> list[FileReport]:
     """Scan the whole skills tree (SPEC §8.1): every flagged file with its reasons, sorted by
     path relative to ``skills_dir``.
 
@@ -750,11 +772,62 @@ def scan_skills(skills_dir: Path) -> list[FileReport]:
     path from the skills folder, from the ``.md``'s folder, or — for names with a suffix — by
     its file name) is flagged too, repeatedly, so ``a.md → b.md → run.sh`` flags both.
     A missing folder has no findings. Never raises.
+
+    The result is kept per tree signature (every file's relative path, size, mtime and
+    mode): in this process, and in ``store`` when given, so a recall in a new process does
+    not re-read 60 unchanged skills (SPEC §11). Another version of this module's rules
+    never reuses it (the key holds :data:`RULES_FINGERPRINT`).
     """
+    global _LAST_SCAN
     try:
         entries = _tree(skills_dir)
     except OSError:
         return []
+    key = hashlib.sha256(
+        json.dumps(
+            [
+                RULES_FINGERPRINT,
+                str(skills_dir),
+                *[
+                    [rel, st.st_size, st.st_mtime_ns, st.st_mode] if st else [rel]
+                    for _p, rel, st in entries
+                ],
+            ]
+        ).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    if _LAST_SCAN is not None and _LAST_SCAN[0] == key:
+        return list(_LAST_SCAN[1])
+    if store is not None:
+        try:
+            stored = _decode_reports(store.load_scan(key))
+        except Exception:  # an unreadable cache costs speed only
+            stored = None
+        if stored is not None:
+            _LAST_SCAN = (key, stored)
+            return list(stored)
+    reports = _scan_entries(entries)
+    _LAST_SCAN = (key, reports)
+    if store is not None:
+        with contextlib.suppress(Exception):  # a cache that cannot be written costs speed only
+            store.save_scan(key, json.dumps([r.to_store() for r in reports]))
+    return list(reports)
+
+
+def _decode_reports(value: str | None) -> list[FileReport] | None:
+    """Reports stored by :func:`scan_skills` (``None`` when absent or unreadable)."""
+    if value is None:
+        return None
+    try:
+        return [
+            FileReport(p, k, tuple(Finding(str(r), str(e), int(n)) for r, e, n in found))
+            for p, k, found in json.loads(value)
+        ]
+    except (ValueError, TypeError):
+        return None
+
+
+def _scan_entries(entries: list[tuple[str, str, os.stat_result | None]]) -> list[FileReport]:
+    """:func:`scan_skills` over a listed tree, without caches."""
     scans: dict[str, _FileScan] = {}
     for path, rel, st in entries:
         if st is None:
@@ -785,12 +858,12 @@ def scan_skills(skills_dir: Path) -> list[FileReport]:
 _WARNED: set[tuple[str, tuple[str, ...]]] = set()
 
 
-def flagged_skills(skills_dir: Path) -> frozenset[str]:
+def flagged_skills(skills_dir: Path, store: ScanStore | None = None) -> frozenset[str]:
     """File names of the top-level skills (``skills_dir/NAME.md``) the scan flags; each new
     finding is reported once per process on stderr. This is the hook every route passes
     (:func:`talos.sources.skills.load_skills`), so a flagged skill is never a node."""
     out: set[str] = set()
-    for rep in scan_skills(skills_dir):
+    for rep in scan_skills(skills_dir, store):
         if rep.kind != "skill":
             continue
         out.add(os.path.basename(rep.path))

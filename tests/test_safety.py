@@ -96,7 +96,7 @@ def test_control_without_the_scan_the_hostile_skill_would_be_recalled_first(
     hostile_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The rule matters: switched off, the hostile skill wins the query and gets its body."""
-    monkeypatch.setattr(skills_mod, "flagged_skills", lambda _dir: frozenset())
+    monkeypatch.setattr(skills_mod, "flagged_skills", lambda _dir, _store=None: frozenset())
     result = Memory(hostile_home, model="classic").recall(QUERY)
     assert [(r.kind, r.node.name) for r in result.picked][:1] == [("skill", "quick-setup")]
     assert "- [skill] quick-setup" in result.text
@@ -444,7 +444,8 @@ def test_scan_cache_follows_size_mtime_and_mode(make_home) -> None:
     before = safety._scan_file.cache_info()
     assert [n.name for n in Memory(home).nodes()] == ["table-keys"]
     after = safety._scan_file.cache_info()
-    assert (after.hits - before.hits, after.misses - before.misses) == (1, 0)
+    # unchanged tree: the whole scan is reused (per tree signature), no file is read again
+    assert after.misses - before.misses == 0
     path.write_text(HOSTILE, encoding="utf-8")
     assert Memory(home).nodes() == []
     (home / "skills" / "run").write_text("echo\n", encoding="utf-8")

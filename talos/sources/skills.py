@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from talos.model import Node
-from talos.safety import MAX_SKILL_BYTES, flagged_skills
+from talos.safety import MAX_SKILL_BYTES, ScanStore, flagged_skills
 from talos.text import MATCH_MAX, fold_whitespace, matching_keywords
 from talos.warn import warn
 
@@ -102,7 +102,11 @@ def skill_files(skills_dir: Path) -> list[Path]:
 
 
 def load_skills(
-    skills_dir: Path, lang: str = "en", blocked: set[str] | None = None, start: int = 0
+    skills_dir: Path,
+    lang: str = "en",
+    blocked: set[str] | None = None,
+    start: int = 0,
+    scan_store: ScanStore | None = None,
 ) -> list[Node]:
     """Read the skills folder into skill nodes, sorted by file name (SPEC §3.2).
 
@@ -111,13 +115,14 @@ def load_skills(
         lang: language of the truncation note in labels (``en`` or ``zh``).
         blocked: resolved paths of skills excluded on every route (the safety scan, §8.1).
         start: load order of the first node.
+        scan_store: where the safety scan may keep its result between processes.
 
     Returns:
         Skill nodes: ``text`` is the label (or the file's first 60 characters when it has no
         name and no description), ``body`` the first 1200 characters, ``name`` the file stem.
     """
     nodes: list[Node] = []
-    flagged = flagged_skills(skills_dir)  # the safety scan (SPEC §8.1), cached per file
+    flagged = flagged_skills(skills_dir, scan_store)  # the safety scan (SPEC §8.1)
     for path in skill_files(skills_dir):
         if path.name in flagged or (blocked and str(path.resolve()) in blocked):
             continue
