@@ -38,6 +38,7 @@ __all__ = [
     "Graph",
     "Incidence",
     "Model",
+    "Vocabulary",
     "bipartite",
     "build_graph",
     "classic",
@@ -57,7 +58,9 @@ THRESH = 0.05  #: a node must exceed this (unrounded) activation to be ranked
 EDGE_MIN = 2  #: two nodes are linked when they share at least this many keywords
 
 
-def merge_duplicates(nodes: Sequence[Node]) -> list[Node]:
+def merge_duplicates(
+    nodes: Sequence[Node], memo: dict[tuple[Node, ...], Node] | None = None
+) -> list[Node]:
     """Merge nodes of the same kind whose keyword sets are equal (SPEC §5.1).
 
     Equal keyword sets mean edge weight 1.0 both ways: left apart, N copies of one retried
@@ -68,23 +71,54 @@ def merge_duplicates(nodes: Sequence[Node]) -> list[Node]:
     a member identical to the representative is not kept — merging must not lose content
     (``Alice trusts Bob`` / ``Bob trusts Alice``, pinned by ``tests/test_semantics.py``).
 
+    Args:
+        nodes: in load order. memo: merged nodes of earlier calls by their group (the same
+            node objects, in order); a caller that keeps its nodes between calls (an edit
+            reuses every unchanged fact's node) passes one, and gets the same merged nodes.
+
     Returns:
         New representative nodes (copies; the input is not modified) in group order.
     """
     out: list[Node] = []
     identity: list[Hashable] | None = None
+    fresh: dict[tuple[Node, ...], Node] = {}
     for group in merge_groups([(n.kind, n.keywords) for n in nodes]):
         rep = nodes[group[-1]]
         if len(group) == 1 and not rep.members:
             out.append(rep)
             continue
-        merged = Node(**{f: getattr(rep, f) for f in rep.__dataclass_fields__})
-        if identity is None:
-            identity = [n.identity for n in nodes]
-        merged.members = [nodes[m] for m in merge_members(group, identity)]
-        merged.order = nodes[group[0]].order
+        key = tuple(nodes[i] for i in group)
+        merged = memo.get(key) if memo is not None else None
+        if merged is None:
+            merged = _copy(rep)
+            if identity is None:
+                identity = [n.identity for n in nodes]
+            merged.members = [nodes[m] for m in merge_members(group, identity)]
+            merged.order = nodes[group[0]].order
+        fresh[key] = merged
         out.append(merged)
+    if memo is not None:
+        memo.clear()
+        memo.update(fresh)
     return out
+
+
+def _copy(n: Node) -> Node:
+    return Node(
+        n.kind,
+        n.text,
+        n.keywords,
+        n.order,
+        n.path,
+        n.line,
+        n.raw,
+        n.body,
+        n.name,
+        n.src,
+        n.born,
+        n.fields,
+        n.members,
+    )
 
 
 def merge_groups(keys: Sequence[Hashable]) -> list[list[int]]:
@@ -127,9 +161,20 @@ class Incidence:
     Args:
         vocab: keyword id → keyword. node_ptr: ``int64[n + 1]``. node_kw: ``int32[entries]``.
         kw_ptr, kw_node: the keyword-major arrays when already known (else derived).
+        lookup: keyword → id when already known. base: the incidence whose keyword ids these
+            extend (:class:`Vocabulary`), if any.
     """
 
-    __slots__ = ("_kw_node", "_kw_ptr", "_lookup", "node_kw", "node_ptr", "vocab")
+    __slots__ = (
+        "_cached",
+        "_kw_node",
+        "_kw_ptr",
+        "_lookup",
+        "base",
+        "node_kw",
+        "node_ptr",
+        "vocab",
+    )
 
     def __init__(
         self,
@@ -138,30 +183,22 @@ class Incidence:
         node_kw: Any,
         kw_ptr: Any = None,
         kw_node: Any = None,
+        lookup: dict[str, int] | None = None,
+        base: Incidence | None = None,
     ) -> None:
         self.vocab = vocab
         self.node_ptr = node_ptr
         self.node_kw = node_kw
         self._kw_ptr = kw_ptr
         self._kw_node = kw_node
-        self._lookup: dict[str, int] | None = None
+        self._lookup = lookup
+        self.base = base
+        self._cached: dict[str, Any] = {}
 
     @classmethod
     def of(cls, keyword_sets: Sequence[frozenset[str]]) -> Incidence:
         """The incidence of nodes with these keyword sets (vocabulary sorted)."""
-        vocab = sorted(set().union(*keyword_sets)) if keyword_sets else []
-        lookup = {k: i for i, k in enumerate(vocab)}
-        lengths = np.fromiter(
-            (len(s) for s in keyword_sets), dtype=np.int64, count=len(keyword_sets)
-        )
-        ptr = np.zeros(len(keyword_sets) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=ptr[1:])
-        kw = np.fromiter(
-            (lookup[k] for s in keyword_sets for k in sorted(s)), dtype=np.int32, count=int(ptr[-1])
-        )
-        inc = cls(vocab, ptr, kw)
-        inc._lookup = lookup
-        return inc
+        return Vocabulary(None).incidence(keyword_sets, sort=True)
 
     @property
     def n_nodes(self) -> int:
@@ -179,8 +216,9 @@ class Incidence:
         """``(kw_ptr, kw_node)``: the nodes of keyword ``k`` are ``kw_node[kw_ptr[k]:kw_ptr[k+1]]``,
         ascending (derived from the node-major arrays on first use, then kept)."""
         if self._kw_ptr is None or self._kw_node is None:
-            counts = np.bincount(self.node_kw, minlength=len(self.vocab))
-            ptr = np.zeros(len(self.vocab) + 1, dtype=np.int64)
+            words = int(self.node_kw.max()) + 1 if len(self.node_kw) else 0
+            counts = np.bincount(self.node_kw, minlength=words)
+            ptr = np.zeros(words + 1, dtype=np.int64)
             np.cumsum(counts, out=ptr[1:])
             order = np.argsort(self.node_kw, kind="stable")  # stable: nodes stay ascending
             self._kw_ptr = ptr
@@ -188,15 +226,44 @@ class Incidence:
         return self._kw_ptr, self._kw_node
 
     def entry_node(self) -> Any:
-        """The node of each entry of ``node_kw`` (``int64[entries]``)."""
-        return np.repeat(np.arange(self.n_nodes, dtype=np.int64), np.diff(self.node_ptr))
+        """The node of each entry of ``node_kw`` (``int64[entries]``, kept)."""
+        got = self._cached.get("entry_node")
+        if got is None:
+            got = self._cached["entry_node"] = np.repeat(
+                np.arange(self.n_nodes, dtype=np.int64), np.diff(self.node_ptr)
+            )
+        return got
+
+    def degree(self) -> Any:
+        """Keywords per node (``float64[n]``, kept)."""
+        got = self._cached.get("degree")
+        if got is None:
+            got = self._cached["degree"] = np.diff(self.node_ptr).astype(np.float64)
+        return got
+
+    def df(self, words: int) -> Any:
+        """Nodes per keyword id (``float64[words]``; ``words`` >= the ids used)."""
+        got = self._cached.get("df")
+        if got is None:
+            got = self._cached["df"] = np.bincount(self.node_kw, minlength=len(self.vocab))
+        out = np.zeros(words, dtype=np.float64)
+        out[: len(got)] = got
+        return out
 
     def holders(self, kw: str) -> Any:
-        """Ascending positions of the nodes holding ``kw`` (empty array when none)."""
+        """Ascending positions of the nodes holding ``kw`` (empty array when none).
+
+        A small incidence (the records of a view, rebuilt after every edit) is scanned rather
+        than sorted into keyword-major arrays: a query has a handful of keywords."""
         k = self.lookup.get(kw)
         if k is None:
             return _EMPTY
+        if self._kw_ptr is None and len(self.node_kw) <= _SCAN_MAX:
+            entries = np.flatnonzero(self.node_kw == k)
+            return (np.searchsorted(self.node_ptr, entries, side="right") - 1).astype(np.int32)
         ptr, nodes = self.keyword_major()
+        if k + 1 >= len(ptr):
+            return _EMPTY
         return nodes[ptr[k] : ptr[k + 1]]
 
     def keywords_of(self, i: int) -> list[str]:
@@ -206,6 +273,64 @@ class Incidence:
 
 
 _EMPTY = np.zeros(0, dtype=np.int32)
+#: Up to this many entries, :meth:`Incidence.holders` scans instead of sorting.
+_SCAN_MAX = 400_000
+
+
+class Vocabulary:
+    """Keyword ids for the records of a view, extending a base incidence's ids (the episode
+    block's), so the two runs of a graph share one numbering and stacking them is a copy.
+
+    Each keyword set's id row (ids in the order of the keyword strings) is kept between
+    builds: after a one-line edit of memory.md only the edited line's row is new (SPEC §11).
+    """
+
+    __slots__ = ("_rows", "base", "ids", "words")
+
+    def __init__(self, base: Incidence | None) -> None:
+        self.base = base
+        self.words: list[str] = list(base.vocab) if base is not None else []
+        self.ids: dict[str, int] = dict(base.lookup) if base is not None else {}
+        self._rows: dict[frozenset[str], Any] = {}
+
+    def incidence(self, keyword_sets: Sequence[frozenset[str]], sort: bool = False) -> Incidence:
+        """The incidence of nodes with these keyword sets, in this vocabulary's ids.
+
+        ``sort``: number a fresh vocabulary's keywords in sorted order (:meth:`Incidence.of`).
+        """
+        if sort and not self.words:
+            for k in sorted(set().union(*keyword_sets)) if keyword_sets else ():
+                self.ids[k] = len(self.words)
+                self.words.append(k)
+        old = self._rows
+        rows: dict[frozenset[str], Any] = {}
+        ids, words = self.ids, self.words
+        for s in keyword_sets:
+            row = rows.get(s)
+            if row is None:
+                row = old.get(s)
+                if row is None:
+                    out = []
+                    for k in sorted(s):
+                        i = ids.get(k)
+                        if i is None:
+                            i = ids[k] = len(words)
+                            words.append(k)
+                        out.append(i)
+                    row = np.array(out, dtype=np.int32)
+                rows[s] = row
+        self._rows = rows
+        lengths = np.fromiter(
+            (len(s) for s in keyword_sets), dtype=np.int64, count=len(keyword_sets)
+        )
+        ptr = np.zeros(len(keyword_sets) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        kw = (
+            np.concatenate([rows[s] for s in keyword_sets])
+            if keyword_sets
+            else np.zeros(0, dtype=np.int32)
+        )
+        return Incidence(words, ptr, kw, lookup=ids, base=self.base)
 
 
 @dataclass(slots=True)
@@ -267,35 +392,45 @@ class Graph:
 
         ``entry_node[e]``/``entry_kw[e]``: node and keyword id of entry ``e`` (node-major, a
         node's keywords in string order); ``degree[i]``: keywords of node ``i``; ``df[k]``:
-        nodes holding keyword ``k``. The tail's keyword ids are kept and the head's mapped
-        onto them, so stacking costs the head's size, not the tail's.
+        nodes holding keyword ``k``. When the head's ids extend the tail's (a
+        :class:`Vocabulary` over the episode block) stacking is a copy; otherwise the head's
+        ids are mapped onto the tail's. Either way it costs the head's size plus a copy.
         """
         got = self.cache.get("arrays")
         if got is not None:
             return got
         head, tail = self.head, self.tail
         if tail is None:
-            node, kw, n_kw = head.entry_node(), head.node_kw, len(head.vocab)
+            node, kw = head.entry_node(), head.node_kw
+            words = len(head.vocab)
+            degree, df = head.degree(), head.df(words)
         else:
-            lookup = tail.lookup
-            extra: dict[str, int] = {}
-            base = len(tail.vocab)
-            remap = np.fromiter(
-                (
-                    lookup[k] if k in lookup else extra.setdefault(k, base + len(extra))
-                    for k in head.vocab
-                ),
-                dtype=np.int32,
-                count=len(head.vocab),
-            )
+            if head.base is tail:
+                head_kw = head.node_kw
+                words = len(head.vocab)
+            else:
+                lookup = tail.lookup
+                extra: dict[str, int] = {}
+                base = len(tail.vocab)
+                remap = np.fromiter(
+                    (
+                        lookup[k] if k in lookup else extra.setdefault(k, base + len(extra))
+                        for k in head.vocab
+                    ),
+                    dtype=np.int32,
+                    count=len(head.vocab),
+                )
+                head_kw = remap[head.node_kw]
+                words = base + len(extra)
             node = np.concatenate([head.entry_node(), tail.entry_node() + self.records])
-            kw = np.concatenate([remap[head.node_kw], tail.node_kw])
-            n_kw = base + len(extra)
+            kw = np.concatenate([head_kw, tail.node_kw])
+            degree = np.concatenate([head.degree(), tail.degree()])
+            df = tail.df(words) + np.bincount(head_kw, minlength=words)
         got = self.cache["arrays"] = {
             "entry_node": node,
             "entry_kw": kw,
-            "degree": np.bincount(node, minlength=len(self.nodes)).astype(np.float64),
-            "df": np.bincount(kw, minlength=n_kw).astype(np.float64),
+            "degree": degree,
+            "df": df,
         }
         return got
 

@@ -54,10 +54,13 @@ Progress = Callable[[int, int], None]
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 2: the merged episode block (talos/block.py), stored per version of the sessions.
     # 2: the merged episode block (talos/block.py), stored per version of the sessions; the
-    #    fact filter's verdict per line (facts.safe), so a process does not re-scan 3,000 lines.
+    #    fact filter's verdict per line (facts.safe), so a process does not re-scan 3,000 lines;
+    #    an index of the sessions still without a request.
     2: (
         "CREATE TABLE IF NOT EXISTS blocks(name TEXT PRIMARY KEY, token TEXT, data BLOB)",
         "ALTER TABLE facts ADD COLUMN safe INTEGER",
+        # sessions without a request yet, looked at on every refresh: found without a scan
+        "CREATE INDEX IF NOT EXISTS sessions_pending ON sessions(path) WHERE text IS NULL",
         "DELETE FROM facts",
         "DELETE FROM meta WHERE k='memory_sig'",
     ),
@@ -173,6 +176,9 @@ class Index:
         con = sqlite3.connect(self.file, timeout=60, isolation_level=None)
         try:
             con.execute("PRAGMA busy_timeout=60000")
+            # A cache of the files: in WAL mode NORMAL never corrupts the file, and a commit
+            # lost to a power cut is re-read from the files. FULL spent an fsync per refresh.
+            con.execute("PRAGMA synchronous=NORMAL")
             # One snapshot: read apart, a concurrent _create could commit between the reads,
             # and the half-made index was taken for a foreign one and deleted
             # (tests/test_concurrency.py, 4 processes on a fresh home).
@@ -529,9 +535,8 @@ class Index:
         old, built = self._fact_nodes, {}
         out = []
         for i, row in enumerate(rows):
-            key = (i, *row)
-            node = old.get(key)
-            if node is None:
+            node = old.get(row)
+            if node is None or node.order != i:
                 line, raw, text, kw, src, born, fields, _safe = row
                 node = Node(
                     kind="fact",
@@ -545,7 +550,7 @@ class Index:
                     born=born,
                     fields=json.loads(fields) if fields else {},
                 )
-            built[key] = node
+            built[row] = node
             out.append((node, bool(row[7])))
         self._fact_nodes = built
         return out

@@ -21,6 +21,7 @@ from talos.graph import (
     Activation,
     Graph,
     Incidence,
+    Vocabulary,
     merge_duplicates,
     rank,
 )
@@ -270,6 +271,11 @@ class Memory:
         self.index: Index | None = Index(self.paths) if index else None
         self._indexed: tuple[tuple[int, int], list[tuple[Node, bool]], EpisodeBlock] | None = None
         self._kept: dict[str, bool] = {}
+        self._vocab: Vocabulary | None = None
+        self._skill_nodes: tuple[Any, list[Node]] | None = None
+        self._merged: dict[tuple[Node, ...], Node] = {}
+        self._view_memo: dict[Any, Any] = {}
+        self._counted: dict[Node, list[tuple[str, str]]] = {}
         self._present: tuple[Graph, dict[str, frozenset[str]]] | None = None
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
@@ -351,10 +357,21 @@ class Memory:
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dir))
-        skills = load_skills(
-            self.paths.skills_dir, self.lang, self.blocked, len(facts), scan_store=self.index
+        return facts + self._skills(len(facts)), block
+
+    def _skills(self, start: int) -> list[Node]:
+        """The skill nodes, kept while no skill file changed (stat, scan verdicts, ``start``)."""
+        key = (
+            start,
+            tuple(_stat(p) for p in skill_files(self.paths.skills_dir)),
+            safety.flagged_skills(self.paths.skills_dir, self.index),
         )
-        return facts + skills, block
+        if self._skill_nodes is None or self._skill_nodes[0] != key:
+            nodes = load_skills(
+                self.paths.skills_dir, self.lang, self.blocked, start, scan_store=self.index
+            )
+            self._skill_nodes = (key, nodes)
+        return list(self._skill_nodes[1])
 
     def _keep(self, text: str) -> bool:
         """``keep_fact(text)``, remembered per text for the life of this object."""
@@ -387,14 +404,16 @@ class Memory:
         if self._cache and self._cache[0] == key:
             return self._cache[1], self._cache[2]
         records, block = self._sources()
-        view = build_view(records, self.scopes, day, overrides)
-        head = merge_duplicates(view.nodes)
-        incidence = Incidence.of([n.keywords for n in head])
+        view = build_view(records, self.scopes, day, overrides, self._view_memo)
+        head = merge_duplicates(view.nodes, self._merged)
         if "global" in self.scopes and len(block):
+            if self._vocab is None or self._vocab.base is not block.incidence:
+                self._vocab = Vocabulary(block.incidence)
+            incidence = self._vocab.incidence([n.keywords for n in head])
             stacked = StackedNodes(head, block, len(records))
             graph = Graph(stacked, len(head), incidence, block.incidence)
         else:
-            graph = Graph(head, len(head), incidence)
+            graph = Graph(head, len(head), Incidence.of([n.keywords for n in head]))
         self._cache = (key, view, graph)
         return view, graph
 
@@ -468,10 +487,18 @@ class Memory:
             present = self._present[1]
         else:  # once per graph: recall must not cost O(memories) (SPEC §6.3)
             keys: dict[str, set[str]] = {s: set() for s in self.scopes}
+            old, now = self._counted, {}
             for n in graph.nodes[: graph.records]:  # episodes are never counted
-                for m in n.family():
-                    if counted(m):
-                        keys.setdefault(m.scope, set()).add(m.key)
+                pairs = old.get(n)
+                if pairs is None:
+                    pairs = [(m.scope, m.key) for m in n.family() if counted(m)]
+                now[n] = pairs
+                for scope, key in pairs:
+                    got = keys.get(scope)
+                    if got is None:
+                        got = keys[scope] = set()
+                    got.add(key)
+            self._counted = now
             present = {s: frozenset(v) for s, v in keys.items()}
             self._present = (graph, present)
         hits: dict[str, set[str]] = {}

@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from talos.model import Node, line_id
 from talos.sources.facts import TAG
@@ -214,11 +215,31 @@ def _conflict_text(key: str, nodes: Sequence[Node]) -> str:
     return f"{key}: " + " vs ".join(parts) + " — conflicting records; verify before use"
 
 
+def _verdict(n: Node, scopes: Sequence[str], at: dt.date) -> tuple[str, str, str]:
+    """One record's standing before keys are compared: ``("active", "", "")``,
+    ``("excluded", reason, by)``, ``("unreadable", problem, "")`` or ``("out", "", "")``
+    (another scope: dropped silently)."""
+    problem = tag_problem(n)
+    if problem:
+        return ("unreadable", problem, "")
+    if n.scope not in scopes:
+        return ("out", "", "")
+    status = n.fields.get("status", "active")
+    if status != "active":
+        return ("excluded", status, n.fields.get("superseded_by", ""))
+    bad = validity(n, at)
+    if bad:
+        detail = window_problem(n)
+        return ("excluded", bad, detail[1] if detail else "")
+    return ("active", "", "")
+
+
 def build_view(
     nodes: Sequence[Node],
     scopes: Sequence[str],
     at: dt.date,
     overrides: Mapping[str, str] | None = None,
+    memo: dict[Any, Any] | None = None,
 ) -> View:
     """Compute the authorized active view (SPEC §7.3, §7.4, §7.5).
 
@@ -232,7 +253,10 @@ def build_view(
 
     Args:
         nodes: every node of the home in load order. scopes: authorized scopes. at: business
-        date. overrides: request-scoped values.
+        date. overrides: request-scoped values. memo: a dict the caller keeps between calls:
+        each record's standing (tag, scope, status, validity) is kept per node object for the
+        same scopes and date, so a caller that reuses unchanged nodes (the index after a
+        one-line edit) re-checks only the new ones.
 
     Returns:
         The :class:`View`.
@@ -242,6 +266,8 @@ def build_view(
     view = View([])
     active: list[Node] = []
     plain_ok = "global" in scopes
+    old = memo.pop((tuple(scopes), at), {}) if memo is not None else {}
+    memo_now: dict[Node, tuple[str, str, str]] = {}
     for n in nodes:
         if n.kind == "episode" and not n.fields and not n.born:
             # An episode has no tag: scope global, active, valid at any date. The common case
@@ -249,22 +275,20 @@ def build_view(
             if plain_ok:
                 active.append(n)
             continue
-        problem = tag_problem(n)
-        if problem:  # its scope is unknown: never named, not even by why-not
-            warn(f"{n.path}:{n.line}: unreadable provenance tag ({problem}); line not used")
-            continue
-        if n.scope not in scopes:
-            continue
-        status = n.fields.get("status", "active")
-        if status != "active":
-            view.excluded.append(Excluded(n, status, n.fields.get("superseded_by", "")))
-            continue
-        bad = validity(n, at)
-        if bad:
-            detail = window_problem(n)
-            view.excluded.append(Excluded(n, bad, detail[1] if detail else ""))
-            continue
-        active.append(n)
+        verdict = old.get(n)
+        if verdict is None:
+            verdict = _verdict(n, scopes, at)
+        memo_now[n] = verdict
+        what, reason, by = verdict
+        if what == "active":
+            active.append(n)
+        elif what == "excluded":
+            view.excluded.append(Excluded(n, reason, by))
+        elif what == "unreadable":  # its scope is unknown: never named, not even by why-not
+            warn(f"{n.path}:{n.line}: unreadable provenance tag ({reason}); line not used")
+    if memo is not None:
+        memo.clear()
+        memo[(tuple(scopes), at)] = memo_now
 
     groups: dict[tuple[str, str], list[Node]] = {}
     for n in active:
