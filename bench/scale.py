@@ -189,7 +189,15 @@ def main() -> None:
     from talos.graph import DEFAULT_MODEL
 
     models = a.model or [DEFAULT_MODEL]
-    env = {k: v for k, v in os.environ.items() if k != "TALOS_HOME"}
+    # A CLI process runs with its bytecode compiled, as after `pip install` (which compiles
+    # it); PYTHONDONTWRITEBYTECODE (set on this machine) would make every process recompile
+    # every module of talos from source, which is not what a user's shell does.
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "talos"), quiet=1)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("TALOS_HOME", "PYTHONDONTWRITEBYTECODE")
+    }
     results = []
     for size in a.sizes:
         home = make_home(a.data, a.cache, size)

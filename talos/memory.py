@@ -10,9 +10,9 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from talos import audit, safety, writer
+from talos import safety
 from talos.block import EpisodeBlock, StackedNodes
 from talos.errors import InputError
 from talos.graph import (
@@ -44,7 +44,9 @@ from talos.trust import (
 )
 from talos.usage import SqliteUsage, Stat, UsageStore, today, write_trace
 from talos.warn import warn
-from talos.writer import RememberResult
+
+if TYPE_CHECKING:
+    from talos.writer import RememberResult
 
 __all__ = [
     "Memory",
@@ -656,6 +658,8 @@ class Memory:
             return False
 
         reasons = sorted(set(wanted.values()))
+        from talos import writer  # imported on use: recall never writes memory.md
+
         removed = writer.remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
         for scope, text in wanted.keys() - matched:
             warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
@@ -674,6 +678,8 @@ class Memory:
         if (fields.get("source") or "user") == "user":
             warn(f"{path}: written by the person (no source: or source: user); not forgotten")
             return 0
+        from talos import writer  # imported on use: recall never writes memory.md
+
         writer.trash_skill(self.paths, path, s.reason)
         return 1
 
@@ -793,6 +799,8 @@ class Memory:
                 f"not remembered: the text looks like an instruction ({reasons}); talos never "
                 "recalls such lines (SPEC §8.2)"
             )
+        from talos import writer  # imported on use: recall never writes memory.md
+
         result = writer.remember(
             self.paths,
             text,
@@ -832,6 +840,8 @@ class Memory:
             raise InputError(f"{keep!r} is not an active record of key {key!r} (ids: {ids})")
         scope = kept[0].scope
         losers = {record_id(n) for n in pool if n.scope == scope and record_id(n) != keep}
+        from talos import writer  # imported on use: recall never writes memory.md
+
         removed = writer.remove_fact_lines(
             self.paths,
             lambda p, raw: (
@@ -851,6 +861,8 @@ class Memory:
         removed from memory.md, audited as ``revoke``, restorable. Returns their ids."""
         if not ref:
             raise InputError("revoke needs a non-empty --ref")
+        from talos import writer  # imported on use: recall never writes memory.md
+
         removed = writer.remove_fact_lines(
             self.paths,
             lambda p, _raw: (
@@ -865,6 +877,8 @@ class Memory:
     def restore(self, rid: str) -> str:
         """Bring back a removed record of the authorized scopes by id from the audit log
         (SPEC §7.6); returns the line. Another scope's id reads as unknown (§7.7)."""
+        from talos import writer  # imported on use: recall never writes memory.md
+
         line = writer.restore(self.paths, rid, scopes=self.scopes)
         self._cache = None
         return line
@@ -873,6 +887,8 @@ class Memory:
         """Audit entries (committed writes) of the authorized scopes, oldest first; only those
         whose record id or key is ``target`` when given (SPEC §7.6). The log holds every
         scope's lines; another scope's entries are never shown (§7.3)."""
+        from talos import audit  # imported on use: recall never reads the log
+
         rows = [
             {**e, "state": "committed"}  # settled() returns only committed transactions
             for e in audit.settled(self.paths.audit_file)

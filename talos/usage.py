@@ -24,8 +24,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-import filelock
-
 from talos.fsutil import atomic_write_text
 from talos.warn import warn
 
@@ -323,6 +321,8 @@ class JsonUsage:
         keys = present.get("global", frozenset())
         hit = {self._ref_key(k) for k in hits.get("global", set())}
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        import filelock  # only this reference format needs a lock file
+
         with filelock.FileLock(str(self.path) + ".lock", timeout=60):
             data = self._load()
             for key in keys:
