@@ -26,10 +26,18 @@ import numpy as np
 from talos.graph import Incidence, merge_groups, merge_members
 from talos.model import Node
 
-__all__ = ["BLOCK_VERSION", "BlockError", "EpisodeBlock", "StackedNodes"]
+__all__ = [
+    "BLOCK_VERSION",
+    "BlockError",
+    "EpisodeBlock",
+    "RecordsBlock",
+    "StackedNodes",
+    "node_from_json",
+    "node_to_json",
+]
 
 #: Version of the stored layout; part of the index's block token, so another layout is rebuilt.
-BLOCK_VERSION = 1
+BLOCK_VERSION = 2
 _MAGIC = b"TALOSBLK"
 
 
@@ -229,16 +237,7 @@ class EpisodeBlock:
             ("kw_node", kw_node, "int32"),
         ):
             parts.append((name, dtype, np.ascontiguousarray(arr, dtype=dtype).tobytes()))
-        header = json.dumps(
-            {"version": BLOCK_VERSION, "parts": [[n, d, len(b)] for n, d, b in parts]}
-        ).encode()
-        out = [_MAGIC, struct.pack("<I", len(header)), header]
-        pos = len(_MAGIC) + 4 + len(header)
-        for _n, _d, b in parts:
-            pad = -pos % 8
-            out.append(b"\0" * pad + b)
-            pos += pad + len(b)
-        return b"".join(out)
+        return _pack("episodes", parts)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> EpisodeBlock:
@@ -247,26 +246,8 @@ class EpisodeBlock:
         Raises:
             BlockError: the blob is not a block of this layout or is inconsistent.
         """
+        _meta, got = _unpack(data, "episodes")
         try:
-            if data[: len(_MAGIC)] != _MAGIC:
-                raise BlockError("not a talos episode block")
-            (size,) = struct.unpack_from("<I", data, len(_MAGIC))
-            pos = len(_MAGIC) + 4
-            header = json.loads(data[pos : pos + size])
-            if header.get("version") != BLOCK_VERSION:
-                raise BlockError(f"block layout {header.get('version')}, not {BLOCK_VERSION}")
-            pos += size
-            got: dict[str, Any] = {}
-            for name, dtype, length in header["parts"]:
-                pos += -pos % 8
-                if pos + length > len(data):
-                    raise BlockError("truncated block")
-                if dtype == "bytes":
-                    got[name] = data[pos : pos + length]
-                else:
-                    width = np.dtype(dtype).itemsize
-                    got[name] = np.frombuffer(data, dtype=dtype, count=length // width, offset=pos)
-                pos += length
             text = got["vocab"].decode("utf-8", "surrogatepass")
             vocab = text.split("\n") if text else []
             inc = Incidence(vocab, got["node_ptr"], got["node_kw"], got["kw_ptr"], got["kw_node"])
@@ -299,13 +280,82 @@ class EpisodeBlock:
             and len(inc.node_ptr) == groups + 1
             and int(inc.node_ptr[-1]) == len(inc.node_kw)
             and int(self.mem_ptr[-1]) == len(self.mem)
-            and (not len(inc.node_kw) or int(inc.node_kw.max()) < words)
+            and (
+                not len(inc.node_kw)
+                or 0 <= int(inc.node_kw.min()) <= int(inc.node_kw.max()) < words
+            )
+            and (not groups or int(self.rep.min()) >= 0)
+            and (not len(self.mem) or int(self.mem.min()) >= 0)
+            and (not episodes or 0 <= int(self.group_of.min()) <= int(self.group_of.max()) < groups)
+            and inc._kw_ptr is not None
+            and len(inc._kw_ptr) == words + 1
+            and int(inc._kw_ptr[-1]) == len(inc._kw_node)
+            and (
+                not len(inc._kw_node)
+                or 0 <= int(inc._kw_node.min()) <= int(inc._kw_node.max()) < groups
+            )
             and (not groups or int(self.rep.max()) < episodes)
             and (not len(self.mem) or int(self.mem.max()) < episodes)
             and all(int(s.off[-1]) == len(s.buf) for s in map(_strings, (self.paths, self.texts)))
         )
         if not ok:
             raise BlockError("inconsistent block")
+
+
+def _pack(kind: str, parts: list[tuple[str, str, bytes]], meta: Any = None) -> bytes:
+    """A blob of named parts (``bytes`` or a numpy dtype), 8-byte aligned, after a JSON
+    header naming the layout version, the block ``kind`` and ``meta``."""
+    header = json.dumps(
+        {
+            "version": BLOCK_VERSION,
+            "kind": kind,
+            "meta": meta,
+            "parts": [[n, d, len(b)] for n, d, b in parts],
+        }
+    ).encode()
+    out = [_MAGIC, struct.pack("<I", len(header)), header]
+    pos = len(_MAGIC) + 4 + len(header)
+    for _n, _d, b in parts:
+        pad = -pos % 8
+        out.append(b"\0" * pad + b)
+        pos += pad + len(b)
+    return b"".join(out)
+
+
+def _unpack(data: bytes, kind: str) -> tuple[Any, dict[str, Any]]:
+    """``(meta, parts)`` of a :func:`_pack` blob; arrays are views on ``data``.
+
+    Raises:
+        BlockError: not a block of this layout and kind, or truncated.
+    """
+    try:
+        if data[: len(_MAGIC)] != _MAGIC:
+            raise BlockError("not a talos block")
+        (size,) = struct.unpack_from("<I", data, len(_MAGIC))
+        pos = len(_MAGIC) + 4
+        header = json.loads(data[pos : pos + size])
+        if header.get("version") != BLOCK_VERSION or header.get("kind") != kind:
+            raise BlockError(
+                f"{header.get('kind')} block of layout {header.get('version')},"
+                f" not {kind} {BLOCK_VERSION}"
+            )
+        pos += size
+        got: dict[str, Any] = {}
+        for name, dtype, length in header["parts"]:
+            pos += -pos % 8
+            if length < 0 or pos + length > len(data):
+                raise BlockError("truncated block")
+            if dtype == "bytes":
+                got[name] = data[pos : pos + length]
+            else:
+                width = np.dtype(dtype).itemsize
+                got[name] = np.frombuffer(data, dtype=dtype, count=length // width, offset=pos)
+            pos += length
+        return header.get("meta"), got
+    except BlockError:
+        raise
+    except (KeyError, ValueError, TypeError, struct.error, UnicodeDecodeError) as e:
+        raise BlockError(f"unreadable block ({e})") from e
 
 
 def _strings(values: Sequence[str]) -> _Strings:
@@ -318,7 +368,7 @@ class StackedNodes(Sequence[Node]):
 
     __slots__ = ("_built", "block", "records", "start")
 
-    def __init__(self, records: list[Node], block: EpisodeBlock, start: int) -> None:
+    def __init__(self, records: Sequence[Node], block: EpisodeBlock, start: int) -> None:
         self.records = records
         self.block = block
         self.start = start
@@ -350,3 +400,150 @@ class StackedNodes(Sequence[Node]):
         yield from self.records
         for i in range(len(self.records), len(self)):
             yield self[i]
+
+
+def node_to_json(n: Node) -> list[Any]:
+    """A node (with its merged members) as JSON-able lists; :func:`node_from_json` inverts it."""
+    return [
+        n.kind,
+        n.text,
+        sorted(n.keywords),
+        n.order,
+        n.path,
+        n.line,
+        n.raw,
+        n.body,
+        n.name,
+        n.src,
+        n.born,
+        n.fields,
+        [node_to_json(m) for m in n.members],
+    ]
+
+
+def node_from_json(v: list[Any]) -> Node:
+    """The node :func:`node_to_json` wrote."""
+    kind, text, kw, order, path, line, raw, body, name, src, born, fields, members = v
+    return Node(
+        str(kind),
+        str(text),
+        frozenset(kw),
+        int(order),
+        str(path),
+        int(line),
+        str(raw),
+        str(body),
+        str(name),
+        str(src),
+        str(born),
+        {str(k): str(x) for k, x in fields.items()},
+        [node_from_json(m) for m in members],
+    )
+
+
+class LazyRecords(Sequence[Node]):
+    """Record nodes stored as one JSON text each, decoded when asked for, then kept."""
+
+    __slots__ = ("_built", "kinds", "texts")
+
+    def __init__(self, texts: Sequence[str], kinds: Sequence[str]) -> None:
+        self.texts = texts
+        self.kinds = kinds
+        self._built: dict[int, Node] = {}
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @overload
+    def __getitem__(self, i: int) -> Node: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Node]: ...
+    def __getitem__(self, i: int | slice) -> Node | list[Node]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        got = self._built.get(i)
+        if got is None:
+            got = self._built[i] = node_from_json(json.loads(self.texts[i]))
+        return got
+
+
+class RecordsBlock:
+    """The merged records of one view, for a process that only recalls (SPEC §11).
+
+    What :meth:`talos.memory.Memory.view` derives from memory.md and the skills for one set of
+    scopes and one date — the records in view, merged, with their keyword incidence and the
+    usage keys they count — stored in the index under a token of everything it depends on
+    (the facts' version, the skills' stats and scan, scopes, date, language, the code). A new
+    process that finds it builds a :class:`Node` only for the rows it delivers. It is a cache
+    of the one route, never a second one: it is written from the graph that route built.
+
+    Attributes:
+        nodes: the record nodes (lazily decoded). kinds: their kinds. incidence: their keyword
+        incidence (vocabulary sorted). present: scope → usage keys counted by a recall
+        (``Memory._count``). start: the load position of the first episode.
+    """
+
+    __slots__ = ("incidence", "kinds", "nodes", "present", "start")
+
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        kinds: Sequence[str],
+        incidence: Incidence,
+        present: dict[str, frozenset[str]],
+        start: int,
+    ) -> None:
+        self.nodes = nodes
+        self.kinds = kinds
+        self.incidence = incidence
+        self.present = present
+        self.start = start
+
+    def to_bytes(self) -> bytes:
+        """The block as one blob (:meth:`from_bytes` reads it back exactly)."""
+        texts = _Strings.of([json.dumps(node_to_json(n)) for n in self.nodes])
+        inc = self.incidence
+        meta = {
+            "kinds": list(self.kinds),
+            "vocab": list(inc.vocab),
+            "present": {s: sorted(v) for s, v in self.present.items()},
+            "start": self.start,
+        }
+        parts = [
+            ("texts", "bytes", texts.buf),
+            ("texts_off", "int64", texts.off.astype(np.int64).tobytes()),
+            ("node_ptr", "int64", np.ascontiguousarray(inc.node_ptr, dtype=np.int64).tobytes()),
+            ("node_kw", "int32", np.ascontiguousarray(inc.node_kw, dtype=np.int32).tobytes()),
+        ]
+        return _pack("records", parts, meta)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> RecordsBlock:
+        """Decode :meth:`to_bytes`.
+
+        Raises:
+            BlockError: not a records block of this layout, or inconsistent.
+        """
+        meta, got = _unpack(data, "records")
+        try:
+            texts = _Strings(got["texts"], got["texts_off"])
+            kinds = [str(k) for k in meta["kinds"]]
+            vocab = [str(k) for k in meta["vocab"]]
+            inc = Incidence(vocab, got["node_ptr"], got["node_kw"])
+            present = {str(s): frozenset(map(str, v)) for s, v in meta["present"].items()}
+            start = int(meta["start"])
+        except (KeyError, ValueError, TypeError, AttributeError) as e:
+            raise BlockError(f"unreadable records block ({e})") from e
+        n = len(kinds)
+        if not (
+            len(texts) == n
+            and int(texts.off[-1]) == len(texts.buf)
+            and len(inc.node_ptr) == n + 1
+            and int(inc.node_ptr[-1]) == len(inc.node_kw)
+            and (not len(inc.node_kw) or int(inc.node_kw.min()) >= 0)
+            and (not len(inc.node_kw) or int(inc.node_kw.max()) < len(vocab))
+        ):
+            raise BlockError("inconsistent records block")
+        return cls(LazyRecords(texts, kinds), kinds, inc, present, start)

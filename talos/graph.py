@@ -385,7 +385,10 @@ class Graph:
 
     def kind(self, i: int) -> str:
         """Node ``i``'s kind without building the node (episodes are never built for this)."""
-        return "episode" if i >= self.records else self.nodes[i].kind
+        if i >= self.records:
+            return "episode"
+        kinds = self.cache.get("kinds")
+        return kinds[i] if kinds is not None else self.nodes[i].kind
 
     def arrays(self) -> dict[str, Any]:
         """The whole incidence as flat arrays over one keyword numbering, built once.

@@ -523,14 +523,16 @@ class Index:
         """
         rows = self._rows if self._rows_token == self._tokens[0] else None
         if rows is None:
-            rows = (
-                self._connect()
-                .execute(
+            con = self._connect()
+            con.execute("BEGIN")
+            try:  # the rows and the token they belong to, from one snapshot
+                token = self._meta(con, "facts_token")
+                rows = con.execute(
                     "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-                )
-                .fetchall()
-            )
-            self._rows, self._rows_token = rows, self._tokens[0]
+                ).fetchall()
+            finally:
+                con.execute("COMMIT")
+            self._rows, self._rows_token = rows, token
         path = str(self.paths.memory_file)
         old, built = self._fact_nodes, {}
         out = []
@@ -633,6 +635,27 @@ class Index:
         except sqlite3.OperationalError as e:
             warn(f"{self.file}: cannot store the episode block ({e}); recall goes on")
         return block
+
+    @property
+    def facts_token(self) -> str | None:
+        """The version of the indexed facts seen by the last refresh (random per change)."""
+        return self._tokens[0]
+
+    def load_records(self, token: str) -> bytes | None:
+        """The records block stored under ``token`` (:class:`talos.block.RecordsBlock`)."""
+        row = (
+            self._connect()
+            .execute("SELECT data FROM blocks WHERE name='records' AND token=?", (token,))
+            .fetchone()
+        )
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    def save_records(self, token: str, data: bytes) -> None:
+        """Keep a records block under ``token`` (one is kept: the latest)."""
+        self._connect().execute(
+            "INSERT OR REPLACE INTO blocks(name, token, data) VALUES ('records', ?, ?)",
+            (token, data),
+        )
 
     def load_scan(self, key: str) -> str | None:
         """The skills scan stored under ``key`` (:func:`talos.safety.scan_skills`), or None."""

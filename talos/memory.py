@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
+import hashlib
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -13,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from talos import safety
-from talos.block import EpisodeBlock, StackedNodes
+from talos.block import BlockError, EpisodeBlock, RecordsBlock, StackedNodes
 from talos.errors import InputError
 from talos.graph import (
     DEFAULT_MODEL,
@@ -198,6 +201,22 @@ def _stat(p: Path) -> tuple[str, int, int]:
         return (str(p), -1, -1)
 
 
+@functools.cache
+def _code_fingerprint() -> str:
+    """A digest of the code that turns files into a view (part of a stored block's token)."""
+    here = Path(__file__).parent
+    h = hashlib.sha256()
+    for name in sorted(
+        ["block.py", "graph.py", "memory.py", "model.py", "trust.py", "render.py", "text.py"]
+        + [f"sources/{p.name}" for p in (here / "sources").glob("*.py")]
+    ):
+        try:
+            h.update(name.encode() + (here / name).read_bytes())
+        except OSError:
+            h.update(name.encode())
+    return h.hexdigest()[:16]
+
+
 def counted(n: Node) -> bool:
     """Whether usage is counted for a node: facts and skills written down, not episodes, not
     conflict lines, not request-scoped overrides (SPEC §6.3, §7.5)."""
@@ -278,6 +297,8 @@ class Memory:
         self._merged: dict[tuple[Node, ...], Node] = {}
         self._view_memo: dict[Any, Any] = {}
         self._counted: dict[Node, list[tuple[str, str]]] = {}
+        self._rcache: tuple[Any, Graph] | None = None
+        self._episode_start = 0
         self._present: tuple[Graph, dict[str, frozenset[str]]] | None = None
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
@@ -408,16 +429,93 @@ class Memory:
         records, block = self._sources()
         view = build_view(records, self.scopes, day, overrides, self._view_memo)
         head = merge_duplicates(view.nodes, self._merged)
+        self._episode_start = len(records)
         if "global" in self.scopes and len(block):
             if self._vocab is None or self._vocab.base is not block.incidence:
                 self._vocab = Vocabulary(block.incidence)
             incidence = self._vocab.incidence([n.keywords for n in head])
-            stacked = StackedNodes(head, block, len(records))
-            graph = Graph(stacked, len(head), incidence, block.incidence)
         else:
-            graph = Graph(head, len(head), Incidence.of([n.keywords for n in head]))
+            incidence = Incidence.of([n.keywords for n in head])
+        graph = self._stack(head, incidence, block, len(records))
         self._cache = (key, view, graph)
         return view, graph
+
+    def _recall_graph(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> Graph:
+        """The graph :meth:`recall` ranks over: :meth:`view`'s, or the same records read back
+        from the index (:class:`talos.block.RecordsBlock`) when this process has not built
+        them, so a process that only recalls builds no record node it does not deliver
+        (SPEC §11). Only for the default fact filter and without overrides; the block is
+        written from the graph :meth:`view` built, under a token of all it depends on."""
+        if overrides or self.index is None or self.keep_fact is not safety.keep_fact:
+            return self.view(at, overrides)[1]
+        day = at or dt.date.today()
+        sig = self._signature()
+        key = (sig, day, ())
+        if self._cache and self._cache[0] == key:
+            return self._cache[2]
+        if self._rcache and self._rcache[0] == key:
+            return self._rcache[1]
+        if sig[0] != "index" or self.index is None:  # the index went away: no block to use
+            return self.view(at)[1]
+        token = self._records_token(sig, day)
+        try:
+            data = self.index.load_records(token)
+        except (OSError, sqlite3.Error):
+            data = None
+        if data is not None:
+            try:
+                stored = RecordsBlock.from_bytes(data)
+                old = self._indexed
+                gen = (self.index.facts_generation, self.index.sessions_generation)
+                block = old[2] if old and old[0][1] == gen[1] else self.index.episode_block()
+                graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
+                graph.cache["kinds"] = stored.kinds
+                self._present = (graph, stored.present)
+                self._rcache = (key, graph)
+                return graph
+            except BlockError as e:
+                warn(f"{self.index.file}: stored records unusable ({e}); rebuilding them")
+        _view, graph = self.view(at)
+        head = graph.nodes[: graph.records]
+        records = RecordsBlock(
+            head,
+            [n.kind for n in head],
+            Incidence.of([n.keywords for n in head]),
+            self._present_keys(graph),
+            self._episode_start,
+        )
+        with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
+            self.index.save_records(token, records.to_bytes())
+        return graph
+
+    def _records_token(self, sig: tuple[Any, ...], day: dt.date) -> str:
+        """What the records of a view depend on: the indexed facts' version, the skills
+        (stats, scan verdicts), scopes, date, language, blocked skills and talos's code."""
+        assert self.index is not None
+        return hashlib.sha256(
+            json.dumps(
+                [
+                    self.index.facts_token,
+                    _code_fingerprint(),
+                    [list(s) for s in sig[2][0]],
+                    sorted(sig[2][1]),
+                    list(self.scopes),
+                    day.isoformat(),
+                    self.lang,
+                    sorted(self.blocked),
+                ]
+            ).encode("utf-8", "surrogatepass")
+        ).hexdigest()
+
+    def _stack(
+        self, head: Sequence[Node], incidence: Incidence, block: EpisodeBlock, start: int
+    ) -> Graph:
+        """A graph of ``head`` records followed by the block's episodes (when ``global`` is
+        an authorized scope: episodes carry no tag, SPEC §7.3)."""
+        if "global" in self.scopes and len(block):
+            stacked = StackedNodes(head, block, start)
+            return Graph(stacked, len(head), incidence, block.incidence)
+        return Graph(head, len(head), incidence)
 
     def graph(self, at: dt.date | None = None) -> Graph:
         """The graph of the authorized active view at ``at`` (default: today)."""
@@ -454,7 +552,8 @@ class Memory:
         Returns:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
         """
-        graph, act = self._activate(query, at, overrides)
+        graph = self._recall_graph(at, overrides)
+        act = MODELS[self.model].activate(graph, keywords(query))
         spec = MODELS[self.model]
         ranked = [(round(a, 2), i) for a, i in rank(act, spec.thresh)]
         top = ranked[: max(k, 0)]
@@ -483,26 +582,31 @@ class Memory:
         self._count(graph, rows)
         return Recall(text, rows)
 
+    def _present_keys(self, graph: Graph) -> dict[str, frozenset[str]]:
+        """Usage keys of every fact/skill (and merged member) in view, per scope; once per
+        graph: recall must not cost O(memories) (SPEC §6.3)."""
+        if self._present is not None and self._present[0] is graph:
+            return self._present[1]
+        keys: dict[str, set[str]] = {s: set() for s in self.scopes}
+        old, now = self._counted, {}
+        for n in graph.nodes[: graph.records]:  # episodes are never counted
+            pairs = old.get(n)
+            if pairs is None:
+                pairs = [(m.scope, m.key) for m in n.family() if counted(m)]
+            now[n] = pairs
+            for scope, key in pairs:
+                got = keys.get(scope)
+                if got is None:
+                    got = keys[scope] = set()
+                got.add(key)
+        self._counted = now
+        present = {s: frozenset(v) for s, v in keys.items()}
+        self._present = (graph, present)
+        return present
+
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
-        if self._present is not None and self._present[0] is graph:
-            present = self._present[1]
-        else:  # once per graph: recall must not cost O(memories) (SPEC §6.3)
-            keys: dict[str, set[str]] = {s: set() for s in self.scopes}
-            old, now = self._counted, {}
-            for n in graph.nodes[: graph.records]:  # episodes are never counted
-                pairs = old.get(n)
-                if pairs is None:
-                    pairs = [(m.scope, m.key) for m in n.family() if counted(m)]
-                now[n] = pairs
-                for scope, key in pairs:
-                    got = keys.get(scope)
-                    if got is None:
-                        got = keys[scope] = set()
-                    got.add(key)
-            self._counted = now
-            present = {s: frozenset(v) for s, v in keys.items()}
-            self._present = (graph, present)
+        present = self._present_keys(graph)
         hits: dict[str, set[str]] = {}
         for r in rows:
             for m in r.node.family():
