@@ -312,6 +312,11 @@ class Index:
         if quick:
             return stats
         con = self._connect()
+        if not full and not recursive:
+            tokens = self._unchanged(con, memory_sig, dir_sig)
+            if tokens is not None:  # a new process on an up-to-date index: no write at all
+                self._settle(stats, memory_sig, dir_sig, tokens)
+                return stats
         con.execute("BEGIN IMMEDIATE")
         try:
             if self._meta(con, "readers") != READERS:
@@ -357,6 +362,46 @@ class Index:
             with suppress(sqlite3.Error):
                 con.execute("ROLLBACK")
             raise
+        self._settle(stats, memory_sig, dir_sig, tokens)
+        return stats
+
+    def _unchanged(
+        self, con: sqlite3.Connection, memory_sig: tuple[int, int], dir_sig: tuple[int, int]
+    ) -> tuple[str | None, str | None] | None:
+        """In one read transaction: the change tokens when the index already holds these
+        files (same reader code, memory.md and sessions-folder signatures, no pending session
+        grown since), else ``None`` (a write refresh is needed)."""
+        con.execute("BEGIN")
+        try:
+            meta = dict(
+                con.execute(
+                    "SELECT k, v FROM meta WHERE k IN ('readers', 'memory_sig', 'sessions_sig',"
+                    " 'facts_token', 'sessions_token')"
+                ).fetchall()
+            )
+            pending = con.execute(
+                "SELECT path, size, mtime_ns FROM sessions WHERE text IS NULL"
+            ).fetchall()
+        finally:
+            con.execute("COMMIT")
+        if (
+            meta.get("readers") != READERS
+            or meta.get("memory_sig") != json.dumps([str(self.paths.memory_file), *memory_sig])
+            or meta.get("sessions_sig") != json.dumps([str(self.paths.sessions_dir), *dir_sig])
+            or any(_stat(Path(p)) != (size, mtime) for p, size, mtime in pending)
+        ):
+            return None
+        self._pending = {p: (size, mtime) for p, size, mtime in pending}
+        return meta.get("facts_token"), meta.get("sessions_token")
+
+    def _settle(
+        self,
+        stats: RefreshStats,
+        memory_sig: tuple[int, int],
+        dir_sig: tuple[int, int],
+        tokens: tuple[str | None, str | None],
+    ) -> None:
+        """Record what this refresh saw; bump the generations whose tokens changed."""
         self._memory_sig, self._dir_sig = memory_sig, dir_sig
         first = self.generation == 0
         facts_new = tokens[0] != self._tokens[0]
@@ -370,7 +415,6 @@ class Index:
             self.facts_generation += 1
         if sessions_new or first:
             self.sessions_generation += 1
-        return stats
 
     def _refresh_facts(
         self, con: sqlite3.Connection, sig: tuple[int, int], stats: RefreshStats

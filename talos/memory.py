@@ -475,7 +475,13 @@ class Memory:
                 return graph
             except BlockError as e:
                 warn(f"{self.index.file}: stored records unusable ({e}); rebuilding them")
+        first = self._cache is None
         _view, graph = self.view(at)
+        if not first:
+            # A long-lived Memory (an agent loop, the MCP server) rebuilt its view after an
+            # edit: the next one-shot process stores the block; this one must not pay for it
+            # on every edit (SPEC §11: an edit costs what the edit changed).
+            return graph
         head = graph.nodes[: graph.records]
         records = RecordsBlock(
             head,

@@ -29,7 +29,6 @@ from functools import wraps
 from pathlib import Path
 from typing import IO, Annotated, Any, TypeVar
 
-import filelock
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -293,6 +292,23 @@ def emit(command: str, data: Any, ok: bool = True, error: str | None = None) -> 
     )
 
 
+class _LockTimeoutMeta(type):
+    """``isinstance(e, _LockTimeout)`` is ``isinstance(e, filelock.Timeout)``, without
+    importing filelock at start-up (only writers take locks, and they import it)."""
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        mod = sys.modules.get("filelock")
+        return mod is not None and isinstance(obj, mod.Timeout)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        mod = sys.modules.get("filelock")
+        return mod is not None and issubclass(sub, mod.Timeout)
+
+
+class _LockTimeout(Exception, metaclass=_LockTimeoutMeta):
+    lock_file: str
+
+
 def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
     """Turn talos errors into a clear message on stderr (or a JSON envelope) and exit code.
 
@@ -312,7 +328,7 @@ def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
                 return fn(*args, **kwargs)
             except TalosError as e:
                 code, msg = e.exit_code, str(e)
-            except filelock.Timeout as e:
+            except _LockTimeout as e:
                 code, msg = 1, f"another talos process holds the lock {e.lock_file}; try again"
             except OSError as e:
                 where = f"{e.filename}: " if e.filename else ""

@@ -6,11 +6,9 @@ Exit codes: 0 when nothing needs attention (every finding ``ok`` or ``info``),
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
-from rich.console import Group
-from rich.padding import Padding
-from rich.table import Table
-from rich.text import Text
 
 from talos.cli.common import (
     AtOpt,
@@ -27,6 +25,9 @@ from talos.cli.common import (
 )
 from talos.doctor import Diagnosis, diagnose
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
 __all__ = ["EXIT_ATTENTION", "doctor"]
 
 #: Exit code of ``talos doctor`` when something needs attention (0: healthy, 1: usage error,
@@ -37,6 +38,12 @@ _STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "error": "bold red"}
 
 
 def _table(diag: Diagnosis) -> Table:
+    # rich is imported on use: every command's start-up would pay for it (issue 4)
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=f"talos doctor · {diag.home}", title_justify="left")
     table.add_column("check")
     table.add_column("status")

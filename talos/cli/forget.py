@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.prompt import Prompt
-from rich.table import Table
 
 from talos.cli.common import (
     AtOpt,
@@ -27,6 +25,9 @@ from talos.cli.common import (
 from talos.errors import TalosError
 from talos.memory import Suggestion
 from talos.trust import parse_day
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["dead", "forget", "parse_choice"]
 
@@ -53,6 +54,8 @@ def _age(s: Suggestion) -> str:
 
 
 def _table(suggestions: list[Suggestion]) -> Table:
+    from rich.table import Table  # imported on use: start-up of every command
+
     table = Table(title="forgetting suggestions (facts talos wrote itself)")
     table.add_column("#", justify="right")
     table.add_column("text", overflow="fold")
@@ -170,6 +173,8 @@ def forget(
     else:
         if as_json:
             raise TalosError("--json needs --yes or --dry-run (it cannot ask)")
+        from rich.prompt import Prompt  # imported on use: start-up of every command
+
         answer = Prompt.ask(
             "Forget which? [bold]all[/] / [bold]none[/] / numbers like 1,3",
             default="none",

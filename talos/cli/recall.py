@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from talos.cli.common import (
     AtOpt,
@@ -141,6 +140,8 @@ def explain(
     if not rows and not missed:
         err.print("nothing ranked above the threshold")
         return
+    from rich.table import Table  # imported on use: start-up of every command
+
     table = Table(title=f"explain · top {k}", show_lines=False)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")

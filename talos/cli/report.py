@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from talos.cli.common import (
     HomeOpt,
@@ -23,6 +22,9 @@ from talos.cli.common import (
 from talos.fsutil import atomic_write_text
 from talos.report import build_report, render_html
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
 __all__ = ["report"]
 
 #: Rows of the never-recalled table in the terminal (all of them are in --json and --html).
@@ -34,6 +36,8 @@ def _pct(rate: float) -> str:
 
 
 def _tables(r: dict[str, Any]) -> list[Table]:
+    from rich.table import Table  # imported on use: start-up of every command
+
     summary = Table(title="talos report", show_header=False)
     summary.add_column("what")
     summary.add_column("value", justify="right")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from talos.cli.common import HomeOpt, JsonOpt, PlainOpt, emit, err, handle_errors, out
 from talos.home import resolve_paths
@@ -58,6 +57,8 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
     elif report.clean:
         err.print("nothing flagged")
     else:
+        from rich.table import Table  # imported on use: start-up of every command
+
         table = Table(title="flagged by the safety scan (left out of every route)")
         table.add_column("kind")
         table.add_column("where", overflow="fold")

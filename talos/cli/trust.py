@@ -6,7 +6,6 @@ import datetime as dt
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from talos.cli.common import (
     AtOpt,
@@ -220,6 +219,8 @@ def conflicts(
     if not found:
         err.print("no conflicts")
         return
+    from rich.table import Table  # imported on use: start-up of every command
+
     table = Table(title="conflicts")
     for col in ("scope", "key", "id", "value", "source", "date"):
         table.add_column(col)
@@ -283,6 +284,8 @@ def history(
     if not rows:
         err.print("no history")
         return
+    from rich.table import Table  # imported on use: start-up of every command
+
     table = Table(title=f"history{' of ' + target if target else ''}")
     for col in ("time (UTC)", "op", "id", "key", "before", "after", "reason"):
         table.add_column(col, overflow="fold")
