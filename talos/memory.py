@@ -332,10 +332,7 @@ class Memory:
         With the index: its generation after an incremental refresh (SPEC §11) plus the
         skills' sizes and mtimes. Without: size and mtime of every source file.
         """
-        skills = (  # flagged: a payload in a subfolder changes no top-level skill's stat
-            tuple(_stat(p) for p in skill_files(self.paths.skills_dir)),
-            safety.flagged_skills(self.paths.skills_dir, self.index),
-        )
+        skills = self._skills_state()
         if self._refresh_index():
             assert self.index is not None
             return ("index", self.index.generation, skills)
@@ -359,7 +356,7 @@ class Memory:
             self.index = None
             return False
 
-    def _sources(self) -> tuple[list[Node], EpisodeBlock]:
+    def _sources(self, skills: tuple[Any, ...] | None = None) -> tuple[list[Node], EpisodeBlock]:
         """The records (facts, then skills, in load order) and the episode block.
 
         With the index, facts and the block are kept while their part of the index is
@@ -380,15 +377,19 @@ class Memory:
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dir))
-        return facts + self._skills(len(facts)), block
+        return facts + self._skills(len(facts), skills), block
 
-    def _skills(self, start: int) -> list[Node]:
-        """The skill nodes, kept while no skill file changed (stat, scan verdicts, ``start``)."""
-        key = (
-            start,
+    def _skills_state(self) -> tuple[Any, ...]:
+        """Each skill file's size and mtime, and the names the safety scan flags (a payload
+        in a subfolder changes no top-level skill's stat)."""
+        return (
             tuple(_stat(p) for p in skill_files(self.paths.skills_dir)),
             safety.flagged_skills(self.paths.skills_dir, self.index),
         )
+
+    def _skills(self, start: int, state: tuple[Any, ...] | None = None) -> list[Node]:
+        """The skill nodes, kept while no skill file changed (stat, scan verdicts, ``start``)."""
+        key = (start, *(state or self._skills_state()))
         if self._skill_nodes is None or self._skill_nodes[0] != key:
             nodes = load_skills(
                 self.paths.skills_dir, self.lang, self.blocked, start, scan_store=self.index
@@ -423,10 +424,11 @@ class Memory:
         unchanged.
         """
         day = at or dt.date.today()
-        key = (self._signature(), day, tuple(sorted((overrides or {}).items())))
+        sig = self._signature()
+        key = (sig, day, tuple(sorted((overrides or {}).items())))
         if self._cache and self._cache[0] == key:
             return self._cache[1], self._cache[2]
-        records, block = self._sources()
+        records, block = self._sources(sig[2] if sig[0] == "index" else sig[1])
         view = build_view(records, self.scopes, day, overrides, self._view_memo)
         head = merge_duplicates(view.nodes, self._merged)
         self._episode_start = len(records)

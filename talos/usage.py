@@ -101,12 +101,26 @@ def fingerprint(keys: Iterable[str]) -> str:
     return _digest(keys)
 
 
+_KEY_HASH: dict[str, int] = {}
+
+
 def _digest(keys: Iterable[str]) -> str:
-    h = hashlib.sha256()
-    for k in sorted(keys):
-        h.update(k.encode("utf-8", errors="surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:16]
+    """XOR of a 64-bit BLAKE2b digest per key, and the count: independent of order, and the
+    digest of each key is kept, so a set that changed by one key costs lookups, not a sort
+    and a hash of every key (an edit of memory.md, SPEC §11)."""
+    if len(_KEY_HASH) > 200_000:
+        _KEY_HASH.clear()
+    acc = n = 0
+    for k in keys:
+        h = _KEY_HASH.get(k)
+        if h is None:
+            h = _KEY_HASH[k] = int.from_bytes(
+                hashlib.blake2b(k.encode("utf-8", errors="surrogatepass"), digest_size=8).digest(),
+                "big",
+            )
+        acc ^= h
+        n += 1
+    return f"x{acc:016x}.{n}"
 
 
 class UsageStore(Protocol):
@@ -141,6 +155,7 @@ class SqliteUsage:
         self.import_hits = import_hits
         self._ready = False
         self._local = threading.local()
+        self._synced: dict[str, tuple[str, frozenset[str]]] = {}  # scope -> (fp, keys) written
 
     def close(self) -> None:
         """Close this thread's connection (it reopens on demand)."""
@@ -232,11 +247,16 @@ class SqliteUsage:
                 fp = fingerprint(keys)
                 old = con.execute("SELECT fp FROM fingerprints WHERE scope=?", (scope,)).fetchone()
                 if not old or old[0] != fp:
-                    self._sync_presence(con, scope, keys, n)
+                    # The stored set is the one this object synced last when the stored
+                    # fingerprint is still its own: then no need to read it back.
+                    mine = self._synced.get(scope)
+                    known = mine[1] if mine and old and old[0] == mine[0] else None
+                    self._sync_presence(con, scope, keys, n, known)
                     con.execute(
                         "INSERT OR REPLACE INTO fingerprints(scope, fp) VALUES (?, ?)",
                         (scope, fp),
                     )
+                self._synced[scope] = (fp, keys)
                 con.execute(
                     "INSERT INTO counters(scope, n) VALUES (?, 1) "
                     "ON CONFLICT(scope) DO UPDATE SET n = n + 1",
@@ -254,10 +274,21 @@ class SqliteUsage:
             raise
 
     @staticmethod
-    def _sync_presence(con: sqlite3.Connection, scope: str, keys: frozenset[str], n: int) -> None:
-        stored = {
-            r[0] for r in con.execute("SELECT key FROM usage WHERE scope=? AND present=1", (scope,))
-        }
+    def _sync_presence(
+        con: sqlite3.Connection,
+        scope: str,
+        keys: frozenset[str],
+        n: int,
+        known: frozenset[str] | None = None,
+    ) -> None:
+        stored = (
+            known
+            if known is not None
+            else {
+                r[0]
+                for r in con.execute("SELECT key FROM usage WHERE scope=? AND present=1", (scope,))
+            }
+        )
         gone = stored - keys
         if gone:
             con.executemany(
