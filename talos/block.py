@@ -16,6 +16,7 @@ and merge with :func:`talos.graph.merge_groups`, so they give identical nodes an
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 from collections.abc import Iterator, Sequence
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 #: Version of the stored layout; part of the index's block token, so another layout is rebuilt.
-BLOCK_VERSION = 2
+BLOCK_VERSION = 3
 _MAGIC = b"TALOSBLK"
 
 
@@ -285,6 +286,8 @@ class EpisodeBlock:
                 or 0 <= int(inc.node_kw.min()) <= int(inc.node_kw.max()) < words
             )
             and (not groups or int(self.rep.min()) >= 0)
+            and (not groups or (int(self.first.min()) >= 0 and int(self.first.max()) < episodes))
+            and bool(np.all(self.first <= self.rep))
             and (not len(self.mem) or int(self.mem.min()) >= 0)
             and (not episodes or 0 <= int(self.group_of.min()) <= int(self.group_of.max()) < groups)
             and inc._kw_ptr is not None
@@ -313,13 +316,36 @@ def _pack(kind: str, parts: list[tuple[str, str, bytes]], meta: Any = None) -> b
             "parts": [[n, d, len(b)] for n, d, b in parts],
         }
     ).encode()
-    out = [_MAGIC, struct.pack("<I", len(header)), header]
-    pos = len(_MAGIC) + 4 + len(header)
+    digest = hashlib.blake2b(header, digest_size=8).digest()
+    out = [_MAGIC, struct.pack("<I", len(header)), digest, header]
+    pos = len(_MAGIC) + 4 + 8 + len(header)
     for _n, _d, b in parts:
         pad = -pos % 8
         out.append(b"\0" * pad + b)
         pos += pad + len(b)
     return b"".join(out)
+
+
+#: Each kind of block's parts and their types; any other header is not trusted.
+_LAYOUT: dict[str, dict[str, str]] = {
+    "episodes": {
+        "vocab": "bytes",
+        "paths": "bytes",
+        "paths_off": "int64",
+        "texts": "bytes",
+        "texts_off": "int64",
+        "group_of": "int32",
+        "rep": "int32",
+        "first": "int32",
+        "mem_ptr": "int64",
+        "mem": "int32",
+        "node_ptr": "int64",
+        "node_kw": "int32",
+        "kw_ptr": "int64",
+        "kw_node": "int32",
+    },
+    "records": {"texts": "bytes", "texts_off": "int64", "node_ptr": "int64", "node_kw": "int32"},
+}
 
 
 def _unpack(data: bytes, kind: str) -> tuple[Any, dict[str, Any]]:
@@ -333,15 +359,31 @@ def _unpack(data: bytes, kind: str) -> tuple[Any, dict[str, Any]]:
             raise BlockError("not a talos block")
         (size,) = struct.unpack_from("<I", data, len(_MAGIC))
         pos = len(_MAGIC) + 4
-        header = json.loads(data[pos : pos + size])
+        digest = bytes(data[pos : pos + 8])
+        raw = bytes(data[pos + 8 : pos + 8 + size])
+        # The header says where every part is: a flipped length would shift a part onto its
+        # padding (a keyword ending in NUL), so the header carries its own digest.
+        if len(raw) != size or hashlib.blake2b(raw, digest_size=8).digest() != digest:
+            raise BlockError("damaged block header")
+        header = json.loads(raw)
+        if not isinstance(header, dict):
+            raise BlockError("block header is not an object")
         if header.get("version") != BLOCK_VERSION or header.get("kind") != kind:
             raise BlockError(
                 f"{header.get('kind')} block of layout {header.get('version')},"
                 f" not {kind} {BLOCK_VERSION}"
             )
-        pos += size
+        pos += 8 + size
         got: dict[str, Any] = {}
-        for name, dtype, length in header["parts"]:
+        for part in header["parts"]:
+            name, dtype, length = part
+            if (
+                not isinstance(name, str)
+                or _LAYOUT[kind].get(name) != dtype
+                or not isinstance(length, int)
+                or isinstance(length, bool)
+            ):
+                raise BlockError(f"unexpected part {part!r}")
             pos += -pos % 8
             if length < 0 or pos + length > len(data):
                 raise BlockError("truncated block")
@@ -351,6 +393,8 @@ def _unpack(data: bytes, kind: str) -> tuple[Any, dict[str, Any]]:
                 width = np.dtype(dtype).itemsize
                 got[name] = np.frombuffer(data, dtype=dtype, count=length // width, offset=pos)
             pos += length
+        if set(got) != set(_LAYOUT[kind]):
+            raise BlockError(f"parts {sorted(set(_LAYOUT[kind]) ^ set(got))} missing or extra")
         return header.get("meta"), got
     except BlockError:
         raise
@@ -383,14 +427,17 @@ class StackedNodes(Sequence[Node]):
     def __getitem__(self, i: slice) -> list[Node]: ...
     def __getitem__(self, i: int | slice) -> Node | list[Node]:
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+            start, stop, step = i.indices(len(self))
+            if step == 1 and stop <= len(self.records):  # the records: no episode built
+                return list(self.records[start:stop])
+            return [self[j] for j in range(start, stop, step)]
         n = len(self.records)
         if i < 0:
             i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
         if i < n:
             return self.records[i]
-        if i >= len(self):
-            raise IndexError(i)
         got = self._built.get(i)
         if got is None:
             got = self._built[i] = self.block.node(i - n, self.start)
@@ -463,6 +510,8 @@ class LazyRecords(Sequence[Node]):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
             i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
         got = self._built.get(i)
         if got is None:
             got = self._built[i] = node_from_json(json.loads(self.texts[i]))

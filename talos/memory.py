@@ -332,8 +332,11 @@ class Memory:
         With the index: its generation after an incremental refresh (SPEC §11) plus the
         skills' sizes and mtimes. Without: size and mtime of every source file.
         """
+        # Refresh first: the first refresh of a new index (or of new reader code) empties
+        # it, and with it a skills scan stored a moment before (tests/test_block.py).
+        indexed = self._refresh_index()
         skills = self._skills_state()
-        if self._refresh_index():
+        if indexed:
             assert self.index is not None
             return ("index", self.index.generation, skills)
         return (
@@ -563,9 +566,10 @@ class Memory:
         graph = self._recall_graph(at, overrides)
         act = MODELS[self.model].activate(graph, keywords(query))
         spec = MODELS[self.model]
-        ranked = [(round(a, 2), i) for a, i in rank(act, spec.thresh)]
-        top = ranked[: max(k, 0)]
-        skills = [(s, i) for s, i in ranked if graph.kind(i) == "skill"]
+        ranked = rank(act, spec.thresh)
+        top = [(round(a, 2), i) for a, i in ranked[: max(k, 0)]]
+        records = graph.records  # skills are records; most ranked rows are episodes
+        skills = [(round(a, 2), i) for a, i in ranked if i < records and graph.kind(i) == "skill"]
         best: int | None = None
         if skills:
             lead = (
