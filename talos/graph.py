@@ -429,9 +429,17 @@ class Graph:
             kw = np.concatenate([head_kw, tail.node_kw])
             degree = np.concatenate([head.degree(), tail.degree()])
             df = tail.df(words) + np.bincount(head_kw, minlength=words)
+        ptr = (
+            head.node_ptr
+            if tail is None
+            else np.concatenate([head.node_ptr, tail.node_ptr[1:] + head.node_ptr[-1]])
+        )
         got = self.cache["arrays"] = {
-            "entry_node": node,
-            "entry_kw": kw,
+            "node_ptr": np.asarray(ptr, dtype=np.intp),
+            # intp: numpy converts any other index type on every gather and bincount, which
+            # doubled the cost of a hop at 30,000 sessions (bench/scale.py)
+            "entry_node": np.asarray(node, dtype=np.intp),
+            "entry_kw": np.asarray(kw, dtype=np.intp),
             "degree": degree,
             "df": df,
         }
@@ -695,11 +703,29 @@ def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     give = SPREAD_DECAY * keep / np.maximum(arr["degree"], 1.0)
     levels = [a]
     for _ in range(HOPS):
-        mass = np.bincount(kw, weights=(a * give)[node], minlength=len(arr["df"]))
+        active = np.flatnonzero(a)
+        if int(arr["degree"][active].sum()) * 4 < len(node):
+            # Few nodes active (the seeds of a specific query): sum over their entries only.
+            # The others would add exactly +0.0, and the kept entries stay in order, so the
+            # floats are the same as the full pass (tests/test_block.py).
+            sub = _entries_of(arr["node_ptr"], active)
+            mass = np.bincount(kw[sub], weights=(a * give)[node[sub]], minlength=len(arr["df"]))
+        else:
+            mass = np.bincount(kw, weights=(a * give)[node], minlength=len(arr["df"]))
         each = mass / np.maximum(arr["df"], 1.0)
         a = a * keep + np.bincount(node, weights=each[kw], minlength=n)
         levels.append(a)
     return DenseActivation(levels)
+
+
+def _entries_of(node_ptr: Any, nodes: Any) -> Any:
+    """Ascending entry positions of ``nodes`` (ascending) in node-major arrays."""
+    starts = node_ptr[nodes]
+    lengths = node_ptr[nodes + 1] - starts
+    ends = np.cumsum(lengths)
+    return np.repeat(starts - (ends - lengths), lengths) + np.arange(
+        int(ends[-1]) if len(ends) else 0
+    )
 
 
 def _out_weight(graph: Graph) -> list[float]:

@@ -442,6 +442,7 @@ class Memory:
         else:
             incidence = Incidence.of([n.keywords for n in head])
         graph = self._stack(head, incidence, block, len(records))
+        graph.cache["kinds"] = [n.kind for n in head]
         self._cache = (key, view, graph)
         return view, graph
 
