@@ -118,7 +118,7 @@ def bench_size(home: Path, model: str, reps: int, direct: bool, env: dict[str, s
     out["nodes"] = len(mem.graph().nodes)
 
     procs, rsss = [], []
-    for i in range(max(3, reps // 4)):
+    for i in range(max(5, reps // 2)):  # whole processes are the noisiest figure: more runs
         seconds, rss, _ = cli(home, ["recall", QUERIES[i % len(QUERIES)]], env)
         procs.append(seconds)
         rsss.append(rss)
