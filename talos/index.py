@@ -1,11 +1,17 @@
 """The persistent index: what talos has already read, so recall does not read it again (SPEC §11).
 
 Files stay the source of truth; the index (SQLite, WAL, ``<state>/index.db``) is a cache derived
-from them and can always be rebuilt. It holds the parsed facts of memory.md and the episode of
-every session file, with the size and mtime of what they came from. Skills (a few dozen small
-files behind a safety scan) are read directly.
+from them and can always be rebuilt. It holds the parsed facts of memory.md (with the fact
+filter's verdict), the episode of every session file, with the size and mtime of what they
+came from, and in ``blocks``: the merged episode block (:class:`talos.block.EpisodeBlock`, per
+version of the sessions), the records block of the last view built
+(:class:`talos.block.RecordsBlock`, per token of all it depends on) and the last skills scan
+(:func:`talos.safety.scan_skills`, per tree signature). Skills themselves (a few dozen small
+files) are read directly. Schema changes are migrations (:data:`MIGRATIONS`); an index of
+unknown schema, application id or columns is rebuilt.
 
-Refresh is incremental and cheap when nothing changed:
+Refresh is incremental and cheap when nothing changed (two ``stat`` calls in a process that
+refreshed before; one read transaction, no write, in a new one):
 
 * memory.md: one ``stat``; when it changed, the file is split into lines and only lines not seen
   before are parsed (a one-line edit parses one line).
@@ -433,9 +439,12 @@ class Index:
             # This object has parsed nothing yet (the index was built by another process):
             # the stored rows say what each known line parses to, so an edit still parses
             # only the edited line, not 3,000 (SPEC §11).
-            old_rows = self._rows or con.execute(
-                "SELECT line, raw, text, kw, src, born, fields, safe FROM facts"
-            ).fetchall()
+            old_rows = (
+                self._rows
+                or con.execute(
+                    "SELECT line, raw, text, kw, src, born, fields, safe FROM facts"
+                ).fetchall()
+            )
             self._line_cache = {r[1]: tuple(r[2:]) for r in old_rows if r[7] is not None}
         cache = self._line_cache
         fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
