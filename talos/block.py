@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 #: Version of the stored layout; part of the index's block token, so another layout is rebuilt.
-BLOCK_VERSION = 3
+BLOCK_VERSION = 4
 _MAGIC = b"TALOSBLK"
 
 
@@ -211,8 +212,9 @@ class EpisodeBlock:
 
     # -- storing -----------------------------------------------------------------------------
 
-    def to_bytes(self) -> bytes:
-        """The block as one blob (:meth:`from_bytes` reads it back exactly)."""
+    def to_bytes(self, token: str = "") -> bytes:
+        """The block as one blob (:meth:`from_bytes` reads it back exactly), naming the
+        ``token`` (the index's version of the sessions) it was built for."""
         inc = self.incidence
         kw_ptr, kw_node = inc.keyword_major()
         vocab = "\n".join(inc.vocab)
@@ -238,16 +240,19 @@ class EpisodeBlock:
             ("kw_node", kw_node, "int32"),
         ):
             parts.append((name, dtype, np.ascontiguousarray(arr, dtype=dtype).tobytes()))
-        return _pack("episodes", parts)
+        return _pack("episodes", parts, {"token": token})
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> EpisodeBlock:
+    def from_bytes(cls, data: bytes, token: str | None = None) -> EpisodeBlock:
         """Decode :meth:`to_bytes`; arrays are views on ``data`` (no copy).
 
         Raises:
-            BlockError: the blob is not a block of this layout or is inconsistent.
+            BlockError: the blob is not a block of this layout, is inconsistent, or was built
+                for another ``token`` than the one given (a row copied from another home).
         """
-        _meta, got = _unpack(data, "episodes")
+        meta, got = _unpack(data, "episodes")
+        if token is not None and (not isinstance(meta, dict) or meta.get("token") != token):
+            raise BlockError("block of another version of the sessions")
         try:
             text = got["vocab"].decode("utf-8", "surrogatepass")
             vocab = text.split("\n") if text else []
@@ -308,22 +313,25 @@ class EpisodeBlock:
 def _pack(kind: str, parts: list[tuple[str, str, bytes]], meta: Any = None) -> bytes:
     """A blob of named parts (``bytes`` or a numpy dtype), 8-byte aligned, after a JSON
     header naming the layout version, the block ``kind`` and ``meta``."""
+    body: list[bytes] = []
+    pos = 0
+    for _n, _d, b in parts:  # offsets from the body's start; the body starts 8-aligned
+        pad = -pos % 8
+        body.append(b"\0" * pad + b)
+        pos += pad + len(b)
+    data = b"".join(body)
     header = json.dumps(
         {
             "version": BLOCK_VERSION,
             "kind": kind,
             "meta": meta,
             "parts": [[n, d, len(b)] for n, d, b in parts],
+            "crc": zlib.crc32(data),  # a flipped byte in the body is never served
         }
     ).encode()
+    header += b" " * (-(len(_MAGIC) + 4 + 8 + len(header)) % 8)
     digest = hashlib.blake2b(header, digest_size=8).digest()
-    out = [_MAGIC, struct.pack("<I", len(header)), digest, header]
-    pos = len(_MAGIC) + 4 + 8 + len(header)
-    for _n, _d, b in parts:
-        pad = -pos % 8
-        out.append(b"\0" * pad + b)
-        pos += pad + len(b)
-    return b"".join(out)
+    return b"".join([_MAGIC, struct.pack("<I", len(header)), digest, header, data])
 
 
 #: Each kind of block's parts and their types; any other header is not trusted.
@@ -374,6 +382,8 @@ def _unpack(data: bytes, kind: str) -> tuple[Any, dict[str, Any]]:
                 f" not {kind} {BLOCK_VERSION}"
             )
         pos += 8 + size
+        if zlib.crc32(memoryview(data)[pos:]) != header.get("crc"):
+            raise BlockError("damaged block body (checksum)")
         got: dict[str, Any] = {}
         for part in header["parts"]:
             name, dtype, length = part
@@ -550,8 +560,9 @@ class RecordsBlock:
         self.present = present
         self.start = start
 
-    def to_bytes(self) -> bytes:
-        """The block as one blob (:meth:`from_bytes` reads it back exactly)."""
+    def to_bytes(self, token: str = "") -> bytes:
+        """The block as one blob (:meth:`from_bytes` reads it back exactly), naming the
+        ``token`` it was built for."""
         texts = _Strings.of([json.dumps(node_to_json(n)) for n in self.nodes])
         inc = self.incidence
         meta = {
@@ -559,6 +570,7 @@ class RecordsBlock:
             "vocab": list(inc.vocab),
             "present": {s: sorted(v) for s, v in self.present.items()},
             "start": self.start,
+            "token": token,
         }
         parts = [
             ("texts", "bytes", texts.buf),
@@ -569,13 +581,16 @@ class RecordsBlock:
         return _pack("records", parts, meta)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> RecordsBlock:
+    def from_bytes(cls, data: bytes, token: str | None = None) -> RecordsBlock:
         """Decode :meth:`to_bytes`.
 
         Raises:
-            BlockError: not a records block of this layout, or inconsistent.
+            BlockError: not a records block of this layout, inconsistent, or built for another
+                ``token`` than the one given (another scope set, day or home).
         """
         meta, got = _unpack(data, "records")
+        if token is not None and (not isinstance(meta, dict) or meta.get("token") != token):
+            raise BlockError("records of another view")
         try:
             texts = _Strings(got["texts"], got["texts_off"])
             kinds = [str(k) for k in meta["kinds"]]

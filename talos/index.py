@@ -132,6 +132,16 @@ def _stat(path: Path) -> tuple[int, int]:
         return (-1, -1)
 
 
+def _file_sig(path: Path) -> tuple[int, int, int]:
+    """Size, mtime and ctime: a same-size edit whose mtime was put back (``touch -r``,
+    ``rsync -t``) still changes the ctime, which no one can set (tests/test_index_attack.py)."""
+    try:
+        st = path.stat()
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        return (-1, -1, -1)
+
+
 class Index:
     """The index of one home.
 
@@ -150,7 +160,7 @@ class Index:
         self.facts_generation = 0
         self.sessions_generation = 0
         self._con: sqlite3.Connection | None = None
-        self._memory_sig: tuple[int, int] | None = None
+        self._memory_sig: tuple[int, ...] | None = None
         self._dir_sig: tuple[int, int] | None = None
         self._pending: dict[str, tuple[int, int]] = {}
         self._line_cache: dict[str, tuple[str, str, str, str, str, int] | None] = {}
@@ -305,7 +315,7 @@ class Index:
             OSError, sqlite3.Error: the state folder is not writable or the disk is full.
         """
         stats = RefreshStats()
-        memory_sig = _stat(self.paths.memory_file)
+        memory_sig = _file_sig(self.paths.memory_file)
         root, recursive = sessions_root(self.paths.sessions_dir)
         dir_sig = _stat(root)
         quick = (
@@ -372,7 +382,7 @@ class Index:
         return stats
 
     def _unchanged(
-        self, con: sqlite3.Connection, memory_sig: tuple[int, int], dir_sig: tuple[int, int]
+        self, con: sqlite3.Connection, memory_sig: tuple[int, ...], dir_sig: tuple[int, int]
     ) -> tuple[str | None, str | None] | None:
         """In one read transaction: the change tokens when the index already holds these
         files (same reader code, memory.md and sessions-folder signatures, no pending session
@@ -403,7 +413,7 @@ class Index:
     def _settle(
         self,
         stats: RefreshStats,
-        memory_sig: tuple[int, int],
+        memory_sig: tuple[int, ...],
         dir_sig: tuple[int, int],
         tokens: tuple[str | None, str | None],
     ) -> None:
@@ -423,7 +433,7 @@ class Index:
             self.sessions_generation += 1
 
     def _refresh_facts(
-        self, con: sqlite3.Connection, sig: tuple[int, int], stats: RefreshStats
+        self, con: sqlite3.Connection, sig: tuple[int, ...], stats: RefreshStats
     ) -> None:
         """Re-read memory.md; only lines not seen before are parsed."""
         try:
@@ -650,7 +660,7 @@ class Index:
         token, data, rows = self._block_snapshot(reuse=True)
         if data is not None:
             try:
-                return EpisodeBlock.from_bytes(data)
+                return EpisodeBlock.from_bytes(data, token)
             except BlockError as e:
                 warn(f"{self.file}: stored episode block unusable ({e}); rebuilding it")
                 token, _data, rows = self._block_snapshot(reuse=False)
@@ -665,8 +675,8 @@ class Index:
             token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
             if reuse:
                 row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
-                if row is not None and row[0] == token and row[1] is not None:
-                    return token, bytes(row[1]), []
+                if row is not None and row[0] == token and isinstance(row[1], bytes):
+                    return token, row[1], []
             rows = con.execute(
                 "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL ORDER BY sortkey"
             ).fetchall()
@@ -686,7 +696,7 @@ class Index:
                     con.execute(
                         "INSERT OR REPLACE INTO blocks(name, token, data) "
                         "VALUES ('episodes', ?, ?)",
-                        (now, block.to_bytes()),
+                        (now, block.to_bytes(now)),
                     )
                 con.execute("COMMIT")
             except BaseException:
@@ -709,7 +719,7 @@ class Index:
             .execute("SELECT data FROM blocks WHERE name='records' AND token=?", (token,))
             .fetchone()
         )
-        return None if row is None or row[0] is None else bytes(row[0])
+        return row[0] if row is not None and isinstance(row[0], bytes) else None
 
     def save_records(self, token: str, data: bytes) -> None:
         """Keep a records block under ``token`` (one is kept: the latest)."""
@@ -725,7 +735,9 @@ class Index:
             .execute("SELECT data FROM blocks WHERE name='skills_scan' AND token=?", (key,))
             .fetchone()
         )
-        return None if row is None or row[0] is None else bytes(row[0]).decode()
+        if row is None or not isinstance(row[0], bytes):
+            return None
+        return row[0].decode("utf-8", "replace")
 
     def save_scan(self, key: str, value: str) -> None:
         """Keep a skills scan under ``key`` (one is kept: the latest)."""

@@ -193,12 +193,13 @@ class Suggestion:
         }
 
 
-def _stat(p: Path) -> tuple[str, int, int]:
+def _stat(p: Path) -> tuple[str, int, int, int]:
+    """Path, size, mtime and ctime (a rewrite with the mtime put back still moves the ctime)."""
     try:
         s = p.stat()
-        return (str(p), s.st_size, s.st_mtime_ns)
+        return (str(p), s.st_size, s.st_mtime_ns, s.st_ctime_ns)
     except OSError:
-        return (str(p), -1, -1)
+        return (str(p), -1, -1, -1)
 
 
 @functools.cache
@@ -470,7 +471,7 @@ class Memory:
             data = None
         if data is not None:
             try:
-                stored = RecordsBlock.from_bytes(data)
+                stored = RecordsBlock.from_bytes(data, token)
                 old = self._indexed
                 gen = (self.index.facts_generation, self.index.sessions_generation)
                 block = old[2] if old and old[0][1] == gen[1] else self.index.episode_block()
@@ -497,7 +498,7 @@ class Memory:
             self._episode_start,
         )
         with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
-            self.index.save_records(token, records.to_bytes())
+            self.index.save_records(token, records.to_bytes(token))
         return graph
 
     def _records_token(self, sig: tuple[Any, ...], day: dt.date) -> str:

@@ -674,10 +674,11 @@ def _payload_kind(path: str, mode: int) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _scan_file(path: str, size: int, mtime_ns: int, mode: int) -> _FileScan:
-    """Scan one regular file; cached by ``(path, size, mtime, mode)`` so recall does not
-    re-read unchanged skills (``mode`` is in the key because ``chmod +x`` keeps the mtime)."""
-    del mtime_ns  # part of the cache key only
+def _scan_file(path: str, size: int, stamp: tuple[int, int, int], mode: int) -> _FileScan:
+    """Scan one regular file; cached by ``(path, size, (mtime, ctime, inode), mode)`` so
+    recall does not re-read unchanged skills (``mode`` because ``chmod +x`` keeps the mtime;
+    ctime and inode because a rewrite can put the mtime back)."""
+    del stamp  # part of the cache key only
     if not path.lower().endswith(".md"):
         kind = _payload_kind(path, mode)
         return _FileScan((Finding("executable payload", kind),) if kind else (), None)
@@ -804,7 +805,11 @@ def scan_skills(skills_dir: Path, store: ScanStore | None = None) -> list[FileRe
                 RULES_FINGERPRINT,
                 str(skills_dir),
                 *[
-                    [rel, st.st_size, st.st_mtime_ns, st.st_mode] if st else [rel]
+                    # ctime and inode too: a same-size rewrite with its mtime put back
+                    # (tar, rsync -t) must be scanned again (tests/test_index_attack.py)
+                    [rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
+                    if st
+                    else [rel]
                     for _p, rel, st in entries
                 ],
             ]
@@ -848,7 +853,9 @@ def _scan_entries(entries: list[tuple[str, str, os.stat_result | None]]) -> list
         if st is None:
             scans[rel] = _FileScan((Finding("unreadable", "dangling symbolic link"),), None)
         else:
-            scans[rel] = _scan_file(path, st.st_size, st.st_mtime_ns, st.st_mode)
+            scans[rel] = _scan_file(
+                path, st.st_size, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino), st.st_mode
+            )
     found: dict[str, tuple[Finding, ...]] = {rel: s.findings for rel, s in scans.items()}
     changed = True
     while changed:  # a .md pointing at a flagged file is flagged; repeat until nothing changes

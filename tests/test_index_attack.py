@@ -144,12 +144,6 @@ KETTLE_SESSIONS = {
 # -- 1. rows of the blocks table rewritten -----------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a records block carries neither its token nor its scopes: one built for "
-    "('global', 'project:beta'), stored under the token of a global-only view, is served "
-    "and the project:beta fact leaks into a global recall",
-)
 def test_records_block_of_another_scope_set_is_not_served(
     make_home: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -171,11 +165,6 @@ def test_records_block_of_another_scope_set_is_not_served(
     assert got == want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an episode block carries no identity of the sessions it merged: another home's "
-    "block under this home's token is served (its episode replaces this home's two)",
-)
 def test_episode_block_of_another_home_is_not_served(
     make_home: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -215,12 +204,6 @@ def _flip(blob: bytes, part: str, find: bytes | None, xor: int) -> bytes:
         pytest.param("episodes", "kw_node", None, 0x01, id="episodes-kw-node"),
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="only a block's header has a digest: a flipped byte in a part's body passes "
-    "from_bytes and is served (a wrong text or score) or raises JSONDecodeError / "
-    "UnicodeDecodeError from recall, instead of BlockError and a rebuild",
-)
 def test_flipped_byte_in_a_stored_block_body_is_never_served(
     make_home: Callable[..., Path],
     tmp_path: Path,
@@ -248,25 +231,14 @@ def test_flipped_byte_in_a_stored_block_body_is_never_served(
         pytest.param(
             "TALOSBLK text",
             id="text",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="bytes(str) raises TypeError in load_records/_block_snapshot; only "
-                "OSError, sqlite3.Error and BlockError are handled",
-            ),
         ),
         pytest.param(
             3.5,
             id="real",
-            marks=pytest.mark.xfail(
-                strict=True, reason="bytes(3.5) raises TypeError from recall (not handled)"
-            ),
         ),
         pytest.param(
             -1,
             id="negative-int",
-            marks=pytest.mark.xfail(
-                strict=True, reason="bytes(-1) raises ValueError from recall (not handled)"
-            ),
         ),
     ],
 )
@@ -308,12 +280,6 @@ def test_a_line_made_unsafe_by_an_edit_leaves_recall(
     mem.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory.md changes are detected by (size, mtime_ns) only: a same-size edit with "
-    "the mtime put back keeps serving the old line from the index (a limitation stated in "
-    "talos/index.py's docstring, not in SPEC §11 or the README)",
-)
 def test_memory_edit_with_same_size_and_mtime_is_seen(
     make_home: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -327,12 +293,6 @@ def test_memory_edit_with_same_size_and_mtime_is_seen(
     assert _fresh(home, "kettle") == _direct(home, "kettle", tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the skills scan stored in the index is keyed by (path, size, mtime_ns, mode): a "
-    "skill rewritten to a hostile one of the same size with its mtime kept (as tar or "
-    "rsync -t can) is not re-scanned by a new process, which delivers its curl | sh body",
-)
 def test_skill_made_hostile_with_same_size_and_mtime_is_flagged_by_a_new_process(
     make_home: Callable[..., Path], tmp_path: Path
 ) -> None:
