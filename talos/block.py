@@ -131,7 +131,7 @@ class EpisodeBlock:
         first = np.zeros(len(groups), dtype=np.int32)
         mem_ptr = np.zeros(len(groups) + 1, dtype=np.int64)
         members: list[int] = []
-        sets: list[list[str]] = []
+        sets: list[frozenset[str]] = []
         for g, group in enumerate(groups):
             group_of[group] = g
             rep[g] = group[-1]
@@ -139,16 +139,8 @@ class EpisodeBlock:
             if len(group) > 1:
                 members += merge_members(group, texts)  # an episode's identity is its text
             mem_ptr[g + 1] = len(members)
-            sets.append(kw_of[group[-1]].split(" "))
-        vocab = sorted({k for s in sets for k in s})
-        lookup = {k: i for i, k in enumerate(vocab)}
-        ptr = np.zeros(len(sets) + 1, dtype=np.int64)
-        np.cumsum([len(s) for s in sets], out=ptr[1:])
-        node_kw = np.fromiter(
-            (lookup[k] for s in sets for k in s), dtype=np.int32, count=int(ptr[-1])
-        )
-        inc = Incidence(vocab, ptr, node_kw)
-        inc._lookup = lookup
+            sets.append(frozenset(kw_of[group[-1]].split(" ")))
+        inc = Incidence.of(sets)
         inc.keyword_major()  # stored with the block: a loading process need not sort
         return cls(
             _Strings.of([r[0] for r in rows]),

@@ -298,10 +298,19 @@ class Vocabulary:
 
         ``sort``: number a fresh vocabulary's keywords in sorted order (:meth:`Incidence.of`).
         """
-        if sort and not self.words:
-            for k in sorted(set().union(*keyword_sets)) if keyword_sets else ():
-                self.ids[k] = len(self.words)
-                self.words.append(k)
+        if sort and not self.words:  # a fresh, sorted numbering: one flat pass, no id rows
+            words = sorted(set().union(*keyword_sets)) if keyword_sets else []
+            ids = dict(zip(words, range(len(words)), strict=True))
+            self.words.extend(words)
+            self.ids.update(ids)
+            ptr = np.zeros(len(keyword_sets) + 1, dtype=np.int64)
+            np.cumsum([len(s) for s in keyword_sets], out=ptr[1:])
+            flat = np.fromiter(
+                (ids[k] for s in keyword_sets for k in sorted(s)),
+                dtype=np.int32,
+                count=int(ptr[-1]),
+            )
+            return Incidence(self.words, ptr, flat, lookup=self.ids, base=self.base)
         old = self._rows
         rows: dict[frozenset[str], Any] = {}
         ids, words = self.ids, self.words
