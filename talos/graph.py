@@ -293,6 +293,24 @@ class Vocabulary:
         self.ids: dict[str, int] = dict(base.lookup) if base is not None else {}
         self._rows: dict[frozenset[str], Any] = {}
 
+    def row(self, keywords: frozenset[str]) -> Any:
+        """The ids of ``keywords`` in the order of the strings (``int32``; kept while used)."""
+        got = self._rows.get(keywords)
+        if got is None:
+            got = self._rows[keywords] = self._row(keywords)
+        return got
+
+    def _row(self, keywords: frozenset[str]) -> Any:
+        ids, words = self.ids, self.words
+        out = []
+        for k in sorted(keywords):
+            i = ids.get(k)
+            if i is None:
+                i = ids[k] = len(words)
+                words.append(k)
+            out.append(i)
+        return np.array(out, dtype=np.int32)
+
     def incidence(self, keyword_sets: Sequence[frozenset[str]], sort: bool = False) -> Incidence:
         """The incidence of nodes with these keyword sets, in this vocabulary's ids.
 
@@ -313,20 +331,12 @@ class Vocabulary:
             return Incidence(self.words, ptr, flat, lookup=self.ids, base=self.base)
         old = self._rows
         rows: dict[frozenset[str], Any] = {}
-        ids, words = self.ids, self.words
         for s in keyword_sets:
             row = rows.get(s)
             if row is None:
                 row = old.get(s)
                 if row is None:
-                    out = []
-                    for k in sorted(s):
-                        i = ids.get(k)
-                        if i is None:
-                            i = ids[k] = len(words)
-                            words.append(k)
-                        out.append(i)
-                    row = np.array(out, dtype=np.int32)
+                    row = self._row(s)
                 rows[s] = row
         self._rows = rows
         lengths = np.fromiter(
@@ -339,7 +349,7 @@ class Vocabulary:
             if keyword_sets
             else np.zeros(0, dtype=np.int32)
         )
-        return Incidence(words, ptr, kw, lookup=ids, base=self.base)
+        return Incidence(self.words, ptr, kw, lookup=self.ids, base=self.base)
 
 
 @dataclass(slots=True)
@@ -434,8 +444,17 @@ class Graph:
                 )
                 head_kw = remap[head.node_kw]
                 words = base + len(extra)
-            node = np.concatenate([head.entry_node(), tail.entry_node() + self.records])
-            kw = np.concatenate([head_kw, tail.node_kw])
+            # the tail's part, shifted past the records, is kept on the tail: after an edit of
+            # memory.md only the records' part is new
+            stack = tail._cached.get("stack")
+            if stack is None or stack[0] != self.records:
+                stack = tail._cached["stack"] = (
+                    self.records,
+                    np.asarray(tail.entry_node() + self.records, dtype=np.intp),
+                    np.asarray(tail.node_kw, dtype=np.intp),
+                )
+            node = np.concatenate([head.entry_node(), stack[1]])
+            kw = np.concatenate([np.asarray(head_kw, dtype=np.intp), stack[2]])
             degree = np.concatenate([head.degree(), tail.degree()])
             df = tail.df(words) + np.bincount(head_kw, minlength=words)
         ptr = (

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from talos import safety
 from talos.block import BlockError, EpisodeBlock, RecordsBlock, StackedNodes
 from talos.errors import InputError
@@ -43,6 +45,7 @@ from talos.trust import (
     build_view,
     derived_id,
     record_id,
+    standing,
     stated_value,
 )
 from talos.usage import SqliteUsage, Stat, UsageStore, today, write_trace
@@ -202,6 +205,56 @@ def _stat(p: Path) -> tuple[str, int, int, int]:
         return (str(p), -1, -1, -1)
 
 
+_ACTIVE = ("active", "", "")
+
+
+class _Built:
+    """What :meth:`Memory.view` built last, kept so an edit of plain fact lines can be
+    patched in (:meth:`Memory._patch`): the records and block it came from, the date and
+    overrides (``when``), the view, merged head, incidence and graph, how many view records
+    share each ``(kind, keywords)``, and where each plain record sits in the view and head."""
+
+    __slots__ = (
+        "at_head",
+        "at_view",
+        "block",
+        "graph",
+        "groups",
+        "head",
+        "incidence",
+        "records",
+        "view",
+        "when",
+    )
+
+    def __init__(
+        self,
+        records: list[Node],
+        block: EpisodeBlock,
+        when: tuple[Any, ...],
+        view: View,
+        head: list[Node],
+        incidence: Incidence,
+        graph: Graph,
+        groups: dict[tuple[str, frozenset[str]], int] | None = None,
+        at_view: dict[int, int] | None = None,
+        at_head: dict[int, int] | None = None,
+    ) -> None:
+        self.records, self.block, self.when = records, block, when
+        self.view, self.head, self.incidence, self.graph = view, head, incidence, graph
+        if groups is None:
+            groups = {}
+            for n in view.nodes:
+                k = (n.kind, n.keywords)
+                groups[k] = groups.get(k, 0) + 1
+        self.groups = groups
+        self.at_view = (
+            at_view if at_view is not None else {id(n): i for i, n in enumerate(view.nodes)}
+        )
+        # only nodes that are their own head (not merged) can be patched in place
+        self.at_head = at_head if at_head is not None else {id(n): i for i, n in enumerate(head)}
+
+
 @functools.cache
 def _code_fingerprint() -> str:
     """A digest of the code that turns files into a view (part of a stored block's token)."""
@@ -299,6 +352,7 @@ class Memory:
         self._view_memo: dict[Any, Any] = {}
         self._counted: dict[Node, list[tuple[str, str]]] = {}
         self._rcache: tuple[Any, Graph] | None = None
+        self._built: _Built | None = None
         self._episode_start = 0
         self._present: tuple[Graph, dict[str, frozenset[str]]] | None = None
         self.usage_store: UsageStore = usage or SqliteUsage(
@@ -433,6 +487,11 @@ class Memory:
         if self._cache and self._cache[0] == key:
             return self._cache[1], self._cache[2]
         records, block = self._sources(sig[2] if sig[0] == "index" else sig[1])
+        patched = self._patch(records, block, key[1:])
+        if patched is not None:
+            view, graph = patched
+            self._cache = (key, view, graph)
+            return view, graph
         view = build_view(records, self.scopes, day, overrides, self._view_memo)
         head = merge_duplicates(view.nodes, self._merged)
         self._episode_start = len(records)
@@ -445,6 +504,89 @@ class Memory:
         graph = self._stack(head, incidence, block, len(records))
         graph.cache["kinds"] = [n.kind for n in head]
         self._cache = (key, view, graph)
+        self._built = _Built(records, block, key[1:], view, head, incidence, graph)
+        return view, graph
+
+    def _patch(
+        self, records: list[Node], block: EpisodeBlock, when: tuple[Any, ...]
+    ) -> tuple[View, Graph] | None:
+        """The view and graph after an edit of plain fact lines, patched in place of the last
+        ones built, or ``None`` when a full build is needed (SPEC §11: an edit costs what it
+        changed, not a pass over every memory).
+
+        Only for edits that leave every rule's outcome elsewhere untouched: the same records
+        but for a few positions, each an active fact without a canonical key before and
+        after, neither merged with another record (SPEC §5.1, §7.3, §7.4). Then the view,
+        the merge and the incidence differ from the last ones exactly at those positions —
+        ``tests/test_block.py`` compares edited memories with fresh non-indexed ones.
+        """
+        b = self._built
+        if (
+            b is None
+            or b.block is not block
+            or b.when != when
+            or len(b.records) != len(records)
+            or self._vocab is None
+            or self._vocab.base is not block.incidence
+            or b.incidence.base is not block.incidence  # built in the vocabulary's numbering
+        ):
+            return None
+        old = b.records
+        changed = [i for i in range(len(records)) if records[i] is not old[i]]
+        if not changed or len(changed) > 8:
+            return None
+        day = when[0]
+        groups = dict(b.groups)
+        swaps: list[tuple[Node, Node]] = []
+        for i in changed:
+            o, n = old[i], records[i]
+            if (
+                o.kind != "fact"
+                or n.kind != "fact"
+                or "key" in o.fields
+                or "key" in n.fields
+                or standing(o, self.scopes, day) != _ACTIVE
+                or standing(n, self.scopes, day) != _ACTIVE
+                or id(o) not in b.at_head
+                or groups.get(("fact", o.keywords)) != 1
+            ):
+                return None
+            groups[("fact", o.keywords)] -= 1
+            if groups.get(("fact", n.keywords), 0):
+                return None  # it would merge with another record
+            groups[("fact", n.keywords)] = 1
+            swaps.append((o, n))
+        view = View(list(b.view.nodes), b.view.excluded, b.view.conflicts, b.view.winners)
+        head = list(b.head)
+        lengths = np.diff(b.incidence.node_ptr)
+        rows: dict[int, Any] = {}
+        at_view, at_head = dict(b.at_view), dict(b.at_head)
+        for o, n in swaps:
+            v, h = at_view.pop(id(o)), at_head.pop(id(o))
+            view.nodes[v], head[h] = n, n
+            at_view[id(n)], at_head[id(n)] = v, h
+            rows[h] = self._vocab.row(n.keywords)
+            lengths[h] = len(rows[h])
+        ptr = np.zeros(len(head) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        parts, last = [], 0
+        for h in sorted(rows):
+            parts += [b.incidence.node_kw[b.incidence.node_ptr[last] : b.incidence.node_ptr[h]]]
+            parts.append(rows[h])
+            last = h + 1
+        parts.append(b.incidence.node_kw[b.incidence.node_ptr[last] :])
+        incidence = Incidence(
+            self._vocab.words,
+            ptr,
+            np.concatenate(parts),
+            lookup=self._vocab.ids,
+            base=block.incidence,
+        )
+        graph = self._stack(head, incidence, block, len(records))
+        graph.cache["kinds"] = b.graph.cache["kinds"]
+        self._built = _Built(
+            records, block, when, view, head, incidence, graph, groups, at_view, at_head
+        )
         return view, graph
 
     def _recall_graph(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> Graph:

@@ -32,6 +32,7 @@ __all__ = [
     "in_view",
     "parse_day",
     "record_id",
+    "standing",
     "stated_value",
     "tag_problem",
     "validity",
@@ -215,7 +216,7 @@ def _conflict_text(key: str, nodes: Sequence[Node]) -> str:
     return f"{key}: " + " vs ".join(parts) + " — conflicting records; verify before use"
 
 
-def _verdict(n: Node, scopes: Sequence[str], at: dt.date) -> tuple[str, str, str]:
+def standing(n: Node, scopes: Sequence[str], at: dt.date) -> tuple[str, str, str]:
     """One record's standing before keys are compared: ``("active", "", "")``,
     ``("excluded", reason, by)``, ``("unreadable", problem, "")`` or ``("out", "", "")``
     (another scope: dropped silently)."""
@@ -277,7 +278,7 @@ def build_view(
             continue
         verdict = old.get(n)
         if verdict is None:
-            verdict = _verdict(n, scopes, at)
+            verdict = standing(n, scopes, at)
         memo_now[n] = verdict
         what, reason, by = verdict
         if what == "active":
