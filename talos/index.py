@@ -142,6 +142,27 @@ def _file_sig(path: Path) -> tuple[int, int, int]:
         return (-1, -1, -1)
 
 
+_UNSEEN: Any = object()
+
+
+def _parse_line(line: str) -> tuple[str, str, str, str, str, int] | None:
+    """What a memory.md line is in the facts table: ``(text, keywords, src, born, fields,
+    safe)``, or ``None`` when it is no fact (SPEC §3.1, §8.2)."""
+    parsed = parse_fact_line(line)
+    kw = matching_keywords(parsed.text) if parsed is not None else frozenset()
+    if parsed is None or not kw:
+        return None
+    fields = json.dumps(parsed.fields, ensure_ascii=False) if parsed.fields else ""
+    return (
+        parsed.text,
+        " ".join(sorted(kw)),
+        parsed.src,
+        parsed.born,
+        fields,
+        int(keep_fact(parsed.text)),
+    )
+
+
 class Index:
     """The index of one home.
 
@@ -167,6 +188,10 @@ class Index:
         self._rows: list[tuple[Any, ...]] | None = None  # fact rows as of _rows_token
         self._rows_token: str | None = None
         self._fact_nodes: dict[tuple[Any, ...], Node] = {}
+        self._blobs: list[bytes] | None = None  # memory.md's lines as of _rows
+        self._row_at: dict[int, int] = {}  # line number -> index in _rows
+        self._fact_out: tuple[list[Any], list[tuple[Node, bool]]] | None = None
+        self._patched_from: list[Any] | None = None  # the rows _patch_facts last edited
         self._tokens: tuple[str | None, str | None] = (None, None)
 
     # -- connection and schema -------------------------------------------------------------
@@ -342,7 +367,7 @@ class Index:
                     con.execute(f"DELETE FROM {table}")
                 con.execute("INSERT INTO meta(k, v) VALUES ('readers', ?)", (READERS,))
                 self._line_cache = {}
-                self._rows = None
+                self._rows = self._blobs = self._patched_from = None
             if self._meta(con, "memory_sig") != json.dumps(
                 [str(self.paths.memory_file), *memory_sig]
             ):
@@ -443,6 +468,9 @@ class Index:
         except OSError as e:
             warn(f"{self.paths.memory_file}: cannot read ({e.strerror}); no facts loaded")
             data = b""
+        blobs = data.split(b"\n") if data else []
+        if self._patch_facts(con, blobs, sig, stats):
+            return
         rows = []
         bad: list[int] = []
         if not self._line_cache:
@@ -458,7 +486,7 @@ class Index:
             self._line_cache = {r[1]: tuple(r[2:]) for r in old_rows if r[7] is not None}
         cache = self._line_cache
         fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
-        for no, blob in enumerate(data.split(b"\n") if data else [], 1):
+        for no, blob in enumerate(blobs, 1):
             try:
                 line = blob.decode("utf-8")
             except UnicodeDecodeError:
@@ -470,21 +498,7 @@ class Index:
                 entry = fresh[line] = cache[line]
             else:
                 stats.lines_parsed += 1
-                parsed = parse_fact_line(line)
-                kw = matching_keywords(parsed.text) if parsed is not None else frozenset()
-                entry = None
-                if parsed is not None and kw:
-                    fields = json.dumps(parsed.fields, ensure_ascii=False) if parsed.fields else ""
-                    safe = int(keep_fact(parsed.text))
-                    entry = (
-                        parsed.text,
-                        " ".join(sorted(kw)),
-                        parsed.src,
-                        parsed.born,
-                        fields,
-                        safe,
-                    )
-                fresh[line] = entry
+                entry = fresh[line] = _parse_line(line)
             if entry is not None:
                 rows.append((no, line.rstrip("\r"), *entry))
         self._line_cache = fresh
@@ -509,12 +523,64 @@ class Index:
                 "INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [r for no, r in after.items() if before.get(no) != r],
             )
-        self._rows = rows
+        self._rows, self._patched_from = rows, None
+        self._blobs = blobs if not bad else None
+        self._row_at = {r[0]: i for i, r in enumerate(rows)}
+        self._set_memory_sig(con, sig, stats)
+
+    def _set_memory_sig(
+        self, con: sqlite3.Connection, sig: tuple[int, ...], stats: RefreshStats
+    ) -> None:
         con.execute(
             "INSERT OR REPLACE INTO meta(k, v) VALUES ('memory_sig', ?)",
             (json.dumps([str(self.paths.memory_file), *sig]),),
         )
         stats.facts_reparsed = True
+
+    def _patch_facts(
+        self,
+        con: sqlite3.Connection,
+        blobs: list[bytes],
+        sig: tuple[int, ...],
+        stats: RefreshStats,
+    ) -> bool:
+        """Apply an edit that changed lines in place (same line count, each line a fact
+        before and after, or neither) to the rows this object wrote last: compare the raw
+        lines, parse and write only the changed ones; unchanged rows keep their objects.
+        ``False`` when a full re-read is needed (SPEC §11: a one-line edit costs one line)."""
+        prev, rows = self._blobs, self._rows
+        if (
+            prev is None
+            or rows is None
+            or len(prev) != len(blobs)
+            or self._rows_token != self._meta(con, "facts_token")
+        ):
+            return False
+        changed = [i for i, (a, b) in enumerate(zip(prev, blobs, strict=True)) if a != b]
+        if len(changed) > 64:
+            return False
+        new_rows = list(rows)
+        writes: list[tuple[Any, ...]] = []
+        for i in changed:
+            try:
+                line = blobs[i].decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+            entry = self._line_cache.get(line, _UNSEEN)
+            if entry is _UNSEEN:
+                stats.lines_parsed += 1
+                entry = self._line_cache[line] = _parse_line(line)
+            at = self._row_at.get(i + 1)
+            if (at is None) != (entry is None):
+                return False  # a line became a fact or stopped being one: rows shift
+            if at is not None and entry is not None:
+                new_rows[at] = row = (i + 1, line.rstrip("\r"), *entry)
+                writes.append(row)
+        con.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", writes)
+        self._patched_from = rows
+        self._rows, self._blobs = new_rows, blobs
+        self._set_memory_sig(con, sig, stats)
+        return True
 
     def _refresh_sessions(
         self,
@@ -603,7 +669,25 @@ class Index:
                 ).fetchall()
             finally:
                 con.execute("COMMIT")
-            self._rows, self._rows_token = rows, token
+            self._rows, self._rows_token, self._blobs = rows, token, None
+            self._patched_from = None
+        prev = self._fact_out
+        if (
+            prev is not None
+            and prev[0] is self._patched_from
+            and rows is self._rows
+            and len(rows) == len(prev[0])
+        ):
+            # rows patched in place (_patch_facts): unchanged rows are the same objects
+            src, before = prev
+            out = [
+                before[i] if rows[i] is src[i] else self._fact_node(i, rows[i])
+                for i in range(len(rows))
+            ]
+            self._fact_out = (rows, out)
+            return out
+        if prev is not None and prev[0] is rows:
+            return prev[1]
         path = str(self.paths.memory_file)
         old, built = self._fact_nodes, {}
         out = []
@@ -626,7 +710,24 @@ class Index:
             built[row] = node
             out.append((node, bool(row[7])))
         self._fact_nodes = built
+        self._fact_out = (rows, out)
         return out
+
+    def _fact_node(self, i: int, row: tuple[Any, ...]) -> tuple[Node, bool]:
+        line, raw, text, kw, src, born, fields, safe = row
+        node = Node(
+            kind="fact",
+            text=text,
+            keywords=frozenset(kw.split()),
+            order=i,
+            path=str(self.paths.memory_file),
+            line=line,
+            raw=raw,
+            src=src,
+            born=born,
+            fields=json.loads(fields) if fields else {},
+        )
+        return node, bool(safe)
 
     def episodes(self, start: int = 0) -> list[Node]:
         """Episode nodes in load order (sorted by path relative to the sessions folder)."""
@@ -774,7 +875,7 @@ class Index:
         self._memory_sig = self._dir_sig = None
         self._pending = {}
         self._line_cache = {}
-        self._rows = None
+        self._rows = self._blobs = self._patched_from = None
         self._tokens = (None, None)
         return self.refresh(full=True, progress=progress)
 
