@@ -208,6 +208,28 @@ def _stat(p: Path) -> tuple[str, int, int, int]:
 _ACTIVE = ("active", "", "")
 
 
+def _patch_arrays(old: Graph, new: Graph, rows: dict[int, Any], words: int) -> None:
+    """``new``'s flat arrays from ``old``'s when only records' keyword rows of unchanged
+    length were swapped (:meth:`Memory._patch`): the same entries but for those rows, the
+    same counts but for their keywords — what :meth:`Graph.arrays` would build, without
+    stacking half a million entries again. Left to :meth:`Graph.arrays` otherwise."""
+    arr = old.cache.get("arrays")
+    if arr is None or old.records != new.records:
+        return
+    ptr = old.head.node_ptr
+    if any(int(ptr[h + 1] - ptr[h]) != len(row) for h, row in rows.items()):
+        return
+    kw = arr["entry_kw"].copy()
+    df = arr["df"]
+    df = np.concatenate([df, np.zeros(words - len(df))]) if words > len(df) else df.copy()
+    for h, row in rows.items():
+        a, z = int(ptr[h]), int(ptr[h + 1])
+        np.subtract.at(df, kw[a:z], 1.0)
+        kw[a:z] = row
+        np.add.at(df, kw[a:z], 1.0)
+    new.cache["arrays"] = {**arr, "entry_kw": kw, "df": df}
+
+
 class _Built:
     """What :meth:`Memory.view` built last, kept so an edit of plain fact lines can be
     patched in (:meth:`Memory._patch`): the records and block it came from, the date and
@@ -353,6 +375,7 @@ class Memory:
         self._counted: dict[Node, list[tuple[str, str]]] = {}
         self._rcache: tuple[Any, Graph] | None = None
         self._built: _Built | None = None
+        self._key_counts: tuple[Graph, dict[tuple[str, str], int]] | None = None
         self._episode_start = 0
         self._present: tuple[Graph, dict[str, frozenset[str]]] | None = None
         self.usage_store: UsageStore = usage or SqliteUsage(
@@ -481,8 +504,13 @@ class Memory:
         is an authorized scope. Cached while the files, the date and the overrides are
         unchanged.
         """
+        return self._view(at, overrides, self._signature())
+
+    def _view(
+        self, at: dt.date | None, overrides: Mapping[str, str] | None, sig: tuple[Any, ...]
+    ) -> tuple[View, Graph]:
+        """:meth:`view` for a signature the caller just took (one look at the files)."""
         day = at or dt.date.today()
-        sig = self._signature()
         key = (sig, day, tuple(sorted((overrides or {}).items())))
         if self._cache and self._cache[0] == key:
             return self._cache[1], self._cache[2]
@@ -584,6 +612,8 @@ class Memory:
         )
         graph = self._stack(head, incidence, block, len(records))
         graph.cache["kinds"] = b.graph.cache["kinds"]
+        _patch_arrays(b.graph, graph, rows, len(self._vocab.words))
+        self._patch_present(b.graph, graph, swaps)
         self._built = _Built(
             records, block, when, view, head, incidence, graph, groups, at_view, at_head
         )
@@ -605,7 +635,7 @@ class Memory:
         if self._rcache and self._rcache[0] == key:
             return self._rcache[1]
         if sig[0] != "index" or self.index is None:  # the index went away: no block to use
-            return self.view(at)[1]
+            return self._view(at, None, sig)[1]
         token = self._records_token(sig, day)
         try:
             data = self.index.load_records(token)
@@ -625,7 +655,7 @@ class Memory:
             except BlockError as e:
                 warn(f"{self.index.file}: stored records unusable ({e}); rebuilding them")
         first = self._cache is None
-        _view, graph = self.view(at)
+        _view, graph = self._view(at, None, sig)
         if not first:
             # A long-lived Memory (an agent loop, the MCP server) rebuilt its view after an
             # edit: the next one-shot process stores the block; this one must not pay for it
@@ -759,6 +789,33 @@ class Memory:
         present = {s: frozenset(v) for s, v in keys.items()}
         self._present = (graph, present)
         return present
+
+    def _patch_present(self, old: Graph, new: Graph, swaps: list[tuple[Node, Node]]) -> None:
+        """The usage keys of ``new`` from those of ``old`` when plain facts were swapped
+        (:meth:`_patch`): counted per key, so a key two records share stays present."""
+        if self._present is None or self._present[0] is not old:
+            return
+        counts = self._key_counts
+        if counts is None or counts[0] is not old:
+            tally: dict[tuple[str, str], int] = {}
+            for n in old.nodes[: old.records]:
+                for m in n.family():
+                    if counted(m):
+                        tally[(m.scope, m.key)] = tally.get((m.scope, m.key), 0) + 1
+            counts = (old, tally)
+        tally = counts[1]
+        for o, n in swaps:
+            if counted(o):
+                tally[(o.scope, o.key)] -= 1
+                if not tally[(o.scope, o.key)]:
+                    del tally[(o.scope, o.key)]
+            if counted(n):
+                tally[(n.scope, n.key)] = tally.get((n.scope, n.key), 0) + 1
+        keys: dict[str, set[str]] = {s: set() for s in self.scopes}
+        for scope, key in tally:
+            keys.setdefault(scope, set()).add(key)
+        self._key_counts = (new, tally)
+        self._present = (new, {s: frozenset(v) for s, v in keys.items()})
 
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""

@@ -109,3 +109,34 @@ def test_random_in_place_edits_equal_a_fresh_memory(
     # the patch paths were taken (else this compared two full builds)
     assert taken["facts"] >= 10
     assert taken["view"] >= 3
+
+
+def test_usage_counts_after_patched_edits_equal_fresh_processes(
+    make_home: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Usage: every recall counts each fact in view as seen (SPEC §6.3). A kept Memory whose
+    edits are patched must count the same keys as a new Memory per recall (full build or the
+    stored records), including a key two facts share (same first 80 characters)."""
+    rng = random.Random(7)
+    prefix = "x" * 80
+    lines = [f"- fact {i} about {' '.join(rng.sample(WORDS, 3))}" for i in range(30)]
+    lines += [f"- {prefix} kettle tea", f"- {prefix} deploy region"]  # one usage key
+    a = make_home(memory="\n".join(lines) + "\n", sessions=SESSIONS, name="a")
+    b = make_home(memory="\n".join(lines) + "\n", sessions=SESSIONS, name="b")
+    kept = Memory(a)
+    for step in range(20):
+        i = rng.choice([rng.randrange(30), 30, 31])
+        # the shared-key lines leave the shared key and come back: its count goes 2, 1, 2
+        lines[i] = (
+            f"- {prefix} {' '.join(rng.sample(WORDS, 2))}"
+            if i >= 30 and step % 2
+            else f"- fact {100 + step} about {' '.join(rng.sample(WORDS, 3))}"
+        )
+        for home in (a, b):
+            (home / "memory.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        query = " ".join(rng.sample(WORDS, 2))
+        kept.recall(query)
+        with Memory(b) as fresh:
+            fresh.recall(query)
+    with Memory(b) as fresh:
+        assert kept.usage() == fresh.usage()
