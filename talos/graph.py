@@ -50,6 +50,7 @@ __all__ = [
     "merge_groups",
     "merge_members",
     "rank",
+    "rank_arrays",
 ]
 
 DECAY = 0.6  #: activation kept per hop
@@ -408,6 +409,17 @@ class Graph:
             return "episode"
         kinds = self.cache.get("kinds")
         return kinds[i] if kinds is not None else self.nodes[i].kind
+
+    def skill_mask(self) -> Any:
+        """``bool[records]``: which records are skills (kept with the graph)."""
+        got = self.cache.get("skill_mask")
+        if got is None:
+            got = self.cache["skill_mask"] = np.fromiter(
+                (self.kind(i) == "skill" for i in range(self.records)),
+                dtype=bool,
+                count=self.records,
+            )
+        return got
 
     def arrays(self) -> dict[str, Any]:
         """The whole incidence as flat arrays over one keyword numbering, built once.
@@ -834,6 +846,21 @@ MODELS: dict[str, Model] = {
 #: 0.625 / 0.294 — a tie with BM25 within noise) and that passes the invariants of
 #: tests/test_quality_invariants.py. ``classic`` stays selectable (``model="classic"``).
 DEFAULT_MODEL = "bipartite"
+
+
+def rank_arrays(activation: Activation, thresh: float = THRESH) -> tuple[Any, Any]:
+    """:func:`rank` as two arrays ``(activations, node_indices)``, in rank order, so a caller
+    that needs a few rows does not turn thousands of ranked episodes into tuples."""
+    if isinstance(activation, DenseActivation) and len(activation.levels) > 1:
+        a = activation.levels[-1]
+        idx = np.flatnonzero(a > thresh)
+        order = idx[np.argsort(-a[idx], kind="stable")]
+        return a[order], order
+    ranked = rank(activation, thresh)
+    return (
+        np.array([v for v, _i in ranked], dtype=np.float64),
+        np.array([i for _v, i in ranked], dtype=np.intp),
+    )
 
 
 def rank(activation: Activation, thresh: float = THRESH) -> list[tuple[float, int]]:

@@ -29,6 +29,7 @@ from talos.graph import (
     Vocabulary,
     merge_duplicates,
     rank,
+    rank_arrays,
 )
 from talos.home import Paths, resolve_paths
 from talos.index import Index
@@ -740,10 +741,17 @@ class Memory:
         graph = self._recall_graph(at, overrides)
         act = MODELS[self.model].activate(graph, keywords(query))
         spec = MODELS[self.model]
-        ranked = rank(act, spec.thresh)
-        top = [(round(a, 2), i) for a, i in ranked[: max(k, 0)]]
-        records = graph.records  # skills are records; most ranked rows are episodes
-        skills = [(round(a, 2), i) for a, i in ranked if i < records and graph.kind(i) == "skill"]
+        values, order = rank_arrays(act, spec.thresh)
+        n = max(k, 0)
+        top = [
+            (round(a, 2), i) for a, i in zip(values[:n].tolist(), order[:n].tolist(), strict=True)
+        ]
+        mine = order < graph.records  # skills are records; most ranked rows are episodes
+        mine[mine] = graph.skill_mask()[order[mine]]
+        skills = [
+            (round(a, 2), i)
+            for a, i in zip(values[mine].tolist(), order[mine].tolist(), strict=True)
+        ]
         best: int | None = None
         if skills:
             lead = (
