@@ -565,7 +565,8 @@ class Memory:
         if not changed or len(changed) > 8:
             return None
         day = when[0]
-        groups = dict(b.groups)
+        groups = b.groups  # how many view records share a (kind, keywords)
+        delta: dict[tuple[str, frozenset[str]], int] = {}
         swaps: list[tuple[Node, Node]] = []
         for i in changed:
             o, n = old[i], records[i]
@@ -577,19 +578,23 @@ class Memory:
                 or standing(o, self.scopes, day) != _ACTIVE
                 or standing(n, self.scopes, day) != _ACTIVE
                 or id(o) not in b.at_head
-                or groups.get(("fact", o.keywords)) != 1
             ):
                 return None
-            groups[("fact", o.keywords)] -= 1
-            if groups.get(("fact", n.keywords), 0):
+            was, now = ("fact", o.keywords), ("fact", n.keywords)
+            if groups.get(was, 0) + delta.get(was, 0) != 1:
+                return None  # merged with another record
+            delta[was] = delta.get(was, 0) - 1
+            if groups.get(now, 0) + delta.get(now, 0):
                 return None  # it would merge with another record
-            groups[("fact", n.keywords)] = 1
+            delta[now] = delta.get(now, 0) + 1
             swaps.append((o, n))
+        for k, d in delta.items():  # b is replaced below: its tables are updated in place
+            groups[k] = groups.get(k, 0) + d
         view = View(list(b.view.nodes), b.view.excluded, b.view.conflicts, b.view.winners)
         head = list(b.head)
         lengths = np.diff(b.incidence.node_ptr)
         rows: dict[int, Any] = {}
-        at_view, at_head = dict(b.at_view), dict(b.at_head)
+        at_view, at_head = b.at_view, b.at_head
         for o, n in swaps:
             v, h = at_view.pop(id(o)), at_head.pop(id(o))
             view.nodes[v], head[h] = n, n
@@ -635,7 +640,8 @@ class Memory:
             return self._cache[2]
         if self._rcache and self._rcache[0] == key:
             return self._rcache[1]
-        if sig[0] != "index" or self.index is None:  # the index went away: no block to use
+        if sig[0] != "index" or self.index is None or self._cache is not None:
+            # no index to read from, or a long-lived Memory that built (and patches) its own
             return self._view(at, None, sig)[1]
         token = self._records_token(sig, day)
         try:
