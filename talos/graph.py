@@ -741,17 +741,22 @@ def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     node, kw = arr["entry_node"], arr["entry_kw"]
     keep = 1.0 / (1.0 + SPREAD_DECAY)
     give = SPREAD_DECAY * keep / np.maximum(arr["degree"], 1.0)
+    counts = arr.get("counts")
+    if counts is None:  # entries per node; node-major, so a node's value repeated = gathered
+        counts = arr["counts"] = np.diff(arr["node_ptr"])
     levels = [a]
     for _ in range(HOPS):
         active = np.flatnonzero(a)
-        if int(arr["degree"][active].sum()) * 4 < len(node):
+        if int(counts[active].sum()) * 4 < len(node):
             # Few nodes active (the seeds of a specific query): sum over their entries only.
             # The others would add exactly +0.0, and the kept entries stay in order, so the
             # floats are the same as the full pass (tests/test_block.py).
             sub = _entries_of(arr["node_ptr"], active)
-            mass = np.bincount(kw[sub], weights=(a * give)[node[sub]], minlength=len(arr["df"]))
-        else:
-            mass = np.bincount(kw, weights=(a * give)[node], minlength=len(arr["df"]))
+            sent = np.repeat((a * give)[active], counts[active])
+            mass = np.bincount(kw[sub], weights=sent, minlength=len(arr["df"]))
+        else:  # np.repeat is a sequential copy: cheaper than gathering (a * give)[node]
+            sent = np.repeat(a * give, counts)
+            mass = np.bincount(kw, weights=sent, minlength=len(arr["df"]))
         each = mass / np.maximum(arr["df"], 1.0)
         a = a * keep + np.bincount(node, weights=each[kw], minlength=n)
         levels.append(a)

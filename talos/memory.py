@@ -49,7 +49,7 @@ from talos.trust import (
     standing,
     stated_value,
 )
-from talos.usage import SqliteUsage, Stat, UsageStore, today, write_trace
+from talos.usage import SqliteUsage, Stat, UsageStore, fingerprint_from, today, write_trace
 from talos.warn import warn
 
 if TYPE_CHECKING:
@@ -829,7 +829,12 @@ class Memory:
         for scope, key in tally:
             keys.setdefault(scope, set()).add(key)
         self._key_counts = (new, tally)
-        self._present = (new, {s: frozenset(v) for s, v in keys.items()})
+        before = self._present[1]
+        present = {s: frozenset(v) for s, v in keys.items()}
+        for s, v in present.items():
+            if s in before:
+                fingerprint_from(before[s], v)
+        self._present = (new, present)
 
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
