@@ -129,7 +129,7 @@ def bench_size(home: Path, model: str, reps: int, direct: bool, env: dict[str, s
     original = memory.read_bytes()
     refresh = []
     try:
-        for i in range(max(3, reps // 4)):
+        for i in range(max(5, reps // 2)):  # edits: as many as CLI runs (noisy too)
             lines = original.split(b"\n")
             lines[i % max(1, len(lines) - 1)] = f"- an edited fact number {i} about hiking".encode()
             memory.write_bytes(b"\n".join(lines))
