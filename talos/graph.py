@@ -302,15 +302,14 @@ class Vocabulary:
         return got
 
     def _row(self, keywords: frozenset[str]) -> Any:
-        ids, words = self.ids, self.words
-        out = []
-        for k in sorted(keywords):
-            i = ids.get(k)
-            if i is None:
-                i = ids[k] = len(words)
-                words.append(k)
-            out.append(i)
-        return np.array(out, dtype=np.int32)
+        new = [k for k in keywords if k not in self.ids]
+        if new:
+            # copy on write: graphs built before share the old table and must not see it grow
+            # (a graph the caller holds stays as it was, tests/test_patch_attack.py)
+            self.words = [*self.words, *sorted(new)]
+            self.ids = {**self.ids, **{k: len(self.ids) + j for j, k in enumerate(sorted(new))}}
+        ids = self.ids
+        return np.array([ids[k] for k in sorted(keywords)], dtype=np.int32)
 
     def incidence(self, keyword_sets: Sequence[frozenset[str]], sort: bool = False) -> Incidence:
         """The incidence of nodes with these keyword sets, in this vocabulary's ids.

@@ -402,9 +402,22 @@ class Index:
         except BaseException:
             with suppress(sqlite3.Error):
                 con.execute("ROLLBACK")
+            # What this object remembers of the rows was set for the rolled-back transaction:
+            # kept, the next refresh found "no change" and stored the new signature over the
+            # old rows, so every other process missed the edit (tests/test_patch_attack.py).
+            self._forget_rows()
             raise
         self._settle(stats, memory_sig, dir_sig, tokens)
         return stats
+
+    def _forget_rows(self) -> None:
+        """Drop every in-memory copy of the fact rows and line parses (re-read next time)."""
+        self._rows = self._blobs = self._patched_from = None
+        self._rows_token = None
+        self._line_cache = {}
+        self._row_at = {}
+        self._fact_out = None
+        self._memory_sig = self._dir_sig = None
 
     def _unchanged(
         self, con: sqlite3.Connection, memory_sig: tuple[int, ...], dir_sig: tuple[int, int]

@@ -6,7 +6,8 @@ other processes. Complements tests/test_edit_patch.py and tests/test_block.py (r
 these pin the boundaries (2/8/9/64/65 lines), swaps, duplicates, A→B→A, CRLF, tags added to a
 plain fact, scopes, dates, overrides, two kept objects, held graphs and interrupted refreshes.
 
-Tests marked ``xfail(strict=True)`` expose real bugs; their reason says what goes wrong.
+The two bugs this file found (an interrupted refresh leaving edited rows in memory, a held
+graph's keyword table growing) are fixed; their tests stay as regressions.
 """
 
 from __future__ import annotations
@@ -385,16 +386,6 @@ def test_held_graph_arrays_and_nodes_unchanged(tmp_path: Path, taken: dict[str, 
     mem.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the keyword table of a graph the caller holds grows after an edit: Vocabulary.words "
-        "and .ids are shared by every Incidence built from it (old_graph.head.vocab / .lookup), "
-        "and a new keyword in the edited line is appended in place, so the held graph's vocab "
-        "goes 1 longer, 'zqxnewword' appears in its lookup and old_graph.arrays()['df'] built "
-        "after the edit has one more entry than before it (the full rebuild path shares it too)"
-    ),
-)
 def test_held_graph_vocabulary_not_mutated_by_an_edit(
     tmp_path: Path, taken: dict[str, int]
 ) -> None:
@@ -417,21 +408,6 @@ def test_held_graph_vocabulary_not_mutated_by_an_edit(
 # -- 8. an interrupted refresh after a patched edit ---------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Index._patch_facts sets self._rows/_blobs to the edited rows inside the refresh "
-        "transaction; when the refresh is interrupted after it (KeyboardInterrupt in "
-        "_refresh_sessions) the transaction rolls back but the in-memory rows stay edited. The "
-        "next refresh of that object diffs the file against those rows, finds no changed line, "
-        "writes no row and stores the new memory_sig with a new token: the index then holds "
-        "the OLD fact rows under the NEW file signature, so every other process (and "
-        "Index.refresh(full=True), i.e. `talos index`) trusts it and never sees the edit: a new "
-        "Memory(home) explains 'teapot brewing' without the edited line (only the skill), a "
-        "fresh non-indexed one ranks 'fact 003 teapot brewing notes' first; Index.check() "
-        "reports 'facts differ'. The full _refresh_facts path sets self._rows before COMMIT too"
-    ),
-)
 def test_interrupted_refresh_after_a_patched_edit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, taken: dict[str, int]
 ) -> None:
