@@ -16,7 +16,7 @@ Why they exist, how they were tuned (dev split only) and how they compare with B
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,7 @@ __all__ = [
     "hub_seed",
     "hub_weight",
     "merge_duplicates",
+    "merge_group",
     "merge_groups",
     "merge_members",
     "rank",
@@ -81,27 +82,44 @@ def merge_duplicates(
         New representative nodes (copies; the input is not modified) in group order.
     """
     out: list[Node] = []
-    identity: list[Hashable] | None = None
     fresh: dict[tuple[Node, ...], Node] = {}
     for group in merge_groups([(n.kind, n.keywords) for n in nodes]):
-        rep = nodes[group[-1]]
-        if len(group) == 1 and not rep.members:
-            out.append(rep)
-            continue
-        key = tuple(nodes[i] for i in group)
-        merged = memo.get(key) if memo is not None else None
-        if merged is None:
-            merged = _copy(rep)
-            if identity is None:
-                identity = [n.identity for n in nodes]
-            merged.members = [nodes[m] for m in merge_members(group, identity)]
-            merged.order = nodes[group[0]].order
-        fresh[key] = merged
-        out.append(merged)
+        out.append(merge_group(nodes, group, memo, fresh))
     if memo is not None:
         memo.clear()
         memo.update(fresh)
     return out
+
+
+def merge_group(
+    nodes: Sequence[Node],
+    group: Sequence[int],
+    memo: Mapping[tuple[Node, ...], Node] | None = None,
+    fresh: dict[tuple[Node, ...], Node] | None = None,
+) -> Node:
+    """The node standing for one group of :func:`merge_groups` (SPEC §5.1): the node itself
+    when it is alone and carries no members, else a copy of the last one with the others as
+    ``members`` and the first one's ``order``. Shared by :func:`merge_duplicates` and the
+    edit patch (:mod:`talos.patch`), so both merge alike.
+
+    Args:
+        nodes: the nodes ``group`` indexes. group: ascending positions of equal
+            ``(kind, keywords)``. memo: merged nodes by their group's node tuple, reused when
+            found. fresh: receives ``{node tuple: merged node}`` for every merged group.
+    """
+    rep = nodes[group[-1]]
+    if len(group) == 1 and not rep.members:
+        return rep
+    key = tuple(nodes[i] for i in group)
+    merged = memo.get(key) if memo is not None else None
+    if merged is None:
+        merged = _copy(rep)
+        identity = {i: nodes[i].identity for i in group}  # only the group's: not 3,000
+        merged.members = [nodes[m] for m in merge_members(group, identity)]
+        merged.order = nodes[group[0]].order
+    if fresh is not None:
+        fresh[key] = merged
+    return merged
 
 
 def _copy(n: Node) -> Node:
@@ -136,7 +154,9 @@ def merge_groups(keys: Sequence[Hashable]) -> list[list[int]]:
     return list(groups.values())
 
 
-def merge_members(group: Sequence[int], identity: Sequence[Hashable]) -> list[int]:
+def merge_members(
+    group: Sequence[int], identity: Sequence[Hashable] | Mapping[int, Hashable]
+) -> list[int]:
     """The members of a merged group (its last position is the representative): the others,
     oldest first, without repeats of an identity and without the representative's own."""
     seen = {identity[group[-1]]}

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from talos import safety
 from talos.block import BlockError, EpisodeBlock, RecordsBlock, StackedNodes
 from talos.errors import InputError
@@ -34,6 +32,7 @@ from talos.graph import (
 from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.model import Node
+from talos.patch import Built, patch_view, splice_arrays, splice_incidence
 from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.sessions import session_files
@@ -206,78 +205,6 @@ def _stat(p: Path) -> tuple[str, int, int, int]:
         return (str(p), -1, -1, -1)
 
 
-_ACTIVE = ("active", "", "")
-
-
-def _patch_arrays(old: Graph, new: Graph, rows: dict[int, Any], words: int) -> None:
-    """``new``'s flat arrays from ``old``'s when only records' keyword rows of unchanged
-    length were swapped (:meth:`Memory._patch`): the same entries but for those rows, the
-    same counts but for their keywords — what :meth:`Graph.arrays` would build, without
-    stacking half a million entries again. Left to :meth:`Graph.arrays` otherwise."""
-    arr = old.cache.get("arrays")
-    if arr is None or old.records != new.records:
-        return
-    ptr = old.head.node_ptr
-    if any(int(ptr[h + 1] - ptr[h]) != len(row) for h, row in rows.items()):
-        return
-    kw = arr["entry_kw"].copy()
-    df = arr["df"]
-    df = np.concatenate([df, np.zeros(words - len(df))]) if words > len(df) else df.copy()
-    for h, row in rows.items():
-        a, z = int(ptr[h]), int(ptr[h + 1])
-        np.subtract.at(df, kw[a:z], 1.0)
-        kw[a:z] = row
-        np.add.at(df, kw[a:z], 1.0)
-    new.cache["arrays"] = {**arr, "entry_kw": kw, "df": df}
-
-
-class _Built:
-    """What :meth:`Memory.view` built last, kept so an edit of plain fact lines can be
-    patched in (:meth:`Memory._patch`): the records and block it came from, the date and
-    overrides (``when``), the view, merged head, incidence and graph, how many view records
-    share each ``(kind, keywords)``, and where each plain record sits in the view and head."""
-
-    __slots__ = (
-        "at_head",
-        "at_view",
-        "block",
-        "graph",
-        "groups",
-        "head",
-        "incidence",
-        "records",
-        "view",
-        "when",
-    )
-
-    def __init__(
-        self,
-        records: list[Node],
-        block: EpisodeBlock,
-        when: tuple[Any, ...],
-        view: View,
-        head: list[Node],
-        incidence: Incidence,
-        graph: Graph,
-        groups: dict[tuple[str, frozenset[str]], int] | None = None,
-        at_view: dict[int, int] | None = None,
-        at_head: dict[int, int] | None = None,
-    ) -> None:
-        self.records, self.block, self.when = records, block, when
-        self.view, self.head, self.incidence, self.graph = view, head, incidence, graph
-        if groups is None:
-            groups = {}
-            for n in view.nodes:
-                k = (n.kind, n.keywords)
-                groups[k] = groups.get(k, 0) + 1
-        self.groups = groups
-        self.at_view = (
-            at_view if at_view is not None else {id(n): i for i, n in enumerate(view.nodes)}
-        )
-        # only nodes that are their own head (not merged) can be patched in place
-        self.at_head = at_head if at_head is not None else {id(n): i for i, n in enumerate(head)}
-
-
 @functools.cache
 def _code_fingerprint() -> str:
     """A digest of the code that turns files into a view (part of a stored block's token)."""
@@ -375,7 +302,7 @@ class Memory:
         self._view_memo: dict[Any, Any] = {}
         self._counted: dict[Node, list[tuple[str, str]]] = {}
         self._rcache: tuple[Any, Graph] | None = None
-        self._built: _Built | None = None
+        self._built: Built | None = None
         self._key_counts: tuple[Graph, dict[tuple[str, str], int]] | None = None
         self._episode_start = 0
         self._present: tuple[Graph, dict[str, frozenset[str]]] | None = None
@@ -533,97 +460,49 @@ class Memory:
         graph = self._stack(head, incidence, block, len(records))
         graph.cache["kinds"] = [n.kind for n in head]
         self._cache = (key, view, graph)
-        self._built = _Built(records, block, key[1:], view, head, incidence, graph)
+        self._built = Built(records, block, key[1:], view, head, incidence, graph)
         return view, graph
 
     def _patch(
         self, records: list[Node], block: EpisodeBlock, when: tuple[Any, ...]
     ) -> tuple[View, Graph] | None:
-        """The view and graph after an edit of plain fact lines, patched in place of the last
-        ones built, or ``None`` when a full build is needed (SPEC §11: an edit costs what it
-        changed, not a pass over every memory).
-
-        Only for edits that leave every rule's outcome elsewhere untouched: the same records
-        but for a few positions, each an active fact without a canonical key before and
-        after, neither merged with another record (SPEC §5.1, §7.3, §7.4). Then the view,
-        the merge and the incidence differ from the last ones exactly at those positions —
-        ``tests/test_block.py`` compares edited memories with fresh non-indexed ones.
-        """
+        """The view and graph after an in-place edit of memory.md, patched into the last
+        ones built (:mod:`talos.patch`), or ``None`` when a full build is needed (SPEC §11:
+        an edit costs what it changed, not a pass over every memory)."""
         b = self._built
         if (
             b is None
             or b.block is not block
             or b.when != when
-            or len(b.records) != len(records)
             or self._vocab is None
             or self._vocab.base is not block.incidence
             or b.incidence.base is not block.incidence  # built in the vocabulary's numbering
         ):
             return None
-        old = b.records
-        changed = [i for i in range(len(records)) if records[i] is not old[i]]
-        if not changed or len(changed) > 8:
-            return None
         day = when[0]
-        groups = b.groups  # how many view records share a (kind, keywords)
-        delta: dict[tuple[str, frozenset[str]], int] = {}
-        swaps: list[tuple[Node, Node]] = []
-        for i in changed:
-            o, n = old[i], records[i]
-            if (
-                o.kind != "fact"
-                or n.kind != "fact"
-                or "key" in o.fields
-                or "key" in n.fields
-                or standing(o, self.scopes, day) != _ACTIVE
-                or standing(n, self.scopes, day) != _ACTIVE
-                or id(o) not in b.at_head
-            ):
-                return None
-            was, now = ("fact", o.keywords), ("fact", n.keywords)
-            if groups.get(was, 0) + delta.get(was, 0) != 1:
-                return None  # merged with another record
-            delta[was] = delta.get(was, 0) - 1
-            if groups.get(now, 0) + delta.get(now, 0):
-                return None  # it would merge with another record
-            delta[now] = delta.get(now, 0) + 1
-            swaps.append((o, n))
-        for k, d in delta.items():  # b is replaced below: its tables are updated in place
-            groups[k] = groups.get(k, 0) + d
-        view = View(list(b.view.nodes), b.view.excluded, b.view.conflicts, b.view.winners)
-        head = list(b.head)
-        lengths = np.diff(b.incidence.node_ptr)
-        rows: dict[int, Any] = {}
-        at_view, at_head = b.at_view, b.at_head
-        for o, n in swaps:
-            v, h = at_view.pop(id(o)), at_head.pop(id(o))
-            view.nodes[v], head[h] = n, n
-            at_view[id(n)], at_head[id(n)] = v, h
-            rows[h] = self._vocab.row(n.keywords)
-            lengths[h] = len(rows[h])
-        ptr = np.zeros(len(head) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=ptr[1:])
-        parts, last = [], 0
-        for h in sorted(rows):
-            parts += [b.incidence.node_kw[b.incidence.node_ptr[last] : b.incidence.node_ptr[h]]]
-            parts.append(rows[h])
-            last = h + 1
-        parts.append(b.incidence.node_kw[b.incidence.node_ptr[last] :])
-        incidence = Incidence(
-            self._vocab.words,
-            ptr,
-            np.concatenate(parts),
-            lookup=self._vocab.ids,
-            base=block.incidence,
-        )
-        graph = self._stack(head, incidence, block, len(records))
-        graph.cache["kinds"] = b.graph.cache["kinds"]
-        _patch_arrays(b.graph, graph, rows, len(self._vocab.words))
-        self._patch_present(b.graph, graph, swaps)
-        self._built = _Built(
-            records, block, when, view, head, incidence, graph, groups, at_view, at_head
-        )
-        return view, graph
+        verdicts = self._view_memo.get((self.scopes, day))
+        if verdicts is None:
+            return None
+
+        def standing_of(n: Node) -> tuple[str, str, str]:
+            got = verdicts.get(n)
+            if got is None:
+                got = verdicts[n] = standing(n, self.scopes, day)
+            return got
+
+        got = patch_view(b, records, self.scopes, standing_of, self._merged)
+        if got is None:
+            return None
+        built, sp = got
+        incidence, rows = splice_incidence(b.incidence, sp, built.head, self._vocab)
+        graph = self._stack(built.head, incidence, block, len(records))
+        splice_arrays(b.graph, graph, b.incidence, sp, rows, len(self._vocab.words))
+        if "kinds" not in graph.cache:
+            graph.cache["kinds"] = [n.kind for n in built.head]
+        self._patch_present(b.graph, graph, sp.removed, sp.added)
+        built.incidence, built.graph = incidence, graph
+        self._built = built
+        return built.view, graph
 
     def _recall_graph(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> Graph:
         """The graph :meth:`recall` ranks over: :meth:`view`'s, or the same records read back
@@ -804,9 +683,12 @@ class Memory:
         self._present = (graph, present)
         return present
 
-    def _patch_present(self, old: Graph, new: Graph, swaps: list[tuple[Node, Node]]) -> None:
-        """The usage keys of ``new`` from those of ``old`` when plain facts were swapped
-        (:meth:`_patch`): counted per key, so a key two records share stays present."""
+    def _patch_present(
+        self, old: Graph, new: Graph, removed: Sequence[Node], added: Sequence[Node]
+    ) -> None:
+        """The usage keys of ``new`` from those of ``old`` when the records ``removed`` left
+        and ``added`` came (:meth:`_patch`): counted per key, so a key two records share
+        stays present, and each scope's set changes by the keys that came and went."""
         if self._present is None or self._present[0] is not old:
             return
         counts = self._key_counts
@@ -818,22 +700,32 @@ class Memory:
                         tally[(m.scope, m.key)] = tally.get((m.scope, m.key), 0) + 1
             counts = (old, tally)
         tally = counts[1]
-        for o, n in swaps:
-            if counted(o):
-                tally[(o.scope, o.key)] -= 1
-                if not tally[(o.scope, o.key)]:
-                    del tally[(o.scope, o.key)]
-            if counted(n):
-                tally[(n.scope, n.key)] = tally.get((n.scope, n.key), 0) + 1
-        keys: dict[str, set[str]] = {s: set() for s in self.scopes}
-        for scope, key in tally:
-            keys.setdefault(scope, set()).add(key)
+        moved: set[tuple[str, str]] = set()
+        for n in removed:
+            for m in n.family():
+                if counted(m):
+                    sk = (m.scope, m.key)
+                    tally[sk] -= 1
+                    if not tally[sk]:
+                        del tally[sk]
+                    moved.add(sk)
+        for n in added:
+            for m in n.family():
+                if counted(m):
+                    sk = (m.scope, m.key)
+                    tally[sk] = tally.get(sk, 0) + 1
+                    moved.add(sk)
         self._key_counts = (new, tally)
         before = self._present[1]
-        present = {s: frozenset(v) for s, v in keys.items()}
-        for s, v in present.items():
-            if s in before:
-                fingerprint_from(before[s], v)
+        present = dict(before)
+        for scope in {s for s, _k in moved}:
+            keys = before.get(scope, frozenset())
+            gone = {k for s, k in moved if s == scope and (s, k) not in tally}
+            came = {k for s, k in moved if s == scope and (s, k) in tally}
+            now = (keys - gone) | came
+            if now != keys:
+                present[scope] = now
+                fingerprint_from(keys, now)
         self._present = (new, present)
 
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:

@@ -1,9 +1,9 @@
 """Hostile tests of the patched edit path (``Index._patch_facts``, ``Memory._patch``,
-``_patch_arrays``, ``_patch_present``): a kept :class:`talos.Memory` must answer after any
+``talos.patch``, ``_patch_present``): a kept :class:`talos.Memory` must answer after any
 in-place edit of memory.md exactly like a fresh ``Memory(home, index=False)``, count usage like
 fresh processes, leave objects a caller holds untouched, and leave the shared index right for
 other processes. Complements tests/test_edit_patch.py and tests/test_block.py (random edits):
-these pin the boundaries (2/8/9/64/65 lines), swaps, duplicates, A→B→A, CRLF, tags added to a
+these pin the boundaries (2/16/17/64/65 lines), swaps, duplicates, A→B→A, CRLF, tags added to a
 plain fact, scopes, dates, overrides, two kept objects, held graphs and interrupted refreshes.
 
 The two bugs this file found (an interrupted refresh leaving edited rows in memory, a held
@@ -24,6 +24,7 @@ import pytest
 import talos.index as index_mod
 import talos.memory as memory_mod
 from talos import Memory
+from talos.patch import MAX_CHANGED
 
 SKILL = "---\nname: brewing\ndescription: kettle tea brewing guide\n---\nBoil, steep, pour.\n"
 SESSIONS = [
@@ -113,7 +114,7 @@ def _same_as_fresh(mem: Memory, home: Home, step: object, **kw: Any) -> None:
 def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts of the patch paths taken (so a comparison is not two full builds)."""
     got = {"facts": 0, "view": 0, "arrays": 0}
-    pf, pv, pa = index_mod.Index._patch_facts, memory_mod.Memory._patch, memory_mod._patch_arrays
+    pf, pv, pa = index_mod.Index._patch_facts, memory_mod.Memory._patch, memory_mod.splice_arrays
 
     def facts(self: Any, *a: Any) -> Any:
         done = pf(self, *a)
@@ -125,13 +126,13 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         got["view"] += done is not None
         return done
 
-    def arrays(old: Any, new: Any, rows: Any, words: int) -> None:
-        pa(old, new, rows, words)
+    def arrays(old: Any, new: Any, *a: Any) -> None:
+        pa(old, new, *a)
         got["arrays"] += "arrays" in new.cache
 
     monkeypatch.setattr(index_mod.Index, "_patch_facts", facts)
     monkeypatch.setattr(memory_mod.Memory, "_patch", view)
-    monkeypatch.setattr(memory_mod, "_patch_arrays", arrays)
+    monkeypatch.setattr(memory_mod, "splice_arrays", arrays)
     return got
 
 
@@ -140,10 +141,10 @@ def _plain(n: int) -> list[str]:
     return [f"- fact {i:03d} about {words[i % len(words)]} w{i:03d}x" for i in range(n)]
 
 
-# -- 1. how many lines an edit changes: the 8-line and 64-line limits --------------------------
+# -- 1. how many lines an edit changes: the MAX_CHANGED and 64-line limits ------------------
 
 
-@pytest.mark.parametrize("count", [2, 8, 9, 64, 65])
+@pytest.mark.parametrize("count", [2, MAX_CHANGED, MAX_CHANGED + 1, 64, 65])
 @pytest.mark.parametrize("model", ["bipartite", "classic"])
 def test_edits_of_many_lines_at_the_limits(
     tmp_path: Path, taken: dict[str, int], count: int, model: str
@@ -158,7 +159,7 @@ def test_edits_of_many_lines_at_the_limits(
     home.write(lines)
     _same_as_fresh(mem, home, count)
     assert taken["facts"] == (1 if count <= 64 else 0)
-    assert taken["view"] == (1 if count <= 8 else 0)
+    assert taken["view"] == (1 if count <= MAX_CHANGED else 0)
     # and the keyword count changes (arrays rebuilt, view still patched)
     for i in [0, 79]:
         lines[i] = f"- fact {i:03d} kettle"
