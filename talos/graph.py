@@ -38,6 +38,7 @@ __all__ = [
     "Graph",
     "Incidence",
     "Model",
+    "Segment",
     "Vocabulary",
     "bipartite",
     "build_graph",
@@ -441,21 +442,27 @@ class Graph:
         return got
 
     def arrays(self) -> dict[str, Any]:
-        """The whole incidence as flat arrays over one keyword numbering, built once.
+        """The incidence as arrays over one keyword numbering, built once per graph.
 
-        ``entry_node[e]``/``entry_kw[e]``: node and keyword id of entry ``e`` (node-major, a
-        node's keywords in string order); ``degree[i]``: keywords of node ``i``; ``df[k]``:
-        nodes holding keyword ``k``. When the head's ids extend the tail's (a
-        :class:`Vocabulary` over the episode block) stacking is a copy; otherwise the head's
-        ids are mapped onto the tail's. Either way it costs the head's size plus a copy.
+        ``segments``: ``[(first node, Segment), ...]``, the records' run then the episodes'
+        (node-major entries, each node's keywords in string order). ``degree[i]``: keywords
+        of node ``i`` (``float64[n]``); ``counts[i]``: the same as ``intp``; ``df[k]``: nodes
+        holding keyword ``k`` (``float64[words]``); ``entries``: all entries.
+
+        The episodes' segment is kept on the episode block's incidence, so a new graph after
+        an edit of memory.md builds only the records' segment: no copy of half a million
+        entries, and a hop reads the same episode arrays as before the edit (fresh copies
+        made the next recall 40% slower at 30,000 sessions, bench/README "Scale"). When the
+        head's ids extend the tail's (a :class:`Vocabulary` over the episode block) they are
+        used as they are; otherwise they are mapped onto the tail's.
         """
         got = self.cache.get("arrays")
         if got is not None:
             return got
         head, tail = self.head, self.tail
         if tail is None:
-            node, kw = head.entry_node(), head.node_kw
             words = len(head.vocab)
+            segments = [(0, Segment.of(head.node_ptr, head.entry_node(), head.node_kw))]
             degree, df = head.degree(), head.df(words)
         else:
             if head.base is tail:
@@ -475,34 +482,64 @@ class Graph:
                 )
                 head_kw = remap[head.node_kw]
                 words = base + len(extra)
-            # the tail's part, shifted past the records, is kept on the tail: after an edit of
-            # memory.md only the records' part is new
-            stack = tail._cached.get("stack")
-            if stack is None or stack[0] != self.records:
-                stack = tail._cached["stack"] = (
-                    self.records,
-                    np.asarray(tail.entry_node() + self.records, dtype=np.intp),
-                    np.asarray(tail.node_kw, dtype=np.intp),
+            rest = tail._cached.get("segment")
+            if rest is None:
+                rest = tail._cached["segment"] = Segment.of(
+                    tail.node_ptr, tail.entry_node(), tail.node_kw
                 )
-            node = np.concatenate([head.entry_node(), stack[1]])
-            kw = np.concatenate([np.asarray(head_kw, dtype=np.intp), stack[2]])
+            segments = [
+                (0, Segment.of(head.node_ptr, head.entry_node(), head_kw)),
+                (self.records, rest),
+            ]
             degree = np.concatenate([head.degree(), tail.degree()])
             df = tail.df(words) + np.bincount(head_kw, minlength=words)
-        ptr = (
-            head.node_ptr
-            if tail is None
-            else np.concatenate([head.node_ptr, tail.node_ptr[1:] + head.node_ptr[-1]])
-        )
         got = self.cache["arrays"] = {
-            "node_ptr": np.asarray(ptr, dtype=np.intp),
-            # intp: numpy converts any other index type on every gather and bincount, which
-            # doubled the cost of a hop at 30,000 sessions (bench/scale.py)
-            "entry_node": np.asarray(node, dtype=np.intp),
-            "entry_kw": np.asarray(kw, dtype=np.intp),
+            "segments": segments,
             "degree": degree,
             "df": df,
+            "counts": np.concatenate([s.counts for _start, s in segments]),
+            "entries": sum(len(s.kw) for _start, s in segments),
         }
         return got
+
+    def entries(self) -> tuple[Any, Any]:
+        """``(entry_node, entry_kw)`` over all nodes, node-major, the segments joined (a copy,
+        for inspection and tests; the models read :meth:`arrays`)."""
+        segments = self.arrays()["segments"]
+        return (
+            np.concatenate([s.node + start for start, s in segments]),
+            np.concatenate([s.kw for _start, s in segments]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One run of nodes' incidence entries, node-major, as the activation models read it.
+
+    Attributes:
+        ptr: ``intp[n + 1]``: the run's node ``i`` holds entries ``ptr[i]:ptr[i+1]``.
+        node: ``intp[entries]``: the (run-local) node of each entry.
+        kw: ``intp[entries]``: the keyword id of each entry. intp, because numpy converts
+            any other index type on every gather and bincount, which doubled the cost of a
+            hop at 30,000 sessions (bench/scale.py).
+        counts: ``intp[n]``: entries per node.
+    """
+
+    ptr: Any
+    node: Any
+    kw: Any
+    counts: Any
+
+    @classmethod
+    def of(cls, ptr: Any, node: Any, kw: Any) -> Segment:
+        """A segment from node-major arrays of any integer type."""
+        p = np.asarray(ptr, dtype=np.intp)
+        return cls(p, np.asarray(node, dtype=np.intp), np.asarray(kw, dtype=np.intp), np.diff(p))
+
+    @property
+    def n(self) -> int:
+        """Number of nodes."""
+        return len(self.ptr) - 1
 
 
 def build_graph(nodes: Sequence[Node], edge_min: int = EDGE_MIN) -> Graph:
@@ -749,35 +786,45 @@ def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     specific it is.
 
     A hop is two passes over the incidence arrays (``numpy.bincount``): O(postings), a few
-    milliseconds at 30,000 sessions (bench/scale.py). Exactly equal activations rank in load
-    order (SPEC §5.3 allows it for models other than ``classic``).
+    milliseconds at 30,000 sessions (bench/scale.py). The passes run per segment of
+    :meth:`Graph.arrays` (records, then episodes); a keyword's sum goes on from one segment to
+    the next in entry order (``numpy.add.at``), so every float is the one a single pass over
+    all entries gives. Exactly equal activations rank in load order (SPEC §5.3 allows it for
+    models other than ``classic``).
     """
     a = _hub_seed_array(graph, query_kw) if query_kw else None
     if a is None:
         return Activation({}, [])
     arr = graph.arrays()
-    n = len(graph.nodes)
-    node, kw = arr["entry_node"], arr["entry_kw"]
+    segments, df, counts = arr["segments"], arr["df"], arr["counts"]
+    words = len(df)
     keep = 1.0 / (1.0 + SPREAD_DECAY)
     give = SPREAD_DECAY * keep / np.maximum(arr["degree"], 1.0)
-    counts = arr.get("counts")
-    if counts is None:  # entries per node; node-major, so a node's value repeated = gathered
-        counts = arr["counts"] = np.diff(arr["node_ptr"])
     levels = [a]
     for _ in range(HOPS):
+        x = a * give
         active = np.flatnonzero(a)
-        if int(counts[active].sum()) * 4 < len(node):
-            # Few nodes active (the seeds of a specific query): sum over their entries only.
-            # The others would add exactly +0.0, and the kept entries stay in order, so the
-            # floats are the same as the full pass (tests/test_block.py).
-            sub = _entries_of(arr["node_ptr"], active)
-            sent = np.repeat((a * give)[active], counts[active])
-            mass = np.bincount(kw[sub], weights=sent, minlength=len(arr["df"]))
-        else:  # np.repeat is a sequential copy: cheaper than gathering (a * give)[node]
-            sent = np.repeat(a * give, counts)
-            mass = np.bincount(kw, weights=sent, minlength=len(arr["df"]))
-        each = mass / np.maximum(arr["df"], 1.0)
-        a = a * keep + np.bincount(node, weights=each[kw], minlength=n)
+        # Few nodes active (the seeds of a specific query): sum over their entries only.
+        # The others would add exactly +0.0, and the kept entries stay in order, so the
+        # floats are the same as the full pass (tests/test_block.py).
+        sparse = int(counts[active].sum()) * 4 < arr["entries"]
+        mass = None
+        for start, seg in segments:
+            if sparse:
+                lo, hi = np.searchsorted(active, [start, start + seg.n])
+                act = active[lo:hi] - start
+                kw = seg.kw[_entries_of(seg.ptr, act)]
+                sent = np.repeat(x[start + act], seg.counts[act])
+            else:  # np.repeat is a sequential copy: cheaper than gathering x[node]
+                kw, sent = seg.kw, np.repeat(x[start : start + seg.n], seg.counts)
+            if mass is None:  # float64 even for no entries (bincount then gives int64)
+                mass = np.bincount(kw, weights=sent, minlength=words).astype(np.float64)
+            else:  # goes on summing in entry order: the same floats as one pass
+                np.add.at(mass, kw, sent)
+        each = (mass if mass is not None else np.zeros(words)) / np.maximum(df, 1.0)
+        # each node's entries lie in one segment: its sum is the same as over all entries
+        got = [np.bincount(s.node, weights=each[s.kw], minlength=s.n) for _start, s in segments]
+        a = a * keep + (np.concatenate(got) if len(got) > 1 else got[0])
         levels.append(a)
     return DenseActivation(levels)
 

@@ -32,7 +32,7 @@ from talos.graph import (
 from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.model import Node
-from talos.patch import Built, patch_view, splice_arrays, splice_incidence
+from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.sessions import session_files
@@ -494,9 +494,9 @@ class Memory:
         if got is None:
             return None
         built, sp = got
-        incidence, rows = splice_incidence(b.incidence, sp, built.head, self._vocab)
+        incidence = splice_incidence(b.incidence, sp, built.head, self._vocab)
         graph = self._stack(built.head, incidence, block, len(records))
-        splice_arrays(b.graph, graph, b.incidence, sp, rows, len(self._vocab.words))
+        splice_cache(b.graph, graph, sp)
         if "kinds" not in graph.cache:
             graph.cache["kinds"] = [n.kind for n in built.head]
         self._patch_present(b.graph, graph, sp.removed, sp.added)

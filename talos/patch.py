@@ -4,8 +4,8 @@ A one-line edit must cost what it changed, not a pass over every memory: at 30,0
 rebuilding the records' part of the graph took 3.4× a warm recall (bench/README "Scale").
 :class:`Built` keeps what :meth:`talos.memory.Memory.view` built last; :func:`patch_view`
 applies the changed records to its view and merge, and :func:`splice_incidence` and
-:func:`splice_arrays` apply the resulting change of the merged nodes (a :class:`Splice`) to
-the incidence and the flat arrays the activation models read.
+:func:`splice_cache` apply the resulting change of the merged nodes (a :class:`Splice`) to
+the incidence and the values kept per graph.
 
 The patch runs only where the outcome of every rule elsewhere is provably untouched, and
 returns ``None`` (a full build) otherwise:
@@ -35,7 +35,7 @@ from talos.graph import Graph, Incidence, Vocabulary, merge_group, merge_groups
 from talos.model import Node
 from talos.trust import Excluded, View
 
-__all__ = ["MAX_CHANGED", "Built", "Splice", "patch_view", "splice_arrays", "splice_incidence"]
+__all__ = ["MAX_CHANGED", "Built", "Splice", "patch_view", "splice_cache", "splice_incidence"]
 
 #: More changed records than this take the full build (a rewrite, not an edit).
 MAX_CHANGED = 16
@@ -305,10 +305,9 @@ def _splice_entries(
 
 def splice_incidence(
     inc: Incidence, sp: Splice, head: Sequence[Node], vocab: Vocabulary
-) -> tuple[Incidence, dict[int, Any]]:
-    """``inc`` with the head rows ``sp`` deleted and inserted (ids from ``vocab``), and the
-    inserted rows by new position. Rows keep the order of the keyword strings, as
-    :meth:`Vocabulary.incidence` lays them out."""
+) -> Incidence:
+    """``inc`` with the head rows ``sp`` deleted and inserted (ids from ``vocab``). Rows keep
+    the order of the keyword strings, as :meth:`Vocabulary.incidence` lays them out."""
     rows = {j: vocab.row(head[j].keywords) for j in sp.inserted}
     n_old, n_new = inc.n_nodes, len(head)
     lengths = np.diff(inc.node_ptr)
@@ -323,26 +322,20 @@ def splice_incidence(
     np.cumsum(new_lengths, out=ptr[1:])
     runs = _runs(sp.deleted, sp.inserted, n_old, n_new)
     kw = _splice_entries(inc.node_ptr, inc.node_kw, runs, rows)
-    out = Incidence(vocab.words, ptr, kw, lookup=vocab.ids, base=inc.base)
-    return out, rows
+    return Incidence(vocab.words, ptr, kw, lookup=vocab.ids, base=inc.base)
 
 
-def splice_arrays(
-    old: Graph, new: Graph, old_inc: Incidence, sp: Splice, rows: Mapping[int, Any], words: int
-) -> None:
-    """Carry ``old``'s derived values to ``new`` after a splice of its records: the flat
-    arrays of :meth:`Graph.arrays` (the episodes' entries copied once, not restacked; the
-    keyword counts moved by the rows that left and came), the kinds and the skill mask —
-    the values a fresh build computes, without a pass over half a million entries."""
+def splice_cache(old: Graph, new: Graph, sp: Splice) -> None:
+    """Carry ``old``'s per-record values to ``new`` after a splice of its records: the kinds
+    and the skill mask, as a fresh build computes them. (The incidence arrays need no carrying:
+    :meth:`Graph.arrays` builds only the records' segment and reuses the episodes'.)"""
     n_old, n_new = old.records, new.records
     runs = _runs(sp.deleted, sp.inserted, n_old, n_new)
     kinds = old.cache.get("kinds")
     if kinds is not None:
-        now = [n.kind for n in sp.added]
+        now = dict(zip(sp.inserted, [n.kind for n in sp.added], strict=True))
         new.cache["kinds"] = [
-            x
-            for r in runs
-            for x in (kinds[r[0] : r[1]] if isinstance(r, tuple) else [now[sp.inserted.index(r)]])
+            x for r in runs for x in (kinds[r[0] : r[1]] if isinstance(r, tuple) else [now[r]])
         ]
     mask = old.cache.get("skill_mask")
     if mask is not None:
@@ -350,32 +343,3 @@ def splice_arrays(
             j: np.array([n.kind == "skill"]) for j, n in zip(sp.inserted, sp.added, strict=True)
         }
         new.cache["skill_mask"] = _splice_entries(np.arange(n_old + 1), mask, runs, skill)
-    arr = old.cache.get("arrays")
-    if arr is None or (old.tail is None) != (new.tail is None):
-        return
-    old_ptr = arr["node_ptr"]
-    split_old = int(old_ptr[n_old])
-    head_kw = _splice_entries(
-        old_ptr, arr["entry_kw"], runs, {j: r.astype(np.intp) for j, r in rows.items()}
-    )
-    split = len(head_kw)
-    lengths = np.diff(new.head.node_ptr)
-    entry_node = np.empty(len(arr["entry_node"]) - split_old + split, dtype=np.intp)
-    entry_node[:split] = np.repeat(np.arange(n_new, dtype=np.intp), lengths)
-    np.add(arr["entry_node"][split_old:], n_new - n_old, out=entry_node[split:])
-    entry_kw = np.concatenate([head_kw, arr["entry_kw"][split_old:]])
-    df = arr["df"]
-    df = np.concatenate([df, np.zeros(words - len(df))]) if words > len(df) else df.copy()
-    for h in sp.deleted:
-        np.subtract.at(df, arr["entry_kw"][old_ptr[h] : old_ptr[h + 1]], 1.0)
-    for row in rows.values():
-        np.add.at(df, row, 1.0)
-    ptr = np.concatenate([new.head.node_ptr, old_ptr[n_old + 1 :] - split_old + split])
-    new.cache["arrays"] = {
-        "node_ptr": np.asarray(ptr, dtype=np.intp),
-        "entry_node": entry_node,
-        "entry_kw": entry_kw,
-        "degree": np.concatenate([lengths.astype(np.float64), arr["degree"][n_old:]]),
-        "df": df,
-        "counts": np.diff(ptr),
-    }

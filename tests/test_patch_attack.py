@@ -114,7 +114,7 @@ def _same_as_fresh(mem: Memory, home: Home, step: object, **kw: Any) -> None:
 def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts of the patch paths taken (so a comparison is not two full builds)."""
     got = {"facts": 0, "view": 0, "arrays": 0}
-    pf, pv, pa = index_mod.Index._patch_facts, memory_mod.Memory._patch, memory_mod.splice_arrays
+    pf, pv, pa = index_mod.Index._patch_facts, memory_mod.Memory._patch, memory_mod.splice_cache
 
     def facts(self: Any, *a: Any) -> Any:
         done = pf(self, *a)
@@ -128,11 +128,11 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
     def arrays(old: Any, new: Any, *a: Any) -> None:
         pa(old, new, *a)
-        got["arrays"] += "arrays" in new.cache
+        got["arrays"] += "kinds" in new.cache
 
     monkeypatch.setattr(index_mod.Index, "_patch_facts", facts)
     monkeypatch.setattr(memory_mod.Memory, "_patch", view)
-    monkeypatch.setattr(memory_mod, "splice_arrays", arrays)
+    monkeypatch.setattr(memory_mod, "splice_cache", arrays)
     return got
 
 
@@ -353,6 +353,17 @@ def test_two_kept_memories_and_a_third_process(tmp_path: Path, taken: dict[str, 
 # -- 7. a graph the caller holds is not changed by a later edit ---------------------------------
 
 
+def _flat(graph: Any) -> dict[str, Any]:
+    """Copies of a graph's incidence arrays, the segments joined."""
+    arr = graph.arrays()
+    node, kw = graph.entries()
+    return {
+        "entry_node": node,
+        "entry_kw": kw,
+        **{k: arr[k].copy() for k in ("degree", "df", "counts")},
+    }
+
+
 def test_held_graph_arrays_and_nodes_unchanged(tmp_path: Path, taken: dict[str, int]) -> None:
     lines = _plain(12)
     home = Home(tmp_path, lines)
@@ -360,7 +371,7 @@ def test_held_graph_arrays_and_nodes_unchanged(tmp_path: Path, taken: dict[str, 
     mem.explain("kettle tea")
     old = mem.graph()
     view, _ = mem.view()
-    arrays = {k: v.copy() for k, v in old.arrays().items()}
+    arrays = _flat(old)
     nodes = [(n.kind, n.text, n.line) for n in old.nodes]
     head_kw, head_ptr = old.head.node_kw.copy(), old.head.node_ptr.copy()
     records = list(view.nodes)
@@ -370,16 +381,16 @@ def test_held_graph_arrays_and_nodes_unchanged(tmp_path: Path, taken: dict[str, 
     assert taken["view"] == 1 and taken["arrays"] == 1
     middle = mem.graph()
     assert middle is not old
-    middle_arrays = {k: v.copy() for k, v in middle.arrays().items()}
+    middle_arrays = _flat(middle)
     lines[4] = "- fact 004 kettle"  # fewer keywords: arrays rebuilt
     lines[3] = "- fact 003 about kettle tea n003z"
     home.write(lines)
     mem.explain("kettle tea")
     assert taken["view"] == 2
     for k, v in arrays.items():
-        assert np.array_equal(old.arrays()[k], v), k
+        assert np.array_equal(_flat(old)[k], v), k
     for k, v in middle_arrays.items():
-        assert np.array_equal(middle.arrays()[k], v), k
+        assert np.array_equal(_flat(middle)[k], v), k
     assert [(n.kind, n.text, n.line) for n in old.nodes] == nodes
     assert np.array_equal(old.head.node_kw, head_kw)
     assert np.array_equal(old.head.node_ptr, head_ptr)

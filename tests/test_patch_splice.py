@@ -84,18 +84,23 @@ def _structures(mem: Memory) -> dict[str, Any]:
             for q in QUERIES
         ],
     }
-    for k, v in arr.items():
-        out[f"arrays.{k}"] = (str(v.dtype), v.tolist())
+    for k in ("degree", "counts"):
+        out[f"arrays.{k}"] = (str(arr[k].dtype), arr[k].tolist())
+    out["arrays.entries"] = arr["entries"]
+    out["segments"] = [
+        (start, s.n, [str(x.dtype) for x in (s.ptr, s.node, s.kw, s.counts)], s.ptr.tolist())
+        for start, s in arr["segments"]
+    ]
     # the word numbering may differ (a kept vocabulary grows); the words per entry may not
+    node, kw = graph.entries()
     words = graph.head.vocab
-    out["entry_words"] = [words[k] for k in arr["entry_kw"][: int(arr["node_ptr"][graph.records])]]
-    out.pop("arrays.entry_kw")
+    out["entry_node"] = node.tolist()
+    out["entry_words"] = [words[k] for k in kw]
     out["df_by_word"] = {
         words[k]: float(arr["df"][k])
         for k in range(len(words))
         if k < len(arr["df"]) and arr["df"][k]  # a kept vocabulary keeps unused words
     }
-    out.pop("arrays.df")
     return out
 
 
@@ -254,7 +259,7 @@ def test_a_graph_held_across_a_merging_edit_is_left_as_it_was(
     kept = Memory(home)
     _view, graph = kept.view()
     kept.recall("kettle tea")
-    before = {k: v.copy() for k, v in graph.arrays().items()}
+    before = {"entries": [x.copy() for x in graph.entries()], "df": graph.arrays()["df"].copy()}
     texts = [n.text for n in graph.nodes[: graph.records]]
     mask = graph.skill_mask().copy()
     _edit(home, lines, 2, "- helix editor")
@@ -262,8 +267,9 @@ def test_a_graph_held_across_a_merging_edit_is_left_as_it_was(
     _edit(home, lines, 3, "- deploy region")
     _same(kept, home, "joined")
     assert kept.view()[1] is not graph
-    for k, v in graph.arrays().items():
-        assert np.array_equal(v, before[k]) and v.dtype == before[k].dtype, k
+    for got, was in zip(graph.entries(), before["entries"], strict=True):
+        assert np.array_equal(got, was) and got.dtype == was.dtype
+    assert np.array_equal(graph.arrays()["df"], before["df"])
     assert [n.text for n in graph.nodes[: graph.records]] == texts
     assert np.array_equal(graph.skill_mask(), mask)
     kept.close()
