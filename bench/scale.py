@@ -6,12 +6,15 @@ arguments always give the same home) at several sizes. For each size and model i
 side by side in one run:
 
 * cold build: ``talos index --rebuild`` in a fresh process (seconds);
-* warm recall in-process: ``Memory.recall`` p50/p90 over the queries, after one warm-up;
 * warm recall as a whole CLI process: ``talos recall`` p50 (includes Python start-up);
+* peak RSS of a warm CLI recall process (``ru_maxrss`` of the child);
 * the non-indexed path: a fresh ``Memory(index=False)`` per recall, which reads and links every
   file like the reference implementation (p50, fewer repetitions; ``--no-direct`` skips it);
-* refresh: edit one memory.md line, then recall (in-process, p50 over edits);
-* peak RSS of a warm CLI recall process (``ru_maxrss`` of the child).
+* warm recall in-process: ``Memory.recall`` p50/p90 after one warm-up, one ``Memory`` per
+  home and the homes taking turns (query *i* on every size, then query *i+1*), so the growth
+  ratio 3k → 30k compares recalls of the same moments;
+* refresh: edit one memory.md line, then recall, each edit paired with a warm recall of the
+  same query just before it; ``edit_ratio`` is the edited p50 over that warm p50.
 
 Usage:
     python3 bench/scale.py --data ../shared/bench --sizes 1000 3000 --model classic
@@ -96,27 +99,13 @@ def cli(home: Path, args: list[str], env: dict[str, str]) -> tuple[float, int, s
     return float(seconds), int(rss), res.stderr
 
 
-def bench_size(home: Path, model: str, reps: int, direct: bool, env: dict[str, str]) -> dict:
-    """All figures for one home and one model."""
-    out: dict[str, object] = {"home": str(home), "model": model}
-    env = dict(env, TALOS_HOME=str(home))
-    (home / "talos.toml").write_text(f'model = "{model}"\n', encoding="utf-8")
+def bench_processes(home: Path, reps: int, direct: bool, env: dict[str, str]) -> dict:
+    """The figures of whole processes for one home (its talos.toml names the model): cold
+    build, ``talos recall`` p50 and peak RSS, and the non-indexed path (in-process)."""
+    out: dict[str, object] = {}
     seconds, rss, _ = cli(home, ["index", "--rebuild", "--json"], env)
     out["cold_build_s"] = round(seconds, 2)
     out["cold_build_rss_mb"] = rss
-
-    mem = Memory(home)
-    mem.recall(QUERIES[0])  # warm-up: load the index, build the graph
-    warm = []
-    for i in range(reps):
-        q = QUERIES[i % len(QUERIES)]
-        t = time.perf_counter()
-        mem.recall(q)
-        warm.append(time.perf_counter() - t)
-    out["warm_p50_ms"] = round(p(warm, 0.5) * 1000, 1)
-    out["warm_p90_ms"] = round(p(warm, 0.9) * 1000, 1)
-    out["nodes"] = len(mem.graph().nodes)
-
     procs, rsss = [], []
     for i in range(max(5, reps // 2)):  # whole processes are the noisiest figure: more runs
         seconds, rss, _ = cli(home, ["recall", QUERIES[i % len(QUERIES)]], env)
@@ -124,22 +113,6 @@ def bench_size(home: Path, model: str, reps: int, direct: bool, env: dict[str, s
         rsss.append(rss)
     out["cli_p50_ms"] = round(p(procs, 0.5) * 1000, 1)
     out["cli_peak_rss_mb"] = max(rsss)
-
-    memory = home / "memory.md"
-    original = memory.read_bytes()
-    refresh = []
-    try:
-        for i in range(max(5, reps // 2)):  # edits: as many as CLI runs (noisy too)
-            lines = original.split(b"\n")
-            lines[i % max(1, len(lines) - 1)] = f"- an edited fact number {i} about hiking".encode()
-            memory.write_bytes(b"\n".join(lines))
-            t = time.perf_counter()
-            mem.recall(QUERIES[i % len(QUERIES)])
-            refresh.append(time.perf_counter() - t)
-    finally:
-        memory.write_bytes(original)
-    out["edit_then_recall_p50_ms"] = round(p(refresh, 0.5) * 1000, 1)
-
     if direct:
         slow = []
         for i in range(max(2, reps // 10)):
@@ -147,9 +120,45 @@ def bench_size(home: Path, model: str, reps: int, direct: bool, env: dict[str, s
             Memory(home, index=False).recall(QUERIES[i % len(QUERIES)])
             slow.append(time.perf_counter() - t)
         out["direct_p50_ms"] = round(p(slow, 0.5) * 1000, 1)
-        out["speedup_vs_direct"] = round(p(slow, 0.5) / max(p(warm, 0.5), 1e-9), 1)
-    (home / "talos.toml").unlink()
     return out
+
+
+def bench_warm(mems: dict[int, Memory], reps: int) -> dict[int, list[float]]:
+    """Warm in-process recalls of every home, side by side: query ``i`` on each home in
+    turn, so a slow spell of this shared machine hits every size alike and the growth ratio
+    compares like with like."""
+    times: dict[int, list[float]] = {size: [] for size in mems}
+    for i in range(reps):
+        q = QUERIES[i % len(QUERIES)]
+        for size, mem in mems.items():
+            t = time.perf_counter()
+            mem.recall(q)
+            times[size].append(time.perf_counter() - t)
+    return times
+
+
+def bench_edits(mem: Memory, home: Path, edits: int) -> tuple[list[float], list[float]]:
+    """Edit one memory.md line, then recall, ``edits`` times, each paired with a warm recall
+    of the same query just before it (side by side): ``(warm, edited)`` seconds. Edit ``i``
+    replaces line ``i`` (the original file is restored after)."""
+    memory = home / "memory.md"
+    original = memory.read_bytes()
+    warm, edited = [], []
+    try:
+        for i in range(edits):
+            q = QUERIES[i % len(QUERIES)]
+            t = time.perf_counter()
+            mem.recall(q)
+            warm.append(time.perf_counter() - t)
+            lines = original.split(b"\n")
+            lines[i % max(1, len(lines) - 1)] = f"- an edited fact number {i} about hiking".encode()
+            memory.write_bytes(b"\n".join(lines))
+            t = time.perf_counter()
+            mem.recall(q)
+            edited.append(time.perf_counter() - t)
+    finally:
+        memory.write_bytes(original)
+    return warm, edited
 
 
 def main() -> None:
@@ -199,20 +208,41 @@ def main() -> None:
         k: v for k, v in os.environ.items() if k not in ("TALOS_HOME", "PYTHONDONTWRITEBYTECODE")
     }
     results = []
-    for size in a.sizes:
-        home = make_home(a.data, a.cache, size)
-        for model in models:
-            print(f"… {size} sessions, model {model}", file=sys.stderr, flush=True)
-            r = bench_size(home, model, a.reps, not a.no_direct, env)
-            r["sessions"] = size
+    growth: dict[str, float] = {}
+    homes = {size: make_home(a.data, a.cache, size) for size in a.sizes}
+    for model in models:
+        rows: dict[int, dict[str, object]] = {}
+        for size, home in homes.items():
+            print(f"… {size} sessions, model {model}: processes", file=sys.stderr, flush=True)
+            (home / "talos.toml").write_text(f'model = "{model}"\n', encoding="utf-8")
+            rows[size] = {"home": str(home), "model": model, "sessions": size}
+            rows[size].update(bench_processes(home, a.reps, not a.no_direct, env))
+        print(f"… model {model}: in-process recalls and edits", file=sys.stderr, flush=True)
+        mems = {size: Memory(home) for size, home in homes.items()}
+        for mem in mems.values():
+            mem.recall(QUERIES[0])  # warm-up: load the index, build or read the graph
+        warm = bench_warm(mems, a.reps)
+        for size, home in homes.items():
+            r = rows[size]
+            r["warm_p50_ms"] = round(p(warm[size], 0.5) * 1000, 1)
+            r["warm_p90_ms"] = round(p(warm[size], 0.9) * 1000, 1)
+            r["nodes"] = len(mems[size].graph().nodes)
+            if "direct_p50_ms" in r:
+                r["speedup_vs_direct"] = round(
+                    float(r["direct_p50_ms"]) / max(float(r["warm_p50_ms"]), 1e-9), 1
+                )
+            before, after = bench_edits(mems[size], home, max(5, a.reps // 2))
+            r["edit_warm_p50_ms"] = round(p(before, 0.5) * 1000, 1)
+            r["edit_then_recall_p50_ms"] = round(p(after, 0.5) * 1000, 1)
+            r["edit_ratio"] = round(p(after, 0.5) / max(p(before, 0.5), 1e-9), 2)
+            mems[size].close()
+            (home / "talos.toml").unlink()
             results.append(r)
             print(json.dumps(r), flush=True)
-    by_model: dict[str, dict[int, float]] = {}
-    for r in results:
-        by_model.setdefault(str(r["model"]), {})[int(r["sessions"])] = float(r["warm_p50_ms"])
-    growth = {
-        m: round(v[30000] / v[3000], 2) for m, v in by_model.items() if 3000 in v and 30000 in v
-    }
+        if 3000 in rows and 30000 in rows:
+            growth[model] = round(
+                float(rows[30000]["warm_p50_ms"]) / float(rows[3000]["warm_p50_ms"]), 2
+            )
     summary = {
         "results": results,
         "growth_3k_to_30k": growth,

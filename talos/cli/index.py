@@ -11,6 +11,7 @@ from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors
 from talos.errors import TalosError
 from talos.home import resolve_paths
 from talos.index import Index, RefreshStats
+from talos.memory import Memory
 
 __all__ = ["index"]
 
@@ -58,6 +59,8 @@ def index(
             return
         start = time.perf_counter()
         stats = _run(idx, rebuild, show=not as_json)
+        with Memory(paths.home) as mem:  # the blocks a recall reads: its first call is warm
+            mem.prepare()
         seconds = time.perf_counter() - start
         counts = {"facts": len(idx.facts()), "episodes": len(idx.episodes())}
     data = {
