@@ -529,12 +529,35 @@ class Segment:
     node: Any
     kw: Any
     counts: Any
+    held: Any = None
+    starts: Any = None
 
     @classmethod
     def of(cls, ptr: Any, node: Any, kw: Any) -> Segment:
         """A segment from node-major arrays of any integer type."""
         p = np.asarray(ptr, dtype=np.intp)
-        return cls(p, np.asarray(node, dtype=np.intp), np.asarray(kw, dtype=np.intp), np.diff(p))
+        counts = np.diff(p)
+        held = None if counts.all() else np.flatnonzero(counts)
+        starts = p[:-1] if held is None else p[:-1][held]
+        return cls(
+            p, np.asarray(node, dtype=np.intp), np.asarray(kw, dtype=np.intp), counts, held, starts
+        )
+
+    def node_sums(self, values: Any) -> Any:
+        """``float64[n]``: each node's sum of ``values`` (one per entry), over its entries.
+
+        ``numpy.add.reduceat`` over the node-major runs: a third of ``bincount``'s time at
+        30,000 sessions, as it reads no node index. A run is summed pairwise, so a node's sum
+        depends on its own entries only, and is the same on every route
+        (``tests/test_block.py``). Nodes without entries get 0.0."""
+        if not len(values):
+            return np.zeros(self.n)
+        if self.held is None:
+            return np.add.reduceat(values, self.starts)
+        out = np.zeros(self.n)
+        if len(self.starts):
+            out[self.held] = np.add.reduceat(values, self.starts)
+        return out
 
     @property
     def n(self) -> int:
@@ -823,7 +846,7 @@ def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
                 np.add.at(mass, kw, sent)
         each = (mass if mass is not None else np.zeros(words)) / np.maximum(df, 1.0)
         # each node's entries lie in one segment: its sum is the same as over all entries
-        got = [np.bincount(s.node, weights=each[s.kw], minlength=s.n) for _start, s in segments]
+        got = [s.node_sums(each[s.kw]) for _start, s in segments]
         a = a * keep + (np.concatenate(got) if len(got) > 1 else got[0])
         levels.append(a)
     return DenseActivation(levels)
