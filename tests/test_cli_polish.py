@@ -555,3 +555,38 @@ def test_doctor_stale_facts_are_info_not_attention(make_home) -> None:
     assert {f["check"]: f["summary"] for f in at["data"]["findings"]}["expired"] == (
         "no expired records"
     )
+
+
+# -- the one-command app that `talos CMD` runs (talos.cli.app_for) --------------------------
+
+
+@pytest.mark.parametrize("name", [name for name, _fn in COMMANDS])
+def test_a_command_runs_helps_and_fails_alike_in_its_one_command_app(
+    name: str, tmp_path: Path
+) -> None:
+    """`talos CMD ...` builds only CMD (typer would build all 17 commands' parameters on
+    every call); help, usage errors, JSON usage errors and a real run must not differ."""
+    from talos.cli import app_for
+
+    one = typer.main.get_command(app_for([name]))
+    assert one is not COMMAND and app_for(["nosuch"]) is app and app_for([]) is app
+    homes = {"want": tmp_path / "want", "got": tmp_path / "got"}  # commands change their home
+    cases = [
+        [name, "--help"],
+        [name, "-h"],
+        [name, "--no-such-option"],
+        [name, "--no-such-option", "--json"],
+        [name, "--json"],
+        [name, "a", "b", "c", "d", "--json"],
+    ]
+    for args in cases:
+        seen = {}
+        for which, command in (("want", COMMAND), ("got", one)):
+            env = {"COLUMNS": "100", "TALOS_HOME": str(homes[which])}
+            res = runner.invoke(command, args, env=env, input="n\n")
+            home = str(homes[which])
+            seen[which] = tuple(
+                re.sub(r'"seconds": [0-9.]+', '"seconds": S', text.replace(home, "HOME"))
+                for text in (str(res.exit_code), res.stdout, res.stderr)
+            )
+        assert seen["got"] == seen["want"], args

@@ -27,7 +27,7 @@ from talos.cli import scan as _scan
 from talos.cli import trust as _trust
 from talos.cli.common import emit, help_text, isatty
 
-__all__ = ["COMMANDS", "app", "main"]
+__all__ = ["COMMANDS", "app", "app_for", "main"]
 
 #: Click's UsageError (bad or missing option or argument). Typer >= 0.2x vendors Click, older
 #: Typer uses click itself; either way BadParameter derives from it.
@@ -67,9 +67,17 @@ class TalosGroup(TyperGroup):
             raise
 
 
+#: Settings shared by :data:`app` and the one-command apps of :func:`app_for`.
+_SETTINGS: dict[str, Any] = {
+    "cls": TalosGroup,
+    "name": "talos",
+    "no_args_is_help": True,
+    "add_completion": True,
+    "rich_markup_mode": "rich",
+    "context_settings": {"help_option_names": ["-h", "--help"]},
+}
+
 app = typer.Typer(
-    cls=TalosGroup,
-    name="talos",
     help=help_text(
         """Personal long-term memory for AI agents: recall what matters for a task from
         memory.md, skills/ and past sessions, by spreading activation over a keyword graph.
@@ -86,10 +94,7 @@ app = typer.Typer(
           talos doctor
         """
     ),
-    no_args_is_help=True,
-    add_completion=True,
-    rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    **_SETTINGS,
 )
 
 #: Every command in ``talos --help`` order: (name, function).
@@ -116,6 +121,28 @@ for _name, _fn in COMMANDS:
     app.command(_name, help=help_text(_fn.__doc__))(_fn)
 
 
+def _group() -> None:
+    """Keeps a one-command app a group (Typer makes a lone command the root otherwise)."""
+
+
+def app_for(args: list[str]) -> typer.Typer:
+    """The app that runs ``talos ARGS``: when the first argument names a command, an app of
+    that command alone (same settings, same group class), else :data:`app`.
+
+    Typer turns every command's signature into Click parameters before it parses anything:
+    for 17 commands that is ~25 ms of every call, a tenth of a warm ``talos recall`` (SPEC
+    §11 asks for interactive recall). The command runs, helps and fails the same either way
+    (``tests/test_cli_polish.py`` compares them); ``talos``, ``talos --help``, completion
+    and unknown commands get the whole app."""
+    fn = dict(COMMANDS).get(args[0]) if args else None
+    if fn is None:
+        return app
+    one = typer.Typer(**_SETTINGS)
+    one.callback()(_group)
+    one.command(args[0], help=help_text(fn.__doc__))(fn)
+    return one
+
+
 #: Environment variables with which Typer draws its help and usage errors as for a terminal.
 _FORCING = ("FORCE_COLOR", "PY_COLORS", "GITHUB_ACTIONS", "TTY_COMPATIBLE")
 
@@ -131,4 +158,4 @@ def main() -> None:
     """
     if any(os.environ.get(v) for v in _FORCING) and not (isatty(sys.stdout) and isatty(sys.stderr)):
         os.environ["_TYPER_FORCE_DISABLE_TERMINAL"] = "1"
-    app(prog_name="talos")
+    app_for(sys.argv[1:])(prog_name="talos")
