@@ -42,11 +42,15 @@ from talos.home import Paths
 from talos.model import Node
 from talos.safety import keep_fact
 from talos.sources.facts import parse_fact_line
-from talos.sources.sessions import episode_node, session_files, sessions_root
+from talos.sources.sessions import episode_node, session_names, sessions_root
 from talos.text import matching_keywords
 from talos.warn import warn
 
 __all__ = ["SCHEMA", "Index", "RefreshStats"]
+
+#: A block extended by this many episodes since the stored one is stored again
+#: (:meth:`Index.episode_block`); until then each process extends the stored one.
+STORE_AFTER = 256
 
 #: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
 #: a newer or unknown one is rebuilt.
@@ -193,6 +197,9 @@ class Index:
         self._fact_out: tuple[list[Any], list[tuple[Node, bool]]] | None = None
         self._patched_from: list[Any] | None = None  # the rows _patch_facts last edited
         self._tokens: tuple[str | None, str | None] = (None, None)
+        # the sort keys of the session rows as of a sessions token (read once per process)
+        self._keys: tuple[str | None, set[str]] | None = None
+        self._keys_next: set[str] | None = None  # this refresh's keys, before its token
 
     # -- connection and schema -------------------------------------------------------------
 
@@ -399,6 +406,8 @@ class Index:
                     )
             tokens = (self._meta(con, "facts_token"), self._meta(con, "sessions_token"))
             con.execute("COMMIT")
+            if self._keys_next is not None:
+                self._keys, self._keys_next = (tokens[1], self._keys_next), None
         except BaseException:
             with suppress(sqlite3.Error):
                 con.execute("ROLLBACK")
@@ -411,7 +420,9 @@ class Index:
         return stats
 
     def _forget_rows(self) -> None:
-        """Drop every in-memory copy of the fact rows and line parses (re-read next time)."""
+        """Drop every in-memory copy of the fact rows, line parses and session keys (re-read
+        next time)."""
+        self._keys = self._keys_next = None
         self._rows = self._blobs = self._patched_from = None
         self._rows_token = None
         self._line_cache = {}
@@ -604,44 +615,93 @@ class Index:
         stats: RefreshStats,
         progress: Progress | None,
     ) -> None:
-        # Unlisted (the folder is unchanged), only files without a request yet are looked at.
-        query = "SELECT path, size, mtime_ns, text FROM sessions"
-        if not listed:
-            query += " WHERE text IS NULL"
-        stored = {
-            path: (size, mtime, text is not None) for path, size, mtime, text in con.execute(query)
+        # Rows are keyed by sort key (the path relative to the folder). Unlisted (the folder
+        # is unchanged), only files without a request yet are looked at. Listed, a sweep or
+        # a moved folder compares every row; otherwise only the sort keys are read (from
+        # their index: no row is loaded) and only new, gone and pending files are looked at:
+        # the listing of 30,000 files is the cost of a new session (SPEC §11).
+        pending = {
+            key: (path, size, mtime)
+            for key, path, size, mtime in con.execute(
+                "SELECT sortkey, path, size, mtime_ns FROM sessions WHERE text IS NULL"
+            )
         }
-        todo: list[Path] = []
+        todo: list[tuple[str, str]] = []  # (path relative to the folder, full path)
+        episodes_reread: set[str] = set()  # rows with a request that are read again
+        # Whether the episodes only grew at the end (sessions arrive in time order): then the
+        # episode block is extended, not rebuilt (episode_block; SPEC §11).
+        appended = True
         if listed:
-            files = session_files(self.paths.sessions_dir)
-            names = {str(p) for p in files}
-            gone = [p for p in stored if p not in names]
+            files = session_names(self.paths.sessions_dir, ordered=False)
+            names = dict(files)
+            moved = sweep or self._meta(con, "sessions_root") != str(root)
+            if moved:
+                stored = {
+                    key: (path, size, mtime, bool(has))
+                    for key, path, size, mtime, has in con.execute(
+                        "SELECT sortkey, path, size, mtime_ns, text IS NOT NULL FROM sessions"
+                    )
+                }
+                keys = set(stored)
+            elif self._keys is not None and self._keys[0] == self._meta(con, "sessions_token"):
+                keys = self._keys[1]  # no other process changed the sessions since
+            else:
+                keys = {k for (k,) in con.execute("SELECT sortkey FROM sessions")}
+            gone = keys - names.keys()
             if gone:
-                con.executemany("DELETE FROM sessions WHERE path=?", [(p,) for p in gone])
-                stats.sessions_dropped = len(gone)
-            for p in files:
-                key = str(p)
-                if key not in stored or (
-                    (sweep or not stored[key][2]) and _stat(p) != stored[key][:2]
-                ):
-                    todo.append(p)
+                order = sorted(gone)
+                rows = []
+                for i in range(0, len(order), 500):  # SQLite allows 999 parameters (< 3.32)
+                    part = order[i : i + 500]
+                    rows += con.execute(
+                        "SELECT path, text IS NOT NULL FROM sessions WHERE sortkey IN "
+                        f"({','.join('?' * len(part))})",
+                        part,
+                    ).fetchall()
+                con.executemany("DELETE FROM sessions WHERE path=?", [(r[0],) for r in rows])
+                stats.sessions_dropped = len(rows)
+                appended = not any(r[1] for r in rows)
+            for rel, full in files:
+                if rel not in keys:
+                    todo.append((rel, full))
+                elif moved:
+                    path, size, mtime, has = stored[rel]
+                    if path != full:  # the folder moved: its rows name the old paths
+                        con.execute("DELETE FROM sessions WHERE path=?", (path,))
+                    if path != full or _stat(Path(full)) != (size, mtime):
+                        todo.append((rel, full))
+                        if has:
+                            episodes_reread.add(rel)
+                elif rel in pending and _stat(Path(full)) != pending[rel][1:]:
+                    todo.append((rel, full))
+            todo.sort()
+            con.execute(
+                "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_root', ?)", (str(root),)
+            )
+            self._keys_next = (keys - gone) | {rel for rel, _full in todo}
             stats.swept = sweep
         else:
             todo.extend(
-                Path(key)
-                for key, (size, mtime, has) in stored.items()
-                if not has and _stat(Path(key)) != (size, mtime)
+                (key, path)
+                for key, (path, size, mtime) in pending.items()
+                if _stat(Path(path)) != (size, mtime)
             )
+        last = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL").fetchone()[0]
         total = len(todo)
-        for done, p in enumerate(todo, 1):
+        for done, (rel, full) in enumerate(todo, 1):
+            p = Path(full)
             size, mtime = _stat(p)
             node = episode_node(p)
+            if rel in episodes_reread:
+                appended = False  # an episode was re-read: changed, or gone
+            elif node is not None and last is not None and rel <= last:
+                appended = False  # a new episode before the last one
             con.execute(
                 "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (
-                    str(p),
-                    p.relative_to(root).as_posix(),
+                    full,
+                    rel,
                     size,
                     mtime,
                     None if node is None else node.text,
@@ -651,6 +711,15 @@ class Index:
             if progress is not None and (done % 200 == 0 or done == total):
                 progress(done, total)
         stats.sessions_read = total
+        if (total or stats.sessions_dropped) and (
+            not appended or self._meta(con, "sessions_base") is None
+        ):
+            # The episodes before the newest changed: a block built before cannot be extended.
+            # (Random per change and per home, so a block copied from elsewhere never fits.)
+            con.execute(
+                "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_base', ?)",
+                (os.urandom(8).hex(),),
+            )
         self._pending = {
             path: (size, mtime)
             for path, size, mtime in con.execute(
@@ -760,41 +829,92 @@ class Index:
             )
         ]
 
-    def episode_block(self) -> EpisodeBlock:
+    def episode_block(self, prev: EpisodeBlock | None = None) -> EpisodeBlock:
         """The merged episodes of the indexed sessions as arrays (:mod:`talos.block`).
 
         Read from the index when it holds the block of the current sessions (one blob, no
-        per-row work); otherwise built from the session rows of one snapshot and stored for
-        the next process, unless the sessions changed meanwhile. A stored block that does not
-        decode is rebuilt, never trusted.
+        per-row work). When sessions only arrived after the newest one since a block was
+        built (``prev``, the caller's, or the stored one), that block is extended by the new
+        rows; otherwise the block is built from the session rows of one snapshot. Either
+        way it is stored for the next process, unless the sessions changed meanwhile. A
+        stored block that does not decode is rebuilt, never trusted.
+
+        Args:
+            prev: a block the caller holds (a long-lived :class:`talos.memory.Memory`).
 
         Raises:
             OSError, sqlite3.Error: as :meth:`refresh`.
         """
-        token, data, rows = self._block_snapshot(reuse=True)
-        if data is not None:
-            try:
-                return EpisodeBlock.from_bytes(data, token)
-            except BlockError as e:
-                warn(f"{self.file}: stored episode block unusable ({e}); rebuilding it")
-                token, _data, rows = self._block_snapshot(reuse=False)
-        return self._store_block(EpisodeBlock.build(rows), token)
+        token, base, block, rows, store = self._block_snapshot(prev)
+        if rows is None:
+            assert block is not None
+            return block  # the stored block of the current sessions, or prev unchanged
+        if block is not None:
+            grown = block.extend(rows) if rows else block
+        else:
+            grown = EpisodeBlock.build(rows)
+        grown.base = base
+        grown.last = rows[-1][3] if rows else (block.last if block is not None else "")
+        return self._store_block(grown, token) if store else grown
 
-    def _block_snapshot(self, reuse: bool) -> tuple[str, bytes | None, list[Any]]:
-        """In one read transaction: the block token of the current sessions, and either the
-        stored block of that token (``reuse``) or the session rows to build it from."""
+    def _block_snapshot(
+        self, prev: EpisodeBlock | None = None
+    ) -> tuple[str, str, EpisodeBlock | None, list[Any] | None, bool]:
+        """In one read transaction: the block token and base of the current sessions, and
+        what to do: ``(block, None)`` use it as it is (stored for these sessions, or
+        ``prev`` with no episode since); ``(block, rows)`` extend it by the rows after its
+        last episode (only later sessions arrived since it was built, ``prev`` first);
+        ``(None, rows)`` build from every row. The last item says whether to store the
+        result: always for a build, else when the stored block is of another base or
+        :data:`STORE_AFTER` episodes behind (until then the next process extends the stored
+        block by the rows it lacks, and one new session costs no rewrite of the blob)."""
         con = self._connect()
         con.execute("BEGIN")
         try:
             token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
-            if reuse:
-                row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
-                if row is not None and row[0] == token and isinstance(row[1], bytes):
-                    return token, row[1], []
+            base = self._meta(con, "sessions_base") or ""
+            query = (
+                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
+                " AND sortkey > ? ORDER BY sortkey"
+            )
+
+            def after(old: EpisodeBlock) -> list[Any] | None:
+                """The rows after ``old``'s episodes, when only those were added since."""
+                if not base or old.base != base or old.last is None:
+                    return None
+                return con.execute(query, (old.last,)).fetchall()
+
+            def behind() -> bool:
+                """Whether the stored block is of another base or far behind."""
+                if self._meta(con, "block_base") != base:
+                    return True
+                last = self._meta(con, "block_last") or ""
+                n = con.execute(
+                    "SELECT count(*) FROM sessions WHERE text IS NOT NULL AND sortkey > ?",
+                    (last,),
+                ).fetchone()[0]
+                return bool(n >= STORE_AFTER)
+
+            if prev is not None and (rows := after(prev)) is not None:
+                if not rows:
+                    return token, base, prev, None, False
+                return token, base, prev, rows, behind()  # no stored blob to decode
+            row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
+            if row is not None and isinstance(row[0], str) and isinstance(row[1], bytes):
+                try:  # the blob names its token: a row copied from elsewhere is refused
+                    stored = EpisodeBlock.from_bytes(row[1], row[0])
+                except BlockError as e:
+                    warn(f"{self.file}: stored episode block unusable ({e}); rebuilding it")
+                else:
+                    if row[0] == token and stored.base == base:
+                        return token, base, stored, None, False
+                    if (rows := after(stored)) is not None:
+                        return token, base, stored, rows, len(rows) >= STORE_AFTER
             rows = con.execute(
-                "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL ORDER BY sortkey"
+                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
+                " ORDER BY sortkey"
             ).fetchall()
-            return token, None, rows
+            return token, base, None, rows, True
         finally:
             con.execute("COMMIT")
 
@@ -811,6 +931,10 @@ class Index:
                         "INSERT OR REPLACE INTO blocks(name, token, data) "
                         "VALUES ('episodes', ?, ?)",
                         (now, block.to_bytes(now)),
+                    )
+                    con.executemany(
+                        "INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
+                        [("block_base", block.base or ""), ("block_last", block.last or "")],
                     )
                 con.execute("COMMIT")
             except BaseException:
@@ -890,6 +1014,7 @@ class Index:
         self._line_cache = {}
         self._rows = self._blobs = self._patched_from = None
         self._tokens = (None, None)
+        self._keys = self._keys_next = None
         return self.refresh(full=True, progress=progress)
 
     def __enter__(self) -> Index:

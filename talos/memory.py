@@ -377,7 +377,11 @@ class Memory:
             gen = (self.index.facts_generation, self.index.sessions_generation)
             old = self._indexed
             rows = old[1] if old and old[0][0] == gen[0] else self.index.fact_rows()
-            block = old[2] if old and old[0][1] == gen[1] else self.index.episode_block()
+            block = (
+                old[2]
+                if old and old[0][1] == gen[1]
+                else self.index.episode_block(old[2] if old else None)
+            )
             self._indexed = (gen, rows, block)
             if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
@@ -443,7 +447,7 @@ class Memory:
         if self._cache and self._cache[0] == key:
             return self._cache[1], self._cache[2]
         records, block = self._sources(sig[2] if sig[0] == "index" else sig[1])
-        patched = self._patch(records, block, key[1:])
+        patched = self._patch(records, block, key[1:]) or self._restack(records, block, key[1:])
         if patched is not None:
             view, graph = patched
             self._cache = (key, view, graph)
@@ -504,6 +508,49 @@ class Memory:
         self._built = built
         return built.view, graph
 
+    def _restack(
+        self, records: list[Node], block: EpisodeBlock, when: tuple[Any, ...]
+    ) -> tuple[View, Graph] | None:
+        """The last view over a new episode block (sessions arrived, the records did not
+        change): the same view and merged records, their incidence renumbered in the new
+        block's keyword ids, or ``None`` when anything else changed (SPEC §11: a new
+        session costs what it changed)."""
+        b = self._built
+        if (
+            b is None
+            or b.block is block
+            or b.when != when
+            or "global" not in self.scopes
+            or not len(block)
+            or b.incidence.base is not b.block.incidence  # built without the block
+            or len(b.records) != len(records)
+            or any(x is not y for x, y in zip(b.records, records, strict=True))
+        ):
+            return None
+        self._vocab = (
+            self._vocab.rebase(block.incidence)
+            if self._vocab is not None
+            else Vocabulary(block.incidence)
+        )
+        incidence = self._vocab.incidence([n.keywords for n in b.head])
+        graph = self._stack(b.head, incidence, block, len(records))
+        for name in ("kinds", "skill_mask"):
+            if name in b.graph.cache:
+                graph.cache[name] = b.graph.cache[name]
+        if self._present is not None and self._present[0] is b.graph:
+            self._present = (graph, self._present[1])
+        if self._key_counts is not None and self._key_counts[0] is b.graph:
+            self._key_counts = (graph, self._key_counts[1])
+        built = Built(records, block, when, b.view, b.head, incidence, graph)
+        built._at_view, built._groups, built._first, built._keys = (
+            b._at_view,
+            b._groups,
+            b._first,
+            b._keys,
+        )
+        self._built = built
+        return b.view, graph
+
     def _recall_graph(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> Graph:
         """The graph :meth:`recall` ranks over: :meth:`view`'s, or the same records read back
         from the index (:class:`talos.block.RecordsBlock`) when this process has not built
@@ -532,7 +579,11 @@ class Memory:
                 stored = RecordsBlock.from_bytes(data, token)
                 old = self._indexed
                 gen = (self.index.facts_generation, self.index.sessions_generation)
-                block = old[2] if old and old[0][1] == gen[1] else self.index.episode_block()
+                block = (
+                    old[2]
+                    if old and old[0][1] == gen[1]
+                    else self.index.episode_block(old[2] if old else None)
+                )
                 graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
                 graph.cache["kinds"] = stored.kinds
                 self._present = (graph, stored.present)

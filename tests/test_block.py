@@ -587,7 +587,24 @@ def test_stored_block_is_reused_and_a_damaged_one_rebuilt(
     fifth.close()
     assert got == _explained(Memory(home, index=False), "kettle descaling citric")
     assert ("episode", "kettle descaling with citric acid") in [(r[1], r[2]) for r in got]
-    assert _stored(home, "episodes")[0] != token  # type: ignore[index]
+    # one new session does not rewrite the stored blob: each process extends it by the rows
+    # it lacks (Index.episode_block), without merging the old episodes again
+    assert _stored(home, "episodes")[0] == token  # type: ignore[index]
+    with monkeypatch.context() as m:
+        m.setattr(EpisodeBlock, "build", no_build)
+        sixth = Memory(home)
+        assert _explained(sixth, "kettle descaling citric") == got
+        sixth.close()
+    # ... until STORE_AFTER episodes came since: then the grown block is stored
+    monkeypatch.setattr(talos.index, "STORE_AFTER", 2)
+    (sessions / "2026-9001.jsonl").write_text(_session("kettle limescale vinegar"))
+    seventh = Memory(home)
+    got = _explained(seventh, "kettle limescale descaling")
+    seventh.close()
+    assert got == _explained(Memory(home, index=False), "kettle limescale descaling")
+    token2, blob2 = _stored(home, "episodes") or ("", b"")
+    assert token2 != token
+    assert EpisodeBlock.from_bytes(blob2).episodes == block.episodes + 2
 
 
 # -- 5. migration --------------------------------------------------------------------------------
