@@ -357,9 +357,13 @@ class Index:
             and dir_sig == self._dir_sig
             and all(_stat(Path(p)) == sig for p, sig in self._pending.items())
         )
-        if quick:
-            return stats
         con = self._connect()
+        if quick:
+            # The files look unchanged to this process; another one may still have changed
+            # the index (`talos index` after a session was rewritten in place): its tokens say.
+            seen = (self._meta(con, "facts_token"), self._meta(con, "sessions_token"))
+            if seen == self._tokens:
+                return stats
         if not full and not recursive:
             tokens = self._unchanged(con, memory_sig, dir_sig)
             if tokens is not None:  # a new process on an up-to-date index: no write at all

@@ -1,0 +1,238 @@
+"""A new session costs what it changed (SPEC §11, issue 4).
+
+When sessions only arrive after the newest one (their files sort last: time-stamped names),
+the index extends the merged episode block (:meth:`talos.block.EpisodeBlock.extend`) instead
+of merging every episode again, and a kept :class:`talos.Memory` re-stacks its view over the
+new block (``Memory._restack``). Any other change of the sessions (one sorting before the
+newest, a rewrite, a deletion) builds the block again. Every state must answer exactly like
+the non-indexed computation.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import talos.index
+import talos.memory as memory_mod
+from talos import Memory
+from talos.block import EpisodeBlock
+from talos.home import resolve_paths
+from talos.index import Index
+
+WORDS = ["kettle", "tea", "deploy", "region", "csv", "merge", "rust", "cargo", "合并", "表格"]
+QUERIES = ["kettle tea", "deploy region csv", "rust cargo", "合并 表格", "merge tea"]
+
+
+def _session(text: str) -> str:
+    return json.dumps({"role": "user", "content": text}) + "\n"
+
+
+def _text(rng: random.Random) -> str:
+    return " ".join(rng.sample(WORDS, rng.randint(1, 3)))  # few keyword sets: many merge
+
+
+def _rows(mem: Memory) -> dict[str, Any]:
+    return {
+        q: [(r.score, r.kind, r.text, r.activation, r.seed) for r in mem.explain(q, k=30)]
+        for q in QUERIES
+    }
+
+
+def _direct(home: Path) -> dict[str, Any]:
+    with Memory(home, index=False) as fresh:
+        return _rows(fresh)
+
+
+@pytest.fixture
+def ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``build`` or ``extend`` per episode block the index made (in any Memory here)."""
+    got: list[str] = []
+    build, extend = EpisodeBlock.build.__func__, EpisodeBlock.extend  # type: ignore[attr-defined]
+
+    def by_index() -> bool:  # the non-indexed route builds its block too: not counted
+        return sys._getframe(2).f_code.co_filename.endswith("index.py")
+
+    def spy_build(cls: Any, rows: Any) -> Any:
+        if by_index():
+            got.append("build")
+        return build(cls, rows)
+
+    def spy_extend(self: Any, rows: Any) -> Any:
+        if by_index():
+            got.append("extend")
+        return extend(self, rows)
+
+    monkeypatch.setattr(EpisodeBlock, "build", classmethod(spy_build))
+    monkeypatch.setattr(EpisodeBlock, "extend", spy_extend)
+    return got
+
+
+def test_extend_gives_the_block_build_gives() -> None:
+    """Built in one go or grown piece by piece, the merged episodes are the same nodes."""
+    rng = random.Random(1)
+    words = ["a", "b", "c", "d", "e", "zz", "中文"]
+    for _trial in range(200):
+        rows = [
+            (
+                f"p{i}",
+                rng.choice(["x", "y", f"t{i}"]),
+                " ".join(sorted(set(rng.sample(words, rng.randint(1, 3))))),
+            )
+            for i in range(rng.randint(1, 30))
+        ]
+        whole = EpisodeBlock.build(rows)
+        cut = rng.randint(0, len(rows))
+        grown = EpisodeBlock.build(rows[:cut])
+        while cut < len(rows):
+            step = rng.randint(1, 4)
+            grown = grown.extend(rows[cut : cut + step])
+            cut += step
+        grown._check()
+
+        def nodes(b: EpisodeBlock) -> list[Any]:
+            return [
+                (
+                    n.text,
+                    n.path,
+                    sorted(n.keywords),
+                    n.order,
+                    [(m.text, m.path, m.order) for m in n.members],
+                )
+                for n in (b.node(g) for g in range(len(b)))
+            ]
+
+        assert nodes(grown) == nodes(whole)
+        kw_ptr, kw_node = grown.incidence.keyword_major()
+        for k, word in enumerate(grown.incidence.vocab):  # holders ascending, as built
+            holders = [g for g in range(len(grown)) if word in grown.node(g).keywords]
+            assert kw_node[kw_ptr[k] : kw_ptr[k + 1]].tolist() == holders
+        # and the grown block survives storing
+        again = EpisodeBlock.from_bytes(grown.to_bytes("t"), "t")
+        assert nodes(again) == nodes(whole)
+
+
+def test_sessions_appended_extend_the_block_and_answer_like_the_files(
+    make_home: Callable[..., Path], ways: list[str]
+) -> None:
+    rng = random.Random(2)
+    sessions = {f"2026-01-{i:02d}.jsonl": _session(_text(rng)) for i in range(1, 21)}
+    home = make_home(memory="- kettle tea fact\n- deploy region fact\n", sessions=sessions)
+    folder = home / ".talos" / "sessions"
+    kept = Memory(home)
+    assert _rows(kept) == _direct(home)
+    assert ways == ["build"]
+    restacked = 0
+    real = memory_mod.Memory._restack
+
+    def count(self: Any, *a: Any) -> Any:
+        nonlocal restacked
+        got = real(self, *a)
+        restacked += got is not None
+        return got
+
+    memory_mod.Memory._restack = count  # type: ignore[method-assign]
+    try:
+        for day in range(21, 31):  # later names: appended
+            for j in range(rng.randint(1, 3)):
+                (folder / f"2026-01-{day:02d}-{j}.jsonl").write_text(_session(_text(rng)))
+            assert _rows(kept) == _direct(home), day
+            with Memory(home) as other:  # a new process: extends the stored block
+                assert _rows(other) == _direct(home), day
+    finally:
+        memory_mod.Memory._restack = real  # type: ignore[method-assign]
+    assert "build" not in ways[1:]  # never merged all episodes again
+    assert ways.count("extend") >= 10
+    assert restacked == 10  # the kept Memory kept its view of the facts
+    assert Index(resolve_paths(home)).check() == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["before the newest", "rewritten", "deleted", "renamed", "grown from empty", "touched"],
+)
+def test_any_other_change_of_the_sessions_builds_the_block_again(
+    make_home: Callable[..., Path], ways: list[str], change: str
+) -> None:
+    rng = random.Random(3)
+    sessions = {f"2026-02-{i:02d}.jsonl": _session(_text(rng)) for i in range(2, 12)}
+    sessions["2026-02-99.jsonl"] = ""  # no request yet: pending
+    home = make_home(memory="- kettle tea fact\n", sessions=sessions)
+    folder = home / ".talos" / "sessions"
+    kept = Memory(home)
+    assert _rows(kept) == _direct(home)
+    del ways[:]
+    if change == "before the newest":
+        (folder / "2026-02-05b.jsonl").write_text(_session("rust cargo kettle"))
+    elif change == "rewritten":  # the folder does not change: `talos index` sweeps
+        (folder / "2026-02-04.jsonl").write_text(_session("deploy region 表格 rewritten"))
+        Index(resolve_paths(home)).refresh(full=True)
+    elif change == "deleted":
+        (folder / "2026-02-03.jsonl").unlink()
+    elif change == "renamed":
+        (folder / "2026-02-03.jsonl").rename(folder / "2026-02-77.jsonl")
+    elif change == "grown from empty":  # the pending file is the newest: an append
+        (folder / "2026-02-99.jsonl").write_text(_session("csv merge kettle"))
+    elif change == "touched":  # same bytes, new mtime, swept: read again, and rebuilt
+        (folder / "2026-02-04.jsonl").write_text((folder / "2026-02-04.jsonl").read_text())
+        Index(resolve_paths(home)).refresh(full=True)
+    assert _rows(kept) == _direct(home), change
+    with Memory(home) as other:
+        assert _rows(other) == _direct(home), change
+    # a build is stored for the next process; an extension by one episode is not (each
+    # process extends the stored block by the rows it lacks, STORE_AFTER)
+    want = {"grown from empty": ["extend", "extend"]}.get(change, ["build"])
+    assert ways == want, change
+    assert Index(resolve_paths(home)).check() == []
+
+
+def test_a_copied_block_of_another_home_is_never_extended(
+    make_home: Callable[..., Path],
+) -> None:
+    """The base token is random per home and per change: a block row copied from another
+    home (same session names, other texts) is rebuilt, not extended."""
+    a = make_home(sessions={"2026-03-01.jsonl": _session("kettle tea")}, name="a")
+    b = make_home(sessions={"2026-03-01.jsonl": _session("deploy region")}, name="b")
+    for home in (a, b):
+        Memory(home).explain("kettle")
+    import sqlite3
+
+    src = sqlite3.connect(a / ".talos" / "index.db")
+    row = src.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
+    src.close()
+    (b / ".talos" / "sessions" / "2026-03-02.jsonl").write_text(_session("csv merge"))
+    dst = sqlite3.connect(b / ".talos" / "index.db")
+    dst.execute("UPDATE blocks SET token=?, data=? WHERE name='episodes'", row)
+    dst.commit()
+    dst.close()
+    with Memory(b) as mem:
+        assert _rows(mem) == _direct(b)
+        texts = {r[2] for rows in _rows(mem).values() for r in rows}
+    assert "kettle tea" not in texts
+
+
+def test_many_sessions_at_once_store_the_grown_block(
+    make_home: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, ways: list[str]
+) -> None:
+    monkeypatch.setattr(talos.index, "STORE_AFTER", 5)
+    rng = random.Random(5)
+    home = make_home(sessions={f"2026-04-{i:02d}.jsonl": _session(_text(rng)) for i in range(1, 4)})
+    folder = home / ".talos" / "sessions"
+    Memory(home).explain("kettle")
+    for i in range(10, 17):
+        (folder / f"2026-04-{i:02d}.jsonl").write_text(_session(_text(rng)))
+    with Memory(home) as mem:
+        assert _rows(mem) == _direct(home)
+    import sqlite3
+
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    blob = con.execute("SELECT data FROM blocks WHERE name='episodes'").fetchone()[0]
+    con.close()
+    assert EpisodeBlock.from_bytes(blob).episodes == 10  # 7 new >= STORE_AFTER: stored
+    assert ways == ["build", "extend"]
