@@ -14,7 +14,9 @@ side by side in one run:
   home and the homes taking turns (query *i* on every size, then query *i+1*), so the growth
   ratio 3k → 30k compares recalls of the same moments;
 * refresh: edit one memory.md line, then recall, each edit paired with a warm recall of the
-  same query just before it; ``edit_ratio`` is the edited p50 over that warm p50.
+  same query just before it; ``edit_ratio`` is the edited p50 over that warm p50;
+* a new session (a file named to sort last), then recall, paired the same way
+  (``session_then_recall_p50_ms``, ``session_ratio``).
 
 Usage:
     python3 bench/scale.py --data ../shared/bench --sizes 1000 3000 --model classic
@@ -161,6 +163,31 @@ def bench_edits(mem: Memory, home: Path, edits: int) -> tuple[list[float], list[
     return warm, edited
 
 
+def bench_sessions(mem: Memory, home: Path, count: int) -> tuple[list[float], list[float]]:
+    """Add one session (named to sort after every other, as a new session does), then
+    recall, ``count`` times, each paired with a warm recall just before it: ``(warm, after)``
+    seconds. The added files are removed after."""
+    folder = home / ".talos" / "sessions"
+    warm, after, made = [], [], []
+    try:
+        for i in range(count):
+            q = QUERIES[i % len(QUERIES)]
+            t = time.perf_counter()
+            mem.recall(q)
+            warm.append(time.perf_counter() - t)
+            f = folder / f"99991231-{i:06d}__bench.jsonl"
+            made.append(f)
+            line = {"role": "user", "content": f"{q} (bench session {i})"}
+            f.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+            t = time.perf_counter()
+            mem.recall(q)
+            after.append(time.perf_counter() - t)
+    finally:
+        for f in made:
+            f.unlink(missing_ok=True)
+    return warm, after
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -235,6 +262,9 @@ def main() -> None:
             r["edit_warm_p50_ms"] = round(p(before, 0.5) * 1000, 1)
             r["edit_then_recall_p50_ms"] = round(p(after, 0.5) * 1000, 1)
             r["edit_ratio"] = round(p(after, 0.5) / max(p(before, 0.5), 1e-9), 2)
+            before, after = bench_sessions(mems[size], home, max(5, a.reps // 4))
+            r["session_then_recall_p50_ms"] = round(p(after, 0.5) * 1000, 1)
+            r["session_ratio"] = round(p(after, 0.5) / max(p(before, 0.5), 1e-9), 2)
             mems[size].close()
             (home / "talos.toml").unlink()
             results.append(r)
