@@ -1007,7 +1007,45 @@ class Index:
             problems.append(f"{path}: episode {text!r} is not indexed")
         for path, text in sorted(have_e - want_e)[:20]:
             problems.append(f"{path}: indexed episode {text!r} is not in the files")
+        problems += self._check_block()
         return problems
+
+    def _check_block(self) -> list[str]:
+        """The stored episode block (built, or extended session by session) against a block
+        merged afresh from the indexed rows: the same merged nodes, in the same order."""
+        con = self._connect()
+        con.execute("BEGIN")
+        try:
+            row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
+            token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
+            rows = con.execute(
+                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
+                " ORDER BY sortkey"
+            ).fetchall()
+        finally:
+            con.execute("COMMIT")
+        if row is None or row[0] is None:
+            return []
+        try:
+            stored = EpisodeBlock.from_bytes(row[1], row[0])
+        except BlockError as e:
+            return [f"{self.file}: stored episode block unusable ({e})"]
+        if row[0] == token:
+            have = stored
+        elif stored.base is not None and stored.last is not None:
+            have = stored.extend([r for r in rows if r[3] > stored.last])
+        else:
+            return []  # an old block: the next recall builds one
+
+        def nodes(b: EpisodeBlock) -> list[Any]:
+            return [
+                (n.path, n.text, sorted(n.keywords), n.order, [m.path for m in n.members])
+                for n in (b.node(g) for g in range(len(b)))
+            ]
+
+        if nodes(have) != nodes(EpisodeBlock.build(rows)):
+            return [f"{self.file}: the episode block differs from the indexed sessions"]
+        return []
 
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
         """Throw the index away and build it again from the files."""
