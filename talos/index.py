@@ -146,6 +146,32 @@ def _file_sig(path: Path) -> tuple[int, int, int]:
         return (-1, -1, -1)
 
 
+def _dir_sig(path: Path) -> tuple[int, ...]:
+    """A folder's size, mtime, ctime, device and inode: a folder swapped for another (a
+    symlink retargeted, a folder moved in) is another inode, whatever its files are called."""
+    try:
+        st = path.stat()
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino)
+    except OSError:
+        return (-1, -1, -1, -1, -1)
+
+
+def _settled(sig: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``sig``, or a signature that matches nothing when the file changed so recently that
+    another change within the same tick of the file system's clock would leave it equal
+    (a session renamed into place right after a listing; "racy git"): such a file is looked
+    at again on the next call. A tick is a few ms on file systems with sub-second times
+    (window 20 ms), up to 2 s on others (``sig`` is ``(size, mtime_ns, ctime_ns, ...)``)."""
+    if len(sig) < 3 or sig[1] < 0:
+        return sig
+    changed = max(sig[1], sig[2])
+    window = 20_000_000 if sig[1] % 1_000_000_000 else 2_000_000_000
+    now = time.time_ns()
+    if now - changed < window:
+        return (*sig, "racy", now)  # unequal to any other signature, even the next one
+    return sig
+
+
 _UNSEEN: Any = object()
 
 
@@ -185,8 +211,8 @@ class Index:
         self.facts_generation = 0
         self.sessions_generation = 0
         self._con: sqlite3.Connection | None = None
-        self._memory_sig: tuple[int, ...] | None = None
-        self._dir_sig: tuple[int, int] | None = None
+        self._memory_sig: tuple[Any, ...] | None = None
+        self._dir_sig: tuple[Any, ...] | None = None
         self._pending: dict[str, tuple[int, int]] = {}
         self._line_cache: dict[str, tuple[str, str, str, str, str, int] | None] = {}
         self._rows: list[tuple[Any, ...]] | None = None  # fact rows as of _rows_token
@@ -200,6 +226,7 @@ class Index:
         # the sort keys of the session rows as of a sessions token (read once per process)
         self._keys: tuple[str | None, set[str]] | None = None
         self._keys_next: set[str] | None = None  # this refresh's keys, before its token
+        self._warned: tuple[bytes, list[int]] | None = None  # memory.md bytes warned about
 
     # -- connection and schema -------------------------------------------------------------
 
@@ -347,9 +374,9 @@ class Index:
             OSError, sqlite3.Error: the state folder is not writable or the disk is full.
         """
         stats = RefreshStats()
-        memory_sig = _file_sig(self.paths.memory_file)
+        memory_sig = _settled(_file_sig(self.paths.memory_file))
         root, recursive = sessions_root(self.paths.sessions_dir)
-        dir_sig = _stat(root)
+        dir_sig = _settled(_dir_sig(root))
         quick = (
             not full
             and not recursive
@@ -435,7 +462,7 @@ class Index:
         self._memory_sig = self._dir_sig = None
 
     def _unchanged(
-        self, con: sqlite3.Connection, memory_sig: tuple[int, ...], dir_sig: tuple[int, int]
+        self, con: sqlite3.Connection, memory_sig: tuple[Any, ...], dir_sig: tuple[Any, ...]
     ) -> tuple[str | None, str | None] | None:
         """In one read transaction: the change tokens when the index already holds these
         files (same reader code, memory.md and sessions-folder signatures, no pending session
@@ -466,8 +493,8 @@ class Index:
     def _settle(
         self,
         stats: RefreshStats,
-        memory_sig: tuple[int, ...],
-        dir_sig: tuple[int, int],
+        memory_sig: tuple[Any, ...],
+        dir_sig: tuple[Any, ...],
         tokens: tuple[str | None, str | None],
     ) -> None:
         """Record what this refresh saw; bump the generations whose tokens changed."""
@@ -486,7 +513,7 @@ class Index:
             self.sessions_generation += 1
 
     def _refresh_facts(
-        self, con: sqlite3.Connection, sig: tuple[int, ...], stats: RefreshStats
+        self, con: sqlite3.Connection, sig: tuple[Any, ...], stats: RefreshStats
     ) -> None:
         """Re-read memory.md; only lines not seen before are parsed."""
         try:
@@ -530,7 +557,8 @@ class Index:
             if entry is not None:
                 rows.append((no, line.rstrip("\r"), *entry))
         self._line_cache = fresh
-        if bad:
+        if bad and self._warned != (data, bad):  # once per content: re-reads stay quiet
+            self._warned = (data, bad)
             shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
             warn(
                 f"{self.paths.memory_file}: line {shown} is not valid UTF-8; skipped "
@@ -557,19 +585,23 @@ class Index:
         self._set_memory_sig(con, sig, stats)
 
     def _set_memory_sig(
-        self, con: sqlite3.Connection, sig: tuple[int, ...], stats: RefreshStats
+        self,
+        con: sqlite3.Connection,
+        sig: tuple[Any, ...],
+        stats: RefreshStats,
+        reparsed: bool = True,
     ) -> None:
         con.execute(
             "INSERT OR REPLACE INTO meta(k, v) VALUES ('memory_sig', ?)",
             (json.dumps([str(self.paths.memory_file), *sig]),),
         )
-        stats.facts_reparsed = True
+        stats.facts_reparsed = stats.facts_reparsed or reparsed
 
     def _patch_facts(
         self,
         con: sqlite3.Connection,
         blobs: list[bytes],
-        sig: tuple[int, ...],
+        sig: tuple[Any, ...],
         stats: RefreshStats,
     ) -> bool:
         """Apply an edit that changed lines in place (same line count, each line a fact
@@ -587,6 +619,10 @@ class Index:
         changed = [i for i, (a, b) in enumerate(zip(prev, blobs, strict=True)) if a != b]
         if len(changed) > 64:
             return False
+        if not changed:  # looked at again (a recent change, _settled): same lines, no news
+            self._blobs = blobs
+            self._set_memory_sig(con, sig, stats, reparsed=False)
+            return True
         new_rows = list(rows)
         writes: list[tuple[Any, ...]] = []
         for i in changed:
@@ -638,7 +674,8 @@ class Index:
         if listed:
             files = session_names(self.paths.sessions_dir, ordered=False)
             names = dict(files)
-            moved = sweep or self._meta(con, "sessions_root") != str(root)
+            here = json.dumps([str(root), *_dir_sig(root)[3:]])  # path, device, inode
+            moved = sweep or self._meta(con, "sessions_root") != here
             if moved:
                 stored = {
                     key: (path, size, mtime, bool(has))
@@ -679,9 +716,7 @@ class Index:
                 elif rel in pending and _stat(Path(full)) != pending[rel][1:]:
                     todo.append((rel, full))
             todo.sort()
-            con.execute(
-                "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_root', ?)", (str(root),)
-            )
+            con.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_root', ?)", (here,))
             self._keys_next = (keys - gone) | {rel for rel, _full in todo}
             stats.swept = sweep
         else:
