@@ -227,6 +227,7 @@ class Index:
         self._keys: tuple[str | None, set[str]] | None = None
         self._keys_next: set[str] | None = None  # this refresh's keys, before its token
         self._warned: tuple[bytes, list[int]] | None = None  # memory.md bytes warned about
+        self._memory_bytes: bytes | None = None  # memory.md as last read, while its sig is racy
 
     # -- connection and schema -------------------------------------------------------------
 
@@ -374,7 +375,15 @@ class Index:
             OSError, sqlite3.Error: the state folder is not writable or the disk is full.
         """
         stats = RefreshStats()
-        memory_sig = _settled(_file_sig(self.paths.memory_file))
+        raw_sig = _file_sig(self.paths.memory_file)
+        memory_sig = _settled(raw_sig)
+        known = self._memory_sig
+        if known is not None and known[:3] == raw_sig != known and memory_sig == raw_sig:
+            # Read within its last tick, settled since: the same bytes mean nothing changed
+            # in that tick, and the signature can be trusted from now on (no write needed).
+            with suppress(OSError):
+                if self.paths.memory_file.read_bytes() == self._memory_bytes:
+                    self._memory_sig = memory_sig
         root, recursive = sessions_root(self.paths.sessions_dir)
         dir_sig = _settled(_dir_sig(root))
         quick = (
@@ -454,6 +463,7 @@ class Index:
         """Drop every in-memory copy of the fact rows, line parses and session keys (re-read
         next time)."""
         self._keys = self._keys_next = None
+        self._memory_bytes = None
         self._rows = self._blobs = self._patched_from = None
         self._rows_token = None
         self._line_cache = {}
@@ -524,6 +534,7 @@ class Index:
             warn(f"{self.paths.memory_file}: cannot read ({e.strerror}); no facts loaded")
             data = b""
         blobs = data.split(b"\n") if data else []
+        self._memory_bytes = data if len(sig) > 3 else None  # kept only while racy
         if self._patch_facts(con, blobs, sig, stats):
             return
         rows = []

@@ -236,3 +236,46 @@ def test_many_sessions_at_once_store_the_grown_block(
     con.close()
     assert EpisodeBlock.from_bytes(blob).episodes == 10  # 7 new >= STORE_AFTER: stored
     assert ways == ["build", "extend"]
+
+
+# -- a change within the file system's clock tick (Index._settled) ---------------------------
+
+
+@pytest.mark.parametrize("what", ["memory.md", "sessions"])
+def test_a_change_within_the_same_clock_tick_is_seen_on_a_later_call(
+    make_home: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
+    """A coarse clock gives two writes within one tick the same mtime: the signature taken
+    after the first matches the second. A file read within its tick is looked at again
+    after the tick, by content; pinned with a clock and signatures held still."""
+    home = make_home(
+        memory="- kettle tea fact one\n",
+        sessions={"2026-05-01.jsonl": _session("deploy region csv")},
+    )
+    tick = 1_800_000_000_123_456_789  # the file system's time of both writes
+    now = [tick + 1_000_000]  # 1 ms after: within the tick
+    monkeypatch.setattr(talos.index.time, "time_ns", lambda: now[0])
+    monkeypatch.setattr(
+        talos.index,
+        "_file_sig",
+        lambda p: (p.stat().st_size, tick, tick) if p.exists() else (-1, -1, -1),
+    )
+    monkeypatch.setattr(talos.index, "_dir_sig", lambda p: (4096, tick, tick, 1, 2))
+    kept = Memory(home)
+    kept.explain("kettle")
+    if what == "memory.md":  # same size, same (held) signature
+        (home / "memory.md").write_text("- kettle tea fact two\n", encoding="utf-8")
+        want = "kettle tea fact two"
+    else:
+        (home / ".talos" / "sessions" / "2026-05-02.jsonl").write_text(_session("kettle brew"))
+        want = "kettle brew"
+    now[0] = tick + 3_000_000_000  # later: the tick is over
+    texts = [r.text for r in kept.explain("kettle", k=10)]
+    assert want in texts
+    with Memory(home) as other:
+        assert want in [r.text for r in other.explain("kettle", k=10)]
+    # and once settled, a call trusts the signature again: no write to the index
+    kept.explain("kettle")
+    before = (home / ".talos" / "index.db-wal").stat().st_mtime_ns
+    kept.explain("kettle")
+    assert (home / ".talos" / "index.db-wal").stat().st_mtime_ns == before
