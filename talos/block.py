@@ -27,6 +27,7 @@ import numpy as np
 
 from talos.graph import Incidence, merge_groups, merge_members
 from talos.model import Node
+from talos.usage import fingerprint, remember_fingerprint
 
 __all__ = [
     "BLOCK_VERSION",
@@ -719,6 +720,7 @@ class RecordsBlock:
             "kinds": list(self.kinds),
             "vocab": list(inc.vocab),
             "present": {s: sorted(v) for s, v in self.present.items()},
+            "present_fp": {s: fingerprint(v) for s, v in self.present.items()},
             "start": self.start,
             "token": token,
         }
@@ -748,6 +750,9 @@ class RecordsBlock:
             inc = Incidence(vocab, got["node_ptr"], got["node_kw"])
             present = {str(s): frozenset(map(str, v)) for s, v in meta["present"].items()}
             start = int(meta["start"])
+            for s, fp in dict(meta.get("present_fp") or {}).items():
+                if s in present and isinstance(fp, str):
+                    remember_fingerprint(present[s], fp)
         except (KeyError, ValueError, TypeError, AttributeError) as e:
             raise BlockError(f"unreadable records block ({e})") from e
         n = len(kinds)

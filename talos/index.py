@@ -539,16 +539,18 @@ class Index:
             return
         rows = []
         bad: list[int] = []
+        token = self._meta(con, "facts_token")
+        old = self._rows if self._rows_token == token else None
+        stored = None
+        if old is None:
+            stored = con.execute(
+                "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
+            ).fetchall()
         if not self._line_cache:
             # This object has parsed nothing yet (the index was built by another process):
             # the stored rows say what each known line parses to, so an edit still parses
             # only the edited line, not 3,000 (SPEC §11).
-            old_rows = (
-                self._rows
-                or con.execute(
-                    "SELECT line, raw, text, kw, src, born, fields, safe FROM facts"
-                ).fetchall()
-            )
+            old_rows = self._rows or stored or []
             self._line_cache = {r[1]: tuple(r[2:]) for r in old_rows if r[7] is not None}
         cache = self._line_cache
         fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
@@ -575,7 +577,15 @@ class Index:
                 f"{self.paths.memory_file}: line {shown} is not valid UTF-8; skipped "
                 "(the file is left untouched)"
             )
-        old = self._rows if self._rows_token == self._meta(con, "facts_token") else None
+        if old is None and token is not None and stored == rows:
+            # Read again by a process that had not read it (a change within its tick looked
+            # at again, _settled): the same rows. No new token, so the stored records block
+            # stays valid for every process.
+            self._rows, self._rows_token, self._patched_from = rows, token, None
+            self._blobs = blobs if not bad else None
+            self._row_at = {r[0]: i for i, r in enumerate(rows)}
+            self._set_memory_sig(con, sig, stats, reparsed=False)
+            return
         if old is None:
             con.execute("DELETE FROM facts")
             con.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)

@@ -279,3 +279,31 @@ def test_a_change_within_the_same_clock_tick_is_seen_on_a_later_call(
     before = (home / ".talos" / "index.db-wal").stat().st_mtime_ns
     kept.explain("kettle")
     assert (home / ".talos" / "index.db-wal").stat().st_mtime_ns == before
+
+
+def test_a_stored_records_block_carries_the_usage_fingerprint(
+    make_home: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new process that recalls from the stored records block takes the usage fingerprint
+    of the keys in view from the block (hashing 3,000 keys cost ~15 ms of every `talos
+    recall`), and it is the fingerprint of those keys."""
+    import talos.usage as usage
+
+    rng = random.Random(9)
+    memory = "".join(f"- fact {i} about {_text(rng)}\n" for i in range(40))
+    home = make_home(memory=memory, sessions={"2026-06-01.jsonl": _session("kettle tea")})
+    with Memory(home) as first:
+        first.recall("kettle")  # builds the view and stores the records block
+    usage._FP_MEMO.clear()
+    usage._KEY_HASH.clear()
+    digests: list[int] = []
+    real = usage._digest
+    monkeypatch.setattr(usage, "_digest", lambda keys: digests.append(1) or real(keys))
+    with Memory(home) as second:
+        second.recall("kettle tea")
+        present = second._present_keys(second._recall_graph(None, None))
+    assert digests == []  # nothing hashed: the block said it
+    assert {s: usage.fingerprint(v) for s, v in present.items()} == {
+        s: real(v) for s, v in present.items()
+    }
+    assert len(present["global"]) == 40
