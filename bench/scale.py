@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -145,57 +146,59 @@ def bench_warm(mems: dict[int, Memory], reps: int) -> dict[int, list[float]]:
     return times
 
 
+def paired(mem: Memory, count: int, change: Callable[[int], None]) -> tuple[list, list]:
+    """``count`` times: a warm recall, then ``change(i)``, then a recall of the same query;
+    ``(warm, after)`` seconds, side by side. Before each warm recall the change before has
+    settled (:data:`SETTLE`) and an untimed recall took the look again at it."""
+    warm, after = [], []
+    for i in range(count):
+        q = QUERIES[i % len(QUERIES)]
+        time.sleep(SETTLE)  # calls are not this close to a write in use (_settled)
+        mem.recall(q)  # untimed: the look again at the last write, after its tick
+        t = time.perf_counter()
+        mem.recall(q)
+        warm.append(time.perf_counter() - t)
+        change(i)
+        t = time.perf_counter()
+        mem.recall(q)
+        after.append(time.perf_counter() - t)
+    return warm, after
+
+
 def bench_edits(mem: Memory, home: Path, edits: int) -> tuple[list[float], list[float]]:
-    """Edit one memory.md line, then recall, ``edits`` times, each paired with a warm recall
-    of the same query just before it (side by side): ``(warm, edited)`` seconds. Edit ``i``
+    """Edit one memory.md line, then recall, ``edits`` times (:func:`paired`). Edit ``i``
     replaces line ``i`` (the original file is restored after)."""
     memory = home / "memory.md"
     original = memory.read_bytes()
-    warm, edited = [], []
+
+    def edit(i: int) -> None:
+        lines = original.split(b"\n")
+        lines[i % max(1, len(lines) - 1)] = f"- an edited fact number {i} about hiking".encode()
+        memory.write_bytes(b"\n".join(lines))
+
     try:
-        for i in range(edits):
-            q = QUERIES[i % len(QUERIES)]
-            time.sleep(SETTLE)  # calls are not this close to a write in use (_settled)
-            mem.recall(q)  # untimed: the look again at the last write, after its tick
-            t = time.perf_counter()
-            mem.recall(q)
-            warm.append(time.perf_counter() - t)
-            lines = original.split(b"\n")
-            lines[i % max(1, len(lines) - 1)] = f"- an edited fact number {i} about hiking".encode()
-            memory.write_bytes(b"\n".join(lines))
-            t = time.perf_counter()
-            mem.recall(q)
-            edited.append(time.perf_counter() - t)
+        return paired(mem, edits, edit)
     finally:
         memory.write_bytes(original)
-    return warm, edited
 
 
 def bench_sessions(mem: Memory, home: Path, count: int) -> tuple[list[float], list[float]]:
     """Add one session (named to sort after every other, as a new session does), then
-    recall, ``count`` times, each paired with a warm recall just before it: ``(warm, after)``
-    seconds. The added files are removed after."""
+    recall, ``count`` times (:func:`paired`). The added files are removed after."""
     folder = home / ".talos" / "sessions"
-    warm, after, made = [], [], []
+    made: list[Path] = []
+
+    def add(i: int) -> None:
+        f = folder / f"99991231-{i:06d}__bench.jsonl"
+        made.append(f)
+        line = {"role": "user", "content": f"{QUERIES[i % len(QUERIES)]} (bench session {i})"}
+        f.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+
     try:
-        for i in range(count):
-            q = QUERIES[i % len(QUERIES)]
-            time.sleep(SETTLE)  # calls are not this close to a write in use (_settled)
-            mem.recall(q)  # untimed: the look again at the last write, after its tick
-            t = time.perf_counter()
-            mem.recall(q)
-            warm.append(time.perf_counter() - t)
-            f = folder / f"99991231-{i:06d}__bench.jsonl"
-            made.append(f)
-            line = {"role": "user", "content": f"{q} (bench session {i})"}
-            f.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
-            t = time.perf_counter()
-            mem.recall(q)
-            after.append(time.perf_counter() - t)
+        return paired(mem, count, add)
     finally:
         for f in made:
             f.unlink(missing_ok=True)
-    return warm, after
 
 
 def main() -> None:

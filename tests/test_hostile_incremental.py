@@ -21,7 +21,6 @@ never seen) are fixed; their tests stay as regressions.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import random
 import re
@@ -35,6 +34,7 @@ from typing import Any
 import click.testing
 import pytest
 import typer
+from helpers import session_line as _session
 
 import talos.index as index_mod
 import talos.memory as memory_mod
@@ -53,10 +53,6 @@ QUERIES = [
     "editor",
     "zq kettle",
 ]
-
-
-def _session(text: str) -> str:
-    return json.dumps({"role": "user", "content": text}) + "\n"
 
 
 class Home:

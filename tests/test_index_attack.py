@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import session_line as _session
 
 from talos import Memory, safety
 from talos.home import resolve_paths
@@ -57,10 +58,6 @@ _COPIES = itertools.count()
 
 #: Where a block's JSON header starts: magic (8 bytes), its size (4), its digest (8).
 HEAD = 20
-
-
-def _session(text: str) -> str:
-    return json.dumps({"role": "user", "content": text}) + "\n"
 
 
 def _picked(mem: Memory, query: str, **kw: Any) -> list[tuple[str, float, bool]]:

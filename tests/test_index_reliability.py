@@ -22,6 +22,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from helpers import session_line as _session
 from typer.testing import CliRunner
 
 from talos import Memory
@@ -35,10 +36,6 @@ from talos.index import Index
 def _rows(mem: Memory, query: str) -> list[tuple[object, ...]]:
     """Explain rows with their provenance, for exact comparison of the two paths."""
     return [(r.score, r.kind, r.text, r.node.path, r.node.line) for r in mem.explain(query, k=50)]
-
-
-def _session(text: str) -> str:
-    return json.dumps({"role": "user", "content": text}) + "\n"
 
 
 def _index_files(home: Path) -> list[Path]:

@@ -13,13 +13,13 @@ graph's keyword table growing) are fixed; their tests stay as regressions.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import session_line as _session
 
 import talos.index as index_mod
 import talos.memory as memory_mod
@@ -44,10 +44,6 @@ QUERIES = [
     "brewing guide",
     "zqxnewword kettle",
 ]
-
-
-def _session(text: str) -> str:
-    return json.dumps({"role": "user", "content": text}) + "\n"
 
 
 class Home:

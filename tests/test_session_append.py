@@ -10,7 +10,6 @@ the non-indexed computation.
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import session_line as _session
 
 import talos.index
 import talos.memory as memory_mod
@@ -28,10 +28,6 @@ from talos.index import Index
 
 WORDS = ["kettle", "tea", "deploy", "region", "csv", "merge", "rust", "cargo", "合并", "表格"]
 QUERIES = ["kettle tea", "deploy region csv", "rust cargo", "合并 表格", "merge tea"]
-
-
-def _session(text: str) -> str:
-    return json.dumps({"role": "user", "content": text}) + "\n"
 
 
 def _text(rng: random.Random) -> str:
