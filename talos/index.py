@@ -19,7 +19,12 @@ refreshed before; one read transaction, no write, in a new one):
   mtime; then the folder is listed and only new files are read. Files without a request yet
   (a session just started) are re-checked on every refresh. An old file rewritten in place
   under the same name is picked up by ``talos index`` (a full sweep of sizes and mtimes), and at
-  once in recursive mode (``DIR/**``), which always sweeps.
+  once in recursive mode (``DIR/**``), which always sweeps. When the episodes only grew after
+  the newest one (time-stamped names), the episode block is extended by the new rows
+  (:meth:`Index.episode_block`, ``sessions_base``) instead of merged again.
+* a file changed within a tick of the file system's clock may change again unseen under the
+  same signature: it is looked at again on the next call (:func:`_settled`). Another process's
+  changes show in the change tokens, read on every call (one query).
 
 A damaged or foreign index file is detected (``sqlite3.DatabaseError``, a wrong application
 id or schema) and rebuilt, never trusted. A kill during a refresh rolls back its transaction.
