@@ -455,12 +455,10 @@ class Memory:
         view = build_view(records, self.scopes, day, overrides, self._view_memo)
         head = merge_duplicates(view.nodes, self._merged)
         self._episode_start = len(records)
-        if "global" in self.scopes and len(block):
-            if self._vocab is None or self._vocab.base is not block.incidence:
-                self._vocab = Vocabulary(block.incidence)
-            incidence = self._vocab.incidence([n.keywords for n in head])
-        else:
-            incidence = Incidence.of([n.keywords for n in head])
+        base = self._base(block)
+        if self._vocab is None or self._vocab.base is not base:
+            self._vocab = Vocabulary(base)
+        incidence = self._vocab.incidence([n.keywords for n in head])
         graph = self._stack(head, incidence, block, len(records))
         graph.cache["kinds"] = [n.kind for n in head]
         self._cache = (key, view, graph)
@@ -474,18 +472,20 @@ class Memory:
         ones built (:mod:`talos.patch`), or ``None`` when a full build is needed (SPEC §11:
         an edit costs what it changed, not a pass over every memory)."""
         b = self._built
+        base = self._base(block)
         if (
             b is None
-            or b.block is not block
+            or (b.block is not block and base is not None)  # without episodes: no matter
             or b.when != when
             or self._vocab is None
-            or self._vocab.base is not block.incidence
-            or b.incidence.base is not block.incidence  # built in the vocabulary's numbering
+            or self._vocab.base is not base
+            or b.incidence.base is not base  # built in the vocabulary's numbering
         ):
             return None
         if all(x is y for x, y in zip(b.records, records, strict=False)) and len(b.records) == len(
             records
         ):
+            b.block = block
             return b.view, b.graph  # looked at again, nothing changed
         day = when[0]
         verdicts = self._view_memo.get((self.scopes, day))
@@ -503,6 +503,7 @@ class Memory:
             return None
         built, sp = got
         incidence = splice_incidence(b.incidence, sp, built.head, self._vocab)
+        built.block = block
         graph = self._stack(built.head, incidence, block, len(records))
         splice_cache(b.graph, graph, sp)
         if "kinds" not in graph.cache:
@@ -511,6 +512,11 @@ class Memory:
         built.incidence, built.graph = incidence, graph
         self._built = built
         return built.view, graph
+
+    def _base(self, block: EpisodeBlock) -> Incidence | None:
+        """The incidence whose keyword ids the records' extend: the episode block's when the
+        graph holds episodes (``global`` authorized, SPEC §7.3), else none."""
+        return block.incidence if "global" in self.scopes and len(block) else None
 
     def _restack(
         self, records: list[Node], block: EpisodeBlock, when: tuple[Any, ...]
