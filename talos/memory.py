@@ -551,13 +551,7 @@ class Memory:
             self._present = (graph, self._present[1])
         if self._key_counts is not None and self._key_counts[0] is b.graph:
             self._key_counts = (graph, self._key_counts[1])
-        built = Built(records, block, when, b.view, b.head, incidence, graph)
-        built._at_view, built._groups, built._first, built._keys = (
-            b._at_view,
-            b._groups,
-            b._first,
-            b._keys,
-        )
+        built = Built(records, block, when, b.view, b.head, incidence, graph, tables=b)
         self._built = built
         return b.view, graph
 

@@ -80,6 +80,7 @@ class Built:
         head: list[Node],
         incidence: Incidence,
         graph: Graph,
+        tables: Built | None = None,
     ) -> None:
         self.records, self.block, self.when = records, block, when
         self.view, self.head, self.incidence, self.graph = view, head, incidence, graph
@@ -87,6 +88,9 @@ class Built:
         self._groups: dict[GroupKey, list[int]] | None = None
         self._first: list[int] | None = None
         self._keys: dict[tuple[str, str], int] | None = None
+        if tables is not None:  # carried over (they describe this view too): see patch_view
+            self._at_view, self._groups = tables._at_view, tables._groups
+            self._first, self._keys = tables._first, tables._keys
 
     @property
     def at_view(self) -> dict[int, int]:
@@ -262,8 +266,8 @@ def patch_view(
     merged_memo.update(fresh)
     inserted = [bisect.bisect_left(first, p) for p, _node in coming]
 
-    built = Built(records, b.block, b.when, view, head, b.incidence, b.graph)
-    built._at_view, built._groups, built._first, built._keys = at_view, groups, first, keys
+    b._first = first  # the other tables were updated in place
+    built = Built(records, b.block, b.when, view, head, b.incidence, b.graph, tables=b)
     return built, Splice(deleted, inserted, removed, [node for _p, node in coming])
 
 
