@@ -59,7 +59,7 @@ STORE_AFTER = 256
 
 #: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
 #: a newer or unknown one is rebuilt.
-SCHEMA = 2
+SCHEMA = 3
 #: ``PRAGMA application_id``: tells our index from any other SQLite file.
 APP_ID = 0x7A105  # "talos"
 
@@ -79,6 +79,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "DELETE FROM facts",
         "DELETE FROM meta WHERE k='memory_sig'",
     ),
+    # 3: the log of removed sessions, so the episode block loses their episodes instead of
+    #    being merged again (EpisodeBlock.remove; issue 12 item 7).
+    3: ("CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, path TEXT, sortkey TEXT)",),
 }
 
 
@@ -91,6 +94,7 @@ COLUMNS = {
     ("blocks", "name"),
     ("blocks", "token"),
     ("blocks", "data"),
+    *(("dropped", c) for c in ("seq", "path", "sortkey")),
 }
 
 
@@ -415,7 +419,7 @@ class Index:
             if self._meta(con, "readers") != READERS:
                 # The code that turns files into rows changed (a reader, masking, keywords):
                 # what was indexed before may differ from what it reads now. Start over.
-                for table in ("facts", "sessions", "meta", "blocks"):
+                for table in ("facts", "sessions", "meta", "blocks", "dropped"):
                     con.execute(f"DELETE FROM {table}")
                 con.execute("INSERT INTO meta(k, v) VALUES ('readers', ?)", (READERS,))
                 self._line_cache = {}
@@ -694,9 +698,16 @@ class Index:
         }
         todo: list[tuple[str, str]] = []  # (path relative to the folder, full path)
         episodes_reread: set[str] = set()  # rows with a request that are read again
-        # Whether the episodes only grew at the end (sessions arrive in time order): then the
-        # episode block is extended, not rebuilt (episode_block; SPEC §11).
+        # Whether the episodes only grew after the newest one ever seen (sessions arrive in
+        # time order) or lost some: then the episode block is extended and loses the removed
+        # episodes (logged in `dropped`), it is not merged again (episode_block; SPEC §11).
         appended = True
+        # The newest sort key of an episode since the base was drawn (removed ones too): an
+        # episode sorting before it is no append, even when the newest are gone.
+        newest = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL").fetchone()[
+            0
+        ]
+        last = max(self._meta(con, "sessions_high") or "", newest or "") or None
         if listed:
             files = session_names(self.paths.sessions_dir, ordered=False)
             names = dict(files)
@@ -721,13 +732,16 @@ class Index:
                 for i in range(0, len(order), 500):  # SQLite allows 999 parameters (< 3.32)
                     part = order[i : i + 500]
                     rows += con.execute(
-                        "SELECT path, text IS NOT NULL FROM sessions WHERE sortkey IN "
+                        "SELECT path, text IS NOT NULL, sortkey FROM sessions WHERE sortkey IN "
                         f"({','.join('?' * len(part))})",
                         part,
                     ).fetchall()
                 con.executemany("DELETE FROM sessions WHERE path=?", [(r[0],) for r in rows])
+                con.executemany(
+                    "INSERT INTO dropped(path, sortkey) VALUES (?, ?)",
+                    [(r[0], r[2]) for r in rows if r[1]],
+                )
                 stats.sessions_dropped = len(rows)
-                appended = not any(r[1] for r in rows)
             for rel, full in files:
                 if rel not in keys:
                     todo.append((rel, full))
@@ -751,7 +765,6 @@ class Index:
                 for key, (path, size, mtime) in pending.items()
                 if _stat(Path(path)) != (size, mtime)
             )
-        last = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL").fetchone()[0]
         total = len(todo)
         for done, (rel, full) in enumerate(todo, 1):
             p = Path(full)
@@ -760,7 +773,7 @@ class Index:
             if rel in episodes_reread:
                 appended = False  # an episode was re-read: changed, or gone
             elif node is not None and last is not None and rel <= last:
-                appended = False  # a new episode before the last one
+                appended = False  # a new episode before the newest one
             con.execute(
                 "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -779,11 +792,23 @@ class Index:
         if (total or stats.sessions_dropped) and (
             not appended or self._meta(con, "sessions_base") is None
         ):
-            # The episodes before the newest changed: a block built before cannot be extended.
-            # (Random per change and per home, so a block copied from elsewhere never fits.)
+            # The episodes before the newest changed: a block built before cannot be brought
+            # up to date. (Random per change and per home, so a block copied from elsewhere
+            # never fits.) The log of removals starts again with the base.
             con.execute(
                 "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_base', ?)",
                 (os.urandom(8).hex(),),
+            )
+            con.execute("DELETE FROM dropped")
+            last = con.execute(
+                "SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL"
+            ).fetchone()[0]
+        elif total:
+            now = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL")
+            last = max(last or "", now.fetchone()[0] or "") or None
+        if total or stats.sessions_dropped:
+            con.execute(
+                "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_high', ?)", (last or "",)
             )
         self._pending = {
             path: (size, mtime)
@@ -898,11 +923,12 @@ class Index:
         """The merged episodes of the indexed sessions as arrays (:mod:`talos.block`).
 
         Read from the index when it holds the block of the current sessions (one blob, no
-        per-row work). When sessions only arrived after the newest one since a block was
-        built (``prev``, the caller's, or the stored one), that block is extended by the new
-        rows; otherwise the block is built from the session rows of one snapshot. Either
-        way it is stored for the next process, unless the sessions changed meanwhile. A
-        stored block that does not decode is rebuilt, never trusted.
+        per-row work). When, since a block was built (``prev``, the caller's, or the stored
+        one), sessions only arrived after the newest one or were removed, that block loses
+        the removed episodes (:meth:`EpisodeBlock.remove`, from the log ``dropped``) and is
+        extended by the new rows; otherwise the block is built from the session rows of one
+        snapshot. Either way it is stored for the next process, unless the sessions changed
+        meanwhile. A stored block that does not decode is rebuilt, never trusted.
 
         Args:
             prev: a block the caller holds (a long-lived :class:`talos.memory.Memory`).
@@ -910,44 +936,34 @@ class Index:
         Raises:
             OSError, sqlite3.Error: as :meth:`refresh`.
         """
-        token, base, block, rows, store = self._block_snapshot(prev)
-        if rows is None:
+        token, base, block, change, store = self._block_snapshot(prev)
+        if change is None:
             assert block is not None
             return block  # the stored block of the current sessions, or prev unchanged
         if block is not None:
-            grown = block.extend(rows) if rows else block
+            grown = _caught_up(block, change)
         else:
-            grown = EpisodeBlock.build(rows)
+            grown = EpisodeBlock.build(change.rows)
+            grown.last = change.rows[-1][3] if change.rows else ""
         grown.base = base
-        grown.last = rows[-1][3] if rows else (block.last if block is not None else "")
         return self._store_block(grown, token) if store else grown
 
     def _block_snapshot(
         self, prev: EpisodeBlock | None = None
-    ) -> tuple[str, str, EpisodeBlock | None, list[Any] | None, bool]:
+    ) -> tuple[str, str, EpisodeBlock | None, _Change | None, bool]:
         """In one read transaction: the block token and base of the current sessions, and
         what to do: ``(block, None)`` use it as it is (stored for these sessions, or
-        ``prev`` with no episode since); ``(block, rows)`` extend it by the rows after its
-        last episode (only later sessions arrived since it was built, ``prev`` first);
-        ``(None, rows)`` build from every row. The last item says whether to store the
-        result: always for a build, else when the stored block is of another base or
-        :data:`STORE_AFTER` episodes behind (until then the next process extends the stored
-        block by the rows it lacks, and one new session costs no rewrite of the blob)."""
+        ``prev`` with no change since); ``(block, change)`` bring it up to date (only
+        removals and later sessions since it was built, ``prev`` first); ``(None, change)``
+        build from every row. The last item says whether to store the result: always for a
+        build, else when the stored block is of another base or :data:`STORE_AFTER` changes
+        behind (until then the next process brings the stored block up to date by the
+        changes it lacks, and one new or removed session costs no rewrite of the blob)."""
         con = self._connect()
         con.execute("BEGIN")
         try:
             token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
             base = self._meta(con, "sessions_base") or ""
-            query = (
-                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
-                " AND sortkey > ? ORDER BY sortkey"
-            )
-
-            def after(old: EpisodeBlock) -> list[Any] | None:
-                """The rows after ``old``'s episodes, when only those were added since."""
-                if not base or old.base != base or old.last is None:
-                    return None
-                return con.execute(query, (old.last,)).fetchall()
 
             def behind() -> bool:
                 """Whether the stored block is of another base or far behind."""
@@ -958,12 +974,16 @@ class Index:
                     "SELECT count(*) FROM sessions WHERE text IS NOT NULL AND sortkey > ?",
                     (last,),
                 ).fetchone()[0]
+                n += con.execute(
+                    "SELECT count(*) FROM dropped WHERE seq > ?",
+                    (int(self._meta(con, "block_seq") or 0),),
+                ).fetchone()[0]
                 return bool(n >= STORE_AFTER)
 
-            if prev is not None and (rows := after(prev)) is not None:
-                if not rows:
+            if prev is not None and (change := self._changes(con, prev, base)) is not None:
+                if change.empty(prev):
                     return token, base, prev, None, False
-                return token, base, prev, rows, behind()  # no stored blob to decode
+                return token, base, prev, change, behind()  # no stored blob to decode
             row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
             if row is not None and isinstance(row[0], str) and isinstance(row[1], bytes):
                 try:  # the blob names its token: a row copied from elsewhere is refused
@@ -973,15 +993,39 @@ class Index:
                 else:
                     if row[0] == token and stored.base == base:
                         return token, base, stored, None, False
-                    if (rows := after(stored)) is not None:
-                        return token, base, stored, rows, len(rows) >= STORE_AFTER
+                    if (change := self._changes(con, stored, base)) is not None:
+                        return token, base, stored, change, change.size >= STORE_AFTER
             rows = con.execute(
                 "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
                 " ORDER BY sortkey"
             ).fetchall()
-            return token, base, None, rows, True
+            return token, base, None, _Change([], rows, 0), True
         finally:
             con.execute("COMMIT")
+
+    def _changes(self, con: sqlite3.Connection, old: EpisodeBlock, base: str) -> _Change | None:
+        """What happened to the sessions since ``old`` was built, inside the caller's read
+        transaction: its episodes removed since (the log entries after ``old.seq``) and the
+        rows after its last episode, when nothing else changed (same base); else ``None``.
+        A logged removal that ``old`` does not hold where it should is ``None`` too: the
+        block is built again, never trusted."""
+        if not base or old.base != base or old.last is None:
+            return None
+        if old.seq < int(self._meta(con, "dropped_floor") or 0):
+            return None  # log entries it lacks were pruned (_store_block)
+        gone = con.execute(
+            "SELECT seq, path, sortkey FROM dropped WHERE seq > ? ORDER BY seq", (old.seq,)
+        ).fetchall()
+        wanted = [path for _seq, path, key in gone if key <= old.last]  # later ones: not in it
+        positions = old.positions(wanted)
+        if positions is None:
+            return None
+        rows = con.execute(
+            "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
+            " AND sortkey > ? ORDER BY sortkey",
+            (old.last,),
+        ).fetchall()
+        return _Change(positions, rows, gone[-1][0] if gone else old.seq)
 
     def _store_block(self, block: EpisodeBlock, token: str) -> EpisodeBlock:
         """Store ``block`` as the block of ``token`` unless the sessions changed since it was
@@ -999,8 +1043,20 @@ class Index:
                     )
                     con.executemany(
                         "INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
-                        [("block_base", block.base or ""), ("block_last", block.last or "")],
+                        [
+                            ("block_base", block.base or ""),
+                            ("block_last", block.last or ""),
+                            ("block_seq", str(block.seq)),
+                        ],
                     )
+                    if block.seq > int(self._meta(con, "dropped_floor") or 0):
+                        # the stored block holds every removal up to its seq: a block older
+                        # than that (another process's) starts from the stored one
+                        con.execute("DELETE FROM dropped WHERE seq <= ?", (block.seq,))
+                        con.execute(
+                            "INSERT OR REPLACE INTO meta(k, v) VALUES ('dropped_floor', ?)",
+                            (str(block.seq),),
+                        )
                 con.execute("COMMIT")
             except BaseException:
                 with suppress(sqlite3.Error):
@@ -1079,24 +1135,26 @@ class Index:
         try:
             row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
             token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
+            base = self._meta(con, "sessions_base") or ""
             rows = con.execute(
                 "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
                 " ORDER BY sortkey"
             ).fetchall()
+            if row is None or row[0] is None:
+                return []
+            try:
+                stored = EpisodeBlock.from_bytes(row[1], row[0])
+            except BlockError as e:
+                return [f"{self.file}: stored episode block unusable ({e})"]
+            change = None if row[0] == token else self._changes(con, stored, base)
         finally:
             con.execute("COMMIT")
-        if row is None or row[0] is None:
-            return []
-        try:
-            stored = EpisodeBlock.from_bytes(row[1], row[0])
-        except BlockError as e:
-            return [f"{self.file}: stored episode block unusable ({e})"]
         if row[0] == token:
             have = stored
-        elif stored.base is not None and stored.last is not None:
-            have = stored.extend([r for r in rows if r[3] > stored.last])
+        elif change is not None:
+            have = _caught_up(stored, change)
         else:
-            return []  # an old block: the next recall builds one
+            return []  # of another base: the next recall builds one
 
         def nodes(b: EpisodeBlock) -> list[Any]:
             return [
@@ -1125,3 +1183,33 @@ class Index:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(slots=True)
+class _Change:
+    """What to do to an episode block to bring it up to date (:meth:`Index._changes`):
+    remove the episodes at ``positions``, then extend it by ``rows`` (``(path, text, kw,
+    sortkey)``, sorted); ``seq`` is the last log entry of removed sessions this covers."""
+
+    positions: list[int]
+    rows: list[Any]
+    seq: int
+
+    @property
+    def size(self) -> int:
+        """Episodes removed and added."""
+        return len(self.positions) + len(self.rows)
+
+    def empty(self, block: EpisodeBlock) -> bool:
+        """Whether ``block`` is already what this change makes of it."""
+        return not self.positions and not self.rows and self.seq == block.seq
+
+
+def _caught_up(block: EpisodeBlock, change: _Change) -> EpisodeBlock:
+    """``block`` after ``change``: removed episodes gone, new rows appended (as a build of
+    the rows would merge them, tests/test_session_remove.py)."""
+    out = block.remove(change.positions)
+    out = out.extend(change.rows) if change.rows else out.copy()
+    out.last = change.rows[-1][3] if change.rows else block.last
+    out.seq = change.seq
+    return out
