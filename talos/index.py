@@ -46,7 +46,7 @@ from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
 from talos.model import Node
 from talos.safety import keep_fact
-from talos.sources.facts import parse_fact_line
+from talos.sources.facts import MAX_FACT_BYTES, long_lines_warning, parse_fact_line
 from talos.sources.sessions import episode_node, session_names, sessions_root
 from talos.text import matching_keywords
 from talos.warn import warn
@@ -548,6 +548,7 @@ class Index:
             return
         rows = []
         bad: list[int] = []
+        long: list[int] = []
         token = self._meta(con, "facts_token")
         old = self._rows if self._rows_token == token else None
         stored = None
@@ -564,6 +565,9 @@ class Index:
         cache = self._line_cache
         fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
         for no, blob in enumerate(blobs, 1):
+            if len(blob) > MAX_FACT_BYTES:
+                long.append(no)  # not a fact (parse_fact_line); never decoded, never stored
+                continue
             try:
                 line = blob.decode("utf-8")
             except UnicodeDecodeError:
@@ -579,19 +583,22 @@ class Index:
             if entry is not None:
                 rows.append((no, line.rstrip("\r"), *entry))
         self._line_cache = fresh
-        if bad and self._warned != (data, bad):  # once per content: re-reads stay quiet
-            self._warned = (data, bad)
-            shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
-            warn(
-                f"{self.paths.memory_file}: line {shown} is not valid UTF-8; skipped "
-                "(the file is left untouched)"
-            )
+        if (bad or long) and self._warned != (data, bad + long):  # once per content
+            self._warned = (data, bad + long)
+            if bad:
+                shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
+                warn(
+                    f"{self.paths.memory_file}: line {shown} is not valid UTF-8; skipped "
+                    "(the file is left untouched)"
+                )
+            if long:
+                warn(long_lines_warning(self.paths.memory_file, long))
         if old is None and token is not None and stored == rows:
             # Read again by a process that had not read it (a change within its tick looked
             # at again, _settled): the same rows. No new token, so the stored records block
             # stays valid for every process.
             self._rows, self._rows_token, self._patched_from = rows, token, None
-            self._blobs = blobs if not bad else None
+            self._blobs = blobs if not bad and not long else None
             self._row_at = {r[0]: i for i, r in enumerate(rows)}
             self._set_memory_sig(con, sig, stats, reparsed=False)
             return
@@ -610,7 +617,7 @@ class Index:
                 [r for no, r in after.items() if before.get(no) != r],
             )
         self._rows, self._patched_from = rows, None
-        self._blobs = blobs if not bad else None
+        self._blobs = blobs if not bad and not long else None
         self._row_at = {r[0]: i for i, r in enumerate(rows)}
         self._set_memory_sig(con, sig, stats)
 

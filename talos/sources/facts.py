@@ -12,10 +12,24 @@ from talos.model import Node
 from talos.text import matching_keywords
 from talos.warn import warn
 
-__all__ = ["MIN_FACT_CHARS", "TAG", "ParsedFact", "load_facts", "parse_fact_line", "strip_tag"]
+__all__ = [
+    "MAX_FACT_BYTES",
+    "MIN_FACT_CHARS",
+    "TAG",
+    "ParsedFact",
+    "load_facts",
+    "parse_fact_line",
+    "strip_tag",
+    "too_long",
+]
 
 #: Lines whose remaining text is shorter than this are ignored (SPEC §3.1): "ok", "---", "#".
 MIN_FACT_CHARS = 4
+#: A line longer than this (UTF-8 bytes) is not a fact: it is not recalled, and every reader
+#: warns with its line number (the file is left as it is). One 50 MB line was stored in the
+#: index, in every records block and delivered whole in the block (issue 12 item 8); a fact
+#: is one line a person can read, and only its first ``MATCH_MAX`` characters match anyway.
+MAX_FACT_BYTES = 16_384
 
 #: The trailing provenance tag ``<!-- SRC YYYY-MM-DD [field=value ...] -->``; whitespace inside
 #: is free. Field values are URL-encoded when they contain spaces (SPEC §7.1).
@@ -49,6 +63,22 @@ def strip_tag(line: str) -> tuple[str, str, str]:
     return line[: m.start()].strip(), m.group("src"), m.group("born")
 
 
+def too_long(line: str | bytes) -> bool:
+    """Whether a memory.md line is longer than :data:`MAX_FACT_BYTES` UTF-8 bytes."""
+    if isinstance(line, bytes) or len(line) > MAX_FACT_BYTES or 4 * len(line) <= MAX_FACT_BYTES:
+        return len(line) > MAX_FACT_BYTES
+    return len(line.encode("utf-8", "surrogatepass")) > MAX_FACT_BYTES
+
+
+def long_lines_warning(path: Path | str, numbers: list[int]) -> str:
+    """The warning every reader gives for lines :func:`too_long` (one message per file)."""
+    shown = ", ".join(map(str, numbers[:10])) + (" …" if len(numbers) > 10 else "")
+    return (
+        f"{path}: line {shown} is longer than {MAX_FACT_BYTES:,} bytes: not a fact, not "
+        "recalled (the file is left untouched; split it into lines, or move it to a skill)"
+    )
+
+
 def parse_fact_line(line: str) -> ParsedFact | None:
     """Parse one memory.md line (SPEC §3.1).
 
@@ -58,8 +88,11 @@ def parse_fact_line(line: str) -> ParsedFact | None:
 
     Returns:
         The parsed fact, or ``None`` when the remaining text is shorter than
-        :data:`MIN_FACT_CHARS` characters (the line is not a fact).
+        :data:`MIN_FACT_CHARS` characters or the line is longer than :data:`MAX_FACT_BYTES`
+        (the line is not a fact).
     """
+    if too_long(line):
+        return None
     s = line.strip()
     m = TAG.search(s)
     src, born, fields = "user", "", {}
@@ -91,8 +124,9 @@ def load_facts(
 ) -> list[Node]:
     """Read ``memory.md`` into fact nodes, in file order (SPEC §3.1).
 
-    A line that does not decode as UTF-8 is skipped; one warning on stderr names the file and
-    the line numbers, and the rest of the file still loads. A missing file means no facts.
+    A line that does not decode as UTF-8, or is longer than :data:`MAX_FACT_BYTES`, is
+    skipped; one warning on stderr names the file and the line numbers, and the rest of the
+    file still loads. A missing file means no facts.
 
     Args:
         path: the memory file.
@@ -112,7 +146,11 @@ def load_facts(
         return []
     nodes: list[Node] = []
     bad: list[int] = []
+    long: list[int] = []
     for no, blob in enumerate(lines, 1):
+        if len(blob) > MAX_FACT_BYTES:
+            long.append(no)
+            continue
         try:
             line = blob.decode("utf-8")
         except UnicodeDecodeError:
@@ -141,4 +179,6 @@ def load_facts(
     if bad:
         shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
         warn(f"{path}: line {shown} is not valid UTF-8; skipped (the file is left untouched)")
+    if long:
+        warn(long_lines_warning(path, long))
     return nodes
