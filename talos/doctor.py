@@ -39,8 +39,15 @@ from talos.home import CONFIG_FILE, Paths, resolve_home, resolve_paths
 from talos.index import Index
 from talos.memory import Memory
 from talos.render import LABELS
-from talos.safety import scan_home
-from talos.sources.facts import load_facts
+from talos.safety import (
+    FactReport,
+    ScanReport,
+    instruction_reasons,
+    mask_secrets,
+    scan_home,
+    scan_skills,
+)
+from talos.sources.facts import line_warnings, load_facts
 from talos.sources.sessions import session_files, sessions_root
 from talos.sources.skills import skill_files
 from talos.trust import (
@@ -265,15 +272,19 @@ def diagnose(
     has_config = (root / CONFIG_FILE).is_file()
     add(Finding("config", "ok", "talos.toml read" if has_config else "no talos.toml: defaults"))
 
-    facts = _check_memory(paths, places, add)
-    _check_skills(paths, places, add)
-    _check_sessions(paths, places, add)
-    if not _check_state(paths, places, add):
-        return diag
-    _check_tags(facts, places, add)
-    _check_index(paths, places, add)
-    _check_safety(paths, places, add)
-    _check_view(paths, diag.scopes, at, places, add)
+    # One Memory for every check: its index's fact nodes are the ones the tags are checked on
+    # and the view is built from (a memory.md of 1,000,000 lines was parsed four times,
+    # 126 s; issue 12 item 8).
+    with Memory(paths.home, scopes=diag.scopes) as mem:
+        facts = _check_memory(paths, places, add, mem)
+        _check_skills(paths, places, add)
+        _check_sessions(paths, places, add)
+        if not _check_state(paths, places, add):
+            return diag
+        _check_tags(facts, places, add)
+        _check_index(mem, places, add)
+        _check_safety(paths, places, add, mem)
+        _check_view(mem, at, places, add)
     _check_audit(paths, places, add)
     return diag
 
@@ -281,7 +292,20 @@ def diagnose(
 Add = Callable[[Finding], None]
 
 
-def _check_memory(paths: Paths, places: _Places, add: Add) -> list[Any]:
+def _indexed_facts(mem: Memory) -> list[Any] | None:
+    """The fact nodes of memory.md from ``mem``'s index, brought up to date (``None`` when
+    the index is unavailable): the lines are parsed once, by the index, not by each check."""
+    if mem.index is None:
+        return None
+    try:
+        with _captured():  # the warnings are line_warnings'; the index ones _check_index's
+            mem.index.refresh()
+            return mem.index.facts()
+    except (OSError, sqlite3.Error):
+        return None
+
+
+def _check_memory(paths: Paths, places: _Places, add: Add, mem: Memory) -> list[Any]:
     mf = paths.memory_file
     name = places.path(mf)
     if not mf.exists() and not mf.is_symlink():
@@ -294,8 +318,16 @@ def _check_memory(paths: Paths, places: _Places, add: Add) -> list[Any]:
             )
         )
         return []
-    with _captured() as warned:
-        facts = load_facts(mf, keep_fact=None)
+    indexed = _indexed_facts(mem)
+    if indexed is None:
+        with _captured() as warned:
+            facts = load_facts(mf, keep_fact=None)
+    else:
+        facts = indexed
+        try:
+            warned = line_warnings(mf, mf.read_bytes())
+        except OSError as e:
+            warned = [f"{mf}: cannot read ({e.strerror}); no facts loaded"]
     if warned:
         add(
             Finding(
@@ -399,14 +431,14 @@ def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
         add(Finding("tags", "ok", "every provenance tag parses"))
 
 
-def _check_index(paths: Paths, places: _Places, add: Add) -> None:
-    idx = Index(paths)
+def _check_index(mem: Memory, places: _Places, add: Add) -> None:
+    idx = mem.index if mem.index is not None else Index(mem.paths)
     name = places.path(idx.file)
     try:
         with _captured() as warned:
             idx.refresh()
             problems = idx.check()
-            facts, episodes = len(idx.facts()), len(idx.episodes())
+            facts, episodes = idx.counts()
     except (OSError, sqlite3.Error) as e:
         add(
             Finding(
@@ -417,8 +449,6 @@ def _check_index(paths: Paths, places: _Places, add: Add) -> None:
             )
         )
         return
-    finally:
-        idx.close()
     # Only what is about the index: unreadable lines are the memory check's.
     notes = [places.text(w) for w in warned if str(idx.file) in w]
     if problems:
@@ -436,9 +466,29 @@ def _check_index(paths: Paths, places: _Places, add: Add) -> None:
     add(Finding("index", "info" if notes else "ok", summary, _details(notes)))
 
 
-def _check_safety(paths: Paths, places: _Places, add: Add) -> None:
+def _flagged_facts(mem: Memory) -> list[FactReport] | None:
+    """The lines the fact filter keeps out, from the verdicts the index holds (it runs
+    :func:`talos.safety.keep_fact` on every line it parses); ``None`` without an index."""
+    if mem.index is None:
+        return None
+    try:
+        rows = mem.index.flagged_facts()
+    except (OSError, sqlite3.Error):
+        return None
+    path = str(mem.paths.memory_file)
+    return [
+        FactReport(path, line, mask_secrets(text), tuple(instruction_reasons(text)))
+        for line, text in rows
+    ]
+
+
+def _check_safety(paths: Paths, places: _Places, add: Add, mem: Memory) -> None:
     with _captured():
-        report = scan_home(paths.memory_file, paths.skills_dir)
+        flagged = _flagged_facts(mem)
+        if flagged is None:
+            report = scan_home(paths.memory_file, paths.skills_dir)
+        else:
+            report = ScanReport(scan_skills(paths.skills_dir), flagged)
     items = [f"{places.path(s.path)}: {'; '.join(s.reasons)}" for s in report.skills]
     items += [f"{places.path(f.path)}:{f.line}: {'; '.join(f.reasons)}" for f in report.facts]
     if items:
@@ -460,12 +510,10 @@ def _check_safety(paths: Paths, places: _Places, add: Add) -> None:
         add(Finding("safety", "ok", "nothing flagged"))
 
 
-def _check_view(
-    paths: Paths, scopes: Sequence[str], at: dt.date | None, places: _Places, add: Add
-) -> None:
+def _check_view(mem: Memory, at: dt.date | None, places: _Places, add: Add) -> None:
     """Conflicts, expired records and forgetting suggestions of the authorized view."""
     # Warnings here are reported by other checks: unreadable lines, tags, flagged skills.
-    with _captured(), Memory(paths.home, scopes=scopes) as mem:
+    with _captured():
         view, _graph = mem.view(at)
         conflicts = mem.conflicts(at)
         dead = mem.dead(at=at)

@@ -46,12 +46,22 @@ from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
 from talos.model import Node
 from talos.safety import keep_fact
-from talos.sources.facts import MAX_FACT_BYTES, long_lines_warning, parse_fact_line
+from talos.sources.facts import (
+    MAX_FACT_BYTES,
+    bad_lines_warning,
+    long_lines_warning,
+    parse_fact_line,
+)
 from talos.sources.sessions import episode_node, session_names, sessions_root
 from talos.text import matching_keywords
 from talos.warn import warn
 
 __all__ = ["SCHEMA", "Index", "RefreshStats"]
+
+#: :meth:`Index.check` parses every line of a memory.md of at most this many lines again;
+#: of a longer one, :data:`CHECK_SAMPLE` rows (and every line without a row).
+CHECK_ALL_LINES = 50_000
+CHECK_SAMPLE = 2_000
 
 #: A block extended by this many episodes since the stored one is stored again
 #: (:meth:`Index.episode_block`); until then each process extends the stored one.
@@ -586,11 +596,7 @@ class Index:
         if (bad or long) and self._warned != (data, bad + long):  # once per content
             self._warned = (data, bad + long)
             if bad:
-                shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
-                warn(
-                    f"{self.paths.memory_file}: line {shown} is not valid UTF-8; skipped "
-                    "(the file is left untouched)"
-                )
+                warn(bad_lines_warning(self.paths.memory_file, bad))
             if long:
                 warn(long_lines_warning(self.paths.memory_file, long))
         if old is None and token is not None and stored == rows:
@@ -1112,19 +1118,37 @@ class Index:
             (key, value.encode()),
         )
 
-    def check(self) -> list[str]:
-        """Compare the index with the files without changing it; returns differences."""
-        from talos.sources.facts import load_facts
+    def flagged_facts(self) -> list[tuple[int, str]]:
+        """``(line, text)`` of the facts :func:`talos.safety.keep_fact` rejected when their
+        lines were parsed, in file order (what ``talos doctor`` reports, without a scan)."""
+        return (
+            self._connect()
+            .execute("SELECT line, text FROM facts WHERE safe = 0 ORDER BY line")
+            .fetchall()
+        )
+
+    def counts(self) -> tuple[int, int]:
+        """``(facts, episodes)`` indexed, counted by the index (no row is read)."""
+        con = self._connect()
+        return con.execute(
+            "SELECT (SELECT count(*) FROM facts),"
+            " (SELECT count(*) FROM sessions WHERE text IS NOT NULL)"
+        ).fetchone()
+
+    def check(self, full: bool | None = None) -> list[str]:
+        """Compare the index with the files without changing it; returns differences.
+
+        Args:
+            full: parse every line of memory.md again and compare (``None``: when it has at
+                most :data:`CHECK_ALL_LINES` lines). Otherwise every line's exact text and
+                position are compared with its row, lines without a row are parsed (they
+                must be no facts), and :data:`CHECK_SAMPLE` rows spread over the file are
+                parsed again: a memory.md of 1,000,000 lines took 126 s in ``talos doctor``
+                (issue 12 item 8).
+        """
         from talos.sources.sessions import load_episodes
 
-        problems: list[str] = []
-        want_f = [(n.line, n.text, n.keywords) for n in load_facts(self.paths.memory_file)]
-        have_f = [(n.line, n.text, n.keywords) for n in self.facts()]
-        if want_f != have_f:
-            problems.append(
-                f"facts differ from {self.paths.memory_file}: "
-                f"{len(have_f)} indexed, {len(want_f)} in the file"
-            )
+        problems = self._check_facts(full)
         want_e = {(n.path, n.text) for n in load_episodes(self.paths.sessions_dir)}
         have_e = {(n.path, n.text) for n in self.episodes()}
         for path, text in sorted(want_e - have_e)[:20]:
@@ -1133,6 +1157,49 @@ class Index:
             problems.append(f"{path}: indexed episode {text!r} is not in the files")
         problems += self._check_block()
         return problems
+
+    def _check_facts(self, full: bool | None) -> list[str]:
+        """The memory.md half of :meth:`check`."""
+        from talos.sources.facts import load_facts
+
+        path = self.paths.memory_file
+        rows = self._connect().execute("SELECT line, raw, text, kw FROM facts ORDER BY line")
+        rows = rows.fetchall()
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""  # missing or unreadable: load_facts says which, below
+            full = True
+        blobs = data.split(b"\n") if data else []
+        if full or (full is None and len(blobs) <= CHECK_ALL_LINES):
+            want = [(n.line, n.text, n.keywords) for n in load_facts(path)]
+            have = [(line, text, frozenset(kw.split())) for line, _raw, text, kw in rows]
+            if want == have:
+                return []
+            return [f"facts differ from {path}: {len(have)} indexed, {len(want)} in the file"]
+        at = {r[0]: r for r in rows}
+        step = max(1, len(rows) // CHECK_SAMPLE)
+        seen = 0
+        for no, blob in enumerate(blobs, 1):
+            row = at.pop(no, None)
+            try:
+                line = blob.decode("utf-8") if len(blob) <= MAX_FACT_BYTES else None
+            except UnicodeDecodeError:
+                line = None
+            if row is None:
+                if line is not None and _parse_line(line) is not None:
+                    return [f"facts differ from {path}: line {no} is a fact, not indexed"]
+                continue
+            if line is None or line.rstrip("\r") != row[1]:
+                return [f"facts differ from {path}: line {no} is not the indexed line"]
+            seen += 1
+            if seen % step == 0:
+                entry = _parse_line(line)
+                if entry is None or (entry[0], entry[1]) != (row[2], row[3]):
+                    return [f"facts differ from {path}: line {no} is indexed as another fact"]
+        if at:
+            return [f"facts differ from {path}: line {min(at)} is indexed, not in the file"]
+        return []
 
     def _check_block(self) -> list[str]:
         """The stored episode block (built, or extended session by session) against a block

@@ -72,13 +72,48 @@ def too_long(line: str | bytes) -> bool:
     return len(line.encode("utf-8", "surrogatepass")) > MAX_FACT_BYTES
 
 
+def _shown(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:10])) + (" …" if len(numbers) > 10 else "")
+
+
+def bad_lines_warning(path: Path | str, numbers: list[int]) -> str:
+    """The warning every reader gives for lines that are not UTF-8 (one message per file)."""
+    return (
+        f"{path}: line {_shown(numbers)} is not valid UTF-8; skipped (the file is left untouched)"
+    )
+
+
 def long_lines_warning(path: Path | str, numbers: list[int]) -> str:
     """The warning every reader gives for lines :func:`too_long` (one message per file)."""
-    shown = ", ".join(map(str, numbers[:10])) + (" …" if len(numbers) > 10 else "")
     return (
-        f"{path}: line {shown} is longer than {MAX_FACT_BYTES:,} bytes: not a fact, not "
-        "recalled (the file is left untouched; split it into lines, or move it to a skill)"
+        f"{path}: line {_shown(numbers)} is longer than {MAX_FACT_BYTES:,} bytes: not a fact, "
+        "not recalled (the file is left untouched; split it into lines, or move it to a skill)"
     )
+
+
+def line_warnings(path: Path, data: bytes) -> list[str]:
+    """The warnings :func:`load_facts` gives about ``data`` (memory.md's bytes): lines that
+    are not UTF-8 and lines :func:`too_long`, without parsing a line; a clean file costs one
+    decode (``talos doctor`` on a memory.md of 1,000,000 lines, issue 12 item 8)."""
+    try:
+        data.decode("utf-8")
+        clean = True
+    except UnicodeDecodeError:
+        clean = False
+    if clean and len(data) <= MAX_FACT_BYTES:
+        return []
+    bad: list[int] = []
+    long: list[int] = []
+    for no, blob in enumerate(data.split(b"\n"), 1):
+        if len(blob) > MAX_FACT_BYTES:
+            long.append(no)
+        elif not clean:
+            try:
+                blob.decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append(no)
+    out = [bad_lines_warning(path, bad)] if bad else []
+    return out + ([long_lines_warning(path, long)] if long else [])
 
 
 def parse_fact_line(line: str) -> ParsedFact | None:
@@ -179,8 +214,7 @@ def load_facts(
             )
         )
     if bad:
-        shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
-        warn(f"{path}: line {shown} is not valid UTF-8; skipped (the file is left untouched)")
+        warn(bad_lines_warning(path, bad))
     if long:
         warn(long_lines_warning(path, long))
     return nodes
