@@ -464,6 +464,13 @@ class Graph:
             )
         return got
 
+    def skill_positions(self) -> Any:
+        """Ascending positions of the skills among the records (``intp``, kept)."""
+        got = self.cache.get("skill_positions")
+        if got is None:
+            got = self.cache["skill_positions"] = np.flatnonzero(self.skill_mask())
+        return got
+
     def arrays(self) -> dict[str, Any]:
         """The incidence as arrays over one keyword numbering, built once per graph.
 
@@ -965,14 +972,46 @@ MODELS: dict[str, Model] = {
 DEFAULT_MODEL = "bipartite"
 
 
-def rank_arrays(activation: Activation, thresh: float = THRESH) -> tuple[Any, Any]:
+def rank_arrays(
+    activation: Activation, thresh: float = THRESH, k: int | None = None, among: Any = None
+) -> tuple[Any, Any]:
     """:func:`rank` as two arrays ``(activations, node_indices)``, in rank order, so a caller
-    that needs a few rows does not turn thousands of ranked episodes into tuples."""
+    that needs a few rows does not turn thousands of ranked episodes into tuples.
+
+    Args:
+        k: only the first ``k`` rows of the ranking (the same rows, in the same order).
+            Sorting every active node was a third of a recall over 1,000,000 facts (95 ms;
+            issue 12 item 8); the ``k`` best are chosen by a partition first.
+        among: only these node positions (ascending), ranked as in the full ranking (the
+            skills, for the body gate).
+    """
     if isinstance(activation, DenseActivation) and len(activation.levels) > 1:
         a = activation.levels[-1]
-        idx = np.flatnonzero(a > thresh)
+        if among is not None:
+            idx = np.asarray(among, dtype=np.intp)
+            idx = idx[a[idx] > thresh]
+        else:
+            idx = np.flatnonzero(a > thresh)
+        if k is not None and len(idx) > 4 * k + 64:
+            # every node scoring at least the k-th best value, ties included: sorted stably
+            # (by position among equals) their first k are the ranking's first k
+            vals = a[idx]
+            kth = np.partition(vals, len(vals) - max(k, 1))[len(vals) - max(k, 1)]
+            idx = idx[vals >= kth]
         order = idx[np.argsort(-a[idx], kind="stable")]
+        if k is not None:
+            order = order[: max(k, 0)]
         return a[order], order
+    if among is not None:
+        keep = set(np.asarray(among).tolist())
+        ranked = [(v, i) for v, i in rank(activation, thresh) if i in keep][:k]
+        return (
+            np.array([v for v, _i in ranked], dtype=np.float64),
+            np.array([i for _v, i in ranked], dtype=np.intp),
+        )
+    if k is not None:
+        values, order = rank_arrays(activation, thresh)
+        return values[: max(k, 0)], order[: max(k, 0)]
     ranked = rank(activation, thresh)
     return (
         np.array([v for v, _i in ranked], dtype=np.float64),

@@ -689,17 +689,11 @@ class Memory:
         graph = self._recall_graph(at, overrides)
         act = MODELS[self.model].activate(graph, keywords(query))
         spec = MODELS[self.model]
-        values, order = rank_arrays(act, spec.thresh)
-        n = max(k, 0)
-        top = [
-            (round(a, 2), i) for a, i in zip(values[:n].tolist(), order[:n].tolist(), strict=True)
-        ]
-        mine = order < graph.records  # skills are records; most ranked rows are episodes
-        mine[mine] = graph.skill_mask()[order[mine]]
-        skills = [
-            (round(a, 2), i)
-            for a, i in zip(values[mine].tolist(), order[mine].tolist(), strict=True)
-        ]
+        values, order = rank_arrays(act, spec.thresh, k=max(k, 0))
+        top = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
+        # the skills in the order of the full ranking (skills are records; a few dozen)
+        values, order = rank_arrays(act, spec.thresh, among=graph.skill_positions())
+        skills = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
         best: int | None = None
         if skills:
             lead = (
