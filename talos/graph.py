@@ -370,18 +370,26 @@ class Vocabulary:
             )
             return Incidence(self.words, ptr, flat, lookup=self.ids, base=self.base)
         old = self._rows
-        ids = self.ids
-        missing = {k for s in keyword_sets if s not in old for k in s if k not in ids}
-        if missing:
-            self._grow(missing)
-        rows: dict[frozenset[str], Any] = {}
-        for s in keyword_sets:
-            row = rows.get(s)
-            if row is None:
-                row = old.get(s)
-                if row is None:
-                    row = self._row(s)
-                rows[s] = row
+        rows: dict[frozenset[str], Any] = dict.fromkeys(keyword_sets)
+        new = [s for s in rows if s not in old]
+        if new:
+            missing = set().union(*new).difference(self.ids)
+            if missing:
+                self._grow(missing)
+            # the new rows in one array, each a view of it: an array per row was half the
+            # cost of numbering 1,000,000 facts (issue 12 item 8)
+            ids = self.ids
+            lengths = [len(s) for s in new]
+            flat = np.fromiter(
+                (ids[k] for s in new for k in sorted(s)), dtype=np.int32, count=sum(lengths)
+            )
+            at = 0
+            for s, n in zip(new, lengths, strict=True):
+                rows[s] = flat[at : at + n]
+                at += n
+        for s in rows:
+            if rows[s] is None:
+                rows[s] = old[s]
         self._rows = rows
         lengths = np.fromiter(
             (len(s) for s in keyword_sets), dtype=np.int64, count=len(keyword_sets)

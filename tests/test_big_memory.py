@@ -7,6 +7,7 @@ every route, with a warning that names it; the file is left untouched.
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from talos.graph import Activation, DenseActivation, rank_arrays
 from talos.home import resolve_paths
 from talos.index import Index
 from talos.sources.facts import MAX_FACT_BYTES, load_facts, parse_fact_line, too_long
+from talos.trust import build_view, standing
 
 FACTS = "- the kettle is in the garage\n- alice owns the blue bicycle\n"
 
@@ -198,3 +200,30 @@ def test_the_first_k_rows_and_the_skills_are_those_of_the_full_ranking() -> None
         assert rank_arrays(sparse, 0.005, among=among)[1].tolist() == [
             i for i in rank_arrays(sparse, 0.005)[1].tolist() if i in keep
         ]
+
+
+def test_an_untagged_fact_skips_the_standing_checks_only_where_they_pass(
+    make_home: Callable[..., Path],
+) -> None:
+    """build_view takes an untagged fact (no tag, no ``<!--``) as active without asking
+    ``standing`` (1,000,000 hand-written lines): every such line is one ``standing`` finds
+    active in ``global`` (and out of any other scope), and the view is the same."""
+    lines = [
+        "- the kettle is in the garage",
+        "- kettle <!-- reflect 2025-1-5 scope=work -->",  # a comment like a tag: unreadable
+        "- kettle <!-- reflect 2025-01-05 scope=work -->",
+        "- kettle <!-- a note -->",
+        "- kettle until=2020-01-01 plain words",
+        "- kettle <!-- user 2999-01-01 -->",
+    ]
+    home = make_home(memory="\n".join(lines) + "\n")
+    day = dt.date(2026, 1, 1)
+    for scopes in (("global",), ("work",), ("global", "work")):
+        nodes = load_facts(home / "memory.md")
+        for n in nodes:
+            if "<!--" not in n.raw:
+                want = ("active", "", "") if "global" in scopes else ("out", "", "")
+                assert standing(n, scopes, day) == want
+        view = build_view(nodes, scopes, day)
+        slow = [n for n in nodes if standing(n, scopes, day)[0] == "active"]
+        assert [n.text for n in view.nodes] == [n.text for n in slow], scopes
