@@ -201,10 +201,13 @@ class _Places:
         self.prefix = str(home).rstrip(os.sep) + os.sep
 
     def path(self, p: str | Path) -> str:
+        text = str(p)
+        if text.startswith(self.prefix) and os.sep == "/":  # paths are canonical (talos.home)
+            return text[len(self.prefix) :]
         try:
             return Path(p).relative_to(self.home).as_posix()
         except ValueError:
-            return str(p)
+            return text
 
     def folder(self, p: Path) -> str:
         shown = self.path(p)
@@ -212,6 +215,22 @@ class _Places:
 
     def text(self, s: str) -> str:
         return s.replace(self.prefix, "")
+
+
+class _Listed(Sequence[str]):
+    """``items`` shown through ``show``, each formatted only when asked for: a home with
+    583,000 forgetting suggestions formatted every one of them for 20 lines (issue 12 item 8)."""
+
+    def __init__(self, items: Sequence[Any], show: Callable[[Any], str]) -> None:
+        self.items, self.show = items, show
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.show(x) for x in self.items[i]]
+        return self.show(self.items[i])
 
 
 def _details(items: Sequence[str]) -> tuple[str, ...]:
@@ -414,9 +433,10 @@ def _tag_issue(n: Any) -> str | None:
 
 
 def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
-    bad = [
-        f"{places.path(n.path)}:{n.line}: {problem}" for n in facts if (problem := _tag_issue(n))
-    ]
+    bad = _Listed(
+        [(n, problem) for n in facts if (problem := _tag_issue(n))],
+        lambda x: f"{places.path(x[0].path)}:{x[0].line}: {x[1]}",
+    )
     if bad:
         add(
             Finding(
@@ -537,11 +557,13 @@ def _check_view(mem: Memory, at: dt.date | None, places: _Places, add: Add) -> N
         add(Finding("conflicts", "ok", "no conflicts"))
 
     expired = [e.node for e in view.excluded if e.reason == "expired"]
-    items = [
-        f"{places.path(n.path)}{f':{n.line}' if n.line else ''}: {n.text}"
-        + (f" (until {n.fields['until']})" if n.fields.get("until") else "")
-        for n in expired
-    ]
+    items = _Listed(
+        expired,
+        lambda n: (
+            f"{places.path(n.path)}{f':{n.line}' if n.line else ''}: {n.text}"
+            + (f" (until {n.fields['until']})" if n.fields.get("until") else "")
+        ),
+    )
     if items:
         add(
             Finding(
@@ -554,10 +576,10 @@ def _check_view(mem: Memory, at: dt.date | None, places: _Places, add: Add) -> N
     else:
         add(Finding("expired", "ok", "no expired records"))
 
-    items = [
-        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason}"
-        for s in dead
-    ]
+    items = _Listed(
+        dead,
+        lambda s: f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason}",
+    )
     if items:
         add(
             Finding(
