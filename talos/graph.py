@@ -84,7 +84,10 @@ def merge_duplicates(
     """
     out: list[Node] = []
     fresh: dict[tuple[Node, ...], Node] = {}
-    for group in merge_groups([(n.kind, n.keywords) for n in nodes]):
+    # a fact's key is its keyword set, any other's (kind, keywords): never equal to a fact's,
+    # and no tuple per fact (1,000,000 of them in a big memory.md)
+    keys = [n.keywords if n.kind == "fact" else (n.kind, n.keywords) for n in nodes]
+    for group in merge_groups(keys):
         out.append(merge_group(nodes, group, memo, fresh))
     if memo is not None:
         memo.clear()

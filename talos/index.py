@@ -1180,8 +1180,11 @@ class Index:
         from talos.sources.facts import load_facts
 
         path = self.paths.memory_file
-        rows = self._connect().execute("SELECT line, raw, text, kw FROM facts ORDER BY line")
-        rows = rows.fetchall()
+        con = self._connect()
+        if self._rows is not None and self._rows_token == self._meta(con, "facts_token"):
+            rows = self._rows  # what the index holds: this object wrote or read it last
+        else:
+            rows = con.execute("SELECT line, raw, text, kw FROM facts ORDER BY line").fetchall()
         try:
             data = path.read_bytes()
         except OSError:
@@ -1190,7 +1193,7 @@ class Index:
         blobs = data.split(b"\n") if data else []
         if full or (full is None and len(blobs) <= CHECK_ALL_LINES):
             want = [(n.line, n.text, n.keywords) for n in load_facts(path)]
-            have = [(line, text, frozenset(kw.split())) for line, _raw, text, kw in rows]
+            have = [(r[0], r[2], frozenset(r[3].split())) for r in rows]
             if want == have:
                 return []
             return [f"facts differ from {path}: {len(have)} indexed, {len(want)} in the file"]
