@@ -20,8 +20,11 @@ refreshed before; one read transaction, no write, in a new one):
   (a session just started) are re-checked on every refresh. An old file rewritten in place
   under the same name is picked up by ``talos index`` (a full sweep of sizes and mtimes), and at
   once in recursive mode (``DIR/**``), which always sweeps. When the episodes only grew after
-  the newest one (time-stamped names), the episode block is extended by the new rows
-  (:meth:`Index.episode_block`, ``sessions_base``) instead of merged again.
+  the newest one ever seen (time-stamped names) or lost some, the episode block loses the
+  removed episodes (logged in ``dropped``) and is extended by the new rows
+  (:meth:`Index.episode_block`, ``sessions_base``, ``sessions_high``) instead of merged again.
+* paths: rows and signatures are keyed by path, so paths arrive canonical
+  (:func:`talos.home.canonical`): two spellings of one home are one index.
 * a file changed within a tick of the file system's clock may change again unseen under the
   same signature: it is looked at again on the next call (:func:`_settled`). Another process's
   changes show in the change tokens, read on every call (one query).
