@@ -18,13 +18,24 @@ import os
 import secrets
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from talos.sources.facts import parse_fact_line
 from talos.warn import warn
 
-__all__ = ["Txn", "append", "entries", "entry_scope", "recover", "settled", "verify"]
+__all__ = [
+    "OutsideEdit",
+    "Txn",
+    "append",
+    "entries",
+    "entry_scope",
+    "outside_edits",
+    "recover",
+    "settled",
+    "verify",
+]
 
 
 def append(path: Path, records: list[dict[str, Any]]) -> None:
@@ -90,6 +101,12 @@ class Txn:
     def commit(self) -> None:
         """Mark the transaction applied."""
         append(self.path, [{"t": int(time.time()), "txn": self.id, "op": "commit"}])
+
+    def abort(self, reason: str) -> None:
+        """Mark the transaction not applied (memory.md was left as it was), with why."""
+        append(
+            self.path, [{"t": int(time.time()), "txn": self.id, "op": "abort", "reason": reason}]
+        )
 
 
 def entry_scope(entry: dict[str, Any]) -> str:
@@ -201,6 +218,8 @@ def recover(path: Path, memory_file: Path) -> int:
         added = [e["after"] for e in file_entries if e.get("after")]
         removed = [e["before"] for e in file_entries if e.get("before") and not e.get("after")]
         moved = [e for e in es if e.get("op") == "skill-forget" and e.get("trash")]
+        if len(added) == 1 and not removed and _complete_torn_append(memory_file, added[0]):
+            lines.add(added[0])
         if added:
             applied = all(_line_present(lines, a) for a in added)
         elif removed:
@@ -221,11 +240,133 @@ def recover(path: Path, memory_file: Path) -> int:
     return len(out)
 
 
+def _complete_torn_append(memory_file: Path, line: str) -> bool:
+    """A plain append (``talos.fsutil.append_line``) killed mid-write can leave the start of
+    its line at the very end of memory.md (a write of more than a page is not all-or-nothing).
+    Complete it: returns True when the end of the file was a strict prefix of ``line`` and the
+    rest was appended, so no torn half-line stays behind."""
+    want = line.encode("utf-8")
+    try:
+        with memory_file.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - len(want) - 1))
+            tail = f.read()
+    except OSError:
+        return False
+    last = tail.rsplit(b"\n", 1)[-1]
+    if not last or len(last) >= len(want) or not want.startswith(last):
+        return False
+    with memory_file.open("ab") as f:
+        f.write(want[len(last) :] + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class OutsideEdit:
+    """A place where memory.md and the audit log disagree because of an edit made outside
+    talos (by hand, or an editor saving an older copy over talos's write).
+
+    ``kind``: ``missing`` (a record talos wrote is not in memory.md), ``changed`` (its line
+    was edited: the id is there, the text is not what talos wrote), ``back`` (a line talos
+    removed is in memory.md again). ``line``: 1-based line in memory.md (0 when absent).
+    ``message``: a sentence that says what happened and what to do.
+    """
+
+    kind: str
+    id: str
+    line: int
+    message: str
+
+
+def outside_edits(path: Path, memory_file: Path) -> list[OutsideEdit]:
+    """Records whose state in memory.md is not what the committed log says (issue 12.1).
+
+    Replays the committed entries of ``memory_file``: the last entry of each record id says
+    whether talos left it in the file (an ``after`` line) or took it out (a ``before`` line
+    with no ``after``). Each disagreement is an :class:`OutsideEdit` whose message a person
+    can act on: ``talos restore ID`` for a record that vanished; remove the line again or
+    ``talos resolve`` for one that came back; nothing when a change was meant.
+    """
+    try:
+        data = memory_file.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    text = data.decode("utf-8", errors="surrogateescape")
+    lines = [ln.rstrip("\r") for ln in text.split("\n")]
+    where: dict[str, int] = {}
+    by_id: dict[str, int] = {}
+    for no, ln in enumerate(lines, 1):
+        where.setdefault(ln, no)
+        if "id=" in ln:
+            parsed = parse_fact_line(ln)
+            if parsed is not None and parsed.fields.get("id"):
+                by_id.setdefault(parsed.fields["id"], no)
+    last: dict[str, dict[str, Any]] = {}
+    for e in settled(path):
+        if (
+            e.get("file") == str(memory_file)
+            and e.get("id")
+            and (e.get("after") or e.get("before"))
+        ):
+            last[str(e["id"])] = e
+    name = memory_file.name
+    out: list[OutsideEdit] = []
+    for rid, e in last.items():
+        after, before = e.get("after"), e.get("before")
+        if after:
+            if after in where:
+                continue
+            if rid in by_id:
+                no = by_id[rid]
+                out.append(
+                    OutsideEdit(
+                        "changed",
+                        rid,
+                        no,
+                        f"{name}:{no}: record {rid} was edited outside talos; nothing to do if "
+                        f"you meant it (talos history {rid} shows what talos wrote)",
+                    )
+                )
+                continue
+            parsed = parse_fact_line(after)
+            what = repr(parsed.text if parsed is not None else after)
+            out.append(
+                OutsideEdit(
+                    "missing",
+                    rid,
+                    0,
+                    f"record {rid} {what} is not in {name}: it was removed outside talos (by "
+                    "hand, or an editor saved an older copy over it); talos restore "
+                    f"{rid} brings it back",
+                )
+            )
+        elif before in where:
+            no = where[before]
+            parsed = parse_fact_line(before)
+            k = parsed.fields.get("key") if parsed is not None else None
+            fix = f"talos resolve {k} --keep ID" if k else f"delete line {no}"
+            out.append(
+                OutsideEdit(
+                    "back",
+                    rid,
+                    no,
+                    f"{name}:{no}: record {rid} is back although talos removed it "
+                    f"({e.get('op')}): an editor probably saved an older copy over talos's "
+                    f"write; if you did not mean to bring it back: {fix}",
+                )
+            )
+    return out
+
+
 def verify(path: Path, memory_file: Path) -> list[str]:
     """Check the log against memory.md; returns problems ([] when consistent).
 
-    Consistent means: no transaction is left pending, and every record id that a committed
-    transaction added is either in memory.md or removed by a later committed transaction.
+    Consistent means: no transaction is left pending, every record a committed transaction
+    left in memory.md is there, and no line it removed is back (:func:`outside_edits`; a
+    record edited in place is not a problem: its id is still there).
     """
     problems: list[str] = []
     closed: set[str] = set()
@@ -237,20 +378,5 @@ def verify(path: Path, memory_file: Path) -> list[str]:
             prepared.add(str(e.get("txn")))
     for txn in sorted(prepared - closed):
         problems.append(f"transaction {txn} is neither committed nor aborted")
-    try:
-        text = memory_file.read_bytes().decode("utf-8", errors="surrogateescape")
-    except FileNotFoundError:
-        text = ""
-    lines = {ln.rstrip("\r") for ln in text.split("\n")}
-    alive: dict[str, str] = {}
-    for e in settled(path):
-        if e.get("file") != str(memory_file):
-            continue
-        if e.get("after"):
-            alive[str(e.get("id"))] = e["after"]
-        elif e.get("before"):
-            alive.pop(str(e.get("id")), None)
-    for rid, line in alive.items():
-        if line not in lines:
-            problems.append(f"record {rid} was written but is not in {memory_file}: {line!r}")
+    problems += [o.message for o in outside_edits(path, memory_file) if o.kind != "changed"]
     return problems

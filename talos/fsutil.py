@@ -1,16 +1,35 @@
 """Atomic file writes: temp file in the same folder, fsync, ``os.replace``, fsync the folder.
 
 A kill at any moment leaves either the old file or the new one, never a torn one.
+
+A file a person also edits (memory.md) needs more: a person takes no lock, so a writer must
+never replace the file with content derived from an older read. :func:`read_snapshot` records
+what was read (device, inode, size, mtime_ns and the bytes) and :func:`replace_if_unchanged`
+swaps the new content in only if the file is still exactly that (issue 12.1, measured: 221 of
+600 person lines lost to a plain read-modify-replace; ``tests/test_outside_writer.py``).
+:func:`append_line` adds one line without rewriting anything.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import os
+import sys
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+__all__ = [
+    "Snapshot",
+    "append_line",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "read_snapshot",
+    "replace_if_unchanged",
+]
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -47,3 +66,315 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """:func:`atomic_write_bytes` for UTF-8 text."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+# -- writing a file a person edits too (issue 12.1) -------------------------------------------
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """What a writer read of a file: its bytes and identity, and an open descriptor.
+
+    ``ident`` is ``(st_dev, st_ino, st_size, st_mtime_ns)``, ``None`` when the file did not
+    exist. The descriptor keeps the inode alive while the writer works, so its number cannot
+    be reused by a new file that would then pass for the old one; after
+    :func:`replace_if_unchanged` it is the replaced file, still open, so that bytes a person
+    appended to it late can be carried over (:meth:`carry_late`). Close it (``with``).
+    """
+
+    path: Path
+    data: bytes
+    ident: tuple[int, int, int, int] | None
+    fd: int | None
+    carried: int = 0  # bytes of the old file accounted for (read, or carried to the new one)
+    replaced: bool = False
+
+    def carry_late(self) -> bytes:
+        """After a replace: append to the new file whatever was appended to the old one since
+        (a person's ``>>`` that opened the old file just before the swap); returns it."""
+        if not self.replaced or self.fd is None:
+            return b""
+        tail = _read_fd(self.fd)[self.carried :]
+        if tail:
+            _append_bytes(self.path, tail)
+            self.carried += len(tail)
+        return tail
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _ident(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _read_fd(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def _read_prefix(fd: int, n: int) -> bytes:
+    """The first ``n`` bytes behind ``fd`` (fewer at end of file)."""
+    chunks = []
+    offset = 0
+    while offset < n:
+        chunk = os.pread(fd, min(1 << 20, n - offset), offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _append_bytes(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        rest = memoryview(data)
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    """Read ``path`` with its identity (a missing file reads as empty, ``ident=None``).
+
+    A write that lands while the file is read is seen (the identity changed) and the file is
+    read again, so ``data`` is the content of one moment.
+
+    Raises:
+        OSError: the file exists but cannot be read.
+    """
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return Snapshot(path, b"", None, None)
+        try:
+            before = _ident(os.fstat(fd))
+            data = _read_fd(fd)
+            after = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if _ident(after) == before and len(data) == after.st_size:
+            return Snapshot(path, data, before, fd, carried=len(data))
+        os.close(fd)
+
+
+def _same(snap: Snapshot) -> bool:
+    """The cheap look: ``snap.path`` is still the inode ``snap`` read, not shorter."""
+    try:
+        st = os.stat(snap.path)
+    except FileNotFoundError:
+        return snap.ident is None
+    return snap.ident is not None and _grown_only(snap, st)
+
+
+def _grown_only(snap: Snapshot, st: os.stat_result) -> bool:
+    assert snap.ident is not None
+    if _ident(st) == snap.ident:
+        return True
+    return (st.st_dev, st.st_ino) == snap.ident[:2] and st.st_size >= len(snap.data)
+
+
+def _unchanged(snap: Snapshot) -> bool:
+    """Whether ``snap.path`` is still the file ``snap`` read: same device and inode, and the
+    bytes it read still its first bytes. Lines appended after them (a person's ``>>``) are no
+    change to redo the edit for: they are carried over to the new file after the swap, which
+    is what redoing the edit on the new content would give."""
+    try:
+        fd = os.open(snap.path, os.O_RDONLY)
+    except FileNotFoundError:
+        return snap.ident is None
+    try:
+        st = os.fstat(fd)
+        if snap.ident is None or not _grown_only(snap, st):
+            return False
+        if _read_prefix(fd, len(snap.data)) != snap.data:
+            return False
+    finally:
+        os.close(fd)
+    return _same(snap)  # the last look, a few microseconds before the swap
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_exchange_ok = sys.platform.startswith("linux")
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``).
+
+    Returns:
+        False when the platform or file system cannot (then nothing happened).
+
+    Raises:
+        OSError: any other failure.
+    """
+    global _exchange_ok
+    if not _exchange_ok:
+        return False
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        _exchange_ok = False
+        return False
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        _exchange_ok = False
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def replace_if_unchanged(
+    snap: Snapshot, data: bytes, before_swap: Callable[[], None] | None = None
+) -> bool:
+    """Replace ``snap.path`` with ``data`` atomically, only if it is still the file ``snap``
+    read (device, inode, size, mtime_ns and bytes); keep its permission bits.
+
+    Lines appended after what ``snap`` read are no change: they are carried over to the new
+    file right after the swap (what redoing the edit on the new content would give).
+
+    ``data`` goes to a temp file first (fsynced); if the file changed already, nothing else
+    happens. Else ``before_swap`` runs (the caller's audit entry), then the full check, then
+    at once the swap. Where the kernel can (Linux ``renameat2``), the swap is an atomic
+    *exchange*, and the file swapped out is checked once more: a person's editor save or
+    in-place edit that slipped in between the check and the swap is swapped back (the call
+    returns False). Bytes appended to the old file are carried over to the new one, now and
+    by :meth:`Snapshot.carry_late`.
+
+    The window that stays: a process that opened the file before the swap and writes to it
+    after the caller's last ``carry_late`` (milliseconds later — a program that keeps
+    memory.md open for long); without ``renameat2``, also an editor save in the few
+    microseconds between the last ``stat`` and ``os.replace``. A writer that does not take
+    the memory lock cannot be excluded entirely.
+
+    Returns:
+        True when replaced; False when the file changed since ``snap`` (nothing replaced:
+        read again and redo the edit).
+
+    Raises:
+        OSError: the folder is not writable or the disk is full (the file is then unchanged).
+    """
+    path = snap.path
+    mode = 0o644
+    if snap.fd is not None:
+        mode = os.fstat(snap.fd).st_mode & 0o7777
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(tmp_name)
+    swapped = False  # once exchanged, ``tmp`` holds the previous file: never delete it blindly
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        if not _same(snap):
+            tmp.unlink()
+            return False
+        if before_swap is not None:
+            before_swap()
+        if not _unchanged(snap):
+            tmp.unlink()
+            return False
+        if snap.ident is None:
+            try:
+                os.link(tmp, path)  # create, but never over a file that appeared meanwhile
+            except FileExistsError:
+                tmp.unlink()
+                return False
+            tmp.unlink()
+        elif _exchange(tmp, path):
+            swapped = True
+            if not _swapped_out_is_ours(snap, tmp):
+                _swap_back(snap, tmp, data)
+                return False
+            tmp.unlink()
+            snap.replaced = True
+        else:
+            os.replace(tmp, path)
+            snap.replaced = True
+        snap.carry_late()
+    except BaseException:
+        if not swapped:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    with contextlib.suppress(OSError):
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    return True
+
+
+def _swapped_out_is_ours(snap: Snapshot, old: Path) -> bool:
+    """After an exchange, ``old`` holds what was at ``snap.path`` at the swap: is it the file
+    ``snap`` read, grown at most by appends?"""
+    if snap.fd is None or snap.ident is None:
+        return False
+    st = os.stat(old)
+    if (st.st_dev, st.st_ino) != snap.ident[:2]:
+        return False  # an editor's rename slipped in
+    return _read_prefix(snap.fd, len(snap.data)) == snap.data  # else an in-place edit did
+
+
+def _swap_back(snap: Snapshot, old: Path, data: bytes) -> None:
+    """Put the person's file (now at ``old``) back at ``snap.path``; bytes appended to our
+    file meanwhile belong to theirs."""
+    _exchange(old, snap.path)
+    fd = os.open(old, os.O_RDONLY)
+    try:
+        ours = _read_fd(fd)
+    finally:
+        os.close(fd)
+    if len(ours) > len(data) and ours.startswith(data):
+        _append_bytes(snap.path, ours[len(data) :])
+    old.unlink()
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line to ``path`` without rewriting it (``O_APPEND``, one write, fsync).
+
+    A file that does not end with a newline gets one first, so the line never glues onto
+    the last line. A person's concurrent appends interleave whole (the kernel appends each
+    ``write`` at the end), nothing is replaced, so nothing of theirs can be lost.
+
+    Raises:
+        OSError: the file cannot be written (it then holds at most a partial last line, which
+            :func:`talos.audit.recover` completes).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        data = line.rstrip(b"\n") + b"\n"
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        rest = memoryview(data)
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)

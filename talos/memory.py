@@ -43,7 +43,6 @@ from talos.trust import (
     View,
     authorized,
     build_view,
-    derived_id,
     record_id,
     standing,
     stated_value,
@@ -52,7 +51,7 @@ from talos.usage import SqliteUsage, Stat, UsageStore, fingerprint_from, today, 
 from talos.warn import warn
 
 if TYPE_CHECKING:
-    from talos.writer import RememberResult
+    from talos.writer import RememberResult, Restored
 
 __all__ = [
     "Memory",
@@ -1112,11 +1111,16 @@ class Memory:
         """Settle a conflict (SPEC §7.4): keep record ``keep``; the other active records of
         ``key`` in its scope become superseded (removed from memory.md, audited, restorable).
 
+        ``keep`` is looked up in the view first (the message lists the ids to choose from);
+        the decision itself is made again under the lock on memory.md as it is then
+        (:func:`talos.writer.resolve`, issue 12.2).
+
         Returns:
             Ids of the superseded records.
 
         Raises:
-            InputError: ``keep`` is not an active in-scope record of ``key``.
+            InputError: ``keep`` is not an active in-scope record of ``key``, or no longer is
+                by the time the lock is held (another write changed the key meanwhile).
         """
         view, _graph = self.view(at)
         pool = [n for n in view.nodes if n.kind == "fact" and n.fields.get("key") == key]
@@ -1125,31 +1129,23 @@ class Memory:
             for e in view.excluded
             if e.node.fields.get("key") == key and e.reason in ("conflict", "shadowed")
         ]
-        kept = [n for n in pool if record_id(n) == keep]
-        if not kept:
+        if not any(record_id(n) == keep for n in pool):
             ids = ", ".join(sorted({record_id(n) for n in pool})) or "none"
             raise InputError(f"{keep!r} is not an active record of key {key!r} (ids: {ids})")
-        scope = kept[0].scope
-        losers = {record_id(n) for n in pool if n.scope == scope and record_id(n) != keep}
         from talos import writer  # imported on use: recall never writes memory.md
 
-        removed = writer.remove_fact_lines(
-            self.paths,
-            lambda p, raw: (
-                p.fields.get("key") == key
-                and p.fields.get("scope", "global") == scope
-                and p.fields.get("status", "active") == "active"
-                and derived_id(p.fields, raw) in losers
-            ),
-            "resolve",
-            f"conflict on {key} resolved: kept {keep}",
-        )
+        removed = writer.resolve(self.paths, key, keep, self.scopes, at or dt.date.today())
         self._cache = None
         return [r.id for r in removed]
 
     def revoke(self, ref: str) -> list[str]:
         """Retract every record derived from source ``ref`` in the authorized scopes (§7.6):
-        removed from memory.md, audited as ``revoke``, restorable. Returns their ids."""
+        removed from memory.md, audited as ``revoke``, restorable. Returns their ids.
+
+        Raises:
+            InputError: ``ref`` is empty, or no record of the authorized scopes carries it
+                (issue 12.6: "revoked 0 record(s)" with exit 0 read as success).
+        """
         if not ref:
             raise InputError("revoke needs a non-empty --ref")
         from talos import writer  # imported on use: recall never writes memory.md
@@ -1163,16 +1159,27 @@ class Memory:
             f"source {ref} revoked",
         )
         self._cache = None
+        if not removed:
+            raise InputError(
+                f"no record in {self.paths.memory_file} carries ref={ref} "
+                f"(scopes: {', '.join(self.scopes)}); nothing revoked"
+            )
         return [r.id for r in removed]
 
     def restore(self, rid: str) -> str:
         """Bring back a removed record of the authorized scopes by id from the audit log
-        (SPEC §7.6); returns the line. Another scope's id reads as unknown (§7.7)."""
+        (SPEC §7.6); returns the line (see :meth:`restore_record`)."""
+        return self.restore_record(rid).line
+
+    def restore_record(self, rid: str) -> Restored:
+        """:meth:`restore`, telling also which records the restored one superseded: undoing
+        a supersede makes it current again (:func:`talos.writer.restore`, issue 12.6).
+        Another scope's id reads as unknown (§7.7)."""
         from talos import writer  # imported on use: recall never writes memory.md
 
-        line = writer.restore(self.paths, rid, scopes=self.scopes)
+        done = writer.restore(self.paths, rid, scopes=self.scopes)
         self._cache = None
-        return line
+        return done
 
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
         """Audit entries (committed writes) of the authorized scopes, oldest first; only those

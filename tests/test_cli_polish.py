@@ -485,7 +485,11 @@ def test_doctor_on_a_broken_home(make_home) -> None:
             "audit",
             "warn",
             ".talos/audit.jsonl and memory.md disagree",
-            (f"record {written.id} was written but is not in memory.md: {written.line!r}",),
+            (
+                f"record {written.id} 'editor = helix' is not in memory.md: it was removed "
+                "outside talos (by hand, or an editor saved an older copy over it); "
+                f"talos restore {written.id} brings it back",
+            ),
         ),
     ]
     assert [f.hint for f in diag.findings if f.attention] == [
@@ -494,8 +498,8 @@ def test_doctor_on_a_broken_home(make_home) -> None:
         "talos index",
         "talos scan",
         "talos resolve KEY --keep ID",
-        "an interrupted write is settled by the next talos write; a line deleted by hand "
-        "comes back with talos restore ID",
+        "an interrupted write is settled by the next talos write; for an edit made outside "
+        "talos each line says what to do (nothing, if you meant it)",
     ]
 
     res = cli("doctor", "--home", str(home))

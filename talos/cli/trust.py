@@ -321,11 +321,13 @@ def restore(
       talos history editor
       talos restore Lc1bafd77f
     """
-    line = open_memory(home, scopes=scopes_from(scope)).restore(rid)
+    done = open_memory(home, scopes=scopes_from(scope)).restore_record(rid)
     if as_json:
-        emit("restore", {"id": rid, "line": line})
+        emit("restore", {"id": rid, "line": done.line, "superseded": list(done.superseded)})
         return
-    err.print(f"restored {rid}: {line}")
+    err.print(f"restored {rid}: {done.line}")
+    for other in done.superseded:
+        err.print(f"  superseded {other} (restorable: talos restore {other})")
 
 
 @handle_errors("revoke")
