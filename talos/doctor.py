@@ -507,7 +507,8 @@ def _check_view(
         add(Finding("expired", "ok", "no expired records"))
 
     items = [
-        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason}"
+        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason} "
+        f"({'frontmatter says source: ' if s.kind == 'skill' else 'tag says '}{s.src})"
         for s in dead
     ]
     if items:
@@ -560,7 +561,7 @@ def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
             Finding(
                 "audit",
                 "info",
-                f"{mf}: {_count(len(edited), 'record')} written by talos, edited outside talos since",
+                f"{mf}: {_count(len(edited), 'record')} by talos edited outside talos since",
                 _details([places.text(m) for m in edited]),
             )
         )

@@ -35,6 +35,7 @@ from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
+from talos.sources.facts import parse_fact_line
 from talos.sources.sessions import session_files
 from talos.sources.skills import parse_frontmatter, read_skill, skill_files
 from talos.text import keywords
@@ -51,7 +52,7 @@ from talos.usage import SqliteUsage, Stat, UsageStore, fingerprint_from, today, 
 from talos.warn import warn
 
 if TYPE_CHECKING:
-    from talos.writer import RememberResult, Restored
+    from talos.writer import Forgotten, RememberResult, Restored
 
 __all__ = [
     "Memory",
@@ -853,13 +854,17 @@ class Memory:
     def dead(
         self, min_seen: int = 8, stale_days: int = 90, at: dt.date | None = None
     ) -> list[Suggestion]:
-        """Forgetting suggestions (SPEC §6.4): memories talos wrote itself (``src != user``).
+        """Forgetting suggestions (SPEC §6.4): memories whose tag says talos or an agent
+        wrote them (``src != user``).
 
-        A fact, or a skill whose frontmatter says ``source:`` other than ``user`` (issue 3),
-        qualifies when ``seen >= min_seen`` and it was never hit ("seen N times, never
-        recalled") or its last hit is ``>= stale_days`` days ago. Merged members count too;
-        hand-written facts and skills without ``source:`` are never proposed. A memory with
-        hits but no recorded hit day (imported ``[seen, hits]``) is not judged stale.
+        A fact whose tag's source is not ``user``, or a skill whose frontmatter says
+        ``source:`` other than ``user`` (issue 3), qualifies when ``seen >= min_seen`` and it
+        was never hit ("seen N times, never recalled") or its last hit is ``>= stale_days``
+        days ago. Merged members count too. The tag decides, not who typed the line (issue
+        12.6): untagged and ``user``-tagged lines and skills without ``source:`` are never
+        proposed; a line a person tagged ``import`` or ``reflect`` is. Each suggestion carries
+        its ``src``. A memory with hits but no recorded hit day (imported ``[seen, hits]``) is
+        not judged stale.
         """
         graph = self.graph(at)
         stats = {s: self.usage_store.stats(s) for s in self.scopes}
@@ -906,7 +911,14 @@ class Memory:
     # -- writing ---------------------------------------------------------------------------
 
     def forget(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> int:
-        """Remove the memory.md lines the suggestions stand for (SPEC §6.5).
+        """Remove the memory.md lines the suggestions stand for (SPEC §6.5); returns how many
+        records were forgotten (lines and skill files; see :meth:`forget_records`)."""
+        return len(self.forget_records(suggestions))
+
+    def forget_records(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> list[Forgotten]:
+        """Remove the memory.md lines the suggestions stand for (SPEC §6.5), and move
+        suggested skill files to the trash; returns what was forgotten, with the ids
+        ``talos restore`` takes (issue 12.6: "can be restored" named no id).
 
         Removes lines *not* written by the person (``src != user``) whose text equals a
         suggestion's text, in the suggestion's scope — never a hand-written line with the same
@@ -915,20 +927,25 @@ class Memory:
 
         Args:
             suggestions: :class:`Suggestion` objects or ``(kind, text[, reason])`` tuples
-                (scope ``global``); only ``fact`` suggestions remove lines.
+                (scope ``global``); only ``fact`` suggestions remove lines, only skill
+                :class:`Suggestion` objects move files.
 
         Returns:
-            The number of lines removed.
+            :class:`~talos.writer.Forgotten` records, skills first, then lines in file order.
 
         Raises:
             filelock.Timeout, OSError: the file could not be rewritten (it is then unchanged).
         """
+        from talos import writer  # imported on use: recall never writes memory.md
+
         wanted: dict[tuple[str, str], str] = {}
-        trashed = 0
+        done: list[Forgotten] = []
         for s in suggestions:
             kind, text = s[0], s[1]
             if kind == "skill" and isinstance(s, Suggestion):
-                trashed += self._forget_skill(s)
+                skill = self._forget_skill(s)
+                if skill is not None:
+                    done.append(skill)
                 continue
             if kind != "fact":
                 continue
@@ -937,7 +954,7 @@ class Memory:
             wanted.setdefault((scope, text), reason)
         if not wanted:
             self._cache = None
-            return trashed
+            return done
         matched: set[tuple[str, str]] = set()
 
         def doomed(p: Any, _raw: str) -> bool:
@@ -948,30 +965,32 @@ class Memory:
             return False
 
         reasons = sorted(set(wanted.values()))
-        from talos import writer  # imported on use: recall never writes memory.md
-
         removed = writer.remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
         for scope, text in wanted.keys() - matched:
             warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
         self._cache = None
-        return len(removed) + trashed
+        for r in removed:
+            parsed = parse_fact_line(r.raw)
+            text = parsed.text if parsed is not None else r.raw
+            done.append(writer.Forgotten("fact", r.id, text, f"{self.paths.memory_file}:{r.line}"))
+        return done
 
-    def _forget_skill(self, s: Suggestion) -> int:
+    def _forget_skill(self, s: Suggestion) -> Forgotten | None:
         """Move a suggested skill file to the trash (restorable) if it still exists and is
-        still not hand-written (``source:`` other than ``user``); 0 otherwise."""
+        still not hand-written (``source:`` other than ``user``); ``None`` otherwise."""
         path = Path(s.path)
         raw = read_skill(path) if path.is_file() else None
         if raw is None:
             warn(f"nothing to forget for skill {s.text!r}: {path} is gone or unreadable")
-            return 0
+            return None
         fields, _body = parse_frontmatter(raw)
         if (fields.get("source") or "user") == "user":
             warn(f"{path}: written by the person (no source: or source: user); not forgotten")
-            return 0
+            return None
         from talos import writer  # imported on use: recall never writes memory.md
 
-        writer.trash_skill(self.paths, path, s.reason)
-        return 1
+        dest = writer.trash_skill(self.paths, path, s.reason)
+        return writer.Forgotten("skill", writer.skill_id(path), s.text, str(dest))
 
     # -- trust (SPEC §7) -------------------------------------------------------------------
 

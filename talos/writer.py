@@ -56,6 +56,7 @@ __all__ = [
     "FIELD_ORDER",
     "LOCK_TIMEOUT",
     "MAX_ATTEMPTS",
+    "Forgotten",
     "RememberResult",
     "RemovedLine",
     "Restored",
@@ -102,6 +103,18 @@ class RemovedLine:
     line: int
     raw: str
     id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """A record ``forget`` took away: ``kind`` (``fact`` or ``skill``), its ``id`` (what
+    ``talos restore`` takes), its ``text``, and ``where`` it was (``memory.md:LINE``) or,
+    for a skill, where the file went (the trash)."""
+
+    kind: str
+    id: str
+    text: str
+    where: str
 
 
 @dataclass(slots=True)

@@ -479,7 +479,10 @@ def test_doctor_on_a_broken_home(make_home) -> None:
             "dead",
             "info",
             "1 forgetting suggestion to review",
-            ("memory.md:7: the staging db is called pelican — seen 8 times, never recalled",),
+            (  # issue 12.6: the source of each suggestion (the tag decides)
+                "memory.md:7: the staging db is called pelican — seen 8 times, never recalled "
+                "(tag says reflect)",
+            ),
         ),
         (
             "audit",
