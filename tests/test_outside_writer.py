@@ -11,6 +11,7 @@ and 232 person lines in three runs (``python tests/test_outside_writer.py``).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,12 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from talos import Memory, audit, fsutil, writer
+from talos.cli import app
+from talos.doctor import diagnose
+from talos.home import resolve_paths
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX rename semantics")
 
@@ -160,3 +167,292 @@ if __name__ == "__main__":  # the figure for the report: python tests/test_outsi
         h.mkdir()
         (h / "memory.md").write_text("# my notes\n- i wrote this line myself\n")
         print(race(h, PERSON_LINES))
+
+
+# -- the rules behind the race, one at a time ---------------------------------------------------
+
+VIM = "- editor = vim <!-- user 2025-03-01 key=editor -->"
+PERSON_SAVE = "- saved by my editor in the last instant"
+
+
+def _save_as_editor(mf: Path, line: str) -> None:
+    """What an editor does on save: the whole file to a temp file, renamed over memory.md."""
+    tmp = mf.with_name(".memory.md.swp")
+    tmp.write_bytes(mf.read_bytes() + line.encode() + b"\n")
+    os.replace(tmp, mf)
+
+
+def _exchange_works(tmp_path: Path) -> bool:
+    a, b = tmp_path / "probe-a", tmp_path / "probe-b"
+    a.write_text("a")
+    b.write_text("b")
+    ok = fsutil._exchange(a, b)
+    a.unlink()
+    b.unlink()
+    return ok
+
+
+def test_a_plain_remember_appends_and_never_rewrites(make_home) -> None:
+    """Issue 12.1: remember with nothing to supersede appends one line (O_APPEND): memory.md
+    keeps its inode — a rewrite is what lost the person's lines. A last line without a newline
+    gets one first, so nothing is glued onto it."""
+    home = make_home(memory="- my first line\n- my last line, no newline")
+    mf = home / "memory.md"
+    inode = mf.stat().st_ino
+    res = Memory(home, index=False).remember("the office plant needs water on fridays")
+    assert mf.stat().st_ino == inode
+    assert mf.read_text() == f"- my first line\n- my last line, no newline\n{res.line}\n"
+
+
+def test_a_restore_with_nothing_to_supersede_appends_too(make_home) -> None:
+    """Variant: restoring a forgotten line (no key) appends it; memory.md keeps its inode."""
+    line = "- the staging db is called pelican <!-- reflect 2026-01-01 -->"
+    home = make_home(memory=f"- mine\n{line}\n")
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    assert mem.forget([("fact", "the staging db is called pelican")]) == 1
+    inode = mf.stat().st_ino
+    mem.restore(mem.history()[0]["id"])
+    assert mf.stat().st_ino == inode
+    assert mf.read_text() == f"- mine\n{line}\n"
+
+
+def test_an_edit_made_after_talos_read_the_file_is_kept(make_home, monkeypatch) -> None:
+    """Issue 12.1: a person saves from an editor after talos read memory.md and before it
+    replaces it: talos sees the file is not the one it read, aborts (audited) and redoes the
+    supersede on the new content. (Checked: with the identity check disabled the person's
+    line is lost.)"""
+    home = make_home(memory=f"- mine\n{VIM}\n")
+    mf = home / "memory.md"
+    real = writer.read_snapshot
+    saves = []
+
+    def read_then_person_saves(path: Path) -> fsutil.Snapshot:
+        snap = real(path)
+        if not saves:
+            saves.append(1)
+            _save_as_editor(mf, PERSON_SAVE)
+        return snap
+
+    monkeypatch.setattr(writer, "read_snapshot", read_then_person_saves)
+    res = Memory(home, index=False).remember("editor = helix", key="editor")
+    assert mf.read_text() == f"- mine\n{PERSON_SAVE}\n{res.line}\n"
+    log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
+    assert [e["op"] for e in log] == ["supersede", "remember", "commit"]  # seen before prepare
+    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+
+
+@pytest.fixture(params=["exchange", "replace"])
+def swap(request, monkeypatch, tmp_path) -> str:  # type: ignore[no-untyped-def]
+    """Run a test with the atomic exchange and with a plain rename (platforms without
+    ``renameat2``), where the check before the swap is the only guard."""
+    if request.param == "exchange" and not _exchange_works(tmp_path):
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    if request.param == "replace":
+        monkeypatch.setattr(fsutil, "_exchange_ok", False)
+    return str(request.param)
+
+
+def test_an_edit_while_the_audit_entry_is_written_aborts_it(make_home, monkeypatch, swap) -> None:
+    """Variant: the save lands after the transaction was prepared, before the full check: the
+    transaction is aborted in the log (with why) and the edit redone on the new content."""
+    home = make_home(memory=f"- mine\n{VIM}\n")
+    mf = home / "memory.md"
+    real = fsutil._unchanged
+    saves = []
+
+    def person_saves_then_check(snap: fsutil.Snapshot) -> bool:
+        if not saves:
+            saves.append(1)
+            _save_as_editor(mf, PERSON_SAVE)
+        return real(snap)
+
+    monkeypatch.setattr(fsutil, "_unchanged", person_saves_then_check)
+    res = Memory(home, index=False).remember("editor = helix", key="editor")
+    assert mf.read_text() == f"- mine\n{PERSON_SAVE}\n{res.line}\n"
+    log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
+    ops = ["supersede", "remember", "abort", "supersede", "remember", "commit"]
+    assert [e["op"] for e in log] == ops
+    assert log[2]["reason"] == f"{mf} changed outside talos meanwhile; redone"
+    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert [e["op"] for e in audit.settled(home / ".talos" / "audit.jsonl")] == ops[3:5]
+
+
+def test_an_in_place_edit_of_the_same_size_is_seen_too(make_home, monkeypatch, swap) -> None:
+    """Variant: an edit that keeps the inode and the size (a character changed in place, in
+    the same clock tick) is caught by comparing the bytes, not only size and mtime."""
+    home = make_home(memory=f"- my cat is called tom\n{VIM}\n")
+    mf = home / "memory.md"
+    real = writer.read_snapshot
+    done = []
+
+    def read_then_edit_in_place(path: Path) -> fsutil.Snapshot:
+        snap = real(path)
+        if not done:
+            done.append(1)
+            st = mf.stat()
+            with open(mf, "r+b") as f:
+                f.write(b"- my cat is called tim")
+            os.utime(mf, ns=(st.st_atime_ns, st.st_mtime_ns))
+        return snap
+
+    monkeypatch.setattr(writer, "read_snapshot", read_then_edit_in_place)
+    res = Memory(home, index=False).remember("editor = helix", key="editor")
+    assert mf.read_text() == f"- my cat is called tim\n{res.line}\n"
+
+
+def test_an_editor_save_between_the_check_and_the_swap_is_put_back(
+    make_home, monkeypatch, tmp_path
+) -> None:
+    """Issue 12.1, the last window: a save lands after the final check, right before the swap.
+    The swap is an exchange, the file swapped out is not the one talos read, so it is swapped
+    back and the edit redone. (Checked: with the post-swap check disabled the line is lost.)"""
+    if not _exchange_works(tmp_path):
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    home = make_home(memory=f"- mine\n{VIM}\n")
+    mf = home / "memory.md"
+    real = fsutil._unchanged
+    saves = []
+
+    def check_then_person_saves(snap: fsutil.Snapshot) -> bool:
+        ok = real(snap)
+        if ok and not saves:
+            saves.append(1)
+            _save_as_editor(mf, PERSON_SAVE)
+        return ok
+
+    monkeypatch.setattr(fsutil, "_unchanged", check_then_person_saves)
+    res = Memory(home, index=False).remember("editor = helix", key="editor")
+    assert saves == [1]
+    assert mf.read_text() == f"- mine\n{PERSON_SAVE}\n{res.line}\n"
+    assert [p.name for p in home.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_an_append_in_the_last_instant_is_carried_over(make_home, monkeypatch, swap) -> None:
+    """Issue 12.1: ``echo … >> memory.md`` after talos's last check lands on the old file;
+    its bytes are carried to the new one — with the exchange and with a plain rename.
+    (Checked: without carrying, the appended line is lost.)"""
+    home = make_home(memory=f"- mine\n{VIM}\n")
+    mf = home / "memory.md"
+    real = fsutil._unchanged
+
+    def check_then_person_appends(snap: fsutil.Snapshot) -> bool:
+        ok = real(snap)
+        with open(mf, "ab") as f:
+            f.write(b"- appended in the last instant\n")
+        return ok
+
+    monkeypatch.setattr(fsutil, "_unchanged", check_then_person_appends)
+    res = Memory(home, index=False).remember("editor = helix", key="editor")
+    assert mf.read_text() == f"- mine\n{res.line}\n- appended in the last instant\n"
+
+
+def test_a_file_that_keeps_changing_gives_a_clear_error_and_loses_nothing(
+    make_home, monkeypatch
+) -> None:
+    """Issue 12.1: when memory.md changes under every attempt, the write gives up after
+    MAX_ATTEMPTS with a sentence (exit 1), memory.md is as the person left it, and every
+    prepared transaction is aborted in the log."""
+    home = make_home(memory=f"{VIM}\n")
+    mf = home / "memory.md"
+    real = writer.read_snapshot
+    saved = []
+
+    def read_then_person_saves(path: Path) -> fsutil.Snapshot:
+        snap = real(path)
+        saved.append(f"- edit number {len(saved)} of mine")
+        _save_as_editor(mf, saved[-1])
+        return snap
+
+    monkeypatch.setattr(writer, "read_snapshot", read_then_person_saves)
+    r = CliRunner().invoke(
+        app, ["remember", "editor = helix", "--key", "editor", "--home", str(home)]
+    )
+    assert r.exit_code == 1
+    assert r.stderr == (
+        f"talos remember: {mf} kept changing while talos tried to write it ({writer.MAX_ATTEMPTS} "
+        "tries): another program is editing it. Nothing was changed; try again when it is "
+        "done\n"
+    )
+    assert len(saved) == writer.MAX_ATTEMPTS
+    assert mf.read_text() == "\n".join([VIM, *saved]) + "\n"
+    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert audit.settled(home / ".talos" / "audit.jsonl") == []
+
+
+def test_a_torn_append_is_completed_by_the_next_write(make_home) -> None:
+    """Issue 12.1: an append is not rewritten, so a kill in the middle of a long line's write
+    can leave its first part at the end of memory.md. The next write completes it from the
+    prepared audit entry instead of leaving half a record. (Checked: without the completion
+    the half line stays and the transaction is aborted.)"""
+    home = make_home(memory="- mine\n")
+    paths = resolve_paths(home)
+    line = "- a long fact " + "word " * 2000 + "<!-- user 2026-01-01 id=rtorn00001 -->"
+    txn = audit.Txn(paths.audit_file)
+    txn.prepare(
+        [
+            {
+                "op": "remember",
+                "id": "rtorn00001",
+                "file": str(paths.memory_file),
+                "before": None,
+                "after": line,
+            }
+        ]
+    )
+    with paths.memory_file.open("ab") as f:
+        f.write(line.encode()[:4096])  # killed after the first page
+    Memory(home, index=False).remember("and the next fact arrives")
+    lines = paths.memory_file.read_text().splitlines()
+    assert lines[:2] == ["- mine", line]
+    assert lines[2].startswith("- and the next fact arrives <!-- user ")
+    assert audit.verify(paths.audit_file, paths.memory_file) == []
+
+
+# -- doctor: the audit log against edits made outside talos -------------------------------------
+
+
+def test_doctor_names_each_outside_edit_and_what_to_do(make_home) -> None:
+    """Issue 12.1: doctor tells a record talos wrote that an outside edit removed (restore
+    brings it back), a line talos removed that an editor saved back, and a record edited by
+    hand (nothing to do) — sentences a person can act on, not "mismatch"."""
+    home = make_home(memory=f"{VIM}\n")
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    gone = mem.remember("the printer is on the second floor")
+    edited = mem.remember("the wifi password hint is on the fridge")
+    old_copy = mf.read_bytes()
+    helix = mem.remember("editor = helix", key="editor")
+    # An editor saves the old copy (vim back, helix gone), with one record edited by hand.
+    text = old_copy.decode().replace(f"{gone.line}\n", "")
+    text = text.replace("on the fridge", "on the freezer")
+    mf.write_text(text)
+
+    diag = diagnose(home)
+    found = {f.check: f for f in diag.findings}["audit"]
+    vim_id = "L" + __import__("hashlib").sha256(VIM.encode()).hexdigest()[:9]
+    assert (found.status, found.summary) == ("warn", ".talos/audit.jsonl and memory.md disagree")
+    assert found.details == (
+        f"record {gone.id} 'the printer is on the second floor' is not in memory.md: it was "
+        "removed outside talos (by hand, or an editor saved an older copy over it); talos "
+        f"restore {gone.id} brings it back",
+        f"memory.md:1: record {vim_id} is back although talos removed it (supersede): an "
+        "editor probably saved an older copy over talos's write; if you did not mean to bring "
+        "it back: talos resolve editor --keep ID",
+        f"record {helix.id} 'editor = helix' is not in memory.md: it was removed outside talos "
+        "(by hand, or an editor saved an older copy over it); talos restore "
+        f"{helix.id} brings it back",
+        f"memory.md:2: record {edited.id} was edited outside talos; nothing to do if you meant "
+        f"it (talos history {edited.id} shows what talos wrote)",
+    )
+    # The sentence's command works: the record comes back, and the doctor agrees again.
+    assert mem.restore(gone.id) == gone.line
+    assert mem.restore_record(helix.id).superseded == (vim_id,)
+    found = {f.check: f for f in diagnose(home).findings}["audit"]
+    assert (found.status, found.details) == (
+        "info",
+        (
+            f"memory.md:1: record {edited.id} was edited outside talos; nothing to do if you "
+            f"meant it (talos history {edited.id} shows what talos wrote)",
+        ),
+    )

@@ -44,11 +44,11 @@ def mcp(
 
     For agents that speak the Model Context Protocol (Claude Code, Codex CLI, editors). The
     scopes the tools may see and write are fixed here, at start (--scope / $TALOS_SCOPE);
-    the model cannot choose them. remember stores what the model inferred (source reflect);
-    source tool only with --allow-tool-writes; never your authority (user). Every record it
-    writes is marked by=mcp and never supersedes or shadows a record you wrote, whatever
-    source or ref the model claims. dead only lists; forgetting stays talos forget, reviewed
-    by you.
+    the model cannot choose them. With remember the model stores what it inferred (source
+    reflect), or, if you start the server with --allow-tool-writes, what a tool said (source
+    tool); never with your authority (user). Each record it writes is marked by=mcp and never
+    supersedes or shadows a record you wrote, whatever source or ref the model claims. dead
+    only lists; forgetting stays talos forget, reviewed by you.
 
     No --json: stdout carries the MCP protocol itself (messages go to stderr).
 
