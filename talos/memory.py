@@ -955,24 +955,23 @@ class Memory:
         if not wanted:
             self._cache = None
             return done
-        matched: set[tuple[str, str]] = set()
 
         def doomed(p: Any, _raw: str) -> bool:
-            key = (p.fields.get("scope", "global"), p.text)
-            if p.src != "user" and key in wanted:
-                matched.add(key)
-                return True
-            return False
+            return p.src != "user" and (p.fields.get("scope", "global"), p.text) in wanted
 
         reasons = sorted(set(wanted.values()))
         removed = writer.remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
-        for scope, text in wanted.keys() - matched:
-            warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
         self._cache = None
+        matched: set[tuple[str, str]] = set()
         for r in removed:
             parsed = parse_fact_line(r.raw)
-            text = parsed.text if parsed is not None else r.raw
-            done.append(writer.Forgotten("fact", r.id, text, f"{self.paths.memory_file}:{r.line}"))
+            assert parsed is not None  # remove_fact_lines removes parsed facts only
+            matched.add((parsed.fields.get("scope", "global"), parsed.text))
+            done.append(
+                writer.Forgotten("fact", r.id, parsed.text, f"{self.paths.memory_file}:{r.line}")
+            )
+        for scope, text in wanted.keys() - matched:
+            warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
         return done
 
     def _forget_skill(self, s: Suggestion) -> Forgotten | None:
