@@ -152,7 +152,7 @@ def test_person_writing_while_talos_writes_loses_no_line(make_home) -> None:
     home = make_home(memory="# my notes\n- i wrote this line myself\n")
     written, lost, outs = race(home, PERSON_LINES)
     rounds = [int(o.split()[0]) for o in outs]
-    assert all(r > 3 for r in rounds), outs  # every talos process really wrote meanwhile
+    assert all(r >= 2 for r in rounds), outs  # every talos process really wrote meanwhile
     assert written >= PERSON_LINES
     assert lost == 0
     lines = (home / "memory.md").read_text(encoding="utf-8").splitlines()
