@@ -15,14 +15,17 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "DRAIN_SECONDS",
     "Snapshot",
     "append_line",
     "atomic_write_bytes",
@@ -92,13 +95,30 @@ class Snapshot:
     def carry_late(self) -> bytes:
         """After a replace: append to the new file whatever was appended to the old one since
         (a person's ``>>`` that opened the old file just before the swap); returns it."""
-        if not self.replaced or self.fd is None:
+        if not self.replaced:
+            return b""
+        return self._carry_to(self.path)
+
+    def _carry_to(self, dest: Path, sync: bool = True) -> bytes:
+        """Append to ``dest`` what the file read has gained beyond :attr:`carried`."""
+        if self.fd is None:
             return b""
         tail = _read_fd(self.fd)[self.carried :]
         if tail:
-            _append_bytes(self.path, tail)
+            _append_bytes(dest, tail, sync)
             self.carried += len(tail)
         return tail
+
+    def drain(self) -> bool:
+        """After a replace: carry late appends over until no process holds the old file open
+        for writing any more (:func:`_writers_gone`), at most :data:`DRAIN_SECONDS`. A
+        person's ``echo >>`` that opened memory.md just before the swap is a writer of the
+        old file until it closes it; once none is left, nothing more can arrive there (the
+        old file has no name any more). Returns False when a writer still held it at the end
+        (what it writes later is not carried), True otherwise."""
+        if not self.replaced or self.fd is None:
+            return True
+        return _drain(self.fd, lambda: self.carry_late())
 
     def close(self) -> None:
         if self.fd is not None:
@@ -141,12 +161,21 @@ def _read_prefix(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def _append_bytes(path: Path, data: bytes) -> None:
+def _append_bytes(path: Path, data: bytes, sync: bool = True) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:
         rest = memoryview(data)
         while rest:
             rest = rest[os.write(fd, rest) :]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -272,13 +301,14 @@ def replace_if_unchanged(
     returns False). Bytes appended to the old file are carried over to the new one, now and
     by :meth:`Snapshot.carry_late`.
 
-    The window that stays: a process that opened the file before the swap and writes to it
-    after the caller's last ``carry_late`` (about 10 ms after the swap in ``talos.writer``,
-    measured: median 10.4 ms over 200 superseding writes of a 1000-line file — only a
-    program that keeps memory.md open for long writes that late); without ``renameat2``,
-    also an editor save in the microseconds between the last ``stat`` and ``os.replace``
-    (median 4.5 µs, max 34 µs in the same run). A writer that does not take the memory lock
-    cannot be excluded entirely.
+    The window that stays: the caller's :meth:`Snapshot.drain` carries appends over until no
+    process holds the old file open for writing (Linux read leases; elsewhere, and for a file
+    the caller does not own, once, right after the swap), so what is lost is only what a
+    program that keeps memory.md open for writing for more than :data:`DRAIN_SECONDS` writes
+    after that (``talos.writer`` warns then); without ``renameat2``, also an editor save in
+    the microseconds between the last ``stat`` and ``os.replace`` (median 4.5 µs, max 34 µs
+    over 200 superseding writes of a 1000-line file). A writer that does not take the memory
+    lock cannot be excluded entirely.
 
     Returns:
         True when replaced; False when the file changed since ``snap`` (nothing replaced:
@@ -309,6 +339,10 @@ def replace_if_unchanged(
         if not _unchanged(snap):
             tmp.unlink()
             return False
+        # Lines appended since the read go into the new file *before* it becomes visible: a
+        # person who reads memory.md right after the swap (an editor about to save) must
+        # find them there. Only what lands in the microseconds until the swap is carried after.
+        ours = len(data) + len(snap._carry_to(tmp, sync=False))
         if snap.ident is None:
             try:
                 os.link(tmp, path)  # create, but never over a file that appeared meanwhile
@@ -321,15 +355,17 @@ def replace_if_unchanged(
                 tmp.unlink()
         elif _exchange(tmp, path):
             swapped = True
+            ours += len(snap._carry_to(path))  # first: the old file's last bytes
             if not _swapped_out_is_ours(snap, tmp):
-                _swap_back(snap, tmp, data)
+                _swap_back(snap, tmp, ours)
                 return False
             tmp.unlink()
             snap.replaced = True
         else:
             os.replace(tmp, path)
             snap.replaced = True
-        snap.carry_late()
+            snap.carry_late()
+        _fsync_path(path)
     except BaseException:
         if not swapped:
             with contextlib.suppress(OSError):
@@ -355,18 +391,64 @@ def _swapped_out_is_ours(snap: Snapshot, old: Path) -> bool:
     return _read_prefix(snap.fd, len(snap.data)) == snap.data  # else an in-place edit did
 
 
-def _swap_back(snap: Snapshot, old: Path, data: bytes) -> None:
+def _swap_back(snap: Snapshot, old: Path, ours: int) -> None:
     """Put the person's file (now at ``old``) back at ``snap.path``; bytes appended to our
-    file meanwhile belong to theirs."""
+    file (``ours`` bytes long) meanwhile belong to theirs (carried until no writer holds ours
+    open)."""
     _exchange(old, snap.path)
     fd = os.open(old, os.O_RDONLY)
+    carried = ours
+
+    def carry() -> None:
+        nonlocal carried
+        got = _read_fd(fd)
+        if len(got) > carried:
+            _append_bytes(snap.path, got[carried:])
+            carried = len(got)
+
     try:
-        ours = _read_fd(fd)
+        old.unlink()  # no name: no new writer can open it while we drain
+        _drain(fd, carry)
     finally:
         os.close(fd)
-    if len(ours) > len(data) and ours.startswith(data):
-        _append_bytes(snap.path, ours[len(data) :])
-    old.unlink()
+
+
+#: How long a replace waits for a process still writing to the replaced file (seconds).
+DRAIN_SECONDS = 1.0
+
+
+def _writers_gone(fd: int) -> bool | None:
+    """Whether no process holds the file behind ``fd`` open for writing: a read lease
+    (``F_SETLEASE``, Linux) is granted only then. ``None`` when the system cannot tell
+    (no leases, not the file's owner, a network file system)."""
+    set_lease = getattr(fcntl, "F_SETLEASE", None)
+    if set_lease is None or os.fstat(fd).st_nlink:
+        # A file that still has a name could be opened for writing while we hold the lease
+        # for a moment, and the lease break would signal us (SIGIO): ask only about files
+        # without a name (the replaced file), which no one can open any more.
+        return None
+    try:
+        fcntl.fcntl(fd, set_lease, fcntl.F_RDLCK)
+    except OSError as e:
+        return False if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK) else None
+    fcntl.fcntl(fd, set_lease, fcntl.F_UNLCK)
+    return True
+
+
+def _drain(fd: int, carry: Callable[[], object]) -> bool:
+    """Call ``carry`` until no writer holds the file behind ``fd`` open, then once more;
+    at most :data:`DRAIN_SECONDS`. Returns False when a writer was still there."""
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while True:
+        carry()
+        gone = _writers_gone(fd)
+        if gone is not False:
+            carry()
+            return True
+        if time.monotonic() > deadline:
+            carry()
+            return False
+        time.sleep(0.001)
 
 
 def append_line(path: Path, line: bytes) -> None:

@@ -51,6 +51,7 @@ from talos.trust import (
     validity,
     window_of,
 )
+from talos.warn import warn
 
 __all__ = [
     "FIELD_ORDER",
@@ -257,7 +258,11 @@ def _apply(paths: Paths, plan: Callable[[bytes], tuple[_Change | None, T]]) -> T
                         txn.abort(f"{paths.memory_file} changed outside talos meanwhile; redone")
                     continue
             txn.commit()
-            snap.carry_late()  # a person's append that opened the old file just before the swap
+            if not snap.drain():  # a person's append that opened the old file before the swap
+                warn(
+                    f"{paths.memory_file}: another program keeps the file open for writing; "
+                    "what it writes to it from now on does not reach the new memory.md"
+                )
             return result
     raise TalosError(
         f"{paths.memory_file} kept changing while talos tried to write it ({MAX_ATTEMPTS} "
