@@ -103,7 +103,7 @@ class Snapshot:
         """Append to ``dest`` what the file read has gained beyond :attr:`carried`."""
         if self.fd is None:
             return b""
-        tail = _read_fd(self.fd)[self.carried :]
+        tail = _read_fd(self.fd, self.carried)
         if tail:
             _append_bytes(dest, tail, sync)
             self.carried += len(tail)
@@ -137,9 +137,9 @@ def _ident(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _read_fd(fd: int) -> bytes:
+def _read_fd(fd: int, offset: int = 0) -> bytes:
+    """Everything behind ``fd`` from byte ``offset`` on."""
     chunks = []
-    offset = 0
     while True:
         chunk = os.pread(fd, 1 << 20, offset)
         if not chunk:
@@ -401,10 +401,10 @@ def _swap_back(snap: Snapshot, old: Path, ours: int) -> None:
 
     def carry() -> None:
         nonlocal carried
-        got = _read_fd(fd)
-        if len(got) > carried:
-            _append_bytes(snap.path, got[carried:])
-            carried = len(got)
+        got = _read_fd(fd, carried)
+        if got:
+            _append_bytes(snap.path, got)
+            carried += len(got)
 
     try:
         old.unlink()  # no name: no new writer can open it while we drain
