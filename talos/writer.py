@@ -228,46 +228,54 @@ def _apply(paths: Paths, plan: Callable[[bytes], tuple[_Change | None, T]]) -> T
     ``plan`` gets the bytes of memory.md as they are now and decides; it may raise
     :class:`InputError` (nothing is written then). A replace happens only if memory.md is
     still the file ``plan`` saw; when a person changed it meanwhile, the prepared
-    transaction is aborted and ``plan`` runs again on the new content.
+    transaction (if any) is aborted and ``plan`` runs again on the new content.
 
     Raises:
         TalosError: memory.md changed under every one of :data:`MAX_ATTEMPTS` attempts.
     """
     mf = paths.memory_file.resolve()
     for _attempt in range(MAX_ATTEMPTS):
-        with read_snapshot(mf) as snap:
-            change, result = plan(snap.data)
-            if change is None:
-                return result
-            txn = audit.Txn(paths.audit_file)
-            if change.data is None:
-                txn.prepare(change.records)
-                if change.append is not None:
-                    append_line(mf, change.append.encode("utf-8"))
-            else:
-                prepared: list[bool] = []
-
-                def prepare(
-                    txn: audit.Txn = txn, change: _Change = change, prepared: list[bool] = prepared
-                ) -> None:
-                    txn.prepare(change.records)
-                    prepared.append(True)
-
-                if not replace_if_unchanged(snap, change.data, prepare):
-                    if prepared:
-                        txn.abort(f"{paths.memory_file} changed outside talos meanwhile; redone")
-                    continue
-            txn.commit()
-            if not snap.drain():  # a person's append that opened the old file before the swap
-                warn(
-                    f"{paths.memory_file}: another program keeps the file open for writing; "
-                    "what it writes to it from now on does not reach the new memory.md"
-                )
+        done, result = _attempt_write(paths, mf, plan)
+        if done:
             return result
     raise TalosError(
         f"{paths.memory_file} kept changing while talos tried to write it ({MAX_ATTEMPTS} "
         "tries): another program is editing it. Nothing was changed; try again when it is done"
     )
+
+
+def _attempt_write(
+    paths: Paths, mf: Path, plan: Callable[[bytes], tuple[_Change | None, T]]
+) -> tuple[bool, T]:
+    """One attempt of :func:`_apply`: ``(False, _)`` when memory.md changed under it."""
+    with read_snapshot(mf) as snap:
+        change, result = plan(snap.data)
+        if change is None:
+            return True, result
+        txn = audit.Txn(paths.audit_file)
+        if change.data is None:
+            txn.prepare(change.records)
+            if change.append is not None:
+                append_line(mf, change.append.encode("utf-8"))
+        else:
+            prepared = False
+
+            def prepare() -> None:
+                nonlocal prepared
+                txn.prepare(change.records)
+                prepared = True
+
+            if not replace_if_unchanged(snap, change.data, prepare):
+                if prepared:
+                    txn.abort(f"{paths.memory_file} changed outside talos meanwhile; redone")
+                return False, result
+        txn.commit()
+        if not snap.drain():  # a person's append that opened the old file before the swap
+            warn(
+                f"{paths.memory_file}: another program keeps the file open for writing; "
+                "what it writes to it from now on does not reach the new memory.md"
+            )
+        return True, result
 
 
 def _split(data: bytes) -> list[bytes]:
