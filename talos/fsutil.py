@@ -139,7 +139,7 @@ def _ident(st: os.stat_result) -> tuple[int, int, int, int]:
 
 def _read_fd(fd: int, offset: int = 0) -> bytes:
     """Everything behind ``fd`` from byte ``offset`` on."""
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.pread(fd, 1 << 20, offset)
         if not chunk:
@@ -150,7 +150,7 @@ def _read_fd(fd: int, offset: int = 0) -> bytes:
 
 def _read_prefix(fd: int, n: int) -> bytes:
     """The first ``n`` bytes behind ``fd`` (fewer at end of file)."""
-    chunks = []
+    chunks: list[bytes] = []
     offset = 0
     while offset < n:
         chunk = os.pread(fd, min(1 << 20, n - offset), offset)
