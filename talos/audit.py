@@ -8,7 +8,9 @@ never removed without a record from which it can be restored.
 
 Entry fields: ``t`` (Unix seconds), ``txn``, ``op`` (remember, supersede, history, forget,
 resolve, revoke, restore, skill-forget), ``id`` (record id), ``key``, ``scope``, ``file``,
-``before``/``after`` (the full line before/after; ``None`` for none), ``reason``.
+``before``/``after`` (the full line before/after; ``None`` for none), ``reason``; a line
+appended without rewriting memory.md has ``offset`` (the file's size when it was prepared). A
+transaction that found memory.md changed by someone else before its swap ends in ``abort``.
 """
 
 from __future__ import annotations
@@ -218,7 +220,13 @@ def recover(path: Path, memory_file: Path) -> int:
         added = [e["after"] for e in file_entries if e.get("after")]
         removed = [e["before"] for e in file_entries if e.get("before") and not e.get("after")]
         moved = [e for e in es if e.get("op") == "skill-forget" and e.get("trash")]
-        if len(added) == 1 and not removed and _complete_torn_append(memory_file, added[0]):
+        appended = [e for e in file_entries if e.get("after") and isinstance(e.get("offset"), int)]
+        if (
+            len(added) == 1
+            and not removed
+            and appended
+            and _complete_torn_append(memory_file, added[0], appended[0]["offset"])
+        ):
             lines.add(added[0])
         if added:
             applied = all(_line_present(lines, a) for a in added)
@@ -240,22 +248,28 @@ def recover(path: Path, memory_file: Path) -> int:
     return len(out)
 
 
-def _complete_torn_append(memory_file: Path, line: str) -> bool:
+def _complete_torn_append(memory_file: Path, line: str, offset: int) -> bool:
     """A plain append (``talos.fsutil.append_line``) killed mid-write can leave the start of
     its line at the very end of memory.md (a write of more than a page is not all-or-nothing).
-    Complete it: returns True when the end of the file was a strict prefix of ``line`` and the
-    rest was appended, so no torn half-line stays behind."""
+    Complete it: returns True when the file's last line, starting at or after ``offset`` (the
+    file's size when the append was prepared: a person's own unfinished last line starts
+    before it), is a strict prefix of ``line`` and the rest was appended."""
     want = line.encode("utf-8")
     try:
         with memory_file.open("rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
-            f.seek(max(0, size - len(want) - 1))
+            start = max(0, size - len(want) - 1)
+            f.seek(start)
             tail = f.read()
     except OSError:
         return False
-    last = tail.rsplit(b"\n", 1)[-1]
-    if not last or len(last) >= len(want) or not want.startswith(last):
+    cut = tail.rfind(b"\n")
+    if cut < 0 and start > 0:
+        return False  # the last line is longer than ``line``: not a piece of it
+    last_at = start + cut + 1
+    last = tail[cut + 1 :]
+    if last_at < offset or not last or len(last) >= len(want) or not want.startswith(last):
         return False
     with memory_file.open("ab") as f:
         f.write(want[len(last) :] + b"\n")

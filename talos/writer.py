@@ -254,7 +254,15 @@ def _attempt_write(
             return True, result
         txn = audit.Txn(paths.audit_file)
         if change.data is None:
-            txn.prepare(change.records)
+            records = change.records
+            if change.append is not None:
+                # Where the line will start at the earliest: recovery completes a torn append
+                # only past this point, never a person's own unfinished last line before it.
+                at = os.stat(mf).st_size if snap.ident is not None else 0
+                records = [
+                    {**r, "offset": at} if r.get("after") == change.append else r for r in records
+                ]
+            txn.prepare(records)
             if change.append is not None:
                 append_line(mf, change.append.encode("utf-8"))
         else:

@@ -45,8 +45,9 @@ PERSON = textwrap.dedent(
     rng = random.Random(7)
     busy = sorted(mf.parent.glob("busy-*"))  # one per talos process, until it wrote enough
     i = 0
+    stop = time.monotonic() + 20
     # n lines at least, and on until every talos process has done its rounds meanwhile
-    while i < n or (i < 3 * n and any(b.exists() for b in busy)):
+    while i < n or (time.monotonic() < stop and any(b.exists() for b in busy)):
         if i % 4 == 3:  # an editor save: read, write a temp file, rename it over memory.md
             data = mf.read_bytes()
             if data and not data.endswith(b"\\n"):
@@ -81,7 +82,7 @@ TALOS = textwrap.dedent(
         i += 1
         if i > ROUNDS:
             busy.unlink(missing_ok=True)
-        time.sleep(0.01)  # give the other talos processes a turn at the lock
+        time.sleep(0.03)  # give the other talos processes a turn at the lock
         try:
             if role == "remember":
                 mem.remember(f"editor = vim{i}", key="editor")  # supersede: a rewrite
@@ -382,32 +383,60 @@ def test_a_file_that_keeps_changing_gives_a_clear_error_and_loses_nothing(
     assert audit.settled(home / ".talos" / "audit.jsonl") == []
 
 
-def test_a_torn_append_is_completed_by_the_next_write(make_home) -> None:
+class _Killed(BaseException):
+    """Stands for a SIGKILL in the middle of a write (nothing after it runs)."""
+
+
+def _killed_after(n: int):  # type: ignore[no-untyped-def]
+    """An ``append_line`` that writes the first ``n`` bytes of its line, then dies."""
+
+    def append(path: Path, line: bytes) -> None:
+        with open(path, "ab") as f:
+            f.write(line[:n])
+        raise _Killed
+
+    return append
+
+
+LONG = "a long fact" + " word" * 2000
+
+
+def test_a_torn_append_is_completed_by_the_next_write(make_home, monkeypatch) -> None:
     """Issue 12.1: an append is not rewritten, so a kill in the middle of a long line's write
     can leave its first part at the end of memory.md. The next write completes it from the
     prepared audit entry instead of leaving half a record. (Checked: without the completion
     the half line stays and the transaction is aborted.)"""
     home = make_home(memory="- mine\n")
     paths = resolve_paths(home)
-    line = "- a long fact " + "word " * 2000 + "<!-- user 2026-01-01 id=rtorn00001 -->"
-    txn = audit.Txn(paths.audit_file)
-    txn.prepare(
-        [
-            {
-                "op": "remember",
-                "id": "rtorn00001",
-                "file": str(paths.memory_file),
-                "before": None,
-                "after": line,
-            }
-        ]
-    )
-    with paths.memory_file.open("ab") as f:
-        f.write(line.encode()[:4096])  # killed after the first page
-    Memory(home, index=False).remember("and the next fact arrives")
+    monkeypatch.setattr(writer, "append_line", _killed_after(4096))  # dies after a page
+    with pytest.raises(_Killed):
+        Memory(home, index=False).remember(LONG)
+    monkeypatch.undo()
+    torn = paths.memory_file.read_text().splitlines()[1]
+    assert len(torn) == 4096
+    after = Memory(home, index=False).remember("and the next fact arrives")
     lines = paths.memory_file.read_text().splitlines()
-    assert lines[:2] == ["- mine", line]
-    assert lines[2].startswith("- and the next fact arrives <!-- user ")
+    assert len(lines) == 3 and lines[0] == "- mine"
+    assert lines[1].startswith(f"- {LONG} <!-- user ") and lines[1].startswith(torn)
+    assert lines[2] == after.line
+    assert audit.verify(paths.audit_file, paths.memory_file) == []
+
+
+def test_a_persons_unfinished_last_line_is_never_taken_for_a_torn_append(
+    make_home, monkeypatch
+) -> None:
+    """Variant: the person's last line has no newline and happens to be the start of the line
+    talos was killed before writing. Recovery must not "complete" it into talos's record (the
+    person's line would be gone): only a piece written past the file's size at prepare time
+    is talos's."""
+    home = make_home(memory="- mine\n- a long")
+    paths = resolve_paths(home)
+    monkeypatch.setattr(writer, "append_line", _killed_after(0))  # dies before writing
+    with pytest.raises(_Killed):
+        Memory(home, index=False).remember(LONG)
+    monkeypatch.undo()
+    after = Memory(home, index=False).remember("and the next fact arrives")
+    assert paths.memory_file.read_text() == f"- mine\n- a long\n{after.line}\n"
     assert audit.verify(paths.audit_file, paths.memory_file) == []
 
 
