@@ -5,8 +5,8 @@ A kill at any moment leaves either the old file or the new one, never a torn one
 A file a person also edits (memory.md) needs more: a person takes no lock, so a writer must
 never replace the file with content derived from an older read. :func:`read_snapshot` records
 what was read (device, inode, size, mtime_ns and the bytes) and :func:`replace_if_unchanged`
-swaps the new content in only if the file is still exactly that (issue 12.1, measured: 221 of
-600 person lines lost to a plain read-modify-replace; ``tests/test_outside_writer.py``).
+swaps the new content in only if the file is still exactly that (issue 12.1, measured: 132 to
+232 of 600 person lines lost to a plain read-modify-replace; ``tests/test_outside_writer.py``).
 :func:`append_line` adds one line without rewriting anything.
 """
 

@@ -11,7 +11,7 @@ save). So a write that adds one line only appends it (:func:`talos.fsutil.append
 nothing rewritten), and a write that removes lines replaces the file only if it is still the
 file it read (:func:`talos.fsutil.replace_if_unchanged`); otherwise the transaction is aborted
 and the edit redone on the new content, up to :data:`MAX_ATTEMPTS` times (issue 12.1; before,
-221 of 600 person lines were lost in ``tests/test_outside_writer.py``). Lines that are not
+132 to 232 of 600 person lines were lost in ``tests/test_outside_writer.py``). Lines that are not
 valid UTF-8 are carried over byte for byte: no line a person wrote is ever lost.
 """
 

@@ -5,8 +5,8 @@ editor (write a temp file, rename it over memory.md) whenever they like. Before 
 replaced memory.md with content derived from an older read (the issue lost 9 of 200 appended
 lines and 2 of 60 editor saves). Here one person process appends and editor-saves at least 600
 lines while three talos processes remember (plain and superseding), forget, resolve and
-restore; afterwards every person line is in memory.md. Before the fix this race lost 188, 213
-and 232 person lines in three runs (``python tests/test_outside_writer.py``).
+restore; afterwards every person line is in memory.md. Before the fix this race lost 132 to 232
+of 600 person lines in six runs (``python tests/test_outside_writer.py``).
 """
 
 from __future__ import annotations
