@@ -94,9 +94,10 @@ def stemmer(name: str) -> Callable[[str], str]:
         st = Stemmer.Stemmer("english")
         return st.stemWord
     if name == "snowball":
-        import snowballstemmer
+        from snowballstemmer.english_stemmer import EnglishStemmer
 
-        sb = snowballstemmer.stemmer("english")
+        # snowballstemmer.stemmer() returns PyStemmer when that is installed: use the pure one
+        sb = EnglishStemmer()
         return cache(sb.stemWord)
     raise ValueError(f"unknown stemmer {name!r}: choose pystemmer, snowball or none")
 
