@@ -35,6 +35,7 @@ __all__ = [
     "floor_cut",
     "summarise",
     "top_k",
+    "two_part_floor",
 ]
 
 
@@ -78,30 +79,58 @@ def floor_cut(
     k: int = 5,
     absolute: float = 0.0,
     relative: float = 0.0,
-    norm: str | None = None,
+    factor: str | Callable[[Scored], float] | None = None,
 ) -> Cut:
-    """A relevance floor (issue 15 item 2): nothing when the best row's score is below
-    ``absolute``; else the first ``k`` rows scoring at least ``relative`` × the best.
+    """A relevance floor (issue 15 item 2): of the first ``k`` rows, those scoring at least
+    ``absolute`` and at least ``relative`` × the best row (nothing when no row clears the
+    absolute floor: the block is empty).
 
-    ``norm``: divide every score by ``info[norm]`` first (a query-level scale, e.g. the best
-    seed mass the query could reach), so one absolute floor means the same for short and long
-    queries; a query whose scale is 0 delivers nothing.
+    ``factor``: multiply every score by ``info[factor]`` (or by ``factor(scored)``) first: a
+    query-level scale, e.g. a power of the number of query terms, so that one absolute floor
+    means the same for short and long queries; a missing factor counts 0.
     """
 
     def cut(s: Scored) -> list[int]:
         if not s.rows:
             return []
-        scale = 1.0
-        if norm is not None:
-            scale = s.info.get(norm, 0.0)
-            if scale <= 0:
-                return []
-        best = s.scores[0] / scale
-        if best < absolute or best <= 0:
+        if factor is None:
+            f = 1.0
+        elif callable(factor):
+            f = factor(s)
+        else:
+            f = s.info.get(factor, 0.0)
+        best = s.scores[0] * f
+        if best <= 0:
             return []
         out = []
         for i, x in enumerate(s.scores[:k]):
-            if x / scale >= relative * best:
+            if x * f >= absolute and x * f >= relative * best:
+                out.append(i)
+            else:
+                break
+        return out
+
+    return cut
+
+
+def two_part_floor(
+    k: int = 5, fraction: float = 0.2, equivalents: float = 1.7, relative: float = 0.0
+) -> Cut:
+    """A floor for short and long queries at once (``bench/README.md`` "Relevance"): a row
+    is evidence when its score (a fraction of the query's hub weight) is at least
+    ``fraction``, *or* its score × ``info["known"]`` (the query terms some node holds: about
+    how many average query terms the row matches) is at least ``equivalents``; and it scores
+    at least ``relative`` × the best row. The first part serves short questions, the second
+    whole dialogues, whose every row holds a small fraction of a long query."""
+
+    def cut(s: Scored) -> list[int]:
+        if not s.rows or s.scores[0] <= 0:
+            return []
+        known = s.info.get("known", 0.0)
+        best = s.scores[0]
+        out = []
+        for i, x in enumerate(s.scores[:k]):
+            if (x >= fraction or x * known >= equivalents) and x >= relative * best:
                 out.append(i)
             else:
                 break

@@ -12,7 +12,9 @@ SPEC §4 keywords, and the ranking is the one ``Memory`` gives for the same home
 seed (:func:`talos.graph.hub_seed`, the node's own evidence before spreading), and per query
 ``mass`` — the best seed any node could reach, ``Σ hub(k)`` over the query terms some node
 holds / ``Σ hub(k)`` over all of them (terms no node holds weigh 1.0, as in ``hub_seed``) —
-``top_seed``, ``terms`` and ``known`` (query terms, and those some node holds).
+``inv_mass`` (its inverse), ``qmass`` (``Σ hub(k)`` over all query terms: a score times it is
+the matched hub weight itself, not a fraction of the query), ``top_seed``, ``terms`` and
+``known`` (query terms, and those some node holds).
 """
 
 from __future__ import annotations
@@ -107,13 +109,17 @@ class ProtoRanker:
 def query_info(graph: G.Graph, q: frozenset[str]) -> dict[str, float]:
     """``terms``, ``known`` (terms some node holds) and ``mass`` (module docstring)."""
     if not q:
-        return {"terms": 0.0, "known": 0.0, "mass": 0.0, "top_seed": 0.0}
+        return {"terms": 0.0, "known": 0.0, "mass": 0.0, "inv_mass": 0.0, "qmass": 0.0,
+                "top_seed": 0.0}
     weights = {k: G.hub_weight(graph, k) for k in q}
     known = [k for k in q if graph.df(k)]
     total = sum(weights.values())
+    mass = sum(weights[k] for k in known) / total if total else 0.0
     return {
         "terms": float(len(q)),
         "known": float(len(known)),
-        "mass": sum(weights[k] for k in known) / total if total else 0.0,
+        "mass": mass,
+        "inv_mass": 1.0 / mass if mass else 0.0,
+        "qmass": total,
         "top_seed": 0.0,
     }

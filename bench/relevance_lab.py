@@ -37,7 +37,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from analyzer import STOP_LISTS, Analyzer, stemmer, words
 from datasets import DEFAULT_DATA, load_all
-from delivery import Block, Scored, auc, block_metrics, floor_cut, summarise, top_k
+from delivery import (
+    Block,
+    Scored,
+    auc,
+    block_metrics,
+    floor_cut,
+    summarise,
+    top_k,
+    two_part_floor,
+)
 from proto import ProtoRanker
 from relevance import SETS, Pool, pools
 from rich import box
@@ -186,19 +195,49 @@ def cmd_analyzers(console: Console, jobs: int, data: Path, limit: int) -> None:
 
 # -- floor -----------------------------------------------------------------------------------
 
-#: Score scales the floor may compare: name → function of (scored, row) → float.
-SCALES = {
-    "activation": lambda s, i: s.scores[i],
-    "seed": lambda s, i: s.seeds[i] if s.seeds else 0.0,
-    "activation / mass": lambda s, i: s.scores[i] / s.info["mass"] if s.info.get("mass") else 0.0,
-}
+
+def _top(s: Scored, feature: str) -> float:
+    """A query-level feature of a ranking for the floor (0 when nothing is ranked)."""
+    if not s.rows:
+        return 0.0
+    q = s.info.get("qmass", 0.0)
+    if feature == "activation":
+        return s.scores[0]
+    if feature == "seed":
+        return max(s.seeds) if s.seeds else 0.0
+    if feature == "evidence = seed × qmass":
+        return (max(s.seeds) if s.seeds else 0.0) * q
+    if feature == "activation × qmass":
+        return s.scores[0] * q
+    if feature == "activation / mass":
+        return s.scores[0] * s.info.get("inv_mass", 0.0)
+    if feature == "activation × known":
+        return s.scores[0] * s.info.get("known", 0.0)
+    if feature == "lead top1 / top5":
+        return s.scores[0] / s.scores[min(4, len(s.scores) - 1)]
+    raise ValueError(feature)
+
+
+FEATURES = ("activation", "seed", "activation / mass", "evidence = seed × qmass",
+            "activation × qmass", "activation × known", "lead top1 / top5")
 
 
 def _quantiles(xs: list[float]) -> str:
-    if not xs:
+    if len(xs) < 2:
         return "-"
     qs = statistics.quantiles(xs, n=20, method="inclusive")
     return " / ".join(f"{v:.3f}" for v in (qs[0], qs[4], qs[9], qs[14], qs[18]))
+
+
+def oracle(answerable: list[tuple[Scored, list[str] | None, str]]) -> float:
+    """Non-gold rows per block of the best prefix cut that keeps all of the ranking's R@5:
+    each block ends at its last gold row of the top 5 (no gold there: an empty block)."""
+    total = 0
+    for s, gold, _k in answerable:
+        want = set(gold or [])
+        last = max((i + 1 for i, row in enumerate(s.rows[:5]) if want & set(row)), default=0)
+        total += sum(1 for row in s.rows[:last] if not want & set(row))
+    return total / len(answerable) if answerable else float("nan")
 
 
 def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | None) -> None:
@@ -206,56 +245,108 @@ def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | Non
     _init(data, limit)
     label = analyzer.label if analyzer else "SPEC §4 keywords"
     res = _score_pools(analyzer)
-    t = Table(title=f"Top score of answerable vs unrelated dev queries ({label}); quantiles "
-              "5 / 25 / 50 / 75 / 95 %", box=box.MARKDOWN, title_justify="left")
-    for c in ("set", "scale", "answerable", "unrelated", "AUC"):
-        t.add_column(c, justify="left" if c in ("set", "scale") else "right")
+    from baselines import BM25Terms
+    from relevance import BM25_PARAMS
 
-    def top(s: Scored, scale: str) -> float:
-        if not s.rows:
-            return 0.0
-        if scale == "seed":
-            return max(s.seeds) if s.seeds else 0.0
-        return SCALES[scale](s, 0)
-
+    bm: dict[str, tuple[list[float], list[float]]] = {}
+    for p in _POOLS:
+        k1, b = BM25_PARAMS[(p.lang, p.lang == "zh")]
+        r = BM25Terms(p.store, Analyzer(unigrams=p.lang == "zh"), k1, b)
+        got = bm.setdefault(p.set, ([], []))
+        got[0].extend((r.scored(q).scores or [0.0])[0] for _o, q, _g in p.answerable)
+        got[1].extend((r.scored(q).scores or [0.0])[0] for _o, q, _k in p.unrelated)
+    t = Table(title=f"Top-row features of answerable vs unrelated dev queries ({label}); "
+              "quantiles 5 / 25 / 50 / 75 / 95 %; pooled = LoCoMo + Chinese set (one floor "
+              "for both)", box=box.MARKDOWN, title_justify="left")
+    for c in ("set", "feature", "answerable", "unrelated", "AUC"):
+        t.add_column(c, justify="left" if c in ("set", "feature") else "right")
+    pooled: dict[str, tuple[list[float], list[float]]] = {}
     for name, d in res.items():
-        for scale in SCALES:
-            pos = [top(s, scale) for s, _g, _k in d["answerable"]]
-            neg = [top(s, scale) for s, _g, _k in d["unrelated"]]
-            t.add_row(name, scale, _quantiles(pos), _quantiles(neg), f"{auc(pos, neg):.3f}")
+        for f in FEATURES:
+            pos = [_top(s, f) for s, _g, _k in d["answerable"]]
+            neg = [_top(s, f) for s, _g, _k in d["unrelated"]]
+            if name in ("LoCoMo 1-4", "Chinese set"):
+                pp = pooled.setdefault(f, ([], []))
+                pp[0].extend(pos)
+                pp[1].extend(neg)
+            t.add_row(name, f, _quantiles(pos), _quantiles(neg), f"{auc(pos, neg):.3f}")
+        pos, neg = bm.get(name, ([], []))
+        t.add_row(name, "tuned BM25 top score", _quantiles(pos), _quantiles(neg),
+                  f"{auc(pos, neg):.3f}")
         t.add_section()
+    for f, (pos, neg) in pooled.items():
+        t.add_row("pooled", f, _quantiles(pos), _quantiles(neg), f"{auc(pos, neg):.3f}")
+    console.print(t)
+    console.print("Oracle (best prefix cut keeping all of the ranking's R@5): non-gold rows per "
+                  "block " + ", ".join(f"{n} {oracle(d['answerable']):.2f}" for n, d in res.items())
+                  + "\n")
+
+    def summ(d: dict[str, Any], cut: Any) -> dict[str, float]:
+        return summarise([block_metrics(_blk(x, cut), g) for x, g, _ in d["answerable"]],
+                         [block_metrics(_blk(x, cut), None) for x, _g, _ in d["unrelated"]])
+
+    def cell(x: dict[str, float]) -> str:
+        return (f"{x['non-gold/block']:.2f} / {100 * x['kept']:.0f}% / "
+                f"{100 * x['empty unrelated']:.0f}%")
+
+    # γ-scan: which power of the query's term count makes one floor fit every set
+    t = Table(title="AUC of the top row's activation × n^γ (n = query terms some node holds, "
+              "or all query terms), answerable vs unrelated", box=box.MARKDOWN,
+              title_justify="left")
+    for c in ("n", "γ", *res, "pooled LoCoMo + Chinese"):
+        t.add_column(c, justify="left" if c == "n" else "right")
+    for key in ("known", "terms"):
+        for g in (0.0, 0.25, 0.5, 0.6, 0.75, 1.0):
+            cells, pp, nn = [], [], []
+            for name, d in res.items():
+                pos = [(s.scores[0] * s.info[key] ** g) if s.rows else 0.0
+                       for s, _g, _k in d["answerable"]]
+                neg = [(s.scores[0] * s.info[key] ** g) if s.rows else 0.0
+                       for s, _g, _k in d["unrelated"]]
+                cells.append(f"{auc(pos, neg):.3f}")
+                if name != "MADial en":
+                    pp += pos
+                    nn += neg
+            t.add_row(key, f"{g:g}", *cells, f"{auc(pp, nn):.3f}")
     console.print(t)
 
-    today = {name: summarise([block_metrics(_blk(s, top_k(5, 0.005)), g) for s, g, _ in d["answerable"]],
-                             [block_metrics(_blk(s, top_k(5, 0.005)), None) for s, _g, _ in d["unrelated"]])
-             for name, d in res.items()}
-    for norm in (None, "mass"):
-        t = Table(title=f"Floors on dev ({label}, scale: activation{' / mass' if norm else ''}): "
-                  "non-gold rows per block / block kept of ranking R@5 / empty unrelated — "
-                  "LoCoMo | Chinese", box=box.MARKDOWN, title_justify="left")
-        t.add_column("absolute \\ relative")
-        rels = (0.0, 0.3, 0.5, 0.7)
-        for r in rels:
-            t.add_column(f"{r:g}", justify="right")
-        for a in (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5):
-            cells = []
-            for r in rels:
-                cut = floor_cut(5, a, r, norm)
-                parts = []
-                for name in ("LoCoMo 1-4", "Chinese set"):
-                    d = res.get(name)
-                    if d is None:
-                        continue
-                    s = summarise([block_metrics(_blk(x, cut), g) for x, g, _ in d["answerable"]],
-                                  [block_metrics(_blk(x, cut), None) for x, _g, _ in d["unrelated"]])
-                    parts.append(f"{s['non-gold/block']:.2f} / {100 * s['kept']:.0f}% / "
-                                 f"{100 * s['empty unrelated']:.0f}%")
-                cells.append(" | ".join(parts))
-            t.add_row(f"{a:g}", *cells)
+    def known_pow(g: float) -> Any:
+        return lambda s: s.info.get("known", 0.0) ** g
+
+    scales: list[tuple[str, Any, tuple[float, ...]]] = [
+        ("activation", None, (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)),
+        ("activation × known^0.75", known_pow(0.75), (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+                                                       1.2)),
+    ]
+    names = list(res)
+    for title, factor, absolutes in scales:
+        t = Table(title=f"Floor on {title} ({label}; every delivered row clears it, relative 0 "
+                  "and 0.7 × the best): non-gold rows per block / block R@5 kept of the "
+                  "ranking's / empty blocks for unrelated queries", box=box.MARKDOWN,
+                  title_justify="left")
+        t.add_column("absolute")
+        for r in (0.0, 0.7):
+            for n in names:
+                t.add_column(f"{n}, rel {r:g}", justify="right")
+        for a in absolutes:
+            cut0, cut7 = floor_cut(5, a, 0.0, factor), floor_cut(5, a, 0.7, factor)
+            t.add_row(f"{a:g}", *(cell(summ(res[n], c)) for c in (cut0, cut7) for n in names))
         console.print(t)
+
+    t = Table(title=f"Two-part floor ({label}): a row is evidence when activation >= fraction "
+              "OR activation × known >= equivalents, and >= relative × the best", box=box.MARKDOWN,
+              title_justify="left")
+    for c in ("fraction", "equivalents", "relative", *names):
+        t.add_column(c, justify="right")
+    for fr in (0.2, 0.25, 0.3):
+        for eq in (1.5, 1.7, 2.0, 2.5):
+            for r in (0.0, 0.6, 0.8):
+                cut = two_part_floor(5, fr, eq, r)
+                t.add_row(f"{fr:g}", f"{eq:g}", f"{r:g}", *(cell(summ(res[n], cut)) for n in names))
+    console.print(t)
+    today = {name: summ(d, top_k(5, 0.005)) for name, d in res.items()}
     console.print("today's cut (top 5 above 0.005): " + "; ".join(
-        f"{n}: {s['non-gold/block']:.2f} non-gold, kept {100 * s['kept']:.0f}%, empty unrelated "
-        f"{100 * s['empty unrelated']:.0f}%" for n, s in today.items()))
+        f"{n}: {cell(s)}" for n, s in today.items()))
 
 
 def _blk(s: Scored, cut: Any) -> Block:
