@@ -353,6 +353,104 @@ def _blk(s: Scored, cut: Any) -> Block:
     return Block(s.rows, [s.rows[i] for i in cut(s)])
 
 
+# -- bodies ----------------------------------------------------------------------------------
+
+
+class ProtoHome:
+    """The labelled bodies home as a prototype graph: facts and skills (the records of
+    ``Memory.nodes()``) keyed by the analyzer's terms of their matching text (a skill's first
+    1200 characters, not-for clauses dropped, SPEC §3.2), ranked by ``bipartite``."""
+
+    def __init__(self, home: Path, analyzer: Analyzer | None) -> None:
+        from talos import Memory, keywords
+        from talos.text import drop_not_for
+
+        from proto import proto_graph, query_info
+
+        with Memory(home) as mem:
+            nodes = [n for n in mem.nodes() if n.kind in ("fact", "skill")]
+        texts = [drop_not_for(n.body) if n.kind == "skill" else n.text for n in nodes]
+        names = [[n.name or n.text] for n in nodes]
+        self.terms = analyzer or keywords
+        self.graph, self.ids = proto_graph(texts, names, self.terms, [n.kind for n in nodes])
+        self.info = query_info
+
+    def ranked(self, query: str) -> tuple[list[tuple[float, int]], dict[int, float], dict[str, float]]:
+        """``(ranking, seeds, query info)`` of ``query``."""
+        q = frozenset(self.terms(query))
+        info = self.info(self.graph, q)
+        if not q:
+            return [], {}, info
+        act = G.bipartite(self.graph, q)
+        return G.rank(act, 0.0), act.seeds, info
+
+
+def proto_gate(
+    home: ProtoHome, lead: float = 1.2, floor: float = 0.225, seed_floor: float = 0.0,
+    equivalents: float = 0.0, k: int = 5,
+) -> Any:
+    """The body gate on the prototype's ranking: today's rule (the best skill leads the
+    second by ``lead``×, or alone scores ``floor``; both on rounded scores; it is among the top
+    ``k``), and the best skill's *own* seed evidence: seed >= ``seed_floor`` (a fraction of the
+    query's hub weight) and seed × known query terms >= ``equivalents``."""
+
+    def gate(query: str) -> str | None:
+        ranked, seeds, info = home.ranked(query)
+        skills = [(round(a, 2), i) for a, i in ranked if home.graph.nodes[i].kind == "skill"]
+        if not skills:
+            return None
+        best = skills[0][1]
+        ok = skills[0][0] >= floor if len(skills) == 1 else skills[0][0] >= lead * skills[1][0]
+        seed = seeds.get(best, 0.0)
+        ok = ok and seed >= seed_floor and seed * info["known"] >= equivalents
+        ok = ok and best in [i for _a, i in ranked[:k]]
+        return home.ids[best][0] if ok else None
+
+    return gate
+
+
+def cmd_bodies(console: Console) -> None:
+    """Today's gate, and the prototype gates on the labelled set (``bench/bodies.py``)."""
+    import tempfile
+
+    import bodies
+
+    from talos import Memory
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="talos-bodies-") as tmp:
+        home = bodies.copy_home(Path(tmp))
+        with Memory(home) as mem:
+            rows.append(("today (bipartite, SPEC §4 keywords)", bodies.score(bodies.today_gate(mem))))
+        for label, analyzer in (("SPEC §4 keywords", None), (RECOMMENDED.label, RECOMMENDED)):
+            ph = ProtoHome(home, analyzer)
+            rows.append((f"prototype, {label}, today's rule", bodies.score(proto_gate(ph))))
+            tune = [x for i, x in enumerate(bodies.LABELS) if bodies.half(i) == "tune"]
+            for name, key, grid in (
+                ("seed >=", "seed_floor", [round(0.05 * i, 2) for i in range(13)]),
+                ("seed × known >=", "equivalents", [round(0.25 * i, 2) for i in range(13)]),
+            ):
+                scored = [(bodies.score(proto_gate(ph, **{key: v}), tune)["all"], -v, v)
+                          for v in grid]
+                best = max(scored)[2]
+                console.print(f"{label}, {name}: tune-half decided right " + ", ".join(
+                    f"{v:g} {100 * x:.0f}%" for x, _m, v in scored))
+                rows.append((f"prototype, {label}, + {name} {best:g} (chosen on tune)",
+                             bodies.score(proto_gate(ph, **{key: best}))))
+        ph = ProtoHome(home, RECOMMENDED)
+        misses = [f"{q!r}: got {g}, want {w}" for q, w in bodies.LABELS
+                  if (g := proto_gate(ph, equivalents=RECOMMENDED_EQUIVALENTS)(q)) != w]
+    console.print(bodies.table("Body gate on bench/bodies_home (40 labelled queries)", rows))
+    console.print(f"wrong with {RECOMMENDED.label}, seed × known >= {RECOMMENDED_EQUIVALENTS:g}:")
+    for m in misses:
+        console.print(f"  {m}")
+
+
+#: The body gate's seed-evidence floor the research recommends (``bodies``): the best
+#: skill's own seed × the known query terms, i.e. it matches at least one average query term.
+RECOMMENDED_EQUIVALENTS = 1.0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -374,9 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "floor":
         cmd_floor(console, args.data, args.limit, None if args.keywords else RECOMMENDED)
     else:
-        import bodies
-
-        bodies.main([])
+        cmd_bodies(console)
     console.print(f"{time.time() - start:.0f} s")
     return 0
 
