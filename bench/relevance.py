@@ -59,12 +59,14 @@ from delivery import (
     block_metrics,
     summarise,
     top_k,
+    two_part_floor,
 )
 from rankers import BM25Ranker, TalosRanker
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+import talos.graph as G
 from talos import Memory
 
 __all__ = ["BM25_PARAMS", "METHODS", "PROTOTYPES", "Pool", "make_delivery", "pools", "run"]
@@ -88,8 +90,20 @@ SETS: dict[str, tuple[str, list[tuple[str, list[str] | None]]]] = {
 }
 
 METHODS = ("talos", "bm25", "bm25-uni", "bm25-kw", "fts5-porter", "fts5-trigram", "fts5-bigram")
-#: Prototype deliveries (dev split only), registered by ``relevance_lab.py``.
-PROTOTYPES: dict[str, Callable[[Store, str], Delivery]] = {}
+#: Prototype deliveries of ``relevance_lab.py`` (dev split only).
+PROTOTYPES = ("proto", "proto-floor")
+
+
+def prototype(method: str, store: Store) -> Delivery:
+    """``proto``: ``bipartite`` on the recommended analyzer's terms, today's cut (top 5 above
+    THRESH); ``proto-floor``: the same ranking with the recommended two-part floor."""
+    import relevance_lab as lab
+    from proto import ProtoRanker
+
+    ranker = ProtoRanker(store, lab.RECOMMENDED)
+    if method == "proto":
+        return CutDelivery(ranker, top_k(5, G.MODELS["bipartite"].thresh))
+    return CutDelivery(ranker, two_part_floor(5, *lab.RECOMMENDED_FLOOR))
 
 
 @dataclass(slots=True)
@@ -175,7 +189,7 @@ def make_delivery(method: str, store: Store, lang: str, tmp: Path) -> Delivery:
     if method.startswith("fts5-"):
         return CutDelivery(FTS5Ranker(store, method[5:]), top_k(5))
     if method in PROTOTYPES:
-        return PROTOTYPES[method](store, lang)
+        return prototype(method, store)
     raise ValueError(f"unknown method {method!r}")
 
 
@@ -386,6 +400,23 @@ def body_rate(data: Path, sessions: int, queries: dict[str, list[str]], console:
     return out
 
 
+def _proto_gates() -> dict[str, Callable[[Memory, str], bool]]:
+    """The prototype body gate of ``relevance_lab.py`` (recommended analyzer, seed × known >=
+    1) over the facts and skills of the home (its episodes left out), for ``body-rate``."""
+    import relevance_lab as lab
+
+    made: dict[int, Any] = {}
+
+    def gate(mem: Memory, query: str) -> bool:
+        g = made.get(id(mem))
+        if g is None:
+            home = lab.ProtoHome(mem.paths.home, lab.RECOMMENDED)
+            g = made[id(mem)] = lab.proto_gate(home, equivalents=lab.RECOMMENDED_EQUIVALENTS)
+        return g(query) is not None
+
+    return {"prototype gate (facts + skills)": gate}
+
+
 def dev_questions(datasets: Sequence[Dataset], label: str, limit: int = 0) -> list[str]:
     """The dev questions of a report set (for ``body-rate``)."""
     lang, parts = SETS[label]
@@ -409,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA,
                     help="folder laid out like ../shared/bench")
     ap.add_argument("--method", action="append",
-                    help=f"repeatable (default: {', '.join(METHODS)})")
+                    help=f"repeatable (default: {', '.join(METHODS)}; dev only: "
+                    f"{', '.join(PROTOTYPES)})")
     ap.add_argument("--split", choices=["dev", "test", "both"], default="dev")
     ap.add_argument("--limit", type=int, default=0, help="at most N questions per set and split")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -435,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
             "LoCoMo dev questions": dev_questions(datasets, "LoCoMo 1-4", args.limit),
             "Chinese set dev questions": dev_questions(datasets, "Chinese set", args.limit),
         }
-        payload = body_rate(args.data, args.sessions, queries, console)
+        payload = body_rate(args.data, args.sessions, queries, console, _proto_gates())
     else:
         methods = args.method or list(METHODS)
         res = run(pools(datasets, splits, args.limit), methods, args.jobs)

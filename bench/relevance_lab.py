@@ -58,6 +58,10 @@ import talos.graph as G
 #: The analyzer the research recommends (``analyzers``): see bench/README "Relevance".
 RECOMMENDED = Analyzer(stop="nltk", stem="pystemmer", unigrams=True)
 
+#: The relevance floor the research recommends (``floor``): ``two_part_floor(5, fraction,
+#: equivalents, relative)``; see bench/README "Relevance".
+RECOMMENDED_FLOOR = (0.2, 1.7, 0.6)
+
 _POOLS: list[Pool] = []
 
 
