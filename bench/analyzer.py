@@ -32,8 +32,8 @@ __all__ = [
     "CJK_STOP",
     "STOP_LISTS",
     "Analyzer",
-    "stop_list",
     "stemmer",
+    "stop_list",
 ]
 
 #: SPEC §4's CJK stop words: they can only match as a single character or as the bigram 一个.

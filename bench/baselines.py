@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
+from typing import ClassVar
 
 from analyzer import Analyzer
 from datasets import Store
@@ -111,7 +112,11 @@ class FTS5Ranker:
         store: the pool. tokenizer: ``porter``, ``trigram`` or ``bigram``.
     """
 
-    TOKENIZE = {"porter": "porter unicode61", "trigram": "trigram", "bigram": "unicode61"}
+    TOKENIZE: ClassVar[dict[str, str]] = {
+        "porter": "porter unicode61",
+        "trigram": "trigram",
+        "bigram": "unicode61",
+    }
 
     def __init__(self, store: Store, tokenizer: str) -> None:
         if tokenizer not in self.TOKENIZE:

@@ -139,12 +139,20 @@ def score(gate: Gate, labels: Sequence[tuple[str, str | None]] = LABELS) -> dict
 def table(title: str, rows: Sequence[tuple[str, dict[str, float]]]) -> Table:
     """A markdown table of :func:`score` results."""
     t = Table(title=title, box=box.MARKDOWN, title_justify="left")
-    for c in ("gate", "decided right (all 40)", "tune half", "check half", "want a body",
-              "want none"):
+    for c in (
+        "gate",
+        "decided right (all 40)",
+        "tune half",
+        "check half",
+        "want a body",
+        "want none",
+    ):
         t.add_column(c, justify="left" if c == "gate" else "right")
     for name, s in rows:
-        t.add_row(name, *(f"{100 * s[k]:.0f}%" for k in ("all", "tune", "check", "want body",
-                                                          "want none")))
+        t.add_row(
+            name,
+            *(f"{100 * s[k]:.0f}%" for k in ("all", "tune", "check", "want body", "want none")),
+        )
     return t
 
 
@@ -158,10 +166,14 @@ def main(argv: list[str] | None = None) -> int:
             with Memory(home, model=model) as mem:
                 gate = today_gate(mem)
                 rows.append((f"today ({model})", score(gate)))
-                misses[model] = [f"{q!r}: got {gate(q)}, want {w}" for q, w in LABELS
-                                 if not decided_right(gate(q), w)]
-    console.print(table(f"Skill body gate on bench/bodies_home ({len(LABELS)} labelled queries)",
-                        rows))
+                misses[model] = [
+                    f"{q!r}: got {gate(q)}, want {w}"
+                    for q, w in LABELS
+                    if not decided_right(gate(q), w)
+                ]
+    console.print(
+        table(f"Skill body gate on bench/bodies_home ({len(LABELS)} labelled queries)", rows)
+    )
     for model in ("bipartite",):
         console.print(f"\nwrong with today's {model}:")
         for m in misses[model]:

@@ -214,8 +214,9 @@ def block_metrics(block: Block, gold: Sequence[str] | None, k: int = 5) -> dict[
     return out
 
 
-def summarise(answerable: Sequence[dict[str, float]], unrelated: Sequence[dict[str, float]],
-              k: int = 5) -> dict[str, float]:
+def summarise(
+    answerable: Sequence[dict[str, float]], unrelated: Sequence[dict[str, float]], k: int = 5
+) -> dict[str, float]:
     """Table numbers: ``n``, ``R@k`` and ``block R@k`` (means), ``kept`` (block R@k / R@k),
     ``non-gold/block`` (mean over answerable questions, empty blocks count 0), ``empty
     answerable`` (share), ``n unrelated``, ``empty unrelated`` (share), ``body`` (share of

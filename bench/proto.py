@@ -33,7 +33,9 @@ __all__ = ["ProtoRanker", "proto_graph"]
 
 
 def proto_graph(
-    texts: Sequence[str], ids: Sequence[list[str]], terms: Callable[[str], Iterable[str]],
+    texts: Sequence[str],
+    ids: Sequence[list[str]],
+    terms: Callable[[str], Iterable[str]],
     kinds: Sequence[str] | None = None,
 ) -> tuple[G.Graph, list[list[str]]]:
     """A graph of one node per text (kind ``kinds[i]``, default ``fact``) keyed by
@@ -66,7 +68,10 @@ class ProtoRanker:
     """
 
     def __init__(
-        self, store: Store, analyzer: Analyzer | None, model: str = "bipartite",
+        self,
+        store: Store,
+        analyzer: Analyzer | None,
+        model: str = "bipartite",
         thresh: float = 0.0,
     ) -> None:
         self.terms: Callable[[str], Iterable[str]] = analyzer or keywords
@@ -109,8 +114,14 @@ class ProtoRanker:
 def query_info(graph: G.Graph, q: frozenset[str]) -> dict[str, float]:
     """``terms``, ``known`` (terms some node holds) and ``mass`` (module docstring)."""
     if not q:
-        return {"terms": 0.0, "known": 0.0, "mass": 0.0, "inv_mass": 0.0, "qmass": 0.0,
-                "top_seed": 0.0}
+        return {
+            "terms": 0.0,
+            "known": 0.0,
+            "mass": 0.0,
+            "inv_mass": 0.0,
+            "qmass": 0.0,
+            "top_seed": 0.0,
+        }
     weights = {k: G.hub_weight(graph, k) for k in q}
     known = [k for k in q if graph.df(k)]
     total = sum(weights.values())

@@ -49,7 +49,7 @@ import numpy as np
 from analyzer import Analyzer
 from baselines import BM25Terms, FTS5Ranker
 from chores import CHORES_EN, CHORES_ZH
-from datasets import DEFAULT_DATA, Dataset, Store, load_all, write_home
+from datasets import DEFAULT_DATA, Dataset, Store, load_all
 from delivery import (
     Block,
     CutDelivery,
@@ -193,7 +193,9 @@ def make_delivery(method: str, store: Store, lang: str, tmp: Path) -> Delivery:
     raise ValueError(f"unknown method {method!r}")
 
 
-def _task(args: tuple[str, Pool]) -> tuple[str, Pool, list[dict[str, float]], list[dict[str, float]]]:
+def _task(
+    args: tuple[str, Pool],
+) -> tuple[str, Pool, list[dict[str, float]], list[dict[str, float]]]:
     method, pool = args
     with tempfile.TemporaryDirectory(prefix="talos-rel-") as tmp:
         d = make_delivery(method, pool.store, pool.lang, Path(tmp))
@@ -232,7 +234,11 @@ def run(
         parts.setdefault((pool.set, pool.split, method), []).append((pool, ans, unr))
     for key, got in parts.items():
         a = sorted(
-            ((o, m) for p, ans, _u in got for (o, _q, _g), m in zip(p.answerable, ans, strict=True)),
+            (
+                (o, m)
+                for p, ans, _u in got
+                for (o, _q, _g), m in zip(p.answerable, ans, strict=True)
+            ),
             key=lambda x: x[0],
         )
         u = sorted(
@@ -272,8 +278,19 @@ def report(
             box=box.MARKDOWN,
             title_justify="left",
         )
-        for c in ("set", "method", "n", "R@5", f"Δ vs {base}", "block R@5", "kept",
-                  "non-gold/block", "empty: other conv", "empty: chores", "body"):
+        for c in (
+            "set",
+            "method",
+            "n",
+            "R@5",
+            f"Δ vs {base}",
+            "block R@5",
+            "kept",
+            "non-gold/block",
+            "empty: other conv",
+            "empty: chores",
+            "body",
+        ):
             t.add_column(c, justify="left" if c in ("set", "method") else "right")
         for label in SETS:
             if not any((label, split, m) in res for m in methods):
@@ -288,8 +305,13 @@ def report(
                 lo, hi = bootstrap(r5, boot)
                 other = [x for x in unr if x.get("other")]
                 chores = [x for x in unr if not x.get("other")]
-                row: dict[str, Any] = {"set": label, "split": split, "method": m, **s,
-                                       "R@5 ci": (lo, hi)}
+                row: dict[str, Any] = {
+                    "set": label,
+                    "split": split,
+                    "method": m,
+                    **s,
+                    "R@5 ci": (lo, hi),
+                }
                 row["empty other"] = summarise([], other)["empty unrelated"]
                 row["empty chores"] = summarise([], chores)["empty unrelated"]
                 delta = ""
@@ -304,9 +326,17 @@ def report(
                     return "-" if x != x else f"{100 * x:.0f}%"
 
                 t.add_row(
-                    label, m, str(int(s["n"])), f"{s['R@5']:.3f} [{lo:.3f}, {hi:.3f}]", delta,
-                    f"{s['block R@5']:.3f}", pct(s["kept"]), f"{s['non-gold/block']:.2f}",
-                    pct(row["empty other"]), pct(row["empty chores"]), pct(s["body"]),
+                    label,
+                    m,
+                    str(int(s["n"])),
+                    f"{s['R@5']:.3f} [{lo:.3f}, {hi:.3f}]",
+                    delta,
+                    f"{s['block R@5']:.3f}",
+                    pct(s["kept"]),
+                    f"{s['non-gold/block']:.2f}",
+                    pct(row["empty other"]),
+                    pct(row["empty chores"]),
+                    pct(s["body"]),
                 )
             t.add_section()
         console.print(t)
@@ -320,10 +350,14 @@ K1S = (0.1, 0.25, 0.5, 0.9, 1.2, 1.5, 2.0, 3.0)
 BS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
 
 
-def _tune_task(args: tuple[Pool, bool, float, float]) -> tuple[str, bool, float, float, list[float]]:
+def _tune_task(
+    args: tuple[Pool, bool, float, float],
+) -> tuple[str, bool, float, float, list[float]]:
     pool, uni, k1, b = args
     r = BM25Terms(pool.store, Analyzer(unigrams=uni), k1, b)
-    got = [block_metrics(Block(r.scored(q).rows, []), gold)["R@5"] for _o, q, gold in pool.answerable]
+    got = [
+        block_metrics(Block(r.scored(q).rows, []), gold)["R@5"] for _o, q, gold in pool.answerable
+    ]
     return pool.set, uni, k1, b, got
 
 
@@ -342,15 +376,24 @@ def tune_bm25(pool_list: Sequence[Pool], console: Console, jobs: int = 1) -> dic
     best: dict[tuple[str, bool], tuple[float, float, float]] = {}
     for s in ("LoCoMo 1-4", "Chinese set"):
         for uni in (False, True):
-            t = Table(title=f"BM25 dev R@5 — {s}, {'bigrams+unigrams' if uni else 'bigrams'} "
-                      "(rows k1, columns b)", box=box.MARKDOWN, title_justify="left",
-                      min_width=90)
+            t = Table(
+                title=f"BM25 dev R@5 — {s}, {'bigrams+unigrams' if uni else 'bigrams'} "
+                "(rows k1, columns b)",
+                box=box.MARKDOWN,
+                title_justify="left",
+                min_width=90,
+            )
             t.add_column("k1 \\ b")
             for b in BS:
                 t.add_column(f"{b:g}", justify="right")
-            top = max(((sum(v) / len(v), k1, b) for (s2, u2, k1, b), v in acc.items()
-                       if s2 == s and u2 == uni), key=lambda x: (round(x[0], 12), -abs(x[1] - 1.2),
-                                                                -abs(x[2] - 0.75)))
+            top = max(
+                (
+                    (sum(v) / len(v), k1, b)
+                    for (s2, u2, k1, b), v in acc.items()
+                    if s2 == s and u2 == uni
+                ),
+                key=lambda x: (round(x[0], 12), -abs(x[1] - 1.2), -abs(x[2] - 0.75)),
+            )
             best[(s, uni)] = top
             for k1 in K1S:
                 cells = []
@@ -367,8 +410,13 @@ def tune_bm25(pool_list: Sequence[Pool], console: Console, jobs: int = 1) -> dic
 # -- body-rate -------------------------------------------------------------------------------
 
 
-def body_rate(data: Path, sessions: int, queries: dict[str, list[str]], console: Console,
-              extra: dict[str, Callable[[Memory, str], bool]] | None = None) -> dict[str, Any]:
+def body_rate(
+    data: Path,
+    sessions: int,
+    queries: dict[str, list[str]],
+    console: Console,
+    extra: dict[str, Callable[[Memory, str], bool]] | None = None,
+) -> dict[str, Any]:
     """Share of recalls carrying a skill body on a ``make_home.py`` home of ``sessions``
     sessions (its 60 skills are stitched from unrelated utterances: no query here asks for
     one), per query set; ``extra``: other gates ``(memory, query) -> body?`` measured beside
@@ -378,11 +426,15 @@ def body_rate(data: Path, sessions: int, queries: dict[str, list[str]], console:
         home = Path(tmp) / "home"
         subprocess.run(
             [sys.executable, str(data / "make_home.py"), str(home), "--sessions", str(sessions)],
-            check=True, capture_output=True,
+            check=True,
+            capture_output=True,
         )
         mem = Memory(home)
-        t = Table(title=f"Body rate on a make_home.py home ({sessions} sessions, 60 skills)",
-                  box=box.MARKDOWN, title_justify="left")
+        t = Table(
+            title=f"Body rate on a make_home.py home ({sessions} sessions, 60 skills)",
+            box=box.MARKDOWN,
+            title_justify="left",
+        )
         for c in ("queries", "n", "talos (today)", *(extra or {})):
             t.add_column(c, justify="left" if c == "queries" else "right")
         for name, qs in queries.items():
@@ -419,7 +471,7 @@ def _proto_gates() -> dict[str, Callable[[Memory, str], bool]]:
 
 def dev_questions(datasets: Sequence[Dataset], label: str, limit: int = 0) -> list[str]:
     """The dev questions of a report set (for ``body-rate``)."""
-    lang, parts = SETS[label]
+    _lang, parts = SETS[label]
     by = {ds.name: ds for ds in datasets}
     out = []
     for d, cats in parts:
@@ -437,11 +489,14 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("command", choices=["baselines", "tune-bm25", "body-rate"])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                    help="folder laid out like ../shared/bench")
-    ap.add_argument("--method", action="append",
-                    help=f"repeatable (default: {', '.join(METHODS)}; dev only: "
-                    f"{', '.join(PROTOTYPES)})")
+    ap.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="folder laid out like ../shared/bench"
+    )
+    ap.add_argument(
+        "--method",
+        action="append",
+        help=f"repeatable (default: {', '.join(METHODS)}; dev only: {', '.join(PROTOTYPES)})",
+    )
     ap.add_argument("--split", choices=["dev", "test", "both"], default="dev")
     ap.add_argument("--limit", type=int, default=0, help="at most N questions per set and split")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -474,8 +529,9 @@ def main(argv: list[str] | None = None) -> int:
         payload = report(res, methods, splits, console, args.bootstrap)
     console.print(f"{time.time() - start:.0f} s; data: {args.data}; jobs: {args.jobs}")
     if args.json:
-        args.json.write_text(json.dumps(payload, indent=1, ensure_ascii=False, default=str),
-                             encoding="utf-8")
+        args.json.write_text(
+            json.dumps(payload, indent=1, ensure_ascii=False, default=str), encoding="utf-8"
+        )
     return 0
 
 

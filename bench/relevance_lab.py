@@ -70,7 +70,9 @@ def _init(data: Path, limit: int) -> None:
 
 
 def _score_pools(
-    analyzer: Analyzer | None, hub: float = G.HUB_POWER, decay: float = G.SPREAD_DECAY,
+    analyzer: Analyzer | None,
+    hub: float = G.HUB_POWER,
+    decay: float = G.SPREAD_DECAY,
     sets: Sequence[str] | None = None,
 ) -> dict[str, dict[str, list[tuple[Scored, list[str] | None, str]]]]:
     """``{set: {"answerable"|"unrelated": [(scored, gold or None, kind)]}}`` over the dev pools."""
@@ -98,9 +100,7 @@ def _r5(args: tuple[str, Analyzer | None, float, float]) -> tuple[str, dict[str,
             rr = next((1 / (i + 1) for i, row in enumerate(s.rows) if set(gold) & set(row)), 0.0)
             r10 = len({i for row in s.rows[:10] for i in row} & set(gold)) / len(gold)
             out.setdefault(p.set, []).append({"R@5": m["R@5"], "R@10": r10, "MRR": rr})
-    means = {
-        s: {k: sum(x[k] for x in ms) / len(ms) for k in ms[0]} for s, ms in out.items() if ms
-    }
+    means = {s: {k: sum(x[k] for x in ms) / len(ms) for k in ms[0]} for s, ms in out.items() if ms}
     return name, means
 
 
@@ -113,8 +113,8 @@ def cmd_stemmers(data: Path, console: Console) -> None:
             texts += [q.query for q in s.questions]
     ws = words(texts)
     distinct = sorted(set(ws))
-    from snowballstemmer.english_stemmer import EnglishStemmer
     import Stemmer
+    from snowballstemmer.english_stemmer import EnglishStemmer
 
     py = Stemmer.Stemmer("english")
     py.maxCacheSize = 0
@@ -130,8 +130,11 @@ def cmd_stemmers(data: Path, console: Console) -> None:
         t = time.perf_counter()
         sb.stemWords(distinct)
         times["snowballstemmer"].append(time.perf_counter() - t)
-    t = Table(title=f"Snowball English stemmers on {len(ws):,} words ({len(distinct):,} distinct)",
-              box=box.MARKDOWN, title_justify="left")
+    t = Table(
+        title=f"Snowball English stemmers on {len(ws):,} words ({len(distinct):,} distinct)",
+        box=box.MARKDOWN,
+        title_justify="left",
+    )
     for c in ("stemmer", "median over the distinct words", "per word"):
         t.add_column(c, justify="left" if c == "stemmer" else "right")
     for name, ts in times.items():
@@ -139,8 +142,10 @@ def cmd_stemmers(data: Path, console: Console) -> None:
         t.add_row(name, f"{1000 * m:.1f} ms", f"{1e9 * m / len(distinct):.0f} ns")
     console.print(t)
     ratio = statistics.median(times["snowballstemmer"]) / statistics.median(times["pystemmer"])
-    console.print(f"different stems: {len(diff)} of {len(distinct):,} distinct words "
-                  f"{diff[:10]}; snowballstemmer / PyStemmer time: {ratio:.1f}×\n")
+    console.print(
+        f"different stems: {len(diff)} of {len(distinct):,} distinct words "
+        f"{diff[:10]}; snowballstemmer / PyStemmer time: {ratio:.1f}×\n"
+    )
     if "stemmer" in sys.modules:  # keep the cached wrapper honest
         stemmer.cache_clear()
 
@@ -153,8 +158,10 @@ def variants() -> list[tuple[str, Analyzer | None]]:
     out += [
         ("stop=nltk, no stemming, bigrams", Analyzer(stem="none")),
         ("stop=nltk, snowball, bigrams+unigrams", Analyzer(unigrams=True)),
-        ("stop=nltk, snowball, bigrams+unigrams, no CJK stop", Analyzer(unigrams=True,
-                                                                         cjk_stop=False)),
+        (
+            "stop=nltk, snowball, bigrams+unigrams, no CJK stop",
+            Analyzer(unigrams=True, cjk_stop=False),
+        ),
         ("stop=nltk, snowball, bigrams, no NFKC", Analyzer(nfkc=False)),
         ("stop=nltk, snowball, bigrams, 1-char tokens", Analyzer(min_len=1)),
         ("stop=sklearn, snowball, bigrams+unigrams", Analyzer(stop="sklearn", unigrams=True)),
@@ -168,8 +175,11 @@ def cmd_analyzers(console: Console, jobs: int, data: Path, limit: int) -> None:
     tasks = [(name, a, G.HUB_POWER, G.SPREAD_DECAY) for name, a in vs]
     with ProcessPoolExecutor(jobs, initializer=_init, initargs=(data, limit)) as ex:
         res = dict(ex.map(_r5, tasks))
-        t = Table(title="bipartite on dev, fed each analyzer's terms: R@5 (R@10, MRR)",
-                  box=box.MARKDOWN, title_justify="left")
+        t = Table(
+            title="bipartite on dev, fed each analyzer's terms: R@5 (R@10, MRR)",
+            box=box.MARKDOWN,
+            title_justify="left",
+        )
         t.add_column("terms")
         for s in SETS:
             t.add_column(s, justify="right")
@@ -180,11 +190,18 @@ def cmd_analyzers(console: Console, jobs: int, data: Path, limit: int) -> None:
             obj = (m["LoCoMo 1-4"]["R@5"] + m["Chinese set"]["R@5"]) / 2
             t.add_row(name, *cells, f"{obj:.3f}")
         console.print(t)
-        grid = [(f"{h}|{d}", RECOMMENDED, h, d) for h in (0.25, 0.5, 0.75, 1.0)
-                for d in (0.0, 0.25, 0.5, 0.75)]
+        grid = [
+            (f"{h}|{d}", RECOMMENDED, h, d)
+            for h in (0.25, 0.5, 0.75, 1.0)
+            for d in (0.0, 0.25, 0.5, 0.75)
+        ]
         res2 = dict(ex.map(_r5, grid))
-    t = Table(title=f"bipartite on dev with {RECOMMENDED.label}: R@5 LoCoMo / Chinese / MADial en "
-              "(rows HUB_POWER, columns SPREAD_DECAY)", box=box.MARKDOWN, title_justify="left")
+    t = Table(
+        title=f"bipartite on dev with {RECOMMENDED.label}: R@5 LoCoMo / Chinese / MADial en "
+        "(rows HUB_POWER, columns SPREAD_DECAY)",
+        box=box.MARKDOWN,
+        title_justify="left",
+    )
     t.add_column("HUB_POWER \\ SPREAD_DECAY")
     for d in (0.0, 0.25, 0.5, 0.75):
         t.add_column(f"{d:g}", justify="right")
@@ -222,8 +239,15 @@ def _top(s: Scored, feature: str) -> float:
     raise ValueError(feature)
 
 
-FEATURES = ("activation", "seed", "activation / mass", "evidence = seed × qmass",
-            "activation × qmass", "activation × known", "lead top1 / top5")
+FEATURES = (
+    "activation",
+    "seed",
+    "activation / mass",
+    "evidence = seed × qmass",
+    "activation × qmass",
+    "activation × known",
+    "lead top1 / top5",
+)
 
 
 def _quantiles(xs: list[float]) -> str:
@@ -259,9 +283,13 @@ def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | Non
         got = bm.setdefault(p.set, ([], []))
         got[0].extend((r.scored(q).scores or [0.0])[0] for _o, q, _g in p.answerable)
         got[1].extend((r.scored(q).scores or [0.0])[0] for _o, q, _k in p.unrelated)
-    t = Table(title=f"Top-row features of answerable vs unrelated dev queries ({label}); "
-              "quantiles 5 / 25 / 50 / 75 / 95 %; pooled = LoCoMo + Chinese set (one floor "
-              "for both)", box=box.MARKDOWN, title_justify="left")
+    t = Table(
+        title=f"Top-row features of answerable vs unrelated dev queries ({label}); "
+        "quantiles 5 / 25 / 50 / 75 / 95 %; pooled = LoCoMo + Chinese set (one floor "
+        "for both)",
+        box=box.MARKDOWN,
+        title_justify="left",
+    )
     for c in ("set", "feature", "answerable", "unrelated", "AUC"):
         t.add_column(c, justify="left" if c in ("set", "feature") else "right")
     pooled: dict[str, tuple[list[float], list[float]]] = {}
@@ -275,38 +303,51 @@ def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | Non
                 pp[1].extend(neg)
             t.add_row(name, f, _quantiles(pos), _quantiles(neg), f"{auc(pos, neg):.3f}")
         pos, neg = bm.get(name, ([], []))
-        t.add_row(name, "tuned BM25 top score", _quantiles(pos), _quantiles(neg),
-                  f"{auc(pos, neg):.3f}")
+        t.add_row(
+            name, "tuned BM25 top score", _quantiles(pos), _quantiles(neg), f"{auc(pos, neg):.3f}"
+        )
         t.add_section()
     for f, (pos, neg) in pooled.items():
         t.add_row("pooled", f, _quantiles(pos), _quantiles(neg), f"{auc(pos, neg):.3f}")
     console.print(t)
-    console.print("Oracle (best prefix cut keeping all of the ranking's R@5): non-gold rows per "
-                  "block " + ", ".join(f"{n} {oracle(d['answerable']):.2f}" for n, d in res.items())
-                  + "\n")
+    console.print(
+        "Oracle (best prefix cut keeping all of the ranking's R@5): non-gold rows per "
+        "block " + ", ".join(f"{n} {oracle(d['answerable']):.2f}" for n, d in res.items()) + "\n"
+    )
 
     def summ(d: dict[str, Any], cut: Any) -> dict[str, float]:
-        return summarise([block_metrics(_blk(x, cut), g) for x, g, _ in d["answerable"]],
-                         [block_metrics(_blk(x, cut), None) for x, _g, _ in d["unrelated"]])
+        return summarise(
+            [block_metrics(_blk(x, cut), g) for x, g, _ in d["answerable"]],
+            [block_metrics(_blk(x, cut), None) for x, _g, _ in d["unrelated"]],
+        )
 
     def cell(x: dict[str, float]) -> str:
-        return (f"{x['non-gold/block']:.2f} / {100 * x['kept']:.0f}% / "
-                f"{100 * x['empty unrelated']:.0f}%")
+        return (
+            f"{x['non-gold/block']:.2f} / {100 * x['kept']:.0f}% / "
+            f"{100 * x['empty unrelated']:.0f}%"
+        )
 
     # γ-scan: which power of the query's term count makes one floor fit every set
-    t = Table(title="AUC of the top row's activation × n^γ (n = query terms some node holds, "
-              "or all query terms), answerable vs unrelated", box=box.MARKDOWN,
-              title_justify="left")
+    t = Table(
+        title="AUC of the top row's activation × n^γ (n = query terms some node holds, "
+        "or all query terms), answerable vs unrelated",
+        box=box.MARKDOWN,
+        title_justify="left",
+    )
     for c in ("n", "γ", *res, "pooled LoCoMo + Chinese"):
         t.add_column(c, justify="left" if c == "n" else "right")
     for key in ("known", "terms"):
         for g in (0.0, 0.25, 0.5, 0.6, 0.75, 1.0):
             cells, pp, nn = [], [], []
             for name, d in res.items():
-                pos = [(s.scores[0] * s.info[key] ** g) if s.rows else 0.0
-                       for s, _g, _k in d["answerable"]]
-                neg = [(s.scores[0] * s.info[key] ** g) if s.rows else 0.0
-                       for s, _g, _k in d["unrelated"]]
+                pos = [
+                    (s.scores[0] * s.info[key] ** g) if s.rows else 0.0
+                    for s, _g, _k in d["answerable"]
+                ]
+                neg = [
+                    (s.scores[0] * s.info[key] ** g) if s.rows else 0.0
+                    for s, _g, _k in d["unrelated"]
+                ]
                 cells.append(f"{auc(pos, neg):.3f}")
                 if name != "MADial en":
                     pp += pos
@@ -319,15 +360,17 @@ def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | Non
 
     scales: list[tuple[str, Any, tuple[float, ...]]] = [
         ("activation", None, (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)),
-        ("activation × known^0.75", known_pow(0.75), (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
-                                                       1.2)),
+        ("activation × known^0.75", known_pow(0.75), (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2)),
     ]
     names = list(res)
     for title, factor, absolutes in scales:
-        t = Table(title=f"Floor on {title} ({label}; every delivered row clears it, relative 0 "
-                  "and 0.7 × the best): non-gold rows per block / block R@5 kept of the "
-                  "ranking's / empty blocks for unrelated queries", box=box.MARKDOWN,
-                  title_justify="left")
+        t = Table(
+            title=f"Floor on {title} ({label}; every delivered row clears it, relative 0 "
+            "and 0.7 × the best): non-gold rows per block / block R@5 kept of the "
+            "ranking's / empty blocks for unrelated queries",
+            box=box.MARKDOWN,
+            title_justify="left",
+        )
         t.add_column("absolute")
         for r in (0.0, 0.7):
             for n in names:
@@ -337,9 +380,12 @@ def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | Non
             t.add_row(f"{a:g}", *(cell(summ(res[n], c)) for c in (cut0, cut7) for n in names))
         console.print(t)
 
-    t = Table(title=f"Two-part floor ({label}): a row is evidence when activation >= fraction "
-              "OR activation × known >= equivalents, and >= relative × the best", box=box.MARKDOWN,
-              title_justify="left")
+    t = Table(
+        title=f"Two-part floor ({label}): a row is evidence when activation >= fraction "
+        "OR activation × known >= equivalents, and >= relative × the best",
+        box=box.MARKDOWN,
+        title_justify="left",
+    )
     for c in ("fraction", "equivalents", "relative", *names):
         t.add_column(c, justify="right")
     for fr in (0.2, 0.25, 0.3):
@@ -349,8 +395,9 @@ def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | Non
                 t.add_row(f"{fr:g}", f"{eq:g}", f"{r:g}", *(cell(summ(res[n], cut)) for n in names))
     console.print(t)
     today = {name: summ(d, top_k(5, 0.005)) for name, d in res.items()}
-    console.print("today's cut (top 5 above 0.005): " + "; ".join(
-        f"{n}: {cell(s)}" for n, s in today.items()))
+    console.print(
+        "today's cut (top 5 above 0.005): " + "; ".join(f"{n}: {cell(s)}" for n, s in today.items())
+    )
 
 
 def _blk(s: Scored, cut: Any) -> Block:
@@ -366,10 +413,10 @@ class ProtoHome:
     1200 characters, not-for clauses dropped, SPEC §3.2), ranked by ``bipartite``."""
 
     def __init__(self, home: Path, analyzer: Analyzer | None) -> None:
+        from proto import proto_graph, query_info
+
         from talos import Memory, keywords
         from talos.text import drop_not_for
-
-        from proto import proto_graph, query_info
 
         with Memory(home) as mem:
             nodes = [n for n in mem.nodes() if n.kind in ("fact", "skill")]
@@ -379,7 +426,9 @@ class ProtoHome:
         self.graph, self.ids = proto_graph(texts, names, self.terms, [n.kind for n in nodes])
         self.info = query_info
 
-    def ranked(self, query: str) -> tuple[list[tuple[float, int]], dict[int, float], dict[str, float]]:
+    def ranked(
+        self, query: str
+    ) -> tuple[list[tuple[float, int]], dict[int, float], dict[str, float]]:
         """``(ranking, seeds, query info)`` of ``query``."""
         q = frozenset(self.terms(query))
         info = self.info(self.graph, q)
@@ -390,8 +439,12 @@ class ProtoHome:
 
 
 def proto_gate(
-    home: ProtoHome, lead: float = 1.2, floor: float = 0.225, seed_floor: float = 0.0,
-    equivalents: float = 0.0, k: int = 5,
+    home: ProtoHome,
+    lead: float = 1.2,
+    floor: float = 0.225,
+    seed_floor: float = 0.0,
+    equivalents: float = 0.0,
+    k: int = 5,
 ) -> Any:
     """The body gate on the prototype's ranking: today's rule (the best skill leads the
     second by ``lead``×, or alone scores ``floor``; both on rounded scores; it is among the top
@@ -425,7 +478,9 @@ def cmd_bodies(console: Console) -> None:
     with tempfile.TemporaryDirectory(prefix="talos-bodies-") as tmp:
         home = bodies.copy_home(Path(tmp))
         with Memory(home) as mem:
-            rows.append(("today (bipartite, SPEC §4 keywords)", bodies.score(bodies.today_gate(mem))))
+            rows.append(
+                ("today (bipartite, SPEC §4 keywords)", bodies.score(bodies.today_gate(mem)))
+            )
         for label, analyzer in (("SPEC §4 keywords", None), (RECOMMENDED.label, RECOMMENDED)):
             ph = ProtoHome(home, analyzer)
             rows.append((f"prototype, {label}, today's rule", bodies.score(proto_gate(ph))))
@@ -434,16 +489,26 @@ def cmd_bodies(console: Console) -> None:
                 ("seed >=", "seed_floor", [round(0.05 * i, 2) for i in range(13)]),
                 ("seed × known >=", "equivalents", [round(0.25 * i, 2) for i in range(13)]),
             ):
-                scored = [(bodies.score(proto_gate(ph, **{key: v}), tune)["all"], -v, v)
-                          for v in grid]
+                scored = [
+                    (bodies.score(proto_gate(ph, **{key: v}), tune)["all"], -v, v) for v in grid
+                ]
                 best = max(scored)[2]
-                console.print(f"{label}, {name}: tune-half decided right " + ", ".join(
-                    f"{v:g} {100 * x:.0f}%" for x, _m, v in scored))
-                rows.append((f"prototype, {label}, + {name} {best:g} (chosen on tune)",
-                             bodies.score(proto_gate(ph, **{key: best}))))
+                console.print(
+                    f"{label}, {name}: tune-half decided right "
+                    + ", ".join(f"{v:g} {100 * x:.0f}%" for x, _m, v in scored)
+                )
+                rows.append(
+                    (
+                        f"prototype, {label}, + {name} {best:g} (chosen on tune)",
+                        bodies.score(proto_gate(ph, **{key: best})),
+                    )
+                )
         ph = ProtoHome(home, RECOMMENDED)
-        misses = [f"{q!r}: got {g}, want {w}" for q, w in bodies.LABELS
-                  if (g := proto_gate(ph, equivalents=RECOMMENDED_EQUIVALENTS)(q)) != w]
+        misses = [
+            f"{q!r}: got {g}, want {w}"
+            for q, w in bodies.LABELS
+            if (g := proto_gate(ph, equivalents=RECOMMENDED_EQUIVALENTS)(q)) != w
+        ]
     console.print(bodies.table("Body gate on bench/bodies_home (40 labelled queries)", rows))
     console.print(f"wrong with {RECOMMENDED.label}, seed × known >= {RECOMMENDED_EQUIVALENTS:g}:")
     for m in misses:
