@@ -10,6 +10,8 @@ read-only (``bench/proto.py``): no change to ``talos/``.
 - ``analyzers``: ``bipartite`` fed the terms of each analyzer variant (stop list, stemming,
   CJK unigrams, NFKC, CJK stop words) vs SPEC §4 keywords: dev Recall@5 on LoCoMo 1-4, the
   Chinese set and MADial en; then ``HUB_POWER`` × ``SPREAD_DECAY`` for the chosen analyzer.
+- ``ranking``: seed variants under ``bipartite``'s spreading (hub seeds ÷ a pivoted node
+  length; BM25 scores as seeds) — where the gap to the tuned BM25 comes from.
 - ``floor``: the top score of answerable vs unrelated dev queries (quantiles, AUC) for several
   score scales (raw activation, seed, divided by the query's best possible seed mass), and
   the block metrics of absolute × relative floors (``bench/delivery.py``).
@@ -211,6 +213,107 @@ def cmd_analyzers(console: Console, jobs: int, data: Path, limit: int) -> None:
             m = res2[f"{h}|{d}"]
             cells.append(" / ".join(f"{m[s]['R@5']:.3f}" for s in SETS))
         t.add_row(f"{h:g}", *cells)
+    console.print(t)
+
+
+# -- ranking: seed variants -------------------------------------------------------------------
+
+_HUB_SEEDS = G._hub_seed_array
+
+
+def pivot_seeds(b: float) -> Any:
+    """Hub seeds divided by a pivoted node length ``1 - b + b · degree / mean degree`` (BM25's
+    length normalisation, on the node's term count)."""
+
+    def seeds(graph: G.Graph, q: frozenset[str]) -> Any:
+        a = _HUB_SEEDS(graph, q)
+        if a is None or b == 0:
+            return a
+        deg = graph.arrays()["degree"]
+        return a / (1 - b + b * deg / deg.mean())
+
+    return seeds
+
+
+def bm25_seeds(analyzer: Analyzer, k1: float, b: float) -> Any:
+    """BM25 scores of the nodes (term counts of each node's text under ``analyzer``, Lucene
+    IDF) as the seeds, scaled so the best is 1.0; spreading then runs as in ``bipartite``."""
+    import numpy as np
+
+    def seeds(graph: G.Graph, q: frozenset[str]) -> Any:
+        st = graph.cache.get("bm25")
+        if st is None:
+            from collections import Counter
+
+            counts = [Counter(analyzer.terms(n.text)) for n in graph.nodes]
+            lens = np.array([sum(c.values()) for c in counts], dtype=float)
+            post: dict[str, list[tuple[int, int]]] = {}
+            for i, c in enumerate(counts):
+                for t, f in c.items():
+                    post.setdefault(t, []).append((i, f))
+            arrays = {
+                t: (np.array([i for i, _f in v]), np.array([f for _i, f in v], dtype=float))
+                for t, v in post.items()
+            }
+            st = graph.cache["bm25"] = (lens, float(lens.mean()), arrays)
+        lens, avg, arrays = st
+        n = len(lens)
+        acc = np.zeros(n)
+        for t in sorted(q):
+            got = arrays.get(t)
+            if got is None:
+                continue
+            idx, tf = got
+            idf = np.log(1 + (n - len(idx) + 0.5) / (len(idx) + 0.5))
+            acc[idx] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lens[idx] / avg))
+        top = acc.max() if n else 0.0
+        return acc / top if top > 0 else None
+
+    return seeds
+
+
+def _ranking_variant(args: tuple[str, str, float, float]) -> tuple[str, dict[str, float]]:
+    name, seeds, p1, decay = args
+    from relevance import BM25_PARAMS
+
+    G.SPREAD_DECAY = decay
+    out: dict[str, list[float]] = {}
+    for p in _POOLS:
+        if seeds == "hub":
+            G._hub_seed_array = pivot_seeds(p1)
+        else:
+            k1, b = BM25_PARAMS[(p.lang, True)]
+            G._hub_seed_array = bm25_seeds(RECOMMENDED, k1, b)
+        r = ProtoRanker(p.store, RECOMMENDED)
+        for _o, q, gold in p.answerable:
+            m = block_metrics(Block(r.scored(q).rows, []), gold)
+            out.setdefault(p.set, []).append(m["R@5"])
+    G._hub_seed_array = _HUB_SEEDS
+    return name, {s: sum(v) / len(v) for s, v in out.items()}
+
+
+def cmd_ranking(console: Console, jobs: int, data: Path, limit: int) -> None:
+    """Dev R@5 of seed variants under ``bipartite``'s spreading (recommended analyzer)."""
+    grid = [
+        ("hub seeds (today's), SPREAD_DECAY 0.5", "hub", 0.0, 0.5),
+        ("hub seeds, no spreading", "hub", 0.0, 0.0),
+        ("hub seeds ÷ pivoted length, b 0.25", "hub", 0.25, 0.5),
+        ("hub seeds ÷ pivoted length, b 0.5", "hub", 0.5, 0.5),
+        ("hub seeds ÷ pivoted length, b 0.5, no spreading", "hub", 0.5, 0.0),
+        ("BM25 seeds (tuned k1, b), no spreading", "bm25", 0.0, 0.0),
+        ("BM25 seeds, SPREAD_DECAY 0.1", "bm25", 0.0, 0.1),
+        ("BM25 seeds, SPREAD_DECAY 0.25", "bm25", 0.0, 0.25),
+        ("BM25 seeds, SPREAD_DECAY 0.5", "bm25", 0.0, 0.5),
+    ]
+    with ProcessPoolExecutor(jobs, initializer=_init, initargs=(data, limit)) as ex:
+        res = dict(ex.map(_ranking_variant, grid))
+    t = Table(title=f"Seeds and spreading on dev ({RECOMMENDED.label}): R@5", box=box.MARKDOWN,
+              title_justify="left")
+    t.add_column("seeds")
+    for s in SETS:
+        t.add_column(s, justify="right")
+    for name, *_rest in grid:
+        t.add_row(name, *(f"{res[name][s]:.3f}" for s in SETS))
     console.print(t)
 
 
@@ -526,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("command", choices=["stemmers", "analyzers", "floor", "bodies"])
+    ap.add_argument("command", choices=["stemmers", "analyzers", "ranking", "floor", "bodies"])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1)
@@ -538,6 +641,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd_stemmers(args.data, console)
     elif args.command == "analyzers":
         cmd_analyzers(console, args.jobs, args.data, args.limit)
+    elif args.command == "ranking":
+        cmd_ranking(console, args.jobs, args.data, args.limit)
     elif args.command == "floor":
         cmd_floor(console, args.data, args.limit, None if args.keywords else RECOMMENDED)
     else:
