@@ -12,10 +12,12 @@ queries, and judged on what its block delivers, beside Recall@5 of its ranking:
   ``bench/baselines.py``). A baseline's block is its top 5 (every matching document counts).
   Prototypes of ``bench/relevance_lab.py`` (``proto-*``) run on the dev split only: the test
   split stays clean for the final verdict of issue 15.
-- sets: LoCoMo categories 1-4 (unrelated: for each conversation, the questions of the other
-  conversations of the same split, and the English chores of ``bench/chores.py``); the Chinese
-  set (MADial zh dialogue + MemoryBank cn; unrelated: the Chinese chores, asked of each pool);
-  MADial en (dialogue; English chores) as an extra.
+- sets: LoCoMo categories 1-4, the Chinese set (MADial zh dialogue + MemoryBank cn), MADial
+  en (dialogue) as an extra. Unrelated queries of a pool: the questions of the other pools of
+  the same data set and split (other LoCoMo conversations — the issue's definition —; other
+  MADial users' dialogues, long unrelated queries; other MemoryBank users' probes), and the
+  coding chores of ``bench/chores.py`` (Chinese for the Chinese pools — the issue's
+  definition —, English for the English ones).
 - block metrics (``bench/delivery.py``): R@5 of the ranking and of the block, ``kept`` (block
   / ranking), non-gold rows per block (answerable questions), the share of empty blocks for
   unrelated queries, the share of blocks with a skill body (talos only; these homes hold no
@@ -111,13 +113,16 @@ class Pool:
     """One memory pool of a report set and split, with the queries asked of it.
 
     ``answerable``: ``(order, query, gold)``; ``unrelated``: ``(order, query, kind)`` with
-    kind ``other`` (another LoCoMo conversation's question) or ``chores``."""
+    kind ``other`` (a question of another pool of the same data set and split: another LoCoMo
+    conversation, another MADial user's dialogue, another MemoryBank user's probe) or
+    ``chores``."""
 
     set: str
     lang: str
     split: str
     index: int
     store: Store
+    dataset: str = ""
     answerable: list[tuple[int, str, list[str]]] = field(default_factory=list)
     unrelated: list[tuple[int, str, str]] = field(default_factory=list)
 
@@ -142,19 +147,18 @@ def pools(datasets: Sequence[Dataset], splits: Sequence[str], limit: int = 0) ->
                         continue
                     p = mine.get(id(store.items))
                     if p is None:
-                        p = mine[id(store.items)] = Pool(label, lang, split, len(mine), store)
+                        p = mine[id(store.items)] = Pool(label, lang, split, len(mine), store, d)
                     p.answerable.append((n, q.query, q.gold))
                     n += 1
             group = list(mine.values())
             chores = CHORES_ZH if lang == "zh" else CHORES_EN
             u = 0
             for p in group:
-                if label == "LoCoMo 1-4":
-                    for other in group:
-                        if other is not p:
-                            for _o, q, _g in other.answerable:
-                                p.unrelated.append((u, q, "other"))
-                                u += 1
+                for other in group:
+                    if other is not p and other.dataset == p.dataset:
+                        for _o, q, _g in other.answerable:
+                            p.unrelated.append((u, q, "other"))
+                            u += 1
                 for q in chores:
                     p.unrelated.append((u, q, "chores"))
                     u += 1
@@ -287,7 +291,7 @@ def report(
             "block R@5",
             "kept",
             "non-gold/block",
-            "empty: other conv",
+            "empty: other pools",
             "empty: chores",
             "body",
         ):

@@ -419,15 +419,19 @@ def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | Non
     )
 
     def summ(d: dict[str, Any], cut: Any) -> dict[str, float]:
-        return summarise(
+        out = summarise(
             [block_metrics(_blk(x, cut), g) for x, g, _ in d["answerable"]],
             [block_metrics(_blk(x, cut), None) for x, _g, _ in d["unrelated"]],
         )
+        for kind in ("other", "chores"):
+            ms = [block_metrics(_blk(x, cut), None) for x, _g, k in d["unrelated"] if k == kind]
+            out[kind] = summarise([], ms)["empty unrelated"]
+        return out
 
     def cell(x: dict[str, float]) -> str:
         return (
             f"{x['non-gold/block']:.2f} / {100 * x['kept']:.0f}% / "
-            f"{100 * x['empty unrelated']:.0f}%"
+            f"{100 * x['other']:.0f}% · {100 * x['chores']:.0f}%"
         )
 
     # γ-scan: which power of the query's term count makes one floor fit every set
@@ -470,7 +474,7 @@ def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | Non
         t = Table(
             title=f"Floor on {title} ({label}; every delivered row clears it, relative 0 "
             "and 0.7 × the best): non-gold rows per block / block R@5 kept of the "
-            "ranking's / empty blocks for unrelated queries",
+            "ranking's / empty blocks for unrelated queries (other pools · chores)",
             box=box.MARKDOWN,
             title_justify="left",
         )
