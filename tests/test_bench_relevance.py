@@ -216,6 +216,24 @@ def test_pools_ask_other_conversations_and_chores(tmp_path: Path) -> None:
     assert [q for _o, q, k in ps[0].unrelated if k == "chores"] == list(chores.CHORES_EN)
 
 
+def test_other_pools_come_from_the_same_data_set() -> None:
+    def st(name: str, text: str, q: str, cat: str) -> bd.Store:
+        return bd.Store(
+            name, "dev", [bd.Item("m1", text, "2024-01-01")], [bd.Question(q, ["m1"], cat)]
+        )
+
+    mz = [st(f"madial-zh/{i}", f"记忆{i}", f"对话{i}", "context") for i in (1, 2)]
+    mb = [st("memorybank/甲", "日记", "问题甲", "probe")]
+    ds = [
+        bd.Dataset("madial-zh", "zh", mz, ["context"]),
+        bd.Dataset("memorybank-cn", "zh", mb, ["probe"]),
+    ]
+    ps = relevance.pools(ds, ["dev"])
+    other = {p.store.name: [q for _o, q, k in p.unrelated if k == "other"] for p in ps}
+    assert other == {"madial-zh/1": ["对话2"], "madial-zh/2": ["对话1"], "memorybank/甲": []}
+    assert [q for _o, q, k in ps[2].unrelated if k == "chores"] == list(chores.CHORES_ZH)
+
+
 def test_run_measures_blocks_and_keeps_prototypes_off_test(tmp_path: Path) -> None:
     ds = locomo_like(tmp_path)
     res = relevance.run(relevance.pools(ds, ["dev"]), ["bm25", "talos", "proto-floor"])
