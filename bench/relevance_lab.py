@@ -235,9 +235,11 @@ def pivot_seeds(b: float) -> Any:
     return seeds
 
 
-def bm25_seeds(analyzer: Analyzer, k1: float, b: float) -> Any:
+def bm25_seeds(analyzer: Analyzer, k1: float, b: float, tf: bool = True, idf: str = "log") -> Any:
     """BM25 scores of the nodes (term counts of each node's text under ``analyzer``, Lucene
-    IDF) as the seeds, scaled so the best is 1.0; spreading then runs as in ``bipartite``."""
+    IDF) as the seeds, scaled so the best is 1.0; spreading then runs as in ``bipartite``.
+    ``tf=False``: every count is 1; ``idf="hub"``: ``df ** -0.5`` instead of the log IDF (the
+    ablations that show which part of BM25 the hub seeds lack)."""
     import numpy as np
 
     def seeds(graph: G.Graph, q: frozenset[str]) -> Any:
@@ -263,9 +265,12 @@ def bm25_seeds(analyzer: Analyzer, k1: float, b: float) -> Any:
             got = arrays.get(t)
             if got is None:
                 continue
-            idx, tf = got
-            idf = np.log(1 + (n - len(idx) + 0.5) / (len(idx) + 0.5))
-            acc[idx] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lens[idx] / avg))
+            idx, f = got
+            if not tf:
+                f = np.ones_like(f)
+            df = len(idx)
+            w = np.log(1 + (n - df + 0.5) / (df + 0.5)) if idf == "log" else df**-0.5
+            acc[idx] += w * f * (k1 + 1) / (f + k1 * (1 - b + b * lens[idx] / avg))
         top = acc.max() if n else 0.0
         return acc / top if top > 0 else None
 
@@ -274,6 +279,7 @@ def bm25_seeds(analyzer: Analyzer, k1: float, b: float) -> Any:
 
 def _ranking_variant(args: tuple[str, str, float, float]) -> tuple[str, dict[str, float]]:
     name, seeds, p1, decay = args
+    flags = dict(x.split("=") for x in seeds.split(",")[1:])
     from relevance import BM25_PARAMS
 
     G.SPREAD_DECAY = decay
@@ -283,7 +289,10 @@ def _ranking_variant(args: tuple[str, str, float, float]) -> tuple[str, dict[str
             G._hub_seed_array = pivot_seeds(p1)
         else:
             k1, b = BM25_PARAMS[(p.lang, True)]
-            G._hub_seed_array = bm25_seeds(RECOMMENDED, k1, b)
+            b = float(flags.get("b", b))
+            G._hub_seed_array = bm25_seeds(
+                RECOMMENDED, k1, b, flags.get("tf") != "0", flags.get("idf", "log")
+            )
         r = ProtoRanker(p.store, RECOMMENDED)
         for _o, q, gold in p.answerable:
             m = block_metrics(Block(r.scored(q).rows, []), gold)
@@ -304,11 +313,23 @@ def cmd_ranking(console: Console, jobs: int, data: Path, limit: int) -> None:
         ("BM25 seeds, SPREAD_DECAY 0.1", "bm25", 0.0, 0.1),
         ("BM25 seeds, SPREAD_DECAY 0.25", "bm25", 0.0, 0.25),
         ("BM25 seeds, SPREAD_DECAY 0.5", "bm25", 0.0, 0.5),
+        ("BM25 seeds, binary tf, no spreading", "bm25,tf=0", 0.0, 0.0),
+        ("BM25 seeds, b = 0, no spreading", "bm25,b=0", 0.0, 0.0),
+        ("BM25 seeds, IDF = df^-0.5, no spreading", "bm25,idf=hub", 0.0, 0.0),
+        (
+            "BM25 seeds, binary tf, b = 0, df^-0.5 (= hub seeds), no spreading",
+            "bm25,tf=0,b=0,idf=hub",
+            0.0,
+            0.0,
+        ),
     ]
     with ProcessPoolExecutor(jobs, initializer=_init, initargs=(data, limit)) as ex:
         res = dict(ex.map(_ranking_variant, grid))
-    t = Table(title=f"Seeds and spreading on dev ({RECOMMENDED.label}): R@5", box=box.MARKDOWN,
-              title_justify="left")
+    t = Table(
+        title=f"Seeds and spreading on dev ({RECOMMENDED.label}): R@5",
+        box=box.MARKDOWN,
+        title_justify="left",
+    )
     t.add_column("seeds")
     for s in SETS:
         t.add_column(s, justify="right")
