@@ -12,9 +12,10 @@ SPEC §4 keywords, and the ranking is the one ``Memory`` gives for the same home
 seed (:func:`talos.graph.hub_seed`, the node's own evidence before spreading), and per query
 ``mass`` — the best seed any node could reach, ``Σ hub(k)`` over the query terms some node
 holds / ``Σ hub(k)`` over all of them (terms no node holds weigh 1.0, as in ``hub_seed``) —
-``inv_mass`` (its inverse), ``qmass`` (``Σ hub(k)`` over all query terms: a score times it is
-the matched hub weight itself, not a fraction of the query), ``top_seed``, ``terms`` and
-``known`` (query terms, and those some node holds).
+``top_matched`` (query terms the best row holds), ``inv_mass`` (the inverse of ``mass``),
+``qmass`` (``Σ hub(k)`` over all query terms: a score times it is the matched hub weight
+itself, not a fraction of the query), ``top_seed``, ``terms`` and ``known`` (query terms, and
+those some node holds).
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ class ProtoRanker:
         ranked = G.rank(act, self.thresh)
         seeds = act.seeds
         info["top_seed"] = max(seeds.values()) if seeds else 0.0
+        if ranked:
+            info["top_matched"] = float(len(q.intersection(self.graph.keywords_of(ranked[0][1]))))
         return Scored(
             [self.ids[i] for _a, i in ranked],
             [a for a, _i in ranked],
@@ -122,9 +125,11 @@ def query_info(graph: G.Graph, q: frozenset[str]) -> dict[str, float]:
             "qmass": 0.0,
             "top_seed": 0.0,
         }
-    weights = {k: G.hub_weight(graph, k) for k in q}
-    known = [k for k in q if graph.df(k)]
-    total = sum(weights.values())
+    # sums over sorted terms: the same floats under every PYTHONHASHSEED
+    order = sorted(q)
+    weights = {k: G.hub_weight(graph, k) for k in order}
+    known = [k for k in order if graph.df(k)]
+    total = sum(weights[k] for k in order)
     mass = sum(weights[k] for k in known) / total if total else 0.0
     return {
         "terms": float(len(q)),

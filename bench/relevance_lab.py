@@ -85,8 +85,11 @@ def _score_pools(
             continue
         r = ProtoRanker(p.store, analyzer)
         d = out.setdefault(p.set, {"answerable": [], "unrelated": []})
-        d["answerable"] += [(r.scored(q), gold, "") for _o, q, gold in p.answerable]
-        d["unrelated"] += [(r.scored(q), None, kind) for _o, q, kind in p.unrelated]
+        d["answerable"] += [(r.scored(q), gold, p.dataset) for _o, q, gold in p.answerable]
+        for _o, q, kind in p.unrelated:
+            got = r.scored(q)
+            got.info["madial pool"] = float(p.dataset.startswith("madial"))
+            d["unrelated"].append((got, None, kind))
     return out
 
 
@@ -481,6 +484,40 @@ def cmd_floor(console: Console, data: Path, limit: int, analyzer: Analyzer | Non
                     pp += pos
                     nn += neg
             t.add_row(key, f"{g:g}", *cells, f"{auc(pp, nn):.3f}")
+    console.print(t)
+
+    # long queries: MADial's whole dialogues, answerable vs another user's dialogue
+    t = Table(
+        title="Whole-dialogue queries (MADial): AUC of top-row features, answerable vs "
+        "another user's dialogue asked of the same pool",
+        box=box.MARKDOWN,
+        title_justify="left",
+    )
+    for c in (
+        "set",
+        "n answerable",
+        "n unrelated",
+        "activation",
+        "activation × known",
+        "matched terms",
+    ):
+        t.add_column(c, justify="left" if c == "set" else "right")
+    for name, d in res.items():
+        pos = [s for s, _g, ds in d["answerable"] if s.rows and ds.startswith("madial")]
+        neg = [
+            s for s, _g, k in d["unrelated"] if s.rows and k == "other" and s.info["madial pool"]
+        ]
+        if not pos or not neg:
+            continue
+        cells = [
+            f"{auc([f(s) for s in pos], [f(s) for s in neg]):.3f}"
+            for f in (
+                lambda s: s.scores[0],
+                lambda s: s.scores[0] * s.info["known"],
+                lambda s: s.info.get("top_matched", 0.0),
+            )
+        ]
+        t.add_row(name, str(len(pos)), str(len(neg)), *cells)
     console.print(t)
 
     def known_pow(g: float) -> Any:
