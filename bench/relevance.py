@@ -456,8 +456,9 @@ def body_rate(
 
 
 def _proto_gates() -> dict[str, Callable[[Memory, str], bool]]:
-    """The prototype body gate of ``relevance_lab.py`` (recommended analyzer, seed × known >=
-    1) over the facts and skills of the home (its episodes left out), for ``body-rate``."""
+    """The prototype body gate of ``relevance_lab.py`` (recommended analyzer's ranking, seed ×
+    known >= 1 over CJK-bigram terms) over the facts and skills of the home (its episodes left
+    out), for ``body-rate``."""
     import relevance_lab as lab
 
     made: dict[int, Any] = {}
@@ -466,7 +467,10 @@ def _proto_gates() -> dict[str, Callable[[Memory, str], bool]]:
         g = made.get(id(mem))
         if g is None:
             home = lab.ProtoHome(mem.paths.home, lab.RECOMMENDED)
-            g = made[id(mem)] = lab.proto_gate(home, equivalents=lab.RECOMMENDED_EQUIVALENTS)
+            ev = lab.ProtoHome(mem.paths.home, lab.EVIDENCE)
+            g = made[id(mem)] = lab.proto_gate(
+                home, equivalents=lab.RECOMMENDED_EQUIVALENTS, evidence=ev
+            )
         return g(query) is not None
 
     return {"prototype gate (facts + skills)": gate}

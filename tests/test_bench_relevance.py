@@ -304,6 +304,25 @@ def test_seed_evidence_gate_refuses_a_body_for_a_common_word(tmp_path: Path) -> 
     assert floor("roll out the new version to kubernetes") == "kube"
 
 
+def test_single_shared_characters_are_no_body_evidence(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "skills").mkdir(parents=True)
+    # holds 这 个 函 数 改 成 apart, none of the query's bigrams
+    (home / "skills" / "zh.md").write_text(
+        "---\nname: zh\ndescription: 这是一个数组；函子可改写，成了\n---\n1. 步骤\n",
+        encoding="utf-8",
+    )
+    (home / "skills" / "py.md").write_text(
+        "---\nname: py\ndescription: start a python project with lint\n---\n1. ruff\n",
+        encoding="utf-8",
+    )
+    ph, ev = lab.ProtoHome(home, lab.RECOMMENDED), lab.ProtoHome(home, lab.EVIDENCE)
+    q = "把这个函数改成异步的"
+    assert lab.proto_gate(ph, equivalents=1.0)(q) == "zh"  # unigram evidence: 7 characters
+    assert lab.proto_gate(ph, equivalents=1.0, evidence=ev)(q) is None
+    assert lab.proto_gate(ph, equivalents=1.0, evidence=ev)("set up a python project") == "py"
+
+
 def test_today_gate_reads_the_block_recall_delivers(tmp_path: Path) -> None:
     home = bodies.copy_home(tmp_path)
     from talos import Memory
