@@ -456,9 +456,9 @@ def body_rate(
 
 
 def _proto_gates() -> dict[str, Callable[[Memory, str], bool]]:
-    """The prototype body gate of ``relevance_lab.py`` (recommended analyzer's ranking, seed ×
-    known >= 1 over CJK-bigram terms) over the facts and skills of the home (its episodes left
-    out), for ``body-rate``."""
+    """The recommended prototype body gate of ``relevance_lab.py`` (the recommended analyzer's
+    ranking; seed × known >= ``RECOMMENDED_EQUIVALENTS`` over CJK-bigram terms) over the facts
+    and skills of the home (its episodes left out), for ``body-rate``."""
     import relevance_lab as lab
 
     made: dict[int, Any] = {}
