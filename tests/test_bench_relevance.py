@@ -6,6 +6,7 @@ Runs on tiny stores and homes written here; the one test that reads the third-pa
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 import sys
@@ -27,9 +28,18 @@ from baselines import BM25Terms, FTS5Ranker, bigram_text, fts5_query  # noqa: E4
 from proto import ProtoRanker  # noqa: E402
 from rankers import TalosRanker  # noqa: E402
 
+#: The analyzer needs PyStemmer, the stop lists and BM25 need bm25s: the ``bench`` extra. CI
+#: installs ``.[test]`` only, so these tests skip there (the others need nothing more).
+needs_bench = pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("Stemmer", "snowballstemmer", "bm25s")),
+    reason="the bench extra is not installed (pip install -e '.[bench]': bm25s, PyStemmer, "
+    "snowballstemmer)",
+)
+
 # -- analyzer ---------------------------------------------------------------------------------
 
 
+@needs_bench
 def test_analyzer_nfkc_stop_words_stemming_and_cjk_bigrams() -> None:
     a = Analyzer()
     assert a.terms("Restoring the Databases, ＮＯＷ ＡＰＩ! 恢复数据库") == [
@@ -47,6 +57,7 @@ def test_analyzer_nfkc_stop_words_stemming_and_cjk_bigrams() -> None:
     assert Analyzer(stem="none").term_set("restoring databases") == {"restoring", "databases"}
 
 
+@needs_bench
 def test_analyzer_cjk_unigrams_and_cjk_stop_words() -> None:
     assert Analyzer(unigrams=True).terms("部署了服务") == [
         "部署",
@@ -63,6 +74,7 @@ def test_analyzer_cjk_unigrams_and_cjk_stop_words() -> None:
     assert Analyzer().terms("café naïve") == ["café", "naïv"]  # any script but CJK is a word
 
 
+@needs_bench
 def test_stop_lists_and_stemmers() -> None:
     assert len(stop_list("lucene")) == 33 and len(stop_list("nltk")) == 179
     assert {"new", "are", "in"} & stop_list("nltk") == {"are", "in"}
@@ -165,6 +177,7 @@ def test_fts5_query_and_bigram_text() -> None:
     assert bigram_text("ＡＰＩ 部署 了") == "api 部署 了"
 
 
+@needs_bench
 def test_bm25_terms_uses_the_analyzer() -> None:
     s = store(POOL)
     r = BM25Terms(s, Analyzer(), 0.5, 0.0)
@@ -177,6 +190,7 @@ def test_bm25_terms_uses_the_analyzer() -> None:
 # -- the prototype ranker ---------------------------------------------------------------------
 
 
+@needs_bench
 def test_proto_ranker_with_spec_keywords_is_talos(tmp_path: Path) -> None:
     texts = [*POOL, "Ann: I adopted a grey cat named Miso", "Ann: I adopted a grey cat named Miso"]
     s = store(texts)
@@ -234,6 +248,7 @@ def test_other_pools_come_from_the_same_data_set() -> None:
     assert [q for _o, q, k in ps[2].unrelated if k == "chores"] == list(chores.CHORES_ZH)
 
 
+@needs_bench
 def test_run_measures_blocks_and_keeps_prototypes_off_test(tmp_path: Path) -> None:
     ds = locomo_like(tmp_path)
     res = relevance.run(relevance.pools(ds, ["dev"]), ["bm25", "talos", "proto-floor"])
@@ -282,6 +297,7 @@ def test_bodies_score_counts_right_decisions() -> None:
     }
 
 
+@needs_bench
 def test_seed_evidence_gate_refuses_a_body_for_a_common_word(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / "skills").mkdir(parents=True)
@@ -304,6 +320,7 @@ def test_seed_evidence_gate_refuses_a_body_for_a_common_word(tmp_path: Path) -> 
     assert floor("roll out the new version to kubernetes") == "kube"
 
 
+@needs_bench
 def test_single_shared_characters_are_no_body_evidence(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / "skills").mkdir(parents=True)
