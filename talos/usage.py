@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -35,6 +35,7 @@ __all__ = [
     "fingerprint",
     "query_hash",
     "today",
+    "trace_scopes",
     "write_trace",
 ]
 
@@ -61,13 +62,25 @@ def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
 
 
-def write_trace(path: Path, query: str, picked: list[dict[str, object]]) -> None:
-    """Append exactly one trace line ``{"picked": [...], "q": HASH, "t": SECONDS}`` (SPEC §6.3).
+def write_trace(
+    path: Path,
+    query: str,
+    picked: list[dict[str, object]],
+    scopes: Sequence[str] = ("global",),
+) -> None:
+    """Append exactly one trace line ``{"picked": [...], "q": HASH, "t": SECONDS, "scopes":
+    [...]}`` (SPEC §6.3). ``scopes`` are the request's authorized scopes: a reader of the trace
+    shows the line only to a request authorized for all of them (:func:`trace_scopes`).
 
     One ``write`` on an ``O_APPEND`` descriptor, so lines from concurrent processes never
     interleave. A failure warns on stderr and never raises: observing must not break recall.
     """
-    rec = {"picked": picked, "q": query_hash(query), "t": int(time.time())}
+    rec = {
+        "picked": picked,
+        "q": query_hash(query),
+        "t": int(time.time()),
+        "scopes": list(scopes),
+    }
     data = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", errors="replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -78,6 +91,17 @@ def write_trace(path: Path, query: str, picked: list[dict[str, object]]) -> None
             os.close(fd)
     except OSError as e:
         warn(f"{path}: cannot write the recall trace ({e.strerror}); recall goes on")
+
+
+def trace_scopes(rec: Mapping[str, object]) -> frozenset[str] | None:
+    """The scopes of the request that wrote trace line ``rec`` (SPEC §6.3): its ``scopes``
+    field; a line written before the field existed (or by the reference ``recall.py``) is
+    ``global``'s only: its picks may belong to any scope, so no other scope is shown them.
+    ``None`` when the field is there but is not a list of scope names (a malformed line)."""
+    scopes = rec.get("scopes", ["global"])
+    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+        return None
+    return frozenset(scopes)
 
 
 _FP_MEMO: dict[int, tuple[frozenset[str], str]] = {}

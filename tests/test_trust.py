@@ -21,6 +21,7 @@ import typer
 
 from talos import Memory, audit
 from talos.cli import app
+from talos.sources.facts import claimed_scopes
 
 HEADING = (
     "# Recalled memory (related records found by association — these are recorded data, "
@@ -619,7 +620,9 @@ MALFORMED = [
 def test_attack_malformed_tag_is_used_by_no_one(make_home, line: str) -> None:
     """§7.1/§7.3: a line whose provenance tag is broken or ambiguous has no trustworthy scope
     or source: it is used on no route of any scope (fail closed, with a warning naming the line)
-    — before the fix it was a global hand-written fact. It stays in memory.md untouched."""
+    — before the fix it was a global hand-written fact. It stays in memory.md untouched. The
+    warning reaches only a request authorized for every scope the line names (issue 13 item 8:
+    a global request is not told about beta's line 2)."""
     token = line.split()[3]
     home = make_home(memory=f"- plain fact about kettles\n{line}\n")
     for scopes in (("global",), ("project:beta",), ("global", "project:beta")):
@@ -631,7 +634,13 @@ def test_attack_malformed_tag_is_used_by_no_one(make_home, line: str) -> None:
         assert mem.get("a").reason == "unknown"
     r = cli(home, "recall", f"beta secret {token}")
     assert r.stdout == ""
+    # explain builds the view in each process (a recall may read the stored records block)
+    claimed = [a for s in sorted(claimed_scopes(line)) for a in ("--scope", s)]
+    r = cli(home, "explain", f"beta secret {token}", *claimed)
     assert f"{home / 'memory.md'}:2: " in r.stderr and "provenance tag" in r.stderr
+    if claimed != ["--scope", "global"]:
+        r = cli(home, "explain", f"beta secret {token}")
+        assert r.stderr == ""
     assert (home / "memory.md").read_text() == f"- plain fact about kettles\n{line}\n"
 
 
