@@ -13,6 +13,7 @@ resolve, revoke, restore, skill-forget), ``id`` (record id), ``key``, ``scope``,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -40,6 +41,7 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    size = -1
     try:
         # A SIGKILL can cut a write of more than a page short (tests/test_crash.py saw it),
         # leaving a torn last line. Appending right after it would glue our first entry onto
@@ -52,6 +54,14 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
         while rest:
             rest = rest[os.write(fd, rest) :]
         os.fsync(fd)
+    except OSError as e:
+        # A full disk: take back what part of the entries was written, so no torn entry is
+        # left to glue onto, and name the log (os.write does not; issue 12 item 4).
+        if size >= 0:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+        e.filename = e.filename or str(path)
+        raise
     finally:
         os.close(fd)
 
