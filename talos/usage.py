@@ -314,6 +314,9 @@ class SqliteUsage:
             )
 
     def _migrate(self, con: sqlite3.Connection) -> None:
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version:  # someone else's file, or a newer talos's, is left as it is
+            self._check_schema(con, version)
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("BEGIN IMMEDIATE")
         try:
