@@ -441,10 +441,10 @@ def _check_index(paths: Paths, places: _Places, add: Add) -> None:
 
 def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
     """Can the usage counts be read? A damaged ``usage.db`` made doctor, dead and report end
-    in a traceback (issue 12 item 4); recall goes on without counting."""
+    in a traceback (issue 12 item 4); recall goes on without counting. A finding only when
+    they cannot (the usual report stays as it was)."""
     name = places.path(paths.usage_db)
     if not paths.usage_db.exists():
-        add(Finding("usage", "ok", f"{name}: nothing counted yet"))
         return
     store = SqliteUsage(paths.usage_db)
     try:
@@ -464,7 +464,6 @@ def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
         return
     finally:
         store.close()
-    add(Finding("usage", "ok", f"{name} readable"))
 
 
 def _check_safety(paths: Paths, places: _Places, add: Add) -> None:

@@ -268,6 +268,12 @@ class SqliteUsage:
         Raises:
             StateError: usage.db is damaged or newer, or cannot be read either.
         """
+        if (
+            getattr(self._local, "con", None) is None
+            and not self.path.exists()
+            and not (self.import_hits is not None and self.import_hits.exists())
+        ):
+            return None  # nothing counted yet: reading creates no file (doctor, report)
         try:
             return self._connect()
         except StateError as e:
