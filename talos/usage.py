@@ -98,12 +98,13 @@ def write_trace(
 def trace_scopes(rec: Mapping[str, object]) -> frozenset[str] | None:
     """The scopes of the request that wrote trace line ``rec`` (SPEC §6.3): its ``scopes``
     field; a line written before the field existed (or by the reference ``recall.py``) is
-    ``global``'s only: its picks may belong to any scope, so no other scope is shown them.
+    ``global``'s only: its picks may belong to any scope, so no other scope is shown them; so
+    is a line with an empty list (a request with no scope at all recalls nothing of any).
     ``None`` when the field is there but is not a list of scope names (a malformed line)."""
     scopes = rec.get("scopes", ["global"])
     if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
         return None
-    return frozenset(scopes)
+    return frozenset(scopes or ["global"])
 
 
 _FP_MEMO: dict[int, tuple[frozenset[str], str]] = {}

@@ -99,6 +99,7 @@ def test_a_recall_of_several_scopes_is_shown_only_to_all_of_them(home: Path) -> 
     with trace.open("a", encoding="utf-8") as f:
         f.write(json.dumps({**old, "t": 1_780_000_000}) + "\n{torn\n")
         f.write(json.dumps({**old, "t": 1_780_000_000, "scopes": "project:alpha"}) + "\n")
+        f.write(json.dumps({**old, "t": 1_780_000_000, "scopes": []}) + "\n")
 
     def seen(*scopes: str) -> tuple[int, int]:
         return build_report(Memory(home, scopes=scopes))["recalls"], read_trace(trace, scopes)[1]
@@ -106,9 +107,10 @@ def test_a_recall_of_several_scopes_is_shown_only_to_all_of_them(home: Path) -> 
     assert seen("project:alpha") == (0, 0)
     assert seen("project:beta") == (0, 0)
     assert seen("project:beta", "project:alpha") == (1, 0)
-    assert seen("global") == (1, 2)  # the old line; the torn line and the bad field count
-    assert seen("global", "project:alpha", "project:beta") == (2, 2)
-    assert len(read_trace(trace)[0]) == 2  # no scopes given: every readable line
+    # the old line and the empty list are global's; the torn line and the bad field count
+    assert seen("global") == (2, 2)
+    assert seen("global", "project:alpha", "project:beta") == (3, 2)
+    assert len(read_trace(trace)[0]) == 3  # no scopes given: every readable line
 
 
 # -- the audit log: forget, history, restore ----------------------------------------------------
@@ -275,3 +277,17 @@ def test_the_files_readers_scope_their_warnings_too(make_home, capsys) -> None: 
         f"talos: warning: {skill}: not valid UTF-8 at byte {len(BETA_SKILL)}; not loaded as a "
         "skill\n"
     )
+
+
+def test_forget_leaves_a_skill_whose_scope_changed_since_it_was_listed(home: Path) -> None:
+    """Variant: beta's dead list proposed its skill; before forget ran, the file was moved to
+    another scope. Forgetting it under beta would move gamma's file: it is left alone."""
+    for _ in range(2):
+        Memory(home, scopes=("project:beta",)).recall("zebra")
+    beta = Memory(home, scopes=("project:beta",))
+    skill = [s for s in beta.dead(min_seen=0, stale_days=0) if s.kind == "skill"]
+    assert [s.text for s in skill] == ["beta-canary — kestrel canary pipeline for beta betazq8"]
+    path = home / "skills" / "beta-canary.md"
+    path.write_text(BETA_SKILL.replace("project:beta", "project:gamma"), encoding="utf-8")
+    assert beta.forget(skill) == 0
+    assert path.is_file() and Memory(home, scopes=("project:gamma",)).history() == []
