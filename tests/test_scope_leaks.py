@@ -9,6 +9,7 @@ forgotten beta skill shown by ``history --scope global``, a warning about a beta
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -291,3 +292,22 @@ def test_forget_leaves_a_skill_whose_scope_changed_since_it_was_listed(home: Pat
     path.write_text(BETA_SKILL.replace("project:beta", "project:gamma"), encoding="utf-8")
     assert beta.forget(skill) == 0
     assert path.is_file() and Memory(home, scopes=("project:gamma",)).history() == []
+
+
+def test_a_session_warning_is_globals(make_home) -> None:  # type: ignore[no-untyped-def]
+    """Variant: episodes are global's (they carry no tag), so a warning about a session file
+    (a name that is not UTF-8) reaches a request authorized for global, not alpha alone.
+    (Each reads its own copy first: the index warns when it lists the sessions.)"""
+    from helpers import session_line
+
+    def fresh(name: str) -> Path:
+        ok = {"ok.jsonl": session_line("kestrel runs")}
+        home = make_home(memory=ALPHA + "\n", sessions=ok, name=name)
+        with open(os.fsencode(home / ".talos" / "sessions") + b"/bad\xff.jsonl", "wb") as f:
+            f.write(session_line("kestrel pipeline notes").encode())
+        return home
+
+    r = cli(fresh("alpha"), "recall", "kestrel", *ALPHA_ONLY)
+    assert (r.exit_code, r.stderr) == (0, "")
+    r = cli(fresh("global"), "recall", "kestrel", "--scope", "global")
+    assert "has a name that is not UTF-8; skipped" in r.stderr
