@@ -17,12 +17,15 @@ import ctypes
 import errno
 import fcntl
 import os
+import stat
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from talos.errors import InputError
 
 __all__ = [
     "DRAIN_SECONDS",
@@ -54,9 +57,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and not e.filename:  # a full disk: name the file
+            e.filename = str(path)
         raise
     with contextlib.suppress(OSError):
         dfd = os.open(path.parent, os.O_RDONLY)
@@ -195,10 +200,11 @@ def read_snapshot(path: Path) -> Snapshot:
     """
     for attempt in range(_READ_TRIES):
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the write
         except FileNotFoundError:
             return Snapshot(path, b"", None, None)
         try:
+            _require_regular(fd, path)
             before = _ident(os.fstat(fd))
             data = _read_fd(fd)
             after = os.fstat(fd)
@@ -212,6 +218,21 @@ def read_snapshot(path: Path) -> Snapshot:
             return Snapshot(path, data, ident, fd, carried=len(data))
         os.close(fd)
     raise AssertionError("unreachable")
+
+
+def _require_regular(fd: int, path: Path) -> None:
+    """Refuse to read or write anything but a regular file (a device, a FIFO): replacing
+    ``/dev/null`` or blocking on a pipe is never what a person meant.
+
+    Raises:
+        InputError: naming the path.
+    """
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "a device or special file"
+        raise InputError(
+            f"{path} is not a regular file ({what}); point memory_file at a plain text file"
+        )
 
 
 def _same(snap: Snapshot) -> bool:
@@ -236,7 +257,7 @@ def _unchanged(snap: Snapshot) -> bool:
     change to redo the edit for: they are carried over to the new file after the swap, which
     is what redoing the edit on the new content would give."""
     try:
-        fd = os.open(snap.path, os.O_RDONLY)
+        fd = os.open(snap.path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         return snap.ident is None
     try:
@@ -463,8 +484,9 @@ def append_line(path: Path, line: bytes) -> None:
             :func:`talos.audit.recover` completes).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
     try:
+        _require_regular(fd, path)
         size = os.fstat(fd).st_size
         data = line.rstrip(b"\n") + b"\n"
         if size and os.pread(fd, 1, size - 1) != b"\n":

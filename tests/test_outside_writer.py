@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -27,6 +28,7 @@ from typer.testing import CliRunner
 from talos import Memory, audit, fsutil, writer
 from talos.cli import app
 from talos.doctor import diagnose
+from talos.errors import InputError
 from talos.home import resolve_paths
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX rename semantics")
@@ -585,3 +587,27 @@ def test_a_program_that_keeps_the_old_file_open_is_named(make_home, monkeypatch,
         f"talos: warning: {mf}: another program keeps the file open for writing; what it "
         "writes to it from now on does not reach the new memory.md\n"
     )
+
+
+def test_a_fifo_or_a_device_as_memory_md_is_refused_not_waited_on(make_home, tmp_path) -> None:
+    """The new read and append paths open with O_NONBLOCK and refuse anything but a regular
+    file (issue 12.3's class, on this lane's code): a FIFO would hang the write, a device
+    would be replaced by a regular file."""
+    import signal
+
+    home = make_home()
+    os.mkfifo(home / "memory.md")
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("blocked on a FIFO"))
+    signal.alarm(5)
+    try:
+        with pytest.raises(InputError) as e:
+            writer.remember(resolve_paths(home), "the build uses make")
+        assert str(e.value) == (
+            f"{home / 'memory.md'} is not a regular file (a FIFO); point memory_file at a "
+            "plain text file"
+        )
+        with pytest.raises(InputError, match="is not a regular file"):
+            fsutil.append_line(home / "memory.md", b"- x")
+    finally:
+        signal.alarm(0)
+    assert stat.S_ISFIFO(os.stat(home / "memory.md").st_mode)
