@@ -314,13 +314,13 @@ def replace_if_unchanged(
     Lines appended after what ``snap`` read are no change: they are carried over to the new
     file right after the swap (what redoing the edit on the new content would give).
 
-    ``data`` goes to a temp file first (fsynced); if the file changed already, nothing else
-    happens. Else ``before_swap`` runs (the caller's audit entry), then the full check, then
-    at once the swap. Where the kernel can (Linux ``renameat2``), the swap is an atomic
-    *exchange*, and the file swapped out is checked once more: a person's editor save or
-    in-place edit that slipped in between the check and the swap is swapped back (the call
-    returns False). Bytes appended to the old file are carried over to the new one, now and
-    by :meth:`Snapshot.carry_late`.
+    First a cheap look (the file changed already: nothing else happens); then
+    ``before_swap`` runs (the caller's audit entry, so a full disk names the log first); then
+    ``data`` goes to a temp file (fsynced), then the full check, then at once the swap. Where
+    the kernel can (Linux ``renameat2``), the swap is an atomic *exchange*, and the file
+    swapped out is checked once more: a person's editor save or in-place edit that slipped in
+    between the check and the swap is swapped back (the call returns False). Bytes appended
+    to the old file are carried over to the new one, now and by :meth:`Snapshot.drain`.
 
     The window that stays: the caller's :meth:`Snapshot.drain` carries appends over until no
     process holds the old file open for writing (Linux read leases; elsewhere, and for a file
@@ -342,6 +342,10 @@ def replace_if_unchanged(
     mode = 0o644
     if snap.fd is not None:
         mode = os.fstat(snap.fd).st_mode & 0o7777
+    if not _same(snap):
+        return False
+    if before_swap is not None:
+        before_swap()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
@@ -352,11 +356,6 @@ def replace_if_unchanged(
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        if not _same(snap):
-            tmp.unlink()
-            return False
-        if before_swap is not None:
-            before_swap()
         if not _unchanged(snap):
             tmp.unlink()
             return False
@@ -387,10 +386,12 @@ def replace_if_unchanged(
             snap.replaced = True
             snap.carry_late()
         _fsync_path(path)
-    except BaseException:
+    except BaseException as e:
         if not swapped:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+        if isinstance(e, OSError) and not e.filename:  # a full disk: name the file
+            e.filename = str(path)
         raise
     with contextlib.suppress(OSError):
         dfd = os.open(path.parent, os.O_RDONLY)
@@ -480,11 +481,14 @@ def append_line(path: Path, line: bytes) -> None:
     ``write`` at the end), nothing is replaced, so nothing of theirs can be lost.
 
     Raises:
-        OSError: the file cannot be written (it then holds at most a partial last line, which
-            :func:`talos.audit.recover` completes).
+        OSError: the file cannot be written, naming it (a full disk: what part of the line was
+            written is taken back when nothing was appended after it; a kill mid-write leaves
+            at most a partial last line, which :func:`talos.audit.recover` completes).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    size = -1
+    data = b""
     try:
         _require_regular(fd, path)
         size = os.fstat(fd).st_size
@@ -495,5 +499,20 @@ def append_line(path: Path, line: bytes) -> None:
         while rest:
             rest = rest[os.write(fd, rest) :]
         os.fsync(fd)
+    except OSError as e:
+        if size >= 0:
+            with contextlib.suppress(OSError):
+                now = os.fstat(fd).st_size
+                if (
+                    size < now <= size + len(data)
+                    and _read_prefix_at(fd, size, now) == data[: now - size]
+                ):
+                    os.ftruncate(fd, size)  # only our own partial line, nothing after it
+        e.filename = e.filename or str(path)
+        raise
     finally:
         os.close(fd)
+
+
+def _read_prefix_at(fd: int, start: int, end: int) -> bytes:
+    return os.pread(fd, end - start, start)

@@ -264,7 +264,12 @@ def _attempt_write(
                 ]
             txn.prepare(records)
             if change.append is not None:
-                append_line(mf, change.append.encode("utf-8"))
+                try:
+                    append_line(mf, change.append.encode("utf-8"))
+                except OSError:
+                    with contextlib.suppress(OSError):  # the disk may be full for the log too
+                        txn.abort("memory.md could not be written")
+                    raise
         else:
             prepared = False
 
@@ -273,7 +278,14 @@ def _attempt_write(
                 txn.prepare(change.records)
                 prepared = True
 
-            if not replace_if_unchanged(snap, change.data, prepare):
+            try:
+                done = replace_if_unchanged(snap, change.data, prepare)
+            except OSError:
+                if prepared:
+                    with contextlib.suppress(OSError):
+                        txn.abort("memory.md could not be written")
+                raise
+            if not done:
                 if prepared:
                     txn.abort(f"{paths.memory_file} changed outside talos meanwhile; redone")
                 return False, result

@@ -611,3 +611,30 @@ def test_a_fifo_or_a_device_as_memory_md_is_refused_not_waited_on(make_home, tmp
     finally:
         signal.alarm(0)
     assert stat.S_ISFIFO(os.stat(home / "memory.md").st_mode)
+
+
+def test_a_full_disk_during_an_append_leaves_no_half_line(make_home, monkeypatch) -> None:
+    """Issue 12.4's class on the append path: the disk fills up half-way through the line.
+    The half written is taken back, the transaction aborted, and the error names memory.md."""
+    import errno
+
+    home = make_home(memory="- mine\n")
+    mf = home / "memory.md"
+    inode = mf.stat().st_ino
+    real = os.write
+
+    def write(fd: int, data: Any) -> int:
+        if os.fstat(fd).st_ino == inode:
+            real(fd, bytes(data[:10]))
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    with pytest.raises(OSError) as e:
+        Memory(home, index=False).remember("the build uses make")
+    monkeypatch.undo()
+    assert (e.value.errno, e.value.filename) == (errno.ENOSPC, str(mf))
+    assert mf.read_text() == "- mine\n"
+    log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
+    assert [e["op"] for e in log] == ["remember", "abort"]
+    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
