@@ -773,7 +773,17 @@ def instruction_reasons(text: str) -> list[str]:
 
 
 def keep_fact(text: str) -> bool:
-    """Default ``keep_fact`` filter (SPEC §3.1, §8.2): ``False`` for a line with a red flag."""
+    """Default ``keep_fact`` filter (SPEC §3.1, §8.2): ``False`` for a line with a red flag.
+
+    A line holding a credential ("contains a credential value") is *withheld*, not delivered
+    masked, and ``talos scan`` lists it (issue 13 item 6). Withholding fails closed: a
+    detector that finds half a secret (the key id, not the secret access key beside it, as
+    the issue found) would leak the other half through a masked line, a withheld line leaks
+    nothing; a fact reduced to "the db password is ****" tells an agent nothing it can use,
+    while the scan tells the person to move the value to a secret store and keep a pointer
+    ("the db password is in the team vault"). Episodes are not records a person curates:
+    they are delivered masked (SPEC §8.3, :func:`talos.secrets.mask_secrets`).
+    """
     return not _text_reasons(text)
 
 

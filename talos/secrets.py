@@ -178,13 +178,14 @@ SHAPES: tuple[Shape, ...] = (
         _I,
     ),
     # user:password@host in a URL. The user may be empty (redis://:pw@host); the password may
-    # hold "@" and "/" (the host is what follows the *last* "@" before the authority ends); a
-    # port ("host:8080/x@y") is no password.
+    # hold "@" and "/" (issue 13): it runs to the *last* "@" followed by a host, so a path
+    # after that host may be masked too — more, never less. A port ("host:8080/x@y") is no
+    # password.
     _S(
         "url password",
         "://",
         r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]{0,20}://[^\s:/@]{0,100}:)(?!\*{4}@)(?!\d{1,5}[/@])"
-        rf"(?P<value>[^\s\"'`<>]{{1,200}}?)@{_HOST_END}",
+        rf"(?P<value>[^\s\"'`<>]{{1,200}})@{_HOST_END}",
     ),
     _S(
         "private key block",
@@ -337,22 +338,29 @@ _VENDOR_PLUGINS = (
 )
 
 
+#: Plugins whose first group is the value inside a longer match; in the others a group is the
+#: token's own prefix (``(ghp|gho|…)_…``) and the whole match is the secret.
+_VALUE_GROUP = frozenset({"AWSKeyDetector", "BasicAuthDetector", "NpmDetector"})
+
+
 @functools.lru_cache(maxsize=1)
-def _vendor_patterns() -> tuple[re.Pattern[str] | None, tuple[tuple[str, re.Pattern[str]], ...]]:
-    """detect-secrets' vendor regexes as ``(combined, ((kind, regex), …))``; the combined one
+def _vendor_patterns() -> tuple[
+    re.Pattern[str] | None, tuple[tuple[str, str, re.Pattern[str]], ...]
+]:
+    """detect-secrets' vendor regexes as ``(combined, ((kind, plugin, regex), …))``; the combined one
     finds whether any matches in one pass. Imported on first use (~150 ms: detect-secrets
     imports its whole scanner): a recall over an up-to-date index never needs it."""
     try:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     except ImportError:  # pragma: no cover - a declared dependency; our patterns still run
         return None, ()
-    found: list[tuple[str, re.Pattern[str]]] = []
+    found: list[tuple[str, str, re.Pattern[str]]] = []
     for kind, cls in sorted(get_mapping_from_secret_type_to_class().items()):
         if cls.__name__ in _VENDOR_PLUGINS:
             for rx in cls().denylist:
-                found.append((f"detect-secrets: {kind}", rx))
+                found.append((f"detect-secrets: {kind}", cls.__name__, rx))
     parts = []
-    for _kind, rx in found:
+    for _kind, _plugin, rx in found:
         flags = "i" if rx.flags & re.IGNORECASE else ""
         flags += "x" if rx.flags & re.VERBOSE else ""
         body = rx.pattern if not flags else f"(?{flags}:{rx.pattern})"
@@ -361,18 +369,23 @@ def _vendor_patterns() -> tuple[re.Pattern[str] | None, tuple[tuple[str, re.Patt
     return combined, tuple(found)
 
 
-def _vendor_find(text: str, out: list[SecretMatch]) -> None:
+def _vendor_find(text: str, ours: list[SecretMatch]) -> list[SecretMatch]:
+    """detect-secrets' finds in ``text`` that no match in ``ours`` already covers."""
     combined, patterns = _vendor_patterns()
     if combined is None or not combined.search(text):
-        return
-    for kind, rx in patterns:
+        return []
+    out: list[SecretMatch] = []
+    for kind, plugin, rx in patterns:
         for m in rx.finditer(text):
-            if rx.groups and m.group(1) and len(m.group(1)) >= 8:
-                vs, ve = m.span(1)  # a value group (AWS's quoted secret, a URL password)
+            if plugin in _VALUE_GROUP and rx.groups and m.group(1):
+                vs, ve = m.span(1)  # the value inside (AWS's quoted secret, a URL password)
             else:
-                vs, ve = m.span()  # the token itself (its group, if any, is its prefix)
-            if ve > vs and MASK not in text[vs:ve]:
+                vs, ve = m.span()  # the token itself (a group, if any, is its prefix)
+            if ve <= vs or MASK in text[vs:ve]:
+                continue
+            if not any(o.value_start <= vs and ve <= o.value_end for o in ours):
                 out.append(SecretMatch(m.start(), m.end(), vs, ve, kind))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,7 +408,7 @@ def find_secrets(text: str, present: frozenset[str] | None = None) -> list[Secre
         if shape.pat.may_match(present):
             shape.find(text, out)
     if len(text) >= 16:  # no vendor token is shorter
-        _vendor_find(text, out)
+        out += _vendor_find(text, out)
     out.sort(key=lambda s: (s.start, s.value_start))
     return out
 
