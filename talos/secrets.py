@@ -88,8 +88,8 @@ class Shape:
                 vs, ve = m.span("value")
             else:
                 vs, ve = m.end("keep"), m.end()
-            if ve <= vs:
-                continue
+            if ve <= vs or (not self.prefix and MASK in text[vs:ve]):
+                continue  # nothing, or masked before: masking is idempotent
             if self.prefix:
                 ks = m.start("keep")
                 out.append(SecretMatch(m.start(), m.end(), ks, ve, self.kind, vs - ks))
@@ -236,10 +236,11 @@ COMMAND_LINES: tuple[Shape, ...] = (
 _KEYED = P(
     "token secret passw pwd key credential 密码 口令 密钥 令牌",
     r"(?P<keep>(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{0,60}?"
-    r"(?:token|secret|passw(?:or)?d|passwd|pwd|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|credentials?))(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"(?:token|secret|passw(?:or)?d|passwd|pwd|(?:api|access|private|secret|auth|signing"
+    r"|encryption|master)[_-]?key|credentials?))(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"|(?:密码|口令|密钥|令牌)[ \t]*(?:是|为|[:：=])[ \t]*)"
-    r"(?P<value>[^\s\"'`,;，。]{4,})",
+    # a value is no CJK prose: "密码是在设置页面修改的" says where, not what
+    r"(?P<value>[^\s\"'`,;，。\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{4,})",
     _I,
 )
 #: Values that are not secrets: variables, placeholders, and code (``row.id``, ``get_pw()``).
@@ -299,9 +300,10 @@ STATEMENTS: tuple[Shape, ...] = (
         "passw pwd pw pin passphrase passcode token api key secret",
         r"\b(?P<name>pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:\s+code)?|(?:api|access|secret)"
         r"[\s_-]?key|(?:access\s+|api\s+|auth\s+)?token)(?:\s+(?:for|of|to|on|at)\s+"
-        r"[^\n,;:.!?]{1,40}?)?\s+(?:is|was|is\s+now|is\s+set\s+to|was\s+set\s+to"
-        r"|has\s+been\s+(?:changed|set)\s+to|changed\s+to|reads)\s*[:=]?[ \t]*[\"'`“‘]?"
-        r"(?P<value>[^\s\"'`”’,;]{2,}[^\s\"'`”’,;.!?:])",
+        r"[^\n,;:.!?]{1,40}?)?\s+(?:(?:is|was|has\s+been)\s+(?:changed|set|reset)\s+to"
+        r"|changed\s+to|is\s+now|is|was|reads)\s*[:=]?[ \t]*[\"'`“‘]?"
+        # quoted: to the closing quote; bare: not the sentence's last stop
+        r"(?P<value>(?<=[\"'`“‘])[^\n\"'`”’]{2,80}(?=[\"'`”’])|[^\s\"'`”’,;]{2,}[^\s\"'`”’,;.!?:])",
         _I,
         accept=_statement_secret,
     ),
