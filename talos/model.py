@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from talos.secrets import mask_secrets
+from talos.secrets import mask_known_secrets
 
 __all__ = ["KINDS", "Node", "line_id", "node_key"]
 
@@ -82,4 +82,4 @@ def node_key(kind: str, text: str) -> str:
     """``kind + ":" + text[:80]``: the key of a trace row and of a usage entry (SPEC §6.3),
     credentials masked before the cut (issue 13 item 6: what usage.db and the trace keep
     outlives the line; a fact holding one is withheld anyway, this holds for any filter)."""
-    return f"{kind}:{mask_secrets(text)[:80]}"
+    return f"{kind}:{mask_known_secrets(text)[:80]}"

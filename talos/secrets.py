@@ -27,13 +27,14 @@ import functools
 import re
 from dataclasses import dataclass
 
-from talos.prefilter import P, Pat, triggers_in
+from talos.prefilter import P, Pat, runnable_patterns, triggers_in
 
 __all__ = [
     "MASK",
     "SecretMatch",
     "find_secrets",
     "holds_secret",
+    "mask_known_secrets",
     "mask_secrets",
     "mask_window",
     "secret_regions",
@@ -396,20 +397,29 @@ def _vendor_find(text: str, ours: list[SecretMatch]) -> list[SecretMatch]:
 
 _OURS: tuple[Shape, ...] = (*SHAPES, *COMMAND_LINES, KEYED, *STATEMENTS)
 
+#: What every vendor token has: a run of 16 token characters, or a URL's "://" (basic auth).
+#: Prose rarely has either, so detect-secrets' pass (67 µs a LoCoMo line) is mostly skipped.
+_TOKEN_RUN = re.compile(r"[\w+/=.:-]{16}|://", re.ASCII)
 
-def find_secrets(text: str, present: frozenset[str] | None = None) -> list[SecretMatch]:
+
+def find_secrets(
+    text: str, present: frozenset[str] | None = None, vendor: bool = True
+) -> list[SecretMatch]:
     """Every credential both detectors find in ``text``, by window start (SPEC §8.3).
 
     Our patterns run only when their triggers occur (:mod:`talos.prefilter`; ``present``:
-    the triggers of ``text`` when the caller has them); detect-secrets' regexes run as one
-    combined pass. Never raises on any string.
+    the triggers of ``text`` when the caller has them); detect-secrets' regexes (unless
+    ``vendor=False``) run as one combined pass, only on a text with a token-like run.
+    Never raises on any string.
     """
     out: list[SecretMatch] = []
     present = triggers_in(text) if present is None else present
-    for shape in _OURS:
-        if shape.pat.may_match(present):
-            shape.find(text, out)
-    if len(text) >= 16:  # no vendor token is shorter
+    if present:
+        runnable = runnable_patterns(present)
+        for shape in _OURS:
+            if shape.pat in runnable:
+                shape.find(text, out)
+    if vendor and _TOKEN_RUN.search(text):
         out += _vendor_find(text, out)
     out.sort(key=lambda s: (s.start, s.value_start))
     return out
@@ -470,6 +480,15 @@ def mask_secrets(text: str) -> str:
     and masking is idempotent: ``mask_secrets(mask_secrets(s)) == mask_secrets(s)``.
     """
     regions = secret_regions(find_secrets(text))
+    return mask_window(text, regions) if regions else text
+
+
+@functools.lru_cache(maxsize=65536)
+def mask_known_secrets(text: str) -> str:
+    """:func:`mask_secrets` with our patterns only: what the usage and trace keys are masked
+    with on the recall path, which must not import detect-secrets (~200 ms a process, SPEC
+    §11). A fact holding a credential either finds is withheld before it can be a key."""
+    regions = secret_regions(find_secrets(text, vendor=False))
     return mask_window(text, regions) if regions else text
 
 
