@@ -22,6 +22,7 @@ The rules are heuristics over text: they catch the shapes listed in SPEC §8.1 a
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import hashlib
@@ -729,8 +730,11 @@ def _evidence(text: str, regions: list[tuple[int, int]], start: int, end: int) -
     return s if len(s) <= EVIDENCE_MAX else s[:EVIDENCE_MAX] + "…"
 
 
-def _scan(text: str, lines: bool) -> dict[str, Finding]:
-    """:func:`scan_text` over ``text`` as it is: reason → finding."""
+def _scan(
+    text: str, lines: bool, line_of: Callable[[int], int] | None = None
+) -> dict[str, Finding]:
+    """:func:`scan_text` over ``text`` as it is: reason → finding. ``line_of`` maps an offset
+    of ``text`` to its 1-based line when ``text`` is a variant of another text."""
     out: dict[str, Finding] = {}
     present = triggers_in(text)
     found = secrets.find_secrets(text, present)
@@ -753,12 +757,43 @@ def _scan(text: str, lines: bool) -> dict[str, Finding]:
         hits.sort(key=lambda h: (h[0], -h[1]))  # of windows starting at one place, the longest
         hits = [h for i, h in enumerate(hits) if i == 0 or h[0] != hits[i - 1][0]]
         shown = list(dict.fromkeys(_evidence(text, regions, a, b) for a, b in hits))
-        line = text.count("\n", 0, hits[0][0]) + 1 if lines else 0
+        at = hits[0][0]
+        line = (line_of(at) if line_of else text.count("\n", 0, at) + 1) if lines else 0
         out[rule.reason] = Finding(rule.reason, ", ".join(shown[:EVIDENCE_PER_RULE]), line)
     return out
 
 
 _ORDER = {rule.reason: i for i, rule in enumerate(RULES)}
+
+#: What a reader joins that a line-local rule would not: a soft line break of Markdown (one
+#: newline inside a paragraph renders as a space), a run of spaces padding words apart, and
+#: emphasis inside a word (``ig**no**re`` renders as "ignore").
+_JOIN = re.compile(r"[ \t]*(?<!\n)\n(?!\n)[ \t]*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)")
+
+
+def _joined(text: str) -> tuple[str, Callable[[int], int]] | None:
+    """``text`` with :data:`_JOIN`'s runs as one space (emphasis removed), and a map from its
+    offsets to ``text``'s lines; ``None`` when nothing joins."""
+    if not _JOIN.search(text):
+        return None
+    parts: list[str] = []
+    marks: list[tuple[int, int]] = []  # (offset in the joined text, offset in text) after a run
+    at = size = 0
+    for m in _JOIN.finditer(text):
+        gap = " " if m.group(0)[:1].isspace() else ""
+        parts += (text[at : m.start()], gap)
+        size += m.start() - at + len(gap)
+        at = m.end()
+        marks.append((size, at))
+    parts.append(text[at:])
+    starts = [v for v, _o in marks]
+
+    def line_of(offset: int) -> int:
+        i = bisect.bisect_right(starts, offset) - 1
+        orig = offset if i < 0 else marks[i][1] + offset - marks[i][0]
+        return text.count("\n", 0, orig) + 1
+
+    return "".join(parts), line_of
 
 
 def scan_text(text: str, lines: bool = False) -> list[Finding]:
@@ -768,14 +803,21 @@ def scan_text(text: str, lines: bool = False) -> list[Finding]:
     ``lines=True`` records the 1-based line of the first match. Never raises on any string.
 
     The rules run on the text and, when it is not ASCII, on its :func:`skeleton` too (format
-    characters dropped, full-width and look-alike letters folded): a rule that only the
-    skeleton trips quotes the skeleton."""
+    characters dropped, full-width and look-alike letters folded), then on that text joined
+    as a reader sees it (:data:`_JOIN`: soft line breaks, padding, emphasis inside words): a
+    rule that only a variant trips quotes the variant."""
     found = _scan(text, lines)
+    base = text
     if not text.isascii() and any(_folds_to_letters(c) for c in _MAY_FOLD.findall(text)):
         folded = skeleton(text)
         if folded != text:
+            base = folded
             for reason, finding in _scan(folded, lines).items():
                 found.setdefault(reason, finding)
+    joined = _joined(base)
+    if joined is not None:
+        for reason, finding in _scan(joined[0], lines, joined[1]).items():
+            found.setdefault(reason, finding)
     return sorted(found.values(), key=lambda f: _ORDER[f.reason])
 
 
