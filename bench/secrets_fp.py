@@ -101,9 +101,10 @@ def main() -> None:
             clear(mod)
             dropped = [ln for ln in lines if not mod.keep_fact(ln)]
             masked = [ln for ln in lines if mod.mask_secrets(ln) != ln]
+            n = len(lines)
             print(
-                f"| {name} | {len(lines)} | {label} | {len(dropped)} ({len(dropped) / len(lines):.2%})"
-                f" | {len(masked)} ({len(masked) / len(lines):.2%}) |"
+                f"| {name} | {n} | {label} | {len(dropped)} ({len(dropped) / n:.2%})"
+                f" | {len(masked)} ({len(masked) / n:.2%}) |"
             )
             for ln in (dropped + masked)[: args.show]:
                 print("    ", mod.instruction_reasons(ln), mod.mask_secrets(ln)[:120])
@@ -123,7 +124,10 @@ def main() -> None:
 
     en = next((ls for n, ls in sets if n == "locomo"), sets[0][1])
     zh = next((ls for n, ls in sets if n == "madial-zh"), sets[-1][1])
-    print(f"\n| cost, ms per 1,000 lines (median of {args.repeat}) | code | keep_fact | mask_secrets |")
+    print(
+        f"\n| cost, ms per 1,000 lines (median of {args.repeat}) | code | keep_fact"
+        " | mask_secrets |"
+    )
     print("| --- | --- | ---: | ---: |")
     for set_name, lines in (("LoCoMo (English)", en), ("MADial zh (Chinese)", zh)):
         for label, mod in mods:

@@ -76,7 +76,7 @@ class _TriggerIndex:
     def present(self, low: str) -> frozenset[str]:
         """The triggers occurring in ``low`` (a :func:`fold`-ed text)."""
         if self._automaton is None:
-            import ahocorasick
+            import ahocorasick  # type: ignore[import-not-found]  # no stubs
 
             automaton = ahocorasick.Automaton()
             for w in sorted(self.words):

@@ -90,7 +90,7 @@ def _confusable_map() -> dict[str, str]:
     as shipped by confusable-homoglyphs) lists as a look-alike of an ASCII letter or digit,
     mapped to it: Cyrillic ``о`` → ``o``, Greek ``ν`` → ``v``. Loaded on first use (~70 ms):
     only a text with such a letter needs it."""
-    from confusable_homoglyphs import confusables
+    from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
 
     out: dict[str, str] = {}
     for char, homoglyphs in confusables.confusables_data.items():
@@ -240,7 +240,9 @@ _ZH_OVERRIDE = (
     "放弃|跳过|推翻|不再遵守|不要遵守|不用遵守|无需遵守|不必遵守|停止遵守"
 )
 _ZH_OVERRIDE_T = " ".join(w.removesuffix("会?") for w in _ZH_OVERRIDE.split("|"))
-_ZH_EARLIER = "之前|以上|上面|上述|先前|前面|此前|早先|原来|原有|原先|所有|全部|一切|系统|你的|开发者"
+_ZH_EARLIER = (
+    "之前|以上|上面|上述|先前|前面|此前|早先|原来|原有|原先|所有|全部|一切|系统|你的|开发者"
+)
 _ZH_RULES = "指令|指示|提示|提示词|规则|要求|设定|限制|约束|规定|命令|准则|守则"
 
 #: Upper-case credential names that are not credentials (database keys, tokenizer tokens,
@@ -657,8 +659,9 @@ RULES: tuple[Rule, ...] = (
             ),
             P(
                 "system admin developer operator sys instruction",
-                r"(?im:^[ \t>*#-]*\[?(?:system|developer|admin(?:istrator)?|operator)(?:\s+(?:message"
-                r"|note|notice|override|instructions?|prompt|directive|command|update))?\]?\s*[:：])"
+                r"(?im:^[ \t>*#-]*\[?(?:system|developer|admin(?:istrator)?|operator)"
+                r"(?:\s+(?:message|note|notice|override|instructions?|prompt|directive|command"
+                r"|update))?\]?\s*[:：])"
                 r"(?=[^\n]{0,100}\b(?:you|your|the\s+(?:user|assistant|model|ai))\b)"
                 r"|<\s*/?\s*(?:system|sys|admin|developer|instructions?)\s*>",
             ),
@@ -748,9 +751,7 @@ def _scan(
             if pat not in runnable:
                 continue
             hits += [
-                m.span()
-                for m in pat.regex.finditer(text)
-                if rule.accept is None or rule.accept(m)
+                m.span() for m in pat.regex.finditer(text) if rule.accept is None or rule.accept(m)
             ]
         if not hits:
             continue

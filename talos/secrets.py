@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from talos.prefilter import P, Pat, runnable_patterns, triggers_in
 
@@ -154,9 +155,19 @@ SHAPES: tuple[Shape, ...] = (
         r"\[[^\]\n]{0,60}\]\s*:[ \t]*(?P<value>[^\s\"'`]{8,})",
         _I,
     ),
-    _S("slack token", "xox", r"(?<![A-Za-z0-9_])(?P<keep>xox[abposr]-)[A-Za-z0-9-]{10,}", prefix=True),
+    _S(
+        "slack token",
+        "xox",
+        r"(?<![A-Za-z0-9_])(?P<keep>xox[abposr]-)[A-Za-z0-9-]{10,}",
+        prefix=True,
+    ),
     _S("google api key", "aiza", r"(?<![A-Za-z0-9_])(?P<keep>AIza)[A-Za-z0-9_-]{30,}", prefix=True),
-    _S("gitlab token", "glpat-", r"(?<![A-Za-z0-9_])(?P<keep>glpat-)[A-Za-z0-9_-]{20,}", prefix=True),
+    _S(
+        "gitlab token",
+        "glpat-",
+        r"(?<![A-Za-z0-9_])(?P<keep>glpat-)[A-Za-z0-9_-]{20,}",
+        prefix=True,
+    ),
     _S("npm token", "npm_", r"(?<![A-Za-z0-9_])(?P<keep>npm_)[A-Za-z0-9]{30,}", prefix=True),
     _S("hugging face token", "hf_", r"(?<![A-Za-z0-9_])(?P<keep>hf_)[A-Za-z0-9]{30,}", prefix=True),
     # A JWT (header.payload.signature), or its header, or header.payload.
@@ -228,7 +239,8 @@ COMMAND_LINES: tuple[Shape, ...] = (
     _S(
         "command-line password",
         "--password --passwd",
-        r"(?<![\w-])--(?:password|passwd)[ \t]+(?P<value>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`-][^\s'\"`]*)",
+        r"(?<![\w-])--(?:password|passwd)[ \t]+"
+        r"(?P<value>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`-][^\s'\"`]*)",
     ),
 )
 
@@ -274,9 +286,46 @@ KEYED = Shape("value after a secret name", _KEYED, accept=_keyed_secret)
 
 #: Words that follow "password is" in prose and are no password.
 _NOT_A_PASSWORD = frozenset(
-    "expired wrong invalid incorrect required missing correct right weak strong long short "
-    "empty blank stored saved kept changed reset set ready new old same different secure unsafe "
-    "encrypted hashed hidden visible unknown written there here fine ok okay".split()
+    {
+        "expired",
+        "wrong",
+        "invalid",
+        "incorrect",
+        "required",
+        "missing",
+        "correct",
+        "right",
+        "weak",
+        "strong",
+        "long",
+        "short",
+        "empty",
+        "blank",
+        "stored",
+        "saved",
+        "kept",
+        "changed",
+        "reset",
+        "set",
+        "ready",
+        "new",
+        "old",
+        "same",
+        "different",
+        "secure",
+        "unsafe",
+        "encrypted",
+        "hashed",
+        "hidden",
+        "visible",
+        "unknown",
+        "written",
+        "there",
+        "here",
+        "fine",
+        "ok",
+        "okay",
+    }
 )
 
 
@@ -350,15 +399,16 @@ _VALUE_GROUP = frozenset({"AWSKeyDetector", "BasicAuthDetector", "NpmDetector"})
 def _vendor_patterns() -> tuple[
     re.Pattern[str] | None, tuple[tuple[str, str, re.Pattern[str]], ...]
 ]:
-    """detect-secrets' vendor regexes as ``(combined, ((kind, plugin, regex), …))``; the combined one
-    finds whether any matches in one pass. Imported on first use (~150 ms: detect-secrets
-    imports its whole scanner): a recall over an up-to-date index never needs it."""
+    """detect-secrets' vendor regexes as ``(combined, ((kind, plugin, regex), …))``; the
+    combined one finds whether any matches in one pass. Imported on first use (~200-450 ms:
+    detect-secrets imports ``requests``): a recall over an up-to-date index never needs it."""
     try:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     except ImportError:  # pragma: no cover - a declared dependency; our patterns still run
         return None, ()
     found: list[tuple[str, str, re.Pattern[str]]] = []
-    for kind, cls in sorted(get_mapping_from_secret_type_to_class().items()):
+    mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    for kind, cls in sorted(mapping.items()):
         if cls.__name__ in _VENDOR_PLUGINS:
             for rx in cls().denylist:
                 found.append((f"detect-secrets: {kind}", cls.__name__, rx))

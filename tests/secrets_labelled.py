@@ -45,7 +45,9 @@ LABELLED: list[tuple[str, str]] = [
         "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq",
     ),
     (
-        f"hook https://hooks.slack.com/services/{'T0123ABCD/B0456EFGH/' + 'abcdEFGHijklMNOPqrstUVWX'}",
+        "hook https://hooks.slack.com/services/"
+        + "T0123ABCD/B0456EFGH/"
+        + "abcdEFGHijklMNOPqrstUVWX",
         "abcdEFGHijklMNOPqrstUVWX",
     ),
     (

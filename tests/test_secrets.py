@@ -48,7 +48,8 @@ def run(*args: str):
         (f"AKIA**** {AWS_SECRET}", "AKIA**** ****"),
         (f"AWS Access Key ID [****MPLE]: {AWS_ID}", "AWS Access Key ID [****MPLE]: AKIA****"),
         (
-            "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIrYSSNQFaA2Hwf1duRSxKtLYX5CB04fSeQ6tF1aY/PuoAoGCCqGSM49\n",
+            "-----BEGIN EC PRIVATE KEY-----\n"
+            "MHcCAQEEIIrYSSNQFaA2Hwf1duRSxKtLYX5CB04fSeQ6tF1aY/PuoAoGCCqGSM49\n",
             "-----BEGIN EC PRIVATE KEY-----****",
         ),
         ("amqp://guest:g@@st/1@mq.internal", "amqp://guest:****@mq.internal"),
