@@ -178,6 +178,7 @@ def test_a_credential_fact_is_withheld_and_flagged_and_never_printed(credential_
         run("recall", query, "--home", str(home), "--json").stdout,
     ]
     assert "contains a credential value" in outputs[4]  # why-not says why, not what
+    assert "(line 3 withheld: it holds a credential)" in outputs[5]
     for out in outputs:
         for _line, secret in CREDENTIAL_FACTS:
             assert secret not in out
