@@ -653,9 +653,13 @@ RULES: tuple[Rule, ...] = (
             # a role marker: SYSTEM: …, or "System: …" speaking to the model
             P(
                 "system admin developer assistant operator",
-                r"(?:^|(?<=[\s>\]\)\"'`*#|]))(?:SYSTEM|ADMIN(?:ISTRATOR)?|DEVELOPER|ASSISTANT"
-                r"|OPERATOR)(?:\s+(?:MESSAGE|NOTE|NOTICE|OVERRIDE|INSTRUCTIONS?|PROMPT|DIRECTIVE"
-                r"|COMMAND|UPDATE|ALERT))?\s*[:：]",
+                # a chat role in capitals; ADMIN:/DEVELOPER: alone may head a contact line
+                r"(?:^|(?<=[\s>\]\)\"'`*#|]))(?:(?:SYSTEM|ASSISTANT)(?:\s+{_ROLE_NOTE})?"
+                r"|(?:ADMIN(?:ISTRATOR)?|DEVELOPER|OPERATOR)\s+{_ROLE_NOTE})\s*[:：]".replace(
+                    "{_ROLE_NOTE}",
+                    "(?:MESSAGE|NOTE|NOTICE|OVERRIDE|INSTRUCTIONS?|PROMPT|DIRECTIVE|COMMAND"
+                    "|UPDATE|ALERT)",
+                ),
             ),
             P(
                 "system admin developer operator sys instruction",

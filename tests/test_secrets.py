@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from secrets_labelled import LABELLED, ORDINARY
 from typer.testing import CliRunner
 
@@ -216,3 +218,29 @@ def test_an_episode_secret_only_detect_secrets_knows_is_masked(make_home) -> Non
     assert node.text == "configure the mailer with **** and send the report"
     res = run("recall", "configure the mailer", "--home", str(home), "--json")
     assert SENDGRID not in res.stdout and "configure the mailer with ****" in res.stdout
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(LABELLED),
+            st.sampled_from([(t, "") for t in ORDINARY]),
+            st.text(max_size=12).map(lambda t: (t, "")),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.sampled_from([" ", "\n", " and ", ": "]),
+)
+def test_any_mix_is_masked_idempotently_and_no_reason_quotes_a_secret(
+    parts: list[tuple[str, str]], sep: str
+) -> None:
+    text = sep.join(t for t, _s in parts)
+    masked = mask_secrets(text)
+    assert mask_secrets(masked) == masked
+    reasons = " ".join(str(f) for f in safety.scan_text(text, lines=True))
+    for _t, secret in parts:
+        if secret:
+            assert secret not in masked
+            assert secret not in reasons
