@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from talos.sources.facts import parse_fact_line
+from talos.fsutil import open_append, open_regular
+from talos.sources.facts import parse_fact_line, read_memory
 from talos.warn import warn
 
 __all__ = ["Txn", "append", "entries", "entry_scope", "recover", "settled", "verify"]
@@ -37,7 +38,7 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_append(path, readable=True)  # a regular file only (issue 12.3)
     try:
         # A SIGKILL can cut a write of more than a page short (tests/test_crash.py saw it),
         # leaving a torn last line. Appending right after it would glue our first entry onto
@@ -57,7 +58,7 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
 def entries(path: Path) -> Iterator[dict[str, Any]]:
     """Every well-formed entry in file order; a torn last line (a kill mid-append) is skipped."""
     try:
-        f = path.open("rb")
+        f = open_regular(path)
     except FileNotFoundError:
         return
     with f:
@@ -136,7 +137,7 @@ def _open_tail(path: Path) -> dict[str, list[dict[str, Any]]] | None:
     """
     try:
         size = path.stat().st_size
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             f.seek(max(0, size - TAIL_BYTES))
             chunk = f.read()
     except FileNotFoundError:
@@ -191,7 +192,7 @@ def recover(path: Path, memory_file: Path) -> int:
     if not open_txns:
         return 0
     try:
-        text = memory_file.read_bytes().decode("utf-8", errors="surrogateescape")
+        text = read_memory(memory_file).decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         text = ""
     lines = {ln.rstrip("\r") for ln in text.split("\n")}
@@ -238,7 +239,7 @@ def verify(path: Path, memory_file: Path) -> list[str]:
     for txn in sorted(prepared - closed):
         problems.append(f"transaction {txn} is neither committed nor aborted")
     try:
-        text = memory_file.read_bytes().decode("utf-8", errors="surrogateescape")
+        text = read_memory(memory_file).decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         text = ""
     lines = {ln.rstrip("\r") for ln in text.split("\n")}

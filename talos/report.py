@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from talos.fsutil import open_regular
 from talos.memory import Memory, node_identity
 from talos.model import KINDS, Node
 
@@ -49,7 +50,7 @@ def read_trace(path: Path) -> tuple[list[dict[str, Any]], int]:
     rounds: list[dict[str, Any]] = []
     bad = 0
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:  # never a FIFO or a device (issue 12.3)
             for blob in f:
                 if not blob.strip():
                     continue

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from talos.fsutil import atomic_write_text
+from talos.fsutil import atomic_write_text, open_append
 from talos.warn import warn
 
 __all__ = [
@@ -65,19 +65,25 @@ def write_trace(path: Path, query: str, picked: list[dict[str, object]]) -> None
     """Append exactly one trace line ``{"picked": [...], "q": HASH, "t": SECONDS}`` (SPEC §6.3).
 
     One ``write`` on an ``O_APPEND`` descriptor, so lines from concurrent processes never
-    interleave. A failure warns on stderr and never raises: observing must not break recall.
+    interleave; only onto a regular file (:func:`talos.fsutil.open_append`: a FIFO there hung
+    recall, a device was written to). A failure warns on stderr and never raises, whatever it
+    is (a NUL byte in the path raised ``ValueError`` out of recall): observing must not break
+    recall (SPEC §6.1).
     """
     rec = {"picked": picked, "q": query_hash(query), "t": int(time.time())}
     data = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", errors="replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_append(path)
         try:
             os.write(fd, data)
         finally:
             os.close(fd)
     except OSError as e:
-        warn(f"{path}: cannot write the recall trace ({e.strerror}); recall goes on")
+        warn(f"{path}: cannot write the recall trace ({e.strerror or e}); recall goes on")
+    except Exception as e:  # ValueError (a NUL byte in the path), anything else: never fail
+        shown = str(path).replace("\0", "\\0")
+        warn(f"{shown}: cannot write the recall trace ({e}); recall goes on")
 
 
 _FP_MEMO: dict[int, tuple[frozenset[str], str]] = {}

@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors
+from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
 from talos.errors import TalosError
-from talos.home import resolve_paths
 from talos.index import Index, RefreshStats
 from talos.memory import Memory
 
@@ -38,7 +37,7 @@ def index(
       talos index --rebuild
       talos index --check --json
     """
-    paths = resolve_paths(home)
+    paths = checked_paths(home)
     with Index(paths) as idx:
         if check:
             problems = idx.check()  # read-only: compares what is indexed with the files

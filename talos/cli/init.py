@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors
-from talos.home import resolve_paths
+from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
 
 __all__ = ["example_dir", "init"]
 
@@ -46,7 +45,7 @@ def init(
       talos init
       talos init --example --home ./my-home
     """
-    paths = resolve_paths(home)
+    paths = checked_paths(home)
     created: list[str] = []
     kept: list[str] = []
     for folder in (paths.home, paths.skills_dir, paths.sessions_dir, paths.state_dir):
