@@ -217,8 +217,7 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
         p = p if p.is_absolute() else root / p
         problem = _path_problem(name, text, p)
         if problem:
-            where = _where(root, name) if configured else f"{name}={text!r}"
-            raise InputError(f"{where}: {problem}")
+            raise InputError(f"{_where(root, name)}: {problem}" if configured else problem)
         return p
 
     state = pick("state_dir")
