@@ -40,11 +40,13 @@ from talos.errors import InputError
 __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_MEMORY_BYTES",
+    "MAX_STATE_BYTES",
     "FileTooLarge",
     "NotRegularFile",
     "atomic_write_bytes",
     "atomic_write_text",
     "check_regular",
+    "check_regular_or_missing",
     "check_write_target",
     "entry_refusal",
     "file_kind",
@@ -61,6 +63,8 @@ __all__ = [
 MAX_MEMORY_BYTES = 256 << 20
 #: Largest talos.toml: a handful of ``key = value`` lines.
 MAX_CONFIG_BYTES = 1 << 20
+#: Largest state file read whole (a reference ``recall_hits.json``).
+MAX_STATE_BYTES = 256 << 20
 
 #: Roots of kernel file systems whose files look regular but are the system's.
 KERNEL_ROOTS = ("/proc", "/sys", "/dev")
@@ -196,6 +200,16 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def check_regular_or_missing(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`NotRegularFile` when ``path`` exists (links followed) and is not a
+    regular file: for files another library opens (SQLite), checked before it does."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    _check_followed(path, st)
 
 
 def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from talos import fsutil
 from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
 from talos.model import Node
@@ -255,6 +256,7 @@ class Index:
         return con
 
     def _open(self) -> sqlite3.Connection:
+        fsutil.check_regular_or_missing(self.file)  # SQLite would take a FIFO (issue 12.3)
         con = sqlite3.connect(self.file, timeout=60, isolation_level=None)
         try:
             con.execute("PRAGMA busy_timeout=60000")

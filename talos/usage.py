@@ -24,7 +24,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from talos.fsutil import atomic_write_text, open_append
+from talos.fsutil import (
+    MAX_STATE_BYTES,
+    atomic_write_text,
+    check_regular_or_missing,
+    open_append,
+    read_regular,
+)
 from talos.warn import warn
 
 __all__ = [
@@ -202,6 +208,7 @@ class SqliteUsage:
         if con is not None:
             return con
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_regular_or_missing(self.path)  # SQLite would take a FIFO or a device (12.3)
         con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         con.execute("PRAGMA busy_timeout=60000")
         if not self._ready:
@@ -243,7 +250,7 @@ class SqliteUsage:
         if self.import_hits is None or not self.import_hits.exists():
             return
         try:
-            data = json.loads(self.import_hits.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.import_hits, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError) as e:
             warn(f"{self.import_hits}: cannot import reference usage counts ({e})")
             return
@@ -364,7 +371,7 @@ class JsonUsage:
 
     def _load(self) -> dict[str, list[int]]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}

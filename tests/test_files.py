@@ -508,3 +508,47 @@ def test_recursive_sessions_refuse_links_that_escape(make_home, tmp_path, capfd)
         f"talos: warning: {root / 'p1/b.jsonl'}: not read: outside its folder (symbolic link "
         f"to {elsewhere}); see talos scan"
     ]
+
+
+def test_fifo_as_usage_db_is_refused_and_recall_goes_on(make_home, capfd) -> None:
+    """Variant for talos's own state: SQLite opened a FIFO as usage.db and failed deep inside
+    (``OperationalError: disk I/O error`` from ``doctor``); it is refused by name, and recall
+    goes on without usage counts."""
+    home = make_home(memory="- the kettle is in the left cupboard\n")
+    (home / ".talos").mkdir()
+    os.mkfifo(home / ".talos" / "usage.db")
+    with fifo_guard(home / ".talos" / "usage.db") as rescued:
+        text = Memory(home).recall("kettle").text
+        res = run("report", "--home", str(home), "--json")
+    assert not rescued
+    assert "- [fact] the kettle is in the left cupboard" in text
+    message = f"{home / '.talos/usage.db'}: {FIFO_KIND}"
+    assert warnings(capfd.readouterr().err) == [
+        f"talos: warning: cannot update usage counts ({message}; talos reads and writes only "
+        "regular files (replace it with one, or point talos at another path)); recall goes on"
+    ]
+    assert res.exit_code == 1 and json.loads(res.stdout)["error"].startswith(message)
+
+
+def test_fifo_as_the_compat_hits_file_never_hangs(make_home, monkeypatch) -> None:
+    """Variant: ``talos.compat`` reads ``recall_hits.json`` on every recall; a FIFO there hung."""
+    from talos import compat
+
+    home = make_home(memory="- the kettle is in the left cupboard\n")
+    (home / ".talos").mkdir()
+    hits = home / ".talos" / "recall_hits.json"
+    os.mkfifo(hits)
+    for name, value in (
+        ("MEMORY_FILE", home / "memory.md"),
+        ("SKILLS_DIR", home / "skills"),
+        ("SESS_DIR", home / "sessions"),
+        ("HITS_FILE", hits),
+        ("TRACE_FILE", home / ".talos" / "recall_trace.jsonl"),
+    ):
+        monkeypatch.setattr(compat, name, str(value))
+    monkeypatch.setattr(compat, "_CACHED", None)
+    with fifo_guard(hits) as rescued:
+        text = compat.recall("kettle")
+    assert not rescued, "compat.recall blocked on the FIFO"
+    assert "the kettle is in the left cupboard" in text
+    assert stat.S_ISFIFO(os.lstat(hits).st_mode)
