@@ -233,7 +233,7 @@ def first_user_request(path: Path) -> str:
     reader: Callable[[Any], str | None] | None = None
     budget = SESSION_SCAN_BYTES
     try:
-        with fsutil.open_regular(path) as f:  # never a FIFO or a device (issue 12.3)
+        with fsutil.open_regular(path, listed=True) as f:  # never a FIFO (issue 12.3)
             while budget > 0:
                 blob = f.readline(budget)
                 if not blob:
