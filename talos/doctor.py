@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from talos import audit
+from talos import audit, fsutil
 from talos.errors import TalosError
 from talos.graph import MODELS
 from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_paths, unknown_keys
@@ -289,6 +289,18 @@ def _check_memory(paths: Paths, places: _Places, add: Add) -> list[Any]:
                 "info",
                 f"{name} does not exist yet: no facts",
                 hint='talos remember "…" or write it by hand',
+            )
+        )
+        return []
+    try:
+        fsutil.check_regular_or_missing(mf)
+    except fsutil.NotRegularFile as e:  # a FIFO hung every command (issue 12.3)
+        add(
+            Finding(
+                "memory",
+                "warn",
+                f"{name} {e.strerror}: no facts loaded",
+                hint="replace it with a regular file, or set memory_file in talos.toml",
             )
         )
         return []

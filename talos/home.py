@@ -48,8 +48,14 @@ KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model"})
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """The home folder: ``home`` if given, else ``$TALOS_HOME``, else the platform data dir."""
+    """The home folder: ``home`` if given, else ``$TALOS_HOME``, else the platform data dir.
+
+    Raises:
+        InputError: ``home`` holds a NUL byte.
+    """
     if home is not None and str(home) != "":
+        if "\0" in os.fspath(home):
+            raise InputError(f"the home {os.fspath(home)!r} contains a NUL byte; remove it")
         return Path(home).expanduser()
     env = os.environ.get("TALOS_HOME")
     if env:

@@ -180,6 +180,8 @@ def test_a_nul_byte_in_a_path_argument_is_an_input_error(make_home) -> None:
     home = make_home()
     with pytest.raises(InputError, match=r"^sessions_dir contains a NUL byte \('s\\x00'\)"):
         Memory(home, sessions_dir="s\0")
+    with pytest.raises(InputError, match=r"^the home '.*\\x00' contains a NUL byte; remove it$"):
+        Memory(f"{home}\0")
 
 
 # == 12.4: a trace failure never fails a recall ==============================================

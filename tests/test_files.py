@@ -552,3 +552,23 @@ def test_fifo_as_the_compat_hits_file_never_hangs(make_home, monkeypatch) -> Non
     assert not rescued, "compat.recall blocked on the FIFO"
     assert "the kettle is in the left cupboard" in text
     assert stat.S_ISFIFO(os.lstat(hits).st_mode)
+
+
+def test_doctor_names_a_fifo_memory_md_and_says_what_to_do(make_home) -> None:
+    """``doctor`` on the failing input: before, it hung; then it said "some lines could not be
+    read" and "save the file as UTF-8 text", which does not help with a FIFO."""
+    home = make_home()
+    os.mkfifo(home / "memory.md")
+    with fifo_guard(home / "memory.md") as rescued:
+        res = run("doctor", "--home", str(home), "--json")
+    assert not rescued
+    assert res.exit_code == 5
+    findings = {f["check"]: f for f in json.loads(res.stdout)["data"]["findings"]}
+    assert findings["memory"] == {
+        "check": "memory",
+        "status": "warn",
+        "summary": f"memory.md {FIFO_KIND}: no facts loaded",
+        "details": [],
+        "hint": "replace it with a regular file, or set memory_file in talos.toml",
+    }
+    assert findings["safety"]["details"] == ["memory.md: not a regular file: a FIFO (named pipe)"]
