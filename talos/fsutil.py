@@ -286,9 +286,11 @@ def atomic_write_bytes(path: Path, data: bytes, create_folders: bool = True) -> 
         os.chmod(tmp, mode)
         check_write_target(path)  # once more right before the replace: the window is tiny
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and not e.filename:  # a full disk: name the file
+            e.filename = str(path)
         raise
     with contextlib.suppress(OSError):
         dfd = os.open(path.parent, os.O_RDONLY)

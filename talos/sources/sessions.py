@@ -333,9 +333,10 @@ def _refused(root: Path, path: str) -> bool:
     if refusal is None:
         return False
     key = (path, refusal[1])
-    if key not in _WARNED:
+    if key not in _WARNED and warn(  # episodes are global's (SPEC §7.3)
+        f"{path}: not read: {refusal[0]} ({refusal[1]}); see talos scan", scopes={"global"}
+    ):
         _WARNED.add(key)
-        warn(f"{path}: not read: {refusal[0]} ({refusal[1]}); see talos scan")
     return True
 
 
@@ -375,7 +376,10 @@ def _readable(root: Path, name: str) -> bool:
         name.encode("utf-8")
         return True
     except UnicodeEncodeError:
-        warn(f"{root}: session file {os.fsencode(name)!r} has a name that is not UTF-8; skipped")
+        warn(  # episodes are global's: a request without global is not told (SPEC §7.3)
+            f"{root}: session file {os.fsencode(name)!r} has a name that is not UTF-8; skipped",
+            scopes={"global"},
+        )
         return False
 
 
