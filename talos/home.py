@@ -193,9 +193,9 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
 
     Raises:
         InputError: ``talos.toml`` is invalid, or a path (from it or from ``overrides``)
-            holds a NUL byte or lies on a kernel file system. A NUL in an overriding
-            ``trace_file`` is left to the trace writer, which warns: the trace must never
-            fail a recall (SPEC §6.1, issue 12.4).
+            holds a NUL byte or lies on a kernel file system. An overriding ``trace_file``
+            (an API argument, ``talos.compat.TRACE_FILE``) is left to the trace writer, which
+            warns: the trace must never fail a recall (SPEC §6.1, issue 12.4).
     """
     root = resolve_home(home)
     config = load_config(root)
@@ -217,11 +217,11 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
         if not isinstance(value, str | os.PathLike):  # memory_file = 1: bench/fuzz_readers.py
             raise InputError(f"{root / CONFIG_FILE}: {name} must be a path string, not {value!r}")
         text = os.fspath(value)
-        if not configured and name == "trace_file" and "\0" in text:
-            return Path(text)  # write_trace warns on every recall; recall goes on
-        p = Path(text.replace("\0", "")).expanduser()
+        p = Path(text).expanduser()
         p = p if p.is_absolute() else root / p
-        problem = _path_problem(name, text, p)
+        if not configured and name == "trace_file":
+            return p  # a NUL, /dev/null: write_trace warns on every recall; recall goes on
+        problem = _path_problem(name, text, Path(str(p).replace("\0", "")))
         if problem:
             raise InputError(f"{_where(root, name)}: {problem}" if configured else problem)
         return p
