@@ -90,8 +90,8 @@ def init(
         elif src is not None:
             kept.append(str(mem))
     elif allowed(mem):
-        data = (src / "memory.md.example").read_bytes() if src is not None else b""
-        fsutil.atomic_write_bytes(mem, data)
+        content = (src / "memory.md.example").read_bytes() if src is not None else b""
+        fsutil.atomic_write_bytes(mem, content)
         created.append(str(mem))
     if src is not None and paths.skills_dir.is_dir():
         for skill in sorted((src / "skills").glob("*.md")):
