@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from talos import secrets
+from talos import fsutil, secrets
 from talos.prefilter import P, Pat, fold, runnable_patterns, triggers_in
 from talos.secrets import mask_secrets
 from talos.warn import warn
@@ -52,6 +52,7 @@ __all__ = [
     "instruction_reasons",
     "keep_fact",
     "mask_secrets",
+    "refused_files",
     "scan_facts",
     "scan_home",
     "scan_skills",
@@ -886,7 +887,7 @@ def _payload_kind(path: str, mode: int) -> str:
     if suffix in SCRIPT_SUFFIXES:
         return f"script ({suffix})"
     try:
-        with open(path, "rb") as f:
+        with fsutil.open_regular(path) as f:
             head = f.read(4)
     except OSError:
         return ""
@@ -909,7 +910,7 @@ def _scan_file(path: str, size: int, stamp: tuple[int, int, int], mode: int) -> 
     if size > MAX_SKILL_BYTES:
         return _FileScan((Finding("oversized", f"{size} bytes > {MAX_SKILL_BYTES}"),), None)
     try:
-        with open(path, "rb") as f:
+        with fsutil.open_regular(path) as f:
             data = f.read(MAX_SKILL_BYTES + 1)
     except OSError as e:
         return _FileScan((Finding("unreadable", e.strerror or str(e)),), None)
@@ -946,22 +947,38 @@ class FileReport:
         return [self.path, self.kind, [[f.reason, f.evidence, f.line] for f in self.findings]]
 
 
-def _tree(skills_dir: Path) -> list[tuple[str, str, os.stat_result | None]]:
+#: An entry of the skills tree: its stat, ``None`` (a dangling link where a skill should be),
+#: or ``(reason, evidence)`` when talos refuses to read it (:func:`talos.fsutil.entry_refusal`).
+_Entry = os.stat_result | tuple[str, str] | None
+
+
+def _tree(skills_dir: Path) -> list[tuple[str, str, _Entry]]:
     """Every regular file of the skills tree as ``(path, relative posix path, stat)``, sorted
     by relative path; symlinked folders are not followed, VCS metadata is skipped. A ``.md``
-    whose stat fails (a dangling link where a skill should be) comes with ``None``."""
+    whose stat fails comes with ``None``; a file that resolves outside the tree, or a ``.md``
+    that is not a regular file (a FIFO), with its refusal (issue 13.5): it is never read."""
     root = str(skills_dir)
-    found: list[tuple[str, str, os.stat_result | None]] = []
+    real = os.path.realpath(root)
+    found: list[tuple[str, str, _Entry]] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         for name in filenames:
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, root).replace(os.sep, "/")
+            md = name.lower().endswith(".md")
             try:
-                st: os.stat_result | None = os.stat(path)
+                lst = os.lstat(path)
+            except OSError:
+                continue
+            refusal = fsutil.entry_refusal(path, lst, real)
+            if refusal and (md or refusal[0] == fsutil.OUTSIDE):
+                found.append((path, rel, refusal))
+                continue
+            try:
+                st: os.stat_result | None = os.stat(path) if stat.S_ISLNK(lst.st_mode) else lst
             except OSError:
                 st = None
-            if st is None and name.lower().endswith(".md"):
+            if st is None and md:
                 found.append((path, rel, None))
             elif st is not None and stat.S_ISREG(st.st_mode):
                 found.append((path, rel, st))
@@ -1032,8 +1049,8 @@ def scan_skills(skills_dir: Path, store: ScanStore | None = None) -> list[FileRe
                     # ctime and inode too: a same-size rewrite with its mtime put back
                     # (tar, rsync -t) must be scanned again (tests/test_index_attack.py)
                     [rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
-                    if st
-                    else [rel]
+                    if isinstance(st, os.stat_result)
+                    else [rel, *(st or ())]
                     for _p, rel, st in entries
                 ],
             ]
@@ -1070,12 +1087,14 @@ def _decode_reports(value: str | None) -> list[FileReport] | None:
         return None
 
 
-def _scan_entries(entries: list[tuple[str, str, os.stat_result | None]]) -> list[FileReport]:
+def _scan_entries(entries: list[tuple[str, str, _Entry]]) -> list[FileReport]:
     """:func:`scan_skills` over a listed tree, without caches."""
     scans: dict[str, _FileScan] = {}
     for path, rel, st in entries:
         if st is None:
             scans[rel] = _FileScan((Finding("unreadable", "dangling symbolic link"),), None)
+        elif not isinstance(st, os.stat_result):  # refused: never read (issue 13.5)
+            scans[rel] = _FileScan((Finding(*st),), None)
         else:
             scans[rel] = _scan_file(
                 path, st.st_size, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino), st.st_mode
@@ -1163,24 +1182,64 @@ def scan_facts(memory_file: Path) -> list[FactReport]:
 
 @dataclass(frozen=True, slots=True)
 class ScanReport:
-    """Everything ``talos scan`` found: flagged ``skills`` (files of the skills tree) and
-    ``facts``. ``clean`` when both are empty."""
+    """Everything ``talos scan`` found: flagged ``skills`` (files of the skills tree),
+    ``facts``, and the memory file or sessions talos ``refused`` to read. ``clean`` when all
+    are empty."""
 
     skills: list[FileReport] = field(default_factory=list)
     facts: list[FactReport] = field(default_factory=list)
+    refused: list[FileReport] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
-        return not self.skills and not self.facts
+        return not self.skills and not self.facts and not self.refused
 
     def to_json(self) -> dict[str, object]:
-        return {
+        """``{"clean", "skills", "facts"}``, and ``"refused"`` when a file was refused (the key
+        is left out otherwise, so the shape scripts knew is unchanged for them)."""
+        out: dict[str, object] = {
             "clean": self.clean,
             "skills": [s.to_json() for s in self.skills],
             "facts": [f.to_json() for f in self.facts],
         }
+        if self.refused:
+            out["refused"] = [r.to_json() for r in self.refused]
+        return out
 
 
-def scan_home(memory_file: Path, skills_dir: Path) -> ScanReport:
-    """Scan a home's skills tree and memory file (``talos scan``, SPEC §8.1, §8.2)."""
-    return ScanReport(scan_skills(skills_dir), scan_facts(memory_file))
+def refused_files(memory_file: Path, sessions_dir: Path | None = None) -> list[FileReport]:
+    """The memory file and the session files talos refuses to read (issue 12.3, 13.5): not a
+    regular file (a FIFO, a device, a file of /proc), larger than
+    :data:`talos.fsutil.MAX_MEMORY_BYTES`, or — for a session — a link out of its folder.
+    Each reader warns and skips them; ``talos scan`` lists them (kind ``memory``/``session``).
+    """
+    from talos.sources.sessions import refused_sessions  # here: it imports this module
+
+    out: list[FileReport] = []
+    try:
+        st: os.stat_result | None = os.stat(memory_file)
+    except (OSError, ValueError):
+        st = None
+    if st is not None:
+        kind = fsutil.file_kind(st)
+        if kind is not None:
+            out.append(FileReport(str(memory_file), "memory", (Finding(fsutil.NOT_REGULAR, kind),)))
+        elif st.st_size > fsutil.MAX_MEMORY_BYTES:
+            limit = f"{st.st_size} bytes > {fsutil.MAX_MEMORY_BYTES}"
+            out.append(FileReport(str(memory_file), "memory", (Finding("oversized", limit),)))
+    if sessions_dir is not None:
+        out += [
+            FileReport(path, "session", (Finding(reason, evidence),))
+            for path, reason, evidence in refused_sessions(sessions_dir)
+        ]
+    return out
+
+
+def scan_home(memory_file: Path, skills_dir: Path, sessions_dir: Path | None = None) -> ScanReport:
+    """Scan a home's skills tree and memory file (``talos scan``, SPEC §8.1, §8.2), and list
+    the files talos refuses to read (:func:`refused_files`)."""
+    return ScanReport(
+        scan_skills(skills_dir),
+        scan_facts(memory_file),
+        refused_files(memory_file, sessions_dir),
+    )
