@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from talos.sources.facts import claimed_scopes, parse_fact_line
+from talos.fsutil import open_append, open_regular
+from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
 from talos.sources.skills import skill_scopes
 from talos.warn import warn
 
@@ -53,7 +54,7 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_append(path, readable=True)  # a regular file only (issue 12.3)
     size = -1
     try:
         # A SIGKILL can cut a write of more than a page short (tests/test_crash.py saw it),
@@ -82,7 +83,7 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
 def entries(path: Path) -> Iterator[dict[str, Any]]:
     """Every well-formed entry in file order; a torn last line (a kill mid-append) is skipped."""
     try:
-        f = path.open("rb")
+        f = open_regular(path)
     except FileNotFoundError:
         return
     with f:
@@ -192,7 +193,7 @@ def _open_tail(path: Path) -> dict[str, list[dict[str, Any]]] | None:
     """
     try:
         size = path.stat().st_size
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             f.seek(max(0, size - TAIL_BYTES))
             chunk = f.read()
     except FileNotFoundError:
@@ -247,7 +248,7 @@ def recover(path: Path, memory_file: Path) -> int:
     if not open_txns:
         return 0
     try:
-        text = memory_file.read_bytes().decode("utf-8", errors="surrogateescape")
+        text = read_memory(memory_file).decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         text = ""
     lines = {ln.rstrip("\r") for ln in text.split("\n")}
@@ -286,14 +287,14 @@ def recover(path: Path, memory_file: Path) -> int:
 
 
 def _complete_torn_append(memory_file: Path, line: str, offset: int) -> bool:
-    """A plain append (``talos.fsutil.append_line``) killed mid-write can leave the start of
+    """A plain append (``talos.shared_file.append_line``) killed mid-write can leave the start of
     its line at the very end of memory.md (a write of more than a page is not all-or-nothing).
     Complete it: returns True when the file's last line, starting at or after ``offset`` (the
     file's size when the append was prepared: a person's own unfinished last line starts
     before it), is a strict prefix of ``line`` and the rest was appended."""
     want = line.encode("utf-8")
     try:
-        with memory_file.open("rb") as f:
+        with open_regular(memory_file) as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
             start = max(0, size - len(want) - 1)
@@ -308,10 +309,14 @@ def _complete_torn_append(memory_file: Path, line: str, offset: int) -> bool:
     last = tail[cut + 1 :]
     if last_at < offset or not last or len(last) >= len(want) or not want.startswith(last):
         return False
-    with memory_file.open("ab") as f:
-        f.write(want[len(last) :] + b"\n")
-        f.flush()
-        os.fsync(f.fileno())
+    fd = open_append(memory_file.resolve())  # through a symlinked memory.md, as writers do
+    try:
+        rest = memoryview(want[len(last) :] + b"\n")
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     return True
 
 
@@ -342,7 +347,7 @@ def outside_edits(path: Path, memory_file: Path) -> list[OutsideEdit]:
     ``talos resolve`` for one that came back; nothing when a change was meant.
     """
     try:
-        data = memory_file.read_bytes()
+        data = read_memory(memory_file)
     except FileNotFoundError:
         data = b""
     text = data.decode("utf-8", errors="surrogateescape")

@@ -1,52 +1,280 @@
-"""Atomic file writes: temp file in the same folder, fsync, ``os.replace``, fsync the folder.
+"""Opening the files of a home safely: regular files only, bounded reads, atomic writes.
 
-A kill at any moment leaves either the old file or the new one, never a torn one.
+Every file talos reads or writes goes through this module (issue 12.3, 13.5):
 
-A file a person also edits (memory.md) needs more: a person takes no lock, so a writer must
-never replace the file with content derived from an older read. :func:`read_snapshot` records
-what was read (device, inode, size, mtime_ns and the bytes) and :func:`replace_if_unchanged`
-swaps the new content in only if the file is still exactly that (issue 12.1, measured: 132 to
-232 of 600 person lines lost to a plain read-modify-replace; ``tests/test_outside_writer.py``).
-:func:`append_line` adds one line without rewriting anything.
+* **Reading** — :func:`open_regular` / :func:`read_regular`: only a regular file. A FIFO, a
+  device, a socket or a folder is refused with :class:`NotRegularFile` (an ``OSError`` and an
+  :class:`~talos.errors.InputError`) that names the path, *before* it is opened (opening a
+  device can act: rewind a tape, arm a watchdog); the descriptor is opened non-blocking (a
+  FIFO swapped in meanwhile cannot hang the open) and checked again with ``fstat``, so what
+  was checked is what is read. Reads are bounded (:class:`FileTooLarge`): a FIFO as
+  memory.md hung every command, and ``/dev/zero`` as a source raised ``MemoryError``.
+* **Writing** — :func:`atomic_write_bytes` replaces only a regular file, or creates a missing
+  one: temp file in the same folder, fsync, ``os.replace``, fsync the folder, so a kill at any
+  moment leaves the old file or the new one. A device, FIFO, socket, folder or symbolic link at
+  the path is refused, never replaced (``memory_file = "/dev/null"`` replaced the device node
+  with a regular file, as root). :func:`open_append` appends to a regular file only, without
+  following a symbolic link.
+* **Kernel file systems** — files of ``/proc``, ``/sys`` and ``/dev`` look regular to
+  ``stat`` but are the system's, not the person's (``/proc/self/environ`` holds the process's
+  secrets): refused as if they were devices (:func:`kernel_fs`).
+* **Containment** — :func:`outside` tells whether an entry of a folder (a skill, a session)
+  resolves outside it, through a symbolic link (``ln -s /etc/passwd skills/passwd.md``
+  delivered ``/etc/passwd`` as a skill body). A path the person configured is trusted (see
+  README "Your memory files"); an entry inside skills/ or sessions/ that escapes is not.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
-import fcntl
+import functools
 import os
 import stat
-import sys
 import tempfile
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from talos.errors import InputError
 
 __all__ = [
-    "DRAIN_SECONDS",
-    "Snapshot",
-    "append_line",
+    "MAX_CONFIG_BYTES",
+    "MAX_MEMORY_BYTES",
+    "MAX_STATE_BYTES",
+    "FileTooLarge",
+    "NotRegularFile",
     "atomic_write_bytes",
     "atomic_write_text",
-    "read_snapshot",
-    "replace_if_unchanged",
+    "check_regular",
+    "check_regular_or_missing",
+    "check_write_target",
+    "entry_refusal",
+    "file_kind",
+    "kernel_fs",
+    "kernel_root",
+    "open_append",
+    "open_regular",
+    "outside",
+    "read_regular",
 ]
 
+#: Largest memory.md talos reads: 2.5 times the 1,000,000-line file of issue 12.8 (about
+#: 100 MB). Above it the file is not loaded (a warning names it) and writers refuse it.
+MAX_MEMORY_BYTES = 256 << 20
+#: Largest talos.toml: a handful of ``key = value`` lines.
+MAX_CONFIG_BYTES = 1 << 20
+#: Largest state file read whole (a reference ``recall_hits.json``).
+MAX_STATE_BYTES = 256 << 20
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, keeping its permission bits.
+#: Roots of kernel file systems whose files look regular but are the system's.
+KERNEL_ROOTS = ("/proc", "/sys", "/dev")
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NOCTTY = getattr(os, "O_NOCTTY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegularFile(InputError, OSError):
+    """``path`` exists but is not a regular file: a FIFO, a device, a socket, a folder, a
+    symbolic link where one is not followed, or a file of a kernel file system.
+
+    It is an ``OSError`` (``strerror`` says what it is, ``filename`` is the path), so readers
+    that warn and go on for an unreadable file do so here too, and an
+    :class:`~talos.errors.InputError`, so a command stops with a message that names the path.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        OSError.__init__(self, errno.EINVAL, f"is {kind}, not a regular file", os.fspath(path))
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return (
+            f"{self.filename}: is {self.kind}, not a regular file; talos reads and writes "
+            "only regular files (replace it with one, or point talos at another path)"
+        )
+
+
+class FileTooLarge(InputError, OSError):
+    """``path`` is larger than the bound its reader sets (``limit`` bytes)."""
+
+    def __init__(self, path: str | os.PathLike[str], limit: int) -> None:
+        OSError.__init__(self, errno.EFBIG, f"larger than {limit} bytes, not read", os.fspath(path))
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return f"{self.filename}: larger than {self.limit} bytes; talos does not read it"
+
+
+@functools.cache
+def _kernel_devices() -> dict[int, str]:
+    """Device number → root of the kernel file systems mounted at :data:`KERNEL_ROOTS` (a
+    root on the same device as ``/`` is a plain folder, as in a chroot, and is not counted)."""
+    try:
+        top = os.stat("/").st_dev
+    except OSError:
+        return {}
+    devs: dict[int, str] = {}
+    for root in KERNEL_ROOTS:
+        with contextlib.suppress(OSError):
+            dev = os.stat(root).st_dev
+            if dev != top:
+                devs.setdefault(dev, root)
+    return devs
+
+
+def kernel_fs(st: os.stat_result) -> bool:
+    """Whether ``st`` is of a file on a kernel file system (``/proc``, ``/sys``, ``/dev``),
+    by device number: a symbolic link or a bind mount into one is caught too."""
+    return st.st_dev in _kernel_devices()
+
+
+def kernel_root(path: str | os.PathLike[str]) -> str | None:
+    """The kernel file system root (``/proc``, ``/sys``, ``/dev``) that ``path`` lies in,
+    judged by the device of its nearest existing folder (links followed), or ``None``
+    (``state_dir = "/proc"`` crashed ``talos index``, issue 12.4)."""
+    p = os.path.abspath(path)
+    while True:
+        try:
+            dev = os.stat(p).st_dev
+            break
+        except (OSError, ValueError):
+            parent = os.path.dirname(p)
+            if parent == p:
+                return None
+            p = parent
+    return _kernel_devices().get(dev)
+
+
+def file_kind(st: os.stat_result) -> str | None:
+    """What ``st`` is when it is not a regular file talos may use ("a FIFO", "a character
+    device", …), or ``None`` for a regular file."""
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return "a file of a kernel file system (/proc, /sys, /dev)" if kernel_fs(st) else None
+    for test, kind in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def check_regular(path: str | os.PathLike[str], st: os.stat_result) -> None:
+    """Raise :class:`NotRegularFile` unless ``st`` (of ``path``) is a regular file."""
+    kind = file_kind(st)
+    if kind is not None:
+        raise NotRegularFile(path, kind)
+
+
+def _check_followed(path: str | os.PathLike[str], st: os.stat_result) -> None:
+    """:func:`check_regular` for a path whose links were followed: the message then says
+    where the link leads (``memory.md: is a link to a character device (/dev/null)``)."""
+    kind = file_kind(st)
+    if kind is not None:
+        if os.path.islink(path):
+            kind = f"a link to {kind} ({os.path.realpath(path)})"
+        raise NotRegularFile(path, kind)
+
+
+def open_regular(path: str | os.PathLike[str], listed: bool = False) -> BinaryIO:
+    """Open ``path`` for reading in binary mode, only if it is a regular file.
+
+    Symbolic links are followed (containment is the caller's rule, :func:`outside`). The file
+    is ``stat``-ed before it is opened and ``fstat``-ed after, non-blocking. ``listed``: the
+    caller's folder listing already said it is a regular file (the session reader: 30,000 of
+    them), so only the ``fstat`` after the open checks it again.
 
     Raises:
+        FileNotFoundError: ``path`` does not exist. NotRegularFile: it is not a regular file.
+        OSError: it cannot be opened (permissions, …).
+    """
+    if not listed:
+        _check_followed(path, os.stat(path))
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOCTTY | _CLOEXEC)
+    try:
+        _check_followed(path, os.fstat(fd))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_regular_or_missing(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`NotRegularFile` when ``path`` exists (links followed) and is not a
+    regular file: for files another library opens (SQLite), checked before it does."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    _check_followed(path, st)
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    Raises:
+        FileNotFoundError: missing. NotRegularFile: not a regular file. FileTooLarge: more
+        than ``limit`` bytes. OSError: unreadable.
+    """
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise FileTooLarge(path, limit)
+        data = f.read(size + 1)  # one allocation of the right size; more only if it grew
+        if len(data) > size:
+            data += f.read(limit + 1 - len(data))
+    if len(data) > limit:
+        raise FileTooLarge(path, limit)
+    return data
+
+
+def check_write_target(path: str | os.PathLike[str], create_folders: bool = True) -> None:
+    """Check that ``path`` may be written by :func:`atomic_write_bytes`: missing, or a regular
+    file (not followed when it is a symbolic link).
+
+    Raises:
+        NotRegularFile: something else is there. InputError: ``create_folders`` is false and
+        the folder of ``path`` does not exist.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not create_folders and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            folder = os.path.dirname(os.path.abspath(path))
+            raise InputError(
+                f"{path}: the folder {folder} does not exist; create it first "
+                "(talos does not create folders for this file)"
+            ) from None
+        return
+    check_regular(path, st)
+
+
+def atomic_write_bytes(path: Path, data: bytes, create_folders: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically, keeping its permission bits; only over a
+    regular file or nothing (:func:`check_write_target`).
+
+    Args:
+        path: the file; a symbolic link is refused, not followed (a writer that means to
+            write through one resolves it first, as :mod:`talos.writer` does for memory.md).
+        data: the new content.
+        create_folders: create missing parent folders (``False``: refuse, naming the folder).
+
+    Raises:
+        NotRegularFile: ``path`` is a device, FIFO, socket, folder or symbolic link (it is left
+            as it is). InputError: a missing folder with ``create_folders=False``.
         OSError: the folder is not writable or the disk is full (``path`` is then unchanged).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_write_target(path, create_folders)
+    if create_folders:
+        path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode = path.stat().st_mode & 0o7777
+        mode = os.lstat(path).st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -56,6 +284,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        check_write_target(path)  # once more right before the replace: the window is tiny
         os.replace(tmp, path)
     except BaseException as e:
         with contextlib.suppress(OSError):
@@ -71,448 +300,67 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.close(dfd)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, create_folders: bool = True) -> None:
     """:func:`atomic_write_bytes` for UTF-8 text."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"), create_folders)
 
 
-# -- writing a file a person edits too (issue 12.1) -------------------------------------------
+def open_append(path: str | os.PathLike[str], readable: bool = False) -> int:
+    """A descriptor that appends to ``path`` (created ``0o644`` when missing), only if it is a
+    regular file; a symbolic link is not followed. The caller writes and closes it.
 
-
-@dataclass(slots=True)
-class Snapshot:
-    """What a writer read of a file: its bytes and identity, and an open descriptor.
-
-    ``ident`` is ``(st_dev, st_ino, st_size, st_mtime_ns)``, ``None`` when the file did not
-    exist. The descriptor keeps the inode alive while the writer works, so its number cannot
-    be reused by a new file that would then pass for the old one; after
-    :func:`replace_if_unchanged` it is the replaced file, still open, so that bytes a person
-    appended to it late can be carried over (:meth:`carry_late`). Close it (``with``).
-    """
-
-    path: Path
-    data: bytes
-    ident: tuple[int, int, int, int] | None
-    fd: int | None
-    carried: int = 0  # bytes of the old file accounted for (read, or carried to the new one)
-    replaced: bool = False
-
-    def carry_late(self) -> bytes:
-        """After a replace: append to the new file whatever was appended to the old one since
-        (a person's ``>>`` that opened the old file just before the swap); returns it."""
-        if not self.replaced:
-            return b""
-        return self._carry_to(self.path)
-
-    def _carry_to(self, dest: Path, sync: bool = True) -> bytes:
-        """Append to ``dest`` what the file read has gained beyond :attr:`carried`."""
-        if self.fd is None:
-            return b""
-        tail = _read_fd(self.fd, self.carried)
-        if tail:
-            _append_bytes(dest, tail, sync)
-            self.carried += len(tail)
-        return tail
-
-    def drain(self) -> bool:
-        """After a replace: carry late appends over until no process holds the old file open
-        for writing any more (:func:`_writers_gone`), at most :data:`DRAIN_SECONDS`. A
-        person's ``echo >>`` that opened memory.md just before the swap is a writer of the
-        old file until it closes it; once none is left, nothing more can arrive there (the
-        old file has no name any more). Returns False when a writer still held it at the end
-        (what it writes later is not carried), True otherwise."""
-        if not self.replaced or self.fd is None:
-            return True
-        return _drain(self.fd, lambda: self.carry_late())
-
-    def close(self) -> None:
-        if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
-            self.fd = None
-
-    def __enter__(self) -> Snapshot:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _ident(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _read_fd(fd: int, offset: int = 0) -> bytes:
-    """Everything behind ``fd`` from byte ``offset`` on."""
-    chunks: list[bytes] = []
-    while True:
-        chunk = os.pread(fd, 1 << 20, offset)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        offset += len(chunk)
-
-
-def _read_prefix(fd: int, n: int) -> bytes:
-    """The first ``n`` bytes behind ``fd`` (fewer at end of file)."""
-    chunks: list[bytes] = []
-    offset = 0
-    while offset < n:
-        chunk = os.pread(fd, min(1 << 20, n - offset), offset)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        offset += len(chunk)
-    return b"".join(chunks)
-
-
-def _append_bytes(path: Path, data: bytes, sync: bool = True) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    try:
-        rest = memoryview(data)
-        while rest:
-            rest = rest[os.write(fd, rest) :]
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-_READ_TRIES = 20
-
-
-def read_snapshot(path: Path) -> Snapshot:
-    """Read ``path`` with its identity (a missing file reads as empty, ``ident=None``).
-
-    A write that lands while the file is read is seen (the identity changed) and the file is
-    read again, so ``data`` is the content of one moment.
+    Args:
+        readable: open read-write (``O_RDWR``), for a writer that looks at what is there.
 
     Raises:
-        OSError: the file exists but cannot be read.
+        NotRegularFile: something other than a regular file is at ``path`` (not opened).
+        OSError: the file cannot be opened or created.
     """
-    for attempt in range(_READ_TRIES):
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the write
-        except FileNotFoundError:
-            return Snapshot(path, b"", None, None)
-        try:
-            _require_regular(fd, path)
-            before = _ident(os.fstat(fd))
-            data = _read_fd(fd)
-            after = os.fstat(fd)
-        except BaseException:
-            os.close(fd)
-            raise
-        if (_ident(after) == before and len(data) == after.st_size) or attempt == _READ_TRIES - 1:
-            # After many tries (a file written without pause) the bytes read stand for
-            # themselves: the check before the swap compares them with the file's first bytes.
-            ident = (after.st_dev, after.st_ino, len(data), after.st_mtime_ns)
-            return Snapshot(path, data, ident, fd, carried=len(data))
+    with contextlib.suppress(FileNotFoundError):
+        check_regular(path, os.lstat(path))
+    access = os.O_RDWR if readable else os.O_WRONLY
+    flags = access | os.O_APPEND | os.O_CREAT | _NONBLOCK | _NOFOLLOW | _NOCTTY | _CLOEXEC
+    fd = os.open(path, flags, 0o644)
+    try:
+        check_regular(path, os.fstat(fd))
+    except BaseException:
         os.close(fd)
-    raise AssertionError("unreachable")
+        raise
+    return fd
 
 
-def _require_regular(fd: int, path: Path) -> None:
-    """Refuse to read or write anything but a regular file (a device, a FIFO): replacing
-    ``/dev/null`` or blocking on a pipe is never what a person meant.
-
-    Raises:
-        InputError: naming the path.
-    """
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        what = "a FIFO" if stat.S_ISFIFO(mode) else "a device or special file"
-        raise InputError(
-            f"{path} is not a regular file ({what}); point memory_file at a plain text file"
-        )
+def outside(path: str | os.PathLike[str], folder_real: str) -> bool:
+    """Whether ``path`` resolves (through symbolic links) outside the folder whose resolved
+    path is ``folder_real`` (``os.path.realpath`` of the folder)."""
+    real = os.path.realpath(path)
+    base = folder_real.rstrip(os.sep) or os.sep
+    return real != base and not real.startswith(base if base == os.sep else base + os.sep)
 
 
-def _same(snap: Snapshot) -> bool:
-    """The cheap look: ``snap.path`` is still the inode ``snap`` read, not shorter."""
-    try:
-        st = os.stat(snap.path)
-    except FileNotFoundError:
-        return snap.ident is None
-    return snap.ident is not None and _grown_only(snap, st)
+#: Reason of a refused entry whose symbolic link leads outside its folder (issue 13.5).
+OUTSIDE = "outside its folder"
+#: Reason of a refused entry that is not a regular file (issue 12.3).
+NOT_REGULAR = "not a regular file"
 
 
-def _grown_only(snap: Snapshot, st: os.stat_result) -> bool:
-    assert snap.ident is not None
-    if _ident(st) == snap.ident:
-        return True
-    return (st.st_dev, st.st_ino) == snap.ident[:2] and st.st_size >= len(snap.data)
+def entry_refusal(path: str, lst: os.stat_result, folder_real: str) -> tuple[str, str] | None:
+    """Why talos refuses an entry of a skills or sessions folder, or ``None`` when it may read
+    it (a regular file inside the folder, or a dangling link, which is a missing file).
 
-
-def _unchanged(snap: Snapshot) -> bool:
-    """Whether ``snap.path`` is still the file ``snap`` read: same device and inode, and the
-    bytes it read still its first bytes. Lines appended after them (a person's ``>>``) are no
-    change to redo the edit for: they are carried over to the new file after the swap, which
-    is what redoing the edit on the new content would give."""
-    try:
-        fd = os.open(snap.path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return snap.ident is None
-    try:
-        st = os.fstat(fd)
-        if snap.ident is None or not _grown_only(snap, st):
-            return False
-        if _read_prefix(fd, len(snap.data)) != snap.data:
-            return False
-    finally:
-        os.close(fd)
-    return _same(snap)  # the last look, a few microseconds before the swap
-
-
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-_exchange_ok = sys.platform.startswith("linux")
-_renameat2: Callable[..., int] | None = None  # looked up once: the swap follows the last check
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``).
+    Args:
+        path: the entry's path. lst: its ``os.lstat``. folder_real: the folder's
+            ``os.path.realpath``.
 
     Returns:
-        False when the platform or file system cannot (then nothing happened).
-
-    Raises:
-        OSError: any other failure.
+        ``(OUTSIDE, "symbolic link to TARGET")`` or ``(NOT_REGULAR, "a FIFO (named pipe)")``…
     """
-    global _exchange_ok, _renameat2
-    if not _exchange_ok:
-        return False
-    if _renameat2 is None:
+    st = lst
+    if stat.S_ISLNK(lst.st_mode):
+        if outside(path, folder_real):
+            return OUTSIDE, f"symbolic link to {os.path.realpath(path)}"
         try:
-            _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-        except (AttributeError, OSError):
-            _exchange_ok = False
-            return False
-    src, dst = os.fsencode(a), os.fsencode(b)
-    if _renameat2(_AT_FDCWD, src, _AT_FDCWD, dst, _RENAME_EXCHANGE) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
-        _exchange_ok = False
-        return False
-    raise OSError(err, os.strerror(err), str(b))
-
-
-def replace_if_unchanged(
-    snap: Snapshot, data: bytes, before_swap: Callable[[], None] | None = None
-) -> bool:
-    """Replace ``snap.path`` with ``data`` atomically, only if it is still the file ``snap``
-    read (device, inode, size, mtime_ns and bytes); keep its permission bits.
-
-    Lines appended after what ``snap`` read are no change: they are carried over to the new
-    file right after the swap (what redoing the edit on the new content would give).
-
-    First a cheap look (the file changed already: nothing else happens); then
-    ``before_swap`` runs (the caller's audit entry, so a full disk names the log first); then
-    ``data`` goes to a temp file (fsynced), then the full check, then at once the swap. Where
-    the kernel can (Linux ``renameat2``), the swap is an atomic *exchange*, and the file
-    swapped out is checked once more: a person's editor save or in-place edit that slipped in
-    between the check and the swap is swapped back (the call returns False). Bytes appended
-    to the old file are carried over to the new one, now and by :meth:`Snapshot.drain`.
-
-    The window that stays: the caller's :meth:`Snapshot.drain` carries appends over until no
-    process holds the old file open for writing (Linux read leases; elsewhere, and for a file
-    the caller does not own, once, right after the swap), so what is lost is only what a
-    program that keeps memory.md open for writing for more than :data:`DRAIN_SECONDS` writes
-    after that (``talos.writer`` warns then); without ``renameat2``, also an editor save in
-    the microseconds between the last ``stat`` and ``os.replace`` (median 4.5 µs, max 34 µs
-    over 200 superseding writes of a 1000-line file). A writer that does not take the memory
-    lock cannot be excluded entirely.
-
-    Returns:
-        True when replaced; False when the file changed since ``snap`` (nothing replaced:
-        read again and redo the edit).
-
-    Raises:
-        OSError: the folder is not writable or the disk is full (the file is then unchanged).
-    """
-    path = snap.path
-    mode = 0o644
-    if snap.fd is not None:
-        mode = os.fstat(snap.fd).st_mode & 0o7777
-    if not _same(snap):
-        return False
-    if before_swap is not None:
-        before_swap()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
-    swapped = False  # once exchanged, ``tmp`` holds the previous file: never delete it blindly
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if not _unchanged(snap):
-            tmp.unlink()
-            return False
-        # Lines appended since the read go into the new file *before* it becomes visible: a
-        # person who reads memory.md right after the swap (an editor about to save) must
-        # find them there. Only what lands in the microseconds until the swap is carried after.
-        ours = len(data) + len(snap._carry_to(tmp, sync=False))
-        if snap.ident is None:
-            try:
-                os.link(tmp, path)  # create, but never over a file that appeared meanwhile
-            except FileExistsError:
-                tmp.unlink()
-                return False
-            except OSError:  # a file system without hard links
-                os.replace(tmp, path)
-            else:
-                tmp.unlink()
-        elif _exchange(tmp, path):
-            swapped = True
-            ours += len(snap._carry_to(path))  # first: the old file's last bytes
-            if not _swapped_out_is_ours(snap, tmp):
-                _swap_back(snap, tmp, ours)
-                return False
-            tmp.unlink()
-            snap.replaced = True
-        else:
-            os.replace(tmp, path)
-            snap.replaced = True
-            snap.carry_late()
-        _fsync_path(path)
-    except BaseException as e:
-        if not swapped:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-        if isinstance(e, OSError) and not e.filename:  # a full disk: name the file
-            e.filename = str(path)
-        raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    return True
-
-
-def _swapped_out_is_ours(snap: Snapshot, old: Path) -> bool:
-    """After an exchange, ``old`` holds what was at ``snap.path`` at the swap: is it the file
-    ``snap`` read, grown at most by appends?"""
-    if snap.fd is None or snap.ident is None:
-        return False
-    st = os.stat(old)
-    if (st.st_dev, st.st_ino) != snap.ident[:2]:
-        return False  # an editor's rename slipped in
-    return _read_prefix(snap.fd, len(snap.data)) == snap.data  # else an in-place edit did
-
-
-def _swap_back(snap: Snapshot, old: Path, ours: int) -> None:
-    """Put the person's file (now at ``old``) back at ``snap.path``; bytes appended to our
-    file (``ours`` bytes long) meanwhile belong to theirs (carried until no writer holds ours
-    open)."""
-    _exchange(old, snap.path)
-    fd = os.open(old, os.O_RDONLY)
-    carried = ours
-
-    def carry() -> None:
-        nonlocal carried
-        got = _read_fd(fd, carried)
-        if got:
-            _append_bytes(snap.path, got)
-            carried += len(got)
-
-    try:
-        old.unlink()  # no name: no new writer can open it while we drain
-        _drain(fd, carry)
-    finally:
-        os.close(fd)
-
-
-#: How long a replace waits for a process still writing to the replaced file (seconds).
-DRAIN_SECONDS = 1.0
-
-
-def _writers_gone(fd: int) -> bool | None:
-    """Whether no process holds the file behind ``fd`` open for writing: a read lease
-    (``F_SETLEASE``, Linux) is granted only then. ``None`` when the system cannot tell
-    (no leases, not the file's owner, a network file system)."""
-    set_lease = getattr(fcntl, "F_SETLEASE", None)
-    if set_lease is None or os.fstat(fd).st_nlink:
-        # A file that still has a name could be opened for writing while we hold the lease
-        # for a moment, and the lease break would signal us (SIGIO): ask only about files
-        # without a name (the replaced file), which no one can open any more.
-        return None
-    try:
-        fcntl.fcntl(fd, set_lease, fcntl.F_RDLCK)
-    except OSError as e:
-        return False if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK) else None
-    fcntl.fcntl(fd, set_lease, fcntl.F_UNLCK)
-    return True
-
-
-def _drain(fd: int, carry: Callable[[], object]) -> bool:
-    """Call ``carry`` until no writer holds the file behind ``fd`` open, then once more;
-    at most :data:`DRAIN_SECONDS`. Returns False when a writer was still there."""
-    deadline = time.monotonic() + DRAIN_SECONDS
-    while True:
-        carry()
-        gone = _writers_gone(fd)
-        if gone is not False:
-            carry()
-            return True
-        if time.monotonic() > deadline:
-            carry()
-            return False
-        time.sleep(0.001)
-
-
-def append_line(path: Path, line: bytes) -> None:
-    """Append one line to ``path`` without rewriting it (``O_APPEND``, one write, fsync).
-
-    A file that does not end with a newline gets one first, so the line never glues onto
-    the last line. A person's concurrent appends interleave whole (the kernel appends each
-    ``write`` at the end), nothing is replaced, so nothing of theirs can be lost.
-
-    Raises:
-        OSError: the file cannot be written, naming it (a full disk: what part of the line was
-            written is taken back when nothing was appended after it; a kill mid-write leaves
-            at most a partial last line, which :func:`talos.audit.recover` completes).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
-    size = -1
-    data = b""
-    try:
-        _require_regular(fd, path)
-        size = os.fstat(fd).st_size
-        data = line.rstrip(b"\n") + b"\n"
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
-        rest = memoryview(data)
-        while rest:
-            rest = rest[os.write(fd, rest) :]
-        os.fsync(fd)
-    except OSError as e:
-        if size >= 0:
-            with contextlib.suppress(OSError):
-                now = os.fstat(fd).st_size
-                if (
-                    size < now <= size + len(data)
-                    and _read_prefix_at(fd, size, now) == data[: now - size]
-                ):
-                    os.ftruncate(fd, size)  # only our own partial line, nothing after it
-        e.filename = e.filename or str(path)
-        raise
-    finally:
-        os.close(fd)
-
-
-def _read_prefix_at(fd: int, start: int, end: int) -> bytes:
-    return os.pread(fd, end - start, start)
+            st = os.stat(path)
+        except OSError:
+            return None
+    kind = file_kind(st)
+    return (NOT_REGULAR, kind) if kind else None

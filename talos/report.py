@@ -33,6 +33,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from talos.fsutil import open_regular
 from talos.memory import Memory, node_identity
 from talos.model import KINDS, Node
 from talos.usage import trace_scopes
@@ -63,7 +64,7 @@ def read_trace(
     rounds: list[dict[str, Any]] = []
     bad = 0
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:  # never a FIFO or a device (issue 12.3)
             for blob in f:
                 if not blob.strip():
                     continue

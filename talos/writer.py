@@ -7,9 +7,9 @@ to change from what is on disk *now* (never from a view taken before the lock: t
 entries to the audit log as *prepared*, changes memory.md, then commits.
 
 A person edits memory.md too, without taking the lock (``echo … >> memory.md``, an editor's
-save). So a write that adds one line only appends it (:func:`talos.fsutil.append_line`,
+save). So a write that adds one line only appends it (:func:`talos.shared_file.append_line`,
 nothing rewritten), and a write that removes lines replaces the file only if it is still the
-file it read (:func:`talos.fsutil.replace_if_unchanged`); otherwise the transaction is aborted
+file it read (:func:`talos.shared_file.replace_if_unchanged`); otherwise the transaction is aborted
 and the edit redone on the new content, up to :data:`MAX_ATTEMPTS` times (issue 12.1; before,
 132 to 232 of 600 person lines were lost in ``tests/test_outside_writer.py``). Lines that are not
 valid UTF-8 are carried over byte for byte: no line a person wrote is ever lost.
@@ -35,9 +35,9 @@ import filelock
 
 from talos import audit
 from talos.errors import InputError, TalosError
-from talos.fsutil import append_line, read_snapshot, replace_if_unchanged
 from talos.home import Paths
 from talos.model import Node, line_id
+from talos.shared_file import append_line, read_snapshot, replace_if_unchanged
 from talos.sources.facts import MIN_FACT_CHARS, TAG, ParsedFact, parse_fact_line
 from talos.trust import (
     authority_of,

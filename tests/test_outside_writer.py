@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from talos import Memory, audit, fsutil, writer
+from talos import Memory, audit, shared_file, writer
 from talos.cli import app
 from talos.doctor import diagnose
-from talos.errors import InputError
+from talos.fsutil import NotRegularFile
 from talos.home import resolve_paths
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX rename semantics")
@@ -191,7 +191,7 @@ def _exchange_works(tmp_path: Path) -> bool:
     a, b = tmp_path / "probe-a", tmp_path / "probe-b"
     a.write_text("a")
     b.write_text("b")
-    ok = fsutil._exchange(a, b)
+    ok = shared_file._exchange(a, b)
     a.unlink()
     b.unlink()
     return ok
@@ -232,7 +232,7 @@ def test_an_edit_made_after_talos_read_the_file_is_kept(make_home, monkeypatch) 
     real = writer.read_snapshot
     saves = []
 
-    def read_then_person_saves(path: Path) -> fsutil.Snapshot:
+    def read_then_person_saves(path: Path) -> shared_file.Snapshot:
         snap = real(path)
         if not saves:
             saves.append(1)
@@ -254,7 +254,7 @@ def swap(request, monkeypatch, tmp_path) -> str:  # type: ignore[no-untyped-def]
     if request.param == "exchange" and not _exchange_works(tmp_path):
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     if request.param == "replace":
-        monkeypatch.setattr(fsutil, "_exchange_ok", False)
+        monkeypatch.setattr(shared_file, "_exchange_ok", False)
     return str(request.param)
 
 
@@ -263,16 +263,16 @@ def test_an_edit_while_the_audit_entry_is_written_aborts_it(make_home, monkeypat
     transaction is aborted in the log (with why) and the edit redone on the new content."""
     home = make_home(memory=f"- mine\n{VIM}\n")
     mf = home / "memory.md"
-    real = fsutil._unchanged
+    real = shared_file._unchanged
     saves = []
 
-    def person_saves_then_check(snap: fsutil.Snapshot) -> bool:
+    def person_saves_then_check(snap: shared_file.Snapshot) -> bool:
         if not saves:
             saves.append(1)
             _save_as_editor(mf, PERSON_SAVE)
         return real(snap)
 
-    monkeypatch.setattr(fsutil, "_unchanged", person_saves_then_check)
+    monkeypatch.setattr(shared_file, "_unchanged", person_saves_then_check)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     assert mf.read_text() == f"- mine\n{PERSON_SAVE}\n{res.line}\n"
     log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
@@ -291,7 +291,7 @@ def test_an_in_place_edit_of_the_same_size_is_seen_too(make_home, monkeypatch, s
     real = writer.read_snapshot
     done = []
 
-    def read_then_edit_in_place(path: Path) -> fsutil.Snapshot:
+    def read_then_edit_in_place(path: Path) -> shared_file.Snapshot:
         snap = real(path)
         if not done:
             done.append(1)
@@ -316,17 +316,17 @@ def test_an_editor_save_between_the_check_and_the_swap_is_put_back(
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     home = make_home(memory=f"- mine\n{VIM}\n")
     mf = home / "memory.md"
-    real = fsutil._unchanged
+    real = shared_file._unchanged
     saves = []
 
-    def check_then_person_saves(snap: fsutil.Snapshot) -> bool:
+    def check_then_person_saves(snap: shared_file.Snapshot) -> bool:
         ok = real(snap)
         if ok and not saves:
             saves.append(1)
             _save_as_editor(mf, PERSON_SAVE)
         return ok
 
-    monkeypatch.setattr(fsutil, "_unchanged", check_then_person_saves)
+    monkeypatch.setattr(shared_file, "_unchanged", check_then_person_saves)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     assert saves == [1]
     assert mf.read_text() == f"- mine\n{PERSON_SAVE}\n{res.line}\n"
@@ -339,15 +339,15 @@ def test_an_append_in_the_last_instant_is_carried_over(make_home, monkeypatch, s
     (Checked: without carrying, the appended line is lost.)"""
     home = make_home(memory=f"- mine\n{VIM}\n")
     mf = home / "memory.md"
-    real = fsutil._unchanged
+    real = shared_file._unchanged
 
-    def check_then_person_appends(snap: fsutil.Snapshot) -> bool:
+    def check_then_person_appends(snap: shared_file.Snapshot) -> bool:
         ok = real(snap)
         with open(mf, "ab") as f:
             f.write(b"- appended in the last instant\n")
         return ok
 
-    monkeypatch.setattr(fsutil, "_unchanged", check_then_person_appends)
+    monkeypatch.setattr(shared_file, "_unchanged", check_then_person_appends)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     assert mf.read_text() == f"- mine\n{res.line}\n- appended in the last instant\n"
 
@@ -363,7 +363,7 @@ def test_a_file_that_keeps_changing_gives_a_clear_error_and_loses_nothing(
     real = writer.read_snapshot
     saved = []
 
-    def read_then_person_saves(path: Path) -> fsutil.Snapshot:
+    def read_then_person_saves(path: Path) -> shared_file.Snapshot:
         snap = real(path)
         saved.append(f"- edit number {len(saved)} of mine")
         _save_as_editor(mf, saved[-1])
@@ -501,10 +501,14 @@ def test_lines_appended_since_the_read_are_in_the_file_the_moment_it_appears(
     missing at that moment.)"""
     home = make_home(memory=f"- mine\n{VIM}\n")
     mf = home / "memory.md"
-    real_check, real_exchange, real_replace = fsutil._unchanged, fsutil._exchange, os.replace
+    real_check, real_exchange, real_replace = (
+        shared_file._unchanged,
+        shared_file._exchange,
+        os.replace,
+    )
     seen: list[str] = []
 
-    def check_then_person_appends(snap: fsutil.Snapshot) -> bool:
+    def check_then_person_appends(snap: shared_file.Snapshot) -> bool:
         ok = real_check(snap)
         with open(mf, "ab") as f:
             f.write(b"- appended while talos wrote\n")
@@ -524,9 +528,9 @@ def test_lines_appended_since_the_read_are_in_the_file_the_moment_it_appears(
         if Path(b) == mf:
             look()
 
-    monkeypatch.setattr(fsutil, "_unchanged", check_then_person_appends)
-    monkeypatch.setattr(fsutil, "_exchange", exchange_and_look)
-    monkeypatch.setattr(fsutil.os, "replace", replace_and_look)
+    monkeypatch.setattr(shared_file, "_unchanged", check_then_person_appends)
+    monkeypatch.setattr(shared_file, "_exchange", exchange_and_look)
+    monkeypatch.setattr(shared_file.os, "replace", replace_and_look)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     want = f"- mine\n{res.line}\n- appended while talos wrote\n"
     assert seen == [want]
@@ -542,7 +546,7 @@ def test_an_append_from_a_file_held_open_across_the_swap_is_carried(
     carry only, the line is lost.)"""
     home = make_home(memory=f"- mine\n{VIM}\n")
     mf = home / "memory.md"
-    real = fsutil._unchanged
+    real = shared_file._unchanged
     held: list[threading.Thread] = []
 
     def write_later(f: Any) -> None:
@@ -550,14 +554,14 @@ def test_an_append_from_a_file_held_open_across_the_swap_is_carried(
         f.write(b"- written late through an old descriptor\n")
         f.close()
 
-    def check_then_open(snap: fsutil.Snapshot) -> bool:
+    def check_then_open(snap: shared_file.Snapshot) -> bool:
         ok = real(snap)
         if not held:
             held.append(threading.Thread(target=write_later, args=(open(mf, "ab"),)))  # noqa: SIM115
             held[0].start()
         return ok
 
-    monkeypatch.setattr(fsutil, "_unchanged", check_then_open)
+    monkeypatch.setattr(shared_file, "_unchanged", check_then_open)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     held[0].join()
     assert mf.read_text() == f"- mine\n{res.line}\n- written late through an old descriptor\n"
@@ -570,16 +574,16 @@ def test_a_program_that_keeps_the_old_file_open_is_named(make_home, monkeypatch,
         pytest.skip("tells open writers by Linux read leases")
     home = make_home(memory=f"- mine\n{VIM}\n")
     mf = home / "memory.md"
-    monkeypatch.setattr(fsutil, "DRAIN_SECONDS", 0.05)
-    real = fsutil._unchanged
+    monkeypatch.setattr(shared_file, "DRAIN_SECONDS", 0.05)
+    real = shared_file._unchanged
     kept: list[Any] = []
 
-    def check_then_open(snap: fsutil.Snapshot) -> bool:
+    def check_then_open(snap: shared_file.Snapshot) -> bool:
         ok = real(snap)
         kept.append(open(mf, "ab"))  # noqa: SIM115
         return ok
 
-    monkeypatch.setattr(fsutil, "_unchanged", check_then_open)
+    monkeypatch.setattr(shared_file, "_unchanged", check_then_open)
     Memory(home, index=False).remember("editor = helix", key="editor")
     for f in kept:
         f.close()
@@ -589,10 +593,9 @@ def test_a_program_that_keeps_the_old_file_open_is_named(make_home, monkeypatch,
     )
 
 
-def test_a_fifo_or_a_device_as_memory_md_is_refused_not_waited_on(make_home, tmp_path) -> None:
-    """The new read and append paths open with O_NONBLOCK and refuse anything but a regular
-    file (issue 12.3's class, on this lane's code): a FIFO would hang the write, a device
-    would be replaced by a regular file."""
+def test_a_fifo_as_memory_md_is_refused_not_waited_on(make_home) -> None:
+    """The snapshot and append paths open as :mod:`talos.fsutil` does (issue 12.3's class, on
+    this lane's code): a FIFO is refused, naming it, and never waited on."""
     import signal
 
     home = make_home()
@@ -600,14 +603,14 @@ def test_a_fifo_or_a_device_as_memory_md_is_refused_not_waited_on(make_home, tmp
     signal.signal(signal.SIGALRM, lambda *_: pytest.fail("blocked on a FIFO"))
     signal.alarm(5)
     try:
-        with pytest.raises(InputError) as e:
+        with pytest.raises(NotRegularFile) as e:
             writer.remember(resolve_paths(home), "the build uses make")
         assert str(e.value) == (
-            f"{home / 'memory.md'} is not a regular file (a FIFO); point memory_file at a "
-            "plain text file"
+            f"{home / 'memory.md'}: is a FIFO (named pipe), not a regular file; talos reads and "
+            "writes only regular files (replace it with one, or point talos at another path)"
         )
-        with pytest.raises(InputError, match="is not a regular file"):
-            fsutil.append_line(home / "memory.md", b"- x")
+        with pytest.raises(NotRegularFile):
+            shared_file.append_line(home / "memory.md", b"- x")
     finally:
         signal.alarm(0)
     assert stat.S_ISFIFO(os.stat(home / "memory.md").st_mode)

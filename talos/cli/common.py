@@ -36,7 +36,7 @@ from rich.markup import escape
 
 from talos.doctor import config_problems
 from talos.errors import TalosError, failure_message
-from talos.home import resolve_paths
+from talos.home import Paths, resolve_paths
 from talos.memory import Memory
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "ScopeOpt",
     "SessionsDirOpt",
     "Stream",
+    "checked_paths",
     "emit",
     "err",
     "handle_errors",
@@ -255,14 +256,23 @@ def parse_overrides(values: list[str] | None) -> dict[str, str]:
     return out
 
 
+def checked_paths(home: Path | None, check_lang: bool = True) -> Paths:
+    """The home's paths, refused with a :class:`TalosError` naming the file and line when
+    ``talos.toml`` holds a value talos cannot use — the same check for every command (``talos
+    index`` crashed on a ``lang`` that every other command refused, issue 12.4)."""
+    paths = resolve_paths(home)
+    problems = config_problems(paths, check_lang=check_lang)
+    if problems:
+        raise TalosError(problems[0])
+    return paths
+
+
 def open_memory(home: Path | None, lang: str | None = None, **kw: Any) -> Memory:
     """A :class:`Memory` for a command; bad configuration becomes a :class:`TalosError` that
     names the file and line (``talos.toml:3: lang must be en or zh, not 'fr'``)."""
     if lang is not None and lang not in ("en", "zh"):
         raise TalosError(f"--lang must be en or zh, not {lang!r}")
-    problems = config_problems(resolve_paths(home), check_lang=lang is None)
-    if problems:
-        raise TalosError(problems[0])
+    checked_paths(home, check_lang=lang is None)
     try:
         return Memory(home, lang=lang, **kw)
     except ValueError as e:

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors
+from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
 from talos.errors import state_error
-from talos.home import Paths, resolve_paths
+from talos.home import Paths
 from talos.index import Index, RefreshStats
 from talos.memory import Memory
 
@@ -39,7 +39,7 @@ def index(
       talos index --rebuild
       talos index --check --json
     """
-    paths = resolve_paths(home)
+    paths = checked_paths(home)
     idx = Index(paths)
     try:
         _index(idx, paths, check, rebuild, as_json)

@@ -19,7 +19,7 @@ from talos.cli.common import (
     out,
     scopes_from,
 )
-from talos.fsutil import atomic_write_text
+from talos.fsutil import atomic_write_text, check_write_target
 from talos.report import build_report, render_html
 
 if TYPE_CHECKING:
@@ -129,17 +129,20 @@ def report(
     Recalls, empty rounds, rounds with a skill body, the score distribution, the most and the
     never recalled memories. Reads .talos/recall_trace.jsonl and the usage counts; changes
     nothing. With --html FILE it also writes one self-contained page with plots (recalls per
-    day, empty-round and body-injection rates, scores, most recalled).
+    day, empty-round and body-injection rates, scores, most recalled); FILE must be a new file
+    or a regular one, in a folder that exists.
 
     Examples:
       talos report
       talos report --json
       talos report --html report.html
     """
+    if html is not None:  # refused before anything is computed: a missing folder, a device
+        check_write_target(html, create_folders=False)
     mem = open_memory(home, scopes=scopes_from(scope))
     data = build_report(mem, top=top)
     if html is not None:
-        atomic_write_text(html, render_html(data))
+        atomic_write_text(html, render_html(data), create_folders=False)
         err.print(f"wrote {html}", markup=False)
     if as_json:
         emit("report", data)
