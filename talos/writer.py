@@ -35,6 +35,7 @@ import filelock
 
 from talos import audit
 from talos.errors import InputError, TalosError
+from talos.fsutil import check_regular_or_missing
 from talos.home import Paths
 from talos.model import Node, line_id
 from talos.shared_file import append_line, read_snapshot, replace_if_unchanged
@@ -232,7 +233,12 @@ def _apply(paths: Paths, plan: Callable[[bytes], tuple[_Change | None, T]]) -> T
 
     Raises:
         TalosError: memory.md changed under every one of :data:`MAX_ATTEMPTS` attempts.
+        NotRegularFile, FileTooLarge: memory.md (or what its link leads to) is not a regular
+            file, or is too large (:mod:`talos.fsutil`).
     """
+    # Through a symlinked memory.md (a dotfiles repo) — but never onto a device or a FIFO:
+    # the message names memory.md and where its link leads (issue 12.3).
+    check_regular_or_missing(paths.memory_file)
     mf = paths.memory_file.resolve()
     for _attempt in range(MAX_ATTEMPTS):
         done, result = _attempt_write(paths, mf, plan)
