@@ -36,7 +36,7 @@ def hook(
     agent: Annotated[
         str | None,
         typer.Argument(
-            metavar="[AGENT]", help="For install/uninstall: claude-code, codex or gemini."
+            metavar="AGENT", help="For install/uninstall: claude-code, codex or gemini."
         ),
     ] = None,
     project: Annotated[

@@ -46,14 +46,19 @@ MAX_INPUT = 4 * 1024 * 1024
 
 
 class _Run:
-    """What the deadline handler needs to write its log line."""
+    """One hook run: what the watchdog needs to write its log line, and its two locks
+    (``cancel`` is released when the run ends; ``output`` is taken by whoever ends it)."""
 
     def __init__(self, agent: str) -> None:
+        import _thread
+
         self.agent = agent
         self.event = "-"
         self.log = ""
         self.timeout = 0.0
         self.phase = "timeout"  # or "busy" while a server starts
+        self.cancel = _thread.allocate_lock()
+        self.output = _thread.allocate_lock()
 
 
 def _log(run: _Run, kind: str, message: str, path: str = "") -> None:
@@ -75,26 +80,34 @@ def _event_name(raw: bytes) -> str:
 
 
 def _arm(run: _Run, seconds: float) -> None:
-    """Stop this process at the deadline: log one line, exit 0, print nothing."""
-    import signal
+    """Stop this process at the deadline: log one line, exit 0, print nothing.
 
-    def expire(_signum: int, _frame: object) -> None:
+    A watchdog thread, not ``SIGALRM``: a Python signal handler waits until the main thread
+    is back in Python, and SQLite's busy handler (a locked index) sleeps in C for up to a
+    minute (tests/test_hooks.py pins it)."""
+    import _thread
+
+    def expire() -> None:
+        if run.cancel.acquire(timeout=seconds) or not run.output.acquire(blocking=False):
+            return  # answered in time, or the answer is being written
         if run.phase == "busy":
-            msg = f"the talos server is still starting; no context within {run.timeout:g} s"
+            msg = f"the talos server is still starting; no context within {seconds:g} s"
             _log(run, "busy", msg)
         else:
-            _log(run, "timeout", f"no answer within {run.timeout:g} s")
+            _log(run, "timeout", f"no answer within {seconds:g} s")
         os._exit(0)
 
     run.timeout = seconds
-    signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    run.cancel.acquire()
+    _thread.start_new_thread(expire, ())
 
 
-def _disarm() -> None:
-    import signal
-
-    signal.setitimer(signal.ITIMER_REAL, 0)
+def _claim_output(run: _Run) -> None:
+    """Take the right to write the answer (or wait here while the watchdog ends the process);
+    stops the watchdog."""
+    if run.timeout:
+        run.output.acquire()
+        run.cancel.release()
 
 
 def _read_stdin() -> bytes:
@@ -311,7 +324,7 @@ def _main(run: _Run, home: str | None) -> int:
         reply = _in_process(run, state, raw)
     status, _, rest = reply.partition(b"\n")
     if status == b"ok":
-        _disarm()
+        _claim_output(run)
         sys.stdout.buffer.write(rest)
         sys.stdout.buffer.flush()
         return 0
