@@ -207,7 +207,7 @@ def _reach(run: _Run, state: HookState) -> socket.socket | None:
                 return None
             if spawned is None:
                 spawned = _spawn(state)
-                run.phase = "busy"
+        run.phase = "busy"  # a server is starting (this hook's or another's)
         time.sleep(0.01)
 
 
@@ -330,7 +330,8 @@ def _main(run: _Run, home: str | None) -> int:
         return 0
     words = status.decode("utf-8", "replace").split(" ")
     if len(words) >= 3 and words[0] == "error":
-        run.event = words[2]
+        if words[2] != "-":
+            run.event = words[2]
         _log(run, words[1], rest.decode("utf-8", "replace").strip() or "failed")
     else:
         _log(run, "error", f"unexpected reply from the talos server: {status[:80]!r}")
@@ -359,8 +360,8 @@ def ping(home: str | None = None) -> dict[str, str] | None:
 
 
 def stop(home: str | None = None, wait: float = 5.0) -> bool:
-    """Ask the server of ``home`` to exit and wait (up to ``wait`` seconds) until it has
-    released the home's lock. Returns whether a server was running."""
+    """Ask the server of ``home`` to exit and wait (up to ``wait`` seconds) until its lock is
+    released and its process is gone. Returns whether a server was running."""
     from talos.hooks.state import hook_state
 
     state = hook_state(home)
@@ -370,8 +371,25 @@ def stop(home: str | None = None, wait: float = 5.0) -> bool:
         return False
     if s is None:
         return False
+    try:
+        with open(state.lock, encoding="ascii") as f:
+            pid = int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        pid = 0
     _exchange(s, _request("stop", "-", state), wait)
     end = time.monotonic() + wait
-    while time.monotonic() < end and not _lock_free(state):
+    while time.monotonic() < end and (not _lock_free(state) or _running(pid)):
         time.sleep(0.01)
+    return True
+
+
+def _running(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
     return True
