@@ -126,7 +126,7 @@ def hook_state(home: str | None = None) -> HookState:
     """The :class:`HookState` of ``home`` (see :func:`resolve_home`). Never raises for a bad
     talos.toml: the problem is kept in :attr:`HookState.problem` and defaults are used.
 
-    Settings out of range are clamped (``timeout`` 0.2–30 s, ``idle`` 5 s–1 day); a value of
+    Settings out of range are clamped (``timeout`` 0.2–30 s, ``idle`` 1 s–1 day); a value of
     the wrong type falls back to its default."""
     root = os.path.abspath(resolve_home(home))
     config_path = os.path.join(root, "talos.toml")
@@ -152,7 +152,7 @@ def hook_state(home: str | None = None) -> HookState:
     if isinstance(hooks, dict):
         s = state.settings
         s["timeout"] = _number(hooks.get("timeout"), DEFAULTS["timeout"], 0.2, 30.0)
-        s["idle"] = _number(hooks.get("idle"), DEFAULTS["idle"], 5.0, 86_400.0)
+        s["idle"] = _number(hooks.get("idle"), DEFAULTS["idle"], 1.0, 86_400.0)
         if isinstance(hooks.get("server"), bool):
             s["server"] = hooks["server"]
         for key in ("k", "budget", "session_facts", "session_hits"):
