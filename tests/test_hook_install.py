@@ -165,7 +165,7 @@ def test_a_file_that_is_not_json_is_refused_with_its_line_and_left_alone(user: P
     with pytest.raises(InputError, match='"hooks" must be a JSON object'):
         install.plan("install", "claude-code")
     path.write_text('{"hooks": {"SessionStart": {}}}', encoding="utf-8")
-    with pytest.raises(InputError, match='"hooks.SessionStart" must be a list'):
+    with pytest.raises(InputError, match=r'"hooks\.SessionStart" must be a list'):
         install.plan("install", "claude-code")
 
 
