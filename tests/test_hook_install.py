@@ -41,7 +41,7 @@ def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
-    monkeypatch.setattr(install, "_talos_executable", lambda project: "talos")
+    monkeypatch.setattr(install, "_launcher", lambda project: ["talos"])
     (tmp_path / "user").mkdir()
     return tmp_path / "user"
 
@@ -286,20 +286,19 @@ def test_a_symlinked_settings_file_keeps_its_link(user: Path, tmp_path: Path) ->
     assert "talos hook claude-code" in real.read_text(encoding="utf-8")
 
 
-def test_the_command_names_the_home_and_this_talos_when_asked(
+def test_the_command_names_this_interpreter_for_the_user_and_talos_for_a_project(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    exe = tmp_path / "my venv" / "bin" / "talos"
-    exe.parent.mkdir(parents=True)
-    exe.write_text("#!/bin/sh\n", encoding="utf-8")
-    monkeypatch.setattr("sys.argv", [str(exe)])
+    py = tmp_path / "my venv" / "bin" / "python3"
+    monkeypatch.setattr("sys.executable", str(py))
     home = tmp_path / "notes"
-    assert install.hook_command("codex", project=False, home=str(home)) == (
-        f"'{exe}' hook codex --home {home}"
-    )
+    user_cmd = install.hook_command("codex", project=False, home=str(home))
+    assert user_cmd == f"'{py}' -I -m talos hook codex --home {home}"
     assert install.hook_command("codex", project=True) == "talos hook codex"
-    assert install.is_talos_handler({"command": f"'{exe}' hook codex --home {home}"})
+    assert install.is_talos_handler({"command": user_cmd})
+    assert install.is_talos_handler({"command": "/usr/local/bin/talos hook gemini --home x"})
     assert not install.is_talos_handler({"command": "mytalos hook codex"})
+    assert not install.is_talos_handler({"command": "talos recall x"})
 
 
 def test_cli_dry_run_prints_the_diff_and_writes_nothing(user: Path) -> None:

@@ -126,16 +126,15 @@ def _connect(state: HookState) -> socket.socket | None:
     Raises:
         PermissionError: the socket or the server belongs to another user.
     """
-    import socket
-    import stat
+    import _socket  # not socket: its enum and selectors cost the hook ~2 ms
 
     try:
         st = os.lstat(state.socket)
     except FileNotFoundError:
         return None
-    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+    if st.st_mode & 0o170000 != 0o140000 or st.st_uid != os.getuid():  # S_ISSOCK, no stat
         raise PermissionError(f"{state.socket} is not a socket of this user; not connecting")
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     here = os.open(".", os.O_RDONLY)
     try:
         os.chdir(state.run_dir)  # a relative name: no socket path length limit
@@ -212,18 +211,20 @@ def _reach(run: _Run, state: HookState) -> socket.socket | None:
 
 
 def _exchange(s: socket.socket, request: bytes, seconds: float) -> bytes:
-    import socket
+    import _socket
 
     s.settimeout(max(seconds, 0.01))
-    with s:
+    try:
         s.sendall(request)
-        s.shutdown(socket.SHUT_WR)
+        s.shutdown(_socket.SHUT_WR)
         chunks = []
         while True:
             chunk = s.recv(65536)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
+    finally:
+        s.close()
 
 
 def _request(op: str, agent: str, state: HookState, body: bytes = b"") -> bytes:

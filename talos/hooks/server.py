@@ -176,6 +176,11 @@ def serve(home: str | None = None) -> int:
                 with contextlib.suppress(OSError):
                     conn.settimeout(_READ_TIMEOUT)
                     conn.sendall(reply)
+            if server._responder is not None:  # usage counts, once the agent has its answer
+                try:
+                    server._responder.flush()
+                except Exception as e:
+                    hook_log.write(state.log, "-", "server", "error", f"usage not counted: {e}")
             if done:
                 return 0
     finally:
