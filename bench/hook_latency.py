@@ -10,8 +10,8 @@ bench/fts5_recall.py HOME QUERY``. Each index is built once beforehand (``talos 
 environment may set ``PYTHONDONTWRITEBYTECODE``), and the hook's resident server is started
 and warm before timing, as it is after the first prompt of a session. The sides take turns on
 every query (FTS5, hook, script, FTS5, ...), so machine noise hits all; numbers are medians
-(p50) and p90 in milliseconds. ``talos recall`` (the Typer CLI, no server) is timed alongside
-with fewer repetitions, for scale.
+(p50) and p90 in milliseconds, with ``python -c pass`` (the interpreter alone) for scale.
+``talos recall`` (the Typer CLI, no server) is timed alongside with fewer repetitions.
 
 Usage:
     python3 bench/hook_latency.py --data ../shared/bench --sizes 3000 30000
@@ -98,9 +98,10 @@ def measure(home: Path, reps: int, recall_reps: int) -> dict[str, float]:
     prepare(home, talos)
     hook = installed_hook(home)
     script = [*talos, "hook", "claude-code", "--home", str(home)]
-    fts, hooks, scripts, empty = [], [], [], 0
+    fts, hooks, scripts, bare, empty = [], [], [], [], 0
     for _ in range(reps):
         for q in QUERIES:
+            bare.append(timed([sys.executable, "-c", "pass"])[0])
             dt, _out = timed([sys.executable, str(FTS), str(home), q])
             fts.append(dt)
             dt, out = timed(hook, event(q, home))
@@ -118,13 +119,14 @@ def measure(home: Path, reps: int, recall_reps: int) -> dict[str, float]:
     ms = 1000.0
     return {
         "runs": len(hooks),
+        "python_pass_p50_ms": round(p(bare, 0.5) * ms, 1),
         "fts5_p50_ms": round(p(fts, 0.5) * ms, 1),
         "fts5_p90_ms": round(p(fts, 0.9) * ms, 1),
         "hook_p50_ms": round(p(hooks, 0.5) * ms, 1),
         "hook_p90_ms": round(p(hooks, 0.9) * ms, 1),
         "hook_over_fts5": round(p(hooks, 0.5) / p(fts, 0.5), 2),
         "script_p50_ms": round(p(scripts, 0.5) * ms, 1),
-        "hooks_without_context": empty,
+        "empty_answers": empty,
         "recall_cli_p50_ms": round(p(recall, 0.5) * ms, 1) if recall else 0.0,
     }
 
@@ -148,11 +150,12 @@ def main() -> None:
         results[size] = measure(home, a.reps, a.recall_reps)
         r = results[size]
         print(
-            f"{size:>6} sessions: FTS5 p50 {r['fts5_p50_ms']} ms (p90 {r['fts5_p90_ms']}) | "
+            f"{size:>6} sessions: python -c pass p50 {r['python_pass_p50_ms']} ms | "
+            f"FTS5 p50 {r['fts5_p50_ms']} ms (p90 {r['fts5_p90_ms']}) | "
             f"hook p50 {r['hook_p50_ms']} ms (p90 {r['hook_p90_ms']}) | "
             f"hook/FTS5 {r['hook_over_fts5']} | via the talos script p50 {r['script_p50_ms']} ms | "
             f"talos recall p50 {r['recall_cli_p50_ms']} ms | "
-            f"{r['runs']} runs each, {r['hooks_without_context']} hooks without context",
+            f"{r['runs']} runs each, {r['empty_answers']} empty answers (nothing relevant)",
             flush=True,
         )
     if a.json:
