@@ -307,7 +307,7 @@ def test_cli_dry_run_prints_the_diff_and_writes_nothing(user: Path) -> None:
     path.write_text(dump({"model": "opus"}), encoding="utf-8")
     res = CliRunner().invoke(app, ["hook", "install", "claude-code", "--dry-run"])
     assert res.exit_code == 0, res.output
-    assert res.stdout.startswith(f"--- a/{path}\n+++ b/{path}\n@@ ")
+    assert res.stdout.startswith(f"--- {path}\n+++ {path}\n@@ ")
     assert '+  "hooks": {\n' in res.stdout
     assert "dry run: nothing written" in res.stderr
     assert path.read_text(encoding="utf-8") == dump({"model": "opus"})

@@ -136,8 +136,8 @@ class Change:
         lines = difflib.unified_diff(
             (self.before or "").splitlines(keepends=True),
             (self.after or "").splitlines(keepends=True),
-            fromfile=f"a/{self.path}" if self.before is not None else "/dev/null",
-            tofile=f"b/{self.path}" if self.after is not None else "/dev/null",
+            fromfile=str(self.path) if self.before is not None else "/dev/null",
+            tofile=str(self.path) if self.after is not None else "/dev/null",
         )
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
