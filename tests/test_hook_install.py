@@ -91,6 +91,11 @@ def test_install_twice_changes_nothing_and_uninstall_restores_the_file_byte_for_
     run("uninstall", "claude-code")
     assert path.read_text(encoding="utf-8") == original
     assert [c.changed for c in run("uninstall", "claude-code").changes] == [False]
+    # a file formatted by hand that already holds the entry is left byte for byte
+    compact = json.dumps(json.loads(installed), separators=(",", ":"))
+    path.write_text(compact, encoding="utf-8")
+    assert [c.changed for c in run("install", "claude-code").changes] == [False]
+    assert path.read_text(encoding="utf-8") == compact
 
 
 def test_uninstall_removes_only_talos_handlers_even_inside_a_shared_group(user: Path) -> None:

@@ -83,15 +83,32 @@ def run_process(agent: str, data: bytes, home: Path, **env: str) -> subprocess.C
 
 def run_inline(agent: str, data: bytes, home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """The hook in this process (same code path, no interpreter start-up). Its deadline
-    watchdog must not end the test run: here it only records that it fired."""
+    watchdog must not end the test run: here it records that it fired and interrupts the
+    hook (which then returns 0, as it always does)."""
+    import _thread
+
     fired: list[int] = []
-    monkeypatch.setattr(os, "_exit", fired.append)
+
+    def exit_(code: int) -> None:
+        fired.append(code)
+        _thread.interrupt_main()
+
+    monkeypatch.setattr(os, "_exit", exit_)
     stdin = io.TextIOWrapper(io.BytesIO(data))
     stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", stdin)
     monkeypatch.setattr(sys, "stdout", stdout)
+    runs: list[client._Run] = []
+
+    class Run(client._Run):
+        def __init__(self, agent: str) -> None:
+            super().__init__(agent)
+            runs.append(self)
+
+    monkeypatch.setattr(client, "_Run", Run)
     assert client.main([agent, "--home", str(home)]) == 0
     assert fired == []
+    assert not any(r.cancel.locked() for r in runs)  # the watchdog stops with the hook
     stdout.flush()
     return stdout.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
 
@@ -250,6 +267,49 @@ def test_any_failure_inside_recall_is_logged_not_raised(
     assert line.endswith("gemini BeforeAgent error: RuntimeError: disk on fire")
 
 
+def test_an_oversized_input_is_logged_not_read_whole(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client, "MAX_INPUT", 100)
+    data = fixture("codex-UserPromptSubmit", world["cwd"])
+    assert run_inline("codex", data, world["home"], monkeypatch) == ""
+    (line,) = log_lines(world["log"])
+    assert line.endswith("codex - error: ValueError: hook input larger than 100 bytes")
+
+
+def test_the_wire_reply_carries_a_failure_instead_of_raising(tmp_path: Path) -> None:
+    from talos.hooks.context import reply
+
+    class Broken(Responder):
+        def answer(self, agent_name: str, event: object) -> str:
+            raise RuntimeError("disk\non fire")
+
+    r = Broken(str(tmp_path))
+    got = reply(r, "gemini", b'{"hook_event_name": "Before Agent", "prompt": "x"}')
+    assert got == b"error error Before_Agent\nRuntimeError: disk on fire\n"
+    assert reply(r, "gemini", b"{") == (
+        b"error error -\nmalformed hook input: Expecting property name enclosed in double "
+        b"quotes: line 1 column 2 (char 1)\n"
+    )
+
+
+def test_usage_is_counted_after_the_answer(tmp_path: Path) -> None:
+    from talos.hooks.context import DeferredUsage
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "memory.md").write_text("- alpha deploy notes\n", encoding="utf-8")
+    r = Responder(str(home))
+    event = {"hook_event_name": "UserPromptSubmit", "prompt": "alpha deploy"}
+    assert "alpha deploy notes" in r.answer("claude-code", event)
+    store = r.memory(("global",)).usage_store
+    assert isinstance(store, DeferredUsage) and len(store.pending) == 1
+    assert store.store.stats("global") == {}  # nothing written before the reply is out
+    r.flush()
+    assert store.pending == [] and store.store.stats("global")["fact:alpha deploy notes"].hits == 1
+    r.close()
+
+
 def test_a_person_running_it_by_hand_gets_a_hint(world: dict[str, Path]) -> None:
     got = subprocess.run(
         [
@@ -343,9 +403,8 @@ def test_session_block_takes_project_facts_then_the_most_recalled(tmp_path: Path
     home = tmp_path / "home"
     home.mkdir()
     (home / "memory.md").write_text(
-        "".join(
-            f"- alpha note {i} <!-- user 2026-01-10 scope=project:alpha -->\n" for i in range(4)
-        )
+        "- epsilon facts for everyone\n"
+        + "".join(f"- alpha note {i} {ALPHA}\n" for i in range(4))
         + "- gamma facts for everyone\n- delta facts for everyone\n",
         encoding="utf-8",
     )
@@ -400,8 +459,8 @@ def test_scope_table_overrides_the_git_rule_and_the_closest_folder_wins(tmp_path
     config = {
         "hooks": {
             "scopes": {
-                str(tmp_path / "clients"): "clients",
                 "clients/acme": "client:acme",  # relative to the home
+                str(tmp_path / "clients"): "clients",  # listed after: still less close
                 str(tmp_path / "scratch"): "global",
             }
         }

@@ -279,11 +279,14 @@ def main(argv: list[str]) -> int:
     run = _Run(agent)
     try:
         return _main(run, home)
-    except Exception as e:
+    except Exception as e:  # never break the agent's turn
         _log(run, "error", f"{type(e).__name__}: {e}")
         return 0
     except KeyboardInterrupt:
         return 0
+    finally:
+        if run.timeout and run.cancel.locked():
+            run.cancel.release()  # the watchdog ends without a word
 
 
 def _main(run: _Run, home: str | None) -> int:
