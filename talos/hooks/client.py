@@ -31,8 +31,8 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import socket
     import subprocess
+    from _socket import socket
 
     from talos.hooks.state import HookState
 
@@ -120,7 +120,7 @@ def _read_stdin() -> bytes:
 # -- reaching the server ------------------------------------------------------------------
 
 
-def _connect(state: HookState) -> socket.socket | None:
+def _connect(state: HookState) -> socket | None:
     """A socket connected to the home's server, or ``None`` when there is none.
 
     Raises:
@@ -190,7 +190,7 @@ def _spawn(state: HookState) -> subprocess.Popen[bytes]:
     )
 
 
-def _reach(run: _Run, state: HookState) -> socket.socket | None:
+def _reach(run: _Run, state: HookState) -> socket | None:
     """Connect to the server, starting it when no one else does; wait for it (the deadline
     bounds the wait). ``None``: the server this hook started died before it listened."""
     from talos.hooks.state import ensure_private_dir
@@ -210,14 +210,14 @@ def _reach(run: _Run, state: HookState) -> socket.socket | None:
         time.sleep(0.01)
 
 
-def _exchange(s: socket.socket, request: bytes, seconds: float) -> bytes:
+def _exchange(s: socket, request: bytes, seconds: float) -> bytes:
     import _socket
 
     s.settimeout(max(seconds, 0.01))
     try:
         s.sendall(request)
         s.shutdown(_socket.SHUT_WR)
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             chunk = s.recv(65536)
             if not chunk:

@@ -157,7 +157,9 @@ class Responder:
     def flush(self) -> None:
         """Write the usage counts of the answers given (after the reply, :class:`DeferredUsage`)."""
         for mem in self._open.values():
-            mem.usage_store.flush()
+            store = mem.usage_store
+            if isinstance(store, DeferredUsage):
+                store.flush()
 
     def close(self) -> None:
         """Write pending usage counts and close every open :class:`Memory`."""

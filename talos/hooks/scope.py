@@ -81,7 +81,7 @@ def scopes_for(cwd: str, config: Mapping[str, Any], home: str) -> tuple[str, ...
             target = _real(os.path.join(home, os.path.expanduser(folder)))
             if _within(here, target) and len(target) > best:
                 best, scope = len(target), value.strip()
-        if best >= 0:
+        if scope is not None:
             return (GLOBAL,) if scope in ("", GLOBAL) else (GLOBAL, scope)
     root = git_root(cwd)
     if root is None:

@@ -52,7 +52,8 @@ _READ_TIMEOUT = 5.0
 
 def _read_request(conn: socket.socket) -> bytes:
     conn.settimeout(_READ_TIMEOUT)
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         chunk = conn.recv(65536)
         if not chunk:

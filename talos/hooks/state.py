@@ -20,7 +20,7 @@ import sys
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms at start-up; type checkers read it as True
 if TYPE_CHECKING:
-    import socket
+    from _socket import socket
     from typing import Any
 
 __all__ = [
@@ -199,7 +199,7 @@ def ensure_private_dir(path: str) -> None:
         os.chmod(path, 0o700)
 
 
-def peer_uid(conn: socket.socket) -> int | None:
+def peer_uid(conn: socket) -> int | None:
     """The uid of the process at the other end of a connected Unix socket, or ``None`` when
     the platform cannot tell (then the 0700 folder and 0600 socket are the only guard).
 
