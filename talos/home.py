@@ -183,7 +183,7 @@ def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
                 near = difflib.get_close_matches(key, sorted(HOOK_KEYS), n=1, cutoff=0.6)
                 hint = f" (did you mean 'hooks.{near[0]}'?)" if near else ""
                 out.append(f"{_where(root, key)}: unknown key 'hooks.{key}'{hint}; ignored")
-            elif isinstance(value, bool) and want is not bool or not isinstance(value, want):
+            elif (isinstance(value, bool) and want is not bool) or not isinstance(value, want):
                 out.append(
                     f"{_where(root, key)}: hooks.{key} = {value!r} has the wrong type; "
                     "the hook uses its default"

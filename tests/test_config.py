@@ -342,9 +342,7 @@ def test_unknown_keys_without_a_near_name_and_in_tables(make_home) -> None:
 def test_hooks_table_is_known_and_its_keys_are_checked(make_home) -> None:
     """``[hooks]`` (issue 16) is a known table: a person who configures the agent hooks is not
     told the table is unknown; a misspelt key in it, or a value of the wrong type, is named."""
-    home = home_with(
-        make_home, '[hooks]\ntimeout = 2\nbudgte = 5000\nserver = "yes"\nk = true\n'
-    )
+    home = home_with(make_home, '[hooks]\ntimeout = 2\nbudgte = 5000\nserver = "yes"\nk = true\n')
     doctor = json.loads(run("doctor", "--home", str(home), "--json").stdout)["data"]
     config = next(f for f in doctor["findings"] if f["check"] == "config")
     assert config["details"] == [
