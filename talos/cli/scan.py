@@ -13,6 +13,7 @@ import typer
 
 from talos.cli.common import HomeOpt, JsonOpt, PlainOpt, emit, err, handle_errors, out
 from talos.home import resolve_paths
+from talos.render import shown
 from talos.safety import scan_home
 
 __all__ = ["EXIT_FLAGGED", "scan"]
@@ -64,10 +65,11 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
         table.add_column("where", overflow="fold")
         table.add_column("reasons", overflow="fold")
         for s in report.skills:
-            table.add_row(s.kind, _shown(s.path, paths.home), "\n".join(s.reasons))
+            reasons = "\n".join(map(shown, s.reasons))
+            table.add_row(s.kind, shown(_shown(s.path, paths.home)), reasons)
         for f in report.facts:
-            where = f"{_shown(f.path, paths.home)}:{f.line}"
-            table.add_row("fact", where, "\n".join(f.reasons))
+            where = shown(f"{_shown(f.path, paths.home)}:{f.line}")
+            table.add_row("fact", where, "\n".join(map(shown, f.reasons)))
         out.print(table)
     if not report.clean:
         raise typer.Exit(EXIT_FLAGGED)
