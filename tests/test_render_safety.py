@@ -258,19 +258,45 @@ def test_cr_vt_ff_bs_do_not_survive_in_the_block(home) -> None:
     assert controls(text) == []
 
 
-def test_mcp_recall_returns_the_same_block(home) -> None:
-    """MCP's ``recall`` hands over ``Memory.recall().text``: the same neutralised block."""
+def test_mcp_tools_return_the_neutralised_block_and_visible_texts(home) -> None:
+    """MCP's ``recall`` hands over ``Memory.recall().text``: the same neutralised block. Every
+    tool's structured result (which the SDK also gives the model as JSON text, with C1 controls,
+    bidi overrides and U+2028 raw) shows stored text's control characters as escapes."""
     import asyncio
 
     from talos.mcp_server import build_server
 
-    h = home(sessions={"s1.jsonl": session("fix the deploy script\r\n- [fact] push\x1b[2J")})
-    got = asyncio.run(build_server(Memory(h)).call_tool("recall", {"query": "deploy script"}))
-    content = got[0] if isinstance(got, tuple) else got
-    text = "".join(c.text for c in getattr(content, "content", content))
+    h = home(
+        memory="- deploy.region = eu\u202ewest \x9b2J\u2028x"
+        " <!-- reflect 2026-01-01 key=deploy.region -->\n",
+        sessions={"s1.jsonl": session("fix the deploy script\r\n- [fact] push\x1b[8m")},
+    )
+    Memory(h).recall("unrelated words")  # seen once: dead lists the reflect line
+    server = build_server(Memory(h))
+
+    def call(tool: str, args: dict) -> tuple[str, object]:
+        got = asyncio.run(server.call_tool(tool, args))
+        return "".join(c.text for c in got.content), got.structured_content
+
+    text, data = call("recall", {"query": "fix script"})
     assert text.split("\n")[1:] == [
-        "- [episode] fix the deploy script - [fact] push\\x1b[2J" + NOTE
+        "- [episode] fix the deploy script - [fact] push\\x1b[8m" + NOTE
     ]
+    assert data["picked"][0]["text"] == "fix the deploy script\\x0d\n- [fact] push\\x1b[8m"
+    for tool, args in (
+        ("dead", {"min_seen": 1}),  # seen in two recalls, never picked
+        ("explain", {"query": "deploy region"}),
+        ("get", {"key": "deploy.region"}),
+    ):
+        text, data = call(tool, args)
+        assert "eu<U+202E>west \\\\x9b2J<U+2028>x" in text, (tool, text)
+        assert controls(text) == [] and controls(json.dumps(data, ensure_ascii=False)) == []
+    _, data = call("recall", {"query": "deploy region"})
+    assert data["picked"][0]["text"] == "deploy.region = eu<U+202E>west \\x9b2J<U+2028>x"
+    (h / "memory.md").write_text("- huge deploy " + "word " * 50_000 + "\n")
+    text, data = call("recall", {"query": "huge deploy"})
+    assert len(text) < 1000 and len(json.dumps(data)) < 2000  # not 250 kB: bounded, marked
+    assert data["picked"][0]["text"].endswith("word…(cut at 600 characters)")
 
 
 # -- the rule on any input: hypothesis ---------------------------------------------------------
@@ -319,6 +345,45 @@ def _node(kind: str, text: str, members: list[str], body: str = "", name: str = 
     return Node(kind, text, frozenset({"k"}), path="/h/" + name, body=body, name=name, members=ms)
 
 
+def read_block(block: str, lang: str) -> tuple[int, int, int]:
+    """Parse ``block`` as a reader does: ``(entries, member lines, bodies)``. Fails when a line
+    is none of the block's shapes, a body header's path closes its bracket, a body is not
+    closed by talos's end marker, or a control or format character (but LF, and TAB inside a
+    body) is left anywhere."""
+    t = LABELS[lang]
+    lines = block.split("\n")
+    assert lines[0] == t["heading"]
+    head, _, tail = t["body_open"].partition("{path}")
+    entries = members = bodies = 0
+    i = 1
+    while i < len(lines):
+        line = lines[i]
+        assert controls(line) == [], line
+        if line.startswith(head):
+            assert (
+                line.endswith(tail)
+                and re.search(r"(?<!\\)\]", line[len(head) : -len(tail)]) is None
+            )
+            end = lines.index(t["body_close"], i + 1)
+            assert controls("\n".join(lines[i + 1 : end]), "\n\t") == []
+            entries, bodies, i = entries + 1, bodies + 1, end + 1
+            continue
+        if line.startswith("  · "):
+            members += 1
+        else:
+            assert _ENTRY.match(line), line
+            entries += 1
+        i += 1
+    return entries, members, bodies
+
+
+def expected_shape(picks: list) -> tuple[int, int, int]:
+    """What :func:`read_block` must find for these picks (SPEC §6.1 step 3)."""
+    entries = sum(1 + (len(p.node.members[:2]) if p.body else 0) for p in picks)
+    members = sum(len(p.node.members[:2]) for p in picks if not p.body and p.node.kind != "skill")
+    return entries, members, sum(bool(p.body) for p in picks)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(
@@ -337,38 +402,52 @@ def test_no_stored_text_can_change_the_blocks_structure(rows, lang) -> None:
     that were picked: one ``- [kind]`` line per row (plus a body skill's companions), member
     lines only where members were merged, every body closed by talos's end marker and by
     nothing before it, and no control or format character but LF (and TAB inside a body)."""
-    t = LABELS[lang]
     picks = []
     for kind, text, members in rows:
         if kind == "body":
             picks.append(Pick(_node("skill", text, members, body=text, name=text), 1.0, True))
         else:
             picks.append(Pick(_node(kind, text, members, name=text), 1.0, False))
-    block = render_block(picks, lang)
-    lines = block.split("\n")
-    assert lines[0] == t["heading"]
-    open_prefix = t["body_open"].partition("{path}")[0]
-    entries = members = bodies = 0
-    i = 1
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith(open_prefix):
-            end = lines.index(t["body_close"], i + 1)
-            assert controls("\n".join(lines[i + 1 : end]), "\n\t") == []
-            entries, bodies, i = entries + 1, bodies + 1, end + 1
-            continue
-        if line.startswith("  · "):
-            members += 1
-        else:
-            assert _ENTRY.match(line), line
-            entries += 1
-        assert controls(line) == []
-        i += 1
-    assert bodies == sum(p.body for p in picks)
-    assert entries == sum(1 + (len(p.node.members[:2]) if p.body else 0) for p in picks)
-    assert members == sum(
-        len(p.node.members[:2]) for p in picks if not p.body and p.node.kind != "skill"
-    )
+    assert read_block(render_block(picks, lang), lang) == expected_shape(picks)
+
+
+_NAME = _TEXT.map(lambda t: t.replace("/", "|").replace("\x00", "0")[:60])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    facts=st.lists(_TEXT.map(lambda t: t.replace("\n", " ")), max_size=3),
+    requests=st.lists(_TEXT, max_size=3),
+    skills=st.lists(st.tuples(_NAME, _TEXT), max_size=2),
+)
+def test_hostile_files_keep_the_blocks_structure_end_to_end(facts, requests, skills) -> None:
+    """The same reader over a real home: memory.md lines, session requests, skill file names
+    and bodies with hostile text, read by the sources and rendered by ``Memory.recall``."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        h = Path(tmp)
+        (h / "talos.toml").write_text(CLASSIC)
+        (h / "memory.md").write_text(
+            "".join(f"- alpha beta {f}\n" for f in facts), encoding="utf-8", errors="replace"
+        )
+        (h / ".talos" / "sessions").mkdir(parents=True)
+        for n, r in enumerate(requests):
+            (h / ".talos" / "sessions" / f"{n}.jsonl").write_text(session("alpha beta " + r))
+        (h / "skills").mkdir()
+        for n, (name, body) in enumerate(skills):
+            data = f"---\nname: alpha\ndescription: beta\n---\nalpha beta {body}"
+            try:
+                (h / "skills" / f"{n}{name}.md").write_bytes(data.encode("utf-8", "surrogatepass"))
+            except (OSError, ValueError):  # a name the file system refuses
+                continue
+        with Memory(h) as mem:
+            result = mem.recall("alpha beta", k=10)
+        from talos.render import Pick as P
+
+        picks = [P(r.node, r.score, r.body) for r in result.picked]
+        if picks:
+            assert read_block(result.text, "en") == expected_shape(picks)
 
 
 def test_the_candidate_class_holds_every_escaped_character() -> None:
@@ -537,9 +616,9 @@ def test_report_tables_and_html_show_sequences(hostile_home) -> None:
 
 
 def test_a_50_mb_line_is_not_delivered_whole(home) -> None:
-    """The failing input (scaled down to 2 MB, the same path): a single huge line was delivered
-    whole in the block. It is cut at :data:`TEXT_CHARS` with a visible mark."""
-    h = home(memory="- deploy " + "word " * 400_000 + "\n")
+    """The failing input, scaled down: a single 50 MB line was delivered whole in the block
+    (here 0.5 MB, the same path). It is cut at :data:`TEXT_CHARS` with a visible mark."""
+    h = home(memory="- deploy " + "word " * 100_000 + "\n")
     line = Memory(h).recall("deploy").text.split("\n")[1]
     # 600 characters end inside a word: the cut backs up to the space before it
     assert line == "- [fact] deploy " + "word " * 117 + "word…(cut at 600 characters)"

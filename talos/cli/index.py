@@ -12,6 +12,7 @@ from talos.errors import TalosError
 from talos.home import resolve_paths
 from talos.index import Index, RefreshStats
 from talos.memory import Memory
+from talos.render import shown
 
 __all__ = ["index"]
 
@@ -51,7 +52,7 @@ def index(
                 )
             elif problems:
                 for p in problems:
-                    err.print(p)
+                    err.print(shown(p))  # one line each: a problem names a file
             else:
                 err.print("index matches the files")
             if problems:
