@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from talos.sources.facts import parse_fact_line
+from talos.text import json_dumps
 from talos.warn import warn
 
 __all__ = ["Txn", "append", "entries", "entry_scope", "recover", "settled", "verify"]
@@ -36,7 +37,9 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
     if not records:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+    # json_dumps: control/format characters of a line as escapes (and a lone surrogate of a
+    # file name cannot make the encode fail)
+    data = "".join(json_dumps(r) + "\n" for r in records).encode("utf-8")
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         # A SIGKILL can cut a write of more than a page short (tests/test_crash.py saw it),

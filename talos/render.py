@@ -153,15 +153,18 @@ _LABEL_WORDS = tuple(
 )
 _OPEN = re.compile("[\\[\uff3b]")  # "[" and its full-width form "［"
 #: A body line that starts like a block line: indentation, an optional bullet, then "[".
+#: What may stand before it and still read as a line start: any whitespace but LF, and the
+#: escapes :func:`talos.text.printable` writes for invisible characters (``<U+200B>``).
+_LEAD = "(?:[^\\S\\n]|<U\\+[0-9A-F]{4,6}>|\\\\x[0-9a-f]{2})*"
 _BODY_LINE = re.compile(
-    "^([ \\t]*(?:(?:[-*+\u2022\u00b7\uff0d]|\\d{1,3}[.)])[ \\t]*)?)([\\[\uff3b])", re.MULTILINE
+    f"^({_LEAD}(?:(?:[-*+\u2022\u00b7\uff0d]|\\d{{1,3}}[.)]){_LEAD})?)([\\[\uff3b])", re.MULTILINE
 )
 #: A body line imitating the block's heading (``# Recalled memory`` / ``# 回忆``).
 _HEADING_WORDS = tuple(
     unicodedata.normalize("NFKC", t["heading"].lstrip("# ").partition("(")[0]).casefold().strip()
     for t in LABELS.values()
 )
-_HASH_LINE = re.compile("^([ \\t]*)([#\uff03])", re.MULTILINE)
+_HASH_LINE = re.compile(f"^({_LEAD})([#\uff03])", re.MULTILINE)
 
 
 def _opens_label(after: str) -> bool:
@@ -190,7 +193,7 @@ def quote_labels(text: str) -> str:
 
 
 def _quote_heading(m: re.Match[str]) -> str:
-    rest = m.string[m.end() : m.end() + 40].lstrip("#\uff03 \t")
+    rest = m.string[m.end() : m.end() + 40].lstrip("#\uff03").lstrip()
     if unicodedata.normalize("NFKC", rest).casefold().startswith(_HEADING_WORDS):
         return m.group(1) + "\\" + m.group(2)
     return m.group()

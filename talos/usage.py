@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from talos.fsutil import atomic_write_text
+from talos.text import json_dumps
 from talos.warn import warn
 
 __all__ = [
@@ -68,7 +69,8 @@ def write_trace(path: Path, query: str, picked: list[dict[str, object]]) -> None
     interleave. A failure warns on stderr and never raises: observing must not break recall.
     """
     rec = {"picked": picked, "q": query_hash(query), "t": int(time.time())}
-    data = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", errors="replace")
+    # json_dumps: a key's bidi override or U+2028 is an escape, not raw, in a file people tail
+    data = (json_dumps(rec) + "\n").encode("utf-8", errors="replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -391,7 +393,7 @@ class JsonUsage:
                     data[ref] = [seen + 1, hits_n + 1, day]
                 else:
                     data[ref] = [seen + 1, hits_n, last]
-            atomic_write_text(self.path, json.dumps(data, ensure_ascii=False))
+            atomic_write_text(self.path, json_dumps(data))
 
     def stats(self, scope: str) -> dict[str, Stat]:
         """Usage by our key (``fact:<text80>``); only the ``global`` scope has any."""
