@@ -489,7 +489,7 @@ def hostile_home(home) -> Path:
     proposes it), a hand-written fact, a session, a skill with a hostile name and body."""
     return home(
         memory=(
-            f"- the deploy cluster {CSI_CLEAR}is staging{CONCEAL} hidden"
+            f"- the deploy cluster {CSI_CLEAR}is staging{CONCEAL} hidden :warning:"
             " <!-- reflect 2026-01-01 -->\n"
             f"- deploy notes {OSC52} and {TITLE} title {BIDI}txt.exe\n"
         ),
@@ -530,7 +530,7 @@ def test_forget_review_table_and_dead_show_sequences(hostile_home) -> None:
     res = run("forget", "--min-seen", "1", "--home", h, input="none\n")
     assert res.exit_code == 0
     assert_inert(res.stdout + res.stderr)
-    assert "the deploy cluster \\x1b[2Jis staging\\x1b[8m hidden" in res.stderr
+    assert "the deploy cluster \\x1b[2Jis staging\\x1b[8m hidden :warning:" in res.stderr
     res = run("dead", "--plain", "--min-seen", "1", "--home", h)
     assert_inert(res.stdout + res.stderr)
     assert "\\x1b[2J" in res.stdout

@@ -94,7 +94,8 @@ class Stream:
     the Console is rebuilt whenever the stream changes, and a stream that is not a terminal
     always gets ``force_terminal=False``: no ANSI escape in a pipe or a file, even with
     ``FORCE_COLOR`` set. ``NO_COLOR`` is honoured by Rich itself. Markup is off: memory text
-    is data and may contain ``[brackets]``; styled messages opt in with ``markup=True``.
+    is data and may contain ``[brackets]`` (or ``:emoji:`` codes, also off); styled messages opt
+    in with ``markup=True``. Every string goes through :class:`SafeConsole`.
     """
 
     def __init__(self, stderr: bool = False) -> None:
@@ -113,6 +114,7 @@ class Stream:
                 highlight=False,
                 soft_wrap=True,
                 markup=False,
+                emoji=False,  # a memory's ":warning:" is text, not an emoji code
                 force_terminal=None if isatty(stream) else False,
             )
         return self._console
