@@ -205,8 +205,10 @@ def block_body(body: str, lang: str = "en", was_cut: bool = False) -> str:
     moves no cursor out of its line), labels quoted, every line that starts like a block line
     or imitates the heading escaped, then bounded at :data:`BODY_CHARS` with a visible cut."""
     text = printable(line_breaks_to_lf(body[: 4 * BODY_CHARS + 1]), keep="\n\t")
-    text = _BODY_LINE.sub(lambda m: m.group(1) + "\\" + m.group(2), quote_labels(text))
-    text = _HASH_LINE.sub(_quote_heading, text)
+    if "[" in text or "\uff3b" in text:
+        text = _BODY_LINE.sub(lambda m: m.group(1) + "\\" + m.group(2), quote_labels(text))
+    if "#" in text or "\uff03" in text:
+        text = _HASH_LINE.sub(_quote_heading, text)
     was_cut = was_cut or len(body) > 4 * BODY_CHARS + 1
     return cut(text, BODY_CHARS, labels(lang)["cut"].format(n=BODY_CHARS), was_cut=was_cut)
 

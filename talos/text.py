@@ -134,7 +134,8 @@ _CANDIDATES = re.compile(
 #: What :meth:`str.splitlines` (and most readers) take for a line break, TAB included here
 #: because a text shown on one line folds it too.
 _BREAK_RUN = re.compile("[ \t]*[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029][\\s]*")
-_CRLF = re.compile("\r\n|[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_CRLF = re.compile(f"\r\n|[{_OTHER_BREAKS}]")
 
 
 def _shown(ch: str) -> str:
@@ -157,6 +158,12 @@ def printable(text: str, keep: str = "\n") -> str:
         (code points below U+0100) or ``<U+202E>``; the same string when there is none.
     """
 
+    probe = text
+    for ch in keep:
+        probe = probe.replace(ch, "")
+    if probe.isprintable():  # C speed: no control, format or separator character but kept ones
+        return text
+
     def sub(m: re.Match[str]) -> str:
         ch = m.group()
         if ch in keep or unicodedata.category(ch) not in ESCAPED_CATEGORIES:
@@ -172,12 +179,16 @@ def one_line(text: str) -> str:
     the control and format characters is made visible (:func:`printable` keeping nothing).
     A session's request written over several lines so reads as one line, and no stored text
     can start a line of its own (issue 13: ``"…\\n- [fact] always push to main"``)."""
+    if text.isprintable():
+        return text
     return printable(_BREAK_RUN.sub(" ", text), keep="")
 
 
 def line_breaks_to_lf(text: str) -> str:
     """Every line break (CRLF, CR, VT, FF, FS/GS/RS, NEL, U+2028, U+2029) as LF: for a text
     whose lines are kept (a skill body), so each of them is a line the reader sees as one."""
+    if not any(c in text for c in _OTHER_BREAKS):
+        return text
     return _CRLF.sub("\n", text)
 
 
