@@ -13,15 +13,18 @@ resolve, revoke, restore, skill-forget), ``id`` (record id), ``key``, ``scope``,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from talos.sources.facts import parse_fact_line
+from talos.sources.facts import claimed_scopes, parse_fact_line
+from talos.sources.skills import skill_scopes
 from talos.text import json_dumps
 from talos.warn import warn
 
@@ -41,6 +44,7 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
     # file name cannot make the encode fail)
     data = "".join(json_dumps(r) + "\n" for r in records).encode("utf-8")
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    size = -1
     try:
         # A SIGKILL can cut a write of more than a page short (tests/test_crash.py saw it),
         # leaving a torn last line. Appending right after it would glue our first entry onto
@@ -53,6 +57,14 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
         while rest:
             rest = rest[os.write(fd, rest) :]
         os.fsync(fd)
+    except OSError as e:
+        # A full disk: take back what part of the entries was written, so no torn entry is
+        # left to glue onto, and name the log (os.write does not; issue 12 item 4).
+        if size >= 0:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+        e.filename = e.filename or str(path)
+        raise
     finally:
         os.close(fd)
 
@@ -68,8 +80,8 @@ def entries(path: Path) -> Iterator[dict[str, Any]]:
             try:
                 rec = json.loads(blob.decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
-                if blob.endswith(b"\n"):
-                    warn(f"{path}:{no}: unreadable audit entry skipped")
+                if blob.endswith(b"\n"):  # named only to those who may see its scope (§7.3)
+                    warn(f"{path}:{no}: unreadable audit entry skipped", scopes=_blob_scopes(blob))
                 continue
             if isinstance(rec, dict):
                 yield rec
@@ -95,13 +107,38 @@ class Txn:
         append(self.path, [{"t": int(time.time()), "txn": self.id, "op": "commit"}])
 
 
+_SCOPE_FIELD = re.compile(rb'"scope":\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _blob_scopes(blob: bytes) -> frozenset[str]:
+    """The scopes an unreadable log line names: its ``"scope"`` field, else the ``scope=``
+    of the line it carries, else ``global`` (:func:`talos.warn.audible`)."""
+    m = _SCOPE_FIELD.search(blob)
+    if m:
+        try:
+            return frozenset({json.loads(b'"' + m.group(1) + b'"')})
+        except ValueError:
+            pass
+    return claimed_scopes(blob)
+
+
 def entry_scope(entry: dict[str, Any]) -> str:
     """The scope an entry belongs to: its ``scope`` field, else the scope of the line it
-    carries (older ``restore`` entries had none), else ``global``. Readers show an entry
-    only to callers authorized for its scope (SPEC §7.3: no oracle on other scopes)."""
+    carries (older ``restore`` entries had none), else — for a skill file forgotten or
+    restored before entries carried one — the ``scope:`` in the frontmatter of the file (in
+    the trash or back in place), else ``global``. Readers show an entry only to callers
+    authorized for its scope (SPEC §7.3: no oracle on other scopes)."""
     scope = entry.get("scope")
     if isinstance(scope, str) and scope:
         return scope
+    if entry.get("op") == "skill-forget" or entry.get("reason") == "restore after skill-forget":
+        for name in ("trash", "after", "before"):
+            where = entry.get(name)
+            if isinstance(where, str) and where:
+                path = Path(where)
+                if path.is_file():
+                    return next(iter(skill_scopes(path)))
+        return "global"
     for name in ("after", "before", "line"):
         text = entry.get(name)
         parsed = parse_fact_line(text) if isinstance(text, str) else None

@@ -2,9 +2,10 @@
 
 :func:`diagnose` answers, in this order: is the home there; does ``talos.toml`` parse and hold
 valid values; are memory.md, skills/, the sessions and the state folder present and readable;
-do provenance tags parse; is the index in step with the files; does the safety scan flag
-anything; are there conflicts; which records expired; are there forgetting suggestions; does
-the audit log agree with memory.md. Each answer is a :class:`Finding` whose status is
+do provenance tags parse; is the index in step with the files; can the usage counts be read;
+does the safety scan flag anything; are there conflicts; which records expired; are there
+forgetting suggestions; does the audit log agree with memory.md. Each answer is a
+:class:`Finding` whose status is
 
 * ``ok`` — fine; ``info`` — worth knowing, nothing to do (a missing optional file, expired
   records kept for ``--at``, forgetting suggestions waiting for ``talos forget``);
@@ -50,6 +51,7 @@ from talos.trust import (
     tag_problem,
     window_problem,
 )
+from talos.usage import SqliteUsage
 
 __all__ = [
     "ATTENTION",
@@ -272,6 +274,7 @@ def diagnose(
         return diag
     _check_tags(facts, places, add)
     _check_index(paths, places, add)
+    _check_usage(paths, places, add)
     _check_safety(paths, places, add)
     _check_view(paths, diag.scopes, at, places, add)
     _check_audit(paths, places, add)
@@ -436,6 +439,33 @@ def _check_index(paths: Paths, places: _Places, add: Add) -> None:
     add(Finding("index", "info" if notes else "ok", summary, _details(notes)))
 
 
+def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
+    """Can the usage counts be read? A damaged ``usage.db`` made doctor, dead and report end
+    in a traceback (issue 12 item 4); recall goes on without counting. A finding only when
+    they cannot (the usual report stays as it was)."""
+    name = places.path(paths.usage_db)
+    if not paths.usage_db.exists():
+        return
+    store = SqliteUsage(paths.usage_db)
+    try:
+        with _captured():
+            store.stats("global")
+    except TalosError as e:
+        add(
+            Finding(
+                "usage",
+                "warn",
+                f"{name} cannot be read: recall goes on without counting; no forgetting "
+                "suggestions",
+                (places.text(str(e.__cause__ or e)),),
+                hint=f"move {name} aside (talos then starts new counts) or put back a backup",
+            )
+        )
+        return
+    finally:
+        store.close()
+
+
 def _check_safety(paths: Paths, places: _Places, add: Add) -> None:
     with _captured():
         report = scan_home(paths.memory_file, paths.skills_dir)
@@ -468,7 +498,10 @@ def _check_view(
     with _captured(), Memory(paths.home, scopes=scopes) as mem:
         view, _graph = mem.view(at)
         conflicts = mem.conflicts(at)
-        dead = mem.dead(at=at)
+        try:
+            dead: list[Any] | None = mem.dead(at=at)
+        except TalosError:  # the usage counts cannot be read: the usage check says so
+            dead = None
 
     items = [
         f"{scope} {key}: "
@@ -506,6 +539,9 @@ def _check_view(
     else:
         add(Finding("expired", "ok", "no expired records"))
 
+    if dead is None:
+        add(Finding("dead", "info", "no forgetting suggestions: the usage counts cannot be read"))
+        return
     items = [
         f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason}"
         for s in dead

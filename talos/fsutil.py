@@ -32,9 +32,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and not e.filename:  # a full disk: name the file
+            e.filename = str(path)
         raise
     with contextlib.suppress(OSError):
         dfd = os.open(path.parent, os.O_RDONLY)

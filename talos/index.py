@@ -46,10 +46,10 @@ from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
 from talos.model import Node
 from talos.safety import keep_fact
-from talos.sources.facts import parse_fact_line
+from talos.sources.facts import claimed_scopes, parse_fact_line
 from talos.sources.sessions import episode_node, session_names, sessions_root
 from talos.text import matching_keywords
-from talos.warn import warn
+from talos.warn import audible, warn
 
 __all__ = ["SCHEMA", "Index", "RefreshStats"]
 
@@ -575,9 +575,10 @@ class Index:
             if entry is not None:
                 rows.append((no, line.rstrip("\r"), *entry))
         self._line_cache = fresh
-        if bad and self._warned != (data, bad):  # once per content: re-reads stay quiet
+        heard = [no for no in bad if audible(claimed_scopes(blobs[no - 1]))]  # §7.3
+        if heard and self._warned != (data, bad):  # once per content: re-reads stay quiet
             self._warned = (data, bad)
-            shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
+            shown = ", ".join(map(str, heard[:10])) + (" …" if len(heard) > 10 else "")
             warn(
                 f"{self.paths.memory_file}: line {shown} is not valid UTF-8; skipped "
                 "(the file is left untouched)"

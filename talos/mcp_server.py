@@ -35,6 +35,7 @@ written on stdout; warnings go to stderr.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal, TypeVar
@@ -45,7 +46,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from talos.errors import TalosError
+from talos.errors import TalosError, failure_message
 from talos.memory import Memory, node_identity, node_provenance
 from talos.render import TEXT_CHARS
 from talos.text import cut, printable
@@ -318,16 +319,12 @@ def _visible(value: Any) -> Any:
 
 def _run(fn: Callable[[], T]) -> T:
     """Run a Memory call; an error a person or model can act on (bad input, a held lock, an
-    unreadable file) becomes a tool error with its message, as the CLI prints it."""
+    unreadable file, a damaged state file, a full disk) becomes a tool error with the
+    sentence the CLI prints (:func:`talos.errors.failure_message`)."""
     try:
         return fn()
-    except TalosError as e:
-        raise ToolError(str(e)) from None
-    except filelock.Timeout as e:
-        raise ToolError(f"another talos process holds the lock {e.lock_file}; try again") from None
-    except OSError as e:
-        where = f"{e.filename}: " if e.filename else ""
-        raise ToolError(f"{where}{e.strerror or e}") from None
+    except (TalosError, filelock.Timeout, OSError, sqlite3.Error) as e:
+        raise ToolError(failure_message(e)) from None
 
 
 def _version() -> str:

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from talos import safety
 from talos.block import BlockError, EpisodeBlock, RecordsBlock, StackedNodes
@@ -49,7 +49,7 @@ from talos.trust import (
     stated_value,
 )
 from talos.usage import SqliteUsage, Stat, UsageStore, fingerprint_from, today, write_trace
-from talos.warn import warn
+from talos.warn import audience, warn
 
 if TYPE_CHECKING:
     from talos.writer import RememberResult
@@ -235,6 +235,22 @@ def node_identity(n: Node) -> dict[str, Any]:
 def node_provenance(n: Node) -> dict[str, Any]:
     """Provenance fields of a node (SPEC §7.1)."""
     return {"src": n.src, "born": n.born, "scope": n.scope, **n.fields}
+
+
+_M = TypeVar("_M", bound=Callable[..., Any])
+
+
+def _heard(method: _M) -> _M:
+    """Run a :class:`Memory` method with its scopes as the warnings' audience: a warning about
+    a record of another scope (an unreadable tag, a skill left out) is not printed
+    (:mod:`talos.warn`, SPEC §7.3, issue 13 item 8)."""
+
+    @functools.wraps(method)
+    def run(self: Memory, *args: Any, **kwargs: Any) -> Any:
+        with audience(self.scopes):
+            return method(self, *args, **kwargs)
+
+    return cast(_M, run)
 
 
 class Memory:
@@ -425,6 +441,7 @@ class Memory:
         start = len(records)
         return records + [block.episode(e, start) for e in range(block.episodes)]
 
+    @_heard
     def view(
         self, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> tuple[View, Graph]:
@@ -614,6 +631,7 @@ class Memory:
             self.index.save_records(token, records.to_bytes(token))
         return graph
 
+    @_heard
     def prepare(self, at: dt.date | None = None) -> None:
         """Build and store what a recall at ``at`` (default today) reads, so the next recall
         process starts warm: the episode block and the records block of the default view
@@ -651,6 +669,7 @@ class Memory:
             return Graph(stacked, len(head), incidence, block.incidence)
         return Graph(head, len(head), incidence)
 
+    @_heard
     def graph(self, at: dt.date | None = None) -> Graph:
         """The graph of the authorized active view at ``at`` (default: today)."""
         return self.view(at)[1]
@@ -663,6 +682,7 @@ class Memory:
 
     # -- reading ---------------------------------------------------------------------------
 
+    @_heard
     def recall(
         self,
         query: str,
@@ -720,7 +740,7 @@ class Memory:
             for s, i in top
         ]
         text = render_block([Pick(r.node, r.score, r.body) for r in rows], self.lang)
-        write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows])
+        write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
         self._count(graph, rows)
         return Recall(text, rows)
 
@@ -804,6 +824,7 @@ class Memory:
         except Exception as e:
             warn(f"cannot update usage counts ({e}); recall goes on")
 
+    @_heard
     def explain(
         self,
         query: str,
@@ -844,6 +865,7 @@ class Memory:
             )
         return out
 
+    @_heard
     def usage(self) -> dict[str, Stat]:
         """Usage counts of the authorized scopes: ``kind:text80`` → :class:`Stat` (SPEC §6.3)."""
         out: dict[str, Stat] = {}
@@ -851,6 +873,7 @@ class Memory:
             out.update(self.usage_store.stats(s))
         return out
 
+    @_heard
     def dead(
         self, min_seen: int = 8, stale_days: int = 90, at: dt.date | None = None
     ) -> list[Suggestion]:
@@ -906,6 +929,7 @@ class Memory:
 
     # -- writing ---------------------------------------------------------------------------
 
+    @_heard
     def forget(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> int:
         """Remove the memory.md lines the suggestions stand for (SPEC §6.5).
 
@@ -969,13 +993,18 @@ class Memory:
         if (fields.get("source") or "user") == "user":
             warn(f"{path}: written by the person (no source: or source: user); not forgotten")
             return 0
+        scope = fields.get("scope") or "global"
+        if scope not in self.scopes:  # its scope changed since it was suggested (SPEC §7.3)
+            warn(f"nothing to forget for skill {s.text!r}: it is no longer in scope {s.scope}")
+            return 0
         from talos import writer  # imported on use: recall never writes memory.md
 
-        writer.trash_skill(self.paths, path, s.reason)
+        writer.trash_skill(self.paths, path, s.reason, scope)
         return 1
 
     # -- trust (SPEC §7) -------------------------------------------------------------------
 
+    @_heard
     def get(
         self, key: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> Decision:
@@ -1010,11 +1039,13 @@ class Memory:
             return Decision(key, "expired" if "expired" in reasons else "not-yet-valid", None, None)
         return Decision(key, "unknown", None, None)
 
+    @_heard
     def conflicts(self, at: dt.date | None = None) -> list[tuple[str, str, list[Node]]]:
         """Contested keys in view: ``[(scope, key, competing records), ...]`` (SPEC §7.4)."""
         view, _graph = self.view(at)
         return [(scope, key, list(recs)) for (scope, key), recs in view.conflicts.items()]
 
+    @_heard
     def why_not(
         self,
         query: str,
@@ -1060,6 +1091,7 @@ class Memory:
                     out.append(WhyNot(hidden, "unsafe", f"{reasons} (SPEC §8.2)"))
         return out
 
+    @_heard
     def remember(
         self,
         text: str,
@@ -1108,6 +1140,7 @@ class Memory:
         self._cache = None
         return result
 
+    @_heard
     def resolve(self, key: str, keep: str, at: dt.date | None = None) -> list[str]:
         """Settle a conflict (SPEC §7.4): keep record ``keep``; the other active records of
         ``key`` in its scope become superseded (removed from memory.md, audited, restorable).
@@ -1147,6 +1180,7 @@ class Memory:
         self._cache = None
         return [r.id for r in removed]
 
+    @_heard
     def revoke(self, ref: str) -> list[str]:
         """Retract every record derived from source ``ref`` in the authorized scopes (§7.6):
         removed from memory.md, audited as ``revoke``, restorable. Returns their ids."""
@@ -1165,6 +1199,7 @@ class Memory:
         self._cache = None
         return [r.id for r in removed]
 
+    @_heard
     def restore(self, rid: str) -> str:
         """Bring back a removed record of the authorized scopes by id from the audit log
         (SPEC §7.6); returns the line. Another scope's id reads as unknown (§7.7)."""
@@ -1174,6 +1209,7 @@ class Memory:
         self._cache = None
         return line
 
+    @_heard
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
         """Audit entries (committed writes) of the authorized scopes, oldest first; only those
         whose record id or key is ``target`` when given (SPEC §7.6). The log holds every

@@ -891,9 +891,14 @@ def flagged_skills(skills_dir: Path, store: ScanStore | None = None) -> frozense
         out.add(os.path.basename(rep.path))
         key = (rep.path, rep.reasons)
         if key not in _WARNED:
-            _WARNED.add(key)
+            from talos.sources.skills import skill_scopes  # imported on use: skills imports us
+
             rules = ", ".join(dict.fromkeys(f.reason for f in rep.findings))
-            warn(f"{rep.path}: not loaded, flagged by the safety scan ({rules}); see talos scan")
+            if warn(  # only for a request that may see the skill (SPEC §7.3)
+                f"{rep.path}: not loaded, flagged by the safety scan ({rules}); see talos scan",
+                scopes=skill_scopes(Path(rep.path)),
+            ):
+                _WARNED.add(key)
     return frozenset(out)
 
 

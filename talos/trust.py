@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from talos.model import Node, line_id
-from talos.sources.facts import TAG
+from talos.sources.facts import TAG, claimed_scopes
 from talos.text import fold_whitespace, matching_keywords
 from talos.warn import warn
 
@@ -286,7 +286,10 @@ def build_view(
         elif what == "excluded":
             view.excluded.append(Excluded(n, reason, by))
         elif what == "unreadable":  # its scope is unknown: never named, not even by why-not
-            warn(f"{n.path}:{n.line}: unreadable provenance tag ({reason}); line not used")
+            warn(
+                f"{n.path}:{n.line}: unreadable provenance tag ({reason}); line not used",
+                scopes=claimed_scopes(n.raw),  # only for those who may see the line (§7.3)
+            )
     if memo is not None:
         memo.clear()
         memo[(tuple(scopes), at)] = memo_now

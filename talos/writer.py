@@ -452,6 +452,7 @@ def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
             {
                 "op": "restore",
                 "id": rid,
+                "scope": audit.entry_scope(entry),
                 "file": str(original),
                 "before": None,
                 "after": str(original),
@@ -465,8 +466,10 @@ def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
     return str(original)
 
 
-def trash_skill(paths: Paths, skill: Path, reason: str) -> Path:
+def trash_skill(paths: Paths, skill: Path, reason: str, scope: str = "global") -> Path:
     """Move a skill file to ``<state>/trash/`` (never a plain delete), audited (SPEC §6.5).
+    ``scope`` is the skill's (its ``scope:``): the entry is shown, and the file restored, only
+    for that scope (SPEC §7.3; without it ``history --scope global`` listed a beta skill).
 
     Returns:
         The new location (``talos restore ID`` moves it back).
@@ -483,6 +486,7 @@ def trash_skill(paths: Paths, skill: Path, reason: str) -> Path:
                 {
                     "op": "skill-forget",
                     "id": rid,
+                    "scope": scope,
                     "file": str(skill),
                     "before": str(skill),
                     "after": None,

@@ -34,12 +34,13 @@ from functools import wraps
 from pathlib import Path
 from typing import IO, Annotated, Any, TypeVar
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from talos.doctor import config_problems
-from talos.errors import TalosError
+from talos.errors import TalosError, failure_message
 from talos.home import resolve_paths
 from talos.memory import Memory
 from talos.text import json_dumps, printable
@@ -305,30 +306,17 @@ def emit(command: str, data: Any, ok: bool = True, error: str | None = None) -> 
     )
 
 
-class _LockTimeoutMeta(type):
-    """``isinstance(e, _LockTimeout)`` is ``isinstance(e, filelock.Timeout)``, without
-    importing filelock at start-up (only writers take locks, and they import it)."""
-
-    def __instancecheck__(cls, obj: object) -> bool:
-        mod = sys.modules.get("filelock")
-        return mod is not None and isinstance(obj, mod.Timeout)
-
-    def __subclasscheck__(cls, sub: type) -> bool:
-        mod = sys.modules.get("filelock")
-        return mod is not None and issubclass(sub, mod.Timeout)
-
-
-class _LockTimeout(Exception, metaclass=_LockTimeoutMeta):
-    lock_file: str
-
-
 def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
-    """Turn talos errors into a clear message on stderr (or a JSON envelope) and exit code.
+    """Turn every failure into a clear message on stderr (or a JSON envelope) and exit code.
 
     With ``listing``, the command's ``as_json`` argument is decided by :func:`wants_json`
     (``--json``, ``--plain`` and whether stdout is a terminal) before the command runs. An
     error is an envelope on stdout when the output is JSON, and a message on stderr unless
-    ``--json`` was asked for explicitly.
+    ``--json`` was asked for explicitly. The message is :func:`talos.errors.failure_message`:
+    a talos error's own, or for an OSError, a SQLite error or a held lock a sentence naming
+    the file and what to do; nothing else reaches a person as a traceback (issue 12 item 4:
+    a corrupt usage.db, a read-only home, a full disk) unless ``TALOS_DEBUG`` is set. Exit
+    code: the error's own (:attr:`TalosError.exit_code`), else 1.
     """
 
     def deco(fn: F) -> F:
@@ -339,13 +327,19 @@ def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
                 if listing:
                     kwargs["as_json"] = wants_json(asked, bool(kwargs.get("plain")))
                 return fn(*args, **kwargs)
-            except TalosError as e:
-                code, msg = e.exit_code, str(e)
-            except _LockTimeout as e:
-                code, msg = 1, f"another talos process holds the lock {e.lock_file}; try again"
-            except OSError as e:
-                where = f"{e.filename}: " if e.filename else ""
-                code, msg = 1, f"{where}{e.strerror or e}"
+            except (
+                typer.Exit,
+                typer.Abort,
+                click.exceptions.Exit,
+                click.exceptions.Abort,
+                click.ClickException,
+            ):
+                raise  # an exit code, a prompt aborted, a usage error: typer reports them
+            except Exception as e:
+                if os.environ.get("TALOS_DEBUG") and not isinstance(e, TalosError):
+                    raise
+                code = e.exit_code if isinstance(e, TalosError) else 1
+                msg = failure_message(e)
             if kwargs.get("as_json"):
                 emit(command, None, ok=False, error=msg)
             if not asked:  # JSON by default in a pipe: a person may be watching stderr

@@ -10,9 +10,17 @@ from urllib.parse import unquote
 
 from talos.model import Node
 from talos.text import matching_keywords
-from talos.warn import warn
+from talos.warn import audible, warn
 
-__all__ = ["MIN_FACT_CHARS", "TAG", "ParsedFact", "load_facts", "parse_fact_line", "strip_tag"]
+__all__ = [
+    "MIN_FACT_CHARS",
+    "TAG",
+    "ParsedFact",
+    "claimed_scopes",
+    "load_facts",
+    "parse_fact_line",
+    "strip_tag",
+]
 
 #: Lines whose remaining text is shorter than this are ignored (SPEC §3.1): "ok", "---", "#".
 MIN_FACT_CHARS = 4
@@ -24,6 +32,20 @@ TAG = re.compile(
     r"(?P<fields>(?:\s+[A-Za-z_][\w.\-]*=\S*)*)\s*-->\s*$"
 )
 _FIELD = re.compile(r"([A-Za-z_][\w.\-]*)=(\S*)")
+_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.S)
+_SCOPE = re.compile(r"(?<![\w.\-])scope=(\S+?)(?=\s|-->|$)")
+
+
+def claimed_scopes(line: str | bytes) -> frozenset[str]:
+    """Every scope a memory.md line names in a ``scope=`` field of any ``<!-- -->`` comment,
+    also when its tag does not parse or the line is not UTF-8; ``{"global"}`` when it names
+    none (an untagged line is global). Decides who may hear a warning about the line
+    (:mod:`talos.warn`, SPEC §7.3)."""
+    text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+    found = {
+        unquote(value) for comment in _COMMENT.findall(text) for value in _SCOPE.findall(comment)
+    }
+    return frozenset(found) or frozenset({"global"})
 
 
 class ParsedFact(NamedTuple):
@@ -116,7 +138,8 @@ def load_facts(
         try:
             line = blob.decode("utf-8")
         except UnicodeDecodeError:
-            bad.append(no)
+            if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
+                bad.append(no)
             continue
         parsed = parse_fact_line(line)
         if parsed is None or (keep_fact is not None and not keep_fact(parsed.text)):

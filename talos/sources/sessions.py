@@ -295,7 +295,10 @@ def _readable(root: Path, name: str) -> bool:
         name.encode("utf-8")
         return True
     except UnicodeEncodeError:
-        warn(f"{root}: session file {os.fsencode(name)!r} has a name that is not UTF-8; skipped")
+        warn(  # episodes are global's: a request without global is not told (SPEC §7.3)
+            f"{root}: session file {os.fsencode(name)!r} has a name that is not UTF-8; skipped",
+            scopes={"global"},
+        )
         return False
 
 

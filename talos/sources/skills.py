@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from talos.model import Node
@@ -17,6 +19,7 @@ __all__ = [
     "parse_frontmatter",
     "read_skill",
     "skill_label",
+    "skill_scopes",
 ]
 
 #: Label limits (SPEC §3.2): a label is injected every round, so it must be bounded. The
@@ -72,24 +75,53 @@ def skill_label(name: str, desc: str, lang: str = "en") -> str:
     return (name + " — " + desc).strip(" —")
 
 
+def skill_scopes(source: Path | bytes | str) -> frozenset[str]:
+    """The scope a skill file claims in its frontmatter (``scope:``), read leniently (a head
+    of at most 64 KiB, bytes decoded with replacement); ``{"global"}`` when it claims none or
+    cannot be read. Decides who may hear a warning about the file (:mod:`talos.warn`)."""
+    data: bytes | str = b""
+    if isinstance(source, Path):
+        try:
+            if stat.S_ISREG(os.stat(source).st_mode):  # never open a FIFO or a device
+                with source.open("rb") as f:
+                    data = f.read(1 << 16)
+        except OSError:
+            pass
+    else:
+        data = source
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    scope = parse_frontmatter(text)[0].get("scope", "")
+    return frozenset({scope or "global"})
+
+
 def read_skill(path: Path) -> str | None:
     """Read a skill file as text, or ``None`` (with a warning) when it cannot be a skill:
-    unreadable, larger than :data:`MAX_SKILL_BYTES`, containing NUL bytes, or not UTF-8."""
+    unreadable, larger than :data:`MAX_SKILL_BYTES`, containing NUL bytes, or not UTF-8.
+    The warning is scoped like the skill (:func:`skill_scopes`, SPEC §7.3)."""
     try:
         if path.stat().st_size > MAX_SKILL_BYTES:
-            warn(f"{path}: larger than {MAX_SKILL_BYTES} bytes; not loaded as a skill")
+            warn(
+                f"{path}: larger than {MAX_SKILL_BYTES} bytes; not loaded as a skill",
+                scopes=skill_scopes(path),
+            )
             return None
         data = path.read_bytes()
     except OSError as e:
-        warn(f"{path}: cannot read ({e.strerror}); not loaded as a skill")
+        warn(f"{path}: cannot read ({e.strerror}); not loaded as a skill", scopes={"global"})
         return None
     if b"\0" in data:
-        warn(f"{path}: binary content (NUL bytes); not loaded as a skill")
+        warn(
+            f"{path}: binary content (NUL bytes); not loaded as a skill",
+            scopes=skill_scopes(data),
+        )
         return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        warn(f"{path}: not valid UTF-8 at byte {e.start}; not loaded as a skill")
+        warn(
+            f"{path}: not valid UTF-8 at byte {e.start}; not loaded as a skill",
+            scopes=skill_scopes(data),
+        )
         return None
 
 
