@@ -99,13 +99,16 @@ def _readers_fingerprint() -> str:
     rows indexed by other code are re-read, never trusted."""
     import hashlib
 
+    import talos.prefilter
     import talos.safety
+    import talos.secrets
     import talos.sources.facts
     import talos.sources.sessions
     import talos.text
 
     h = hashlib.sha256()
-    for mod in (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text):
+    mods = (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text)
+    for mod in (*mods, talos.secrets, talos.prefilter):
         try:
             h.update(Path(str(mod.__file__)).read_bytes())
         except OSError:

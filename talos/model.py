@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from talos.secrets import mask_known_secrets
+
 __all__ = ["KINDS", "Node", "line_id", "node_key"]
 
 #: Kinds of memory, in load order (SPEC §3): facts, then skills, then episodes.
@@ -78,5 +80,7 @@ def line_id(raw: str) -> str:
 
 
 def node_key(kind: str, text: str) -> str:
-    """``kind + ":" + text[:80]``: the key of a trace row and of a usage entry (SPEC §6.3)."""
-    return f"{kind}:{text[:80]}"
+    """``kind + ":" + text[:80]``: the key of a trace row and of a usage entry (SPEC §6.3),
+    credentials masked before the cut (issue 13 item 6: what usage.db and the trace keep
+    outlives the line; a fact holding one is withheld anyway, this holds for any filter)."""
+    return f"{kind}:{mask_known_secrets(text)[:80]}"
