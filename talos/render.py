@@ -218,6 +218,8 @@ def shown(text: str, lang: str = "en", limit: int = TEXT_CHARS, was_cut: bool = 
     :func:`talos.text.one_line`, bounded at ``limit`` characters with the visible cut of
     ``lang`` (``…(cut at 600 characters)``). ``was_cut``: the text is already the head of a
     longer one (an episode), so it is cut at a word boundary and marked even when it fits."""
+    if not was_cut and len(text) <= limit and text.isprintable():
+        return text  # most texts: nothing to fold, show or cut
     head = text[: 4 * limit + 1]  # folding only shrinks, escapes grow: enough to fill limit
     return cut(
         one_line(head),
