@@ -337,9 +337,12 @@ def test_control_characters_in_a_memory_never_reach_the_agent_raw(
     data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": "alpha deploy"}).encode()
     out = json.loads(run_inline("gemini", data, world["home"], monkeypatch))
     text = out["hookSpecificOutput"]["additionalContext"]
+    # the one rendering rule of every route (SPEC §6.1 item 7, talos.text.printable): each
+    # control character is shown as its escape, so no raw ESC/BEL/CSI reaches the agent
     assert text.splitlines()[1] == (
-        "- [fact] The alpha deploy \ufffd[2J\ufffd[31mclears\ufffd the screen\ufffd"
+        "- [fact] The alpha deploy \\x1b[2J\\x1b[31mclears\\x07 the screen\\x9b"
     )
+    assert not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in text.replace("\n", ""))
 
 
 def test_the_block_is_cut_at_rows_to_the_agents_limit(
