@@ -29,6 +29,7 @@ from typing import Any
 from talos.fsutil import open_append, open_regular
 from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
 from talos.sources.skills import skill_scopes
+from talos.text import json_dumps
 from talos.warn import warn
 
 __all__ = [
@@ -53,7 +54,9 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
     if not records:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+    # json_dumps: control/format characters of a line as escapes (and a lone surrogate of a
+    # file name cannot make the encode fail)
+    data = "".join(json_dumps(r) + "\n" for r in records).encode("utf-8")
     fd = open_append(path, readable=True)  # a regular file only (issue 12.3)
     size = -1
     try:

@@ -4,8 +4,8 @@
 valid values; are memory.md, skills/, the sessions and the state folder present and readable;
 do provenance tags parse; is the index in step with the files; can the usage counts be read;
 does the safety scan flag anything; are there conflicts; which records expired; are there
-forgetting suggestions; does the audit log agree with memory.md. Each answer is a
-:class:`Finding` whose status is
+forgetting suggestions; does the audit log agree with memory.md; did an agent hook give no
+context (the hook log, issue 16). Each answer is a :class:`Finding` whose status is
 
 * ``ok`` — fine; ``info`` — worth knowing, nothing to do (a missing optional file, expired
   records kept for ``--at``, forgetting suggestions waiting for ``talos forget``);
@@ -74,7 +74,7 @@ class Finding:
     Attributes:
         check: which question (``home``, ``config``, ``memory``, ``skills``, ``sessions``,
             ``state``, ``tags``, ``index``, ``safety``, ``conflicts``, ``expired``, ``dead``,
-            ``audit``).
+            ``audit``, ``hooks``).
         status: ``ok``, ``info``, ``warn`` or ``error`` (see the module docstring).
         summary: one line.
         details: the places at fault, ``file:line: what`` (at most :data:`MAX_DETAILS`).
@@ -276,6 +276,7 @@ def diagnose(
     _check_safety(paths, places, add)
     _check_view(paths, diag.scopes, at, places, add)
     _check_audit(paths, places, add)
+    _check_hooks(paths, places, add)
     return diag
 
 
@@ -616,3 +617,38 @@ def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
         )
     else:
         add(Finding("audit", "ok", f"{name} agrees with {mf}"))
+
+
+#: Days a failed hook stays worth a warning in ``talos doctor``.
+HOOK_RECENT_DAYS = 7
+
+
+def _check_hooks(paths: Paths, places: _Places, add: Add) -> None:
+    """The agent hooks' log (issue 16): hooks that gave no context and why. No finding
+    when no hook ever failed; ``warn`` for an error in the last :data:`HOOK_RECENT_DAYS`
+    days, else ``info`` (timeouts and a server still starting are transient)."""
+    from talos.hooks.log import read_tail
+
+    log = paths.state_dir / "hook.log"
+    entries = read_tail(str(log))
+    if not entries:
+        return
+    since = (dt.datetime.now(dt.UTC) - dt.timedelta(days=HOOK_RECENT_DAYS)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    recent = [e for e in entries if e.when >= since]
+    errors = [e for e in recent if e.kind == "error"]
+    status = "warn" if errors else "info"
+    shown = (errors or recent or entries)[-5:]
+    add(
+        Finding(
+            "hooks",
+            status,
+            f"{places.path(log)}: {_count(len(recent), 'hook')} gave no context in the last "
+            f"{HOOK_RECENT_DAYS} days ({_count(len(errors), 'error')})",
+            tuple(places.text(str(e)) for e in shown),
+            hint="fix what the lines say; talos hook status shows the resident server"
+            if errors
+            else "",
+        )
+    )
