@@ -1,81 +1,100 @@
-"""The ranking model researched for issue 15 (``bench/rank_lab.py``, dev split only).
+"""``evidence``: the ranking model researched for issue 15 (``bench/rank_lab.py``, dev only).
 
-A self-contained function over CSR-like numpy arrays, written to move into ``talos/`` as one
-more activation model: seeds from the query's analyzed terms (a BM25-shaped evidence score that
-depends only on each term's holders), then mass-conserving spreading over the bipartite
-node–term graph (as ``talos.graph.bipartite``), two decaying hops.
+Self-contained numpy over CSR-like arrays, written to move into ``talos/`` as one more
+activation model (``bench/README.md`` "Ranking model for issue 15 (dev research)"). In the
+spirit of ``talos.graph.bipartite``: seeds from the query's analyzed terms, then two decaying,
+mass-conserving hops over the node–term bipartite graph. What changes is the seed: a BM25
+evidence score instead of the hub-damped share of matched keywords.
 
-Notation (``bench/README.md`` "Ranking model for issue 15"): node ``i`` holds term ``t``
-``tf[i,t]`` times and ``len[i]`` terms in all; ``df[t]`` nodes hold ``t``; the query holds
-term ``t`` ``qtf[t]`` times.
+Notation: node ``i`` holds term ``t`` ``tf(i,t)`` times; ``df(t)`` nodes hold ``t``; the query
+holds term ``t`` ``qtf(t)`` times. ``Q``: the query's distinct terms some node holds; ``U``:
+those no node holds. The *candidates* ``C`` are the nodes holding a term of ``Q``, ``n = |C|``.
 
-- term weight ``idf(t) = ln(1 + N0 / df(t))``: BM25's log IDF with a fixed reference size
-  ``N0`` instead of the home's node count, so that nodes which hold no query term (SPEC §10:
-  near-copies of a bridge) change no query term's weight;
-- saturated, length-normalised term frequency ``sat = tf·(k1+1) / (tf + k1·(1 - b + b·len/L))``
-  with a fixed reference length ``L`` (not the home's mean length, for the same reason);
-- query weight ``qw(t) = qtf·(k3+1)/(qtf + k3)`` (``k3 = 0``: every query term counts once);
-- seed ``s_i = Σ_{t ∈ q ∩ i} qw(t)·idf(t)·sat(i,t) / Σ_{t ∈ q} qw(t)·idf(t)·(k1+1)``: the share
-  of the query's best possible evidence the node holds, in ``[0, 1)`` (terms no node holds
-  weigh ``idf`` at ``df = 1``), comparable across queries;
-- spreading (``HOPS = 2``): ``a ← a/(1+d) + d/(1+d)·R·S·a``; ``S`` hands a node's activation to
-  its terms in equal parts, ``R`` splits a term's mass evenly over its holders. ``R·S`` is
-  column-stochastic, so the sum of activation stays the sum of the seeds (no activation is
-  created; SPEC §10's bridge invariant, checked by ``rank_lab.py invariants``).
+- query weight ``qw(t) = qtf·(K3 + 1) / (qtf + K3)`` (a term said twice counts 1.33, thrice
+  1.5: long dialogue queries repeat what they are about);
+- term weight ``idf(t) = ln(1 + (n - df + 0.5) / (df + 0.5))``: BM25's IDF taken over the
+  candidates, not the whole home (a term no node holds: ``df = 1``);
+- saturated term frequency ``sat(i,t) = tf·(K1 + 1) / (tf + K)``; ``K = K1`` for a word;
+  for a CJK term ``K = K1·(1 - B_CJK + B_CJK·ℓ(i)/ℓ̄)``, ``ℓ(i)`` the node's count of CJK
+  terms, ``ℓ̄`` its mean over the candidates holding any (length normalisation for CJK
+  text only: measured on dev, it costs English turns and helps Chinese ones);
+- the query's evidence ``Z = Σ_{t ∈ Q ∪ U} qw(t)·idf(t)`` (idf units);
+- seed ``s_i = Σ_{t ∈ Q ∩ i} qw(t)·idf(t)·sat(i,t)/(K1 + 1) / Z`` in ``[0, 1)``: the share of
+  the query's evidence node ``i`` holds;
+- ``HOPS = 2`` hops ``a ← a/(1+D) + D/(1+D)·R·S·a``: ``S`` hands a node's activation to its
+  terms in equal parts, ``R`` splits a term's mass evenly over its ``df`` holders (exactly
+  ``talos.graph.bipartite``'s hop). ``R·S`` is column-stochastic: spreading moves activation
+  and never creates it;
+- the *evidence score* of a row, the one its relevance floor compares across queries:
+  ``v_i = a_i·√Z`` = the geometric mean of its share of the query (``a_i``) and the evidence
+  it holds in idf units (``a_i·Z``).
 
-:class:`TermIndex` holds the arrays (built from texts and an analyzer here; in ``talos/`` the
-index would store the per-entry term counts beside the keyword incidence).
+Every statistic is taken over the candidates, so a node that holds no query term changes no
+seed: the SPEC §10 invariant (near-copies of a bridge raise no score) holds for the seeds by
+construction, and for the spreading as in ``bipartite`` (``rank_lab.py invariants``). A
+home-wide IDF or mean length would break it: the copies raise ``N`` or move the mean.
+
+Constants (dev split, ``rank_lab.py sweep``): ``K1 = 1.2``, ``B_CJK = 0.75`` (BM25's usual
+values; the dev surface is flat around them), ``K3 = 1``, ``D = 0.1``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Params", "TermIndex", "activate", "query_vector"]
+__all__ = [
+    "HOPS",
+    "Evidence",
+    "Params",
+    "Query",
+    "TermIndex",
+    "activate",
+    "is_cjk",
+    "query_vector",
+    "relevance_floor",
+]
+
+HOPS = 2  #: rounds of spreading, as every talos model
 
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    """The model's constants (module docstring). ``idf``: ``"n0"`` (``ln(1 + N0/df)``),
-    ``"bm25"`` (Lucene's ``ln(1 + (N - df + .5)/(df + .5))`` with the home's N: not
-    invariant, for comparison), ``"hub"`` (``df ** -N0``). ``L``: reference length (``0``: the
-    home's mean length, not invariant). ``df_cap``: query terms held by more than this share
-    of the nodes are dropped (1.0: none). ``send``: a node hands on in equal parts per term
-    (``equal``) or in proportion to the term's count (``tf``)."""
+    """The model's constants (module docstring): ``k1`` (BM25 saturation), ``b_cjk`` (length
+    normalisation of CJK terms), ``k3`` (query-term saturation; 0: each distinct term counts
+    once), ``decay`` (``D``: the share a node hands on per hop is ``D/(1+D)``)."""
 
     k1: float = 1.2
-    b: float = 0.5
-    L: float = 10.0
-    N0: float = 1000.0
-    idf: str = "n0"
-    k3: float = 0.0
-    decay: float = 0.0
-    hops: int = 2
-    df_cap: float = 1.0
-    send: str = "equal"
-    recv: str = "equal"
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    b_cjk: float = 0.75
+    k3: float = 1.0
+    decay: float = 0.1
 
-    def with_(self, **kw: Any) -> Params:
-        """A copy with some fields changed."""
-        return replace(self, **kw)
+
+def is_cjk(term: str) -> bool:
+    """A term of CJK characters (Han, kana, Hangul: the analyzer's CJK runs)."""
+    c = term[0]
+    return (
+        "\u3040" <= c <= "\u30ff"
+        or "\u3400" <= c <= "\u9fff"
+        or "\uac00" <= c <= "\ud7af"
+        or ("\uf900" <= c <= "\ufaff")
+    )
 
 
 class TermIndex:
-    """One pool's nodes and their term counts as arrays.
+    """One home's nodes and their term counts as arrays (what the index would store).
 
-    Node-major: node ``i`` holds terms ``term[ptr[i]:ptr[i+1]]`` (ids ascending) with counts
-    ``tf[...]``. Term-major: term ``t`` is held by ``knode[kptr[t]:kptr[t+1]]`` (ascending)
-    with counts ``ktf[...]``. ``length[i]`` = ``Σ tf`` of node ``i``; ``df[t]`` = holders.
+    Node-major: node ``i`` holds the term ids ``term[ptr[i]:ptr[i+1]]`` (ascending) with
+    counts ``tf[...]``. Term-major: term ``t`` is held by ``knode[kptr[t]:kptr[t+1]]``
+    (ascending), counts ``ktf[...]``. ``df[t]``: holders; ``cjk[t]``: a CJK term;
+    ``cjk_len[i]``: node ``i``'s count of CJK terms (with repeats).
 
     Args:
-        counts: per node, ``{term: count}`` (no empty node).
-        ids: per node, what the row stands for (memory ids).
+        counts: per node, ``{term: count}`` (every node holds a term).
+        ids: per node, what its row stands for (e.g. memory ids).
     """
 
     def __init__(self, counts: Sequence[Counter[str]], ids: Sequence[list[str]]) -> None:
@@ -83,22 +102,24 @@ class TermIndex:
         self.vocab = vocab
         self.lookup = {t: i for i, t in enumerate(vocab)}
         self.ids = list(ids)
+        self.n = len(counts)
         rows = [sorted((self.lookup[t], c) for t, c in cnt.items()) for cnt in counts]
-        self.ptr = np.zeros(len(rows) + 1, dtype=np.intp)
+        self.ptr = np.zeros(self.n + 1, dtype=np.intp)
         np.cumsum([len(r) for r in rows], out=self.ptr[1:])
         self.term = np.array([t for r in rows for t, _c in r], dtype=np.intp)
         self.tf = np.array([c for r in rows for _t, c in r], dtype=np.float64)
-        self.n = len(rows)
         self.counts = np.diff(self.ptr)
-        self.length = np.add.reduceat(self.tf, self.ptr[:-1]) if self.n else np.zeros(0)
+        self.entry_node = np.repeat(np.arange(self.n, dtype=np.intp), self.counts)
         self.df = np.bincount(self.term, minlength=len(vocab)).astype(np.float64)
-        order = np.argsort(self.term, kind="stable")
+        self.cjk = np.array([is_cjk(t) for t in vocab], dtype=bool)
+        self.cjk_len = np.bincount(
+            self.entry_node, weights=self.tf * self.cjk[self.term], minlength=self.n
+        )
+        order = np.argsort(self.term, kind="stable")  # stable: holders stay ascending
         self.kptr = np.zeros(len(vocab) + 1, dtype=np.intp)
         np.cumsum(self.df.astype(np.intp), out=self.kptr[1:])
-        self.entry_node = np.repeat(np.arange(self.n, dtype=np.intp), self.counts)
         self.knode = self.entry_node[order]
         self.ktf = self.tf[order]
-        self.kind = np.array([term_kind(t) for t in vocab], dtype=np.intp)
 
     @classmethod
     def of_texts(
@@ -107,10 +128,11 @@ class TermIndex:
         ids: Sequence[list[str]],
         terms: Callable[[str], Iterable[str]],
     ) -> TermIndex:
-        """One node per text, texts with equal term *sets* merged (SPEC §5.1; the last one
-        represents, its counts are used), texts without terms dropped."""
-        groups: dict[frozenset[str], list[int]] = {}
+        """One node per text; texts with equal term *sets* are one node (SPEC §5.1: the last
+        one represents, its counts are used; the ids of all ride along); texts without a
+        term are no node."""
         tl = [list(terms(t)) for t in texts]
+        groups: dict[frozenset[str], list[int]] = {}
         for i, ts in enumerate(tl):
             if ts:
                 groups.setdefault(frozenset(ts), []).append(i)
@@ -124,136 +146,125 @@ class TermIndex:
         return cls(counts, node_ids)
 
 
-#: Term kinds: a word (stemmed), a CJK character bigram, a CJK unigram, a word pair.
-WORD, CJK2, CJK1, PAIR = 0, 1, 2, 3
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query's analyzed terms against one index: ``ids`` (known distinct terms, ascending),
+    ``qtf`` (their counts), ``unknown`` (the counts of the distinct terms no node holds)."""
+
+    ids: np.ndarray
+    qtf: np.ndarray
+    unknown: np.ndarray
+
+    @property
+    def known(self) -> int:
+        """Distinct query terms some node holds."""
+        return len(self.ids)
 
 
-def term_kind(t: str) -> int:
-    """The kind of an analyzed term (:data:`WORD` …)."""
-    if " " in t:
-        return PAIR
-    if "\u3040" <= t[0] <= "\ufaff" or "\uac00" <= t[0] <= "\ud7af":
-        return CJK1 if len(t) == 1 else CJK2
-    return WORD
-
-
-def query_vector(index: TermIndex, terms: Sequence[str]) -> tuple[Any, Any, int]:
-    """``(term ids, query counts, unknown)`` of a query's terms (with repeats): the known
-    terms, ascending by id, and how many distinct terms no node holds."""
+def query_vector(index: TermIndex, terms: Iterable[str]) -> Query:
+    """The :class:`Query` of analyzed query terms (with repeats); sums run over sorted terms,
+    so every float is the same under any ``PYTHONHASHSEED``."""
     c = Counter(terms)
     known = sorted((index.lookup[t], n) for t, n in c.items() if t in index.lookup)
-    ids = np.array([t for t, _n in known], dtype=np.intp)
-    qtf = np.array([n for _t, n in known], dtype=np.float64)
-    return ids, qtf, len(c) - len(known)
+    unknown = [n for t, n in sorted(c.items()) if t not in index.lookup]
+    return Query(
+        np.array([t for t, _n in known], dtype=np.intp),
+        np.array([n for _t, n in known], dtype=np.float64),
+        np.array(unknown, dtype=np.float64),
+    )
 
 
-def idf_of(index: TermIndex, df: Any, p: Params, nq: float = 0.0) -> Any:
-    """The term weight of holders-count ``df`` (module docstring); ``nq``: the query's
-    candidates (nodes holding a query term)."""
-    if p.idf == "local":
-        return np.log1p((nq - df + 0.5) / (df + 0.5))
-    if p.idf == "n0":
-        return np.log1p(p.N0 / np.maximum(df, 1.0))
-    if p.idf == "bm25":
-        return np.log1p((index.n - df + 0.5) / (df + 0.5))
-    if p.idf == "hub":
-        return np.maximum(df, 1.0) ** -p.N0
-    raise ValueError(p.idf)
+@dataclass(slots=True)
+class Evidence:
+    """One query's activation: ``final`` and ``seeds`` (``float64[n]``, shares of the query),
+    ``z`` (the query's evidence ``Z``, idf units; 0 when nothing is seeded)."""
+
+    final: np.ndarray
+    seeds: np.ndarray
+    z: float
+
+    @property
+    def scale(self) -> float:
+        """``√Z``: a row's evidence score is its activation times this."""
+        return float(np.sqrt(self.z))
 
 
-def seeds(index: TermIndex, q: tuple[Any, Any, int], p: Params) -> tuple[Any, float]:
-    """``(seed array, normaliser Z)`` (module docstring); ``Z = 0`` when the query is empty."""
-    ids, qtf, unknown = q
-    n = index.n
-    if p.df_cap < 1.0 and len(ids):
-        keep = index.df[ids] <= p.df_cap * n
-        ids, qtf = ids[keep], qtf[keep]
-    qw = qtf * (p.k3 + 1) / (qtf + p.k3) if p.k3 > 0 else np.ones_like(qtf)
-    acc = np.zeros(n)
-    if not len(ids):
+def seeds(index: TermIndex, q: Query, p: Params) -> tuple[np.ndarray, float]:
+    """``(s, Z)`` (module docstring); ``s`` is all zeros and ``Z = 0`` when no node holds a
+    query term."""
+    acc = np.zeros(index.n)
+    if not q.known:
         return acc, 0.0
-    starts, ends = index.kptr[ids], index.kptr[ids + 1]
-    lens = ends - starts
+    starts = index.kptr[q.ids]
+    lens = index.kptr[q.ids + 1] - starts
     pos = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
-    nodes = index.knode[pos]
-    tf = index.ktf[pos]
-    cand = np.unique(nodes)
-    nq = float(len(cand))
-    w = qw * idf_of(index, index.df[ids], p, nq)
-    if p.extra.get("idfpow", 1.0) != 1.0:
-        w = w ** p.extra["idfpow"] * qw ** (1 - p.extra["idfpow"])
-    beta = p.extra.get("beta")
-    if beta:
-        w = w * np.array([beta.get(int(k), 1.0) for k in index.kind[ids]])
-    z = float(w.sum() + unknown * idf_of(index, np.array([1.0]), p, nq)[0]) * (p.k1 + 1)
-    if z <= 0:
-        return acc, z
-    if p.L > 0:
-        L = p.L
-    elif p.L < 0:  # the candidates' mean length
-        L = float(index.length[cand].mean())
-    else:
-        L = float(index.length.mean())
-    norm = p.k1 * (1 - p.b + p.b * index.length[nodes] / L)
-    contrib = np.repeat(w, lens) * tf * (p.k1 + 1) / (tf + norm)
-    acc = np.bincount(nodes, weights=contrib, minlength=n)
+    nodes, tf = index.knode[pos], index.ktf[pos]
+    n, mean_cjk = collection(index, nodes)
+    df = index.df[q.ids]
+    qw = sat_query(q.qtf, p.k3)
+    w = qw * np.log1p((n - df + 0.5) / (df + 0.5))
+    z = float(w.sum() + (sat_query(q.unknown, p.k3) * np.log1p((n - 0.5) / 1.5)).sum())
+    k = np.full(len(nodes), p.k1)
+    cjk = np.repeat(index.cjk[q.ids], lens)
+    k[cjk] = p.k1 * (1 - p.b_cjk + p.b_cjk * index.cjk_len[nodes[cjk]] / mean_cjk)
+    contrib = np.repeat(w, lens) * tf / (tf + k)  # sat / (K1 + 1)
+    acc = np.bincount(nodes, weights=contrib, minlength=index.n)
     return acc / z, z
 
 
-def spread(index: TermIndex, a: Any, p: Params, q: tuple[Any, Any, int] | None = None) -> list[Any]:
-    """The levels of ``p.hops`` mass-conserving hops from ``a`` (module docstring)."""
-    levels = [a]
-    if p.decay <= 0 or p.hops <= 0:
-        return levels
-    keep = 1.0 / (1.0 + p.decay)
-    give = p.decay * keep
-    x = p.extra
-    # send weights per entry, normalised per node
-    wt = np.ones(len(index.term))
-    if x.get("alpha", 0):
-        wt = wt * index.tf ** x["alpha"]
-    if x.get("gamma", 0):
-        wt = wt * np.log1p(x.get("n0s", 1000.0) / index.df[index.term]) ** x["gamma"]
-    if x.get("dfpow", 0):
-        wt = wt * index.df[index.term] ** -x["dfpow"]
-    if x.get("noquery") and q is not None and len(q[0]):
-        wt = wt * ~np.isin(index.term, q[0])
-    if x.get("dfmax"):
-        wt = wt * (index.df[index.term] <= x["dfmax"])
-    tot = np.add.reduceat(wt, index.ptr[:-1])
-    if x.get("absolute"):
-        share = wt / np.repeat(index.counts, index.counts)
-    else:
-        share = wt / np.repeat(np.maximum(tot, 1e-300), index.counts)
-    # receive weights per entry, normalised per term
-    if p.recv == "equal":
-        rw = 1.0 / index.df[index.term]
-    elif p.recv == "sat":
-        k1, b, L = x.get("rk1", 1.2), x.get("rb", 0.0), x.get("rL", 10.0)
-        tf = index.tf
-        r = tf * (k1 + 1) / (tf + k1 * (1 - b + b * np.repeat(index.length, index.counts) / L))
-        rt = np.bincount(index.term, weights=r, minlength=len(index.df))
-        rw = r / rt[index.term]
-    else:
-        raise ValueError(p.recv)
-    top = x.get("top", 0)
-    for _h in range(p.hops):
-        src = a
-        if top:
-            src = np.zeros_like(a)
-            sel = np.argsort(-a, kind="stable")[:top]
-            src[sel] = a[sel]
-        sent = src[index.entry_node] * share * give
+def collection(index: TermIndex, postings: np.ndarray) -> tuple[float, float]:
+    """The statistics BM25 takes over its collection, here the query's candidates (the nodes
+    of the query terms' ``postings``): their number ``n`` and their mean count of CJK terms
+    ``ℓ̄`` (over those holding any; 1.0 when none does). Taken over the whole home instead,
+    near-copies of a bridge raise every seed (``rank_lab.py invariants``; the test
+    ``test_home_wide_statistics_break_the_bridge_invariant`` pins it)."""
+    cand = np.unique(postings)
+    cjk_len = index.cjk_len[cand]
+    held = cjk_len[cjk_len > 0]
+    return float(len(cand)), float(held.mean()) if len(held) else 1.0
+
+
+def sat_query(qtf: np.ndarray, k3: float) -> np.ndarray:
+    """``qw = qtf·(k3+1)/(qtf+k3)``; ``k3 = 0``: 1 per distinct term."""
+    return qtf * (k3 + 1) / (qtf + k3) if k3 > 0 else np.ones_like(qtf)
+
+
+def spread(index: TermIndex, a: np.ndarray, decay: float, hops: int = HOPS) -> np.ndarray:
+    """``hops`` mass-conserving hops from ``a`` over the node–term bipartite graph (module
+    docstring): ``Σ`` of the result = ``Σ a`` up to rounding."""
+    if decay <= 0 or not hops:
+        return a
+    keep = 1.0 / (1.0 + decay)
+    give = decay * keep / np.maximum(index.counts, 1)
+    for _ in range(hops):
+        sent = np.repeat(a * give, index.counts)
         mass = np.bincount(index.term, weights=sent, minlength=len(index.df))
-        got = np.add.reduceat(mass[index.term] * rw, index.ptr[:-1])
-        a = a - src * give + got if top else a * keep + got
-        levels.append(a)
-    return levels
+        each = mass / np.maximum(index.df, 1.0)
+        a = a * keep + np.add.reduceat(each[index.term], index.ptr[:-1])
+    return a
 
 
-def activate(index: TermIndex, q: tuple[Any, Any, int], p: Params) -> tuple[Any, Any, float]:
-    """``(final activation, seeds, Z)`` of one query (module docstring)."""
+def activate(index: TermIndex, q: Query, p: Params = Params()) -> Evidence:
+    """The model (module docstring): seeds, then :data:`HOPS` hops."""
     s, z = seeds(index, q, p)
     if z <= 0 or not s.any():
-        return s, s, z
-    return spread(index, s, p, q)[-1], s, z
+        return Evidence(s, s, z)
+    return Evidence(spread(index, s, p.decay), s, z)
+
+
+def relevance_floor(
+    ranked: Sequence[float], scale: float, floor: float, relative: float, k: int = 5
+) -> int:
+    """How many of the first ``k`` rows of a ranking (activations, best first) to deliver:
+    none when the best row's evidence score (activation × ``scale``) is below ``floor``;
+    else the rows scoring at least ``relative`` × the best (a prefix: the ranking's order
+    is kept)."""
+    if not len(ranked) or ranked[0] * scale < floor:
+        return 0
+    top = ranked[0]
+    n = 0
+    for x in ranked[:k]:
+        if x < relative * top:
+            break
+        n += 1
+    return n
