@@ -15,6 +15,7 @@ Kept as written when measured (a record, not a model): the recommended model is
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -259,7 +260,7 @@ def pair_terms(analyzer: Any, text: str) -> list[str]:
     """The analyzer's terms plus every pair of adjacent word terms (``"boot camp"``)."""
     ts = analyzer.terms(text)
     words = [t for t in ts if term_kind(t) == WORD]
-    return [*ts, *(a + " " + b for a, b in zip(words, words[1:], strict=False))]
+    return [*ts, *(a + " " + b for a, b in itertools.pairwise(words))]
 
 
 def recency_vector(index: TermIndex, analyzer: Any, text: str, half: float) -> tuple[Any, Any, int]:
