@@ -58,7 +58,7 @@ ANALYZER = Analyzer(stop="nltk", stem="pystemmer", unigrams=True)
 RECOMMENDED = Params()
 #: The recommended relevance floor: ``(floor, relative)`` of
 #: :func:`rank_model.relevance_floor` (``floor``).
-RECOMMENDED_FLOOR = (0.6, 0.7)
+RECOMMENDED_FLOOR = (0.59, 0.7)
 #: The sweep log: one JSON line per configuration tried on dev.
 SWEEP_LOG = Path(__file__).resolve().parent / "rank_sweep.jsonl"
 
@@ -486,17 +486,33 @@ def cmd_floor(console: Console, lab: Sequence[LabPool]) -> None:
     # conversations and for the Chinese chores (the definitions of unrelated)
     f = FEATURES["activation × √Z (evidence score)"]
     need = max(
-        float(np.quantile([f(x) for x, k in S[s]["unrelated"] if k == kind], 0.9, "higher"))
+        float(np.quantile([f(x) for x, k in S[s]["unrelated"] if k == kind], 0.9, method="higher"))
         for s, kind in (("LoCoMo 1-4", "other"), ("Chinese set", "chores"))
     )
     console.print(f"evidence score giving 90% empty blocks on both: {need:.3f}\n")
+    t = _table(
+        "The floor's curve (relative 0): R@5 kept / empty blocks for LoCoMo's other "
+        "conversations; the same for the Chinese chores",
+        ["floor", "LoCoMo kept", "LoCoMo other empty", "Chinese kept", "Chinese chores empty"],
+    )
+    for fl in np.arange(0.4, 0.801, 0.02):
+        lo = block_summary(S["LoCoMo 1-4"], evidence_cut(float(fl), 0.0))
+        zh = block_summary(S["Chinese set"], evidence_cut(float(fl), 0.0))
+        t.add_row(
+            f"{fl:.2f}",
+            f"{100 * lo['kept']:.0f}%",
+            f"{100 * lo['other']:.0f}%",
+            f"{100 * zh['kept']:.0f}%",
+            f"{100 * zh['chores']:.0f}%",
+        )
+    console.print(t)
     t = _table(
         "Floor on the evidence score (block empty when the best row is below `floor`), rows "
         ">= `relative` × the best: non-gold rows per block / R@5 kept / empty blocks for "
         "unrelated queries (other pools · chores)",
         ["floor", "relative", *S],
     )
-    for fl in (0.5, 0.6, 0.7, 0.8):
+    for fl in (0.0, 0.5, RECOMMENDED_FLOOR[0], 0.7, 0.8):
         for rel in (0.0, 0.5, 0.6, 0.7, 0.8, 0.9):
             cut = evidence_cut(fl, rel)
             mark = " ←" if (fl, rel) == RECOMMENDED_FLOOR else ""
