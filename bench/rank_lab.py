@@ -541,23 +541,30 @@ def cmd_floor(console: Console, lab: Sequence[LabPool]) -> None:
 # -- bodies ----------------------------------------------------------------------------------
 
 
-def home_index(
-    home: Path, analyzer: Analyzer = ANALYZER, kinds: Sequence[str] = ("fact", "skill")
-) -> tuple[TermIndex, list[str], list[str]]:
-    """A home's nodes of ``kinds`` (``Memory.nodes()``) as a :class:`TermIndex` over their
-    matching text (a skill's body with its not-for clauses dropped, SPEC §3.2), with each
-    node's kind and label (a skill's name, else its text)."""
+def home_texts(
+    home: Path, kinds: Sequence[str] = ("fact", "skill")
+) -> tuple[list[str], list[str], list[str]]:
+    """A home's nodes of ``kinds`` (``Memory.nodes()``): their matching texts (a skill's body
+    with its not-for clauses dropped, SPEC §3.2), kinds and labels (a skill's name, else
+    its text)."""
     from talos import Memory
     from talos.text import drop_not_for
 
     with Memory(home) as mem:
         nodes = [n for n in mem.nodes() if n.kind in kinds]
     texts = [drop_not_for(n.body) if n.kind == "skill" else n.text for n in nodes]
-    keyed = [f"{n.kind}\x00{n.name or n.text}" for n in nodes]
+    return texts, [n.kind for n in nodes], [n.name or n.text for n in nodes]
+
+
+def home_index(
+    home: Path, analyzer: Analyzer = ANALYZER, kinds: Sequence[str] = ("fact", "skill")
+) -> tuple[TermIndex, list[str], list[str]]:
+    """:func:`home_texts` as a :class:`TermIndex`, with each node's kind and label."""
+    texts, kinds_, labels = home_texts(home, kinds)
+    keyed = [f"{k}\x00{lab}" for k, lab in zip(kinds_, labels, strict=True)]
     idx = TermIndex.of_texts(texts, [[k] for k in keyed], analyzer.terms)
-    kinds_ = [idx.ids[i][0].split("\x00")[0] for i in range(idx.n)]
-    labels = [idx.ids[i][0].split("\x00")[1] for i in range(idx.n)]
-    return idx, kinds_, labels
+    pairs = [idx.ids[i][0].split("\x00", 1) for i in range(idx.n)]
+    return idx, [k for k, _l in pairs], [lab for _k, lab in pairs]
 
 
 def body_gate(
@@ -829,9 +836,13 @@ def cmd_invariants(console: Console) -> None:
 
 
 def cmd_cost(console: Console, data: Path, sessions: int, reps: int) -> None:
-    """Per-query time of ``evidence`` and of talos's ``bipartite`` (its own graph and
-    keywords) on one ``make_home.py`` home, the two timed in turns, query by query."""
+    """Per-query time of ``evidence``, of ``bipartite`` over the same terms
+    (``bench/proto.py``) and of talos's ``bipartite`` (its own graph, SPEC §4 keywords) on
+    one ``make_home.py`` home; the three timed in turns, query by query (medians)."""
     import subprocess
+
+    from chores import CHORES_EN, CHORES_ZH
+    from proto import proto_graph
 
     import talos.graph as G
     from talos import Memory, keywords
@@ -843,37 +854,53 @@ def cmd_cost(console: Console, data: Path, sessions: int, reps: int) -> None:
             check=True,
             capture_output=True,
         )
+        texts, _k, _l = home_texts(home, ("fact", "skill", "episode"))
         t0 = time.perf_counter()
-        idx, _k, _l = home_index(home, kinds=("fact", "skill", "episode"))
+        idx = TermIndex.of_texts(texts, [[str(i)] for i in range(len(texts))], ANALYZER.terms)
         build = time.perf_counter() - t0
+        proto, _ids = proto_graph(texts, [[str(i)] for i in range(len(texts))], ANALYZER)
         mem = Memory(home)
         graph = mem.graph()
-        from chores import CHORES_EN, CHORES_ZH
-
-        qs = [q for _s, q in _dev_questions(data)][: reps // 2] + list(CHORES_EN + CHORES_ZH)
-        qs = qs[:reps]
-        ev_t, bp_t, an_t = [], [], []
+        lo = [q for s, q in _dev_questions(data) if s == "LoCoMo 1-4"]
+        chores = [*CHORES_EN, *CHORES_ZH]
+        qs = [*lo[: max(0, reps - len(chores))], *chores][:reps]
+        times: dict[str, list[float]] = {
+            "evidence": [],
+            "bipartite, same terms": [],
+            "bipartite in talos": [],
+            "query analysis": [],
+        }
         for q in qs:
             t = time.perf_counter()
             terms = ANALYZER.terms(q)
             qv = query_vector(idx, terms)
-            an_t.append(time.perf_counter() - t)
+            times["query analysis"].append(time.perf_counter() - t)
             t = time.perf_counter()
             activate(idx, qv)
-            ev_t.append(time.perf_counter() - t)
+            times["evidence"].append(time.perf_counter() - t)
+            ts = frozenset(terms)
+            t = time.perf_counter()
+            if ts:
+                G.bipartite(proto, ts)
+            times["bipartite, same terms"].append(time.perf_counter() - t)
             kw = keywords(q)
             t = time.perf_counter()
             if kw:
                 G.bipartite(graph, kw)
-            bp_t.append(time.perf_counter() - t)
+            times["bipartite in talos"].append(time.perf_counter() - t)
         mem.close()
-    med = statistics.median
+    med = {k: 1000 * statistics.median(v) for k, v in times.items()}
+    p90 = {k: 1000 * float(np.quantile(v, 0.9)) for k, v in times.items()}
     console.print(
         f"make_home.py --sessions {sessions}: {idx.n:,} nodes, {len(idx.term):,} entries "
-        f"(build {build:.1f} s, analyzer over every text); {len(qs)} queries, medians: "
-        f"evidence {1000 * med(ev_t):.2f} ms (p90 {1000 * np.quantile(ev_t, 0.9):.2f}), "
-        f"query analysis {1000 * med(an_t):.2f} ms, bipartite (talos graph, SPEC §4 keywords) "
-        f"{1000 * med(bp_t):.2f} ms; ratio {med(ev_t) / med(bp_t):.2f}×"
+        f"(index built in {build:.1f} s, the analyzer over every text); {len(qs)} queries "
+        f"(LoCoMo dev questions and the chores)"
+    )
+    for k in times:
+        console.print(f"  {k}: median {med[k]:.2f} ms, p90 {p90[k]:.2f} ms")
+    console.print(
+        f"  ratio evidence / bipartite on the same terms: "
+        f"{med['evidence'] / med['bipartite, same terms']:.2f}×"
     )
 
 

@@ -231,14 +231,26 @@ def sat_query(qtf: np.ndarray, k3: float) -> np.ndarray:
 
 def spread(index: TermIndex, a: np.ndarray, decay: float, hops: int = HOPS) -> np.ndarray:
     """``hops`` mass-conserving hops from ``a`` over the node–term bipartite graph (module
-    docstring): ``Σ`` of the result = ``Σ a`` up to rounding."""
+    docstring): ``Σ`` of the result = ``Σ a`` up to rounding.
+
+    A hop is two passes over the entries (``numpy.bincount`` per term, ``numpy.add.reduceat``
+    per node). When few nodes are active (the first hop of a specific query) only their
+    entries are sent: the others would add exactly +0.0, so the floats are the same."""
     if decay <= 0 or not hops:
         return a
     keep = 1.0 / (1.0 + decay)
     give = decay * keep / np.maximum(index.counts, 1)
+    words = len(index.df)
     for _ in range(hops):
-        sent = np.repeat(a * give, index.counts)
-        mass = np.bincount(index.term, weights=sent, minlength=len(index.df))
+        x = a * give
+        active = np.flatnonzero(a)
+        if int(index.counts[active].sum()) * 4 < len(index.term):
+            starts = index.ptr[active]
+            lens = index.counts[active]
+            pos = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+            mass = np.bincount(index.term[pos], weights=np.repeat(x[active], lens), minlength=words)
+        else:
+            mass = np.bincount(index.term, weights=np.repeat(x, index.counts), minlength=words)
         each = mass / np.maximum(index.df, 1.0)
         a = a * keep + np.add.reduceat(each[index.term], index.ptr[:-1])
     return a
