@@ -309,6 +309,7 @@ def append_log(rows: Sequence[dict]) -> None:
 #: Families of the sweep log by the start of a row's name (what each family tried).
 FAMILIES: tuple[tuple[str, str], ...] = (
     ("bm25 exact", "home-wide BM25 (Lucene IDF over N, mean length) as seeds: the baseline"),
+    ("bm25 local", "BM25 over the query's candidates (the per-category look)"),
     ("en n0", "IDF ln(1 + N0/df), fixed N0, English"),
     ("zh n0", "IDF ln(1 + N0/df) × fixed length pivot L, Chinese"),
     ("local idf", "IDF and length pivot over the query's candidates (k1, b)"),
