@@ -332,6 +332,7 @@ FAMILIES: tuple[tuple[str, str], ...] = (
     ("shared", "one (k1, b) for both languages"),
     ("k1=", "one k1, b per language"),
     ("en negative b", "a long-node prior (b < 0), English"),
+    ("RM3", "RM3 pseudo-relevance feedback on evidence (feedback rows, terms, mix λ)"),
     ("evidence neighbourhood", "the final model, one constant changed at a time"),
     ("check", "harness check"),
 )
