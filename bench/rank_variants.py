@@ -358,7 +358,8 @@ def rm3(index: Any, q: Any, fb: int, terms: int, lam: float) -> Any:
 
 def rerun_rm3(row: dict[str, Any], data: Any, cache: dict[str, Any]) -> dict[str, Any]:
     """A logged ``RM3 fb=… terms=… lam=…`` row, recomputed."""
-    from rank_lab import collect, prepare as lab_prepare, ranked
+    from rank_lab import collect, ranked
+    from rank_lab import prepare as lab_prepare
 
     if "evidence" not in cache:
         cache["evidence"] = lab_prepare(data)
