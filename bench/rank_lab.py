@@ -52,6 +52,7 @@ from rank_model import (
     TermIndex,
     activate,
     is_cjk,
+    is_evidence,
     query_vector,
     relevance_floor,
 )
@@ -64,9 +65,9 @@ from rich.table import Table
 ANALYZER = Analyzer(stop="nltk", stem="pystemmer", unigrams=True)
 #: The recommended constants (bench/README "Ranking model for issue 15").
 RECOMMENDED = Params()
-#: The recommended relevance floor: ``(floor, relative)`` of
+#: The recommended relevance floor: ``(floor, whole, relative)`` of
 #: :func:`rank_model.relevance_floor` (``floor``).
-RECOMMENDED_FLOOR = (0.59, 0.7)
+RECOMMENDED_FLOOR = (0.59, 0.4, 0.7)
 #: The sweep log: one JSON line per configuration tried on dev.
 SWEEP_LOG = Path(__file__).resolve().parent / "rank_sweep.jsonl"
 
@@ -126,6 +127,20 @@ def scored(index: TermIndex, q: Query, p: Params = RECOMMENDED, k: int = 10) -> 
         {"scale": ev.scale, "z": ev.z, "known": float(q.known)},
         ev.seeds[top].tolist(),
     )
+
+
+class EvidenceRanker:
+    """``evidence`` for one memory pool, as a ``delivery.ScoredRanker`` (``relevance.py``'s
+    ``evidence`` and ``evidence-floor`` prototypes, dev only)."""
+
+    def __init__(self, store: Any) -> None:
+        from relevance import Pool as _Pool
+
+        self.index = pool_index(_Pool("", "", "dev", 0, store))
+
+    def scored(self, query: str) -> Scored:
+        """The first 10 rows, with ``info["scale"]``."""
+        return scored(self.index, query_vector(self.index, ANALYZER.terms(query)))
 
 
 def metrics(rows: Sequence[list[str]], gold: Sequence[str]) -> dict[str, float]:
@@ -401,11 +416,14 @@ def cmd_sweep(console: Console, data: Path, rerun: bool) -> None:
 # -- floor -----------------------------------------------------------------------------------
 
 
-def evidence_cut(floor: float, relative: float, k: int = 5) -> Callable[[Scored], list[int]]:
+def evidence_cut(
+    floor: float, relative: float, whole: float = RECOMMENDED_FLOOR[1], k: int = 5
+) -> Callable[[Scored], list[int]]:
     """:func:`rank_model.relevance_floor` as a :mod:`delivery` cut."""
 
     def cut(s: Scored) -> list[int]:
-        return list(range(relevance_floor(s.scores, s.info.get("scale", 0.0), floor, relative, k)))
+        scale = s.info.get("scale", 0.0)
+        return list(range(relevance_floor(s.scores, s.seeds, scale, floor, whole, relative, k)))
 
     return cut
 
@@ -525,7 +543,7 @@ def cmd_floor(console: Console, lab: Sequence[LabPool]) -> None:
     for fl in (0.0, 0.5, RECOMMENDED_FLOOR[0], 0.7, 0.8):
         for rel in (0.0, 0.5, 0.6, 0.7, 0.8, 0.9):
             cut = evidence_cut(fl, rel)
-            mark = " ←" if (fl, rel) == RECOMMENDED_FLOOR else ""
+            mark = " ←" if (fl, rel) == RECOMMENDED_FLOOR[::2] else ""
             t.add_row(
                 f"{fl:g}{mark}", f"{rel:g}", *(cell(block_summary(d, cut)) for d in S.values())
             )
@@ -576,11 +594,13 @@ def body_gate(
     k: int = 5,
     p: Params = RECOMMENDED,
     unigrams: bool = False,
+    whole: float = RECOMMENDED_FLOOR[1],
 ) -> Callable[[str], str | None]:
     """The skill body gate on ``evidence``: the best skill among the first ``k`` rows earns its
     body when it leads the second skill by ``lead``× (today's rule; a lone skill needs no
     lead; ``None``: no lead rule) *and* its own seed evidence score (seed × √Z, before
-    spreading) clears ``evidence_floor`` — it matches the query itself (issue 15 item 3).
+    spreading) clears ``evidence_floor``, or its seed holds ``whole`` of the query (it matches
+    the query itself, :func:`rank_model.is_evidence`; issue 15 item 3).
     That evidence is taken without CJK unigrams (``unigrams=False``): shared single
     characters (这 个 一) added up to a body for 18% of the Chinese chores on a
     ``make_home.py`` home.
@@ -600,7 +620,8 @@ def body_gate(
             return None
         if not unigrams:  # the skill's own evidence without single CJK characters
             ev = activate(idx, query_vector(idx, [t for t in terms if not is_unigram(t)]), p)
-        return labels[best] if ev.seeds[best] * ev.scale >= evidence_floor else None
+        s = float(ev.seeds[best])
+        return labels[best] if is_evidence(s, s, ev.scale, evidence_floor, whole) else None
 
     return gate
 

@@ -27,7 +27,8 @@ those no node holds. The *candidates* ``C`` are the nodes holding a term of ``Q`
   and never creates it;
 - the *evidence score* of a row, the one its relevance floor compares across queries:
   ``v_i = a_i·√Z`` = the geometric mean of its share of the query (``a_i``) and the evidence
-  it holds in idf units (``a_i·Z``).
+  it holds in idf units (``a_i·Z``); a row is evidence when ``v_i >= FLOOR`` or its own seed
+  ``s_i >= WHOLE`` (it holds about the whole query), :func:`relevance_floor`.
 
 Every statistic is taken over the candidates, so a node that holds no query term changes no
 seed: the SPEC §10 invariant (near-copies of a bridge raise no score) holds for the seeds by
@@ -54,6 +55,7 @@ __all__ = [
     "TermIndex",
     "activate",
     "is_cjk",
+    "is_evidence",
     "query_vector",
     "relevance_floor",
 ]
@@ -264,18 +266,32 @@ def activate(index: TermIndex, q: Query, p: Params = Params()) -> Evidence:
     return Evidence(spread(index, s, p.decay), s, z)
 
 
+def is_evidence(seed: float, activation: float, scale: float, floor: float, whole: float) -> bool:
+    """Whether a row is evidence for the query: its evidence score (``activation × scale``)
+    clears ``floor``, or its own seed holds ``whole`` of the query's evidence (it holds about
+    the whole query: a full match at tf 1 is ``1/(K1+1)`` = 0.45; with statistics over the
+    candidates, a one-term query or a lone candidate has a small ``Z``, so the evidence score
+    alone would leave "deploy" empty in a home where three facts say deploy)."""
+    return activation * scale >= floor or seed >= whole
+
+
 def relevance_floor(
-    ranked: Sequence[float], scale: float, floor: float, relative: float, k: int = 5
+    activations: Sequence[float],
+    seeds: Sequence[float],
+    scale: float,
+    floor: float,
+    whole: float,
+    relative: float,
+    k: int = 5,
 ) -> int:
-    """How many of the first ``k`` rows of a ranking (activations, best first) to deliver:
-    none when the best row's evidence score (activation × ``scale``) is below ``floor``;
-    else the rows scoring at least ``relative`` × the best (a prefix: the ranking's order
-    is kept)."""
-    if not len(ranked) or ranked[0] * scale < floor:
+    """How many of the first ``k`` rows of a ranking (activations and seeds, best first) to
+    deliver: none when the best row is no evidence (:func:`is_evidence`); else the rows
+    scoring at least ``relative`` × the best (a prefix: the ranking's order is kept)."""
+    if not len(activations) or not is_evidence(seeds[0], activations[0], scale, floor, whole):
         return 0
-    top = ranked[0]
+    top = activations[0]
     n = 0
-    for x in ranked[:k]:
+    for x in activations[:k]:
         if x < relative * top:
             break
         n += 1

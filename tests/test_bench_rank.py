@@ -127,13 +127,29 @@ def test_activate_and_the_evidence_score() -> None:
 
 
 def test_relevance_floor() -> None:
-    ranked = [0.5, 0.4, 0.34, 0.2, 0.1, 0.05]
-    assert M.relevance_floor(ranked, 2.0, 0.59, 0.7) == 2  # 1.0 clears; 0.34 < 0.7 × 0.5
-    assert M.relevance_floor(ranked, 1.0, 0.59, 0.7) == 0  # the best row's 0.5 does not
-    assert M.relevance_floor(ranked, 2.0, 0.59, 0.0) == 5  # no relative floor: the first k
-    assert M.relevance_floor(ranked, 2.0, 0.59, 0.0, k=3) == 3
-    assert M.relevance_floor([], 2.0, 0.0, 0.0) == 0
-    assert M.relevance_floor([0.5, 0.1, 0.45], 2.0, 0.0, 0.7) == 1  # a prefix of the ranking
+    acts = [0.5, 0.4, 0.34, 0.2, 0.1, 0.05]
+    seeds = [0.3, 0.3, 0.3, 0.1, 0.1, 0.0]
+    assert M.relevance_floor(acts, seeds, 2.0, 0.59, 0.4, 0.7) == 2  # 1.0 clears; 0.34 < 0.35
+    assert M.relevance_floor(acts, seeds, 1.0, 0.59, 0.4, 0.7) == 0  # 0.5 does not, seed 0.3
+    assert M.relevance_floor(acts, [0.45] + seeds[1:], 1.0, 0.59, 0.4, 0.7) == 2  # whole query
+    assert M.relevance_floor(acts, seeds, 2.0, 0.59, 0.4, 0.0) == 5  # no relative floor
+    assert M.relevance_floor(acts, seeds, 2.0, 0.59, 0.4, 0.0, k=3) == 3
+    assert M.relevance_floor([], [], 2.0, 0.0, 0.4, 0.0) == 0
+    assert M.relevance_floor([0.5, 0.1, 0.45], seeds, 2.0, 0.0, 0.4, 0.7) == 1  # a prefix
+
+
+def test_a_one_term_query_matched_whole_is_evidence() -> None:
+    """Statistics over the candidates give a one-term query a small Z (every candidate holds
+    the term): its evidence score alone would leave "deploy" empty."""
+    idx = index("deploy the api on friday", "deploy needs the vault token", "deploy with helm")
+    idx2 = index(*[f"lunch note {i}" for i in range(20)], "deploy with helm")
+    for home in (idx, idx2):
+        ev = M.activate(home, q(home, "deploy"))
+        top = np.argsort(-ev.final, kind="stable")[:5]
+        acts, seeds = ev.final[top].tolist(), ev.seeds[top].tolist()
+        assert acts[0] * ev.scale < 0.59  # the evidence score alone: an empty block
+        assert seeds[0] == pytest.approx(1 / 2.2)  # the row holds the whole query (tf 1)
+        assert M.relevance_floor(acts, seeds, ev.scale, 0.59, 0.4, 0.7) >= 1
 
 
 # -- invariants (SPEC §10) and the lab ----------------------------------------------------------
@@ -212,3 +228,27 @@ def test_the_sweep_log_is_complete() -> None:
 def test_counter_input_is_accepted_as_is() -> None:
     idx = M.TermIndex([Counter({"b": 2, "a": 1})], [["n"]])
     assert idx.vocab == ["a", "b"] and idx.tf.tolist() == [1.0, 2.0]
+
+
+@needs_bench
+def test_evidence_prototypes_deliver_through_the_harness_and_stay_off_test() -> None:
+    import datasets as bd
+    import relevance
+
+    store = bd.Store(
+        "s",
+        "dev",
+        [
+            bd.Item("a", "Alice restores the postgres database every friday", "2026-01-01"),
+            bd.Item("b", "Bob likes pasta", "2026-01-01"),
+        ],
+        [],
+    )
+    top5 = relevance.make_delivery("evidence", store, "en", Path("."))
+    assert top5.block("restoring the database").rows == [["a"]]
+    floor = relevance.make_delivery("evidence-floor", store, "en", Path("."))
+    assert floor.block("restoring the database").rows == [["a"]]  # evidence score ≥ 0.59
+    assert floor.block("pasta recipes for a party tonight please").rows == []
+    test_pool = relevance.Pool("LoCoMo 1-4", "en", "test", 0, store)
+    with pytest.raises(ValueError, match="prototype: dev split only"):
+        relevance.run([test_pool], ["evidence-floor"])
