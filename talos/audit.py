@@ -23,8 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from talos.sources.facts import claimed_scopes, parse_fact_line
+from talos.fsutil import open_append, open_regular
+from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
 from talos.sources.skills import skill_scopes
+from talos.text import json_dumps
 from talos.warn import warn
 
 __all__ = ["Txn", "append", "entries", "entry_scope", "recover", "settled", "verify"]
@@ -39,8 +41,10 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
     if not records:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    # json_dumps: control/format characters of a line as escapes (and a lone surrogate of a
+    # file name cannot make the encode fail)
+    data = "".join(json_dumps(r) + "\n" for r in records).encode("utf-8")
+    fd = open_append(path, readable=True)  # a regular file only (issue 12.3)
     size = -1
     try:
         # A SIGKILL can cut a write of more than a page short (tests/test_crash.py saw it),
@@ -69,7 +73,7 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
 def entries(path: Path) -> Iterator[dict[str, Any]]:
     """Every well-formed entry in file order; a torn last line (a kill mid-append) is skipped."""
     try:
-        f = path.open("rb")
+        f = open_regular(path)
     except FileNotFoundError:
         return
     with f:
@@ -173,7 +177,7 @@ def _open_tail(path: Path) -> dict[str, list[dict[str, Any]]] | None:
     """
     try:
         size = path.stat().st_size
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             f.seek(max(0, size - TAIL_BYTES))
             chunk = f.read()
     except FileNotFoundError:
@@ -228,7 +232,7 @@ def recover(path: Path, memory_file: Path) -> int:
     if not open_txns:
         return 0
     try:
-        text = memory_file.read_bytes().decode("utf-8", errors="surrogateescape")
+        text = read_memory(memory_file).decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         text = ""
     lines = {ln.rstrip("\r") for ln in text.split("\n")}
@@ -275,7 +279,7 @@ def verify(path: Path, memory_file: Path) -> list[str]:
     for txn in sorted(prepared - closed):
         problems.append(f"transaction {txn} is neither committed nor aborted")
     try:
-        text = memory_file.read_bytes().decode("utf-8", errors="surrogateescape")
+        text = read_memory(memory_file).decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         text = ""
     lines = {ln.rstrip("\r") for ln in text.split("\n")}

@@ -48,6 +48,8 @@ from pydantic import BaseModel, Field
 
 from talos.errors import TalosError, failure_message
 from talos.memory import Memory, node_identity, node_provenance
+from talos.render import TEXT_CHARS
+from talos.text import cut, printable
 
 __all__ = ["NOTHING_RECALLED", "build_server", "serve"]
 
@@ -206,7 +208,7 @@ def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MC
         )
         return CallToolResult(
             content=[TextContent(type="text", text=result.text or NOTHING_RECALLED)],
-            structured_content=data.model_dump(mode="json"),
+            structured_content=_visible(data.model_dump(mode="json")),
         )
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -220,7 +222,7 @@ def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MC
         For debugging why something was (or was not) recalled. No side effects.
         """
         rows = await call(lambda: memory.explain(query, k=k))
-        return ExplainResult(rows=[ExplainRow.model_validate(r.to_json()) for r in rows])
+        return ExplainResult(rows=[ExplainRow.model_validate(_visible(r.to_json())) for r in rows])
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def dead(
@@ -237,7 +239,9 @@ def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MC
         them with `talos forget`. Facts the user wrote by hand and skills are never listed.
         """
         suggestions = await call(lambda: memory.dead(min_seen, stale_days))
-        return DeadResult(suggestions=[DeadRow.model_validate(s.to_json()) for s in suggestions])
+        return DeadResult(
+            suggestions=[DeadRow.model_validate(_visible(s.to_json())) for s in suggestions]
+        )
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     async def remember(
@@ -288,9 +292,29 @@ def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MC
         value was model-inferred, not stated by the user or a tool.
         """
         decision = await call(lambda: memory.get(key))
-        return GetResult.model_validate(decision.to_json())
+        return GetResult.model_validate(_visible(decision.to_json()))
 
     return server
+
+
+#: What a string of a structured result cut at :data:`talos.render.TEXT_CHARS` ends with.
+_CUT = f"…(cut at {TEXT_CHARS} characters)"
+
+
+def _visible(value: Any) -> Any:
+    """A tool's structured result as the model may read it: every string's control and format
+    characters made visible (:func:`talos.text.printable`, SPEC §6.1 item 7: the SDK writes
+    JSON with C1 controls, bidi overrides and U+2028 raw) and bounded at
+    :data:`talos.render.TEXT_CHARS` with a visible cut, as in the block (issue 12 item 8: a
+    50 MB line is never handed over whole). Dicts and lists are copied; other values are
+    returned as they are."""
+    if isinstance(value, str):
+        return cut(printable(value), TEXT_CHARS, _CUT)
+    if isinstance(value, list):
+        return [_visible(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _visible(v) for k, v in value.items()}
+    return value
 
 
 def _run(fn: Callable[[], T]) -> T:

@@ -1084,9 +1084,15 @@ class Memory:
                 if authorized(n, self.scopes) and n.keywords & qk and not self.keep_fact(n.text):
                     # The text itself is withheld: why-not output reaches agents too (MCP),
                     # and the point of the filter is that this line never reaches a prompt.
-                    reasons = "; ".join(safety.instruction_reasons(n.text)) or "filtered"
+                    found = safety.instruction_reasons(n.text)
+                    reasons = "; ".join(found) or "filtered"
+                    what = (
+                        "it holds a credential"  # issue 13 item 6: the reason is masked too
+                        if found and all(r.startswith("contains a credential") for r in found)
+                        else "it looks like an instruction"
+                    )
                     hidden = dataclasses.replace(
-                        n, text=f"(line {n.line} withheld: it looks like an instruction)", raw=""
+                        n, text=f"(line {n.line} withheld: {what})", raw=""
                     )
                     out.append(WhyNot(hidden, "unsafe", f"{reasons} (SPEC §8.2)"))
         return out

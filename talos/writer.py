@@ -28,7 +28,7 @@ from talos.errors import InputError
 from talos.fsutil import atomic_write_bytes
 from talos.home import Paths
 from talos.model import line_id
-from talos.sources.facts import MIN_FACT_CHARS, ParsedFact, parse_fact_line
+from talos.sources.facts import MIN_FACT_CHARS, ParsedFact, parse_fact_line, read_memory
 from talos.trust import authority_of, derived_id, parse_day
 
 __all__ = [
@@ -151,7 +151,7 @@ def _settle(paths: Paths) -> None:
 
 def _read(paths: Paths) -> bytes:
     try:
-        return paths.memory_file.read_bytes()
+        return read_memory(paths.memory_file)  # a regular file only, bounded (issue 12.3)
     except FileNotFoundError:
         return b""
 

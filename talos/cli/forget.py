@@ -24,6 +24,7 @@ from talos.cli.common import (
 )
 from talos.errors import TalosError
 from talos.memory import Suggestion
+from talos.render import shown
 from talos.trust import parse_day
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def _table(suggestions: list[Suggestion]) -> Table:
     table.add_column("age", justify="right")
     table.add_column("reason")
     for no, s in enumerate(suggestions, 1):
-        table.add_row(str(no), s.text, s.src, _age(s), s.reason)
+        table.add_row(str(no), shown(s.text), shown(s.src), _age(s), shown(s.reason))
     return table
 
 

@@ -24,6 +24,7 @@ from talos.cli.common import (
     scopes_from,
 )
 from talos.memory import node_provenance
+from talos.render import shown
 from talos.trust import record_id, stated_value
 
 __all__ = ["conflicts", "get", "history", "remember", "resolve", "restore", "revoke"]
@@ -226,7 +227,8 @@ def conflicts(
         table.add_column(col)
     for s, k, recs in found:
         for n in recs:
-            table.add_row(s, k, record_id(n), stated_value(n.text), n.src, n.born)
+            cells = (s, k, record_id(n), stated_value(n.text), n.src, n.born)
+            table.add_row(*map(shown, cells))
     out.print(table)
 
 
@@ -286,13 +288,12 @@ def history(
         return
     from rich.table import Table  # imported on use: start-up of every command
 
-    table = Table(title=f"history{' of ' + target if target else ''}")
+    table = Table(title=f"history{' of ' + shown(target) if target else ''}")
     for col in ("time (UTC)", "op", "id", "key", "before", "after", "reason"):
         table.add_column(col, overflow="fold")
     for e in rows:
         when = dt.datetime.fromtimestamp(int(e.get("t", 0)), dt.UTC).strftime("%Y-%m-%d %H:%M")
-        table.add_row(
-            when,
+        cells = (
             str(e.get("op")),
             str(e.get("id") or ""),
             str(e.get("key") or ""),
@@ -300,6 +301,7 @@ def history(
             str(e.get("after") or ""),
             str(e.get("reason") or ""),
         )
+        table.add_row(when, *map(shown, cells))  # the log's texts are stored text
     out.print(table)
 
 
