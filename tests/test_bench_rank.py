@@ -131,7 +131,7 @@ def test_relevance_floor() -> None:
     seeds = [0.3, 0.3, 0.3, 0.1, 0.1, 0.0]
     assert M.relevance_floor(acts, seeds, 2.0, 0.59, 0.4, 0.7) == 2  # 1.0 clears; 0.34 < 0.35
     assert M.relevance_floor(acts, seeds, 1.0, 0.59, 0.4, 0.7) == 0  # 0.5 does not, seed 0.3
-    assert M.relevance_floor(acts, [0.45] + seeds[1:], 1.0, 0.59, 0.4, 0.7) == 2  # whole query
+    assert M.relevance_floor(acts, [0.45, *seeds[1:]], 1.0, 0.59, 0.4, 0.7) == 2  # whole query
     assert M.relevance_floor(acts, seeds, 2.0, 0.59, 0.4, 0.0) == 5  # no relative floor
     assert M.relevance_floor(acts, seeds, 2.0, 0.59, 0.4, 0.0, k=3) == 3
     assert M.relevance_floor([], [], 2.0, 0.0, 0.4, 0.0) == 0
