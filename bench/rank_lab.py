@@ -736,10 +736,16 @@ def rises(base: dict[str, float], now: dict[str, float], copy: str) -> list[str]
 
 
 def check_invariants(golden: Path, work: Path, p: Params = RECOMMENDED) -> list[str]:
-    """Every failed invariant (empty: all hold) on the golden bridge homes and homes built
-    in ``work`` (the cases of ``tests/test_quality_invariants.py``)."""
+    """Every failed invariant (empty: all hold) on copies of the golden bridge homes and on
+    homes built in ``work`` (the cases of ``tests/test_quality_invariants.py``)."""
+    import shutil
+
     fails: list[str] = []
     bridge = "流水线 调度 重试 告警 值班"
+    for n in (1, 20, 60):  # read copies: an indexed read writes the home's state folder
+        if not (work / f"home-bridge-{n}").exists():
+            shutil.copytree(golden / f"home-bridge-{n}", work / f"home-bridge-{n}")
+    golden = work
     for query in ("数据清洗", "数据清洗 脚本"):
         base = activations(golden / "home-bridge-1", query, p)
         for n in (20, 60):
