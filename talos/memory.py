@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from talos import safety
 from talos.block import BlockError, EpisodeBlock, Kinds, RecordsBlock, StackedNodes
@@ -35,6 +35,7 @@ from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
+from talos.sources.facts import parse_fact_line
 from talos.sources.sessions import session_files
 from talos.sources.skills import parse_frontmatter, read_skill, skill_files
 from talos.text import keywords
@@ -43,16 +44,15 @@ from talos.trust import (
     View,
     authorized,
     build_view,
-    derived_id,
     record_id,
     standing,
     stated_value,
 )
 from talos.usage import SqliteUsage, Stat, UsageStore, fingerprint_from, today, write_trace
-from talos.warn import warn
+from talos.warn import audience, warn
 
 if TYPE_CHECKING:
-    from talos.writer import RememberResult
+    from talos.writer import Forgotten, RememberResult, Restored
 
 __all__ = [
     "Memory",
@@ -235,6 +235,22 @@ def node_identity(n: Node) -> dict[str, Any]:
 def node_provenance(n: Node) -> dict[str, Any]:
     """Provenance fields of a node (SPEC §7.1)."""
     return {"src": n.src, "born": n.born, "scope": n.scope, **n.fields}
+
+
+_M = TypeVar("_M", bound=Callable[..., Any])
+
+
+def _heard(method: _M) -> _M:
+    """Run a :class:`Memory` method with its scopes as the warnings' audience: a warning about
+    a record of another scope (an unreadable tag, a skill left out) is not printed
+    (:mod:`talos.warn`, SPEC §7.3, issue 13 item 8)."""
+
+    @functools.wraps(method)
+    def run(self: Memory, *args: Any, **kwargs: Any) -> Any:
+        with audience(self.scopes):
+            return method(self, *args, **kwargs)
+
+    return cast(_M, run)
 
 
 class Memory:
@@ -425,6 +441,7 @@ class Memory:
         start = len(records)
         return records + [block.episode(e, start) for e in range(block.episodes)]
 
+    @_heard
     def view(
         self, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> tuple[View, Graph]:
@@ -616,6 +633,7 @@ class Memory:
             self.index.save_records(token, records.to_bytes(token))
         return graph
 
+    @_heard
     def prepare(self, at: dt.date | None = None) -> None:
         """Build and store what a recall at ``at`` (default today) reads, so the next recall
         process starts warm: the episode block and the records block of the default view
@@ -653,6 +671,7 @@ class Memory:
             return Graph(stacked, len(head), incidence, block.incidence)
         return Graph(head, len(head), incidence)
 
+    @_heard
     def graph(self, at: dt.date | None = None) -> Graph:
         """The graph of the authorized active view at ``at`` (default: today)."""
         return self.view(at)[1]
@@ -665,6 +684,7 @@ class Memory:
 
     # -- reading ---------------------------------------------------------------------------
 
+    @_heard
     def recall(
         self,
         query: str,
@@ -716,7 +736,7 @@ class Memory:
             for s, i in top
         ]
         text = render_block([Pick(r.node, r.score, r.body) for r in rows], self.lang)
-        write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows])
+        write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
         self._count(graph, rows)
         return Recall(text, rows)
 
@@ -800,6 +820,7 @@ class Memory:
         except Exception as e:
             warn(f"cannot update usage counts ({e}); recall goes on")
 
+    @_heard
     def explain(
         self,
         query: str,
@@ -840,6 +861,7 @@ class Memory:
             )
         return out
 
+    @_heard
     def usage(self) -> dict[str, Stat]:
         """Usage counts of the authorized scopes: ``kind:text80`` → :class:`Stat` (SPEC §6.3)."""
         out: dict[str, Stat] = {}
@@ -847,16 +869,21 @@ class Memory:
             out.update(self.usage_store.stats(s))
         return out
 
+    @_heard
     def dead(
         self, min_seen: int = 8, stale_days: int = 90, at: dt.date | None = None
     ) -> list[Suggestion]:
-        """Forgetting suggestions (SPEC §6.4): memories talos wrote itself (``src != user``).
+        """Forgetting suggestions (SPEC §6.4): memories whose tag says talos or an agent
+        wrote them (``src != user``).
 
-        A fact, or a skill whose frontmatter says ``source:`` other than ``user`` (issue 3),
-        qualifies when ``seen >= min_seen`` and it was never hit ("seen N times, never
-        recalled") or its last hit is ``>= stale_days`` days ago. Merged members count too;
-        hand-written facts and skills without ``source:`` are never proposed. A memory with
-        hits but no recorded hit day (imported ``[seen, hits]``) is not judged stale.
+        A fact whose tag's source is not ``user``, or a skill whose frontmatter says
+        ``source:`` other than ``user`` (issue 3), qualifies when ``seen >= min_seen`` and it
+        was never hit ("seen N times, never recalled") or its last hit is ``>= stale_days``
+        days ago. Merged members count too. The tag decides, not who typed the line (issue
+        12.6): untagged and ``user``-tagged lines and skills without ``source:`` are never
+        proposed; a line a person tagged ``import`` or ``reflect`` is. Each suggestion carries
+        its ``src``. A memory with hits but no recorded hit day (imported ``[seen, hits]``) is
+        not judged stale.
         """
         graph = self.graph(at)
         stats = {s: self.usage_store.stats(s) for s in self.scopes}
@@ -906,8 +933,17 @@ class Memory:
 
     # -- writing ---------------------------------------------------------------------------
 
+    @_heard
     def forget(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> int:
-        """Remove the memory.md lines the suggestions stand for (SPEC §6.5).
+        """Remove the memory.md lines the suggestions stand for (SPEC §6.5); returns how many
+        records were forgotten (lines and skill files; see :meth:`forget_records`)."""
+        return len(self.forget_records(suggestions))
+
+    @_heard
+    def forget_records(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> list[Forgotten]:
+        """Remove the memory.md lines the suggestions stand for (SPEC §6.5), and move
+        suggested skill files to the trash; returns what was forgotten, with the ids
+        ``talos restore`` takes (issue 12.6: "can be restored" named no id).
 
         Removes lines *not* written by the person (``src != user``) whose text equals a
         suggestion's text, in the suggestion's scope — never a hand-written line with the same
@@ -916,20 +952,25 @@ class Memory:
 
         Args:
             suggestions: :class:`Suggestion` objects or ``(kind, text[, reason])`` tuples
-                (scope ``global``); only ``fact`` suggestions remove lines.
+                (scope ``global``); only ``fact`` suggestions remove lines, only skill
+                :class:`Suggestion` objects move files.
 
         Returns:
-            The number of lines removed.
+            :class:`~talos.writer.Forgotten` records, skills first, then lines in file order.
 
         Raises:
             filelock.Timeout, OSError: the file could not be rewritten (it is then unchanged).
         """
+        from talos import writer  # imported on use: recall never writes memory.md
+
         wanted: dict[tuple[str, str], str] = {}
-        trashed = 0
+        done: list[Forgotten] = []
         for s in suggestions:
             kind, text = s[0], s[1]
             if kind == "skill" and isinstance(s, Suggestion):
-                trashed += self._forget_skill(s)
+                skill = self._forget_skill(s)
+                if skill is not None:
+                    done.append(skill)
                 continue
             if kind != "fact":
                 continue
@@ -938,44 +979,50 @@ class Memory:
             wanted.setdefault((scope, text), reason)
         if not wanted:
             self._cache = None
-            return trashed
-        matched: set[tuple[str, str]] = set()
+            return done
 
         def doomed(p: Any, _raw: str) -> bool:
-            key = (p.fields.get("scope", "global"), p.text)
-            if p.src != "user" and key in wanted:
-                matched.add(key)
-                return True
-            return False
+            return p.src != "user" and (p.fields.get("scope", "global"), p.text) in wanted
 
         reasons = sorted(set(wanted.values()))
-        from talos import writer  # imported on use: recall never writes memory.md
-
         removed = writer.remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
+        self._cache = None
+        matched: set[tuple[str, str]] = set()
+        for r in removed:
+            parsed = parse_fact_line(r.raw)
+            assert parsed is not None  # remove_fact_lines removes parsed facts only
+            matched.add((parsed.fields.get("scope", "global"), parsed.text))
+            done.append(
+                writer.Forgotten("fact", r.id, parsed.text, f"{self.paths.memory_file}:{r.line}")
+            )
         for scope, text in wanted.keys() - matched:
             warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
-        self._cache = None
-        return len(removed) + trashed
+        return done
 
-    def _forget_skill(self, s: Suggestion) -> int:
+    def _forget_skill(self, s: Suggestion) -> Forgotten | None:
         """Move a suggested skill file to the trash (restorable) if it still exists and is
-        still not hand-written (``source:`` other than ``user``); 0 otherwise."""
+        still not hand-written (``source:`` other than ``user``); ``None`` otherwise."""
         path = Path(s.path)
         raw = read_skill(path) if path.is_file() else None
         if raw is None:
             warn(f"nothing to forget for skill {s.text!r}: {path} is gone or unreadable")
-            return 0
+            return None
         fields, _body = parse_frontmatter(raw)
         if (fields.get("source") or "user") == "user":
             warn(f"{path}: written by the person (no source: or source: user); not forgotten")
-            return 0
+            return None
+        scope = fields.get("scope") or "global"
+        if scope not in self.scopes:  # its scope changed since it was suggested (SPEC §7.3)
+            warn(f"nothing to forget for skill {s.text!r}: it is no longer in scope {s.scope}")
+            return None
         from talos import writer  # imported on use: recall never writes memory.md
 
-        writer.trash_skill(self.paths, path, s.reason)
-        return 1
+        dest = writer.trash_skill(self.paths, path, s.reason, scope)
+        return writer.Forgotten("skill", writer.skill_id(path), s.text, str(dest))
 
     # -- trust (SPEC §7) -------------------------------------------------------------------
 
+    @_heard
     def get(
         self, key: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> Decision:
@@ -1010,11 +1057,13 @@ class Memory:
             return Decision(key, "expired" if "expired" in reasons else "not-yet-valid", None, None)
         return Decision(key, "unknown", None, None)
 
+    @_heard
     def conflicts(self, at: dt.date | None = None) -> list[tuple[str, str, list[Node]]]:
         """Contested keys in view: ``[(scope, key, competing records), ...]`` (SPEC §7.4)."""
         view, _graph = self.view(at)
         return [(scope, key, list(recs)) for (scope, key), recs in view.conflicts.items()]
 
+    @_heard
     def why_not(
         self,
         query: str,
@@ -1053,13 +1102,20 @@ class Memory:
                 if authorized(n, self.scopes) and n.keywords & qk and not self.keep_fact(n.text):
                     # The text itself is withheld: why-not output reaches agents too (MCP),
                     # and the point of the filter is that this line never reaches a prompt.
-                    reasons = "; ".join(safety.instruction_reasons(n.text)) or "filtered"
+                    found = safety.instruction_reasons(n.text)
+                    reasons = "; ".join(found) or "filtered"
+                    what = (
+                        "it holds a credential"  # issue 13 item 6: the reason is masked too
+                        if found and all(r.startswith("contains a credential") for r in found)
+                        else "it looks like an instruction"
+                    )
                     hidden = dataclasses.replace(
-                        n, text=f"(line {n.line} withheld: it looks like an instruction)", raw=""
+                        n, text=f"(line {n.line} withheld: {what})", raw=""
                     )
                     out.append(WhyNot(hidden, "unsafe", f"{reasons} (SPEC §8.2)"))
         return out
 
+    @_heard
     def remember(
         self,
         text: str,
@@ -1108,15 +1164,21 @@ class Memory:
         self._cache = None
         return result
 
+    @_heard
     def resolve(self, key: str, keep: str, at: dt.date | None = None) -> list[str]:
         """Settle a conflict (SPEC §7.4): keep record ``keep``; the other active records of
         ``key`` in its scope become superseded (removed from memory.md, audited, restorable).
+
+        ``keep`` is looked up in the view first (the message lists the ids to choose from);
+        the decision itself is made again under the lock on memory.md as it is then
+        (:func:`talos.writer.resolve`, issue 12.2).
 
         Returns:
             Ids of the superseded records.
 
         Raises:
-            InputError: ``keep`` is not an active in-scope record of ``key``.
+            InputError: ``keep`` is not an active in-scope record of ``key``, or no longer is
+                by the time the lock is held (another write changed the key meanwhile).
         """
         view, _graph = self.view(at)
         pool = [n for n in view.nodes if n.kind == "fact" and n.fields.get("key") == key]
@@ -1125,31 +1187,24 @@ class Memory:
             for e in view.excluded
             if e.node.fields.get("key") == key and e.reason in ("conflict", "shadowed")
         ]
-        kept = [n for n in pool if record_id(n) == keep]
-        if not kept:
+        if not any(record_id(n) == keep for n in pool):
             ids = ", ".join(sorted({record_id(n) for n in pool})) or "none"
             raise InputError(f"{keep!r} is not an active record of key {key!r} (ids: {ids})")
-        scope = kept[0].scope
-        losers = {record_id(n) for n in pool if n.scope == scope and record_id(n) != keep}
         from talos import writer  # imported on use: recall never writes memory.md
 
-        removed = writer.remove_fact_lines(
-            self.paths,
-            lambda p, raw: (
-                p.fields.get("key") == key
-                and p.fields.get("scope", "global") == scope
-                and p.fields.get("status", "active") == "active"
-                and derived_id(p.fields, raw) in losers
-            ),
-            "resolve",
-            f"conflict on {key} resolved: kept {keep}",
-        )
+        removed = writer.resolve(self.paths, key, keep, self.scopes, at or dt.date.today())
         self._cache = None
         return [r.id for r in removed]
 
+    @_heard
     def revoke(self, ref: str) -> list[str]:
         """Retract every record derived from source ``ref`` in the authorized scopes (§7.6):
-        removed from memory.md, audited as ``revoke``, restorable. Returns their ids."""
+        removed from memory.md, audited as ``revoke``, restorable. Returns their ids.
+
+        Raises:
+            InputError: ``ref`` is empty, or no record of the authorized scopes carries it
+                (issue 12.6: "revoked 0 record(s)" with exit 0 read as success).
+        """
         if not ref:
             raise InputError("revoke needs a non-empty --ref")
         from talos import writer  # imported on use: recall never writes memory.md
@@ -1163,17 +1218,31 @@ class Memory:
             f"source {ref} revoked",
         )
         self._cache = None
+        if not removed:
+            raise InputError(
+                f"no record in {self.paths.memory_file} carries ref={ref} "
+                f"(scopes: {', '.join(self.scopes)}); nothing revoked"
+            )
         return [r.id for r in removed]
 
+    @_heard
     def restore(self, rid: str) -> str:
         """Bring back a removed record of the authorized scopes by id from the audit log
-        (SPEC §7.6); returns the line. Another scope's id reads as unknown (§7.7)."""
+        (SPEC §7.6); returns the line (see :meth:`restore_record`)."""
+        return self.restore_record(rid).line
+
+    @_heard
+    def restore_record(self, rid: str) -> Restored:
+        """:meth:`restore`, telling also which records the restored one superseded: undoing
+        a supersede makes it current again (:func:`talos.writer.restore`, issue 12.6).
+        Another scope's id reads as unknown (§7.7)."""
         from talos import writer  # imported on use: recall never writes memory.md
 
-        line = writer.restore(self.paths, rid, scopes=self.scopes)
+        done = writer.restore(self.paths, rid, scopes=self.scopes)
         self._cache = None
-        return line
+        return done
 
+    @_heard
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
         """Audit entries (committed writes) of the authorized scopes, oldest first; only those
         whose record id or key is ``target`` when given (SPEC §7.6). The log holds every

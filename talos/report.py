@@ -1,7 +1,9 @@
 """``talos report``: what recall has been doing, from the trace and the usage counts (SPEC §6.6).
 
 :func:`build_report` reads ``recall_trace.jsonl`` (one line per recall, SPEC §6.3) and the
-usage counts of the authorized scopes, and returns a JSON-ready dict:
+usage counts of the authorized scopes, and returns a JSON-ready dict. Only trace lines of
+requests whose scopes are all authorized are read (:func:`read_trace`): ``--scope
+project:alpha`` never sees what a beta recall picked, nor how many beta recalls there were.
 
 * ``recalls`` (trace lines), ``empty_rounds`` (``picked == []``), ``body_rounds`` (a skill body
   was delivered), their rates, ``picks`` (rows delivered) and ``picks_by_kind``;
@@ -27,12 +29,16 @@ import json
 import math
 import statistics
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from talos.fsutil import open_regular
 from talos.memory import Memory, node_identity
 from talos.model import KINDS, Node
+from talos.render import shown
+from talos.text import one_line
+from talos.usage import trace_scopes
 
 __all__ = ["SCORE_BINS", "build_report", "read_trace", "render_html"]
 
@@ -40,26 +46,40 @@ __all__ = ["SCORE_BINS", "build_report", "read_trace", "render_html"]
 SCORE_BINS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 
 
-def read_trace(path: Path) -> tuple[list[dict[str, Any]], int]:
+def read_trace(
+    path: Path, scopes: Collection[str] | None = None
+) -> tuple[list[dict[str, Any]], int]:
     """The well-formed lines of a recall trace, and how many lines were not.
 
-    A line is well-formed when it is a JSON object with a list ``picked`` and a number ``t``.
-    A missing file is an empty trace.
+    A line is well-formed when it is a JSON object with a list ``picked``, a number ``t`` and,
+    when present, a list ``scopes`` of names. A missing file is an empty trace.
+
+    Args:
+        path: the trace file.
+        scopes: the reader's authorized scopes (SPEC §6.3, §7.3): only lines whose request
+            scopes (:func:`talos.usage.trace_scopes`) are all among them are read — a line
+            of an older talos, which has none, is ``global``'s. A line that cannot be read
+            names no scope, so it is counted only for a reader authorized for ``global``.
+            ``None``: every line.
     """
+    allowed = None if scopes is None else frozenset(scopes)
     rounds: list[dict[str, Any]] = []
     bad = 0
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:  # never a FIFO or a device (issue 12.3)
             for blob in f:
                 if not blob.strip():
                     continue
                 try:
                     rec = json.loads(blob.decode("utf-8", errors="replace"))
                 except ValueError:
-                    bad += 1
-                    continue
+                    rec = None
+                owner = trace_scopes(rec) if isinstance(rec, dict) else None
+                if allowed is not None and not (owner or _UNREADABLE) <= allowed:
+                    continue  # another scope's recall: not even counted (SPEC §7.3)
                 if (
-                    isinstance(rec, dict)
+                    owner is not None
+                    and isinstance(rec, dict)
                     and isinstance(rec.get("picked"), list)
                     and isinstance(rec.get("t"), (int, float))
                     and all(isinstance(p, dict) for p in rec["picked"])
@@ -70,6 +90,10 @@ def read_trace(path: Path) -> tuple[list[dict[str, Any]], int]:
     except FileNotFoundError:
         pass
     return rounds, bad
+
+
+#: Whose a trace line is when it cannot be read: ``global`` (what an untagged line is).
+_UNREADABLE = frozenset({"global"})
 
 
 def _day(t: float) -> dt.date:
@@ -103,7 +127,7 @@ def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[
     Returns:
         The JSON-ready summary described in the module docstring.
     """
-    rounds, bad = read_trace(mem.paths.trace_file)
+    rounds, bad = read_trace(mem.paths.trace_file, mem.scopes)
     per_day: dict[dt.date, list[int]] = {}
     by_kind = dict.fromkeys(KINDS, 0)
     keys: dict[str, dict[str, Any]] = {}
@@ -212,7 +236,12 @@ def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[
 
 # -- HTML ----------------------------------------------------------------------------------
 
-_E = html.escape
+
+def _E(text: object) -> str:
+    """Text for the page: on one line, control and format characters visible (a bidi override
+    in a memory would reorder the table cell, SPEC §6.1 item 7), then HTML-escaped."""
+    return html.escape(one_line(str(text)))
+
 
 _CSS = """
 :root { --ink:#1f2933; --muted:#616e7c; --line:#d9dee4; --bar:#3b6fb6; --empty:#c8553d;
@@ -550,7 +579,8 @@ def render_html(report: dict[str, Any], *, never_limit: int = 50) -> str:
     never = r["never_recalled"]
     if never:
         rows = "".join(
-            f"<tr><td><span class='kind'>{_E(n['kind'])}</span></td><td>{_E(n['text'])}</td>"
+            f"<tr><td><span class='kind'>{_E(n['kind'])}</span></td>"
+            f"<td>{_E(shown(n['text']))}</td>"
             f"<td class='num'>{n['seen']}</td></tr>"
             for n in never[:never_limit]
         )

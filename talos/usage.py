@@ -14,17 +14,26 @@ since the previous recall (detected by a fingerprint of the key set). All of it 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from talos.fsutil import atomic_write_text
+from talos.errors import StateError, state_error
+from talos.fsutil import (
+    MAX_STATE_BYTES,
+    atomic_write_text,
+    check_regular_or_missing,
+    open_append,
+    read_regular,
+)
+from talos.text import json_dumps
 from talos.warn import warn
 
 __all__ = [
@@ -35,6 +44,7 @@ __all__ = [
     "fingerprint",
     "query_hash",
     "today",
+    "trace_scopes",
     "write_trace",
 ]
 
@@ -61,23 +71,54 @@ def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
 
 
-def write_trace(path: Path, query: str, picked: list[dict[str, object]]) -> None:
-    """Append exactly one trace line ``{"picked": [...], "q": HASH, "t": SECONDS}`` (SPEC §6.3).
+def write_trace(
+    path: Path,
+    query: str,
+    picked: list[dict[str, object]],
+    scopes: Sequence[str] = ("global",),
+) -> None:
+    """Append exactly one trace line ``{"picked": [...], "q": HASH, "t": SECONDS, "scopes":
+    [...]}`` (SPEC §6.3). ``scopes`` are the request's authorized scopes: a reader of the trace
+    shows the line only to a request authorized for all of them (:func:`trace_scopes`).
 
     One ``write`` on an ``O_APPEND`` descriptor, so lines from concurrent processes never
-    interleave. A failure warns on stderr and never raises: observing must not break recall.
+    interleave; only onto a regular file (:func:`talos.fsutil.open_append`: a FIFO there hung
+    recall, a device was written to). A failure warns on stderr and never raises, whatever it
+    is (a NUL byte in the path raised ``ValueError`` out of recall): observing must not break
+    recall (SPEC §6.1).
     """
-    rec = {"picked": picked, "q": query_hash(query), "t": int(time.time())}
-    data = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", errors="replace")
+    rec = {
+        "picked": picked,
+        "q": query_hash(query),
+        "t": int(time.time()),
+        "scopes": list(scopes),
+    }
+    # json_dumps: a key's bidi override or U+2028 is an escape, not raw, in a file people tail
+    data = (json_dumps(rec) + "\n").encode("utf-8", errors="replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_append(path)
         try:
             os.write(fd, data)
         finally:
             os.close(fd)
     except OSError as e:
-        warn(f"{path}: cannot write the recall trace ({e.strerror}); recall goes on")
+        warn(f"{path}: cannot write the recall trace ({e.strerror or e}); recall goes on")
+    except Exception as e:  # ValueError (a NUL byte in the path), anything else: never fail
+        shown = str(path).replace("\0", "\\0")
+        warn(f"{shown}: cannot write the recall trace ({e}); recall goes on")
+
+
+def trace_scopes(rec: Mapping[str, object]) -> frozenset[str] | None:
+    """The scopes of the request that wrote trace line ``rec`` (SPEC §6.3): its ``scopes``
+    field; a line written before the field existed (or by the reference ``recall.py``) is
+    ``global``'s only: its picks may belong to any scope, so no other scope is shown them; so
+    is a line with an empty list (a request with no scope at all recalls nothing of any).
+    ``None`` when the field is there but is not a list of scope names (a malformed line)."""
+    scopes = rec.get("scopes", ["global"])
+    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+        return None
+    return frozenset(scopes or ["global"])
 
 
 _FP_MEMO: dict[int, tuple[frozenset[str], str]] = {}
@@ -149,6 +190,15 @@ def _digest(keys: Iterable[str]) -> str:
     return f"x{acc:016x}.{n}"
 
 
+def _rollback(con: sqlite3.Connection) -> None:
+    """Roll back what is left of a transaction: SQLite may have rolled it back itself (a
+    full disk), and a second ROLLBACK then hid the cause ("cannot rollback - no transaction
+    is active" was all a recall on a full disk said)."""
+    if con.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            con.execute("ROLLBACK")
+
+
 class UsageStore(Protocol):
     """Where usage counts live. ``present``/``hits`` map a scope to memory keys."""
 
@@ -190,21 +240,105 @@ class SqliteUsage:
             con.close()
             self._local.con = None
 
+    #: What to do with a usage.db that is damaged or not talos's (issue 12 item 4).
+    DAMAGED = (
+        "move it aside (talos then starts new counts; recall is not affected) or put back a backup"
+    )
+    TABLES = ("counters", "fingerprints", "usage")
+
+    def _fail(self, e: BaseException) -> StateError:
+        """``e`` (an OSError or a SQLite error on usage.db) as a sentence naming the file."""
+        return state_error(self.path, e, "the usage counts", self.DAMAGED)
+
     def _connect(self) -> sqlite3.Connection:
-        """This thread's connection, opened (and the schema migrated) on first use."""
+        """This thread's connection, opened (and the schema migrated) on first use.
+
+        Raises:
+            StateError: usage.db cannot be opened for writing, is damaged, or is newer.
+        """
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
         if con is not None:
             return con
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        con.execute("PRAGMA busy_timeout=60000")
-        if not self._ready:
-            self._migrate(con)
-            self._ready = True
+        check_regular_or_missing(self.path)  # SQLite would take a FIFO or a device (12.3)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            try:
+                con.execute("PRAGMA busy_timeout=60000")
+                if not self._ready:
+                    self._migrate(con)
+                    self._ready = True
+            except BaseException:
+                con.close()
+                raise
+        except (OSError, sqlite3.Error) as e:
+            raise self._fail(e) from e
         self._local.con = con
         return con
 
+    def _reader(self) -> sqlite3.Connection | None:
+        """A connection to read the counts from: :meth:`_connect`'s, or a read-only one when
+        usage.db cannot be written (a read-only home, a full disk: reading still works,
+        issue 12 item 4); ``None`` when there is no usage.db to read.
+
+        Raises:
+            StateError: usage.db is damaged or newer, or cannot be read either.
+        """
+        if (
+            getattr(self._local, "con", None) is None
+            and not self.path.exists()
+            and not (self.import_hits is not None and self.import_hits.exists())
+        ):
+            return None  # nothing counted yet: reading creates no file (doctor, report)
+        try:
+            return self._connect()
+        except StateError as e:
+            if not isinstance(e.__cause__, (OSError, sqlite3.OperationalError)):
+                raise  # damaged or newer: reading it read-only would not help
+            if not self.path.is_file():
+                return None  # nothing counted yet, and nowhere to count
+            for mode in ("mode=ro", "immutable=1"):  # immutable: no -shm on a read-only disk
+                try:
+                    con = sqlite3.connect(
+                        f"{self.path.absolute().as_uri()}?{mode}", uri=True, timeout=60
+                    )
+                    version = con.execute("PRAGMA user_version").fetchone()[0]
+                except sqlite3.Error:
+                    continue
+                try:
+                    if version == 0:
+                        con.close()
+                        return None
+                    self._check_schema(con, version)
+                except BaseException:
+                    con.close()
+                    raise
+                self._local.con = con  # record() then fails on it, with a warning
+                return con
+            raise
+
+    def _check_schema(self, con: sqlite3.Connection, version: int) -> None:
+        """Raise :class:`StateError` unless ``con`` holds talos's usage tables of a schema
+        this talos reads (a newer talos's file is left alone: upgrade talos)."""
+        if version > self.SCHEMA:
+            raise StateError(
+                f"{self.path}: written by a newer talos (usage schema {version}, this one "
+                f"reads {self.SCHEMA}); upgrade talos, or {self.DAMAGED}",
+                self.path,
+            )
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [t for t in self.TABLES if t not in names]
+        if missing:
+            raise StateError(
+                f"{self.path}: not a talos usage database (no table {', '.join(missing)}); "
+                f"{self.DAMAGED}",
+                self.path,
+            )
+
     def _migrate(self, con: sqlite3.Connection) -> None:
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version:  # someone else's file, or a newer talos's, is left as it is
+            self._check_schema(con, version)
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("BEGIN IMMEDIATE")
         try:
@@ -222,13 +356,11 @@ class SqliteUsage:
                     con.execute(stmt)
                 self._import_reference(con)
                 con.execute(f"PRAGMA user_version={self.SCHEMA}")
-            elif version > self.SCHEMA:
-                raise sqlite3.DatabaseError(
-                    f"{self.path}: written by a newer talos (schema {version})"
-                )
+            else:
+                self._check_schema(con, version)
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            _rollback(con)
             raise
 
     def _import_reference(self, con: sqlite3.Connection) -> None:
@@ -237,7 +369,7 @@ class SqliteUsage:
         if self.import_hits is None or not self.import_hits.exists():
             return
         try:
-            data = json.loads(self.import_hits.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.import_hits, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError) as e:
             warn(f"{self.import_hits}: cannot import reference usage counts ({e})")
             return
@@ -263,8 +395,24 @@ class SqliteUsage:
         hits: Mapping[str, set[str]],
         day: int,
     ) -> None:
-        """Count one recall in one transaction (see the module docstring for the cost)."""
+        """Count one recall in one transaction (see the module docstring for the cost).
+
+        Raises:
+            StateError: usage.db cannot be written (nothing of this recall is counted).
+        """
         con = self._connect()
+        try:
+            self._record(con, present, hits, day)
+        except (OSError, sqlite3.Error) as e:
+            raise self._fail(e) from e
+
+    def _record(
+        self,
+        con: sqlite3.Connection,
+        present: Mapping[str, frozenset[str]],
+        hits: Mapping[str, set[str]],
+        day: int,
+    ) -> None:
         con.execute("BEGIN IMMEDIATE")
         try:
             for scope, keys in present.items():
@@ -296,7 +444,9 @@ class SqliteUsage:
                 )
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            _rollback(con)
+            # what this object remembers of the presence it wrote was not written after all
+            self._synced.clear()
             raise
 
     @staticmethod
@@ -331,18 +481,28 @@ class SqliteUsage:
             )
 
     def stats(self, scope: str) -> dict[str, Stat]:
-        """Usage of every key ever counted in ``scope``."""
-        con = self._connect()
-        row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
-        n = row[0] if row else 0
-        return {
-            key: Stat(base + (n - since if present else 0), hits, day)
-            for key, base, since, present, hits, day in con.execute(
-                "SELECT key, base_seen, since, present, hits, last_hit_day "
-                "FROM usage WHERE scope=?",
-                (scope,),
-            )
-        }
+        """Usage of every key ever counted in ``scope`` (read-only when usage.db cannot be
+        written; empty when there is none).
+
+        Raises:
+            StateError: usage.db is damaged, newer, or cannot be read.
+        """
+        con = self._reader()
+        if con is None:
+            return {}
+        try:
+            row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
+            n = row[0] if row else 0
+            return {
+                key: Stat(base + (n - since if present else 0), hits, day)
+                for key, base, since, present, hits, day in con.execute(
+                    "SELECT key, base_seen, since, present, hits, last_hit_day "
+                    "FROM usage WHERE scope=?",
+                    (scope,),
+                )
+            }
+        except sqlite3.Error as e:
+            raise self._fail(e) from e
 
 
 class JsonUsage:
@@ -358,7 +518,7 @@ class JsonUsage:
 
     def _load(self) -> dict[str, list[int]]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -391,7 +551,7 @@ class JsonUsage:
                     data[ref] = [seen + 1, hits_n + 1, day]
                 else:
                     data[ref] = [seen + 1, hits_n, last]
-            atomic_write_text(self.path, json.dumps(data, ensure_ascii=False))
+            atomic_write_text(self.path, json_dumps(data))
 
     def stats(self, scope: str) -> dict[str, Stat]:
         """Usage by our key (``fact:<text80>``); only the ``global`` scope has any."""

@@ -78,7 +78,7 @@ def test_four_processes_recalling_lose_no_update(make_home, tmp_path: Path) -> N
     assert lines[-1] == ""
     records = [json.loads(line) for line in lines[:-1]]
     assert len(records) == n
-    assert all(sorted(r) == ["picked", "q", "t"] for r in records)
+    assert all(sorted(r) == ["picked", "q", "scopes", "t"] for r in records)
     picked = sorted(json.dumps(r["picked"], sort_keys=True) for r in records)
     assert len(set(picked)) == 2
     assert picked.count(picked[0]) == picked.count(picked[-1]) == half

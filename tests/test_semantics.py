@@ -278,8 +278,9 @@ def test_body_skill_lists_merged_twins_by_label_and_path_never_a_second_body(mak
 
 
 def test_trace_has_one_line_per_recall_with_only_the_query_hash(make_home) -> None:
-    """§6.3: one line per recall, keys exactly picked/q/t, q = 12-hex SHA-256 prefix, the query
-    text is never stored, empty rounds are recorded with ``picked == []``."""
+    """§6.3: one line per recall, keys exactly picked/q/t/scopes (the request's scopes, issue 13
+    item 8), q = 12-hex SHA-256 prefix, the query text is never stored, empty rounds are
+    recorded with ``picked == []``."""
     home = make_home(memory=PAIR, skills={"tea.md": TEA})
     mem = memory(home)
     queries = ["alice bob secretword", NEVER_QUERY, "", "the and of 的 了", "green tea"]
@@ -291,7 +292,8 @@ def test_trace_has_one_line_per_recall_with_only_the_query_hash(make_home) -> No
     raw = (home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8")
     lines = trace_lines(home)
     assert len(raw.splitlines()) == len(lines) == 5
-    assert all(sorted(rec) == ["picked", "q", "t"] for rec in lines)
+    assert all(sorted(rec) == ["picked", "q", "scopes", "t"] for rec in lines)
+    assert all(rec["scopes"] == ["global"] for rec in lines)
     assert [rec["q"] for rec in lines] == [
         hashlib.sha256(q.encode()).hexdigest()[:12] for q in queries
     ]

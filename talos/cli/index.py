@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from typing import Annotated
 
 import typer
 
-from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors
-from talos.errors import TalosError
-from talos.home import resolve_paths
+from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
+from talos.errors import state_error
+from talos.home import Paths
 from talos.index import Index, RefreshStats
 from talos.memory import Memory
+from talos.render import shown
 
 __all__ = ["index"]
 
@@ -38,32 +40,48 @@ def index(
       talos index --rebuild
       talos index --check --json
     """
-    paths = resolve_paths(home)
-    with Index(paths) as idx:
-        if check:
-            problems = idx.check()  # read-only: compares what is indexed with the files
-            if as_json:
-                emit(
-                    "index",
-                    {"check": True, "problems": problems},
-                    ok=not problems,
-                    error="index differs from the files" if problems else None,
-                )
-            elif problems:
-                for p in problems:
-                    err.print(p)
-            else:
-                err.print("index matches the files")
-            if problems:
-                raise typer.Exit(1)
-            return
-        start = time.perf_counter()
-        stats = _run(idx, rebuild, show=not as_json)
-        with Memory(paths.home) as mem:  # the blocks a recall reads: its first call is warm
-            mem.prepare()
-        seconds = time.perf_counter() - start
-        facts, episodes = idx.counts()  # counted by the index: no node built (1M facts: 10 s)
-        counts = {"facts": facts, "episodes": episodes}
+    paths = checked_paths(home)
+    idx = Index(paths)
+    try:
+        _index(idx, paths, check, rebuild, as_json)
+    except (OSError, sqlite3.Error) as e:
+        if isinstance(e, OSError) and e.filename:
+            raise  # a file of the person's (memory.md, a session): named by the error
+        raise state_error(idx.file, e, "the index", _DAMAGED) from e
+    finally:
+        idx.close()
+
+
+#: What to do with a damaged index: it is a cache of the files (SPEC §11).
+_DAMAGED = "run talos index --rebuild (a cache of the files: nothing is lost)"
+
+
+def _index(idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool) -> None:
+    """:func:`index` on an open :class:`Index`."""
+    if check:
+        problems = idx.check()  # read-only: compares what is indexed with the files
+        if as_json:
+            emit(
+                "index",
+                {"check": True, "problems": problems},
+                ok=not problems,
+                error="index differs from the files" if problems else None,
+            )
+        elif problems:
+            for p in problems:
+                err.print(shown(p))  # one line each: a problem names a file
+        else:
+            err.print("index matches the files")
+        if problems:
+            raise typer.Exit(1)
+        return
+    start = time.perf_counter()
+    stats = _run(idx, rebuild, show=not as_json)
+    with Memory(paths.home) as mem:  # the blocks a recall reads: its first call is warm
+        mem.prepare()
+    seconds = time.perf_counter() - start
+    facts, episodes = idx.counts()  # counted by the index: no node built (1M facts: 10 s)
+    counts = {"facts": facts, "episodes": episodes}
     data = {
         "file": str(idx.file),
         "seconds": round(seconds, 3),
@@ -105,7 +123,4 @@ def _run(idx: Index, rebuild: bool, show: bool) -> RefreshStats:
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        try:
-            return idx.rebuild(progress) if rebuild else idx.refresh(full=True, progress=progress)
-        except OSError as e:
-            raise TalosError(f"{idx.file}: cannot write the index ({e.strerror})") from None
+        return idx.rebuild(progress) if rebuild else idx.refresh(full=True, progress=progress)

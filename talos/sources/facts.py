@@ -8,15 +8,17 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
 
+from talos import fsutil
 from talos.model import Node
 from talos.text import matching_keywords
-from talos.warn import warn
+from talos.warn import audible, warn
 
 __all__ = [
     "MAX_FACT_BYTES",
     "MIN_FACT_CHARS",
     "TAG",
     "ParsedFact",
+    "claimed_scopes",
     "load_facts",
     "parse_fact_line",
     "strip_tag",
@@ -40,6 +42,20 @@ TAG = re.compile(
     r"(?P<fields>(?:\s+[A-Za-z_][\w.\-]*=\S*)*)\s*-->\s*$"
 )
 _FIELD = re.compile(r"([A-Za-z_][\w.\-]*)=(\S*)")
+_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.S)
+_SCOPE = re.compile(r"(?<![\w.\-])scope=(\S+?)(?=\s|-->|$)")
+
+
+def claimed_scopes(line: str | bytes) -> frozenset[str]:
+    """Every scope a memory.md line names in a ``scope=`` field of any ``<!-- -->`` comment,
+    also when its tag does not parse or the line is not UTF-8; ``{"global"}`` when it names
+    none (an untagged line is global). Decides who may hear a warning about the line
+    (:mod:`talos.warn`, SPEC §7.3)."""
+    text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+    found = {
+        unquote(value) for comment in _COMMENT.findall(text) for value in _SCOPE.findall(comment)
+    }
+    return frozenset(found) or frozenset({"global"})
 
 
 class ParsedFact(NamedTuple):
@@ -106,12 +122,14 @@ def line_warnings(path: Path, data: bytes) -> list[str]:
     long: list[int] = []
     for no, blob in enumerate(data.split(b"\n"), 1):
         if len(blob) > MAX_FACT_BYTES:
-            long.append(no)
+            if audible(claimed_scopes(blob)):  # as load_facts: another scope's is not named
+                long.append(no)
         elif not clean:
             try:
                 blob.decode("utf-8")
             except UnicodeDecodeError:
-                bad.append(no)
+                if audible(claimed_scopes(blob)):
+                    bad.append(no)
     out = [bad_lines_warning(path, bad)] if bad else []
     return out + ([long_lines_warning(path, long)] if long else [])
 
@@ -143,14 +161,26 @@ def parse_fact_line(line: str) -> ParsedFact | None:
     return ParsedFact(text, src, born, fields)
 
 
+def read_memory(path: Path) -> bytes:
+    """The bytes of the memory file ``path``: a regular file of at most
+    :data:`talos.fsutil.MAX_MEMORY_BYTES` (:func:`talos.fsutil.read_regular`).
+
+    Raises:
+        FileNotFoundError: missing. OSError: unreadable, not a regular file (a FIFO hung every
+            command, issue 12.3) or larger than the bound (``/dev/zero``: ``MemoryError``).
+    """
+    return fsutil.read_regular(path, fsutil.MAX_MEMORY_BYTES)
+
+
 def read_lines(path: Path) -> list[bytes] | None:
     """The raw lines of ``path`` without line ends, or ``None`` when the file does not exist.
 
     Raises:
-        OSError: the file exists but cannot be read (permissions, a directory, ...).
+        OSError: the file exists but cannot be read (permissions, a directory, ...), is not a
+            regular file or is too large (:func:`read_memory`).
     """
     try:
-        data = path.read_bytes()
+        data = read_memory(path)
     except FileNotFoundError:
         return None
     return data.split(b"\n")
@@ -186,12 +216,14 @@ def load_facts(
     long: list[int] = []
     for no, blob in enumerate(lines, 1):
         if len(blob) > MAX_FACT_BYTES:
-            long.append(no)
+            if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
+                long.append(no)
             continue
         try:
             line = blob.decode("utf-8")
         except UnicodeDecodeError:
-            bad.append(no)
+            if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
+                bad.append(no)
             continue
         parsed = parse_fact_line(line)
         if parsed is None or (keep_fact is not None and not keep_fact(parsed.text)):
