@@ -101,9 +101,13 @@ def test_a_home_spelled_two_ways_recalls_the_same(home: Path) -> None:
 
 
 def test_a_nul_in_a_path_is_a_clear_error(make_home: Callable[..., Path]) -> None:
-    with pytest.raises(InputError, match="not a usable path"):
+    """No spelling of a path with a NUL byte reaches a key: canonical refuses it (and
+    resolve_paths names the setting, tests/test_config.py)."""
+    with pytest.raises(InputError, match="NUL byte"):
+        canonical(Path("home\0x"))
+    with pytest.raises(InputError, match="NUL byte"):
         resolve_paths("home\0x")
     home = make_home()
     (home / "talos.toml").write_text('sessions_dir = "a\\u0000b"\n')
-    with pytest.raises(InputError, match=r"talos\.toml: sessions_dir: .*not a usable path"):
+    with pytest.raises(InputError, match=r"talos\.toml.*sessions_dir.*NUL byte"):
         resolve_paths(home)
