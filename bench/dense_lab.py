@@ -434,8 +434,10 @@ def sweep(groups: dict[str, list[Asked]], lexical_r5: dict[str, float]) -> list[
 
 
 def separability(runs: Sequence[PoolRun], dataset: str) -> dict[str, float]:
-    """How well each leg's top score tells a pool's own questions from the other pools'
-    questions of ``dataset`` (AUC; the relevance floor needs this, issue 15)."""
+    """How well the dense leg's top cosine tells a pool's own questions from the other pools'
+    questions of ``dataset`` (the relevance floor needs this, issue 15): ``auc``, the cosine
+    ``cos_cut90`` above which only 10% of the other pools' questions reach, and the share of
+    own questions above it."""
     pools = [r for r in runs if r.dataset == dataset]
     out: dict[str, float] = {}
     if len(pools) < 2 or any(r.items is None for r in pools):
@@ -447,7 +449,11 @@ def separability(runs: Sequence[PoolRun], dataset: str) -> dict[str, float]:
             assert r.items is not None and s.queries is not None
             top = (s.queries @ r.items.T).max(axis=1).tolist()
             (own if s is r else other).extend(top)
-    out["dense top cosine"] = auc(own, other)
+    out["auc"] = auc(own, other)
+    # a cosine floor that empties 90% of the unrelated blocks, and what it keeps of the own
+    cut = float(np.quantile(other, 0.9))
+    out["cos_cut90"] = cut
+    out["own_above_cut90"] = float(np.mean(np.asarray(own) > cut))
     return out
 
 
