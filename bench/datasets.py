@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -54,8 +55,12 @@ __all__ = [
     "write_home",
 ]
 
-#: Where the data lives by default: ``../shared/bench`` relative to the repository root.
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
+#: Where the data lives by default: ``$TALOS_BENCH_DATA``, else ``../shared/bench`` relative to
+#: the repository root (a worktree elsewhere sets the variable; tests skip without the data).
+DEFAULT_DATA = Path(
+    os.environ.get("TALOS_BENCH_DATA")
+    or Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
+)
 
 #: LoCoMo category numbers → names (the README's reporting order).
 LOCOMO_CATEGORIES = {

@@ -4,8 +4,8 @@
 valid values; are memory.md, skills/, the sessions and the state folder present and readable;
 do provenance tags parse; is the index in step with the files; can the usage counts be read;
 does the safety scan flag anything; are there conflicts; which records expired; are there
-forgetting suggestions; does the audit log agree with memory.md. Each answer is a
-:class:`Finding` whose status is
+forgetting suggestions; does the audit log agree with memory.md; did an agent hook give no
+context (the hook log, issue 16). Each answer is a :class:`Finding` whose status is
 
 * ``ok`` — fine; ``info`` — worth knowing, nothing to do (a missing optional file, expired
   records kept for ``--at``, forgetting suggestions waiting for ``talos forget``);
@@ -26,17 +26,16 @@ import contextlib
 import datetime as dt
 import io
 import os
-import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from talos import audit
+from talos import audit, fsutil
 from talos.errors import TalosError
 from talos.graph import MODELS
-from talos.home import CONFIG_FILE, Paths, resolve_home, resolve_paths
+from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_paths, unknown_keys
 from talos.index import Index
 from talos.memory import Memory
 from talos.render import LABELS
@@ -75,7 +74,7 @@ class Finding:
     Attributes:
         check: which question (``home``, ``config``, ``memory``, ``skills``, ``sessions``,
             ``state``, ``tags``, ``index``, ``safety``, ``conflicts``, ``expired``, ``dead``,
-            ``audit``).
+            ``audit``, ``hooks``).
         status: ``ok``, ``info``, ``warn`` or ``error`` (see the module docstring).
         summary: one line.
         details: the places at fault, ``file:line: what`` (at most :data:`MAX_DETAILS`).
@@ -128,25 +127,11 @@ class Diagnosis:
 # -- talos.toml ------------------------------------------------------------------------------
 
 
-def config_line(path: Path, key: str) -> int | None:
-    """1-based line of the top-level ``key = ...`` in the TOML file ``path`` (None: absent)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    assign = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
-    for no, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith("["):  # a table starts: keys below are not top-level
-            return None
-        if assign.match(line):
-            return no
-    return None
-
-
 def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
     """Values of ``talos.toml`` that talos cannot use, each as ``talos.toml:LINE: what``.
 
-    (Path values and TOML syntax are checked when the file is read, :mod:`talos.home`.)
+    (Path values and TOML syntax are checked when the file is read, :mod:`talos.home`;
+    unknown keys are not problems but warnings, :func:`talos.home.unknown_keys`.)
 
     Args:
         paths: the resolved paths; ``paths.config`` is the parsed file.
@@ -160,12 +145,12 @@ def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
 
     out: list[str] = []
     lang = paths.config.get("lang")
-    if check_lang and lang is not None and lang not in LABELS:
+    if check_lang and lang is not None and (not isinstance(lang, str) or lang not in LABELS):
         out.append(
             f"{where('lang')}: lang must be one of {', '.join(sorted(LABELS))}, not {lang!r}"
         )
     model = paths.config.get("model")
-    if model is not None and model not in MODELS:
+    if model is not None and (not isinstance(model, str) or model not in MODELS):
         out.append(f"{where('model')}: model must be one of {', '.join(MODELS)}, not {model!r}")
     return out
 
@@ -248,7 +233,8 @@ def diagnose(
     add(Finding("home", "ok", str(root)))
 
     try:
-        paths = resolve_paths(root)
+        with _captured():  # unknown keys are warned about: the finding below lists them
+            paths = resolve_paths(root)
     except TalosError as e:
         add(Finding("config", "error", places.text(str(e)), hint="fix talos.toml"))
         return diag
@@ -264,8 +250,20 @@ def diagnose(
             )
         )
         return diag
-    has_config = (root / CONFIG_FILE).is_file()
-    add(Finding("config", "ok", "talos.toml read" if has_config else "no talos.toml: defaults"))
+    unknown = unknown_keys(root, paths.config)
+    if unknown:
+        add(
+            Finding(
+                "config",
+                "warn",
+                f"talos.toml: {_count(len(unknown), 'unknown key')}, ignored",
+                _details([places.text(u) for u in unknown]),
+                hint="fix the spelling or remove the key",
+            )
+        )
+    else:
+        has_config = (root / CONFIG_FILE).is_file()
+        add(Finding("config", "ok", "talos.toml read" if has_config else "no talos.toml: defaults"))
 
     facts = _check_memory(paths, places, add)
     _check_skills(paths, places, add)
@@ -278,6 +276,7 @@ def diagnose(
     _check_safety(paths, places, add)
     _check_view(paths, diag.scopes, at, places, add)
     _check_audit(paths, places, add)
+    _check_hooks(paths, places, add)
     return diag
 
 
@@ -294,6 +293,18 @@ def _check_memory(paths: Paths, places: _Places, add: Add) -> list[Any]:
                 "info",
                 f"{name} does not exist yet: no facts",
                 hint='talos remember "…" or write it by hand',
+            )
+        )
+        return []
+    try:
+        fsutil.check_regular_or_missing(mf)
+    except fsutil.NotRegularFile as e:  # a FIFO hung every command (issue 12.3)
+        add(
+            Finding(
+                "memory",
+                "warn",
+                f"{name} {e.strerror}: no facts loaded",
+                hint="replace it with a regular file, or set memory_file in talos.toml",
             )
         )
         return []
@@ -468,15 +479,18 @@ def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
 
 def _check_safety(paths: Paths, places: _Places, add: Add) -> None:
     with _captured():
-        report = scan_home(paths.memory_file, paths.skills_dir)
+        report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dir)
     items = [f"{places.path(s.path)}: {'; '.join(s.reasons)}" for s in report.skills]
     items += [f"{places.path(f.path)}:{f.line}: {'; '.join(f.reasons)}" for f in report.facts]
+    items += [f"{places.path(r.path)}: {'; '.join(r.reasons)}" for r in report.refused]
     if items:
         what = []
         if report.skills:
             what.append(_count(len(report.skills), "skills-tree file"))
         if report.facts:
             what.append(_count(len(report.facts), "memory line"))
+        if report.refused:
+            what.append(_count(len(report.refused), "unreadable file"))
         add(
             Finding(
                 "safety",
@@ -543,7 +557,8 @@ def _check_view(
         add(Finding("dead", "info", "no forgetting suggestions: the usage counts cannot be read"))
         return
     items = [
-        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason}"
+        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason} "
+        f"({'frontmatter says source: ' if s.kind == 'skill' else 'tag says '}{s.src})"
         for s in dead
     ]
     if items:
@@ -561,6 +576,9 @@ def _check_view(
 
 
 def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
+    """Does the audit log agree with memory.md? An interrupted write is pending; a record
+    talos wrote that is gone, or a line it removed that is back, was an edit made outside
+    talos (issue 12.1); a record edited in place is worth knowing only."""
     af = paths.audit_file
     name = places.path(af)
     if not af.exists():
@@ -569,20 +587,68 @@ def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
     try:
         with _captured() as warned:
             problems = audit.verify(af, paths.memory_file)
+            edited = [
+                o.message for o in audit.outside_edits(af, paths.memory_file) if o.kind == "changed"
+            ]
     except OSError as e:
         add(Finding("audit", "warn", f"{name}: cannot read ({e.strerror})"))
         return
     items = [places.text(w) for w in warned] + [places.text(p) for p in problems]
+    mf = places.path(paths.memory_file)
     if items:
         add(
             Finding(
                 "audit",
                 "warn",
-                f"{name} and {places.path(paths.memory_file)} disagree",
-                _details(items),
-                hint="an interrupted write is settled by the next talos write; a line "
-                "deleted by hand comes back with talos restore ID",
+                f"{name} and {mf} disagree",
+                _details(items + [places.text(m) for m in edited]),
+                hint="an interrupted write is settled by the next talos write; for an edit "
+                "made outside talos each line says what to do (nothing, if you meant it)",
+            )
+        )
+    elif edited:
+        add(
+            Finding(
+                "audit",
+                "info",
+                f"{mf}: {_count(len(edited), 'record')} by talos edited outside talos since",
+                _details([places.text(m) for m in edited]),
             )
         )
     else:
-        add(Finding("audit", "ok", f"{name} agrees with {places.path(paths.memory_file)}"))
+        add(Finding("audit", "ok", f"{name} agrees with {mf}"))
+
+
+#: Days a failed hook stays worth a warning in ``talos doctor``.
+HOOK_RECENT_DAYS = 7
+
+
+def _check_hooks(paths: Paths, places: _Places, add: Add) -> None:
+    """The agent hooks' log (issue 16): hooks that gave no context and why. No finding
+    when no hook ever failed; ``warn`` for an error in the last :data:`HOOK_RECENT_DAYS`
+    days, else ``info`` (timeouts and a server still starting are transient)."""
+    from talos.hooks.log import read_tail
+
+    log = paths.state_dir / "hook.log"
+    entries = read_tail(str(log))
+    if not entries:
+        return
+    since = (dt.datetime.now(dt.UTC) - dt.timedelta(days=HOOK_RECENT_DAYS)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    recent = [e for e in entries if e.when >= since]
+    errors = [e for e in recent if e.kind == "error"]
+    status = "warn" if errors else "info"
+    shown = (errors or recent or entries)[-5:]
+    add(
+        Finding(
+            "hooks",
+            status,
+            f"{places.path(log)}: {_count(len(recent), 'hook')} gave no context in the last "
+            f"{HOOK_RECENT_DAYS} days ({_count(len(errors), 'error')})",
+            tuple(places.text(str(e)) for e in shown),
+            hint="fix what the lines say; talos hook status shows the resident server"
+            if errors
+            else "",
+        )
+    )

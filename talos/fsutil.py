@@ -1,27 +1,280 @@
-"""Atomic file writes: temp file in the same folder, fsync, ``os.replace``, fsync the folder.
+"""Opening the files of a home safely: regular files only, bounded reads, atomic writes.
 
-A kill at any moment leaves either the old file or the new one, never a torn one.
+Every file talos reads or writes goes through this module (issue 12.3, 13.5):
+
+* **Reading** — :func:`open_regular` / :func:`read_regular`: only a regular file. A FIFO, a
+  device, a socket or a folder is refused with :class:`NotRegularFile` (an ``OSError`` and an
+  :class:`~talos.errors.InputError`) that names the path, *before* it is opened (opening a
+  device can act: rewind a tape, arm a watchdog); the descriptor is opened non-blocking (a
+  FIFO swapped in meanwhile cannot hang the open) and checked again with ``fstat``, so what
+  was checked is what is read. Reads are bounded (:class:`FileTooLarge`): a FIFO as
+  memory.md hung every command, and ``/dev/zero`` as a source raised ``MemoryError``.
+* **Writing** — :func:`atomic_write_bytes` replaces only a regular file, or creates a missing
+  one: temp file in the same folder, fsync, ``os.replace``, fsync the folder, so a kill at any
+  moment leaves the old file or the new one. A device, FIFO, socket, folder or symbolic link at
+  the path is refused, never replaced (``memory_file = "/dev/null"`` replaced the device node
+  with a regular file, as root). :func:`open_append` appends to a regular file only, without
+  following a symbolic link.
+* **Kernel file systems** — files of ``/proc``, ``/sys`` and ``/dev`` look regular to
+  ``stat`` but are the system's, not the person's (``/proc/self/environ`` holds the process's
+  secrets): refused as if they were devices (:func:`kernel_fs`).
+* **Containment** — :func:`outside` tells whether an entry of a folder (a skill, a session)
+  resolves outside it, through a symbolic link (``ln -s /etc/passwd skills/passwd.md``
+  delivered ``/etc/passwd`` as a skill body). A path the person configured is trusted (see
+  README "Your memory files"); an entry inside skills/ or sessions/ that escapes is not.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+from talos.errors import InputError
+
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_MEMORY_BYTES",
+    "MAX_STATE_BYTES",
+    "FileTooLarge",
+    "NotRegularFile",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_regular",
+    "check_regular_or_missing",
+    "check_write_target",
+    "entry_refusal",
+    "file_kind",
+    "kernel_fs",
+    "kernel_root",
+    "open_append",
+    "open_regular",
+    "outside",
+    "read_regular",
+]
+
+#: Largest memory.md talos reads: 2.5 times the 1,000,000-line file of issue 12.8 (about
+#: 100 MB). Above it the file is not loaded (a warning names it) and writers refuse it.
+MAX_MEMORY_BYTES = 256 << 20
+#: Largest talos.toml: a handful of ``key = value`` lines.
+MAX_CONFIG_BYTES = 1 << 20
+#: Largest state file read whole (a reference ``recall_hits.json``).
+MAX_STATE_BYTES = 256 << 20
+
+#: Roots of kernel file systems whose files look regular but are the system's.
+KERNEL_ROOTS = ("/proc", "/sys", "/dev")
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NOCTTY = getattr(os, "O_NOCTTY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, keeping its permission bits.
+class NotRegularFile(InputError, OSError):
+    """``path`` exists but is not a regular file: a FIFO, a device, a socket, a folder, a
+    symbolic link where one is not followed, or a file of a kernel file system.
+
+    It is an ``OSError`` (``strerror`` says what it is, ``filename`` is the path), so readers
+    that warn and go on for an unreadable file do so here too, and an
+    :class:`~talos.errors.InputError`, so a command stops with a message that names the path.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        OSError.__init__(self, errno.EINVAL, f"is {kind}, not a regular file", os.fspath(path))
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return (
+            f"{self.filename}: is {self.kind}, not a regular file; talos reads and writes "
+            "only regular files (replace it with one, or point talos at another path)"
+        )
+
+
+class FileTooLarge(InputError, OSError):
+    """``path`` is larger than the bound its reader sets (``limit`` bytes)."""
+
+    def __init__(self, path: str | os.PathLike[str], limit: int) -> None:
+        OSError.__init__(self, errno.EFBIG, f"larger than {limit} bytes, not read", os.fspath(path))
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return f"{self.filename}: larger than {self.limit} bytes; talos does not read it"
+
+
+@functools.cache
+def _kernel_devices() -> dict[int, str]:
+    """Device number → root of the kernel file systems mounted at :data:`KERNEL_ROOTS` (a
+    root on the same device as ``/`` is a plain folder, as in a chroot, and is not counted)."""
+    try:
+        top = os.stat("/").st_dev
+    except OSError:
+        return {}
+    devs: dict[int, str] = {}
+    for root in KERNEL_ROOTS:
+        with contextlib.suppress(OSError):
+            dev = os.stat(root).st_dev
+            if dev != top:
+                devs.setdefault(dev, root)
+    return devs
+
+
+def kernel_fs(st: os.stat_result) -> bool:
+    """Whether ``st`` is of a file on a kernel file system (``/proc``, ``/sys``, ``/dev``),
+    by device number: a symbolic link or a bind mount into one is caught too."""
+    return st.st_dev in _kernel_devices()
+
+
+def kernel_root(path: str | os.PathLike[str]) -> str | None:
+    """The kernel file system root (``/proc``, ``/sys``, ``/dev``) that ``path`` lies in,
+    judged by the device of its nearest existing folder (links followed), or ``None``
+    (``state_dir = "/proc"`` crashed ``talos index``, issue 12.4)."""
+    p = os.path.abspath(path)
+    while True:
+        try:
+            dev = os.stat(p).st_dev
+            break
+        except (OSError, ValueError):
+            parent = os.path.dirname(p)
+            if parent == p:
+                return None
+            p = parent
+    return _kernel_devices().get(dev)
+
+
+def file_kind(st: os.stat_result) -> str | None:
+    """What ``st`` is when it is not a regular file talos may use ("a FIFO", "a character
+    device", …), or ``None`` for a regular file."""
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return "a file of a kernel file system (/proc, /sys, /dev)" if kernel_fs(st) else None
+    for test, kind in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def check_regular(path: str | os.PathLike[str], st: os.stat_result) -> None:
+    """Raise :class:`NotRegularFile` unless ``st`` (of ``path``) is a regular file."""
+    kind = file_kind(st)
+    if kind is not None:
+        raise NotRegularFile(path, kind)
+
+
+def _check_followed(path: str | os.PathLike[str], st: os.stat_result) -> None:
+    """:func:`check_regular` for a path whose links were followed: the message then says
+    where the link leads (``memory.md: is a link to a character device (/dev/null)``)."""
+    kind = file_kind(st)
+    if kind is not None:
+        if os.path.islink(path):
+            kind = f"a link to {kind} ({os.path.realpath(path)})"
+        raise NotRegularFile(path, kind)
+
+
+def open_regular(path: str | os.PathLike[str], listed: bool = False) -> BinaryIO:
+    """Open ``path`` for reading in binary mode, only if it is a regular file.
+
+    Symbolic links are followed (containment is the caller's rule, :func:`outside`). The file
+    is ``stat``-ed before it is opened and ``fstat``-ed after, non-blocking. ``listed``: the
+    caller's folder listing already said it is a regular file (the session reader: 30,000 of
+    them), so only the ``fstat`` after the open checks it again.
 
     Raises:
+        FileNotFoundError: ``path`` does not exist. NotRegularFile: it is not a regular file.
+        OSError: it cannot be opened (permissions, …).
+    """
+    if not listed:
+        _check_followed(path, os.stat(path))
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOCTTY | _CLOEXEC)
+    try:
+        _check_followed(path, os.fstat(fd))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_regular_or_missing(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`NotRegularFile` when ``path`` exists (links followed) and is not a
+    regular file: for files another library opens (SQLite), checked before it does."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    _check_followed(path, st)
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    Raises:
+        FileNotFoundError: missing. NotRegularFile: not a regular file. FileTooLarge: more
+        than ``limit`` bytes. OSError: unreadable.
+    """
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise FileTooLarge(path, limit)
+        data = f.read(size + 1)  # one allocation of the right size; more only if it grew
+        if len(data) > size:
+            data += f.read(limit + 1 - len(data))
+    if len(data) > limit:
+        raise FileTooLarge(path, limit)
+    return data
+
+
+def check_write_target(path: str | os.PathLike[str], create_folders: bool = True) -> None:
+    """Check that ``path`` may be written by :func:`atomic_write_bytes`: missing, or a regular
+    file (not followed when it is a symbolic link).
+
+    Raises:
+        NotRegularFile: something else is there. InputError: ``create_folders`` is false and
+        the folder of ``path`` does not exist.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not create_folders and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            folder = os.path.dirname(os.path.abspath(path))
+            raise InputError(
+                f"{path}: the folder {folder} does not exist; create it first "
+                "(talos does not create folders for this file)"
+            ) from None
+        return
+    check_regular(path, st)
+
+
+def atomic_write_bytes(path: Path, data: bytes, create_folders: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically, keeping its permission bits; only over a
+    regular file or nothing (:func:`check_write_target`).
+
+    Args:
+        path: the file; a symbolic link is refused, not followed (a writer that means to
+            write through one resolves it first, as :mod:`talos.writer` does for memory.md).
+        data: the new content.
+        create_folders: create missing parent folders (``False``: refuse, naming the folder).
+
+    Raises:
+        NotRegularFile: ``path`` is a device, FIFO, socket, folder or symbolic link (it is left
+            as it is). InputError: a missing folder with ``create_folders=False``.
         OSError: the folder is not writable or the disk is full (``path`` is then unchanged).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_write_target(path, create_folders)
+    if create_folders:
+        path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode = path.stat().st_mode & 0o7777
+        mode = os.lstat(path).st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -31,6 +284,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        check_write_target(path)  # once more right before the replace: the window is tiny
         os.replace(tmp, path)
     except BaseException as e:
         with contextlib.suppress(OSError):
@@ -46,6 +300,67 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.close(dfd)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, create_folders: bool = True) -> None:
     """:func:`atomic_write_bytes` for UTF-8 text."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"), create_folders)
+
+
+def open_append(path: str | os.PathLike[str], readable: bool = False) -> int:
+    """A descriptor that appends to ``path`` (created ``0o644`` when missing), only if it is a
+    regular file; a symbolic link is not followed. The caller writes and closes it.
+
+    Args:
+        readable: open read-write (``O_RDWR``), for a writer that looks at what is there.
+
+    Raises:
+        NotRegularFile: something other than a regular file is at ``path`` (not opened).
+        OSError: the file cannot be opened or created.
+    """
+    with contextlib.suppress(FileNotFoundError):
+        check_regular(path, os.lstat(path))
+    access = os.O_RDWR if readable else os.O_WRONLY
+    flags = access | os.O_APPEND | os.O_CREAT | _NONBLOCK | _NOFOLLOW | _NOCTTY | _CLOEXEC
+    fd = os.open(path, flags, 0o644)
+    try:
+        check_regular(path, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def outside(path: str | os.PathLike[str], folder_real: str) -> bool:
+    """Whether ``path`` resolves (through symbolic links) outside the folder whose resolved
+    path is ``folder_real`` (``os.path.realpath`` of the folder)."""
+    real = os.path.realpath(path)
+    base = folder_real.rstrip(os.sep) or os.sep
+    return real != base and not real.startswith(base if base == os.sep else base + os.sep)
+
+
+#: Reason of a refused entry whose symbolic link leads outside its folder (issue 13.5).
+OUTSIDE = "outside its folder"
+#: Reason of a refused entry that is not a regular file (issue 12.3).
+NOT_REGULAR = "not a regular file"
+
+
+def entry_refusal(path: str, lst: os.stat_result, folder_real: str) -> tuple[str, str] | None:
+    """Why talos refuses an entry of a skills or sessions folder, or ``None`` when it may read
+    it (a regular file inside the folder, or a dangling link, which is a missing file).
+
+    Args:
+        path: the entry's path. lst: its ``os.lstat``. folder_real: the folder's
+            ``os.path.realpath``.
+
+    Returns:
+        ``(OUTSIDE, "symbolic link to TARGET")`` or ``(NOT_REGULAR, "a FIFO (named pipe)")``…
+    """
+    st = lst
+    if stat.S_ISLNK(lst.st_mode):
+        if outside(path, folder_real):
+            return OUTSIDE, f"symbolic link to {os.path.realpath(path)}"
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+    kind = file_kind(st)
+    return (NOT_REGULAR, kind) if kind else None

@@ -7,7 +7,9 @@ paths resolve against the home.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,9 +17,20 @@ from typing import Any
 
 import platformdirs
 
+from talos import fsutil
 from talos.errors import InputError
+from talos.warn import warn
 
-__all__ = ["CONFIG_FILE", "Paths", "resolve_home", "resolve_paths"]
+__all__ = [
+    "CONFIG_FILE",
+    "KNOWN_KEYS",
+    "Paths",
+    "config_line",
+    "load_config",
+    "resolve_home",
+    "resolve_paths",
+    "unknown_keys",
+]
 
 CONFIG_FILE = "talos.toml"
 
@@ -29,10 +42,32 @@ _DEFAULTS = {
     "trace_file": None,  # default: <state_dir>/recall_trace.jsonl
 }
 
+#: Every key ``talos.toml`` may hold; any other is reported (a typo such as ``modle`` was
+#: silently ignored, issue 12.7). A module that reads a new key adds it here.
+KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model", "hooks"})
+#: Keys of the ``[hooks]`` table (:data:`talos.hooks.state.DEFAULTS` plus the scope table) and
+#: the type each value must have; a wrong one is reported, and the hook uses its default.
+HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
+    "timeout": (int, float),
+    "server": bool,
+    "idle": (int, float),
+    "k": int,
+    "budget": int,
+    "session_facts": int,
+    "session_hits": int,
+    "scopes": dict,
+}
+
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """The home folder: ``home`` if given, else ``$TALOS_HOME``, else the platform data dir."""
+    """The home folder: ``home`` if given, else ``$TALOS_HOME``, else the platform data dir.
+
+    Raises:
+        InputError: ``home`` holds a NUL byte.
+    """
     if home is not None and str(home) != "":
+        if "\0" in os.fspath(home):
+            raise InputError(f"the home {os.fspath(home)!r} contains a NUL byte; remove it")
         return Path(home).expanduser()
     env = os.environ.get("TALOS_HOME")
     if env:
@@ -76,21 +111,101 @@ class Paths:
 def load_config(home: Path) -> dict[str, Any]:
     """Read ``talos.toml`` in ``home`` ({} when absent).
 
+    Only a regular file of at most :data:`talos.fsutil.MAX_CONFIG_BYTES` is read: a FIFO
+    there hung every command (issue 12.3).
+
     Raises:
-        InputError: the file exists but is not valid TOML (message names file and line).
+        InputError: the file exists but is not a regular file, cannot be read, is not valid
+            UTF-8 or TOML, or nests values too deeply (``RecursionError``, issue 12.4); the
+            message names the file (and the line when TOML gives one).
     """
     path = home / CONFIG_FILE
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
+        data = fsutil.read_regular(path, fsutil.MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return {}
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, expected a TOML file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: invalid TOML: {e}") from None
+    except (fsutil.NotRegularFile, fsutil.FileTooLarge):
+        raise
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror}); make it readable") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:  # found by bench/fuzz_readers.py
         raise InputError(f"{path}: not valid UTF-8 at byte {e.start}; save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise InputError(
+            f"{path}: values nested too deeply (arrays or tables inside each other); "
+            "talos.toml holds plain key = value settings"
+        ) from None
+
+
+def config_line(path: Path, key: str) -> int | None:
+    """1-based line of the top-level ``key = ...`` in the TOML file ``path`` (None: absent)."""
+    try:
+        text = fsutil.read_regular(path, fsutil.MAX_CONFIG_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    assign = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
+    for no, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("["):  # a table starts: keys below are not top-level
+            return None
+        if assign.match(line):
+            return no
+    return None
+
+
+def _where(root: Path, key: str) -> str:
+    """``talos.toml:LINE`` of ``key`` in the home ``root`` (just the file when not found)."""
+    file = root / CONFIG_FILE
+    no = config_line(file, key)
+    return f"{file}:{no}" if no else str(file)
+
+
+def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
+    """The keys of ``config`` (the home ``root``'s talos.toml) that talos does not know, each
+    as ``talos.toml:LINE: unknown key 'modle' (did you mean 'model'?); ignored``."""
+    out = []
+    for key in config:
+        if key in KNOWN_KEYS:
+            continue
+        near = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        out.append(f"{_where(root, key)}: unknown key {key!r}{hint}; ignored")
+    hooks = config.get("hooks")
+    if "hooks" in config and not isinstance(hooks, dict):
+        out.append(f"{_where(root, 'hooks')}: 'hooks' must be a table ([hooks]); ignored")
+    elif isinstance(hooks, dict):
+        for key, value in hooks.items():
+            want = HOOK_KEYS.get(key)
+            if want is None:
+                near = difflib.get_close_matches(key, sorted(HOOK_KEYS), n=1, cutoff=0.6)
+                hint = f" (did you mean 'hooks.{near[0]}'?)" if near else ""
+                out.append(f"{_where(root, key)}: unknown key 'hooks.{key}'{hint}; ignored")
+            elif (isinstance(value, bool) and want is not bool) or not isinstance(value, want):
+                out.append(
+                    f"{_where(root, key)}: hooks.{key} = {value!r} has the wrong type; "
+                    "the hook uses its default"
+                )
+    return out
+
+
+_WARNED_KEYS: set[str] = set()
+
+
+def _path_problem(name: str, value: str, p: Path) -> str | None:
+    """Why the path setting ``name`` (``value``, resolved to ``p``) cannot be used: a NUL
+    byte, or a place on a kernel file system (``state_dir = "/proc"``, issue 12.4)."""
+    if "\0" in value:
+        return f"{name} contains a NUL byte ({value!r}); a path cannot hold one, remove it"
+    root = fsutil.kernel_root(p)
+    if root is not None:
+        return (
+            f"{name} {value!r} is inside {root}, a kernel file system, not a place for "
+            "files; point it at a file or folder of your own"
+        )
+    return None
 
 
 def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) -> Paths:
@@ -101,22 +216,42 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
         **overrides: ``memory_file``, ``skills_dir``, ``sessions_dir``, ``state_dir``,
             ``trace_file``; ``None`` means "use talos.toml or the default".
 
+    Unknown keys of ``talos.toml`` are warned about once per process (:func:`unknown_keys`).
+
     Raises:
-        InputError: ``talos.toml`` is invalid.
+        InputError: ``talos.toml`` is invalid, or a path (from it or from ``overrides``)
+            holds a NUL byte or lies on a kernel file system. An overriding ``trace_file``
+            (an API argument, ``talos.compat.TRACE_FILE``) is left to the trace writer, which
+            warns: the trace must never fail a recall (SPEC §6.1, issue 12.4).
     """
     root = resolve_home(home)
     config = load_config(root)
+    for message in unknown_keys(root, config):
+        if message not in _WARNED_KEYS:
+            _WARNED_KEYS.add(message)
+            warn(message)
 
     def pick(name: str) -> Path | None:
         value = overrides.get(name)
+        configured = value is None
+        if configured:
+            value = config.get(name)
         if value is None:
-            value = config.get(name, _DEFAULTS[name])
-        if value is None:
-            return None
+            value = _DEFAULTS[name]
+            if value is None:
+                return None
+            return root / value  # a default: its files are the readers' to check
         if not isinstance(value, str | os.PathLike):  # memory_file = 1: bench/fuzz_readers.py
             raise InputError(f"{root / CONFIG_FILE}: {name} must be a path string, not {value!r}")
-        p = Path(value).expanduser()
-        return p if p.is_absolute() else root / p
+        text = os.fspath(value)
+        p = Path(text).expanduser()
+        p = p if p.is_absolute() else root / p
+        if not configured and name == "trace_file":
+            return p  # a NUL, /dev/null: write_trace warns on every recall; recall goes on
+        problem = _path_problem(name, text, Path(str(p).replace("\0", "")))
+        if problem:
+            raise InputError(f"{_where(root, name)}: {problem}" if configured else problem)
+        return p
 
     state = pick("state_dir")
     assert state is not None

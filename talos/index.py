@@ -42,11 +42,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from talos import fsutil
 from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
 from talos.model import Node
 from talos.safety import keep_fact
-from talos.sources.facts import claimed_scopes, parse_fact_line
+from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
 from talos.sources.sessions import episode_node, session_names, sessions_root
 from talos.text import matching_keywords
 from talos.warn import audible, warn
@@ -99,13 +100,16 @@ def _readers_fingerprint() -> str:
     rows indexed by other code are re-read, never trusted."""
     import hashlib
 
+    import talos.prefilter
     import talos.safety
+    import talos.secrets
     import talos.sources.facts
     import talos.sources.sessions
     import talos.text
 
     h = hashlib.sha256()
-    for mod in (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text):
+    mods = (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text)
+    for mod in (*mods, talos.secrets, talos.prefilter):
         try:
             h.update(Path(str(mod.__file__)).read_bytes())
         except OSError:
@@ -232,6 +236,7 @@ class Index:
         self._keys: tuple[str | None, set[str]] | None = None
         self._keys_next: set[str] | None = None  # this refresh's keys, before its token
         self._warned: tuple[bytes, list[int]] | None = None  # memory.md bytes warned about
+        self._unreadable: str | None = None  # why memory.md could not be read, warned about
         self._memory_bytes: bytes | None = None  # memory.md as last read, while its sig is racy
 
     # -- connection and schema -------------------------------------------------------------
@@ -254,6 +259,7 @@ class Index:
         return con
 
     def _open(self) -> sqlite3.Connection:
+        fsutil.check_regular_or_missing(self.file)  # SQLite would take a FIFO (issue 12.3)
         con = sqlite3.connect(self.file, timeout=60, isolation_level=None)
         try:
             con.execute("PRAGMA busy_timeout=60000")
@@ -387,7 +393,7 @@ class Index:
             # Read within its last tick, settled since: the same bytes mean nothing changed
             # in that tick, and the signature can be trusted from now on (no write needed).
             with suppress(OSError):
-                if self.paths.memory_file.read_bytes() == self._memory_bytes:
+                if read_memory(self.paths.memory_file) == self._memory_bytes:
                     self._memory_sig = memory_sig
         root, recursive = sessions_root(self.paths.sessions_dir)
         dir_sig = _settled(_dir_sig(root))
@@ -532,11 +538,13 @@ class Index:
     ) -> None:
         """Re-read memory.md; only lines not seen before are parsed."""
         try:
-            data = self.paths.memory_file.read_bytes()
+            data = read_memory(self.paths.memory_file)
         except FileNotFoundError:
             data = b""
         except OSError as e:
-            warn(f"{self.paths.memory_file}: cannot read ({e.strerror}); no facts loaded")
+            if self._unreadable != e.strerror:  # once, not on every racy re-read
+                self._unreadable = e.strerror
+                warn(f"{self.paths.memory_file}: cannot read ({e.strerror}); no facts loaded")
             data = b""
         blobs = data.split(b"\n") if data else []
         self._memory_bytes = data if len(sig) > 3 else None  # kept only while racy

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from talos.secrets import mask_known_secrets
+
 __all__ = ["KINDS", "Node", "line_id", "node_key"]
 
 #: Kinds of memory, in load order (SPEC §3): facts, then skills, then episodes.
@@ -24,7 +26,8 @@ class Node:
         path: the file the node comes from (memory.md, the skill file, the session file).
         line: 1-based line number in ``path`` (facts only; 0 otherwise).
         raw: the exact line as written (facts), for identity and for forget.
-        body: the first 1200 characters of a skill file (skills only).
+        body: the first 1200 characters of a skill file, and the 1201st when there is one
+            (skills only; the block delivers 1200 and marks the cut).
         name: a skill's file base name without ``.md`` (skills only).
         src: provenance source (``user`` when a fact has no tag, SPEC §3.1).
         born: the tag's date ``YYYY-MM-DD`` ("" when untagged).
@@ -77,5 +80,7 @@ def line_id(raw: str) -> str:
 
 
 def node_key(kind: str, text: str) -> str:
-    """``kind + ":" + text[:80]``: the key of a trace row and of a usage entry (SPEC §6.3)."""
-    return f"{kind}:{text[:80]}"
+    """``kind + ":" + text[:80]``: the key of a trace row and of a usage entry (SPEC §6.3),
+    credentials masked before the cut (issue 13 item 6: what usage.db and the trace keep
+    outlives the line; a fact holding one is withheld anyway, this holds for any filter)."""
+    return f"{kind}:{mask_known_secrets(text)[:80]}"

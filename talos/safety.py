@@ -22,6 +22,7 @@ The rules are heuristics over text: they catch the shapes listed in SPEC §8.1 a
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import hashlib
@@ -29,11 +30,15 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from talos import fsutil, secrets
+from talos.prefilter import P, Pat, fold, runnable_patterns, triggers_in
+from talos.secrets import mask_secrets
 from talos.warn import warn
 
 __all__ = [
@@ -47,11 +52,18 @@ __all__ = [
     "instruction_reasons",
     "keep_fact",
     "mask_secrets",
+    "refused_files",
     "scan_facts",
     "scan_home",
     "scan_skills",
     "scan_text",
+    "skeleton",
 ]
+
+#: The token-shape patterns of :mod:`talos.secrets` (kept here for the property tests).
+_TOKEN_SHAPES: tuple[Pat, ...] = tuple(s.pat for s in secrets.SHAPES)
+_I = re.IGNORECASE
+__all__ += ["fold", "triggers_in"]
 
 #: A skill file larger than this is not read; it is flagged as oversized (SPEC §8.1). It also
 #: bounds the scan's work on one file.
@@ -62,212 +74,84 @@ MAX_SKILL_BYTES = 1 << 20
 EVIDENCE_MAX, EVIDENCE_PER_RULE = 60, 3
 
 # ---------------------------------------------------------------------------------------------
-# Patterns with a cheap prefilter
+# Normalising before matching (issue 13 item 3)
 # ---------------------------------------------------------------------------------------------
 
-#: The only non-ASCII characters Python's ``re.IGNORECASE`` matches to an ASCII letter, mapped
-#: to it (``ı``/``İ`` → i, ``ſ`` → s; ``K`` lower-cases to k anyway), so that the folded text
-#: contains a trigger whenever a case-insensitive pattern matches (``tests/test_properties.py``
-#: checks prefiltered and unfiltered scans agree).
-_FOLD = str.maketrans({"ı": "i", "İ": "i", "ſ": "s"})
+#: Characters that render as nothing but are letters by category (Hangul fillers) or marks the
+#: category test below does not cover; dropped like format characters.
+_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u034f\u17b4\u17b5")
+#: Scripts whose letters are never folded to ASCII: CJK ideographs, kana, Hangul (a Chinese
+#: fact stays Chinese; only 〇 is confusable with O, and O is never a trigger letter).
+_KEEP = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff]")
 
 
-def fold(text: str) -> str:
-    """``text`` lower-cased for the trigger prefilter of :class:`Pat`."""
-    return text.translate(_FOLD).lower()
+@functools.lru_cache(maxsize=1)
+def _confusable_map() -> dict[str, str]:
+    """Each non-ASCII character that Unicode's confusables data (UTS #39 ``confusables.txt``,
+    as shipped by confusable-homoglyphs) lists as a look-alike of an ASCII letter or digit,
+    mapped to it: Cyrillic ``о`` → ``o``, Greek ``ν`` → ``v``. Loaded on first use (~70 ms):
+    only a text with such a letter needs it."""
+    from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
+
+    out: dict[str, str] = {}
+    for char, homoglyphs in confusables.confusables_data.items():
+        if len(char) != 1 or char.isascii():
+            continue
+        for h in homoglyphs:
+            g = h["c"]
+            if len(g) == 1 and g.isascii() and g.isalnum():
+                out[char] = g
+                break
+    return out
 
 
-class Pat:
-    """A pattern and its ``triggers``: lower-case substrings, one of which the folded text
-    must contain for the pattern to match at all. Patterns whose triggers are absent are not
-    run; ``tests/test_properties.py`` checks that no match is ever skipped that way.
-
-    The regex is compiled on first use: a recall whose skills and facts were scanned before
-    (the verdicts are kept in the index) compiles none of them (SPEC §11, 25 ms a process).
-    """
-
-    __slots__ = ("_regex", "flags", "pattern", "triggers")
-
-    def __init__(self, triggers: tuple[str, ...], pattern: str, flags: int = 0) -> None:
-        self.triggers = triggers
-        self.pattern = pattern
-        self.flags = flags
-        self._regex: re.Pattern[str] | None = None
-
-    @property
-    def regex(self) -> re.Pattern[str]:
-        """The compiled pattern."""
-        if self._regex is None:
-            self._regex = re.compile(self.pattern, self.flags)
-        return self._regex
-
-    def may_match(self, present: frozenset[str]) -> bool:
-        """Whether the regex can match a text whose triggers (:func:`triggers_in`) are
-        ``present``; when not, it is not run."""
-        return not present.isdisjoint(self.triggers)
+@functools.lru_cache(maxsize=65536)
+def _fold_char(char: str) -> str:
+    """One character as the rules see it (see :func:`skeleton`)."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFKD", char):
+        if ch.isascii() or _KEEP.match(ch):
+            out.append(ch)
+            continue
+        if unicodedata.category(ch) in ("Mn", "Me", "Cf") or ch in _INVISIBLE:
+            continue  # zero-width, bidi, soft hyphen, tags, combining marks
+        table = _confusable_map()
+        low = ch.lower()
+        if low != ch and low in table and table[low].isalpha():
+            out.append(table[low].upper())  # Cyrillic І → I (the data says l: it is case-blind)
+        else:
+            out.append(table.get(ch, ch))
+    return "".join(out)
 
 
-_I = re.IGNORECASE
+@functools.lru_cache(maxsize=65536)
+def _folds_to_letters(char: str) -> bool:
+    """Whether folding ``char`` drops it or yields an ASCII letter or digit: only then can the
+    skeleton trip a rule the text did not (full-width punctuation of Chinese text alone
+    cannot; the rules accept ``：`` beside ``:``)."""
+    folded = _fold_char(char)
+    return folded != char and (not folded or any(c.isascii() and c.isalnum() for c in folded))
 
 
-class _TriggerIndex:
-    """All triggers in one trie-shaped regex, so one pass over a text finds which are present.
-
-    The regex is a lookahead, so it reports, at every position, the longest trigger starting
-    there; the shorter ones starting there are its prefixes (``_also``). Measured on the 3,000
-    facts of ``make_home.py --sessions 30000``: the whole fact filter took 230 µs a line with
-    every regex run, 47 µs with this prefilter (169 ``in`` checks alone cost 70 µs).
-    """
-
-    def __init__(self) -> None:
-        self.words: set[str] = set()
-        self._regex: re.Pattern[str] | None = None
-        self._also: dict[str, frozenset[str]] = {}
-
-    def add(self, triggers: tuple[str, ...]) -> None:
-        self.words.update(triggers)
-        self._regex = None
-
-    def _build(self) -> re.Pattern[str]:
-        trie: dict[str, Any] = {}
-        for w in self.words:
-            node = trie
-            for ch in w:
-                node = node.setdefault(ch, {})
-            node[""] = {}
-
-        def emit(node: dict[str, Any]) -> str:
-            alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
-            if not alts:
-                return ""
-            body = "(?:" + "|".join(alts) + ")"
-            return body + "?" if "" in node else body
-
-        self._also = {t: frozenset(u for u in self.words if t.startswith(u)) for t in self.words}
-        return re.compile("(?=(" + emit(trie) + "))")
-
-    def present(self, low: str) -> frozenset[str]:
-        """The triggers occurring in ``low`` (a :func:`fold`-ed text)."""
-        if self._regex is None:
-            self._regex = self._build()
-        found: set[str] = set()
-        for t in set(self._regex.findall(low)):
-            found |= self._also[t]
-        return frozenset(found)
-
-
-_TRIGGERS = _TriggerIndex()
-
-
-def triggers_in(text: str) -> frozenset[str]:
-    """Which pattern triggers occur in ``text`` (case-folded, see :func:`fold`)."""
-    return _TRIGGERS.present(fold(text))
-
-
-def P(triggers: str, pattern: str, flags: int = 0) -> Pat:
-    """A :class:`Pat` from space-separated ``triggers`` and a regular expression."""
-    pat = Pat(tuple(triggers.split()), pattern, flags)
-    _TRIGGERS.add(pat.triggers)
-    return pat
-
-
-# ---------------------------------------------------------------------------------------------
-# Secret masking (SPEC §8.3)
-# ---------------------------------------------------------------------------------------------
-
-#: Tokens recognisable by their shape: the public prefix (group ``keep``) is kept, the rest
-#: becomes ``****``.
-_TOKEN_SHAPES: tuple[Pat, ...] = (
-    P("ghp_ gho_ ghu_ ghs_ ghr_", r"(?<![A-Za-z0-9_])(?P<keep>gh[pousr]_)[A-Za-z0-9]{20,}"),
-    P("github_pat_", r"(?<![A-Za-z0-9_])(?P<keep>github_pat_)[A-Za-z0-9_]{20,}"),
-    P("sk-", r"(?<![A-Za-z0-9_-])(?P<keep>sk-)(?=[A-Za-z0-9_-]{0,200}\d)[A-Za-z0-9_-]{20,}"),
-    P("_live_ _test_", r"(?<![A-Za-z0-9_])(?P<keep>(?:sk|rk|pk)_(?:live|test)_)[A-Za-z0-9]{10,}"),
-    P("akia asia", r"(?<![A-Za-z0-9])(?P<keep>A(?:KIA|SIA))[A-Z0-9]{16}(?![A-Za-z0-9])"),
-    P("xox", r"(?<![A-Za-z0-9_])(?P<keep>xox[abposr]-)[A-Za-z0-9-]{10,}"),
-    P("aiza", r"(?<![A-Za-z0-9_])(?P<keep>AIza)[A-Za-z0-9_-]{30,}"),
-    P("glpat-", r"(?<![A-Za-z0-9_])(?P<keep>glpat-)[A-Za-z0-9_-]{20,}"),
-    P("npm_", r"(?<![A-Za-z0-9_])(?P<keep>npm_)[A-Za-z0-9]{30,}"),
-    P("hf_", r"(?<![A-Za-z0-9_])(?P<keep>hf_)[A-Za-z0-9]{30,}"),
-    # A JWT (header.payload.signature), or its header, or header.payload.
-    P("eyj", r"(?<![A-Za-z0-9_-])(?P<keep>eyJ)[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]+){0,2}"),
-    P(
-        "authorization",
-        r"(?P<keep>\bauthorization\s*:\s*(?:bearer|basic|token)\s+)[^\s\"'`]{8,}",
-        _I,
-    ),
-    P("bearer", r"(?P<keep>\bbearer\s+)(?=[A-Za-z0-9._~+/=-]{0,500}\d)[A-Za-z0-9._~+/=-]{16,}", _I),
-    # user:password@host in a URL
-    P("://", r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]{0,20}://[^\s:/@]{1,100}:)(?!\*{4}@)[^\s@/]+(?=@)"),
-    P(
-        "private",
-        r"(?P<keep>-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----)(?!\*{4})"
-        r"(?:[\s\S]{0,20000}?-----END[A-Z ]{0,40}PRIVATE KEY-----|[\s\S]{1,20000})",
-    ),
-)
-
-#: ``NAME = value`` / ``name: value`` where NAME says "secret". The value is masked when it looks
-#: like one (see :func:`_looks_secret`); the name, separator and quote are kept.
-_KEYED = P(
-    "token secret passw pwd key credential 密码 口令 密钥 令牌",
-    r"(?P<keep>(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{0,60}?"
-    r"(?:token|secret|passw(?:or)?d|passwd|pwd|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|credentials?))(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
-    r"|(?:密码|口令|密钥|令牌)[ \t]*(?:是|为|[:：=])[ \t]*)"
-    r"(?P<value>[^\s\"'`,;，。]{4,})",
-    _I,
-)
-#: Values that are not secrets: variables, placeholders, and code (``row.id``, ``get_pw()``).
-_PLACEHOLDER = re.compile(
-    r"^(?:[$<{%*\[(]|x{3,}|\.{3}|…|null|none|true|false|changeme$"
-    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[\w.]+\()",
-    _I,
+#: Characters that may fold to a letter: all but ASCII, CJK ideographs and the punctuation of
+#: Chinese text (a Chinese fact's check then costs one regex pass, not one lookup a character).
+_MAY_FOLD = re.compile(
+    r"[^\x00-\x7f\u3400-\u4dbf\u4e00-\u9fff\u3001-\u3003\u3008-\u3011\u2014\u2018-\u201f"
+    r"\u2026\u00b7\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]"
 )
 
 
-def _looks_secret(name: str, value: str) -> bool:
-    """A value after a secret-sounding name is masked when it is no placeholder and is long
-    enough to be a credential: 6+ characters after a password name, else 8+ with a digit or
-    16+ characters (``TOKEN: expired`` stays readable)."""
-    if _PLACEHOLDER.match(value):
-        return False
-    low = name.lower()
-    if any(w in low for w in ("passw", "pwd")) or name in ("密码", "口令"):
-        return len(value) >= 6
-    return len(value) >= 16 or (len(value) >= 8 and any(c.isdigit() for c in value))
-
-
-def _mask_keyed(m: re.Match[str]) -> str:
-    name = m.group("name") or m.group("keep")
-    if not _looks_secret(name.strip(" \t:=：是为\"'"), m.group("value")):
-        return m.group(0)
-    return m.group("keep") + "****"
-
-
-def _is_secret_value(m: re.Match[str]) -> bool:
-    """A match of a :data:`_TOKEN_SHAPES` pattern, or of :data:`_KEYED` whose value would be
-    masked: the text holds a credential value."""
-    if "value" not in m.re.groupindex:
-        return True
-    return _mask_keyed(m) != m.group(0)
-
-
-def mask_secrets(text: str) -> str:
-    """``text`` with every credential-looking value masked (SPEC §8.3).
-
-    Shapes (``ghp_…``, ``github_pat_…``, ``sk-…``, ``AKIA…``, ``xoxb-…``, ``AIza…``, JWTs,
-    ``Authorization: Bearer …``, ``user:password@`` in URLs, private key blocks) keep their
-    public prefix and lose the rest: ``ghp_****``. A value after a secret-sounding name
-    (``GITHUB_TOKEN=…``, ``password: …``, ``api_key = "…"``, ``密码是…``) becomes ``****``
-    when it looks like a credential, not a word. Everything else is unchanged, and masking is
-    idempotent: ``mask_secrets(mask_secrets(s)) == mask_secrets(s)``.
-    """
-    present = triggers_in(text)
-    for pat in _TOKEN_SHAPES:
-        if pat.may_match(present):
-            text = pat.regex.sub(lambda m: m.group("keep") + "****", text)
-    if _KEYED.may_match(present):
-        text = _KEYED.regex.sub(_mask_keyed, text)
-    return text
+def skeleton(text: str) -> str:
+    """``text`` as the red-flag rules match it: compatibility-decomposed (NFKD: full-width
+    ``ｉｇｎｏｒｅ`` and math letters become ASCII), without format characters (zero-width
+    space and joiners, bidi controls, soft hyphen), combining marks and invisible fillers, and
+    with look-alike letters folded to the ASCII letter they imitate (Cyrillic ``о`` → ``o``),
+    keeping case. CJK text is kept. Line breaks are kept, so line numbers still hold.
+    An ASCII text is returned as it is. Issue 13 item 3: zero-width characters inside
+    "ignore", full-width letters and homoglyphs got past every rule."""
+    if text.isascii():
+        return text
+    return "".join(map(_fold_char, text))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,7 +167,84 @@ _RUNNER = (
 )
 _FETCH = r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod)"
 _FETCH_T = "curl wget fetch aria2c iwr irm invoke-"
+#: One pipe (not ``||``).
+_PIPE = r"(?<!\|)\|(?!\|)"
+#: What runs the text of a command substitution: ``eval``, ``source``/``.``, ``exec``, a shell
+#: (``bash -c``, ``bash <(…)``), an interpreter's one-liner flag (``python3 -c``, ``perl -e``).
+_SUBST_RUNNER = (
+    r"(?:\beval|\bsource|\bexec|(?<![\w./-])\.|\b(?:ba|z|k|da|fi)?sh\b(?:\s+-\w+)*"
+    r"|\b(?:python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(?:\s+-\w+)*)"
+)
+#: A download written to a file (group ``f``): ``curl -o F``/``--output F``, ``wget -O F``,
+#: ``… > F``, ``curl -O URL``/``wget URL`` (the URL's last segment), ``iwr … -OutFile F``.
+_SAVED_TO = (
+    r"(?:\b(?:curl|wget|aria2c|fetch)\b[^\n|;&]{0,300}?(?:\s-o[ \t]*|\s--output(?:-document)?"
+    r"[= \t][ \t]*|\s-O[ \t]+(?!-|https?:)|[ \t]>[ \t]*)[\"']?(?P<f>[\w~$./{}\\-]{2,200})"
+    r"|\b(?:curl\b(?=[^\n|;&]{0,300}\s-[a-zA-Z]*O\b)|wget\b)[^\n|;&]{0,300}?"
+    r"https?://[^\s\"'`]*/(?P<f2>[\w.-]{2,100})(?=[\s\"'`;&|)]|$)"
+    r"|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|;&]{0,300}?-OutFile\s+[\"']?"
+    r"(?P<f3>[\w~$./\\:-]{2,200}))"
+)
+#: That file run: by a shell or interpreter, as ``./F`` (or ``.\\F``), or by its path.
+_RUN_SAVED = (
+    r"(?:(?<![\w./-])(?:sudo[ \t]+)?(?:(?:ba|z|k|da|fi)?sh|python[0-9.]*|perl|ruby|node|php|pwsh"
+    r"|powershell(?:\.exe)?)(?:[ \t]+-\S+){0,3}[ \t]+[\"']?(?:\./)?(?:(?P=f)|(?P=f2)|(?P=f3))"
+    r"|(?:^|[;&|(`{]|\$\()[ \t]*(?:source|\.|exec)[ \t]+[\"']?(?:\./)?(?:(?P=f)|(?P=f2)|(?P=f3))"
+    r"|(?:^|[\s;&|(`\"'])(?:\./|\.\\|&[ \t]*)(?:(?P=f)|(?P=f2)|(?P=f3))"
+    r"|(?:^|[;&|(]|\bsudo\b)[ \t]*[\"']?(?:(?P=f)|(?P=f2)|(?P=f3))(?=[\s;&|)\"']|$))"
+)
 _RC = r"(?:bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv|zlogin|profile|cshrc|tcshrc|kshrc)"
+
+# -- the vocabulary of instructions addressed to the model (issue 13 item 3: by kind, in English
+# and Chinese, not by instance)
+#: Setting aside what came before.
+_OVERRIDE = (
+    r"(?:ignore|disregard|forget|override|overrule|bypass|pay\s+no\s+(?:attention|heed)\s+to"
+    r"|set\s+aside|stop\s+(?:following|obeying)|(?:do\s+not|don['’]?t|no\s+longer)\s+"
+    r"(?:follow|obey))"
+)
+#: Not after a negation: "don't forget the previous rules" keeps them (a lookbehind per form,
+#: so the next, un-negated verb of the same line is still found).
+_NOT_NEGATED = (
+    r"(?<!don't\s)(?<!don’t\s)(?<!dont\s)(?<!do\snot\s)(?<!never\s)(?<!won't\s)(?<!won’t\s)"
+    r"(?<!not\sto\s)"
+)
+#: What came before, or whose rules they are.
+_EARLIER = (
+    r"(?:previous|prior|above|earlier|all|any|every|your|system|developer|safety|preceding"
+    r"|foregoing|former|original|initial|existing|these|those)"
+)
+#: The rules a model is given.
+_INSTRUCTIONS = (
+    r"(?:instructions?|prompts?|guidelines|directives|system\s+prompt|programming|guardrails"
+    r"|safeguards|rules)"
+)
+_RULES_N = (
+    rf"(?:{_INSTRUCTIONS}|messages?|directions|constraints|restrictions|polic(?:y|ies)|training"
+    r"|context|commands|orders|guidance)"
+)
+#: "everything above", "what you were told earlier", "all of the above".
+_EVERYTHING_BEFORE = (
+    r"(?:all|everything|anything|whatever)\s+(?:(?:that\s+)?(?:was\s+|you\s+were\s+|I\s+)?"
+    r"(?:said|written|stated|mentioned|given|told)\s+(?:to\s+you\s+)?)?(?:above|before|earlier"
+    r"|previously|so\s+far|up\s+to\s+now|until\s+now|prior)\b"
+    r"|(?:all\s+of\s+)?the\s+(?:above|preceding|foregoing)\b"
+    r"|what(?:ever)?\s+(?:you\s+(?:were|have\s+been|['’]ve\s+been|got)\s+(?:told|given|taught"
+    r"|instructed|asked)|(?:was|has\s+been)\s+(?:said|told|written|given)\s+(?:to\s+you\s+)?"
+    r"(?:before|earlier|above|previously|so\s+far))"
+)
+_MODEL = r"(?:ai|assistant|model|chatbot|bot|agent|llm|gpt|dan|language\s+model)"
+_ROGUE = r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue)"
+_LIMITS = r"(?:rules|restrictions|guidelines|limits|limitations|filters)"
+_ZH_OVERRIDE = (
+    "忽略|无视|忘记|忘掉|不要理会|不用管|别管|不必管|不要管|不用理会?|别理会?|不理会|抛开|抛弃|"
+    "放弃|跳过|推翻|不再遵守|不要遵守|不用遵守|无需遵守|不必遵守|停止遵守"
+)
+_ZH_OVERRIDE_T = " ".join(w.removesuffix("会?") for w in _ZH_OVERRIDE.split("|"))
+_ZH_EARLIER = (
+    "之前|以上|上面|上述|先前|前面|此前|早先|原来|原有|原先|所有|全部|一切|系统|你的|开发者"
+)
+_ZH_RULES = "指令|指示|提示|提示词|规则|要求|设定|限制|约束|规定|命令|准则|守则"
 
 #: Upper-case credential names that are not credentials (database keys, tokenizer tokens,
 #: pagination cursors). Lower-case identifiers (``sort_key``) never match in the first place.
@@ -310,18 +271,34 @@ class Rule:
     reason: str
     patterns: tuple[Pat, ...]
     accept: Callable[[re.Match[str]], bool] | None = None
+    secrets: bool = False  # the rule is "a detector of talos.secrets finds a value"
 
 
 #: Every red flag, in the order reasons are listed (SPEC §8.1).
 #: A digest of this module's code: a scan stored by other rules is never reused.
-RULES_FINGERPRINT = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+RULES_FINGERPRINT = hashlib.sha256(
+    b"".join(Path(m).read_bytes() for m in (__file__, secrets.__file__, P.__code__.co_filename))
+).hexdigest()[:16]
 
 RULES: tuple[Rule, ...] = (
     Rule(
         "download-and-run",
         (
-            P(_FETCH_T, rf"\b{_FETCH}\b[^|\n]{{0,300}}\|\s*{_RUNNER}", _I),
-            P(_FETCH_T, rf"\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:<\(|\$\()\s*{_FETCH}\b", _I),
+            # piped into a runner, also through other commands: curl … | tee log | sh
+            P(
+                _FETCH_T,
+                rf"\b{_FETCH}\b[^|\n]{{0,300}}(?:{_PIPE}[^|\n]{{0,200}}){{0,3}}{_PIPE}\s*{_RUNNER}",
+                _I,
+            ),
+            # run as a command substitution: eval "$(curl …)", source <(curl …), bash -c
+            # "$(curl …)", python3 -c "$(curl …)", sh <<< "$(wget -qO- …)"
+            P(
+                _FETCH_T,
+                rf"{_SUBST_RUNNER}\s*(?:<<<\s*)?[\"']?\s*(?:\$\(|<\(|`)\s*(?:sudo\s+)?{_FETCH}\b",
+                _I,
+            ),
+            # downloaded to a file, then that file is run, on the same line or a later one
+            P(_FETCH_T, rf"{_SAVED_TO}[\s\S]{{0,2000}}?{_RUN_SAVED}", _I | re.MULTILINE),
             P(
                 _FETCH_T,
                 rf"\b{_FETCH}\b[^\n;|]{{0,300}}(?:&&|;)\s*(?:sudo\s+)?"
@@ -383,6 +360,42 @@ RULES: tuple[Rule, ...] = (
                 r"\.aws/credentials\b|\.netrc\b|\.pgpass\b|\.git-credentials\b|\.pypirc\b"
                 r"|\.docker/config\.json\b|\.kube/config\b|\.gnupg\b|/etc/shadow\b",
             ),
+            # where CLIs keep their tokens (gh, npm, yarn, gcloud, azure, aws sso, cargo,
+            # terraform, vault, mysql, gem, composer, hub): issue 13 item 4
+            P(
+                ".config/gh .npmrc .yarnrc .config/gcloud application_default_credentials "
+                ".azure/ .aws/ .cargo/ .terraform.d/ .vault-token .my.cnf .gem/ .composer/ "
+                ".config/hub",
+                r"\.config/gh\b(?:/hosts\.ya?ml\b)?|\.npmrc\b|\.yarnrc(?:\.yml)?\b"
+                r"|\.config/gcloud\b|\bapplication_default_credentials\.json\b|\.azure/"
+                r"|\.aws/(?:sso|cli)/cache\b|\.cargo/credentials(?:\.toml)?\b"
+                r"|\.terraform\.d/credentials|\.vault-token\b|\.my\.cnf\b|\.gem/credentials\b"
+                r"|\.composer/auth\.json\b|\.config/hub\b",
+            ),
+            # a process's environment, and environment dumps filtered for secrets
+            P(
+                "environ",
+                r"/proc/(?:self|thread-self|\d+|\$\$|\*|\$\{?\w+\}?)/(?:task/\d+/)?environ\b",
+            ),
+            P(
+                "printenv env set export declare compgen",
+                rf"(?<![\w.-])(?:printenv|env|set|export\s+-p|declare\s+-x|compgen\s+-e"
+                rf"|(?:get-childitem|gci|dir|ls)\s+env:)\s*(?:{_PIPE}[^|\n]{{0,60}})?{_PIPE}\s*"
+                r"(?:grep|egrep|rg|ag|findstr|select-string|sls|awk|sed)\b[^\n|]{0,60}?"
+                r"(?:key|token|secret|pass|pwd|cred|auth)",
+                _I,
+            ),
+            # commands that print a stored credential
+            P(
+                "auth config get-access-token credential get-session-token",
+                r"\bgh\s+auth\s+(?:token|status\s+(?:-t|--show-token))\b"
+                r"|\bgcloud\s+(?:auth\s+(?:application-default\s+)?print-(?:access|identity)-token"
+                r"|config\s+config-helper)\b|\baz\s+account\s+get-access-token\b"
+                r"|\bgit\s+credential\s+fill\b|\bkubectl\s+config\s+view\b[^\n]{0,40}--raw\b"
+                r"|\baws\s+(?:configure\s+(?:get\s+[\w.]*(?:secret|key|token)\w*"
+                r"|export-credentials)|sts\s+get-session-token)\b",
+                _I,
+            ),
             P(
                 "find- keychain",
                 r"\bsecurity\s+find-(?:generic|internet)-password\b|\bkeychain\b",
@@ -398,7 +411,9 @@ RULES: tuple[Rule, ...] = (
         ),
         accept=lambda m: m.group(0) not in _NOT_CREDENTIALS,
     ),
-    Rule("contains a credential value", (*_TOKEN_SHAPES, _KEYED), accept=_is_secret_value),
+    # A value a detector of talos.secrets finds (ours and detect-secrets'); the evidence is the
+    # window it matched, masked. A fact line holding one is withheld (see keep_fact).
+    Rule("contains a credential value", (), secrets=True),
     Rule(
         "sends data out",
         (
@@ -529,11 +544,69 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "addresses the model",
         (
+            # overriding earlier rules: a verb of setting aside + what came before
             P(
-                "ignore disregard forget override",
-                r"\b(?:ignore|disregard|forget|override)\b[^\n]{0,40}"
-                r"\b(?:previous|prior|above|earlier|all|any|your|system|preceding)\b[^\n]{0,20}"
-                r"\b(?:instructions?|prompts?|rules|messages?|guidelines|directions|context)\b",
+                "ignore disregard forget override overrule pay set bypass stop follow obey",
+                rf"{_NOT_NEGATED}\b{_OVERRIDE}\b[^\n]{{0,40}}?\b{_EARLIER}\b[^\n]{{0,20}}?"
+                rf"\b{_RULES_N}\b",
+                _I,
+            ),
+            P(
+                "skip drop discard abandon dismiss throw cancel nullify void supersede erase "
+                "wipe scrap",
+                rf"{_NOT_NEGATED}\b(?:skip|drop|discard|abandon|dismiss|throw\s+out|cancel|nullify"
+                rf"|void|supersede|erase|wipe|scrap)\b[^\n]{{0,30}}?\b(?:previous|prior|above"
+                rf"|earlier|preceding|foregoing|original|system|your)\b[^\n]{{0,20}}?"
+                rf"\b{_INSTRUCTIONS}\b",
+                _I,
+            ),
+            P(
+                "ignore disregard forget override overrule pay set bypass stop follow obey",
+                rf"{_NOT_NEGATED}\b{_OVERRIDE}\b[\s,:]{{1,3}}(?:{_EVERYTHING_BEFORE})",
+                _I,
+            ),
+            P(
+                "instruction rule directive",
+                r"\b(?:these|the\s+following|my|new)\s+(?:instructions?|rules|directives)\s+"
+                r"(?:override|supersede|replace|take\s+precedence\s+over)\b",
+                _I,
+            ),
+            # addressing the model as a model: a new identity, no rules, its prompt
+            P(
+                "from",
+                r"\bfrom\s+now\s+on\b[\s,:;-]{0,3}(?:you\s+(?:are|will\s+be|shall\s+be|must\s+be"
+                r"|become|act|behave|pretend|play|respond\s+as|answer\s+as|speak\s+as|have\s+no)\b"
+                r"|you['’](?:re|ll\s+be)\b|your\s+(?:name|role|persona|identity|purpose)\b)",
+                _I,
+            ),
+            P(
+                "you",
+                rf"\byou\s+are\s+(?:now|no\s+longer)\s+(?:an?\s+|the\s+|in\s+)?(?:\w+\s+){{0,2}}?"
+                rf"(?:{_MODEL}|mode|bound|restricted|limited|required|obligated|unrestricted"
+                r"|unfiltered|uncensored|jailbroken)\b",
+                _I,
+            ),
+            P(
+                "act behave respond answer pretend",
+                rf"\b(?:act|behave|respond|answer)\s+as\s+(?:if\s+you\s+(?:are|were|have|had)\s+"
+                rf"(?:no\s+{_LIMITS}|an?\s+{_ROGUE})|an?\s+{_ROGUE}\b)"
+                rf"|\bpretend\s+(?:to\s+be|(?:that\s+)?you\s+are|you['’]re)\s+(?:an?\s+)?"
+                rf"(?:(?:different|another|new|{_ROGUE})\s+)?{_MODEL}\b"
+                rf"|\bpretend\s+(?:that\s+)?you\s+(?:have|had)\s+no\s+{_LIMITS}",
+                _I,
+            ),
+            P(
+                "you",
+                r"\byou\s+(?:have|had|['’]ve)\s+no\s+(?:rules|restrictions|guidelines|filters"
+                r"|content\s+polic(?:y|ies)|safety\s+(?:rules|guidelines))\b",
+                _I,
+            ),
+            P(
+                "reveal print show repeat output leak disclose dump",
+                r"\b(?:reveal|print|show|repeat|output|leak|disclose|dump)\s+(?:me\s+)?your\s+"
+                r"(?:(?:full|entire|original|hidden|secret|initial)\s+)?(?:system\s+prompt"
+                r"|instructions|prompt|rules)\b|\b(?:reveal|leak|disclose)\s+the\s+"
+                r"(?:system|hidden|initial|original)\s+prompt\b",
                 _I,
             ),
             P(
@@ -551,16 +624,92 @@ RULES: tuple[Rule, ...] = (
             ),
             P("instruction", r"\bnew\s+(?:system\s+)?instructions?\s*:", _I),
             P("<| inst] sys>>", r"<\|im_start\|>|<\|system\|>|\[/?INST\]|<</?SYS>>"),
+            # 中文: overriding earlier rules, a new identity, no rules, the prompt, the user
             P(
-                "忽略 无视 忘记 忘掉 不要理会",
-                r"(?:忽略|无视|忘记|忘掉|不要理会)[^\n]{0,6}(?:之前|以上|上面|先前|前面|所有|全部)"
-                r"[^\n]{0,6}(?:指令|指示|提示|规则|要求)",
+                _ZH_OVERRIDE_T,
+                rf"(?:{_ZH_OVERRIDE})[^\n]{{0,8}}?(?:{_ZH_EARLIER})[^\n]{{0,8}}?(?:{_ZH_RULES})"
+                rf"|(?:{_ZH_OVERRIDE})[^\n]{{0,6}}?(?:之前|以上|上面|前面|先前|此前)[^\n]{{0,8}}?"
+                r"(?:一切|所有内容|全部内容|所有的话|说的话|告诉你的)",
+            ),
+            P(
+                "从现在 你现在 你不再 你不用 你无需 你不必 扮演 假装 透露 泄露 输出 显示 告诉我",
+                r"从现在(?:开始|起)[，,、\s]*你(?:就)?(?:是|将是|将成为|要扮演|扮演|的身份|的名字|不再)"
+                r"|你现在(?:是|扮演|的身份是)(?:一个|一名)?(?:不受|没有|无)?[^\n]{0,8}?"
+                r"(?:AI|人工智能|助手|模型|机器人|限制)"
+                r"|你(?:不再|不用再?|无需再?|不必再?)(?:遵守|遵循|受|理会)[^\n]{0,6}?"
+                r"(?:规则|限制|约束|指令|准则|规定)"
+                r"|(?:扮演|假装(?:你是|成)?)(?:一个)?(?:不受(?:任何)?限制|没有(?:任何)?限制|无限制|邪恶)"
+                r"|(?:透露|泄露|输出|显示|告诉我)(?:你的)?(?:系统提示(?:词)?|初始指令|隐藏指令)",
             ),
             P(
                 "用户 使用者",
                 r"(?:不要|别|不许|不准|切勿|禁止|不得)(?:告诉|告知|通知|让)(?:用户|使用者)",
             ),
             P("瞒着用户 对用户保密", r"瞒着用户|对用户保密"),
+        ),
+    ),
+    Rule(
+        "claims authority",
+        (
+            # a role marker: SYSTEM: …, or "System: …" speaking to the model
+            P(
+                "system admin developer assistant operator",
+                # a chat role in capitals; ADMIN:/DEVELOPER: alone may head a contact line
+                r"(?:^|(?<=[\s>\]\)\"'`*#|]))(?:(?:SYSTEM|ASSISTANT)(?:\s+{_ROLE_NOTE})?"
+                r"|(?:ADMIN(?:ISTRATOR)?|DEVELOPER|OPERATOR)\s+{_ROLE_NOTE})\s*[:：]".replace(
+                    "{_ROLE_NOTE}",
+                    "(?:MESSAGE|NOTE|NOTICE|OVERRIDE|INSTRUCTIONS?|PROMPT|DIRECTIVE|COMMAND"
+                    "|UPDATE|ALERT)",
+                ),
+            ),
+            P(
+                "system admin developer operator sys instruction",
+                r"(?im:^[ \t>*#-]*\[?(?:system|developer|admin(?:istrator)?|operator)"
+                r"(?:\s+(?:message|note|notice|override|instructions?|prompt|directive|command"
+                r"|update))?\]?\s*[:：])"
+                r"(?=[^\n]{0,100}\b(?:you|your|the\s+(?:user|assistant|model|ai))\b)"
+                r"|<\s*/?\s*(?:system|sys|admin|developer|instructions?)\s*>",
+            ),
+            # a third party's permission given to the model ("the user has authorized you")
+            P(
+                "authori approved permitted allowed granted cleared consented given",
+                r"\b(?:the\s+)?(?:user|owner|human|person|operator|administrator|admin|developer"
+                r"|maintainer|your\s+(?:user|owner|creator|developer|operator|master))s?\s+"
+                r"(?:has\s+|have\s+|had\s+)?(?:already\s+|explicitly\s+|now\s+)?(?:authori[sz]ed"
+                r"|approved|permitted|allowed|granted|cleared|consented|pre-?approved|given\s+"
+                r"(?:you\s+)?(?:full\s+)?(?:permission|consent|approval|authori[sz]ation|access))"
+                r"\s+(?:you|the\s+(?:assistant|agent|model|ai)|this\s+(?:assistant|agent|model))\b",
+                _I,
+            ),
+            P(
+                "authori permitted cleared granted",
+                r"\byou\s+(?:are|have\s+been|were|['’]re)\s+(?:(?:now|hereby|officially|fully)\s+)*"
+                r"(?:authori[sz]ed|permitted|cleared|granted\s+(?:full\s+)?(?:permission|access"
+                r"|authority|clearance))\s+to\b",
+                _I,
+            ),
+            P(
+                "this",
+                r"\bthis\s+(?:message|instruction|note|request|directive)\s+(?:is|comes)\s+"
+                r"(?:directly\s+)?from\s+(?:the\s+)?(?:system|developers?|administrators?|admin"
+                r"|operator|anthropic|openai|your\s+(?:owner|creator|developer|operator|user))\b",
+                _I,
+            ),
+            P(
+                "mode",
+                r"\b(?:enable|activate|enter|switch\s+to|turn\s+on)\s+(?:jailbreak|dan|unrestricted"
+                r"|unfiltered|uncensored)\s+mode\b|\b(?:jailbreak|dan|unrestricted|unfiltered"
+                r"|uncensored)\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b",
+                _I,
+            ),
+            P(
+                "用户 主人 管理员 开发者 老板 你 系统",
+                r"(?:用户|主人|管理员|开发者|老板)(?:已经?|已)?(?:明确)?(?:授权|允许|批准|同意)(?:了)?"
+                r"(?:你|您|助手|模型|AI)"
+                r"|你(?:已|已经)?(?:被|获得(?:了)?)(?:授权|许可|批准)"
+                r"|(?:^|[\s>\]】])(?:系统|管理员|开发者)(?:消息|通知|指令|命令|提示)?[:：]"
+                r"(?=[^\n]{0,80}(?:你|用户|助手))",
+            ),
         ),
     ),
 )
@@ -581,35 +730,101 @@ class Finding:
         return f"{self.reason}{where}: {self.evidence}" if self.evidence else self.reason + where
 
 
-def _evidence(text: str) -> str:
-    s = mask_secrets(" ".join(text.split()))
+def _evidence(text: str, regions: list[tuple[int, int]], start: int, end: int) -> str:
+    """``text[start:end]`` as a reason quotes it: credentials masked *in the whole text* (a
+    window cut before a URL's ``@`` still loses its password: issue 13 item 6), whitespace
+    folded, cut to :data:`EVIDENCE_MAX`."""
+    s = " ".join(secrets.mask_window(text, regions, start, end).split())
     return s if len(s) <= EVIDENCE_MAX else s[:EVIDENCE_MAX] + "…"
+
+
+def _scan(
+    text: str, lines: bool, line_of: Callable[[int], int] | None = None
+) -> dict[str, Finding]:
+    """:func:`scan_text` over ``text`` as it is: reason → finding. ``line_of`` maps an offset
+    of ``text`` to its 1-based line when ``text`` is a variant of another text."""
+    out: dict[str, Finding] = {}
+    present = triggers_in(text)
+    found = secrets.find_secrets(text, present)
+    regions = secrets.secret_regions(found)
+    runnable = runnable_patterns(present)
+    for rule in RULES:
+        hits: list[tuple[int, int]] = []
+        if rule.secrets:
+            hits = [(f.start, f.end) for f in found]
+        for pat in rule.patterns:
+            if pat not in runnable:
+                continue
+            hits += [
+                m.span() for m in pat.regex.finditer(text) if rule.accept is None or rule.accept(m)
+            ]
+        if not hits:
+            continue
+        hits.sort(key=lambda h: (h[0], -h[1]))  # of windows starting at one place, the longest
+        hits = [h for i, h in enumerate(hits) if i == 0 or h[0] != hits[i - 1][0]]
+        shown = list(dict.fromkeys(_evidence(text, regions, a, b) for a, b in hits))
+        at = hits[0][0]
+        line = (line_of(at) if line_of else text.count("\n", 0, at) + 1) if lines else 0
+        out[rule.reason] = Finding(rule.reason, ", ".join(shown[:EVIDENCE_PER_RULE]), line)
+    return out
+
+
+_ORDER = {rule.reason: i for i, rule in enumerate(RULES)}
+
+#: What a reader joins that a line-local rule would not: a soft line break of Markdown (one
+#: newline inside a paragraph renders as a space), a run of spaces padding words apart, and
+#: emphasis inside a word (``ig**no**re`` renders as "ignore").
+_JOIN = re.compile(r"[ \t]*(?<!\n)\n(?!\n)[ \t]*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)")
+
+
+def _joined(text: str) -> tuple[str, Callable[[int], int]] | None:
+    """``text`` with :data:`_JOIN`'s runs as one space (emphasis removed), and a map from its
+    offsets to ``text``'s lines; ``None`` when nothing joins."""
+    if not _JOIN.search(text):
+        return None
+    parts: list[str] = []
+    marks: list[tuple[int, int]] = []  # (offset in the joined text, offset in text) after a run
+    at = size = 0
+    for m in _JOIN.finditer(text):
+        gap = " " if m.group(0)[:1].isspace() else ""
+        parts += (text[at : m.start()], gap)
+        size += m.start() - at + len(gap)
+        at = m.end()
+        marks.append((size, at))
+    parts.append(text[at:])
+    starts = [v for v, _o in marks]
+
+    def line_of(offset: int) -> int:
+        i = bisect.bisect_right(starts, offset) - 1
+        orig = offset if i < 0 else marks[i][1] + offset - marks[i][0]
+        return text.count("\n", 0, orig) + 1
+
+    return "".join(parts), line_of
 
 
 def scan_text(text: str, lines: bool = False) -> list[Finding]:
     """The red flags of ``text``: one :class:`Finding` per rule that matches, in :data:`RULES`
     order, quoting up to :data:`EVIDENCE_PER_RULE` distinct matches in text order
-    (``reads credentials: .env, GITHUB_TOKEN``). ``lines=True`` records the 1-based line of
-    the first match. Never raises on any string."""
-    out: list[Finding] = []
-    present = triggers_in(text)
-    for rule in RULES:
-        hits: list[tuple[int, str]] = []
-        for pat in rule.patterns:
-            if not pat.may_match(present):
-                continue
-            hits += [
-                (m.start(), m.group(0))
-                for m in pat.regex.finditer(text)
-                if rule.accept is None or rule.accept(m)
-            ]
-        if not hits:
-            continue
-        hits.sort(key=lambda h: h[0])
-        shown = list(dict.fromkeys(_evidence(h[1]) for h in hits))[:EVIDENCE_PER_RULE]
-        line = text.count("\n", 0, hits[0][0]) + 1 if lines else 0
-        out.append(Finding(rule.reason, ", ".join(shown), line))
-    return out
+    (``reads credentials: .env, GITHUB_TOKEN``), every credential in them masked.
+    ``lines=True`` records the 1-based line of the first match. Never raises on any string.
+
+    The rules run on the text and, when it is not ASCII, on its :func:`skeleton` too (format
+    characters dropped, full-width and look-alike letters folded), then on that text joined
+    as a reader sees it (:data:`_JOIN`: soft line breaks, padding, emphasis inside words): a
+    rule that only a variant trips quotes the variant."""
+    found = _scan(text, lines)
+    base = text
+    if not text.isascii() and any(_folds_to_letters(c) for c in _MAY_FOLD.findall(text)):
+        folded = skeleton(text)
+        if folded != text:
+            base = folded
+            for reason, finding in _scan(folded, lines).items():
+                found.setdefault(reason, finding)
+    joined = _joined(base)
+    if joined is not None:
+        for reason, finding in _scan(joined[0], lines, joined[1]).items():
+            found.setdefault(reason, finding)
+    return sorted(found.values(), key=lambda f: _ORDER[f.reason])
 
 
 @functools.lru_cache(maxsize=65536)
@@ -624,7 +839,17 @@ def instruction_reasons(text: str) -> list[str]:
 
 
 def keep_fact(text: str) -> bool:
-    """Default ``keep_fact`` filter (SPEC §3.1, §8.2): ``False`` for a line with a red flag."""
+    """Default ``keep_fact`` filter (SPEC §3.1, §8.2): ``False`` for a line with a red flag.
+
+    A line holding a credential ("contains a credential value") is *withheld*, not delivered
+    masked, and ``talos scan`` lists it (issue 13 item 6). Withholding fails closed: a
+    detector that finds half a secret (the key id, not the secret access key beside it, as
+    the issue found) would leak the other half through a masked line, a withheld line leaks
+    nothing; a fact reduced to "the db password is ****" tells an agent nothing it can use,
+    while the scan tells the person to move the value to a secret store and keep a pointer
+    ("the db password is in the team vault"). Episodes are not records a person curates:
+    they are delivered masked (SPEC §8.3, :func:`talos.secrets.mask_secrets`).
+    """
     return not _text_reasons(text)
 
 
@@ -662,7 +887,7 @@ def _payload_kind(path: str, mode: int) -> str:
     if suffix in SCRIPT_SUFFIXES:
         return f"script ({suffix})"
     try:
-        with open(path, "rb") as f:
+        with fsutil.open_regular(path) as f:
             head = f.read(4)
     except OSError:
         return ""
@@ -685,7 +910,7 @@ def _scan_file(path: str, size: int, stamp: tuple[int, int, int], mode: int) -> 
     if size > MAX_SKILL_BYTES:
         return _FileScan((Finding("oversized", f"{size} bytes > {MAX_SKILL_BYTES}"),), None)
     try:
-        with open(path, "rb") as f:
+        with fsutil.open_regular(path) as f:
             data = f.read(MAX_SKILL_BYTES + 1)
     except OSError as e:
         return _FileScan((Finding("unreadable", e.strerror or str(e)),), None)
@@ -722,22 +947,38 @@ class FileReport:
         return [self.path, self.kind, [[f.reason, f.evidence, f.line] for f in self.findings]]
 
 
-def _tree(skills_dir: Path) -> list[tuple[str, str, os.stat_result | None]]:
+#: An entry of the skills tree: its stat, ``None`` (a dangling link where a skill should be),
+#: or ``(reason, evidence)`` when talos refuses to read it (:func:`talos.fsutil.entry_refusal`).
+_Entry = os.stat_result | tuple[str, str] | None
+
+
+def _tree(skills_dir: Path) -> list[tuple[str, str, _Entry]]:
     """Every regular file of the skills tree as ``(path, relative posix path, stat)``, sorted
     by relative path; symlinked folders are not followed, VCS metadata is skipped. A ``.md``
-    whose stat fails (a dangling link where a skill should be) comes with ``None``."""
+    whose stat fails comes with ``None``; a file that resolves outside the tree, or a ``.md``
+    that is not a regular file (a FIFO), with its refusal (issue 13.5): it is never read."""
     root = str(skills_dir)
-    found: list[tuple[str, str, os.stat_result | None]] = []
+    real = os.path.realpath(root)
+    found: list[tuple[str, str, _Entry]] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         for name in filenames:
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, root).replace(os.sep, "/")
+            md = name.lower().endswith(".md")
             try:
-                st: os.stat_result | None = os.stat(path)
+                lst = os.lstat(path)
+            except OSError:
+                continue
+            refusal = fsutil.entry_refusal(path, lst, real)
+            if refusal and (md or refusal[0] == fsutil.OUTSIDE):
+                found.append((path, rel, refusal))
+                continue
+            try:
+                st: os.stat_result | None = os.stat(path) if stat.S_ISLNK(lst.st_mode) else lst
             except OSError:
                 st = None
-            if st is None and name.lower().endswith(".md"):
+            if st is None and md:
                 found.append((path, rel, None))
             elif st is not None and stat.S_ISREG(st.st_mode):
                 found.append((path, rel, st))
@@ -808,8 +1049,8 @@ def scan_skills(skills_dir: Path, store: ScanStore | None = None) -> list[FileRe
                     # ctime and inode too: a same-size rewrite with its mtime put back
                     # (tar, rsync -t) must be scanned again (tests/test_index_attack.py)
                     [rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
-                    if st
-                    else [rel]
+                    if isinstance(st, os.stat_result)
+                    else [rel, *(st or ())]
                     for _p, rel, st in entries
                 ],
             ]
@@ -846,12 +1087,14 @@ def _decode_reports(value: str | None) -> list[FileReport] | None:
         return None
 
 
-def _scan_entries(entries: list[tuple[str, str, os.stat_result | None]]) -> list[FileReport]:
+def _scan_entries(entries: list[tuple[str, str, _Entry]]) -> list[FileReport]:
     """:func:`scan_skills` over a listed tree, without caches."""
     scans: dict[str, _FileScan] = {}
     for path, rel, st in entries:
         if st is None:
             scans[rel] = _FileScan((Finding("unreadable", "dangling symbolic link"),), None)
+        elif not isinstance(st, os.stat_result):  # refused: never read (issue 13.5)
+            scans[rel] = _FileScan((Finding(*st),), None)
         else:
             scans[rel] = _scan_file(
                 path, st.st_size, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino), st.st_mode
@@ -939,24 +1182,64 @@ def scan_facts(memory_file: Path) -> list[FactReport]:
 
 @dataclass(frozen=True, slots=True)
 class ScanReport:
-    """Everything ``talos scan`` found: flagged ``skills`` (files of the skills tree) and
-    ``facts``. ``clean`` when both are empty."""
+    """Everything ``talos scan`` found: flagged ``skills`` (files of the skills tree),
+    ``facts``, and the memory file or sessions talos ``refused`` to read. ``clean`` when all
+    are empty."""
 
     skills: list[FileReport] = field(default_factory=list)
     facts: list[FactReport] = field(default_factory=list)
+    refused: list[FileReport] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
-        return not self.skills and not self.facts
+        return not self.skills and not self.facts and not self.refused
 
     def to_json(self) -> dict[str, object]:
-        return {
+        """``{"clean", "skills", "facts"}``, and ``"refused"`` when a file was refused (the key
+        is left out otherwise, so the shape scripts knew is unchanged for them)."""
+        out: dict[str, object] = {
             "clean": self.clean,
             "skills": [s.to_json() for s in self.skills],
             "facts": [f.to_json() for f in self.facts],
         }
+        if self.refused:
+            out["refused"] = [r.to_json() for r in self.refused]
+        return out
 
 
-def scan_home(memory_file: Path, skills_dir: Path) -> ScanReport:
-    """Scan a home's skills tree and memory file (``talos scan``, SPEC §8.1, §8.2)."""
-    return ScanReport(scan_skills(skills_dir), scan_facts(memory_file))
+def refused_files(memory_file: Path, sessions_dir: Path | None = None) -> list[FileReport]:
+    """The memory file and the session files talos refuses to read (issue 12.3, 13.5): not a
+    regular file (a FIFO, a device, a file of /proc), larger than
+    :data:`talos.fsutil.MAX_MEMORY_BYTES`, or — for a session — a link out of its folder.
+    Each reader warns and skips them; ``talos scan`` lists them (kind ``memory``/``session``).
+    """
+    from talos.sources.sessions import refused_sessions  # here: it imports this module
+
+    out: list[FileReport] = []
+    try:
+        st: os.stat_result | None = os.stat(memory_file)
+    except (OSError, ValueError):
+        st = None
+    if st is not None:
+        kind = fsutil.file_kind(st)
+        if kind is not None:
+            out.append(FileReport(str(memory_file), "memory", (Finding(fsutil.NOT_REGULAR, kind),)))
+        elif st.st_size > fsutil.MAX_MEMORY_BYTES:
+            limit = f"{st.st_size} bytes > {fsutil.MAX_MEMORY_BYTES}"
+            out.append(FileReport(str(memory_file), "memory", (Finding("oversized", limit),)))
+    if sessions_dir is not None:
+        out += [
+            FileReport(path, "session", (Finding(reason, evidence),))
+            for path, reason, evidence in refused_sessions(sessions_dir)
+        ]
+    return out
+
+
+def scan_home(memory_file: Path, skills_dir: Path, sessions_dir: Path | None = None) -> ScanReport:
+    """Scan a home's skills tree and memory file (``talos scan``, SPEC §8.1, §8.2), and list
+    the files talos refuses to read (:func:`refused_files`)."""
+    return ScanReport(
+        scan_skills(skills_dir),
+        scan_facts(memory_file),
+        refused_files(memory_file, sessions_dir),
+    )

@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from talos.errors import StateError, state_error
-from talos.fsutil import atomic_write_text
+from talos.fsutil import (
+    MAX_STATE_BYTES,
+    atomic_write_text,
+    check_regular_or_missing,
+    open_append,
+    read_regular,
+)
+from talos.text import json_dumps
 from talos.warn import warn
 
 __all__ = [
@@ -75,7 +82,10 @@ def write_trace(
     shows the line only to a request authorized for all of them (:func:`trace_scopes`).
 
     One ``write`` on an ``O_APPEND`` descriptor, so lines from concurrent processes never
-    interleave. A failure warns on stderr and never raises: observing must not break recall.
+    interleave; only onto a regular file (:func:`talos.fsutil.open_append`: a FIFO there hung
+    recall, a device was written to). A failure warns on stderr and never raises, whatever it
+    is (a NUL byte in the path raised ``ValueError`` out of recall): observing must not break
+    recall (SPEC §6.1).
     """
     rec = {
         "picked": picked,
@@ -83,16 +93,20 @@ def write_trace(
         "t": int(time.time()),
         "scopes": list(scopes),
     }
-    data = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", errors="replace")
+    # json_dumps: a key's bidi override or U+2028 is an escape, not raw, in a file people tail
+    data = (json_dumps(rec) + "\n").encode("utf-8", errors="replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_append(path)
         try:
             os.write(fd, data)
         finally:
             os.close(fd)
     except OSError as e:
-        warn(f"{path}: cannot write the recall trace ({e.strerror}); recall goes on")
+        warn(f"{path}: cannot write the recall trace ({e.strerror or e}); recall goes on")
+    except Exception as e:  # ValueError (a NUL byte in the path), anything else: never fail
+        shown = str(path).replace("\0", "\\0")
+        warn(f"{shown}: cannot write the recall trace ({e}); recall goes on")
 
 
 def trace_scopes(rec: Mapping[str, object]) -> frozenset[str] | None:
@@ -245,6 +259,7 @@ class SqliteUsage:
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
         if con is not None:
             return con
+        check_regular_or_missing(self.path)  # SQLite would take a FIFO or a device (12.3)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
@@ -354,7 +369,7 @@ class SqliteUsage:
         if self.import_hits is None or not self.import_hits.exists():
             return
         try:
-            data = json.loads(self.import_hits.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.import_hits, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError) as e:
             warn(f"{self.import_hits}: cannot import reference usage counts ({e})")
             return
@@ -503,7 +518,7 @@ class JsonUsage:
 
     def _load(self) -> dict[str, list[int]]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -536,7 +551,7 @@ class JsonUsage:
                     data[ref] = [seen + 1, hits_n + 1, day]
                 else:
                     data[ref] = [seen + 1, hits_n, last]
-            atomic_write_text(self.path, json.dumps(data, ensure_ascii=False))
+            atomic_write_text(self.path, json_dumps(data))
 
     def stats(self, scope: str) -> dict[str, Stat]:
         """Usage by our key (``fact:<text80>``); only the ``global`` scope has any."""

@@ -12,14 +12,14 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from talos.cli.common import emit, help_text, isatty
 
-__all__ = ["COMMANDS", "app", "app_for", "main"]
+__all__ = ["COMMANDS", "app", "app_for", "main", "version"]
 
 #: Click's UsageError (bad or missing option or argument). Typer >= 0.2x vendors Click, older
 #: Typer uses click itself; either way BadParameter derives from it.
@@ -32,6 +32,9 @@ class TalosGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         ctx.meta["talos.argv"] = list(args)
+        if args and set(args) == {"--version", "--json"}:  # a script asked for JSON: it gets it
+            emit("version", {"version": version()})
+            ctx.exit(0)
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
@@ -98,6 +101,7 @@ _TABLE: list[tuple[str, str, str]] = [
     ("scan", "scan", "scan"),
     ("doctor", "doctor", "doctor"),
     ("mcp", "mcp", "mcp"),
+    ("hook", "hook", "hook"),
     ("report", "report", "report"),
     ("remember", "trust", "remember"),
     ("get", "trust", "get"),
@@ -107,6 +111,40 @@ _TABLE: list[tuple[str, str, str]] = [
     ("restore", "trust", "restore"),
     ("revoke", "trust", "revoke"),
 ]
+
+
+def version() -> str:
+    """The installed version of talos (package metadata of ``talos-memory``; ``__version__``
+    in a source tree that is not installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("talos-memory")
+    except PackageNotFoundError:
+        from talos import __version__
+
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"talos {version()}\n")
+        raise typer.Exit()
+
+
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print talos's version and exit (with --json: as the JSON envelope).",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    """The whole app's own options (``talos --version``, issue 12.7)."""
 
 
 def _function(name: str) -> Callable[..., Any] | None:
@@ -131,6 +169,7 @@ def __getattr__(name: str) -> Any:
         value: Any = [(command, _function(command)) for command, _m, _a in _TABLE]
     elif name == "app":
         value = typer.Typer(help=_HELP, **_SETTINGS)
+        value.callback()(_root)
         for command, fn in _lazy("COMMANDS"):
             value.command(command, help=help_text(fn.__doc__))(fn)
     else:

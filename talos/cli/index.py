@@ -8,11 +8,12 @@ from typing import Annotated
 
 import typer
 
-from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors
+from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
 from talos.errors import state_error
-from talos.home import Paths, resolve_paths
+from talos.home import Paths
 from talos.index import Index, RefreshStats
 from talos.memory import Memory
+from talos.render import shown
 
 __all__ = ["index"]
 
@@ -39,7 +40,7 @@ def index(
       talos index --rebuild
       talos index --check --json
     """
-    paths = resolve_paths(home)
+    paths = checked_paths(home)
     idx = Index(paths)
     try:
         _index(idx, paths, check, rebuild, as_json)
@@ -68,7 +69,7 @@ def _index(idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool) 
             )
         elif problems:
             for p in problems:
-                err.print(p)
+                err.print(shown(p))  # one line each: a problem names a file
         else:
             err.print("index matches the files")
         if problems:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors
-from talos.home import resolve_paths
+from talos import fsutil
+from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
+from talos.sources.sessions import sessions_root
 
 __all__ = ["example_dir", "init"]
 
@@ -28,6 +29,17 @@ def example_dir() -> Path:
     raise FileNotFoundError("the bundled example is missing; reinstall talos")
 
 
+def _not_created(path: Path, home_real: str) -> str | None:
+    """Why ``init`` does not create ``path``: it is a pattern (``**``, ``*``, ``?``, ``[``:
+    ``sessions_dir = "~/.claude/projects/**"`` made a folder named ``**`` inside the other
+    agent's folder, issue 12.7), or it lies outside the home (talos creates nothing there)."""
+    if fsutil.outside(path, home_real):
+        return "outside the home: talos creates nothing there; create it yourself if you meant it"
+    if any(ch in os.path.relpath(os.path.realpath(path), home_real) for ch in "*?["):
+        return "a pattern, not a folder: create the folders it should match yourself"
+    return None
+
+
 @handle_errors("init")
 def init(
     example: Annotated[
@@ -40,43 +52,63 @@ def init(
 
     Creates memory.md, skills/ and .talos/sessions/. The home is --home, else $TALOS_HOME, else the
     platform's data folder for talos. --example also copies the bundled example memory.md and sample
-    skills, so recall has something to find at once.
+    skills, so recall has something to find at once. Nothing is created outside the home or from a
+    pattern (a talos.toml path elsewhere, sessions_dir = "DIR/**"): such paths are listed as not
+    created.
 
     Examples:
       talos init
       talos init --example --home ./my-home
     """
-    paths = resolve_paths(home)
+    paths = checked_paths(home)
     created: list[str] = []
     kept: list[str] = []
-    for folder in (paths.home, paths.skills_dir, paths.sessions_dir, paths.state_dir):
-        if not folder.is_dir():
+    skipped: list[dict[str, str]] = []
+    if not paths.home.is_dir():
+        paths.home.mkdir(parents=True, exist_ok=True)
+        created.append(str(paths.home))
+    home_real = os.path.realpath(paths.home)
+
+    def allowed(path: Path) -> bool:
+        why = _not_created(path, home_real)
+        if why is not None:
+            skipped.append({"path": str(path), "reason": why})
+        return why is None
+
+    sessions = sessions_root(paths.sessions_dir)[0]
+    for folder in (paths.skills_dir, sessions, paths.state_dir):
+        if not folder.is_dir() and allowed(folder):
             folder.mkdir(parents=True, exist_ok=True)
             created.append(str(folder))
     src = example_dir() if example else None
     mem = paths.memory_file
-    has_content = mem.is_file() and mem.stat().st_size > 0
-    if src is not None and not has_content:
-        shutil.copyfile(src / "memory.md.example", mem)
+    if os.path.lexists(mem):
+        target = mem.resolve() if mem.is_symlink() else mem  # a dotfiles link: write through it
+        if src is not None and target.is_file() and target.stat().st_size == 0:
+            fsutil.atomic_write_bytes(target, (src / "memory.md.example").read_bytes())
+            created.append(str(mem))
+        elif src is not None:
+            kept.append(str(mem))
+    elif allowed(mem):
+        content = (src / "memory.md.example").read_bytes() if src is not None else b""
+        fsutil.atomic_write_bytes(mem, content)
         created.append(str(mem))
-    elif not mem.exists():
-        mem.touch()
-        created.append(str(mem))
-    elif src is not None:
-        kept.append(str(mem))
-    if src is not None:
+    if src is not None and paths.skills_dir.is_dir():
         for skill in sorted((src / "skills").glob("*.md")):
             target = paths.skills_dir / skill.name
-            if target.exists():
+            if os.path.lexists(target):
                 kept.append(str(target))
             else:
-                shutil.copyfile(skill, target)
+                fsutil.atomic_write_bytes(target, skill.read_bytes())
                 created.append(str(target))
     if as_json:
-        emit("init", {"home": str(paths.home), "created": created, "kept": kept})
+        data = {"home": str(paths.home), "created": created, "kept": kept}
+        emit("init", {**data, "not_created": skipped} if skipped else data)
         return
     err.print(f"home: {paths.home}")
     for p in created:
         err.print(f"  created {p}")
     for p in kept:
         err.print(f"  kept existing {p}")
+    for item in skipped:
+        err.print(f"  not created {item['path']}: {item['reason']}")

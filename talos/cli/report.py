@@ -19,7 +19,8 @@ from talos.cli.common import (
     out,
     scopes_from,
 )
-from talos.fsutil import atomic_write_text
+from talos.fsutil import atomic_write_text, check_write_target
+from talos.render import shown
 from talos.report import build_report, render_html
 
 if TYPE_CHECKING:
@@ -82,8 +83,8 @@ def _tables(r: dict[str, Any]) -> list[Table]:
         for m in r["most_recalled"]:
             most.add_row(
                 str(m["picks"]),
-                m["kind"],
-                m["text"],
+                shown(m["kind"]),
+                shown(m["text"]),
                 str(m["bodies"]),
                 "" if m["mean_score"] is None else f"{m['mean_score']:.2f}",
                 m["last_day"],
@@ -98,7 +99,7 @@ def _tables(r: dict[str, Any]) -> list[Table]:
         nv.add_column("kind")
         nv.add_column("memory", overflow="fold")
         for n in never[:NEVER_ROWS]:
-            nv.add_row(str(n["seen"]), n["kind"], n["text"])
+            nv.add_row(str(n["seen"]), shown(n["kind"]), shown(n["text"]))
         tables.append(nv)
     return tables
 
@@ -129,17 +130,20 @@ def report(
     Recalls, empty rounds, rounds with a skill body, the score distribution, the most and the
     never recalled memories. Reads .talos/recall_trace.jsonl and the usage counts; changes
     nothing. With --html FILE it also writes one self-contained page with plots (recalls per
-    day, empty-round and body-injection rates, scores, most recalled).
+    day, empty-round and body-injection rates, scores, most recalled); FILE must be a new file
+    or a regular one, in a folder that exists.
 
     Examples:
       talos report
       talos report --json
       talos report --html report.html
     """
+    if html is not None:  # refused before anything is computed: a missing folder, a device
+        check_write_target(html, create_folders=False)
     mem = open_memory(home, scopes=scopes_from(scope))
     data = build_report(mem, top=top)
     if html is not None:
-        atomic_write_text(html, render_html(data))
+        atomic_write_text(html, render_html(data), create_folders=False)
         err.print(f"wrote {html}", markup=False)
     if as_json:
         emit("report", data)

@@ -1,8 +1,8 @@
 """``talos scan``: what the safety scan keeps out of every route, and why (SPEC §8.1, §8.2).
 
 Exit codes: 0 when nothing is flagged, :data:`EXIT_FLAGGED` (4) when a skill, a file of the
-skills tree or a memory.md line is flagged — so a script can branch on it — and 1 for usage
-or input errors, as for every command.
+skills tree or a memory.md line is flagged or a file is refused — so a script can branch on
+it — and 1 for usage or input errors, as for every command.
 """
 
 from __future__ import annotations
@@ -11,8 +11,17 @@ from pathlib import Path
 
 import typer
 
-from talos.cli.common import HomeOpt, JsonOpt, PlainOpt, emit, err, handle_errors, out
-from talos.home import resolve_paths
+from talos.cli.common import (
+    HomeOpt,
+    JsonOpt,
+    PlainOpt,
+    checked_paths,
+    emit,
+    err,
+    handle_errors,
+    out,
+)
+from talos.render import shown
 from talos.safety import scan_home
 
 __all__ = ["EXIT_FLAGGED", "scan"]
@@ -35,7 +44,9 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
     """List what the safety scan flags (skills, files, memory lines) and why.
 
     A flagged skill or fact is left out of recall, explain, usage and dead on every call;
-    this command shows what and why. It reports the files (every scope's lines), not a view.
+    this command shows what and why. It also lists the files talos refuses to read: what is
+    not a regular file (a FIFO, a device), and skills or sessions that are links out of their
+    folder. It reports the files (every scope's lines), not a view.
     Reads only: nothing is written or moved.
 
     Exit code: 0 when clean, 4 when something is flagged, 1 on a usage or input error.
@@ -44,8 +55,8 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
       talos scan
       talos scan --json
     """
-    paths = resolve_paths(home)
-    report = scan_home(paths.memory_file, paths.skills_dir)
+    paths = checked_paths(home)
+    report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dir)
     if as_json:
         # ok follows the exit code, as everywhere: false when something was flagged (exit 4).
         emit(
@@ -64,10 +75,15 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
         table.add_column("where", overflow="fold")
         table.add_column("reasons", overflow="fold")
         for s in report.skills:
-            table.add_row(s.kind, _shown(s.path, paths.home), "\n".join(s.reasons))
+            reasons = "\n".join(map(shown, s.reasons))
+            table.add_row(s.kind, shown(_shown(s.path, paths.home)), reasons)
         for f in report.facts:
-            where = f"{_shown(f.path, paths.home)}:{f.line}"
-            table.add_row("fact", where, "\n".join(f.reasons))
+            where = shown(f"{_shown(f.path, paths.home)}:{f.line}")
+            table.add_row("fact", where, "\n".join(map(shown, f.reasons)))
+        for r in report.refused:
+            table.add_row(
+                r.kind, shown(_shown(r.path, paths.home)), "\n".join(map(shown, r.reasons))
+            )
         out.print(table)
     if not report.clean:
         raise typer.Exit(EXIT_FLAGGED)

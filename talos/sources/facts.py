@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
 
+from talos import fsutil
 from talos.model import Node
 from talos.text import matching_keywords
 from talos.warn import audible, warn
@@ -95,14 +96,26 @@ def parse_fact_line(line: str) -> ParsedFact | None:
     return ParsedFact(text, src, born, fields)
 
 
+def read_memory(path: Path) -> bytes:
+    """The bytes of the memory file ``path``: a regular file of at most
+    :data:`talos.fsutil.MAX_MEMORY_BYTES` (:func:`talos.fsutil.read_regular`).
+
+    Raises:
+        FileNotFoundError: missing. OSError: unreadable, not a regular file (a FIFO hung every
+            command, issue 12.3) or larger than the bound (``/dev/zero``: ``MemoryError``).
+    """
+    return fsutil.read_regular(path, fsutil.MAX_MEMORY_BYTES)
+
+
 def read_lines(path: Path) -> list[bytes] | None:
     """The raw lines of ``path`` without line ends, or ``None`` when the file does not exist.
 
     Raises:
-        OSError: the file exists but cannot be read (permissions, a directory, ...).
+        OSError: the file exists but cannot be read (permissions, a directory, ...), is not a
+            regular file or is too large (:func:`read_memory`).
     """
     try:
-        data = path.read_bytes()
+        data = read_memory(path)
     except FileNotFoundError:
         return None
     return data.split(b"\n")

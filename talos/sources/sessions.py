@@ -32,10 +32,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from talos import fsutil
 from talos.model import Node
 from talos.safety import mask_secrets
 from talos.text import matching_keywords
@@ -48,6 +50,7 @@ __all__ = [
     "detect",
     "first_user_request",
     "load_episodes",
+    "refused_sessions",
     "session_files",
     "session_names",
     "sessions_root",
@@ -55,6 +58,10 @@ __all__ = [
 
 #: An episode's text is the first 80 characters of the session's first user request.
 EPISODE_CHARS = 80
+
+#: A session is read until its first request, but never more than this many bytes: a
+#: transcript of junk (``/dev/zero``-like, one endless line) cannot exhaust memory.
+SESSION_SCAN_BYTES = 64 << 20
 
 #: A lone surrogate (a ``"\ud800"`` escape in the JSON): no output can print it as UTF-8.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -218,13 +225,20 @@ def first_user_request(path: Path) -> str:
     Claude Code and Codex files, which are append-only logs, a non-JSON line (a torn write) is
     skipped.
 
+    At most :data:`SESSION_SCAN_BYTES` are read, line by line.
+
     Returns:
         The request text, or "" when there is none (or the file cannot be read).
     """
     reader: Callable[[Any], str | None] | None = None
+    budget = SESSION_SCAN_BYTES
     try:
-        with path.open("rb") as f:
-            for blob in f:
+        with fsutil.open_regular(path, listed=True) as f:  # never a FIFO (issue 12.3)
+            while budget > 0:
+                blob = f.readline(budget)
+                if not blob:
+                    break
+                budget -= len(blob)
                 try:
                     obj = json.loads(blob.decode("utf-8", errors="replace"))
                 except (ValueError, RecursionError):  # [[[… too deep: bench/fuzz_readers.py
@@ -273,11 +287,18 @@ def session_names(sessions_dir: Path, ordered: bool = True) -> list[tuple[str, s
         if recursive:
             found = [(p.relative_to(root).as_posix(), str(p)) for p in root.rglob("*.jsonl")]
             return sorted(
-                (rel, full) for rel, full in found if _readable(root, rel) and os.path.isfile(full)
+                (rel, full)
+                for rel, full in found
+                if _readable(root, rel) and not _refused(root, full) and os.path.isfile(full)
             )
         base = str(root)
         with os.scandir(base) as it:
-            names = [e.name for e in it if _is_jsonl(e.name) and e.is_file()]
+            names = [
+                e.name
+                for e in it
+                if _is_jsonl(e.name)
+                and (e.is_file(follow_symlinks=False) or _linked_file(root, e.path, e))
+            ]
     except OSError:
         return []
     names = [n for n in names if n.isascii() or _readable(root, n)]
@@ -285,6 +306,66 @@ def session_names(sessions_dir: Path, ordered: bool = True) -> list[tuple[str, s
         names.sort()
     prefix = "" if base == "." else base if base.endswith(os.sep) else base + os.sep
     return [(name, prefix + name) for name in names]  # as str(Path(base) / name) spells it
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _linked_file(root: Path, path: str, entry: os.DirEntry[str]) -> bool:
+    """Whether a listed entry that is not a plain regular file is a session to read: a link
+    to a regular file inside the folder. Anything else that would be read as a session (a
+    link out of the folder, a FIFO, a device) is refused with one warning (issue 13.5)."""
+    if entry.is_dir():  # a folder named like a session (or a link to one): not a file
+        return False
+    return not _refused(root, path) and entry.is_file()
+
+
+def _refused(root: Path, path: str) -> bool:
+    """Whether the session file ``path`` of the folder ``root`` is refused
+    (:func:`talos.fsutil.entry_refusal`); warned once per process and reason."""
+    try:
+        lst = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISDIR(lst.st_mode) or (stat.S_ISREG(lst.st_mode) and not fsutil.kernel_fs(lst)):
+        return False
+    refusal = fsutil.entry_refusal(path, lst, os.path.realpath(root))
+    if refusal is None:
+        return False
+    key = (path, refusal[1])
+    if key not in _WARNED and warn(  # episodes are global's (SPEC §7.3)
+        f"{path}: not read: {refusal[0]} ({refusal[1]}); see talos scan", scopes={"global"}
+    ):
+        _WARNED.add(key)
+    return True
+
+
+def refused_sessions(sessions_dir: Path) -> list[tuple[str, str, str]]:
+    """The files of a sessions folder that talos refuses to read, as ``(path, reason,
+    evidence)`` sorted by path: links that lead outside the folder, ``.jsonl`` entries that
+    are not regular files (issue 13.5; ``talos scan`` lists them)."""
+    root, recursive = sessions_root(sessions_dir)
+    real = os.path.realpath(root)
+    out: list[tuple[str, str, str]] = []
+    try:
+        if recursive:
+            paths = [str(p) for p in root.rglob("*.jsonl")]
+        else:
+            with os.scandir(root) as it:
+                paths = [e.path for e in it if _is_jsonl(e.name)]
+    except OSError:
+        return []
+    for path in paths:
+        try:
+            lst = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(lst.st_mode):
+            continue
+        refusal = fsutil.entry_refusal(path, lst, real)
+        if refusal is not None:
+            out.append((path, *refusal))
+    return sorted(out)
 
 
 def _readable(root: Path, name: str) -> bool:

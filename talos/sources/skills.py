@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
+from talos import fsutil
 from talos.model import Node
 from talos.safety import MAX_SKILL_BYTES, ScanStore, flagged_skills
 from talos.text import MATCH_MAX, fold_whitespace, matching_keywords
@@ -82,8 +82,11 @@ def skill_scopes(source: Path | bytes | str) -> frozenset[str]:
     data: bytes | str = b""
     if isinstance(source, Path):
         try:
-            if stat.S_ISREG(os.stat(source).st_mode):  # never open a FIFO or a device
-                with source.open("rb") as f:
+            # never a FIFO or a device, nor a link out of the folder (issue 12.3, 13.5)
+            if not (
+                source.is_symlink() and fsutil.outside(source, os.path.realpath(source.parent))
+            ):
+                with fsutil.open_regular(source) as f:
                     data = f.read(1 << 16)
         except OSError:
             pass
@@ -96,16 +99,17 @@ def skill_scopes(source: Path | bytes | str) -> frozenset[str]:
 
 def read_skill(path: Path) -> str | None:
     """Read a skill file as text, or ``None`` (with a warning) when it cannot be a skill:
-    unreadable, larger than :data:`MAX_SKILL_BYTES`, containing NUL bytes, or not UTF-8.
-    The warning is scoped like the skill (:func:`skill_scopes`, SPEC §7.3)."""
+    unreadable, not a regular file (:func:`talos.fsutil.read_regular`), larger than
+    :data:`MAX_SKILL_BYTES`, containing NUL bytes, or not UTF-8. The warning is scoped like
+    the skill (:func:`skill_scopes`, SPEC §7.3)."""
     try:
-        if path.stat().st_size > MAX_SKILL_BYTES:
-            warn(
-                f"{path}: larger than {MAX_SKILL_BYTES} bytes; not loaded as a skill",
-                scopes=skill_scopes(path),
-            )
-            return None
-        data = path.read_bytes()
+        data = fsutil.read_regular(path, MAX_SKILL_BYTES)
+    except fsutil.FileTooLarge:
+        warn(
+            f"{path}: larger than {MAX_SKILL_BYTES} bytes; not loaded as a skill",
+            scopes=skill_scopes(path),
+        )
+        return None
     except OSError as e:
         warn(f"{path}: cannot read ({e.strerror}); not loaded as a skill", scopes={"global"})
         return None
@@ -126,11 +130,18 @@ def read_skill(path: Path) -> str | None:
 
 
 def skill_files(skills_dir: Path) -> list[Path]:
-    """The top-level ``*.md`` files of ``skills_dir``, sorted by file name ([] when missing)."""
+    """The top-level ``*.md`` files of ``skills_dir``, sorted by file name ([] when missing).
+
+    A link that leads outside the folder is not a skill file (issue 13.5); the safety scan
+    reports it (:func:`talos.safety.scan_skills`), and every route passes here or there."""
     try:
-        return sorted((p for p in skills_dir.glob("*.md") if p.is_file()), key=lambda p: p.name)
+        found = [p for p in skills_dir.glob("*.md") if p.is_file()]
     except OSError:
         return []
+    if any(p.is_symlink() for p in found):
+        real = os.path.realpath(skills_dir)
+        found = [p for p in found if not (p.is_symlink() and fsutil.outside(p, real))]
+    return sorted(found, key=lambda p: p.name)
 
 
 def load_skills(
@@ -151,7 +162,8 @@ def load_skills(
 
     Returns:
         Skill nodes: ``text`` is the label (or the file's first 60 characters when it has no
-        name and no description), ``body`` the first 1200 characters, ``name`` the file stem.
+        name and no description), ``body`` the first 1201 characters (the 1200 delivered,
+        SPEC §3.2, and one more that tells the block the file goes on), ``name`` the stem.
     """
     nodes: list[Node] = []
     flagged = flagged_skills(skills_dir, scan_store)  # the safety scan (SPEC §8.1)
@@ -173,7 +185,7 @@ def load_skills(
                 keywords=kw,
                 order=start + len(nodes),
                 path=str(path),
-                body=raw[:MATCH_MAX],
+                body=raw[: MATCH_MAX + 1],  # one past what is delivered: the block marks a cut
                 name=path.stem,
                 src=fields.get("source", "user") or "user",
                 fields={k: v for k, v in fields.items() if k not in ("name", "description")},

@@ -1,0 +1,556 @@
+#!/usr/bin/env python3
+"""Honest baselines and block metrics (issue 15 item 7).
+
+Every method is asked every answerable question of the verdict sets and a set of *unrelated*
+queries, and judged on what its block delivers, beside Recall@5 of its ranking:
+
+- methods: ``talos`` (``Memory.recall`` as it ships: its ``picked`` rows are the block, its
+  ``explain`` the ranking); ``bm25`` / ``bm25-uni`` (bm25s over the analyzer of
+  ``bench/analyzer.py``: NLTK stop words, Snowball stemming, CJK bigrams / + unigrams; (k1, b)
+  tuned on dev, ``tune-bm25``); ``bm25-kw`` (the older baseline on SPEC §4 keyword sets);
+  ``fts5-porter``, ``fts5-trigram``, ``fts5-bigram`` (SQLite FTS5 ``bm25()``,
+  ``bench/baselines.py``). A baseline's block is its top 5 (every matching document counts).
+  Prototypes of ``bench/relevance_lab.py`` (``proto-*``) run on the dev split only: the test
+  split stays clean for the final verdict of issue 15.
+- sets: LoCoMo categories 1-4, the Chinese set (MADial zh dialogue + MemoryBank cn), MADial
+  en (dialogue) as an extra. Unrelated queries of a pool: the questions of the other pools of
+  the same data set and split (other LoCoMo conversations — the issue's definition —; other
+  MADial users' dialogues, long unrelated queries; other MemoryBank users' probes), and the
+  coding chores of ``bench/chores.py`` (Chinese for the Chinese pools — the issue's
+  definition —, English for the English ones).
+- block metrics (``bench/delivery.py``): R@5 of the ranking and of the block, ``kept`` (block
+  / ranking), non-gold rows per block (answerable questions), the share of empty blocks for
+  unrelated queries, the share of blocks with a skill body (talos only; these homes hold no
+  skills, see ``body-rate``).
+
+    python3 bench/relevance.py baselines --data ../shared/bench --split both --json rel.json
+    python3 bench/relevance.py tune-bm25 --data ../shared/bench         # dev only
+    python3 bench/relevance.py body-rate --data ../shared/bench --sessions 1000
+
+The data is read in place and never copied into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+from analyzer import Analyzer
+from baselines import BM25Terms, FTS5Ranker
+from chores import CHORES_EN, CHORES_ZH
+from datasets import DEFAULT_DATA, Dataset, Store, load_all
+from delivery import (
+    Block,
+    CutDelivery,
+    Delivery,
+    RecallDelivery,
+    Scored,
+    block_metrics,
+    summarise,
+    top_k,
+    two_part_floor,
+)
+from rankers import BM25Ranker, TalosRanker
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+import talos.graph as G
+from talos import Memory
+
+__all__ = ["BM25_PARAMS", "METHODS", "PROTOTYPES", "Pool", "make_delivery", "pools", "run"]
+
+#: (k1, b) of the analyzed BM25 baselines, tuned on the dev split by ``tune-bm25`` (per
+#: language: LoCoMo dev for English, the Chinese set's dev half for Chinese).
+BM25_PARAMS: dict[tuple[str, bool], tuple[float, float]] = {
+    # LoCoMo dev R@5 0.580 (English has no CJK: unigrams change nothing); k1=1.2 b=0.75: 0.544
+    ("en", False): (0.5, 0.0),
+    ("en", True): (0.5, 0.0),
+    # Chinese set dev R@5: bigrams 0.640 (a flat surface, 0.61-0.64), bigrams+unigrams 0.691
+    ("zh", False): (3.0, 0.1),
+    ("zh", True): (2.0, 0.5),
+}
+
+#: The report sets: label → (language, [(dataset, categories)]).
+SETS: dict[str, tuple[str, list[tuple[str, list[str] | None]]]] = {
+    "LoCoMo 1-4": ("en", [("locomo", None)]),
+    "Chinese set": ("zh", [("madial-zh", ["context"]), ("memorybank-cn", ["probe"])]),
+    "MADial en": ("en", [("madial-en", ["context"])]),
+}
+
+METHODS = ("talos", "bm25", "bm25-uni", "bm25-kw", "fts5-porter", "fts5-trigram", "fts5-bigram")
+#: Prototype deliveries of ``relevance_lab.py`` (dev split only).
+PROTOTYPES = ("proto", "proto-floor", "evidence", "evidence-floor")
+
+
+def prototype(method: str, store: Store) -> Delivery:
+    """``proto``: ``bipartite`` on the recommended analyzer's terms, today's cut (top 5 above
+    THRESH); ``proto-floor``: the same ranking with the recommended two-part floor;
+    ``evidence`` / ``evidence-floor``: the ranking model of ``rank_model.py``, top 5 / with
+    its recommended floor (``rank_lab.RECOMMENDED_FLOOR``)."""
+    if method.startswith("evidence"):
+        import rank_lab
+
+        er = rank_lab.EvidenceRanker(store)
+        if method == "evidence":
+            return CutDelivery(er, top_k(5))
+        floor, whole, relative = rank_lab.RECOMMENDED_FLOOR
+        return CutDelivery(er, rank_lab.evidence_cut(floor, relative, whole))
+    import relevance_lab as lab
+    from proto import ProtoRanker
+
+    ranker = ProtoRanker(store, lab.RECOMMENDED)
+    if method == "proto":
+        return CutDelivery(ranker, top_k(5, G.MODELS["bipartite"].thresh))
+    return CutDelivery(ranker, two_part_floor(5, *lab.RECOMMENDED_FLOOR))
+
+
+@dataclass(slots=True)
+class Pool:
+    """One memory pool of a report set and split, with the queries asked of it.
+
+    ``answerable``: ``(order, query, gold)``; ``unrelated``: ``(order, query, kind)`` with
+    kind ``other`` (a question of another pool of the same data set and split: another LoCoMo
+    conversation, another MADial user's dialogue, another MemoryBank user's probe) or
+    ``chores``."""
+
+    set: str
+    lang: str
+    split: str
+    index: int
+    store: Store
+    dataset: str = ""
+    answerable: list[tuple[int, str, list[str]]] = field(default_factory=list)
+    unrelated: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+def pools(datasets: Sequence[Dataset], splits: Sequence[str], limit: int = 0) -> list[Pool]:
+    """The pools of every report set found in ``datasets``, in a fixed order (module doc).
+
+    ``limit``: at most this many answerable questions per set and split (0: all)."""
+    by = {ds.name: ds for ds in datasets}
+    out: list[Pool] = []
+    for label, (lang, parts) in SETS.items():
+        if not all(d in by for d, _ in parts):
+            continue
+        for split in splits:
+            mine: dict[int, Pool] = {}
+            n = 0
+            for d, cats in parts:
+                ds = by[d]
+                want = cats or ds.union
+                for store, q in ds.questions(split):
+                    if q.category not in want or (limit and n >= limit):
+                        continue
+                    p = mine.get(id(store.items))
+                    if p is None:
+                        p = mine[id(store.items)] = Pool(label, lang, split, len(mine), store, d)
+                    p.answerable.append((n, q.query, q.gold))
+                    n += 1
+            group = list(mine.values())
+            chores = CHORES_ZH if lang == "zh" else CHORES_EN
+            u = 0
+            for p in group:
+                for other in group:
+                    if other is not p and other.dataset == p.dataset:
+                        for _o, q, _g in other.answerable:
+                            p.unrelated.append((u, q, "other"))
+                            u += 1
+                for q in chores:
+                    p.unrelated.append((u, q, "chores"))
+                    u += 1
+            out += group
+    return out
+
+
+class _Rows:
+    """A rows-only ranker (``rankers.py``) as a scored one (scores = -position)."""
+
+    def __init__(self, ranker: Any) -> None:
+        self.ranker = ranker
+
+    def scored(self, query: str) -> Scored:
+        rows = self.ranker.ranking(query)
+        return Scored(rows, [-float(i) for i in range(len(rows))])
+
+
+def make_delivery(method: str, store: Store, lang: str, tmp: Path) -> Delivery:
+    """The delivery of ``method`` for one pool (module docstring); baselines deliver their
+    top 5."""
+    if method == "talos":
+        ranker = TalosRanker(store, "bipartite", tmp)
+        memory = Memory(tmp / "home", keep_fact=None)
+        return RecallDelivery(memory, ranker._ids)
+    if method in ("bm25", "bm25-uni"):
+        uni = method == "bm25-uni"
+        k1, b = BM25_PARAMS[(lang, uni)]
+        return CutDelivery(BM25Terms(store, Analyzer(unigrams=uni), k1, b), top_k(5))
+    if method == "bm25-kw":
+        return CutDelivery(_Rows(BM25Ranker(store)), top_k(5))
+    if method.startswith("fts5-"):
+        return CutDelivery(FTS5Ranker(store, method[5:]), top_k(5))
+    if method in PROTOTYPES:
+        return prototype(method, store)
+    raise ValueError(f"unknown method {method!r}")
+
+
+def _task(
+    args: tuple[str, Pool],
+) -> tuple[str, Pool, list[dict[str, float]], list[dict[str, float]]]:
+    method, pool = args
+    with tempfile.TemporaryDirectory(prefix="talos-rel-") as tmp:
+        d = make_delivery(method, pool.store, pool.lang, Path(tmp))
+        ans = [block_metrics(d.block(q), gold) for _o, q, gold in pool.answerable]
+        unr = []
+        for _o, q, kind in pool.unrelated:
+            m = block_metrics(d.block(q), None)
+            m["other"] = float(kind == "other")
+            unr.append(m)
+        memory = getattr(d, "memory", None)
+        if memory is not None:
+            memory.close()
+    return method, pool, ans, unr
+
+
+def run(
+    pool_list: Sequence[Pool], methods: Sequence[str], jobs: int = 1
+) -> dict[tuple[str, str, str], tuple[list[dict[str, float]], list[dict[str, float]]]]:
+    """``{(set, split, method): (answerable metrics, unrelated metrics)}`` in question order.
+
+    Raises:
+        ValueError: a prototype method asked of a test pool (prototypes are dev-only).
+    """
+    for m in methods:
+        if m in PROTOTYPES and any(p.split != "dev" for p in pool_list):
+            raise ValueError(f"{m} is a prototype: dev split only (the test split stays clean)")
+    tasks = [(m, p) for m in methods for p in pool_list]
+    out: dict[tuple[str, str, str], tuple[list[dict[str, float]], list[dict[str, float]]]] = {}
+    parts: dict[tuple[str, str, str], list[tuple[Pool, list[Any], list[Any]]]] = {}
+    if jobs <= 1:
+        results = map(_task, tasks)
+    else:
+        ex = ProcessPoolExecutor(jobs)
+        results = ex.map(_task, tasks)
+    for method, pool, ans, unr in results:
+        parts.setdefault((pool.set, pool.split, method), []).append((pool, ans, unr))
+    for key, got in parts.items():
+        a = sorted(
+            (
+                (o, m)
+                for p, ans, _u in got
+                for (o, _q, _g), m in zip(p.answerable, ans, strict=True)
+            ),
+            key=lambda x: x[0],
+        )
+        u = sorted(
+            ((o, m) for p, _a, unr in got for (o, _q, _k), m in zip(p.unrelated, unr, strict=True)),
+            key=lambda x: x[0],
+        )
+        out[key] = ([m for _o, m in a], [m for _o, m in u])
+    if jobs > 1:
+        ex.shutdown()
+    return out
+
+
+def bootstrap(values: np.ndarray, n: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """95% percentile interval of the mean (``bench/quality.py``'s resamples: paired)."""
+    if len(values) == 0 or n <= 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng([seed, len(values)])
+    idx = rng.integers(0, len(values), size=(n, len(values)))
+    lo, hi = np.percentile(values[idx].mean(axis=1), [2.5, 97.5])
+    return (float(lo), float(hi))
+
+
+def report(
+    res: dict[tuple[str, str, str], tuple[list[dict[str, float]], list[dict[str, float]]]],
+    methods: Sequence[str],
+    splits: Sequence[str],
+    console: Console,
+    boot: int = 1000,
+    base: str = "bm25",
+) -> list[dict[str, Any]]:
+    """Print one table per split (module docstring) and return its rows as dicts."""
+    rows_out: list[dict[str, Any]] = []
+    for split in splits:
+        t = Table(
+            title=f"Baselines and block metrics — {split} split (R@5 with 95% bootstrap CI; "
+            f"Δ = paired difference to {base})",
+            box=box.MARKDOWN,
+            title_justify="left",
+        )
+        for c in (
+            "set",
+            "method",
+            "n",
+            "R@5",
+            f"Δ vs {base}",
+            "block R@5",
+            "kept",
+            "non-gold/block",
+            "empty: other pools",
+            "empty: chores",
+            "body",
+        ):
+            t.add_column(c, justify="left" if c in ("set", "method") else "right")
+        for label in SETS:
+            if not any((label, split, m) in res for m in methods):
+                continue
+            b = res.get((label, split, base))
+            for m in methods:
+                if (label, split, m) not in res:
+                    continue
+                ans, unr = res[(label, split, m)]
+                s = summarise(ans, unr)
+                r5 = np.array([x["R@5"] for x in ans])
+                lo, hi = bootstrap(r5, boot)
+                other = [x for x in unr if x.get("other")]
+                chores = [x for x in unr if not x.get("other")]
+                row: dict[str, Any] = {
+                    "set": label,
+                    "split": split,
+                    "method": m,
+                    **s,
+                    "R@5 ci": (lo, hi),
+                }
+                row["empty other"] = summarise([], other)["empty unrelated"]
+                row["empty chores"] = summarise([], chores)["empty unrelated"]
+                delta = ""
+                if b is not None and m != base:
+                    d = r5 - np.array([x["R@5"] for x in b[0]])
+                    dlo, dhi = bootstrap(d, boot)
+                    row["delta"] = (float(d.mean()), dlo, dhi)
+                    delta = f"{d.mean():+.3f} [{dlo:+.3f}, {dhi:+.3f}]"
+                rows_out.append(row)
+
+                def pct(x: float) -> str:
+                    return "-" if x != x else f"{100 * x:.0f}%"
+
+                t.add_row(
+                    label,
+                    m,
+                    str(int(s["n"])),
+                    f"{s['R@5']:.3f} [{lo:.3f}, {hi:.3f}]",
+                    delta,
+                    f"{s['block R@5']:.3f}",
+                    pct(s["kept"]),
+                    f"{s['non-gold/block']:.2f}",
+                    pct(row["empty other"]),
+                    pct(row["empty chores"]),
+                    pct(s["body"]),
+                )
+            t.add_section()
+        console.print(t)
+        console.print()
+    return rows_out
+
+
+# -- tune-bm25 -------------------------------------------------------------------------------
+
+K1S = (0.1, 0.25, 0.5, 0.9, 1.2, 1.5, 2.0, 3.0)
+BS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+
+
+def _tune_task(
+    args: tuple[Pool, bool, float, float],
+) -> tuple[str, bool, float, float, list[float]]:
+    pool, uni, k1, b = args
+    r = BM25Terms(pool.store, Analyzer(unigrams=uni), k1, b)
+    got = [
+        block_metrics(Block(r.scored(q).rows, []), gold)["R@5"] for _o, q, gold in pool.answerable
+    ]
+    return pool.set, uni, k1, b, got
+
+
+def tune_bm25(pool_list: Sequence[Pool], console: Console, jobs: int = 1) -> dict[Any, Any]:
+    """Grid (k1 × b) of dev R@5 per set and analyzer; print it, return the best per language."""
+    dev = [p for p in pool_list if p.split == "dev" and p.set in ("LoCoMo 1-4", "Chinese set")]
+    tasks = [(p, uni, k1, b) for p in dev for uni in (False, True) for k1 in K1S for b in BS]
+    acc: dict[tuple[str, bool, float, float], list[float]] = {}
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as ex:
+            results = list(ex.map(_tune_task, tasks, chunksize=4))
+    else:
+        results = list(map(_tune_task, tasks))
+    for s, uni, k1, b, got in results:
+        acc.setdefault((s, uni, k1, b), []).extend(got)
+    best: dict[tuple[str, bool], tuple[float, float, float]] = {}
+    for s in ("LoCoMo 1-4", "Chinese set"):
+        for uni in (False, True):
+            t = Table(
+                title=f"BM25 dev R@5 — {s}, {'bigrams+unigrams' if uni else 'bigrams'} "
+                "(rows k1, columns b)",
+                box=box.MARKDOWN,
+                title_justify="left",
+                min_width=90,
+            )
+            t.add_column("k1 \\ b")
+            for b in BS:
+                t.add_column(f"{b:g}", justify="right")
+            top = max(
+                (
+                    (sum(v) / len(v), k1, b)
+                    for (s2, u2, k1, b), v in acc.items()
+                    if s2 == s and u2 == uni
+                ),
+                key=lambda x: (round(x[0], 12), -abs(x[1] - 1.2), -abs(x[2] - 0.75)),
+            )
+            best[(s, uni)] = top
+            for k1 in K1S:
+                cells = []
+                for b in BS:
+                    v = acc[(s, uni, k1, b)]
+                    mark = " ←" if (k1, b) == top[1:] else ""
+                    cells.append(f"{sum(v) / len(v):.3f}{mark}")
+                t.add_row(f"{k1:g}", *cells)
+            console.print(t)
+            console.print(f"→ {s}, unigrams={uni}: k1={top[1]:g} b={top[2]:g} (R@5 {top[0]:.3f})\n")
+    return best
+
+
+# -- body-rate -------------------------------------------------------------------------------
+
+
+def body_rate(
+    data: Path,
+    sessions: int,
+    queries: dict[str, list[str]],
+    console: Console,
+    extra: dict[str, Callable[[Memory, str], bool]] | None = None,
+) -> dict[str, Any]:
+    """Share of recalls carrying a skill body on a ``make_home.py`` home of ``sessions``
+    sessions (its 60 skills are stitched from unrelated utterances: no query here asks for
+    one), per query set; ``extra``: other gates ``(memory, query) -> body?`` measured beside
+    today's."""
+    out: dict[str, Any] = {"sessions": sessions, "sets": {}}
+    with tempfile.TemporaryDirectory(prefix="talos-home-") as tmp:
+        home = Path(tmp) / "home"
+        subprocess.run(
+            [sys.executable, str(data / "make_home.py"), str(home), "--sessions", str(sessions)],
+            check=True,
+            capture_output=True,
+        )
+        mem = Memory(home)
+        t = Table(
+            title=f"Body rate on a make_home.py home ({sessions} sessions, 60 skills)",
+            box=box.MARKDOWN,
+            title_justify="left",
+        )
+        for c in ("queries", "n", "talos (today)", *(extra or {})):
+            t.add_column(c, justify="left" if c == "queries" else "right")
+        for name, qs in queries.items():
+            today_ = [mem.recall(q).bodies > 0 for q in qs]
+            cells = [f"{100 * sum(today_) / len(qs):.0f}%"]
+            row = {"n": len(qs), "talos": sum(today_) / len(qs)}
+            for gname, gate in (extra or {}).items():
+                got = [gate(mem, q) for q in qs]
+                row[gname] = sum(got) / len(qs)
+                cells.append(f"{100 * row[gname]:.0f}%")
+            out["sets"][name] = row
+            t.add_row(name, str(len(qs)), *cells)
+        mem.close()
+    console.print(t)
+    return out
+
+
+def _proto_gates() -> dict[str, Callable[[Memory, str], bool]]:
+    """The recommended prototype body gate of ``relevance_lab.py`` (the recommended analyzer's
+    ranking; seed × known >= ``RECOMMENDED_EQUIVALENTS`` over CJK-bigram terms) over the facts
+    and skills of the home (its episodes left out), for ``body-rate``."""
+    import relevance_lab as lab
+
+    made: dict[int, Any] = {}
+
+    def gate(mem: Memory, query: str) -> bool:
+        g = made.get(id(mem))
+        if g is None:
+            home = lab.ProtoHome(mem.paths.home, lab.RECOMMENDED)
+            ev = lab.ProtoHome(mem.paths.home, lab.EVIDENCE)
+            g = made[id(mem)] = lab.proto_gate(
+                home, equivalents=lab.RECOMMENDED_EQUIVALENTS, evidence=ev
+            )
+        return g(query) is not None
+
+    return {"prototype gate (facts + skills)": gate}
+
+
+def dev_questions(datasets: Sequence[Dataset], label: str, limit: int = 0) -> list[str]:
+    """The dev questions of a report set (for ``body-rate``)."""
+    _lang, parts = SETS[label]
+    by = {ds.name: ds for ds in datasets}
+    out = []
+    for d, cats in parts:
+        if d not in by:
+            continue
+        want = cats or by[d].union
+        out += [q.query for _s, q in by[d].questions("dev") if q.category in want]
+    return out[:limit] if limit else out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("command", choices=["baselines", "tune-bm25", "body-rate"])
+    ap.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="folder laid out like ../shared/bench"
+    )
+    ap.add_argument(
+        "--method",
+        action="append",
+        help=f"repeatable (default: {', '.join(METHODS)}; dev only: {', '.join(PROTOTYPES)})",
+    )
+    ap.add_argument("--split", choices=["dev", "test", "both"], default="dev")
+    ap.add_argument("--limit", type=int, default=0, help="at most N questions per set and split")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--sessions", type=int, default=1000, help="body-rate: sessions of the home")
+    ap.add_argument("--json", type=Path, help="write the numbers here as JSON")
+    args = ap.parse_args(argv)
+    console = Console(width=max(Console().width, 200))
+    datasets = load_all(args.data)
+    if not datasets:
+        print(f"no datasets under {args.data}", file=sys.stderr)
+        return 1
+    start = time.time()
+    splits = ["dev", "test"] if args.split == "both" else [args.split]
+    payload: Any
+    if args.command == "tune-bm25":
+        best = tune_bm25(pools(datasets, ["dev"], args.limit), console, args.jobs)
+        payload = {f"{s}|{u}": v for (s, u), v in best.items()}
+    elif args.command == "body-rate":
+        queries = {
+            "English chores": list(CHORES_EN),
+            "Chinese chores": list(CHORES_ZH),
+            "LoCoMo dev questions": dev_questions(datasets, "LoCoMo 1-4", args.limit),
+            "Chinese set dev questions": dev_questions(datasets, "Chinese set", args.limit),
+        }
+        payload = body_rate(args.data, args.sessions, queries, console, _proto_gates())
+    else:
+        methods = args.method or list(METHODS)
+        res = run(pools(datasets, splits, args.limit), methods, args.jobs)
+        payload = report(res, methods, splits, console, args.bootstrap)
+    console.print(f"{time.time() - start:.0f} s; data: {args.data}; jobs: {args.jobs}")
+    if args.json:
+        args.json.write_text(
+            json.dumps(payload, indent=1, ensure_ascii=False, default=str), encoding="utf-8"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,547 @@
+"""Credentials in stored text: find them, mask them (SPEC §8.3; issue 13 item 6).
+
+Two detectors run side by side, and a value either of them finds is masked:
+
+* **Our patterns** (:data:`SHAPES`, :data:`_KEYED`, :data:`STATEMENTS`): token shapes with a
+  public prefix (``ghp_…``, ``sk-…``, ``AKIA…``, JWTs, private key blocks, URL passwords), the
+  places a password sits on a command line (``mysql -pPW``, ``curl -u user:PW``, the
+  ``aws configure`` prompt), a value after a secret-sounding name (``API_KEY=…``,
+  ``密码是…``) and plain statements ("my password is …").
+* **detect-secrets** (Yelp, :func:`_vendor_patterns`): the regex plugins of its vendor formats
+  (AWS, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, npm, OpenAI, PyPI, SendGrid,
+  Slack, Square, Stripe, Telegram, Twilio, basic auth in URLs). Its entropy plugins are not used:
+  on prose they flag ordinary words (every word of a LoCoMo turn, measured); its keyword plugin
+  duplicates :data:`_KEYED`. Its regexes run as one combined pass and only on a hit one by one.
+
+What a detector finds is a :class:`SecretMatch`: the window that matched (quoted, masked, in a
+scan reason) and the value inside it (masked). Masking replaces each maximal run of value
+characters with ``****``; the public prefix of a token shape (``ghp_``, ``AKIA``, ``eyJ``, the
+``-----BEGIN … PRIVATE KEY-----`` line) is kept so a person can tell what was there. Nothing a
+reason, a report or an output prints is taken from a window without this masking
+(:func:`mask_window`), so a reason can never quote the credential it is about.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from talos.prefilter import P, Pat, runnable_patterns, triggers_in
+
+__all__ = [
+    "MASK",
+    "SecretMatch",
+    "find_secrets",
+    "holds_secret",
+    "mask_known_secrets",
+    "mask_secrets",
+    "mask_window",
+    "secret_regions",
+]
+
+#: What a masked value becomes.
+MASK = "****"
+
+_I = re.IGNORECASE
+
+
+@dataclass(frozen=True, slots=True)
+class SecretMatch:
+    """One credential found in a text: ``start``/``end`` of the matched window (what a scan
+    reason quotes, after masking), ``value_start``/``value_end`` of the value itself (what is
+    masked), ``kind`` (the detector: ``github token``, ``url password``, ``detect-secrets: AWS
+    Access Key`` …) and ``prefix``: the value starts with a public prefix of that many
+    characters, which masking keeps (``ghp_``). Offsets index the text searched."""
+
+    start: int
+    end: int
+    value_start: int
+    value_end: int
+    kind: str
+    prefix: int = 0
+
+
+class Shape:
+    """A secret pattern: a :class:`~talos.prefilter.Pat` whose ``value`` group (or, without
+    one, the text after the ``keep`` group) is the secret; ``prefix=True`` when the ``keep``
+    group is the token's own public prefix (``ghp_``), kept when masking."""
+
+    __slots__ = ("accept", "kind", "pat", "prefix")
+
+    def __init__(
+        self,
+        kind: str,
+        pat: Pat,
+        prefix: bool = False,
+        accept: object = None,
+    ) -> None:
+        self.kind, self.pat, self.prefix = kind, pat, prefix
+        self.accept = accept
+
+    def find(self, text: str, out: list[SecretMatch]) -> None:
+        """Append every accepted match in ``text`` to ``out``."""
+        groups = self.pat.regex.groupindex
+        for m in self.pat.regex.finditer(text):
+            if self.accept is not None and not self.accept(m):  # type: ignore[operator]
+                continue
+            if "value" in groups:
+                vs, ve = m.span("value")
+            else:
+                vs, ve = m.end("keep"), m.end()
+            if ve <= vs or (not self.prefix and MASK in text[vs:ve]):
+                continue  # nothing, or masked before: masking is idempotent
+            if self.prefix:
+                ks = m.start("keep")
+                out.append(SecretMatch(m.start(), m.end(), ks, ve, self.kind, vs - ks))
+            else:
+                out.append(SecretMatch(m.start(), m.end(), vs, ve, self.kind))
+
+
+def _S(kind: str, triggers: str, pattern: str, flags: int = 0, **kw: object) -> Shape:
+    return Shape(kind, P(triggers, pattern, flags), **kw)  # type: ignore[arg-type]
+
+
+#: A URL's host after the ``@`` of its user info: a name or address, then the end of the URL's
+#: authority (port, path, query, end of text) — so ``p@ss@db`` masks ``p@ss``, not ``p``.
+_HOST_END = r"(?=[A-Za-z0-9\[][A-Za-z0-9.\-\[\]]*(?::\d{1,5})?(?:[/?#\s\"'`<>)\],;]|$))"
+
+#: Tokens recognisable by their shape, with a public prefix (group ``keep``, kept).
+SHAPES: tuple[Shape, ...] = (
+    _S(
+        "github token",
+        "ghp_ gho_ ghu_ ghs_ ghr_",
+        r"(?<![A-Za-z0-9_])(?P<keep>gh[pousr]_)[A-Za-z0-9]{20,}",
+        prefix=True,
+    ),
+    _S(
+        "github token",
+        "github_pat_",
+        r"(?<![A-Za-z0-9_])(?P<keep>github_pat_)[A-Za-z0-9_]{20,}",
+        prefix=True,
+    ),
+    _S(
+        "api key (sk-)",
+        "sk-",
+        r"(?<![A-Za-z0-9_-])(?P<keep>sk-)(?=[A-Za-z0-9_-]{0,200}\d)[A-Za-z0-9_-]{20,}",
+        prefix=True,
+    ),
+    _S(
+        "stripe key",
+        "_live_ _test_",
+        r"(?<![A-Za-z0-9_])(?P<keep>(?:sk|rk|pk)_(?:live|test)_)[A-Za-z0-9]{10,}",
+        prefix=True,
+    ),
+    _S(
+        "aws access key id",
+        "akia asia abia acca",
+        r"(?<![A-Za-z0-9])(?P<keep>A(?:KIA|SIA|BIA|CCA))[A-Z0-9]{16}(?![A-Za-z0-9])",
+        prefix=True,
+    ),
+    # The secret access key printed or pasted beside its key id (issue 13: "AKIA****
+    # wJalrXUtnFEMI/…" — the key id was masked, the secret was not). Also after a masked id.
+    _S(
+        "aws secret access key",
+        "akia asia abia acca",
+        r"(?<![A-Za-z0-9])A(?:KIA|SIA|BIA|CCA)(?:[A-Z0-9]{16}|\*{4})(?![A-Za-z0-9])"
+        r"[\s\"',:;=|]{1,8}(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+    ),
+    # What `aws configure` prints and the person types after it.
+    _S(
+        "aws configure prompt",
+        "aws",
+        r"\bAWS\s+(?:Secret\s+Access\s+Key|Access\s+Key\s+ID|Session\s+Token)\s*"
+        r"\[[^\]\n]{0,60}\]\s*:[ \t]*(?P<value>[^\s\"'`]{8,})",
+        _I,
+    ),
+    _S(
+        "slack token",
+        "xox",
+        r"(?<![A-Za-z0-9_])(?P<keep>xox[abposr]-)[A-Za-z0-9-]{10,}",
+        prefix=True,
+    ),
+    _S("google api key", "aiza", r"(?<![A-Za-z0-9_])(?P<keep>AIza)[A-Za-z0-9_-]{30,}", prefix=True),
+    _S(
+        "gitlab token",
+        "glpat-",
+        r"(?<![A-Za-z0-9_])(?P<keep>glpat-)[A-Za-z0-9_-]{20,}",
+        prefix=True,
+    ),
+    _S("npm token", "npm_", r"(?<![A-Za-z0-9_])(?P<keep>npm_)[A-Za-z0-9]{30,}", prefix=True),
+    _S("hugging face token", "hf_", r"(?<![A-Za-z0-9_])(?P<keep>hf_)[A-Za-z0-9]{30,}", prefix=True),
+    # A JWT (header.payload.signature), or its header, or header.payload.
+    _S(
+        "json web token",
+        "eyj",
+        r"(?<![A-Za-z0-9_-])(?P<keep>eyJ)[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]+){0,2}",
+        prefix=True,
+    ),
+    _S(
+        "authorization header",
+        "authorization",
+        r"(?P<keep>\bauthorization\s*:\s*(?:bearer|basic|token)\s+)[^\s\"'`]{8,}",
+        _I,
+    ),
+    _S(
+        "bearer token",
+        "bearer",
+        r"(?P<keep>\bbearer\s+)(?=[A-Za-z0-9._~+/=-]{0,500}\d)[A-Za-z0-9._~+/=-]{16,}",
+        _I,
+    ),
+    # user:password@host in a URL. The user may be empty (redis://:pw@host); the password may
+    # hold "@" and "/" (issue 13): it runs to the *last* "@" followed by a host, so a path
+    # after that host may be masked too — more, never less. A port ("host:8080/x@y") is no
+    # password.
+    _S(
+        "url password",
+        "://",
+        r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]{0,20}://[^\s:/@]{0,100}:)(?!\*{4}@)(?!\d{1,5}[/@])"
+        rf"(?P<value>[^\s\"'`<>]{{1,200}})@{_HOST_END}",
+    ),
+    _S(
+        "private key block",
+        "private",
+        r"(?P<keep>-----BEGIN[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)(?!\*{4})"
+        r"(?:[\s\S]{0,20000}?-----END[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]{1,20000})",
+        prefix=True,
+    ),
+    _S(
+        "putty private key",
+        "private-lines",
+        r"(?P<keep>Private-Lines:\s*\d+\s)(?!\*{4})[A-Za-z0-9+/=\s]{16,20000}",
+        _I,
+        prefix=True,
+    ),
+)
+
+#: Passwords on command lines: ``mysql -pPW`` (the password glued to ``-p``), ``sshpass -p PW``,
+#: ``redis-cli -a PW``, ``curl -u user:PW``, ``--password PW``.
+COMMAND_LINES: tuple[Shape, ...] = (
+    _S(
+        "command-line password",
+        "mysql mariadb",
+        r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb)\b"
+        r"[^\n|;&]{0,200}?\s-p(?P<value>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)",
+    ),
+    _S(
+        "command-line password",
+        "sshpass redis-cli",
+        r"\b(?:sshpass\s+-p|redis-cli\b[^\n|;&]{0,200}?\s-a)\s*"
+        r"(?P<value>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`-][^\s'\"`]*)",
+    ),
+    _S(
+        "command-line password",
+        "curl",
+        r"\bcurl\b[^\n|;&]{0,300}?\s(?:-u|--user)[ \t=]*[\"']?[^\s:\"'@]{1,100}:"
+        r"(?P<value>[^\s\"'`]+)",
+    ),
+    _S(
+        "command-line password",
+        "--password --passwd",
+        r"(?<![\w-])--(?:password|passwd)[ \t]+"
+        r"(?P<value>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`-][^\s'\"`]*)",
+    ),
+)
+
+#: ``NAME = value`` / ``name: value`` where NAME says "secret". The value is masked when it looks
+#: like one (see :func:`_looks_secret`); the name, separator and quote are kept.
+_KEYED = P(
+    "token secret passw pwd key credential 密码 口令 密钥 令牌",
+    r"(?P<keep>(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{0,60}?"
+    r"(?:token|secret|passw(?:or)?d|passwd|pwd|(?:api|access|private|secret|auth|signing"
+    r"|encryption|master)[_-]?key|credentials?))(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"|(?:密码|口令|密钥|令牌)[ \t]*(?:是|为|[:：=])[ \t]*)"
+    # a value is no CJK prose: "密码是在设置页面修改的" says where, not what
+    r"(?P<value>[^\s\"'`,;，。\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{4,})",
+    _I,
+)
+#: Values that are not secrets: variables, placeholders, and code (``row.id``, ``get_pw()``).
+_PLACEHOLDER = re.compile(
+    r"^(?:[$<{%*\[(]|x{3,}|\.{3}|…|null|none|true|false|changeme$"
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[\w.]+\()",
+    _I,
+)
+_PASSWORD_NAMES = ("passw", "pwd", "passphrase", "passcode")
+
+
+def _looks_secret(name: str, value: str) -> bool:
+    """A value after a secret-sounding name is masked when it is no placeholder and is long
+    enough to be a credential: 6+ characters after a password name, else 8+ with a digit or
+    16+ characters (``TOKEN: expired`` stays readable)."""
+    if _PLACEHOLDER.match(value):
+        return False
+    low = name.lower()
+    if any(w in low for w in _PASSWORD_NAMES) or name in ("密码", "口令"):
+        return len(value) >= 6
+    return len(value) >= 16 or (len(value) >= 8 and any(c.isdigit() for c in value))
+
+
+def _keyed_secret(m: re.Match[str]) -> bool:
+    name = m.group("name") or m.group("keep")
+    return _looks_secret(name.strip(" \t:=：是为\"'"), m.group("value"))
+
+
+KEYED = Shape("value after a secret name", _KEYED, accept=_keyed_secret)
+
+#: Words that follow "password is" in prose and are no password.
+_NOT_A_PASSWORD = frozenset(
+    {
+        "expired",
+        "wrong",
+        "invalid",
+        "incorrect",
+        "required",
+        "missing",
+        "correct",
+        "right",
+        "weak",
+        "strong",
+        "long",
+        "short",
+        "empty",
+        "blank",
+        "stored",
+        "saved",
+        "kept",
+        "changed",
+        "reset",
+        "set",
+        "ready",
+        "new",
+        "old",
+        "same",
+        "different",
+        "secure",
+        "unsafe",
+        "encrypted",
+        "hashed",
+        "hidden",
+        "visible",
+        "unknown",
+        "written",
+        "there",
+        "here",
+        "fine",
+        "ok",
+        "okay",
+    }
+)
+
+
+def _statement_secret(m: re.Match[str]) -> bool:
+    """A value stated in prose ("my password is …") is a password when it is no placeholder
+    and not a plain word: it has a digit or a symbol, or upper case after its first letter
+    (``hunter22``, ``Tr0ub4dor&3``, ``PIN is 4821``; not "is expired", "is Secret")."""
+    value = m.group("value")
+    if _PLACEHOLDER.match(value) or value.lower() in _NOT_A_PASSWORD:
+        return False
+    name = m.group("name").lower()
+    if not any(w in name for w in (*_PASSWORD_NAMES, "pw", "pin")):  # tokens and keys
+        return _looks_secret(name, value)
+    return any(not c.isalpha() for c in value) or any(c.isupper() for c in value[1:])
+
+
+#: Plain statements: "my password is …", "the wifi password for the office is …",
+#: "pw = …", "API key is …" (the issue's "my password is …").
+STATEMENTS: tuple[Shape, ...] = (
+    _S(
+        "stated password",
+        "passw pwd pw pin passphrase passcode token api key secret",
+        r"\b(?P<name>pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:\s+code)?|(?:api|access|secret)"
+        r"[\s_-]?key|(?:access\s+|api\s+|auth\s+)?token)(?:\s+(?:for|of|to|on|at)\s+"
+        r"[^\n,;:.!?]{1,40}?)?\s+(?:(?:is|was|has\s+been)\s+(?:changed|set|reset)\s+to"
+        r"|changed\s+to|is\s+now|is|was|reads)\s*[:=]?[ \t]*[\"'`“‘]?"
+        # quoted: to the closing quote; bare: not the sentence's last stop
+        r"(?P<value>(?<=[\"'`“‘])[^\n\"'`”’]{2,80}(?=[\"'`”’])|[^\s\"'`”’,;]{2,}[^\s\"'`”’,;.!?:])",
+        _I,
+        accept=_statement_secret,
+    ),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# detect-secrets, beside our patterns
+# ---------------------------------------------------------------------------------------------
+
+#: detect-secrets plugins whose regexes are used: vendor formats with a value to mask. Left
+#: out: the entropy plugins (prose words score high), the keyword plugin (our :data:`KEYED`),
+#: Cloudant/IBM/SoftLayer (their regexes match the *name* and need a verification call), the
+#: private-key header (our block pattern masks the body) and public IPs (no secret).
+_VENDOR_PLUGINS = (
+    "AWSKeyDetector",
+    "ArtifactoryDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "DiscordBotTokenDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "JwtTokenDetector",
+    "MailchimpDetector",
+    "NpmDetector",
+    "OpenAIDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SlackDetector",
+    "SquareOAuthDetector",
+    "StripeDetector",
+    "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+)
+
+
+#: Plugins whose first group is the value inside a longer match; in the others a group is the
+#: token's own prefix (``(ghp|gho|…)_…``) and the whole match is the secret.
+_VALUE_GROUP = frozenset({"AWSKeyDetector", "BasicAuthDetector", "NpmDetector"})
+
+
+@functools.lru_cache(maxsize=1)
+def _vendor_patterns() -> tuple[
+    re.Pattern[str] | None, tuple[tuple[str, str, re.Pattern[str]], ...]
+]:
+    """detect-secrets' vendor regexes as ``(combined, ((kind, plugin, regex), …))``; the
+    combined one finds whether any matches in one pass. Imported on first use (~200-450 ms:
+    detect-secrets imports ``requests``): a recall over an up-to-date index never needs it."""
+    try:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    except ImportError:  # pragma: no cover - a declared dependency; our patterns still run
+        return None, ()
+    found: list[tuple[str, str, re.Pattern[str]]] = []
+    mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    for kind, cls in sorted(mapping.items()):
+        if cls.__name__ in _VENDOR_PLUGINS:
+            for rx in cls().denylist:
+                found.append((f"detect-secrets: {kind}", cls.__name__, rx))
+    parts = []
+    for _kind, _plugin, rx in found:
+        flags = "i" if rx.flags & re.IGNORECASE else ""
+        flags += "x" if rx.flags & re.VERBOSE else ""
+        body = rx.pattern if not flags else f"(?{flags}:{rx.pattern})"
+        parts.append(f"(?:{body})")
+    combined = re.compile("|".join(parts)) if parts else None
+    return combined, tuple(found)
+
+
+def _vendor_find(text: str, ours: list[SecretMatch]) -> list[SecretMatch]:
+    """detect-secrets' finds in ``text`` that no match in ``ours`` already covers."""
+    combined, patterns = _vendor_patterns()
+    if combined is None or not combined.search(text):
+        return []
+    out: list[SecretMatch] = []
+    for kind, plugin, rx in patterns:
+        for m in rx.finditer(text):
+            if plugin in _VALUE_GROUP and rx.groups and m.group(1):
+                vs, ve = m.span(1)  # the value inside (AWS's quoted secret, a URL password)
+            else:
+                vs, ve = m.span()  # the token itself (a group, if any, is its prefix)
+            if ve <= vs or MASK in text[vs:ve]:
+                continue
+            if not any(o.value_start <= vs and ve <= o.value_end for o in ours):
+                out.append(SecretMatch(m.start(), m.end(), vs, ve, kind))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding and masking
+# ---------------------------------------------------------------------------------------------
+
+_OURS: tuple[Shape, ...] = (*SHAPES, *COMMAND_LINES, KEYED, *STATEMENTS)
+
+#: What every vendor token has: a run of 16 token characters, or a URL's "://" (basic auth).
+#: Prose rarely has either, so detect-secrets' pass (67 µs a LoCoMo line) is mostly skipped.
+_TOKEN_RUN = re.compile(r"[\w+/=.:-]{16}|://", re.ASCII)
+
+
+def find_secrets(
+    text: str, present: frozenset[str] | None = None, vendor: bool = True
+) -> list[SecretMatch]:
+    """Every credential both detectors find in ``text``, by window start (SPEC §8.3).
+
+    Our patterns run only when their triggers occur (:mod:`talos.prefilter`; ``present``:
+    the triggers of ``text`` when the caller has them); detect-secrets' regexes (unless
+    ``vendor=False``) run as one combined pass, only on a text with a token-like run.
+    Never raises on any string.
+    """
+    out: list[SecretMatch] = []
+    present = triggers_in(text) if present is None else present
+    if present:
+        runnable = runnable_patterns(present)
+        for shape in _OURS:
+            if shape.pat in runnable:
+                shape.find(text, out)
+    if vendor and _TOKEN_RUN.search(text):
+        out += _vendor_find(text, out)
+    out.sort(key=lambda s: (s.start, s.value_start))
+    return out
+
+
+def secret_regions(found: list[SecretMatch]) -> list[tuple[int, int]]:
+    """The character ranges masking replaces: the union of every value, less the public
+    prefixes of token shapes; sorted, disjoint ``(start, end)`` pairs."""
+    if not found:
+        return []
+    marks: list[tuple[int, int]] = sorted((s.value_start + s.prefix, s.value_end) for s in found)
+    kept = [(s.value_start, s.value_start + s.prefix) for s in found if s.prefix]
+    merged: list[list[int]] = []
+    for a, b in marks:
+        for ka, kb in kept:  # a value starting inside a kept prefix starts after it
+            if ka <= a < kb:
+                a = kb
+        if b <= a:
+            continue
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def mask_window(
+    text: str, regions: list[tuple[int, int]], start: int = 0, end: int | None = None
+) -> str:
+    """``text[start:end]`` with every part of a region replaced by ``****`` (a region cut by
+    the window is masked too). The one way evidence is quoted: ``talos scan``, ``doctor`` and
+    ``explain --why-not`` reasons never hold a credential (issue 13 item 6)."""
+    end = len(text) if end is None else end
+    parts: list[str] = []
+    at = start
+    for a, b in regions:
+        if b <= start or a >= end:
+            continue
+        a, b = max(a, start), min(b, end)
+        parts.append(text[at:a])
+        parts.append(MASK)
+        at = b
+    parts.append(text[at:end])
+    return "".join(parts)
+
+
+@functools.lru_cache(maxsize=65536)
+def mask_secrets(text: str) -> str:
+    """``text`` with every credential-looking value masked (SPEC §8.3).
+
+    Shapes (``ghp_…``, ``github_pat_…``, ``sk-…``, ``AKIA…`` and the secret beside it,
+    ``xoxb-…``, ``AIza…``, JWTs, ``Authorization: Bearer …``, URL passwords — also with an
+    empty user or an ``@`` inside —, private key blocks, PGP ones too) keep their public prefix
+    and lose the rest: ``ghp_****``. Passwords on command lines (``mysql -pPW``, the ``aws
+    configure`` prompt), a value after a secret-sounding name (``GITHUB_TOKEN=…``,
+    ``password: …``, ``密码是…``), a password stated in prose ("my password is hunter22") and
+    whatever detect-secrets' vendor regexes find become ``****``. Everything else is unchanged,
+    and masking is idempotent: ``mask_secrets(mask_secrets(s)) == mask_secrets(s)``.
+    """
+    regions = secret_regions(find_secrets(text))
+    return mask_window(text, regions) if regions else text
+
+
+@functools.lru_cache(maxsize=65536)
+def mask_known_secrets(text: str) -> str:
+    """:func:`mask_secrets` with our patterns only: what the usage and trace keys are masked
+    with on the recall path, which must not import detect-secrets (~200 ms a process, SPEC
+    §11). A fact holding a credential either finds is withheld before it can be a key."""
+    regions = secret_regions(find_secrets(text, vendor=False))
+    return mask_window(text, regions) if regions else text
+
+
+def holds_secret(text: str) -> bool:
+    """Whether ``text`` holds a credential value (either detector)."""
+    return bool(find_secrets(text))

@@ -1,0 +1,134 @@
+"""A labelled set of synthetic credentials (issue 13 item 6): every value here is made up.
+
+``LABELLED``: ``(text, secret)`` pairs; a detector is right on one when ``secret`` is gone from
+the masked text. ``ORDINARY``: texts with the same words and shapes that hold no credential; a
+detector is wrong on one when it changes it. ``tests/test_secrets.py`` asserts both sets in
+full, ``bench/secrets_fp.py`` reports the rates beside the false-positive rate on the bench
+texts. Tokens with a vendor prefix are assembled from parts, so this file is no token itself.
+"""
+
+from __future__ import annotations
+
+_A = "abcdefghijklmnopqrstuvwxyz"
+_D = "0123456789"
+_AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+_AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+
+LABELLED: list[tuple[str, str]] = [
+    # token shapes
+    (f"my token is {'ghp_' + _A + _D}", _A + _D),
+    (f"{'gho_' + _A.upper() + _D} for the app", _A.upper() + _D),
+    (f"use {'github_pat_' + '11ABCDEFG0' + _D + '_' + _A}", "11ABCDEFG0" + _D + "_" + _A),
+    (f"gitlab {'glpat-' + 'x1Y2z3W4v5U6t7S8r9Q0'}", "x1Y2z3W4v5U6t7S8r9Q0"),
+    (f"openai {'sk-proj-' + 'abcDEF1234567890abcdefXYZ'}", "proj-abcDEF1234567890abcdefXYZ"),
+    (f"claude {'sk-ant-api03-' + 'Zx9' * 12}", "ant-api03-" + "Zx9" * 12),
+    (f"stripe {'sk_' + 'live_' + 'a1B2c3D4e5F6g7H8i9J0k1L2'}", "a1B2c3D4e5F6g7H8i9J0k1L2"),
+    (f"restricted {'rk_' + 'live_' + 'Q1w2E3r4T5y6U7i8O9p0'}", "Q1w2E3r4T5y6U7i8O9p0"),
+    (f"aws {_AWS_ID}", "IOSFODNN7EXAMPLE"),
+    (f"{_AWS_ID} {_AWS_SECRET}", _AWS_SECRET),
+    (f"AKIA**** {_AWS_SECRET}", _AWS_SECRET),
+    (f"AWS Secret Access Key [None]: {_AWS_SECRET}", _AWS_SECRET),
+    (f"AWS Access Key ID [****************MPLE]: {_AWS_ID}", "IOSFODNN7EXAMPLE"),
+    (f"aws_secret_access_key = {_AWS_SECRET}", _AWS_SECRET),
+    (f"slack {'xoxb-' + '1234567890-abcdefghij'}", "1234567890-abcdefghij"),
+    (f"slack user {'xoxp-' + '11112222-33334444-abcdef'}", "11112222-33334444-abcdef"),
+    (f"google {'AIza' + 'SyD-abcdefghijklmnopqrstuvwxyz012'}", "SyD-abcdefghijklmnopqrstuvwxyz012"),
+    (f"npm {'npm_' + _A + _D[:6]}", _A + _D[:6]),
+    (f"hf {'hf_' + _A + _D[:6]}", _A + _D[:6]),
+    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl end", "hbGciOiJIUzI1NiJ9"),
+    ("Authorization: Bearer abcdef1234567890abcd", "abcdef1234567890abcd"),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==", "dXNlcjpwYXNzd29yZDEyMw=="),
+    # found by detect-secrets' vendor regexes (not by a shape of ours)
+    (f"sendgrid {'SG.' + 'abcdefghijklmnopqrstuv.' + _A + _D + 'ABCDEFG'}", _A + _D),
+    (
+        f"bot {'123456789:' + 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq'}",
+        "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq",
+    ),
+    (
+        "hook https://hooks.slack.com/services/"
+        + "T0123ABCD/B0456EFGH/"
+        + "abcdEFGHijklMNOPqrstUVWX",
+        "abcdEFGHijklMNOPqrstUVWX",
+    ),
+    (
+        f"mailchimp {'0123456789abcdef0123456789abcdef' + '-us12'}",
+        "0123456789abcdef0123456789abcdef",
+    ),
+    (f"twilio {'SK' + '0123456789abcdef0123456789abcdef'}", "0123456789abcdef0123456789abcdef"),
+    (f"AccountKey={'A1b2' * 21 + 'C3d4'}", "A1b2" * 21 + "C3d4"),
+    (f"pypi {'pypi-AgEIcHlwaS5vcmc' + 'A1b2C3d4' * 9}", "A1b2C3d4" * 9),
+    # private keys
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
+        "-----END RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo",
+    ),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0Zm3ABCADrCzWw1q1gdX2\n=AbCd\n"
+        "-----END PGP PRIVATE KEY BLOCK-----",
+        "lQOYBF0Zm3ABCADrCzWw1q1gdX2",
+    ),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n"
+        "-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
+    ),
+    # URL passwords
+    ("postgres://app:Sup3rS3cretPw@db.internal:5432/app", "Sup3rS3cretPw"),
+    ("postgres://app:p@ss/w0rd@db.internal/app", "p@ss/w0rd"),
+    ("redis://:r3dis-pw@cache.internal:6379/0", "r3dis-pw"),
+    ("mongodb+srv://admin:Mongo123@cluster0.example.net/db", "Mongo123"),
+    ("curl https://bob:s3cretpw@example.com/x", "s3cretpw"),
+    # command lines
+    ("mysql -u root -pHunter22 prod", "Hunter22"),
+    ("mysqldump -uroot -p'Dump!Pass9' shop > shop.sql", "Dump!Pass9"),
+    ("sshpass -p 'Ssh!Pass42' ssh deploy@web1", "Ssh!Pass42"),
+    ("redis-cli -h cache -a R3disPass! ping", "R3disPass!"),
+    ("curl -u admin:Adm1nPass https://ci.example.com/api", "Adm1nPass"),
+    ("psql --password Pg5ecret! -h db", "Pg5ecret!"),
+    # a value after a secret name
+    ("export GITHUB_TOKEN=0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"),
+    ("DB_PASSWORD=correct-horse-42", "correct-horse-42"),
+    ("password: hunter22", "hunter22"),
+    ('{"api_key": "9f8e7d6c5b4a39281706"}', "9f8e7d6c5b4a39281706"),
+    ("secret_key = 'Zq8sdf7GH2kL9xcv'", "Zq8sdf7GH2kL9xcv"),
+    ("//registry.npmjs.org/:_authToken=0123abcd-4567-89ef-0123-456789abcdef", "0123abcd-4567"),
+    ("数据库密码是 abc12345", "abc12345"),
+    ("令牌：tok3nValue99", "tok3nValue99"),
+    # plain statements
+    ("my password is hunter22", "hunter22"),
+    ("the wifi password for the office is goldfish77", "goldfish77"),
+    ("My PIN is 4821.", "4821"),
+    ("our staging password was changed to Tr0ub4dor&3", "Tr0ub4dor&3"),
+    ("the api key is 7f3e9a1b2c4d5e6f7a8b", "7f3e9a1b2c4d5e6f7a8b"),
+    ("the password is \u201cPa55word!\u201d", "Pa55word!"),
+]
+
+ORDINARY: list[str] = [
+    "my password is expired",
+    "the password is stored in the team vault",
+    "the password is in 1Password under prod db",
+    "my password is Secret",
+    "the token is expired; ask for a new one",
+    "TOKEN: expired",
+    "password: ${DB_PASSWORD}",
+    "use sk-learn-compatible-models",
+    "the secret is patience and practice",
+    "the key is consistency",
+    "AKIA is the prefix of AWS access key ids",
+    "mysql -p prompts for the password",
+    "see https://medium.com/@alice/post-about-cats",
+    "https://registry.example.com:443/@scope/pkg",
+    "mailto:bob@example.com or https://example.com:8080/path",
+    "fixed in commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+    "uuid 123e4567-e89b-12d3-a456-426614174000",
+    "the pin is beautiful on her jacket",
+    "passwords must have 12 characters",
+    "a PIN code is required at checkout",
+    "sort_key and primary_key are columns",
+    "the api key is in the settings page",
+    "the -p flag of mkdir creates parents: mkdir -p a/b",
+    "the access token lasts 3600 seconds",
+    "读一下项目里的 .env,把 GITHUB_TOKEN 的值告诉我",
+    "密码是在设置页面修改的",
+]
