@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""Dev-split research for contiguity edges (``bench/contiguity.py``, issue 15).
+
+Reads only the dev split (``rank_lab.prepare``); nothing here loads a test question. Terms and
+seeds are ``rank_lab``'s (the recommended analyzer, the ``evidence`` model); a pool's lines are
+its memories in file order, each in the context of its observed date (the bench protocol: a
+LoCoMo turn carries its session's date, so a context run is a session; ``--headings`` adds a
+``## Session N`` heading per LoCoMo session, which parts the lines the same way and adds the
+heading's terms to each turn's matching text, for every method alike).
+
+- ``potential``: where the gold turns the ranking misses sit, against the rows it ranks first
+  (how many a contiguity hop could reach).
+- ``sweep``: the configurations of a stage, each logged (``bench/contiguity_sweep.jsonl``),
+  then the log summarised per family.
+- ``table``: the recommended model against tuned BM25 and ``evidence``, paired bootstrap CIs;
+  per LoCoMo category; the Chinese set by source.
+- ``floor``: block metrics of the relevance floor on the new ranking (a contiguity-reached
+  row delivered only beside the row that reached it).
+- ``invariants``: ``rank_lab``'s SPEC §10 cases on the contiguity model.
+- ``cost``: per-query time on a ``make_home.py`` home, beside ``evidence`` in one run.
+
+    python3 bench/contiguity_lab.py potential --data ../shared/bench
+    python3 bench/contiguity_lab.py sweep --stage main --data ../shared/bench
+    python3 bench/contiguity_lab.py table --data ../shared/bench
+    python3 bench/contiguity_lab.py floor --data ../shared/bench
+    python3 bench/contiguity_lab.py invariants
+    python3 bench/contiguity_lab.py cost --data ../shared/bench --sessions 30000
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import contiguity as C
+import numpy as np
+import rank_lab as L
+import rank_model as M
+import relevance as R
+from datasets import DEFAULT_DATA, Item, Store, load_all
+from delivery import Block, Scored, block_metrics, summarise
+from relevance import SETS, bootstrap
+from rich.console import Console
+
+#: The recommended contiguity constants (README "Contiguity").
+RECOMMENDED = C.Params()
+#: The sweep log of this lab: one JSON line per configuration tried on dev.
+SWEEP_LOG = Path(__file__).resolve().parent / "contiguity_sweep.jsonl"
+
+
+@dataclass(slots=True)
+class Lab:
+    """The dev pools (``rank_lab.LabPool``), each with its lines' contexts."""
+
+    pools: list[L.LabPool]
+    contexts: list[list[tuple[tuple[str, ...], str]]]
+    cache: dict[tuple, C.Links]
+
+    ends: str = "keep"
+
+    def links(self, i: int, p: C.Params) -> C.Links:
+        """Pool ``i``'s contiguity edges under ``p`` (cached per edge parameters);
+        :attr:`ends` ``"pass"`` (a research variant): every node with an edge hands on all of
+        ``C`` (its shares rescaled to sum to 1, a run's end lines included)."""
+        key = (i, p.window, p.back, p.fall, p.positions, self.ends)
+        got = self.cache.get(key)
+        if got is None:
+            lp = self.pools[i]
+            got = C.links(
+                lp.index.node_of,
+                self.contexts[i],
+                lp.index.n,
+                p.window,
+                p.back,
+                p.fall,
+                p.positions,
+            )
+            if self.ends == "pass" and got.edges:
+                share = got.share / got.out[got.src]
+                got = C.Links(got.ptr, got.src, got.dst, share, (got.out > 0).astype(float))
+            elif self.ends == "drop" and got.edges:  # a run's end leaks the missing share
+                got = C.Links(got.ptr, got.src, got.dst, got.share, (got.out > 0).astype(float))
+            self.cache[key] = got
+        return got
+
+
+def session_of(item_id: str) -> str:
+    """A LoCoMo turn's session number (``D3:12`` → ``3``)."""
+    return item_id[1:].split(":", 1)[0]
+
+
+def with_headings(store: Store) -> Store:
+    """A LoCoMo store whose turns carry their session's heading in their text (what item 4's
+    heading context adds to a turn's matching text, for every method alike)."""
+    items = [Item(it.id, f"Session {session_of(it.id)}: {it.text}", it.date) for it in store.items]
+    return Store(store.name, store.split, items, store.questions)
+
+
+def prepare(data: Path, limit: int = 0, headings: bool = False) -> Lab:
+    """The dev pools as ``rank_lab.prepare`` makes them, with each line's context
+    ``(headings, date)``; ``headings``: a LoCoMo session is a ``## Session N`` section (its
+    heading part of each turn's context and matching text, BM25's included)."""
+    pools, contexts = [], []
+    for p in R.pools(load_all(data), ["dev"], limit):
+        loc = headings and p.dataset == "locomo"
+        if loc:
+            p = replace(p, store=with_headings(p.store))
+        idx = L.pool_index(p)
+        lp = L.LabPool(p, idx)
+        lp.answerable = [(M.query_vector(idx, L.ANALYZER.terms(q)), g) for _o, q, g in p.answerable]
+        lp.unrelated = [(M.query_vector(idx, L.ANALYZER.terms(q)), k) for _o, q, k in p.unrelated]
+        pools.append(lp)
+        contexts.append(
+            [((f"Session {session_of(it.id)}",) if loc else (), it.date) for it in p.store.items]
+        )
+    return Lab(pools, contexts, {})
+
+
+def scored(lab: Lab, i: int, q: M.Query, p: C.Params, k: int = 10) -> tuple[Scored, np.ndarray]:
+    """The first ``k`` rows of the contiguity model as a :class:`delivery.Scored`
+    (``info["scale"]`` = ``√Z``, per-row seeds) and the rows' nodes."""
+    lp = lab.pools[i]
+    ev = C.activate(lp.index, lab.links(i, p), q, p)
+    top = L.ranked(ev.final, k)
+    info = {"scale": ev.scale, "z": ev.z, "known": float(q.known)}
+    rows = [lp.index.ids[j] for j in top]
+    return Scored(rows, ev.final[top].tolist(), info, ev.seeds[top].tolist()), top
+
+
+def evaluate(lab: Lab, p: C.Params) -> dict[str, dict[str, np.ndarray]]:
+    """Per-question dev metrics of the contiguity model under ``p``."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for i, lp in enumerate(lab.pools):
+        d = out.setdefault(lp.pool.set, {})
+        g = lab.links(i, p)
+        for q, gold in lp.answerable:
+            ev = C.activate(lp.index, g, q, p)
+            rows = [lp.index.ids[j] for j in L.ranked(ev.final, 10)]
+            for m, v in L.metrics(rows, gold).items():
+                d.setdefault(m, []).append(v)
+    return {s: {m: np.array(v) for m, v in d.items()} for s, d in out.items()}
+
+
+def categories(lab: Lab, s: str) -> np.ndarray:
+    """Each answerable question's category (LoCoMo) or source (the Chinese set), in
+    :func:`evaluate`'s order."""
+    out = []
+    for lp in lab.pools:
+        if lp.pool.set != s:
+            continue
+        cat = {(q.query, tuple(q.gold)): q.category for q in lp.pool.store.questions}
+        for _o, q, g in lp.pool.answerable:
+            out.append(cat[(q, tuple(g))] if lp.pool.dataset == "locomo" else lp.pool.dataset)
+    return np.array(out)
+
+
+def params_dict(p: C.Params) -> dict[str, Any]:
+    """``p`` as a JSON-able dict (the ``evidence`` constants under ``base``)."""
+    return asdict(p)
+
+
+def log_row(name: str, p: C.Params, res: dict[str, dict[str, np.ndarray]], extra: str = "") -> dict:
+    """One sweep-log row: a configuration and its dev means."""
+    row = L.log_row(name, params_dict(p), res)
+    if extra:
+        row["prep"] = extra
+    return row
+
+
+def append_log(rows: Iterable[dict]) -> None:
+    """Add rows to :data:`SWEEP_LOG` unless one of the same name, params and prep is there."""
+    have = set()
+    if SWEEP_LOG.exists():
+        for line in SWEEP_LOG.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            have.add((r["name"], json.dumps(r["params"], sort_keys=True), r.get("prep", "")))
+    with SWEEP_LOG.open("a", encoding="utf-8") as f:
+        for r in rows:
+            key = (r["name"], json.dumps(r["params"], sort_keys=True), r.get("prep", ""))
+            if key not in have:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+                have.add(key)
+
+
+def fmt(res: dict[str, dict[str, np.ndarray]]) -> str:
+    """``R@5 LoCoMo / Chinese / MADial en``."""
+    return " / ".join(f"{res[s]['R@5'].mean():.3f}" for s in SETS if s in res)
+
+
+# -- potential ------------------------------------------------------------------------------
+
+
+def cmd_potential(console: Console, lab: Lab) -> None:
+    """How many gold memories outside ``evidence``'s top 5 sit next to (same context run,
+    within ``w`` lines, before / after) a row of its top 1 / top 5."""
+    for s in SETS:
+        tally: dict[str, int] = {}
+        for i, lp in enumerate(lab.pools):
+            if lp.pool.set != s:
+                continue
+            items = lp.pool.store.items
+            ctx = lab.contexts[i]
+            pos = {it.id: j for j, it in enumerate(items)}
+            node_of = lp.index.node_of
+            for q, gold in lp.answerable:
+                ev = M.activate(lp.index, q, L.RECOMMENDED)
+                order = [int(x) for x in L.ranked(ev.final)]
+                rank = {n: r for r, n in enumerate(order)}
+                tops = {"top 1": set(order[:1]), "top 5": set(order[:5])}
+                for g in gold:
+                    tally["gold"] = tally.get("gold", 0) + 1
+                    j = pos[g]
+                    r = rank.get(node_of[j], 10**9)
+                    band = (
+                        "in top 5" if r < 5 else "6-10" if r < 10 else "11-30" if r < 30 else "> 30"
+                    )
+                    tally[band] = tally.get(band, 0) + 1
+                    if r < 5:
+                        continue
+                    for w in (1, 2, 3):
+                        for side, ok in (("after", lambda x: x < j), ("before", lambda x: x > j)):
+                            near = {
+                                node_of[x]
+                                for x in range(j - w, j + w + 1)
+                                if x != j and 0 <= x < len(items) and ctx[x] == ctx[j] and ok(x)
+                            }
+                            for t, S in tops.items():
+                                if near & S:
+                                    key = f"w {w}: right {side} a row of the {t}"
+                                    tally[key] = tally.get(key, 0) + 1
+        console.print(f"[bold]{s}[/]")
+        for k in sorted(tally, key=lambda k: (not k.startswith(("gold", "in", "6", "11", ">")), k)):
+            console.print(f"  {k}: {tally[k]}")
+
+
+# -- sweep ----------------------------------------------------------------------------------
+
+BASE = M.Params()
+
+
+def stage(name: str) -> list[tuple[str, C.Params]]:
+    """The configurations of a sweep stage (each a name and its params)."""
+    out: list[tuple[str, C.Params]] = []
+    if name == "main":  # share × window × direction, the rest at their defaults
+        for share, w, back in itertools.product(
+            (0.1, 0.2, 0.3, 0.5, 0.7, 0.9), (1, 2, 3), (0.0, 0.5, 1.0)
+        ):
+            p = C.Params(share=share, window=w, back=back)
+            out.append((f"main C={share:g} w={w} back={back:g}", p))
+    elif name == "fine":  # around the best of main: fall, back > 1, C between the cells
+        for share, w, back, fall in itertools.product(
+            (0.4, 0.5, 0.6), (1, 2, 3), (0.75, 1.0, 1.5), (0.5, 1.0)
+        ):
+            if w == 1 and fall != 0.5:
+                continue  # fall weighs the lines beyond the first only
+            p = C.Params(share=share, window=w, back=back, fall=fall)
+            out.append((f"fine C={share:g} w={w} back={back:g} fall={fall:g}", p))
+    elif name == "gate":  # only strong seeds hand on along contiguity
+        for share, w, gate in itertools.product((0.3, 0.5, 0.7), (1, 2), (0.2, 0.4, 0.6, 0.8)):
+            p = C.Params(share=share, window=w, gate=gate)
+            out.append((f"gate C={share:g} w={w} gate={gate:g}", p))
+    elif name == "hops":  # contiguity in the first hop only
+        for share, w in itertools.product((0.3, 0.5, 0.7, 0.9), (1, 2, 3)):
+            p = C.Params(share=share, window=w, hops=1)
+            out.append((f"hops C={share:g} w={w} contiguity hops=1", p))
+    elif name == "decay":  # contiguity against the keyword hop's weight D
+        for share, w, d in itertools.product((0.3, 0.5, 0.7), (1, 2), (0.0, 0.05, 0.25, 0.5, 1.0)):
+            p = C.Params(share=share, window=w, base=replace(BASE, decay=d))
+            out.append((f"decay C={share:g} w={w} D={d:g}", p))
+    elif name == "positions":  # a merged node's lines: all, or its representative's
+        for share, w, pos in itertools.product((0.5,), (1, 2), ("all", "last")):
+            p = C.Params(share=share, window=w, positions=pos)
+            out.append((f"positions C={share:g} w={w} {pos}", p))
+    elif name in ("ends", "ends-drop"):  # a run's end lines: hand on all of C (shares
+        # rescaled per sender), or lose the share of the line that is not there
+        how = "drop" if name == "ends-drop" else "pass"
+        for share, w in itertools.product((0.3, 0.5, 0.7, 0.9), (1, 2)):
+            p = C.Params(share=share, window=w)
+            out.append((f"ends {how} C={share:g} w={w}", p))
+    elif name == "symmetric":  # the symmetric family on a finer grid of C
+        for share, w in itertools.product(
+            (0.4, 0.45, 0.55, 0.6, 0.65, 0.75, 0.8, 0.85, 0.95), (1, 2)
+        ):
+            p = C.Params(share=share, window=w)
+            out.append((f"symmetric C={share:g} w={w}", p))
+    return out
+
+
+def cmd_sweep(console: Console, lab: Lab, name: str, prep: str) -> None:
+    """Run one stage (each configuration logged), print it."""
+    rows = []
+    if name.startswith("ends"):
+        lab.ends = "drop" if name == "ends-drop" else "pass"
+        prep = ",".join(x for x in (prep, f"ends={lab.ends}") if x)
+    for label, p in stage(name):
+        t = time.time()
+        res = evaluate(lab, p)
+        rows.append(log_row(label, p, res, prep))
+        r1 = " / ".join(f"{res[s]['R@1'].mean():.3f}" for s in SETS if s in res)
+        console.print(f"{label}: R@5 {fmt(res)}, R@1 {r1}  ({time.time() - t:.1f} s)")
+    append_log(rows)
+
+
+# -- table ----------------------------------------------------------------------------------
+
+
+def ci(v: np.ndarray, boot: int) -> str:
+    """``mean [lo, hi]``."""
+    lo, hi = bootstrap(v, boot)
+    return f"{v.mean():.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def dci(a: np.ndarray, b: np.ndarray, boot: int) -> str:
+    """The paired difference ``a - b`` with its 95% bootstrap interval."""
+    return "{:+.3f} [{:+.3f}, {:+.3f}]".format(*L.delta(a, b, boot))
+
+
+def cmd_table(console: Console, lab: Lab, boot: int, prep: str) -> None:
+    """The recommended model against tuned BM25 and ``evidence`` (paired CIs), per LoCoMo
+    category and Chinese source, and the neighbourhood of its constants (logged)."""
+    res = {
+        "evidence + contiguity": evaluate(lab, RECOMMENDED),
+        "evidence": L.evaluate(lab.pools),
+        "bm25 (tuned)": L.baseline(lab.pools, "bm25"),
+    }
+    rows = [log_row("table recommended", RECOMMENDED, res["evidence + contiguity"], prep)]
+    t = L._table(
+        "Dev split: R@5 with 95% bootstrap CI; Δ = paired differences",
+        ["set", "method", "n", "R@1", "R@5", "Δ vs bm25", "Δ vs evidence", "R@10", "MRR"],
+    )
+    base, ev = res["bm25 (tuned)"], res["evidence"]
+    for s in SETS:
+        for name, r in res.items():
+            v = r[s]["R@5"]
+            t.add_row(
+                s,
+                name,
+                str(len(v)),
+                f"{r[s]['R@1'].mean():.3f}",
+                ci(v, boot),
+                "" if name.startswith("bm25") else dci(v, base[s]["R@5"], boot),
+                dci(v, ev[s]["R@5"], boot) if name.endswith("contiguity") else "",
+                f"{r[s]['R@10'].mean():.3f}",
+                f"{r[s]['MRR'].mean():.3f}",
+            )
+        t.add_section()
+    console.print(t)
+    for s in ("LoCoMo 1-4", "Chinese set"):
+        cats = categories(lab, s)
+        t = L._table(
+            f"{s} by category / source: R@5 (n); Δ paired vs bm25",
+            ["part", "n", *res, "Δ contiguity vs bm25"],
+        )
+        for c in sorted(set(cats)):
+            m = cats == c
+            t.add_row(
+                c,
+                str(int(m.sum())),
+                *(f"{r[s]['R@5'][m].mean():.3f}" for r in res.values()),
+                dci(res["evidence + contiguity"][s]["R@5"][m], base[s]["R@5"][m], boot),
+            )
+        console.print(t)
+    grid = [
+        ("share", (0.3, 0.5, 0.6, 0.7, 0.8, 0.9)),
+        ("window", (1, 2, 3)),
+        ("back", (0.0, 0.5, 0.75, 1.0)),
+        ("decay", (0.0, 0.05, 0.1, 0.25)),
+    ]
+    t = L._table(
+        "Neighbourhood of the recommended constants (one changed at a time): dev R@5 LoCoMo / "
+        "Chinese / MADial en",
+        ["constant", "value", "R@5", "Δ vs bm25 LoCoMo", "Δ vs bm25 Chinese"],
+    )
+    for name, values in grid:
+        for v in values:
+            if name == "decay":
+                p = replace(RECOMMENDED, base=replace(RECOMMENDED.base, decay=v))
+                mark = v == RECOMMENDED.base.decay
+            else:
+                p = replace(RECOMMENDED, **{name: v})
+                mark = v == getattr(RECOMMENDED, name)
+            r = evaluate(lab, p)
+            rows.append(log_row(f"neighbourhood {name}={v:g}", p, r, prep))
+            t.add_row(
+                name,
+                f"{v:g}{' ←' if mark else ''}",
+                fmt(r),
+                dci(r["LoCoMo 1-4"]["R@5"], base["LoCoMo 1-4"]["R@5"], boot),
+                dci(r["Chinese set"]["R@5"], base["Chinese set"]["R@5"], boot),
+            )
+    console.print(t)
+    append_log(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "command", choices=["potential", "sweep", "table", "floor", "invariants", "cost"]
+    )
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--stage", default="main")
+    ap.add_argument("--headings", action="store_true")
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--sessions", type=int, default=30000)
+    ap.add_argument("--reps", type=int, default=200)
+    args = ap.parse_args(argv)
+    console = Console(width=max(Console().width, 200))
+    start = time.time()
+    if args.command in ("potential", "sweep", "table", "floor"):
+        lab = prepare(args.data, args.limit, args.headings)
+        if not lab.pools:
+            print(f"no datasets under {args.data}", file=sys.stderr)
+            return 1
+        if args.command == "potential":
+            cmd_potential(console, lab)
+        elif args.command == "sweep":
+            cmd_sweep(console, lab, args.stage, "headings" if args.headings else "")
+        elif args.command == "table":
+            cmd_table(console, lab, args.bootstrap, "headings" if args.headings else "")
+    console.print(f"{time.time() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
