@@ -496,7 +496,7 @@ def gate_floor(S: dict[str, dict[str, list]], whole: float = 0.4) -> float:
 
 #: The recommended floor on the contiguity ranking: ``(floor, whole, relative)`` of
 #: :func:`contiguity.deliver` (``beside=True``); ``floor`` from :func:`gate_floor`.
-RECOMMENDED_FLOOR = (0.59, 0.4, 0.8)
+RECOMMENDED_FLOOR = (0.65, 0.4, 0.8)
 
 
 def cmd_floor(console: Console, lab: Lab) -> None:
@@ -544,6 +544,37 @@ def cmd_floor(console: Console, lab: Lab) -> None:
         mark = " ←" if "after it" in rule and rel == RECOMMENDED_FLOOR[2] else ""
         t.add_row(name, rule, f"{rel:g}{mark}", *(cell(summary(d, cut)) for d in data.values()))
     console.print(t)
+
+
+class ContiguityDelivery:
+    """The contiguity model for one memory pool as a ``delivery.Delivery`` (``relevance.py``'s
+    ``contiguity`` and ``contiguity-floor`` prototypes, dev only): its lines are the store's
+    items in order, each in the context of its date.
+
+    Args:
+        store: a ``datasets.Store``. floor: deliver with :data:`RECOMMENDED_FLOOR` (else the
+            top 5). p: the constants."""
+
+    def __init__(self, store: Store, floor: bool = False, p: C.Params = RECOMMENDED) -> None:
+        self.index = L.pool_index(R.Pool("", "", "dev", 0, store))
+        self.graph = C.links(
+            self.index.node_of, [((), it.date) for it in store.items], self.index.n,
+            p.window, p.back, p.fall, p.positions,
+        )
+        self.floor = floor
+        self.p = p
+
+    def block(self, query: str) -> Block:
+        """The first 10 rows and the delivered ones."""
+        ev = C.activate(self.index, self.graph, M.query_vector(self.index, L.ANALYZER.terms(query)), self.p)
+        top = L.ranked(ev.final, 10)
+        if self.floor:
+            fl, whole, rel = RECOMMENDED_FLOOR
+            got = C.deliver(ev, top[:5], self.graph, fl, whole, rel)
+        else:
+            got = [int(n) for n in top[:5]]
+        ids = self.index.ids
+        return Block([ids[n] for n in top], [ids[n] for n in got])
 
 
 # -- invariants -----------------------------------------------------------------------------
@@ -600,13 +631,99 @@ def cmd_invariants(console: Console) -> None:
         console.print(f"  {f}")
 
 
+# -- bodies ---------------------------------------------------------------------------------
+
+
+def body_gate(
+    home: Path | tuple[M.TermIndex, list[str], list[str], C.Links],
+    evidence_floor: float = L.RECOMMENDED_BODY,
+    lead: float = 1.2,
+    k: int = 5,
+    p: C.Params = RECOMMENDED,
+    whole: float = L.RECOMMENDED_FLOOR[1],
+) -> Callable[[str], str | None]:
+    """``rank_lab.body_gate`` on the contiguity ranking: the best skill among the first ``k``
+    rows earns its body when it leads the second skill by ``lead``× and its own seed evidence
+    (seeds over the query without CJK unigrams) clears the floor. Skills are in no context,
+    so only the first condition can change: the facts they compete with are ranked anew."""
+    idx, kinds, labels, graph = home_model(home, p) if isinstance(home, Path) else home
+
+    def gate(query: str) -> str | None:
+        terms = L.ANALYZER.terms(query)
+        ev = C.activate(idx, graph, M.query_vector(idx, terms), p)
+        order = L.ranked(ev.final)
+        skills = [i for i in order if kinds[i] == "skill"]
+        if not skills or skills[0] not in order[:k]:
+            return None
+        best = skills[0]
+        if len(skills) > 1 and ev.final[best] < lead * ev.final[skills[1]]:
+            return None
+        q = M.query_vector(idx, [t for t in terms if not L.is_unigram(t)])
+        seeds, z = M.seeds(idx, q, p.base)
+        s = float(seeds[best])
+        return labels[best] if M.is_evidence(s, s, float(np.sqrt(z)), evidence_floor, whole) else None
+
+    return gate
+
+
+def cmd_bodies(console: Console, data: Path, sessions: int) -> None:
+    """The body gate on ``bench/bodies_home`` (its memory.md has headings: contexts) and the
+    body rate on a ``make_home.py`` home, ``evidence``'s ranking beside the contiguity one."""
+    import subprocess
+
+    import bodies
+    from chores import CHORES_EN, CHORES_ZH
+
+    with tempfile.TemporaryDirectory(prefix="talos-bodies-") as tmp:
+        home = bodies.copy_home(Path(tmp))
+        built = home_model(home)
+        off = home_model(home, replace(RECOMMENDED, share=0.0))
+        console.print(f"bodies_home: {built[0].n} nodes, {built[3].edges} contiguity edges")
+        rows = [
+            ("evidence (rank_lab gate)", bodies.score(L.body_gate(home, L.RECOMMENDED_BODY))),
+            ("evidence, this code (share 0)", bodies.score(body_gate(off, p=replace(RECOMMENDED, share=0.0)))),
+            ("evidence + contiguity", bodies.score(body_gate(built))),
+        ]
+        console.print(bodies.table("Body gate, bench/bodies_home (40 queries)", rows))
+        if not sessions:
+            return
+        mh = Path(tmp) / "mh"
+        subprocess.run(
+            [sys.executable, str(data / "make_home.py"), str(mh), "--sessions", str(sessions)],
+            check=True,
+            capture_output=True,
+        )
+        gates = {
+            "evidence": body_gate(home_model(mh, replace(RECOMMENDED, share=0.0)), p=replace(RECOMMENDED, share=0.0)),
+            "evidence + contiguity": body_gate(home_model(mh)),
+        }
+        qs = L._dev_questions(data)
+        sets = {
+            "English chores": list(CHORES_EN),
+            "Chinese chores": list(CHORES_ZH),
+            "LoCoMo dev questions": [q for s, q in qs if s == "LoCoMo 1-4"],
+            "Chinese set dev questions": [q for s, q in qs if s == "Chinese set"],
+        }
+        t = L._table(
+            f"Body rate on a make_home.py home ({sessions} sessions; facts + skills)",
+            ["queries", "", "n", *gates],
+        )
+        for name, got in sets.items():
+            rates = [sum(g(q) is not None for q in got) / len(got) for g in gates.values()]
+            t.add_row(name, "", str(len(got)), *(f"{100 * r:.0f}%" for r in rates))
+        console.print(t)
+
+
 # -- cost -----------------------------------------------------------------------------------
 
 
-def cmd_cost(console: Console, data: Path, sessions: int, reps: int) -> None:
+def cmd_cost(
+    console: Console, data: Path, sessions: int, reps: int, one_context: bool = False
+) -> None:
     """Per-query time of ``evidence`` and of ``evidence`` + contiguity on one ``make_home.py``
-    home (facts, skills, episodes; the facts' contexts from its ``memory.md``), timed in turns
-    query by query (medians); the edges' build time."""
+    home (facts, skills, episodes; the facts' contexts from its ``memory.md``, or all in one
+    context: ``one_context``), timed in turns query by query (medians); the edges' build
+    time."""
     import subprocess
 
     from chores import CHORES_EN, CHORES_ZH
@@ -632,8 +749,11 @@ def cmd_cost(console: Console, data: Path, sessions: int, reps: int) -> None:
             if n.kind == "fact"
             for line in [n.line, *(m.line for m in n.members)]
         )
+        where = [ctx.get(ln) for ln, _v in lines]
+        if one_context:  # the most edges a home of these facts can have
+            where = [((), "") for _ in where]
         graph = C.links(
-            [v for _l, v in lines], [ctx.get(ln) for ln, _v in lines], idx.n,
+            [v for _l, v in lines], where, idx.n,
             RECOMMENDED.window, RECOMMENDED.back, RECOMMENDED.fall, RECOMMENDED.positions,
         )
         build = time.perf_counter() - t0
@@ -670,7 +790,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument(
-        "command", choices=["potential", "sweep", "table", "floor", "invariants", "cost"]
+        "command", choices=["potential", "sweep", "table", "floor", "bodies", "invariants", "cost"]
     )
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--limit", type=int, default=0)
@@ -679,13 +799,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--sessions", type=int, default=30000)
     ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--one-context", action="store_true", help="cost: every fact in one context")
     args = ap.parse_args(argv)
     console = Console(width=max(Console().width, 200))
     start = time.time()
     if args.command == "invariants":
         cmd_invariants(console)
+    elif args.command == "bodies":
+        cmd_bodies(console, args.data, args.sessions if args.sessions != 30000 else 0)
     elif args.command == "cost":
-        cmd_cost(console, args.data, args.sessions, args.reps)
+        cmd_cost(console, args.data, args.sessions, args.reps, args.one_context)
     elif args.command in ("potential", "sweep", "table", "floor"):
         lab = prepare(args.data, args.limit, args.headings)
         if not lab.pools:
