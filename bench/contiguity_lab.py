@@ -88,9 +88,9 @@ class Lab:
             )
             if self.ends == "pass" and got.edges:
                 share = got.share / got.out[got.src]
-                got = C.Links(got.ptr, got.src, got.dst, share, (got.out > 0).astype(float))
+                got = replace(got, share=share, out=(got.out > 0).astype(float))
             elif self.ends == "drop" and got.edges:  # a run's end leaks the missing share
-                got = C.Links(got.ptr, got.src, got.dst, got.share, (got.out > 0).astype(float))
+                got = replace(got, out=(got.out > 0).astype(float))
             self.cache[key] = got
         return got
 
@@ -288,6 +288,9 @@ def stage(name: str) -> list[tuple[str, C.Params]]:
         for share, w in itertools.product((0.3, 0.5, 0.7, 0.9), (1, 2)):
             p = C.Params(share=share, window=w)
             out.append((f"ends {how} C={share:g} w={w}", p))
+    elif name == "undated":  # the recommended edges with no date rule
+        for share, w in itertools.product((0.3, 0.5, 0.7), (1, 2)):
+            out.append((f"undated C={share:g} w={w}", C.Params(share=share, window=w)))
     elif name == "symmetric":  # the symmetric family on a finer grid of C
         for share, w in itertools.product(
             (0.4, 0.45, 0.55, 0.6, 0.65, 0.75, 0.8, 0.85, 0.95), (1, 2)
@@ -297,9 +300,93 @@ def stage(name: str) -> list[tuple[str, C.Params]]:
     return out
 
 
+#: Families of the sweep log by the start of a row's name (what each family tried).
+FAMILIES: tuple[tuple[str, str], ...] = (
+    ("main", "share C × window w × backward weight (0: forward only), fall 0.5"),
+    ("fine", "around the best of main: C 0.4-0.6, w 1-3, back 0.75-1.5, fall 0.5 / 1"),
+    ("symmetric", "back 1, w 1 / 2, a finer grid of C"),
+    ("gate", "only nodes whose seed ≥ gate × the best seed hand on along contiguity"),
+    ("hops", "contiguity in the first hop only"),
+    ("decay", "the keyword hop's D against contiguity's C"),
+    ("positions", "a merged node's lines: all of them, or its representative's"),
+    ("ends pass", "a run's end lines hand on all of C (shares rescaled per sender)"),
+    ("ends drop", "a run's end lines lose the share of the missing line (not conserving)"),
+    ("undated", "every line of a pool in one context (the date rule removed)"),
+    ("table", "the recommended model (table)"),
+    ("neighbourhood", "the recommended model, one constant changed at a time (table)"),
+)
+
+
+def family(name: str) -> str:
+    """The :data:`FAMILIES` key a sweep-log row belongs to ("other" when none)."""
+    got = [k for k, _w in FAMILIES if name.startswith(k)]
+    return max(got, key=len) if got else "other"
+
+
+def params_of(d: dict[str, Any]) -> C.Params:
+    """A logged ``params`` dict back as :class:`contiguity.Params`."""
+    return C.Params(**{**d, "base": M.Params(**d["base"])})
+
+
+def cmd_summary(console: Console, data: Path, rerun: bool) -> None:
+    """The sweep log per family (best row by the mean of LoCoMo and Chinese R@5);
+    ``rerun``: recompute every row and report the numbers that differ."""
+    rows = [json.loads(x) for x in SWEEP_LOG.read_text(encoding="utf-8").splitlines()]
+    if rerun:
+        labs: dict[str, Lab] = {}
+        bad = 0
+        for r in rows:
+            prep = r.get("prep", "")
+            if prep not in labs:
+                lab = prepare(data, 0, "headings" in prep)
+                if "ends=" in prep:
+                    lab.ends = prep.split("ends=", 1)[1].split(",")[0]
+                if "contexts=undated" in prep:
+                    lab.contexts = [[((), "")] * len(c) for c in lab.contexts]
+                labs[prep] = lab
+            got = evaluate(labs[prep], params_of(r["params"]))
+            for s, ms in r["dev"].items():
+                for m, v in ms.items():
+                    if abs(float(got[s][m].mean()) - v) > 5e-5:
+                        bad += 1
+                        console.print(f"differs: {r['name']} {s} {m}: {v} now {got[s][m].mean()}")
+        console.print(f"rerun: {len(rows)} rows, {bad} numbers differ\n")
+
+    def mean(r: dict) -> float:
+        return (r["dev"]["LoCoMo 1-4"]["R@5"] + r["dev"]["Chinese set"]["R@5"]) / 2
+
+    t = L._table(
+        f"Contiguity sweep log ({len(rows)} configurations on dev): per family, the best row "
+        "by the mean of LoCoMo and Chinese R@5 (evidence 0.580 / 0.708, tuned BM25 0.580 / "
+        "0.691)",
+        ["family", "what", "rows", "best R@5 LoCoMo / Chinese / MADial en (R@1 LoCoMo)", "LoCoMo range"],
+    )
+    for key, what in FAMILIES:
+        got = [r for r in rows if family(r["name"]) == key]
+        if not got:
+            continue
+        best = max(got, key=mean)
+        cells = " / ".join(f"{best['dev'][s]['R@5']:.3f}" for s in SETS)
+        lo = [r["dev"]["LoCoMo 1-4"]["R@5"] for r in got]
+        t.add_row(
+            key,
+            what,
+            str(len(got)),
+            f"{cells} ({best['dev']['LoCoMo 1-4']['R@1']:.3f}; {best['name']}"
+            + (f", {best['prep']}" if best.get("prep") else "")
+            + ")",
+            f"{min(lo):.3f} – {max(lo):.3f}",
+        )
+    console.print(t)
+
+
 def cmd_sweep(console: Console, lab: Lab, name: str, prep: str) -> None:
     """Run one stage (each configuration logged), print it."""
     rows = []
+    if name == "undated":  # every line of a pool in one context: the date rule removed
+        lab.contexts = [[((), "")] * len(c) for c in lab.contexts]
+        lab.cache.clear()
+        prep = ",".join(x for x in (prep, "contexts=undated") if x)
     if name.startswith("ends"):
         lab.ends = "drop" if name == "ends-drop" else "pass"
         prep = ",".join(x for x in (prep, f"ends={lab.ends}") if x)
@@ -796,6 +883,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--stage", default="main")
     ap.add_argument("--headings", action="store_true")
+    ap.add_argument("--rerun", action="store_true", help="sweep --stage summary: recompute")
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--sessions", type=int, default=30000)
     ap.add_argument("--reps", type=int, default=200)
@@ -805,6 +893,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.time()
     if args.command == "invariants":
         cmd_invariants(console)
+    elif args.command == "sweep" and args.stage == "summary":
+        cmd_summary(console, args.data, args.rerun)
     elif args.command == "bodies":
         cmd_bodies(console, args.data, args.sessions if args.sessions != 30000 else 0)
     elif args.command == "cost":
