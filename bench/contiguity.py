@@ -96,6 +96,12 @@ class Links:
         """Number of directed edges."""
         return len(self.dst)
 
+    def share_of(self, i: int, j: int) -> float:
+        """The share ``i`` hands to ``j`` (0.0: no edge)."""
+        lo, hi = self.ptr[i], self.ptr[i + 1]
+        k = lo + int(np.searchsorted(self.dst[lo:hi], j))
+        return float(self.share[k]) if k < hi and self.dst[k] == j else 0.0
+
     def neighbours(self, i: int, after: bool = False) -> list[int]:
         """The nodes ``i`` hands to, ascending (``after``: only those written after it)."""
         lo, hi = self.ptr[i], self.ptr[i + 1]
@@ -264,7 +270,8 @@ def deliver(
     - A row is evidence by itself when its own seed is at least ``relative`` × the best seed.
     - ``beside``: a row of ``top`` that is not is delivered when a row that is evidence by
       itself hands to it along contiguity (it is evidence only through that neighbour), right
-      after that row; otherwise it is not delivered. ``after``: only a row written after
+      after the one that hands it the largest share (the nearest; ties: the better ranked);
+      otherwise it is not delivered. ``after``: only a row written after
       that neighbour (the answer follows the question: measured on dev, such rows are gold
       13-21% of the time, rows written before it 1-7%).
     """
@@ -276,10 +283,16 @@ def deliver(
     own = [int(n) for n in top if ev.seeds[n] >= relative * best]
     if not beside:
         return own
-    rest = [int(n) for n in top if int(n) not in set(own)]
-    out: list[int] = []
-    for n in own:
-        out.append(n)
-        near = set(graph.neighbours(n, after))
-        out += [m for m in rest if m in near and m not in out]
-    return out
+    mine = set(own)
+    by: dict[int, list[int]] = {n: [] for n in own}
+    for m in (int(x) for x in top):
+        if m in mine:
+            continue
+        hands = [
+            (graph.share_of(n, m), -i, n)
+            for i, n in enumerate(own)
+            if m in graph.neighbours(n, after)
+        ]
+        if hands:
+            by[max(hands)[2]].append(m)  # beside the row that hands it the most (the nearest)
+    return [x for n in own for x in (n, *by[n])]

@@ -36,7 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ import rank_lab as L
 import rank_model as M
 import relevance as R
 from datasets import DEFAULT_DATA, Item, Store, load_all
-from delivery import Block, Scored, block_metrics, summarise
+from delivery import Block, block_metrics, summarise
 from relevance import SETS, bootstrap
 from rich.console import Console
 
@@ -125,17 +125,6 @@ def prepare(data: Path, limit: int = 0, headings: bool = False) -> Lab:
             [((f"Session {session_of(it.id)}",) if loc else (), it.date) for it in p.store.items]
         )
     return Lab(pools, contexts, {})
-
-
-def scored(lab: Lab, i: int, q: M.Query, p: C.Params, k: int = 10) -> tuple[Scored, np.ndarray]:
-    """The first ``k`` rows of the contiguity model as a :class:`delivery.Scored`
-    (``info["scale"]`` = ``√Z``, per-row seeds) and the rows' nodes."""
-    lp = lab.pools[i]
-    ev = C.activate(lp.index, lab.links(i, p), q, p)
-    top = L.ranked(ev.final, k)
-    info = {"scale": ev.scale, "z": ev.z, "known": float(q.known)}
-    rows = [lp.index.ids[j] for j in top]
-    return Scored(rows, ev.final[top].tolist(), info, ev.seeds[top].tolist()), top
 
 
 def evaluate(lab: Lab, p: C.Params) -> dict[str, dict[str, np.ndarray]]:
@@ -229,11 +218,11 @@ def cmd_potential(console: Console, lab: Lab) -> None:
                     if r < 5:
                         continue
                     for w in (1, 2, 3):
-                        for side, ok in (("after", lambda x: x < j), ("before", lambda x: x > j)):
+                        for side, sign in (("after", -1), ("before", 1)):
                             near = {
                                 node_of[x]
                                 for x in range(j - w, j + w + 1)
-                                if x != j and 0 <= x < len(items) and ctx[x] == ctx[j] and ok(x)
+                                if 0 <= x < len(items) and ctx[x] == ctx[j] and (x - j) * sign > 0
                             }
                             for t, S in tops.items():
                                 if near & S:
@@ -359,7 +348,13 @@ def cmd_summary(console: Console, data: Path, rerun: bool) -> None:
         f"Contiguity sweep log ({len(rows)} configurations on dev): per family, the best row "
         "by the mean of LoCoMo and Chinese R@5 (evidence 0.580 / 0.708, tuned BM25 0.580 / "
         "0.691)",
-        ["family", "what", "rows", "best R@5 LoCoMo / Chinese / MADial en (R@1 LoCoMo)", "LoCoMo range"],
+        [
+            "family",
+            "what",
+            "rows",
+            "best R@5 LoCoMo / Chinese / MADial en (R@1 LoCoMo)",
+            "LoCoMo range",
+        ],
     )
     for key, what in FAMILIES:
         got = [r for r in rows if family(r["name"]) == key]
@@ -618,15 +613,39 @@ def cmd_floor(console: Console, lab: Lab) -> None:
     fl = need
     rules: list[tuple[str, str, float, dict[str, dict[str, list]], RankedCut]] = []
     for rel in (0.0, 0.7, 0.8, 0.9):
-        rules.append(("evidence", "evidence's floor (final activation ≥ rel × best)", rel, E, final_cut(0.59, rel)))
+        rules.append(
+            (
+                "evidence",
+                "evidence's floor (final activation ≥ rel × best)",
+                rel,
+                E,
+                final_cut(0.59, rel),
+            )
+        )
     for rel in (0.0, 0.5, 0.7, 0.8, 0.9):
         rules.append(("contiguity", "final activation ≥ rel × best", rel, S, final_cut(fl, rel)))
     for rel in (0.5, 0.7, 0.8, 0.9):
         rules.append(("contiguity", "own seed ≥ rel × best seed", rel, S, seed_cut(fl, rel, False)))
     for rel in (0.5, 0.7, 0.8, 0.9, 0.95):
-        rules.append(("contiguity", "… + the rows it reaches by contiguity, beside it", rel, S, seed_cut(fl, rel, True, after=False)))
+        rules.append(
+            (
+                "contiguity",
+                "… + the rows it reaches by contiguity, beside it",
+                rel,
+                S,
+                seed_cut(fl, rel, True, after=False),
+            )
+        )
     for rel in (0.5, 0.7, 0.8, 0.9, 0.95):
-        rules.append(("contiguity", "… + the rows it reaches written after it, beside it", rel, S, seed_cut(fl, rel, True)))
+        rules.append(
+            (
+                "contiguity",
+                "… + the rows it reaches written after it, beside it",
+                rel,
+                S,
+                seed_cut(fl, rel, True),
+            )
+        )
     for name, rule, rel, data, cut in rules:
         mark = " ←" if "after it" in rule and rel == RECOMMENDED_FLOOR[2] else ""
         t.add_row(name, rule, f"{rel:g}{mark}", *(cell(summary(d, cut)) for d in data.values()))
@@ -645,15 +664,22 @@ class ContiguityDelivery:
     def __init__(self, store: Store, floor: bool = False, p: C.Params = RECOMMENDED) -> None:
         self.index = L.pool_index(R.Pool("", "", "dev", 0, store))
         self.graph = C.links(
-            self.index.node_of, [((), it.date) for it in store.items], self.index.n,
-            p.window, p.back, p.fall, p.positions,
+            self.index.node_of,
+            [((), it.date) for it in store.items],
+            self.index.n,
+            p.window,
+            p.back,
+            p.fall,
+            p.positions,
         )
         self.floor = floor
         self.p = p
 
     def block(self, query: str) -> Block:
         """The first 10 rows and the delivered ones."""
-        ev = C.activate(self.index, self.graph, M.query_vector(self.index, L.ANALYZER.terms(query)), self.p)
+        ev = C.activate(
+            self.index, self.graph, M.query_vector(self.index, L.ANALYZER.terms(query)), self.p
+        )
         top = L.ranked(ev.final, 10)
         if self.floor:
             fl, whole, rel = RECOMMENDED_FLOOR
@@ -667,7 +693,9 @@ class ContiguityDelivery:
 # -- invariants -----------------------------------------------------------------------------
 
 
-def home_model(home: Path, p: C.Params = RECOMMENDED) -> tuple[M.TermIndex, list[str], list[str], C.Links]:
+def home_model(
+    home: Path, p: C.Params = RECOMMENDED
+) -> tuple[M.TermIndex, list[str], list[str], C.Links]:
     """A home's facts and skills as ``rank_lab.home_index`` makes them, with the contiguity
     edges of its ``memory.md`` (each fact node at the lines of it and of its merged
     members, each line in its context, :func:`contiguity.memory_contexts`; skills are in no
@@ -689,8 +717,13 @@ def home_model(home: Path, p: C.Params = RECOMMENDED) -> tuple[M.TermIndex, list
         for line in [n.line, *(m.line for m in n.members)]
     )
     graph = C.links(
-        [v for _l, v in lines], [ctx.get(ln) for ln, _v in lines], idx.n, p.window, p.back,
-        p.fall, p.positions,
+        [v for _l, v in lines],
+        [ctx.get(ln) for ln, _v in lines],
+        idx.n,
+        p.window,
+        p.back,
+        p.fall,
+        p.positions,
     )
     pairs = [idx.ids[i][0].split("\x00", 1) for i in range(idx.n)]
     return idx, [k for k, _l in pairs], [lab for _k, lab in pairs], graph
@@ -748,7 +781,9 @@ def body_gate(
         q = M.query_vector(idx, [t for t in terms if not L.is_unigram(t)])
         seeds, z = M.seeds(idx, q, p.base)
         s = float(seeds[best])
-        return labels[best] if M.is_evidence(s, s, float(np.sqrt(z)), evidence_floor, whole) else None
+        return (
+            labels[best] if M.is_evidence(s, s, float(np.sqrt(z)), evidence_floor, whole) else None
+        )
 
     return gate
 
@@ -768,7 +803,10 @@ def cmd_bodies(console: Console, data: Path, sessions: int) -> None:
         console.print(f"bodies_home: {built[0].n} nodes, {built[3].edges} contiguity edges")
         rows = [
             ("evidence (rank_lab gate)", bodies.score(L.body_gate(home, L.RECOMMENDED_BODY))),
-            ("evidence, this code (share 0)", bodies.score(body_gate(off, p=replace(RECOMMENDED, share=0.0)))),
+            (
+                "evidence, this code (share 0)",
+                bodies.score(body_gate(off, p=replace(RECOMMENDED, share=0.0))),
+            ),
             ("evidence + contiguity", bodies.score(body_gate(built))),
         ]
         console.print(bodies.table("Body gate, bench/bodies_home (40 queries)", rows))
@@ -781,7 +819,9 @@ def cmd_bodies(console: Console, data: Path, sessions: int) -> None:
             capture_output=True,
         )
         gates = {
-            "evidence": body_gate(home_model(mh, replace(RECOMMENDED, share=0.0)), p=replace(RECOMMENDED, share=0.0)),
+            "evidence": body_gate(
+                home_model(mh, replace(RECOMMENDED, share=0.0)), p=replace(RECOMMENDED, share=0.0)
+            ),
             "evidence + contiguity": body_gate(home_model(mh)),
         }
         qs = L._dev_questions(data)
@@ -814,6 +854,7 @@ def cmd_cost(
     import subprocess
 
     from chores import CHORES_EN, CHORES_ZH
+
     from talos import Memory
     from talos.text import drop_not_for
 
@@ -840,8 +881,13 @@ def cmd_cost(
         if one_context:  # the most edges a home of these facts can have
             where = [((), "") for _ in where]
         graph = C.links(
-            [v for _l, v in lines], where, idx.n,
-            RECOMMENDED.window, RECOMMENDED.back, RECOMMENDED.fall, RECOMMENDED.positions,
+            [v for _l, v in lines],
+            where,
+            idx.n,
+            RECOMMENDED.window,
+            RECOMMENDED.back,
+            RECOMMENDED.fall,
+            RECOMMENDED.positions,
         )
         build = time.perf_counter() - t0
         lo = [q for s, q in L._dev_questions(data) if s == "LoCoMo 1-4"]
