@@ -589,11 +589,12 @@ def cell(x: dict[str, float]) -> str:
     )
 
 
-def gate_floor(S: dict[str, dict[str, list]], whole: float = 0.4) -> float:
+def gate_floor(S: dict[str, dict[str, list]], whole: float = 0.4, on: str = "seed") -> float:
     """The smallest seed-evidence floor (0.01 steps) giving ≥ 90% empty blocks for LoCoMo's
-    other conversations and for the Chinese chores (the issue's definitions of unrelated)."""
+    other conversations and for the Chinese chores (the issue's definitions of unrelated);
+    ``on="final"``: the same for ``evidence``'s floor on the final activation."""
     for f in np.arange(0.30, 1.001, 0.01):
-        cut = seed_cut(float(f), 0.0, False, whole)
+        cut = seed_cut(float(f), 0.0, False, whole) if on == "seed" else final_cut(float(f), 0.0)
         ok = all(
             np.mean([not cut(r) for r, k in S[s]["unrelated"] if k == kind]) >= 0.9
             for s, kind in (("LoCoMo 1-4", "other"), ("Chinese set", "chores"))
@@ -650,8 +651,18 @@ def cmd_floor(console: Console, lab: Lab) -> None:
                 final_cut(0.59, rel),
             )
         )
+    fin = gate_floor(S, on="final")
+    console.print(f"the same on the final activation (evidence's floor): {fin}")
     for rel in (0.0, 0.5, 0.7, 0.8, 0.9):
-        rules.append(("contiguity", "final activation ≥ rel × best", rel, S, final_cut(fl, rel)))
+        rules.append(
+            (
+                "contiguity",
+                f"evidence's floor, gate {fin:g} on the final",
+                rel,
+                S,
+                final_cut(fin, rel),
+            )
+        )
     for rel in (0.5, 0.7, 0.8, 0.9):
         rules.append(("contiguity", "own seed ≥ rel × best seed", rel, S, seed_cut(fl, rel, False)))
     for rel in (0.5, 0.7, 0.8, 0.9, 0.95):
@@ -678,6 +689,21 @@ def cmd_floor(console: Console, lab: Lab) -> None:
         mark = " ←" if "after it" in rule and rel == RECOMMENDED_FLOOR[2] else ""
         t.add_row(name, rule, f"{rel:g}{mark}", *(cell(summary(d, cut)) for d in data.values()))
     console.print(t)
+
+    def oracle(r: Ranked, gold: Sequence[str]) -> int:
+        rows = r.rows(r.top[:5])
+        hit = [i for i, row in enumerate(rows) if set(row) & set(gold)]
+        return sum(1 for row in rows[: hit[-1] + 1] if not set(row) & set(gold)) if hit else 0
+
+    console.print(
+        "oracle cut (each block ends at its last gold row of the top 5), non-gold rows per "
+        "block: "
+        + ", ".join(
+            f"{s} {np.mean([oracle(r, g) for r, g in d['answerable']]):.2f} (evidence "
+            f"{np.mean([oracle(r, g) for r, g in E[s]['answerable']]):.2f})"
+            for s, d in S.items()
+        )
+    )
 
 
 class ContiguityDelivery:
