@@ -1219,17 +1219,29 @@ class Memory:
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
         """Audit entries (committed writes) of the authorized scopes, oldest first; only those
         whose record id or key is ``target`` when given (SPEC §7.6). The log holds every
-        scope's lines; another scope's entries are never shown (§7.3)."""
+        scope's lines; another scope's entries are never shown (§7.3). The log keeps each line
+        exactly (``restore`` brings it back as it was); what is returned has every credential
+        in ``before``, ``after`` and ``reason`` masked (§8.3: a revoked tool record holding a
+        token was printed whole by ``talos history``)."""
         from talos import audit  # imported on use: recall never reads the log
 
         rows = [
-            {**e, "state": "committed"}  # settled() returns only committed transactions
+            {**e, **_masked_entry(e), "state": "committed"}  # settled(): committed only
             for e in audit.settled(self.paths.audit_file)
             if audit.entry_scope(e) in self.scopes
         ]
         if target:
             rows = [e for e in rows if target in (e.get("id"), e.get("key"))]
         return rows
+
+
+def _masked_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """The text fields of an audit entry with credentials masked (what history shows)."""
+    return {
+        k: safety.mask_secrets(v)
+        for k in ("before", "after", "reason")
+        if isinstance(v := entry.get(k), str)
+    }
 
 
 @dataclass(slots=True)
