@@ -26,11 +26,13 @@ import bisect
 import contextlib
 import functools
 import hashlib
+import html
 import json
 import os
 import re
 import stat
 import unicodedata
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,9 +107,24 @@ def _confusable_map() -> dict[str, str]:
     return out
 
 
+#: Unicode names of letters that read as one Latin letter but that neither compatibility
+#: decomposition nor the confusables data maps to it: small capitals (``ɢ``, ``ᴇ``),
+#: parenthesized and circled letters, regional indicators (``🇮``). Hostile pass of issue 13.
+_LETTER_NAME = re.compile(
+    r"^(?:LATIN (?:LETTER SMALL CAPITAL|SMALL CAPITAL LETTER)|PARENTHESIZED LATIN SMALL LETTER"
+    r"|CIRCLED LATIN (?:SMALL|CAPITAL) LETTER|REGIONAL INDICATOR SYMBOL LETTER"
+    r"|MODIFIER LETTER (?:SMALL |CAPITAL )?(?:CAPITAL )?) ([A-Z])$"
+)
+
+
 @functools.lru_cache(maxsize=65536)
 def _fold_char(char: str) -> str:
     """One character as the rules see it (see :func:`skeleton`)."""
+    if "󠀠" <= char <= "󠁾":
+        return chr(ord(char) - 0xE0000)  # a tag character: invisible, but a model reads it
+    named = _LETTER_NAME.match(unicodedata.name(char, "")) if len(char) == 1 else None
+    if named:
+        return named.group(1).lower()
     out: list[str] = []
     for ch in unicodedata.normalize("NFKD", char):
         if ch.isascii() or _KEEP.match(ch):
@@ -145,13 +162,116 @@ def skeleton(text: str) -> str:
     """``text`` as the red-flag rules match it: compatibility-decomposed (NFKD: full-width
     ``ｉｇｎｏｒｅ`` and math letters become ASCII), without format characters (zero-width
     space and joiners, bidi controls, soft hyphen), combining marks and invisible fillers, and
-    with look-alike letters folded to the ASCII letter they imitate (Cyrillic ``о`` → ``o``),
-    keeping case. CJK text is kept. Line breaks are kept, so line numbers still hold.
-    An ASCII text is returned as it is. Issue 13 item 3: zero-width characters inside
-    "ignore", full-width letters and homoglyphs got past every rule."""
+    with look-alike letters folded to the ASCII letter they imitate (Cyrillic ``о`` → ``o``,
+    small capital ``ɢ`` → ``g``), keeping case; a tag character (U+E0020–E007E, invisible)
+    becomes the ASCII character it encodes. CJK text is kept. Line breaks are kept, so line
+    numbers still hold. An ASCII text is returned as it is. Issue 13 item 3: zero-width
+    characters inside "ignore", full-width letters and homoglyphs got past every rule."""
     if text.isascii():
         return text
     return "".join(map(_fold_char, text))
+
+
+#: What a reader elides or decodes that the rules would see as noise inside a word (hostile
+#: pass of issue 13): an HTML comment or tag (``ig<!-- x -->nore``, ``<b>all</b>``), a
+#: character reference (``&#105;``, ``&oacute;``), percent-encoding (``%69gnore``), a backslash
+#: or empty quotes a shell removes (``c\\url``, ``cu''rl``).
+_MARKUP = re.compile(
+    r"<!--[^\n]*?-->|</?[A-Za-z][\w:-]{0,30}(?:\s[^<>\n]{0,200})?/?>|&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}"
+    r"|[A-Za-z]{2,31});?|%[0-9A-Fa-f]{2}|(?<=[A-Za-z])\\(?=[A-Za-z])|(?<=\w)(?:''|\"\")(?=\w)"
+)
+#: Letters split apart that a reader joins: single letters with one separator between them
+#: (``i g n o r e``, ``i.g.n.o.r.e``), a hyphen inside a word (``in-structions``).
+_SPLIT = re.compile(r"(?<![\w.-])(?:[A-Za-z][ .\-_*·]){2,}[A-Za-z](?![\w])|(?<=[a-z])-(?=[a-z])")
+_SPLIT_SEP = re.compile(r"[ .\-_*·]")
+#: Cheap tests first: a text without these characters has nothing :data:`_MARKUP` decodes,
+#: and one without a letter, separator, letter, separator, letter run nothing to join.
+_MARKUP_CHARS = ("<", "&", "%", "\\", "''", '""')
+_SPLIT_HINT = re.compile(r"\b[A-Za-z][ .\-_*·][A-Za-z][ .\-_*·][A-Za-z]\b|[a-z]-[a-z]")
+
+
+def _unmarked_line(line: str) -> str:
+    """One line with :data:`_MARKUP` decoded or removed; no line break is added (a decoded
+    ``&#10;`` becomes a space)."""
+    out = _MARKUP.sub(lambda m: "" if m.group(0)[0] in "<\\'\"" else m.group(0), line)
+    if "&" in out:
+        out = html.unescape(out)
+    if "%" in out:
+        out = urllib.parse.unquote(out, errors="replace")
+    return out.replace("\r", " ").replace("\n", " ") if out != line else line
+
+
+def decoded(text: str) -> str:
+    """``text`` as a reader takes it: :data:`_MARKUP` decoded or removed line by line, then
+    :data:`_SPLIT` letters joined, then :func:`skeleton` again if decoding made letters that
+    fold. Line breaks are kept. Hostile pass of issue 13: ``ig<!-- x -->nore``, ``&#105;gnore``,
+    ``%69gnore``, ``i g n o r e`` got past every rule."""
+    out = text
+    if any(c in out for c in _MARKUP_CHARS) and _MARKUP.search(out):
+        out = "\n".join(_unmarked_line(line) for line in out.split("\n"))
+        if not out.isascii():
+            out = skeleton(out)
+    if _SPLIT_HINT.search(out):
+        out = _SPLIT.sub(lambda m: _SPLIT_SEP.sub("", m.group(0)), out)
+    return out
+
+
+#: A CJK ideograph: only a text with one is converted from traditional characters.
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+@functools.lru_cache(maxsize=1)
+def _t2s() -> Callable[[str], str] | None:
+    """OpenCC's traditional → simplified conversion (``opencc``), loaded on first use
+    (~80 ms); ``None`` if the package is missing (the Chinese rules still see the text)."""
+    try:
+        import opencc
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    return opencc.OpenCC("t2s").convert
+
+
+def traditional_forms() -> str:
+    """The traditional forms (OpenCC ``s2t``, ``s2tw``, ``s2hk``) of the simplified characters
+    the rules are written with, sorted: only a text holding one of them can match a Chinese
+    rule after conversion. Computed here (~0.8 s: three dictionaries), kept in
+    :data:`TRADITIONAL_FORMS` (``tests/test_hostile_safety.py`` checks the two agree)."""
+    import opencc
+
+    vocab = {c for rule in RULES for pat in rule.patterns for c in _HAN.findall(pat.pattern)}
+    forms: set[str] = set()
+    for cfg in ("s2t", "s2tw", "s2hk"):
+        forms.update(opencc.OpenCC(cfg).convert("".join(sorted(vocab))))
+    return "".join(sorted(forms - vocab))
+
+
+#: :func:`traditional_forms` as computed for these rules: a text with none of them is not
+#: converted (OpenCC's conversion and a second scan cost ~50 µs a Chinese line).
+TRADITIONAL_FORMS = (
+    "丟來個傳內別刪則動員啓啟審將對廢從惡憑戶拋據數會棄機權殺沒洩"
+    "準為無爲牆獲現發瞞確碼約統經繞聽著裝規視計記設許訴詞話說説證"
+    "讓軟載輸過適鑰閉開關隱顯"
+)
+_TRADITIONAL = re.compile(f"[{TRADITIONAL_FORMS}]")
+
+
+def simplified(text: str) -> str:
+    """``text`` with traditional Chinese characters converted to simplified ones (OpenCC
+    ``t2s``), so the Chinese rules, written in simplified characters, see ``無視上面的規則``
+    as ``无视上面的规则`` (hostile pass of issue 13). Only a text holding the traditional form
+    of a character of the rules is converted; any other is returned as it is."""
+    if text.isascii() or not _TRADITIONAL.search(text):
+        return text
+    convert = _t2s()
+    return convert(text) if convert else text
+
+
+def hidden_text(text: str) -> str:
+    """What tag characters (U+E0020–E007E) in ``text`` spell, alone: a sentence hidden after a
+    visible one ("notes" + tags) reads as its own words to a model."""
+    if text.isascii():
+        return ""
+    return "".join(chr(ord(c) - 0xE0000) for c in text if "\U000e0020" <= c <= "\U000e007e")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,7 +357,7 @@ _MODEL = r"(?:ai|assistant|model|chatbot|bot|agent|llm|gpt|dan|language\s+model)
 _ROGUE = r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue)"
 _LIMITS = r"(?:rules|restrictions|guidelines|limits|limitations|filters)"
 _ZH_OVERRIDE = (
-    "忽略|无视|忘记|忘掉|不要理会|不用管|别管|不必管|不要管|不用理会?|别理会?|不理会|抛开|抛弃|"
+    "忽略|无视|忘记|忘掉|不要理会|不用管|别管|不必管|不要管|不用理会?|别理会?|不理会|理睬|抛开|抛弃|"
     "放弃|跳过|推翻|不再遵守|不要遵守|不用遵守|无需遵守|不必遵守|停止遵守"
 )
 _ZH_OVERRIDE_T = " ".join(w.removesuffix("会?") for w in _ZH_OVERRIDE.split("|"))
@@ -245,6 +365,27 @@ _ZH_EARLIER = (
     "之前|以上|上面|上述|先前|前面|此前|早先|原来|原有|原先|所有|全部|一切|系统|你的|开发者"
 )
 _ZH_RULES = "指令|指示|提示|提示词|规则|要求|设定|限制|约束|规定|命令|准则|守则"
+#: The AIs a text may address by name or by kind (a human "agent" is not one of them).
+_AI = (
+    r"(?:ai|a\.i\.|assistant|model|llm|chatbot|language\s+model|(?:ai|coding|autonomous)"
+    r"\s+agent|claude|chatgpt|gpt|copilot|codex|gemini)"
+)
+#: Triggers of the patterns that name an AI (:data:`_AI`): each match holds one of them.
+_AI_T = (
+    *(" ai", "\tai", " a.i.", "assistant", " model", "\tmodel", "llm", "chatbot", "claude"),
+    *("chatgpt", "gpt", "copilot", "codex", "gemini", "coding agent", "autonomous agent"),
+)
+#: Declaring earlier rules void: "… are void", "… no longer apply", "… have been revoked".
+_VOID = (
+    r"(?:(?:are|is|were|was|have\s+been|has\s+been)\s+(?:now\s+|hereby\s+|all\s+|officially\s+)?"
+    r"(?:void|null(?:\s+and\s+void)?|cancel+ed|revoked|obsolete|invalid|lifted|suspended"
+    r"|rescinded|withdrawn|superseded|overridden|no\s+longer\s+(?:valid|in\s+effect|active"
+    r"|binding|relevant))|(?:no\s+longer|don['’]?t|do\s+not|doesn['’]?t|does\s+not)\s+apply)\b"
+)
+#: Pinyin of the Chinese override vocabulary, syllables optionally apart (``wang ji``).
+_PY_OVERRIDE = "hu ?lue|hu ?shi|wu ?shi|wang ?ji|wang ?diao|bie ?guan|bu ?yong ?guan|bu ?yao ?guan"
+_PY_EARLIER = "zhi ?qian|yi ?qian|shang ?mian|qian ?mian|yi ?shang|xian ?qian|ci ?qian|suo ?you"
+_PY_RULES = "zhi ?ling|zhi ?shi|gui ?ze|ti ?shi|yao ?qiu|xian ?zhi|she ?ding|gui ?ding|ming ?ling"
 
 #: Upper-case credential names that are not credentials (database keys, tokenizer tokens,
 #: pagination cursors). Lower-case identifiers (``sort_key``) never match in the first place.
@@ -623,13 +764,119 @@ RULES: tuple[Rule, ...] = (
                 _I,
             ),
             P("instruction", r"\bnew\s+(?:system\s+)?instructions?\s*:", _I),
+            # earlier rules declared void (hostile pass of issue 13)
+            P(
+                (
+                    *("void", "null", "cancel", "revoked", "obsolete", "invalid", "lifted"),
+                    *("suspended", "rescinded", "withdrawn", "superseded", "overridden"),
+                    *("irrelevant", "outdated", "no longer", "t apply", "not apply"),
+                ),
+                rf"\b{_EARLIER}\s+(?:\w+\s+){{0,2}}?{_RULES_N}\s+{_VOID}"
+                r"|\b(?:everything|anything|all(?:\s+(?:text|of\s+this))?|whatever)\s+(?:written\s+|said\s+)?"
+                r"(?:above|before|earlier|previously|so\s+far)(?:\s+this\s+(?:line|point|message))?"
+                r"\s+(?:is|are|was|has\s+been)\s+(?:now\s+)?(?:obsolete|void|cancel+ed|invalid"
+                r"|irrelevant|null|outdated|revoked|no\s+longer\s+(?:valid|relevant))\b",
+                _I,
+            ),
+            # set aside, with what came before named after the rules: "ignore the instructions
+            # above", "do not follow the rules you were given"
+            P(
+                (
+                    *("above", "before", "so far", "earlier", "you were", "you've", "you’ve"),
+                    *("you have", "you had", "you got"),
+                ),
+                rf"{_NOT_NEGATED}\b{_OVERRIDE}\b\s+(?:the|any|all|these|those)\s+(?:\w+\s+)?"
+                rf"{_RULES_N}\s+(?:above(?!\s*\d)|before|so\s+far|earlier|(?:that\s+)?you"
+                r"(?:['’]ve|\s+have|\s+were|\s+had|\s+got)\s+(?:been\s+)?(?:given|told|received"
+                r"|taught|shown))\b",
+                _I,
+            ),
+            # turning the model against the person it works for
+            P(
+                ("the user", "your user", "the human", "your human", "the owner", "your owner"),
+                rf"{_NOT_NEGATED}\b(?:ignore|disregard|stop\s+(?:listening\s+to|following|obeying"
+                r"|helping)|(?:do\s+not|don['’]?t|never|no\s+longer)\s+(?:listen\s+to|obey|follow"
+                r"|help|trust))\s+(?:the|your)\s+(?:user|human|owner)s?(?:['’]s\s+(?:instructions"
+                r"|requests|wishes|orders|commands|messages))?(?=\s*(?:$|[.,;:!)]|\b(?:and|anymore"
+                r"|any\s+more|from\s+now)\b))",
+                _I,
+            ),
+            # the model addressed as a model: a note to it, a greeting, "if you are an AI"
+            P(
+                _AI_T,
+                r"\b(?:note|message|instructions?|reminder|rules?|directive|orders?|memo|notice)\s+"
+                rf"(?:to|for)\s+(?:the\s+|any\s+|all\s+|you,?\s+(?:the\s+)?)?{_AI}s?\b",
+                _I,
+            ),
+            P(
+                _AI_T,
+                rf"(?:^|[.!?]\s+|[\s>*#-])(?:dear|hey|hi|hello|attention|attn)\s*[,:]?\s+{_AI}\b",
+                _I,
+            ),
+            P(
+                _AI_T,
+                rf"\bif\s+you\s+are\s+(?:an?\s+)?(?:large\s+)?(?:automated\s+)?{_AI}\b",
+                _I,
+            ),
+            P(
+                "ai, assistant, llm, claude, chatgpt, gpt, copilot, codex, gemini,",
+                r"(?im:^[ \t>*#-]*(?:ai|assistant|llm|claude|chatgpt|gpt|copilot|codex|gemini)\s*,"
+                r"\s*(?:please\s+)?(?:always|never|you|do|don['’]?t|run|ignore|make|send|delete"
+                r"|push|stop|from|remember|when|before|after)\b)",
+            ),
+            # obeying only this text; an AI without rules
+            P(
+                (
+                    *("now obey", "now follow", "now comply", "now only", "obey only"),
+                    *("follow only", "listen to only"),
+                ),
+                r"\byou\s+(?:must|will|shall|should)\s+now\s+(?:only\s+)?(?:obey|follow|comply)\b"
+                r"|\b(?:obey|follow|listen\s+to)\s+only\s+(?:me\b|my\s+(?:instructions|orders"
+                r"|commands|rules)|the\s+(?:instructions|rules|commands)\s+(?:in|of)\s+this\s+"
+                r"(?:file|note|message|document|line|text))",
+                _I,
+            ),
+            P(
+                ("as dan", "like dan", "be dan"),
+                r"\b(?:act|behave|respond|answer)\s+(?:as|like)\s+DAN\b|\bpretend\s+to\s+be\s+DAN\b",
+                _I,
+            ),
+            # 中文: the earlier rules declared void, forgotten, the person not to be heard
+            P(
+                "不算数 不作数 作废 无效 失效 不再有效 取消 废除 不再适用 不适用",
+                r"(?:之前|以上|上面|上述|前面|先前|此前|原来|原有|原先|早先)(?:的|所有的?|全部的?|说的"
+                r"|所说的?|的所有)?(?:规则|指令|指示|提示词?|要求|设定|限制|约束|规定|命令|准则|话|内容)?"
+                r"(?:都|全部|全都|一律|统统|一概|均)?(?:不算数|不作数|作废|无效|失效|不再有效|取消了?|废除"
+                r"|不再适用|不适用)",
+            ),
+            P(
+                "把",
+                rf"把(?:{_ZH_EARLIER})[^\n]{{0,6}}?(?:{_ZH_RULES}|说的|的话|内容)[^\n]{{0,4}}?"
+                r"(?:忘了|忘掉|忘记|忽略|无视|抛开|丢掉|扔掉|删掉|清空)",
+            ),
+            P(
+                "听 理会 理睬 管 服从 遵从",
+                r"(?:不要|别|不用|无需|不必|不许|不准)再?(?:听|听从|理会|理睬|管|服从|遵从)"
+                r"(?:用户|主人|使用者)",
+            ),
+            # pinyin of the override vocabulary (tone marks are folded away by the skeleton)
+            P(
+                (
+                    *("hulue", "hu lue", "hushi", "hu shi", "wushi", "wu shi", "wangji"),
+                    *("wang ji", "wangdiao", "wang diao", "bieguan", "bie guan", "yongguan"),
+                    *("yong guan", "yaoguan", "yao guan"),
+                ),
+                rf"\b(?:{_PY_OVERRIDE})\b[a-z\s']{{0,24}}?\b(?:{_PY_EARLIER})\b[a-z\s']{{0,24}}?"
+                rf"\b(?:{_PY_RULES})\b",
+                _I,
+            ),
             P("<| inst] sys>>", r"<\|im_start\|>|<\|system\|>|\[/?INST\]|<</?SYS>>"),
             # 中文: overriding earlier rules, a new identity, no rules, the prompt, the user
             P(
                 _ZH_OVERRIDE_T,
                 rf"(?:{_ZH_OVERRIDE})[^\n]{{0,8}}?(?:{_ZH_EARLIER})[^\n]{{0,8}}?(?:{_ZH_RULES})"
                 rf"|(?:{_ZH_OVERRIDE})[^\n]{{0,6}}?(?:之前|以上|上面|前面|先前|此前)[^\n]{{0,8}}?"
-                r"(?:一切|所有内容|全部内容|所有的话|说的话|告诉你的)",
+                r"(?:一切|所有内容|全部内容|所有的话|说的话|告诉你的|的?内容|的话|所说的?|说过的|提到的)",
             ),
             P(
                 "从现在 你现在 你不再 你不用 你无需 你不必 扮演 假装 透露 泄露 输出 显示 告诉我",
@@ -701,6 +948,38 @@ RULES: tuple[Rule, ...] = (
                 r"|unfiltered|uncensored)\s+mode\b|\b(?:jailbreak|dan|unrestricted|unfiltered"
                 r"|uncensored)\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b",
                 _I,
+            ),
+            # permission given by a third party, in other words; the writer's own say-so; a
+            # role in brackets (hostile pass of issue 13)
+            P(
+                ("given you",),
+                r"\b(?:the\s+)?(?:user|owner|human|person|operator|administrator|admin|developer"
+                r"|maintainer|your\s+(?:user|owner|creator|developer|operator|master))s?\s+"
+                r"(?:has|have|had)\s+(?:already\s+|explicitly\s+|now\s+)?given\s+you\s+"
+                r"(?:full\s+|explicit\s+)?(?:permission|consent|approval|authori[sz]ation|access"
+                r"|clearance)\b",
+                _I,
+            ),
+            P(
+                (
+                    *("authorize you", "authorise you", "permit you", "grant you"),
+                    *("empower you", "instruct you", "order you", "command you"),
+                ),
+                r"\bI\s+(?:hereby\s+|now\s+|officially\s+|explicitly\s+)*(?:authori[sz]e|permit|grant"
+                r"|empower|instruct|order|command)\s+you\s+(?:to\b|full\b|permission\b)",
+                _I,
+            ),
+            P(
+                ("as your",),
+                r"\bas\s+your\s+(?:developer|creator|administrator|admin|owner|operator|master|maker"
+                r"|programmer|supervisor|boss)\b",
+                _I,
+            ),
+            P(
+                "[system [admin [developer [operator [root",
+                r"\[\s*(?:SYSTEM|ADMIN(?:ISTRATOR)?|DEVELOPER|OPERATOR|ROOT)(?:\s+(?:MESSAGE|NOTE"
+                r"|OVERRIDE|PROMPT|INSTRUCTIONS?))?\s*\](?=[^\n]{0,100}\b(?:you|your|the\s+(?:user"
+                r"|assistant|model|ai))\b)",
             ),
             P(
                 "用户 主人 管理员 开发者 老板 你 系统",
@@ -777,15 +1056,20 @@ _ORDER = {rule.reason: i for i, rule in enumerate(RULES)}
 _JOIN = re.compile(r"[ \t]*(?<!\n)\n(?!\n)[ \t]*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)")
 
 
-def _joined(text: str) -> tuple[str, Callable[[int], int]] | None:
-    """``text`` with :data:`_JOIN`'s runs as one space (emphasis removed), and a map from its
-    offsets to ``text``'s lines; ``None`` when nothing joins."""
-    if not _JOIN.search(text):
+#: :data:`_JOIN` across paragraphs too: a body split by a blank line ("ignore all\n\nprevious
+#: instructions") still reads as one sentence to a model.
+_JOIN_ALL = re.compile(r"[ \t]*\n\s*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)")
+
+
+def _joined(text: str, pattern: re.Pattern[str] = _JOIN) -> tuple[str, Callable[[int], int]] | None:
+    """``text`` with ``pattern``'s runs (:data:`_JOIN`) as one space (emphasis removed), and a
+    map from its offsets to ``text``'s lines; ``None`` when nothing joins."""
+    if not pattern.search(text):
         return None
     parts: list[str] = []
     marks: list[tuple[int, int]] = []  # (offset in the joined text, offset in text) after a run
     at = size = 0
-    for m in _JOIN.finditer(text):
+    for m in pattern.finditer(text):
         gap = " " if m.group(0)[:1].isspace() else ""
         parts += (text[at : m.start()], gap)
         size += m.start() - at + len(gap)
@@ -802,27 +1086,49 @@ def _joined(text: str) -> tuple[str, Callable[[int], int]] | None:
     return "".join(parts), line_of
 
 
+def _variants(text: str) -> list[tuple[str, Callable[[int], int] | None]]:
+    """The texts besides ``text`` that the rules also run on, each with a map from its offsets
+    to ``text``'s lines (``None``: its line breaks are ``text``'s): the :func:`skeleton`, that
+    :func:`decoded`, that :func:`simplified`; the last one joined as a reader sees it
+    (:data:`_JOIN`, and :data:`_JOIN_ALL` across paragraphs); what tag characters spell
+    (:func:`hidden_text`)."""
+    out: list[tuple[str, Callable[[int], int] | None]] = []
+    base = text
+    if not text.isascii() and any(_folds_to_letters(c) for c in _MAY_FOLD.findall(text)):
+        base = skeleton(text)
+        if base != text:
+            out.append((base, None))
+    for step in (decoded, simplified):
+        nxt = step(base)
+        if nxt != base:
+            base = nxt
+            out.append((base, None))
+    joined = _joined(base)
+    if joined is not None:
+        out.append(joined)
+    if "\n\n" in base.strip() and (across := _joined(base, _JOIN_ALL)) is not None:
+        out.append(across)
+    hidden = hidden_text(text)
+    if hidden.strip():
+        first = text.count("\n", 0, next(i for i, c in enumerate(text) if c >= "\U000e0020"))
+        out.append((hidden, lambda _offset: first + 1))
+    return out
+
+
 def scan_text(text: str, lines: bool = False) -> list[Finding]:
     """The red flags of ``text``: one :class:`Finding` per rule that matches, in :data:`RULES`
     order, quoting up to :data:`EVIDENCE_PER_RULE` distinct matches in text order
     (``reads credentials: .env, GITHUB_TOKEN``), every credential in them masked.
     ``lines=True`` records the 1-based line of the first match. Never raises on any string.
 
-    The rules run on the text and, when it is not ASCII, on its :func:`skeleton` too (format
-    characters dropped, full-width and look-alike letters folded), then on that text joined
-    as a reader sees it (:data:`_JOIN`: soft line breaks, padding, emphasis inside words): a
-    rule that only a variant trips quotes the variant."""
+    The rules run on the text and on its variants (:func:`_variants`): format characters
+    dropped and look-alike letters folded (:func:`skeleton`), markup and split letters a
+    reader joins decoded (:func:`decoded`), traditional characters simplified, the text joined
+    as a reader sees it (soft line breaks, padding, emphasis inside words, paragraphs), and
+    what tag characters spell. A rule that only a variant trips quotes the variant."""
     found = _scan(text, lines)
-    base = text
-    if not text.isascii() and any(_folds_to_letters(c) for c in _MAY_FOLD.findall(text)):
-        folded = skeleton(text)
-        if folded != text:
-            base = folded
-            for reason, finding in _scan(folded, lines).items():
-                found.setdefault(reason, finding)
-    joined = _joined(base)
-    if joined is not None:
-        for reason, finding in _scan(joined[0], lines, joined[1]).items():
+    for variant, line_of in _variants(text):
+        for reason, finding in _scan(variant, lines, line_of).items():
             found.setdefault(reason, finding)
     return sorted(found.values(), key=lambda f: _ORDER[f.reason])
 

@@ -315,7 +315,10 @@ COMMAND_LINES: tuple[Shape, ...] = (
 #: ``NAME = value`` / ``name: value`` where NAME says "secret". The value is masked when it looks
 #: like one (see :func:`_looks_secret`); the name, separator and quote are kept.
 _KEYED = P(
-    "token secret passw pwd key credential sig 密码 口令 密钥 令牌",
+    (
+        *("token", "secret", "passw", "pwd", "key", "credential", "sig=", "sig:", "sig ", 'sig"'),
+        *("sig'", "signature", "密码", "口令", "密钥", "令牌"),
+    ),
     r"(?P<keep>(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{0,60}?"
     r"(?:token|secret|passw(?:or)?d|passwd|pwd|(?:api|access|private|secret|auth|signing"
     r"|encryption|master|account|shared[_-]?access)[_-]?key|credentials?|sig|signature))"
