@@ -202,18 +202,25 @@ def _unmarked_line(line: str) -> str:
 
 
 def decoded(text: str) -> str:
-    """``text`` as a reader takes it: :data:`_MARKUP` decoded or removed line by line, then
-    :data:`_SPLIT` letters joined, then :func:`skeleton` again if decoding made letters that
-    fold. Line breaks are kept. Hostile pass of issue 13: ``ig<!-- x -->nore``, ``&#105;gnore``,
-    ``%69gnore``, ``i g n o r e`` got past every rule."""
+    """``text`` as a reader or a shell takes it: :data:`_MARKUP` decoded or removed line by
+    line, then :func:`skeleton` again if decoding made letters that fold. Line breaks are
+    kept. Hostile pass of issue 13: ``ig<!-- x -->nore``, ``&#105;gnore``, ``%69gnore``,
+    ``c\\url`` got past every rule."""
     out = text
     if any(c in out for c in _MARKUP_CHARS) and _MARKUP.search(out):
         out = "\n".join(_unmarked_line(line) for line in out.split("\n"))
         if not out.isascii():
             out = skeleton(out)
-    if _SPLIT_HINT.search(out):
-        out = _SPLIT.sub(lambda m: _SPLIT_SEP.sub("", m.group(0)), out)
     return out
+
+
+def unsplit(text: str) -> str:
+    """``text`` with :data:`_SPLIT` letters joined (``i g n o r e``, ``in-structions``): how a
+    reader takes prose, not how a shell takes a command (``ssh-keygen`` is no ``sshkeygen``),
+    so only the rules about words run on it (:data:`_PROSE`). Line breaks are kept."""
+    if not _SPLIT_HINT.search(text):
+        return text
+    return _SPLIT.sub(lambda m: _SPLIT_SEP.sub("", m.group(0)), text)
 
 
 #: A CJK ideograph: only a text with one is converted from traditional characters.
@@ -248,9 +255,9 @@ def traditional_forms() -> str:
 #: :func:`traditional_forms` as computed for these rules: a text with none of them is not
 #: converted (OpenCC's conversion and a second scan cost ~50 µs a Chinese line).
 TRADITIONAL_FORMS = (
-    "丟來個傳內別刪則動員啓啟審將對廢從惡憑戶拋據數會棄機權殺沒洩"
-    "準為無爲牆獲現發瞞確碼約統經繞聽著裝規視計記設許訴詞話說説證"
-    "讓軟載輸過適鑰閉開關隱顯"
+    "丟並來個傳內別刪則動員啓啟審將對廢後從復惡憑戶拋據數會棄機權"
+    "殺沒洩準為無爲牆獲現環發瞞確碼約給統經繞聽著裝規視計記設許訴"
+    "詞話說説證讀變讓貼軟載輸過適鑰閉開關隱顯"
 )
 _TRADITIONAL = re.compile(f"[{TRADITIONAL_FORMS}]")
 
@@ -282,18 +289,24 @@ def hidden_text(text: str) -> str:
 #: ``| sh -s -- --yes``), or a bare interpreter reading its program from stdin — ``| python3 -m
 #: json.tool`` only pretty-prints and is not flagged.
 _RUNNER = (
-    r"(?:sudo\s+(?:-\S+\s+){0,3})?(?:\S{0,40}/)?(?:(?:ba|z|k|da|fi|c|tc)?sh\b"
-    r"|(?:python[0-9.]*|perl|ruby|node|php)(?:[ \t]+-)?(?=[ \t]*(?:$|\n|[;&|)\"'`])))"
+    r"(?:sudo\s+(?:-\S+\s+){0,3})?"
+    # a wrapper that runs the next word (hostile pass of issue 13: "| env bash", "| xargs bash
+    # -c", "| busybox sh", "| command bash")
+    r"(?:(?:\S{0,40}/)?(?:env|command|exec|nohup|busybox|time|nice|stdbuf|xargs|doas)"
+    r"(?:[ \t]+-\S+)*[ \t]+)*(?:\S{0,40}/)?(?:(?:ba|z|k|da|fi|c|tc)?sh\b"
+    r"|(?:python[0-9.]*|perl|ruby|node|php)(?:[ \t]+-)?(?=[ \t]*(?:$|\n|[;&|)\"'`]))"
+    r"|(?:source|\.)[ \t]+(?:/dev/stdin|/dev/fd/0|/proc/self/fd/0)\b)"
 )
 _FETCH = r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod)"
 _FETCH_T = "curl wget fetch aria2c iwr irm invoke-"
-#: One pipe (not ``||``).
-_PIPE = r"(?<!\|)\|(?!\|)"
+#: One pipe (not ``||``; ``|&`` pipes stderr too).
+_PIPE = r"(?<!\|)\|&?(?!\|)"
 #: What runs the text of a command substitution: ``eval``, ``source``/``.``, ``exec``, a shell
 #: (``bash -c``, ``bash <(…)``), an interpreter's one-liner flag (``python3 -c``, ``perl -e``).
 _SUBST_RUNNER = (
     r"(?:\beval|\bsource|\bexec|(?<![\w./-])\.|\b(?:ba|z|k|da|fi)?sh\b(?:\s+-\w+)*"
     r"|\b(?:python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(?:\s+-\w+)*)"
+    r"(?:\s+(?:/dev/stdin|/dev/fd/0))?"
 )
 #: A download written to a file (group ``f``): ``curl -o F``/``--output F``, ``wget -O F``,
 #: ``… > F``, ``curl -O URL``/``wget URL`` (the URL's last segment), ``iwr … -OutFile F``.
@@ -312,6 +325,28 @@ _RUN_SAVED = (
     r"|(?:^|[;&|(`{]|\$\()[ \t]*(?:source|\.|exec)[ \t]+[\"']?(?:\./)?(?:(?P=f)|(?P=f2)|(?P=f3))"
     r"|(?:^|[\s;&|(`\"'])(?:\./|\.\\|&[ \t]*)(?:(?P=f)|(?P=f2)|(?P=f3))"
     r"|(?:^|[;&|(]|\bsudo\b)[ \t]*[\"']?(?:(?P=f)|(?P=f2)|(?P=f3))(?=[\s;&|)\"']|$))"
+)
+#: Commands that print or copy a file's content.
+_READERS = (
+    r"cat|less|more|head|tail|tac|bat|strings|grep|rg|egrep|awk|sed|type|get-content|gc|xxd|od"
+    r"|hexdump|base64|cp|scp|rsync|tar|zip|7z|sqlite3|nl|sort|uniq|cut|tee|curl"
+)
+#: What a person asks to be shown when a secret is read out in words.
+_SECRET_NOUN = (
+    r"private\s+keys?|secret(?:\s+access)?\s+keys?|api\s+keys?|access\s+keys?|ssh\s+keys?"
+    r"|(?:access|auth|api|bearer|session|github|gitlab|npm|pypi|slack|oauth|refresh|personal\s+access)"
+    r"\s+tokens?|passwords?|passphrases?|credentials|environment\s+variables|env\s+vars"
+)
+#: Calls that run code given as text (for a download evaluated inside an interpreter).
+_EVAL_CALL = (
+    r"(?:\b(?:exec|eval|system|passthru|shell_exec|popen|execSync|Function)\s*\("
+    r"|\.then\(\s*eval\b|\beval\s+(?:get|\$)|\beval\s*\{)"
+)
+#: Calls that download (for the same).
+_FETCH_API = (
+    r"(?:\b(?:urlopen|urlretrieve|requests\.get|httpx\.get|https?\.get|LWP::Simple|Net::HTTP"
+    r"|open-uri|URI\.open|DownloadString|WebClient|curl_exec)\b|\burllib\.request\b"
+    r"|\bfetch\s*\(|\bfile_get_contents\s*\(\s*[\"']https?:)"
 )
 _RC = r"(?:bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv|zlogin|profile|cshrc|tcshrc|kshrc)"
 
@@ -400,6 +435,47 @@ _NOT_CREDENTIALS = frozenset(
 )
 
 
+#: Tools that use a key without printing or copying it, and commands that read one: in the
+#: segment of a command line before a key's path, the last of them says which it is.
+_KEY_TOOL = re.compile(
+    r"(?<![\w./~$-])(?:(?P<use>ssh-keygen|ssh-add|ssh-copy-id|ssh|sftp|mosh|autossh|git|gh\s+ssh-key"
+    r"|IdentityFile|chmod|chown|mkdir|ls|touch|ssh-keyscan)|(?P<read>cat|less|more|head|tail"
+    r"|tac|bat|strings|grep|rg|awk|sed|type|get-content|gc|xxd|od|hexdump|base64|cp|mv|scp"
+    r"|rsync|tar|zip|7z|curl|wget|nc|echo|printf|print|read|send|upload|copy|paste|show))"
+    r"(?![\w./-])",
+    re.IGNORECASE,
+)
+#: Files under ~/.ssh that hold no secret.
+_NOT_SECRET_SSH = re.compile(r"/?(?:config|known_hosts\w*|authorized_keys\w*|[\w.-]*\.pub)\b")
+#: Where a command segment starts: a line, a command separator, a backtick, a substitution.
+_SEGMENT_START = re.compile(r"[\n;&|`(]|\$\(")
+
+
+def _uses_a_key(m: re.Match[str]) -> bool:
+    """Whether a match of an ``~/.ssh`` or ``id_rsa`` pattern names a key that is *used*, not
+    read: a public key (``.pub``), ``~/.ssh/config`` or ``known_hosts``, or a path whose
+    command segment names last a tool that makes, loads, installs or connects with a key
+    (:data:`_KEY_TOOL`: ``ssh-keygen -f``, ``ssh-add``, ``ssh -i``, ``IdentityFile``). Hostile
+    pass of issue 13: a skill about rotating SSH keys was withheld as "reads credentials"."""
+    found = m.group(0)
+    if ".ssh" not in found and not found.lower().startswith("id_"):
+        return False
+    text, end = m.string, m.end()
+    if _NOT_SECRET_SSH.match(text, end) or (
+        found.endswith("/") and _NOT_SECRET_SSH.match(text, end - 1)
+    ):
+        return True
+    tail = re.match(r"[\w.-]*", text[end:])
+    if tail and tail.group(0).endswith(".pub"):
+        return True
+    back = max(0, m.start() - 300)
+    start = max((s.end() for s in _SEGMENT_START.finditer(text, back, m.start())), default=back)
+    last = None
+    for last in _KEY_TOOL.finditer(text, start, m.start()):  # noqa: B007 - the last one counts
+        pass
+    return last is not None and last.group("use") is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One red flag: its ``reason`` (shown to people) and the patterns that raise it.
@@ -458,6 +534,52 @@ RULES: tuple[Rule, ...] = (
                 _I,
             ),
             P("pip", r"\bpip3?\s+install\s+(?:--\S+\s+){0,3}(?:git\+)?https?://", _I),
+            # hostile pass of issue 13: a command substitution of a download that is itself
+            # the command ("$(curl …)" runs what it prints)
+            P(
+                _FETCH_T,
+                rf"(?m:(?:^|[;&|({{]|\b(?:then|do|else)\b)[ \t]*\$\([ \t]*(?:sudo\s+)?{_FETCH}\b)",
+                _I,
+            ),
+            # a download evaluated inside an interpreter: exec(urlopen(…).read()),
+            # fetch(…).then(eval), eval get(…), eval(file_get_contents('https://…'))
+            P(
+                (
+                    *("urlopen", "urlretrieve", "urllib", "requests.get", "httpx.get", "fetch"),
+                    *("https.get", "http.get", "lwp", "net::http", "open-uri", "uri.open"),
+                    *("file_get_contents", "downloadstring", "webclient", "curl_exec"),
+                ),
+                rf"{_EVAL_CALL}[^\n]{{0,200}}?{_FETCH_API}|{_FETCH_API}[^\n]{{0,200}}?{_EVAL_CALL}",
+                _I,
+            ),
+            # PowerShell's downloaders piped into Invoke-Expression; Windows' own downloaders
+            P(
+                "iwr irm invoke-",
+                r"\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,300}\|\s*"
+                r"invoke-expression\b",
+                _I,
+            ),
+            P(
+                "certutil bitsadmin mshta regsvr32 rundll32",
+                r"\bcertutil(?:\.exe)?\b[^\n]{0,80}\s[-/]urlcache\b|\bbitsadmin(?:\.exe)?\b[^\n]{0,40}"
+                r"\s/transfer\b|\bmshta(?:\.exe)?\s+[\"']?(?:https?|vbscript|javascript):"
+                r"|\bregsvr32(?:\.exe)?\b[^\n]{0,60}/i:\s*[\"']?https?:"
+                r"|\brundll32(?:\.exe)?\b[^\n]{0,80}(?:https?:|javascript:)",
+                _I,
+            ),
+            # package runners fetching code from a URL, as pip install URL
+            P(
+                ("npx", "bunx", "pnpx", "dlx", "bun x", "npm", "pnpm", "yarn", "bun"),
+                r"\b(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|bun\s+x)\s+(?:-\S+\s+){0,3}(?:git\+)?https?://"
+                r"|\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\s+(?:-\S+\s+){0,3}(?:git\+)?https?://",
+                _I,
+            ),
+            P(
+                ("deno", "uvx", "pipx", "uv run", "uv tool"),
+                r"\bdeno\s+(?:run|install)\b[^\n]{0,80}?\shttps?://"
+                r"|\b(?:uvx|pipx\s+run|uv\s+(?:tool\s+)?run)\b[^\n]{0,80}?\s(?:git\+)?https?://",
+                _I,
+            ),
         ),
     ),
     Rule(
@@ -475,12 +597,21 @@ RULES: tuple[Rule, ...] = (
                 _I,
             ),
             P(
-                "exec eval compile",
-                r"\b(?:exec|eval|compile)\s*\(\s*(?:__import__\(\s*['\"]base64['\"]\s*\)\."
+                "exec eval compile system popen subprocess",
+                r"\b(?:exec|eval|compile|system|popen|subprocess\.\w+)\s*\(\s*"
+                r"(?:__import__\(\s*['\"]base64['\"]\s*\)\."
                 r"|base64\.|codecs\.|zlib\.|marshal\.|bytes\.fromhex)",
                 _I,
             ),
             P("atob", r"\b(?:eval|Function)\s*\(\s*atob\s*\(", _I),
+            # decoded to a file, then that file run (as a download is: hostile pass, issue 13)
+            P(
+                "base64 xxd openssl",
+                r"\b(?:base64|xxd|openssl)\b[^\n|;&]{0,60}?(?:\s-d\b|\s-D\b|\s--decode\b|\s-r\b)"
+                r"[^\n;&]{0,200}?(?:>|\s-o|\s-out)[ \t]*[\"']?(?P<f>[\w~$./{}\\-]{2,200})"
+                r"[\s\S]{0,2000}?" + _RUN_SAVED.replace("(?:(?P=f)|(?P=f2)|(?P=f3))", "(?P=f)"),
+                _I | re.MULTILINE,
+            ),
             P(
                 "powershell pwsh",
                 r"\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,80}\s-(?:e|ec|enc|encodedcommand)"
@@ -522,8 +653,8 @@ RULES: tuple[Rule, ...] = (
                 "printenv env set export declare compgen",
                 rf"(?<![\w.-])(?:printenv|env|set|export\s+-p|declare\s+-x|compgen\s+-e"
                 rf"|(?:get-childitem|gci|dir|ls)\s+env:)\s*(?:{_PIPE}[^|\n]{{0,60}})?{_PIPE}\s*"
-                r"(?:grep|egrep|rg|ag|findstr|select-string|sls|awk|sed)\b[^\n|]{0,60}?"
-                r"(?:key|token|secret|pass|pwd|cred|auth)",
+                r"(?:grep|egrep|rg|ag|findstr|select-string|sls|awk|sed|where-object|where|\?)"
+                r"(?![\w-])[^\n|]{0,60}?(?:key|token|secret|pass|pwd|cred|auth)",
                 _I,
             ),
             # commands that print a stored credential
@@ -538,8 +669,88 @@ RULES: tuple[Rule, ...] = (
                 _I,
             ),
             P(
-                "find- keychain",
-                r"\bsecurity\s+find-(?:generic|internet)-password\b|\bkeychain\b",
+                "find- dump-keychain login.keychain .keychain-db keychains/",
+                # the keychain's files and the commands that print from it; the word keychain
+                # alone is no read ("I use the macOS keychain", "my keychain has the office key")
+                r"\bsecurity\s+(?:find-(?:generic|internet)-password|dump-keychain)\b"
+                r"|\blogin\.keychain\b|\.keychain-db\b|Keychains/",
+                _I,
+            ),
+            # hostile pass of issue 13: more credential stores, read by path
+            P(
+                (
+                    *(
+                        "/var/run/secrets",
+                        "/run/secrets",
+                        "kubernetes/admin.conf",
+                        "github-copilot",
+                    ),
+                    *("logins.json", "key4.db", "login data", "login\\ data", "cookies", ".s3cfg"),
+                    *(".boto", "rclone.conf", ".git-credentials"),
+                ),
+                r"(?:/var)?/run/secrets/kubernetes\.io\b|/etc/kubernetes/admin\.conf\b"
+                r"|\.config/github-copilot\b|(?:firefox|mozilla)\S{0,80}/(?:logins\.json|key4\.db)\b"
+                r"|(?:chrom(?:e|ium)|brave|edge)\S{0,80}/(?:Login(?:\\?\s|%20)Data|Cookies)\b"
+                r"|\.s3cfg\b|(?<![\w.])\.boto\b|\brclone\.conf\b",
+                _I,
+            ),
+            # what a reading command prints: shell history (typed secrets), $KUBECONFIG
+            P(
+                ("_history", "consolehost_history", "kubeconfig"),
+                rf"(?<![\w.-])(?:{_READERS})\b[^\n|;&]{{0,80}}?(?:\.(?:bash|zsh|sh|ksh|fish|python"
+                r"|psql|mysql|node_repl|sqlite|rediscli|lesshst)_?history\b|ConsoleHost_history\.txt"
+                r"|\$\{?KUBECONFIG\b)",
+                _I,
+            ),
+            # password managers and secret stores that print a secret
+            P(
+                ("secret-tool", "op read", "op item", "bw get", "pass show", "export-secret"),
+                r"\bsecret-tool\s+lookup\b|\bop\s+(?:read\s+[\"']?op://|item\s+get\b)"
+                r"|\bbw\s+get\s+(?:password|item|totp|notes)\b|\bpass\s+show\s+\S"
+                r"|\bgpg2?\b[^\n]{0,40}--export-secret-(?:sub)?keys\b",
+                _I,
+            ),
+            P(
+                ("vault kv", "vault read", "cmdkey", "hklm", "mimikatz", "sekurlsa", "lsass"),
+                r"\bvault\s+(?:kv\s+get|read)\s+\S|\bcmdkey(?:\.exe)?\s+/list\b"
+                r"|\breg(?:\.exe)?\s+(?:save|export)\s+HKLM\\(?:SAM|SECURITY|SYSTEM)\b"
+                r"|\bmimikatz\b|\bsekurlsa::|\bprocdump\b[^\n]{0,40}\blsass\b",
+                _I,
+            ),
+            P(
+                ("npm config", "yarn config", "_auth"),
+                r"\b(?:npm|yarn|pnpm)\s+config\s+(?:get|list|ls)\b[^\n]{0,80}?_auth(?:token)?\b",
+                _I,
+            ),
+            # asked in words: "print the AWS secret key", "paste the ssh private key here"
+            P(
+                (
+                    *("read", "print", "show", "display", "output", "dump", "paste", "reveal"),
+                    *("leak", "send", "give", "tell", "share", "email", "copy"),
+                ),
+                rf"\b(?:read|print|show|display|output|dump|paste|reveal|leak|send|give|tell|share"
+                rf"|email|copy)\s+(?:me\s+|us\s+)?(?:out\s+)?(?:the\s+|my\s+|your\s+|all\s+(?:the\s+)?)?"
+                rf"(?:(?:full\s+)?contents?\s+of\s+(?:the\s+|my\s+|your\s+)?)?(?:[\w.-]+\s+){{0,3}}?"
+                rf"(?:{_SECRET_NOUN})(?=\s*(?:$|[.,;:!?)]|\b(?:and|here|from|to\s+me|in\s+(?:the|your)"
+                r"\s+(?:reply|answer|chat|response)|please|now)\b))",
+                _I,
+            ),
+            P(
+                (
+                    "读取",
+                    "读一下",
+                    "打印",
+                    "输出",
+                    "显示",
+                    "发给我",
+                    "告诉我",
+                    "贴出",
+                    "粘贴",
+                    "复制",
+                ),
+                r"(?:读取|读一下|打印|输出|显示|发给我|告诉我|贴出|粘贴|复制)[^\n]{0,20}?"
+                r"(?:私钥|密钥|令牌|token|密码|凭据|凭证|环境变量)(?=\s*(?:$|[，。；！,.;!]|并|然后|给我|发"
+                r"|到))",
                 _I,
             ),
             # Case is the signal: API_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWORD — never sort_key.
@@ -550,7 +761,7 @@ RULES: tuple[Rule, ...] = (
                 r"|(?<![A-Za-z0-9_])(?:PASSWORD|PASSWD|TOKEN|SECRET|APIKEY)(?=\s*=)",
             ),
         ),
-        accept=lambda m: m.group(0) not in _NOT_CREDENTIALS,
+        accept=lambda m: m.group(0) not in _NOT_CREDENTIALS and not _uses_a_key(m),
     ),
     # A value a detector of talos.secrets finds (ours and detect-secrets'); the evidence is the
     # window it matched, masked. A fact line holding one is withheld (see keep_fact).
@@ -605,7 +816,13 @@ RULES: tuple[Rule, ...] = (
             ),
             P(
                 "authorized_keys .git/hooks/ schtasks",
-                r"\bauthorized_keys\b|\.git/hooks/|\bschtasks\s+/create\b",
+                # a key planted in authorized_keys (written, appended, added to it); a how-to
+                # that removes an old key from it or runs ssh-copy-id plants nothing of a
+                # stranger's (hostile pass of issue 13: a key rotation skill was withheld)
+                r"(?:>>?|\btee\b[^\n|;&]{0,40})[ \t]*[\"']?[^\s\"'|;&]{0,200}authorized_keys\b"
+                r"|\b(?:add|append|put|write|insert|paste|echo)\b[^\n]{0,60}?\b(?:to|into|in)\s+"
+                r"(?:the\s+|your\s+|my\s+)?[~\w./${}-]*authorized_keys\b"
+                r"|\.git/hooks/|\bschtasks\s+/create\b",
                 _I,
             ),
             P("\\currentversion\\run", r"\\CurrentVersion\\Run\b", _I),
@@ -1018,16 +1235,22 @@ def _evidence(text: str, regions: list[tuple[int, int]], start: int, end: int) -
 
 
 def _scan(
-    text: str, lines: bool, line_of: Callable[[int], int] | None = None
+    text: str,
+    lines: bool,
+    line_of: Callable[[int], int] | None = None,
+    only: frozenset[str] | None = None,
 ) -> dict[str, Finding]:
     """:func:`scan_text` over ``text`` as it is: reason → finding. ``line_of`` maps an offset
-    of ``text`` to its 1-based line when ``text`` is a variant of another text."""
+    of ``text`` to its 1-based line when ``text`` is a variant of another text; ``only``: the
+    reasons of the rules to run (default: all)."""
     out: dict[str, Finding] = {}
     present = triggers_in(text)
     found = secrets.find_secrets(text, present)
     regions = secrets.secret_regions(found)
     runnable = runnable_patterns(present)
     for rule in RULES:
+        if only is not None and rule.reason not in only:
+            continue
         hits: list[tuple[int, int]] = []
         if rule.secrets:
             hits = [(f.start, f.end) for f in found]
@@ -1086,32 +1309,42 @@ def _joined(text: str, pattern: re.Pattern[str] = _JOIN) -> tuple[str, Callable[
     return "".join(parts), line_of
 
 
-def _variants(text: str) -> list[tuple[str, Callable[[int], int] | None]]:
+#: The rules about words, not commands: only they run on :func:`unsplit` text.
+_PROSE = frozenset({"addresses the model", "claims authority"})
+
+_Variant = tuple[str, Callable[[int], int] | None, frozenset[str] | None]
+
+
+def _variants(text: str) -> list[_Variant]:
     """The texts besides ``text`` that the rules also run on, each with a map from its offsets
-    to ``text``'s lines (``None``: its line breaks are ``text``'s): the :func:`skeleton`, that
-    :func:`decoded`, that :func:`simplified`; the last one joined as a reader sees it
-    (:data:`_JOIN`, and :data:`_JOIN_ALL` across paragraphs); what tag characters spell
-    (:func:`hidden_text`)."""
-    out: list[tuple[str, Callable[[int], int] | None]] = []
+    to ``text``'s lines (``None``: its line breaks are ``text``'s) and the rules that run on it
+    (``None``: all): the :func:`skeleton`, that :func:`decoded`, that :func:`simplified`; the
+    last one joined as a reader sees it (:data:`_JOIN`, and :data:`_JOIN_ALL` across
+    paragraphs); that :func:`unsplit`, for the rules about words only (:data:`_PROSE`); what
+    tag characters spell (:func:`hidden_text`)."""
+    out: list[_Variant] = []
     base = text
     if not text.isascii() and any(_folds_to_letters(c) for c in _MAY_FOLD.findall(text)):
         base = skeleton(text)
         if base != text:
-            out.append((base, None))
+            out.append((base, None, None))
     for step in (decoded, simplified):
         nxt = step(base)
         if nxt != base:
             base = nxt
-            out.append((base, None))
+            out.append((base, None, None))
     joined = _joined(base)
     if joined is not None:
-        out.append(joined)
+        out.append((*joined, None))
     if "\n\n" in base.strip() and (across := _joined(base, _JOIN_ALL)) is not None:
-        out.append(across)
+        out.append((*across, None))
+    words = unsplit(joined[0] if joined else base)
+    if words != (joined[0] if joined else base):
+        out.append((words, joined[1] if joined else None, _PROSE))
     hidden = hidden_text(text)
     if hidden.strip():
         first = text.count("\n", 0, next(i for i, c in enumerate(text) if c >= "\U000e0020"))
-        out.append((hidden, lambda _offset: first + 1))
+        out.append((hidden, lambda _offset: first + 1, None))
     return out
 
 
@@ -1127,8 +1360,8 @@ def scan_text(text: str, lines: bool = False) -> list[Finding]:
     as a reader sees it (soft line breaks, padding, emphasis inside words, paragraphs), and
     what tag characters spell. A rule that only a variant trips quotes the variant."""
     found = _scan(text, lines)
-    for variant, line_of in _variants(text):
-        for reason, finding in _scan(variant, lines, line_of).items():
+    for variant, line_of, only in _variants(text):
+        for reason, finding in _scan(variant, lines, line_of, only).items():
             found.setdefault(reason, finding)
     return sorted(found.values(), key=lambda f: _ORDER[f.reason])
 
