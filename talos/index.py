@@ -765,7 +765,7 @@ class Index:
         for done, (rel, full) in enumerate(todo, 1):
             p = Path(full)
             size, mtime = _stat(p)
-            node = episode_node(p)
+            node = episode_node(p, folder=root)
             if rel in episodes_reread:
                 appended = False  # an episode was re-read: changed, or gone
             elif node is not None and last is not None and rel <= last:

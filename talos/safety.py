@@ -1438,10 +1438,14 @@ def _payload_kind(path: str, mode: int) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _scan_file(path: str, size: int, stamp: tuple[int, int, int], mode: int) -> _FileScan:
+def _scan_file(
+    path: str, size: int, stamp: tuple[int, int, int], mode: int, root: str = ""
+) -> _FileScan:
     """Scan one regular file; cached by ``(path, size, (mtime, ctime, inode), mode)`` so
     recall does not re-read unchanged skills (``mode`` because ``chmod +x`` keeps the mtime;
-    ctime and inode because a rewrite can put the mtime back)."""
+    ctime and inode because a rewrite can put the mtime back). ``root``: the resolved skills
+    folder; a ``.md`` is opened only inside it (:func:`talos.fsutil.open_entry`: a file
+    swapped for a link after the listing is refused, not followed)."""
     del stamp  # part of the cache key only
     if not path.lower().endswith(".md"):
         kind = _payload_kind(path, mode)
@@ -1449,8 +1453,10 @@ def _scan_file(path: str, size: int, stamp: tuple[int, int, int], mode: int) -> 
     if size > MAX_SKILL_BYTES:
         return _FileScan((Finding("oversized", f"{size} bytes > {MAX_SKILL_BYTES}"),), None)
     try:
-        with fsutil.open_regular(path) as f:
+        with fsutil.open_entry(path, root) if root else fsutil.open_regular(path) as f:
             data = f.read(MAX_SKILL_BYTES + 1)
+    except fsutil.RefusedEntry as e:
+        return _FileScan((Finding(e.reason, e.evidence),), None)
     except OSError as e:
         return _FileScan((Finding("unreadable", e.strerror or str(e)),), None)
     if len(data) > MAX_SKILL_BYTES:
@@ -1605,7 +1611,7 @@ def scan_skills(skills_dir: Path, store: ScanStore | None = None) -> list[FileRe
         if stored is not None:
             _LAST_SCAN = (key, stored)
             return list(stored)
-    reports = _scan_entries(entries)
+    reports = _scan_entries(entries, os.path.realpath(skills_dir))
     _LAST_SCAN = (key, reports)
     if store is not None:
         with contextlib.suppress(Exception):  # a cache that cannot be written costs speed only
@@ -1626,8 +1632,9 @@ def _decode_reports(value: str | None) -> list[FileReport] | None:
         return None
 
 
-def _scan_entries(entries: list[tuple[str, str, _Entry]]) -> list[FileReport]:
-    """:func:`scan_skills` over a listed tree, without caches."""
+def _scan_entries(entries: list[tuple[str, str, _Entry]], root: str = "") -> list[FileReport]:
+    """:func:`scan_skills` over a listed tree, without caches (``root``: the resolved
+    folder, :func:`_scan_file`)."""
     scans: dict[str, _FileScan] = {}
     for path, rel, st in entries:
         if st is None:
@@ -1636,7 +1643,7 @@ def _scan_entries(entries: list[tuple[str, str, _Entry]]) -> list[FileReport]:
             scans[rel] = _FileScan((Finding(*st),), None)
         else:
             scans[rel] = _scan_file(
-                path, st.st_size, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino), st.st_mode
+                path, st.st_size, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino), st.st_mode, root
             )
     found: dict[str, tuple[Finding, ...]] = {rel: s.findings for rel, s in scans.items()}
     changed = True

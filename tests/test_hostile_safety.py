@@ -10,14 +10,19 @@ synthetic and assembled from parts, so this file holds no token itself.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
+from helpers import session_line
 from typer.testing import CliRunner
 
 from talos import Memory, safety
 from talos.cli import app
 from talos.safety import instruction_reasons, keep_fact, scan_text
 from talos.secrets import mask_secrets
+from talos.sources.sessions import first_user_request
+from talos.sources.skills import read_skill
 
 
 def run(*args: str):
@@ -441,3 +446,64 @@ STILL_FLAGGED = [
 @pytest.mark.parametrize(("body", "reason"), STILL_FLAGGED)
 def test_reading_or_planting_keys_is_still_flagged(body: str, reason: str) -> None:
     assert reason in [f.reason for f in scan_text(SKILL_HEAD + body + "\n", lines=True)]
+
+
+# -- item 5: files that resolve outside their folder --------------------------------------------
+
+OUTER_SKILL = "---\nname: outer\ndescription: kestrel deploy notes\n---\nOUTSIDE BODY kestrel\n"
+
+
+def test_a_hard_linked_skill_is_refused_on_every_route(make_home, tmp_path: Path) -> None:
+    """The reported input: ``ln /tmp/outside/o.md skills/hard.md`` delivered the outside
+    file as a skill body (a hard link has no target to check: the same file has two names).
+    Now a skill with more than one name is refused, with a warning and a scan entry."""
+    outside = tmp_path / "outside.md"
+    outside.write_text(OUTER_SKILL, encoding="utf-8")
+    home = make_home(memory="- kestrel deploy uses the blue pipeline\n", skills={})
+    os.link(outside, home / "skills" / "hard.md")
+    res = run("recall", "kestrel deploy notes", "--home", str(home), "--json")
+    assert "OUTSIDE BODY" not in res.stdout
+    assert "skills/hard.md: not loaded, flagged by the safety scan (hard link)" in res.stderr
+    scan = json.loads(run("scan", "--home", str(home), "--json").stdout)["data"]
+    assert [(s["path"].rsplit("/", 1)[-1], s["reasons"]) for s in scan["skills"]] == [
+        ("hard.md", ["hard link: 2 names; the others may lie outside the folder"])
+    ]
+
+
+def test_a_hard_linked_session_is_refused_and_listed(make_home, tmp_path: Path) -> None:
+    """Variant: a session hard-linked to a transcript elsewhere was read as an episode."""
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text(json.dumps({"role": "user", "content": "kestrel secret plans"}) + "\n")
+    home = make_home(memory="- kestrel deploy uses the blue pipeline\n", sessions={})
+    os.link(outside, home / ".talos" / "sessions" / "a.jsonl")
+    res = run("recall", "kestrel secret plans", "--home", str(home), "--json")
+    assert "secret plans" not in res.stdout
+    assert "a.jsonl: not read: hard link (2 names" in res.stderr
+    scan = json.loads(run("scan", "--home", str(home), "--json").stdout)["data"]
+    assert [(r["kind"], r["reasons"]) for r in scan["refused"]] == [
+        ("session", ["hard link: 2 names; the others may lie outside the folder"])
+    ]
+
+
+def test_a_skill_swapped_for_a_link_after_the_listing_is_not_followed(make_home) -> None:
+    """TOCTOU: the skill was listed (and scanned) as a regular file, then replaced by a link
+    to /etc/passwd before it was read; the reader followed the link. Now the file is opened
+    without following a link and checked on the descriptor."""
+    home = make_home(skills={"notes.md": OUTER_SKILL.replace("OUTSIDE BODY", "inside body")})
+    skill = home / "skills" / "notes.md"
+    skill.unlink()
+    skill.symlink_to("/etc/passwd")
+    assert read_skill(skill) is None
+    assert first_user_request(skill) == ""
+
+
+def test_a_session_swapped_for_a_link_after_the_listing_is_not_followed(make_home) -> None:
+    """Variant: the session reader trusted the listing and followed whatever was there."""
+    secret = make_home(name="other", sessions={"s.jsonl": session_line("kestrel elsewhere")})
+    home = make_home(sessions={"a.jsonl": session_line("kestrel here")})
+    path = home / ".talos" / "sessions" / "a.jsonl"
+    assert first_user_request(path) == "kestrel here"
+    path.unlink()
+    path.symlink_to(secret / ".talos" / "sessions" / "s.jsonl")
+    assert first_user_request(path) == ""
+    assert [n.text for n in Memory(home).nodes()] == []
