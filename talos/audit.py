@@ -19,7 +19,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -259,19 +259,23 @@ def recover(path: Path, memory_file: Path) -> int:
     return len(out)
 
 
-def verify(path: Path, memory_file: Path) -> list[str]:
+def verify(path: Path, memory_file: Path, scopes: Collection[str] | None = None) -> list[str]:
     """Check the log against memory.md; returns problems ([] when consistent).
 
     Consistent means: no transaction is left pending, and every record id that a committed
     transaction added is either in memory.md or removed by a later committed transaction.
+    ``scopes``: only the entries of these scopes are looked at (a request is never told of
+    another scope's records, SPEC §7.3); a problem quotes its line with credentials masked.
     """
+    from talos.secrets import mask_secrets  # imported on use: the log is read rarely
+
     problems: list[str] = []
     closed: set[str] = set()
     prepared: set[str] = set()
     for e in entries(path):
         if e.get("op") in ("commit", "abort"):
             closed.add(str(e.get("txn")))
-        elif e.get("state") == "prepared":
+        elif e.get("state") == "prepared" and (scopes is None or entry_scope(e) in scopes):
             prepared.add(str(e.get("txn")))
     for txn in sorted(prepared - closed):
         problems.append(f"transaction {txn} is neither committed nor aborted")
@@ -284,11 +288,14 @@ def verify(path: Path, memory_file: Path) -> list[str]:
     for e in settled(path):
         if e.get("file") != str(memory_file):
             continue
+        if scopes is not None and entry_scope(e) not in scopes:
+            continue
         if e.get("after"):
             alive[str(e.get("id"))] = e["after"]
         elif e.get("before"):
             alive.pop(str(e.get("id")), None)
     for rid, line in alive.items():
         if line not in lines:
-            problems.append(f"record {rid} was written but is not in {memory_file}: {line!r}")
+            shown = mask_secrets(line)
+            problems.append(f"record {rid} was written but is not in {memory_file}: {shown!r}")
     return problems
