@@ -37,7 +37,7 @@ from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.sessions import session_files
 from talos.sources.skills import parse_frontmatter, read_skill, skill_files
-from talos.text import keywords
+from talos.text import keywords, matching_keywords
 from talos.trust import (
     DEFAULT_SCOPES,
     View,
@@ -401,10 +401,12 @@ class Memory:
             self._indexed = (gen, rows, block)
             if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
-            else:
+            else:  # a withheld line's row is kept masked (Index.indexed_fact)
                 facts = [n for n, _safe in rows if self._keep(n.text)]
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
+            if self.keep_fact is not safety.keep_fact:
+                facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dir))
         return facts + self._skills(len(facts), skills), block
 
@@ -1233,6 +1235,22 @@ class Memory:
         if target:
             rows = [e for e in rows if target in (e.get("id"), e.get("key"))]
         return rows
+
+
+def _masked_fact(n: Node) -> Node | None:
+    """A fact kept by a filter other than :func:`talos.safety.keep_fact` as it may be shown:
+    a line that filter would withhold has its credentials masked in ``text`` and ``raw``
+    (``None`` when no keyword is left), as the index keeps it (SPEC §8.3; hostile pass of
+    issue 13: ``keep_fact=…`` delivered a token in the block)."""
+    if safety.keep_fact(n.text):
+        return n
+    text = safety.mask_secrets(n.text)
+    if text == n.text:
+        return n
+    kw = matching_keywords(text)
+    if not kw:
+        return None
+    return dataclasses.replace(n, text=text, raw=safety.mask_secrets(n.raw), keywords=kw)
 
 
 def _masked_entry(entry: dict[str, Any]) -> dict[str, Any]:

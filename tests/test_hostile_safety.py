@@ -573,3 +573,55 @@ def test_doctor_under_alpha_names_and_counts_nothing_of_beta(
         for mark in ("line 6", "memory.md:2", "memory.md:3", "beta-evil", "betazq7"):
             assert mark in out
         assert "Hunter2024x" not in out
+
+
+# -- item 6 again: a credential fact past another filter, and what the index keeps --------------
+
+TOKEN_FACT = "- kestrel ci token is ghp_" + _A + _D + " for the runners\n"
+PW_FACT = "- the kestrel db password is Hunter2024x\n"
+
+
+@pytest.mark.parametrize("keep", [None, lambda text: not text.startswith("#")])
+def test_a_credential_fact_past_another_filter_is_masked(make_home, keep) -> None:
+    """The reported input: ``Memory(home, keep_fact=…)`` — and ``talos.compat.recall(…,
+    keep_fact=…)`` as the reference's callers pass their own filter — delivered the line with
+    its token and password in the block and in explain. The filter decides which lines are
+    recalled; masking is not the filter's: a secret is masked in every output."""
+    home = make_home(memory=TOKEN_FACT + PW_FACT)
+    for index in (True, False):
+        mem = Memory(home, keep_fact=keep, index=index)
+        block = mem.recall("kestrel ci token db password").text
+        rows = [r.text for r in mem.explain("kestrel ci token db password")]
+        assert "kestrel ci token is ghp_**** for the runners" in block
+        assert "the kestrel db password is ****" in block
+        for out in (block, json.dumps(rows)):
+            assert _A not in out and "Hunter2024x" not in out
+        mem.close()
+
+
+def test_compat_recall_with_its_own_filter_masks_too(make_home, monkeypatch) -> None:
+    """Variant through the drop-in module: a reference caller's own ``keep_fact``."""
+    from talos import compat
+
+    home = make_home(memory=TOKEN_FACT + PW_FACT)
+    for name, rel in [("MEMORY_FILE", "memory.md"), ("SKILLS_DIR", "skills")]:
+        monkeypatch.setattr(compat, name, str(home / rel))
+    monkeypatch.setattr(compat, "SESS_DIR", str(home / ".talos" / "sessions"))
+    monkeypatch.setattr(compat, "HITS_FILE", str(home / ".talos" / "recall_hits.json"))
+    monkeypatch.setattr(compat, "TRACE_FILE", str(home / ".talos" / "recall_trace.jsonl"))
+    block = compat.recall("kestrel ci token db password", keep_fact=lambda t: True)
+    assert "kestrel ci token is ghp_**** for the runners" in block
+    assert _A not in block and "Hunter2024x" not in block
+
+
+def test_the_index_keeps_no_credential_of_a_withheld_line(make_home) -> None:
+    """The reported input: index.db kept the raw line, text and keywords ("hunter2024x") of a
+    fact withheld for holding a credential. Now a withheld line is kept masked; the index
+    still agrees with the files (``talos index --check``)."""
+    home = make_home(memory=TOKEN_FACT + PW_FACT + "- kestrel deploy is blue\n")
+    assert run("index", "--home", str(home)).exit_code == 0
+    data = (home / ".talos" / "index.db").read_bytes()
+    assert b"Hunter2024x" not in data and _A.encode() not in data and b"hunter2024x" not in data
+    assert run("index", "--check", "--home", str(home)).exit_code == 0
+    res = Memory(home).recall("kestrel deploy")
+    assert [r.node.text for r in res.picked] == ["kestrel deploy is blue"]
