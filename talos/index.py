@@ -47,7 +47,13 @@ from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
 from talos.model import Node
 from talos.safety import keep_fact, mask_secrets
-from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
+from talos.sources.facts import (
+    claimed_scopes,
+    masked_fields,
+    parse_fact_line,
+    read_memory,
+    tag_reasons,
+)
 from talos.sources.sessions import episode_node, session_names, sessions_root
 from talos.text import matching_keywords
 from talos.warn import audible, warn
@@ -191,11 +197,12 @@ def _parse_line(line: str) -> tuple[str, str, str, str, str, int] | None:
     parsed = parse_fact_line(line)
     if parsed is None:
         return None
-    safe = keep_fact(parsed.text)
+    safe = keep_fact(parsed.text) and not (parsed.fields and tag_reasons(line))
     text, kw = indexed_fact(parsed.text, safe)
     if not kw:
         return None
-    fields = json.dumps(parsed.fields, ensure_ascii=False) if parsed.fields else ""
+    kept = parsed.fields if safe else masked_fields(parsed.fields)
+    fields = json.dumps(kept, ensure_ascii=False) if kept else ""
     return (text, " ".join(sorted(kw)), parsed.src, parsed.born, fields, int(safe))
 
 
@@ -1078,7 +1085,7 @@ class Index:
 
         problems: list[str] = []
         want_f = [
-            (n.line, *indexed_fact(n.text, keep_fact(n.text)))
+            (n.line, *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)))
             for n in load_facts(self.paths.memory_file)
         ]
         want_f = [w for w in want_f if w[2]]

@@ -35,6 +35,7 @@ from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
+from talos.sources.facts import masked_fields, tag_reasons
 from talos.sources.sessions import session_files
 from talos.sources.skills import parse_frontmatter, read_skill, skill_files
 from talos.text import keywords, matching_keywords
@@ -1082,11 +1083,17 @@ class Memory:
             if e.node.keywords & qk:
                 out.append(WhyNot(e.node, e.reason, e.by))
         if self.keep_fact is not None:
+            default = self.keep_fact is safety.keep_fact
             for n in load_facts(self.paths.memory_file, None):
-                if authorized(n, self.scopes) and n.keywords & qk and not self.keep_fact(n.text):
+                tag = tag_reasons(n.raw) if default and n.fields else ()
+                if (
+                    authorized(n, self.scopes)
+                    and n.keywords & qk
+                    and (tag or not self.keep_fact(n.text))
+                ):
                     # The text itself is withheld: why-not output reaches agents too (MCP),
                     # and the point of the filter is that this line never reaches a prompt.
-                    found = safety.instruction_reasons(n.text)
+                    found = [*safety.instruction_reasons(n.text), *tag]
                     reasons = "; ".join(found) or "filtered"
                     what = (
                         "it holds a credential"  # issue 13 item 6: the reason is masked too
@@ -1130,6 +1137,13 @@ class Memory:
                 f"not remembered: the text looks like an instruction ({reasons}); talos never "
                 "recalls such lines (SPEC §8.2)"
             )
+        for name, value in (("key", key), ("ref", ref), ("by", by)):
+            if value and safety.secrets.holds_secret(value):
+                raise InputError(
+                    f"not remembered: the {name} holds a credential value "
+                    f"({safety.mask_secrets(value)}); a line holding one is never recalled "
+                    "(SPEC §8.3): give a reference without it"
+                )
         from talos import writer  # imported on use: recall never writes memory.md
 
         result = writer.remember(
@@ -1242,15 +1256,18 @@ def _masked_fact(n: Node) -> Node | None:
     a line that filter would withhold has its credentials masked in ``text`` and ``raw``
     (``None`` when no keyword is left), as the index keeps it (SPEC §8.3; hostile pass of
     issue 13: ``keep_fact=…`` delivered a token in the block)."""
-    if safety.keep_fact(n.text):
+    tagged = bool(n.fields) and bool(tag_reasons(n.raw))
+    if safety.keep_fact(n.text) and not tagged:
         return n
     text = safety.mask_secrets(n.text)
-    if text == n.text:
+    if text == n.text and not tagged:
         return n
     kw = matching_keywords(text)
     if not kw:
         return None
-    return dataclasses.replace(n, text=text, raw=safety.mask_secrets(n.raw), keywords=kw)
+    fields = masked_fields(n.fields) if tagged else n.fields
+    raw = safety.mask_secrets(n.raw)
+    return dataclasses.replace(n, text=text, raw=raw, keywords=kw, fields=fields)
 
 
 def _masked_entry(entry: dict[str, Any]) -> dict[str, Any]:

@@ -1717,13 +1717,14 @@ class FactReport:
 
 def scan_facts(memory_file: Path) -> list[FactReport]:
     """The lines of ``memory_file`` that :func:`keep_fact` rejects, in file order (SPEC §8.2)."""
-    from talos.sources.facts import load_facts  # here: talos.sources imports this module
+    from talos.sources.facts import load_facts, tag_reasons  # talos.sources imports us
 
-    return [
-        FactReport(n.path, n.line, mask_secrets(n.text), _text_reasons(n.text))
-        for n in load_facts(memory_file, keep_fact=None)
-        if _text_reasons(n.text)
-    ]
+    out = []
+    for n in load_facts(memory_file, keep_fact=None):
+        reasons = _text_reasons(n.text) + (tag_reasons(n.raw) if n.fields else ())
+        if reasons:
+            out.append(FactReport(n.path, n.line, mask_secrets(n.text), reasons))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

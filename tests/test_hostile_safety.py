@@ -625,3 +625,52 @@ def test_the_index_keeps_no_credential_of_a_withheld_line(make_home) -> None:
     assert run("index", "--check", "--home", str(home)).exit_code == 0
     res = Memory(home).recall("kestrel deploy")
     assert [r.node.text for r in res.picked] == ["kestrel deploy is blue"]
+
+
+def test_a_credential_in_a_provenance_tag_is_withheld_and_flagged(make_home) -> None:
+    """The reported input: a credential in a line's tag (``ref=https://bob:PW@host/x``, a
+    token as ``ref=``) was not seen by the filter — the tag is parsed off before it — and
+    ``recall --json``, ``explain --json`` and ``get --json`` printed it as provenance. The
+    tag is part of the line: such a line is withheld and listed by ``talos scan``, masked."""
+    token = "ghp_" + _A + _D
+    home = make_home(
+        memory="- kestrel deploy host is web1 <!-- tool 2026-01-01 "
+        "ref=https://bob:S3cretPw99@git.example.com/x -->\n"
+        f"- kestrel owner is ann <!-- reflect 2026-01-01 ref={token} key=kestrel.owner -->\n"
+        "- kestrel deploy is blue\n"
+    )
+    outs = [
+        run("recall", "kestrel deploy owner host", "--home", str(home), "--json").stdout,
+        run("explain", "kestrel deploy owner host", "--home", str(home), "--json").stdout,
+        run("get", "kestrel.owner", "--home", str(home), "--json").stdout,
+    ]
+    scan = json.loads(run("scan", "--home", str(home), "--json").stdout)["data"]
+    assert [(f["line"], f["reasons"]) for f in scan["facts"]] == [
+        (1, ["contains a credential value (in its provenance tag): ref=https://bob:****@"]),
+        (2, ["contains a credential value (in its provenance tag): ref=ghp_****"]),
+    ]
+    for out in [*outs, json.dumps(scan)]:
+        assert "S3cretPw99" not in out and _A not in out
+    assert "kestrel deploy is blue" in outs[0]
+
+
+def test_remember_refuses_a_credential_in_its_ref(make_home) -> None:
+    """Variant: ``talos remember … --ref URL-with-password`` wrote the credential into the
+    tag; it is refused like a credential in the text, and the message masks it."""
+    home = make_home(memory="")
+    res = run(
+        "remember",
+        "kestrel region is eu",
+        "--key",
+        "kestrel.region",
+        "--source",
+        "tool",
+        "--ref",
+        "https://bob:S3cretPw99@x.example.com/r",
+        "--home",
+        str(home),
+        "--json",
+    )
+    assert res.exit_code == 1
+    assert "S3cretPw99" not in res.stdout and "credential" in json.loads(res.stdout)["error"]
+    assert (home / "memory.md").read_text(encoding="utf-8") == ""
