@@ -39,7 +39,7 @@ from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_pa
 from talos.index import Index
 from talos.memory import Memory
 from talos.render import LABELS
-from talos.safety import scan_home
+from talos.safety import mask_secrets, scan_home
 from talos.sources.facts import claimed_scopes, load_facts
 from talos.sources.sessions import session_files, sessions_root
 from talos.sources.skills import skill_files, skill_scopes
@@ -183,9 +183,10 @@ class _Places:
 
     def path(self, p: str | Path) -> str:
         try:
-            return Path(p).relative_to(self.home).as_posix()
+            shown = Path(p).relative_to(self.home).as_posix()
         except ValueError:
-            return str(p)
+            shown = str(p)
+        return mask_secrets(shown)  # a file named after a token
 
     def folder(self, p: Path) -> str:
         shown = self.path(p)

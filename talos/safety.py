@@ -1485,7 +1485,8 @@ class FileReport:
         return tuple(str(f) for f in self.findings)
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "kind": self.kind, "reasons": list(self.reasons)}
+        """``{"path", "kind", "reasons"}``; a credential in the path is masked."""
+        return {"path": mask_secrets(self.path), "kind": self.kind, "reasons": list(self.reasons)}
 
     def to_store(self) -> list[object]:
         """The report as JSON-able lists (read back by :func:`scan_skills`)."""
@@ -1632,6 +1633,15 @@ def _decode_reports(value: str | None) -> list[FileReport] | None:
         return None
 
 
+def _name_secret(rel: str) -> Finding | None:
+    """A finding when the path ``rel`` holds a credential (masked), else ``None``."""
+    found = secrets.find_secrets(rel)
+    if not found:
+        return None
+    shown = secrets.mask_window(rel, secrets.secret_regions(found), found[0].start, found[0].end)
+    return Finding("contains a credential value (in its file name)", shown)
+
+
 def _scan_entries(entries: list[tuple[str, str, _Entry]], root: str = "") -> list[FileReport]:
     """:func:`scan_skills` over a listed tree, without caches (``root``: the resolved
     folder, :func:`_scan_file`)."""
@@ -1646,6 +1656,9 @@ def _scan_entries(entries: list[tuple[str, str, _Entry]], root: str = "") -> lis
                 path, st.st_size, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino), st.st_mode, root
             )
     found: dict[str, tuple[Finding, ...]] = {rel: s.findings for rel, s in scans.items()}
+    for rel in found:  # a credential in the file's own name (it is printed: path, warnings)
+        if rel.lower().endswith(".md") and (named := _name_secret(rel)):
+            found[rel] = (named, *found[rel])
     changed = True
     while changed:  # a .md pointing at a flagged file is flagged; repeat until nothing changes
         changed = False
@@ -1684,7 +1697,8 @@ def flagged_skills(skills_dir: Path, store: ScanStore | None = None) -> frozense
 
             rules = ", ".join(dict.fromkeys(f.reason for f in rep.findings))
             if warn(  # only for a request that may see the skill (SPEC §7.3)
-                f"{rep.path}: not loaded, flagged by the safety scan ({rules}); see talos scan",
+                f"{mask_secrets(rep.path)}: not loaded, flagged by the safety scan ({rules}); "
+                "see talos scan",
                 scopes=skill_scopes(Path(rep.path)),
             ):
                 _WARNED.add(key)

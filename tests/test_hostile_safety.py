@@ -674,3 +674,32 @@ def test_remember_refuses_a_credential_in_its_ref(make_home) -> None:
     assert res.exit_code == 1
     assert "S3cretPw99" not in res.stdout and "credential" in json.loads(res.stdout)["error"]
     assert (home / "memory.md").read_text(encoding="utf-8") == ""
+
+
+def test_a_credential_in_a_skill_file_name_is_flagged_and_never_printed(make_home) -> None:
+    """The reported input: ``skills/kestrel-ghp_….md`` was loaded, and its path — token
+    included — was printed by ``recall --json`` (and would be by a warning, scan and doctor).
+    A credential in a skill's file name flags the skill; every place that names the file
+    masks it."""
+    token = "ghp_" + _A + _D
+    home = make_home(
+        skills={
+            f"kestrel-{token}.md": "---\nname: deploy\ndescription: kestrel deploy steps\n---\n"
+            "steps for the kestrel deploy\n"
+        }
+    )
+    res = run("recall", "kestrel deploy steps", "--home", str(home), "--json")
+    scan = run("scan", "--home", str(home), "--json")
+    doctor = run("doctor", "--home", str(home), "--json")
+    for out in (
+        res.stdout,
+        res.stderr,
+        scan.stdout,
+        run("scan", "--home", str(home)).stdout,
+        doctor.stdout,
+    ):
+        assert _A not in out
+    assert json.loads(res.stdout)["data"]["picked"] == []
+    assert [s["reasons"] for s in json.loads(scan.stdout)["data"]["skills"]] == [
+        ["contains a credential value (in its file name): ghp_****"]
+    ]
