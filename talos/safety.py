@@ -184,6 +184,7 @@ _MARKUP = re.compile(
 #: (``i g n o r e``, ``i.g.n.o.r.e``), a hyphen inside a word (``in-structions``).
 _SPLIT = re.compile(r"(?<![\w.-])(?:[A-Za-z][ .\-_*·]){2,}[A-Za-z](?![\w])|(?<=[a-z])-(?=[a-z])")
 _SPLIT_SEP = re.compile(r"[ .\-_*·]")
+_UNDERSCORE = re.compile(r"(?<=[A-Za-z]{2})_(?=[A-Za-z]{2})")
 #: Cheap tests first: a text without these characters has nothing :data:`_MARKUP` decodes,
 #: and one without a letter, separator, letter, separator, letter run nothing to join.
 _MARKUP_CHARS = ("<", "&", "%", "\\", "''", '""')
@@ -218,6 +219,8 @@ def unsplit(text: str) -> str:
     """``text`` with :data:`_SPLIT` letters joined (``i g n o r e``, ``in-structions``): how a
     reader takes prose, not how a shell takes a command (``ssh-keygen`` is no ``sshkeygen``),
     so only the rules about words run on it (:data:`_PROSE`). Line breaks are kept."""
+    if "_" in text:  # words tied by underscores read as words: ignore_all_previous_rules
+        text = _UNDERSCORE.sub(" ", text)
     if not _SPLIT_HINT.search(text):
         return text
     return _SPLIT.sub(lambda m: _SPLIT_SEP.sub("", m.group(0)), text)
