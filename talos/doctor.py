@@ -4,8 +4,8 @@
 valid values; are memory.md, skills/, the sessions and the state folder present and readable;
 do provenance tags parse; is the index in step with the files; can the usage counts be read;
 does the safety scan flag anything; are there conflicts; which records expired; are there
-forgetting suggestions; does the audit log agree with memory.md. Each answer is a
-:class:`Finding` whose status is
+forgetting suggestions; does the audit log agree with memory.md; did an agent hook give no
+context (the hook log, issue 16). Each answer is a :class:`Finding` whose status is
 
 * ``ok`` — fine; ``info`` — worth knowing, nothing to do (a missing optional file, expired
   records kept for ``--at``, forgetting suggestions waiting for ``talos forget``);
@@ -75,7 +75,7 @@ class Finding:
     Attributes:
         check: which question (``home``, ``config``, ``memory``, ``skills``, ``sessions``,
             ``state``, ``tags``, ``index``, ``safety``, ``conflicts``, ``expired``, ``dead``,
-            ``audit``).
+            ``audit``, ``hooks``).
         status: ``ok``, ``info``, ``warn`` or ``error`` (see the module docstring).
         summary: one line.
         details: the places at fault, ``file:line: what`` (at most :data:`MAX_DETAILS`).
@@ -289,6 +289,7 @@ def diagnose(
         _check_safety(paths, places, add, seen)
         _check_view(paths, diag.scopes, at, places, add)
         _check_audit(paths, places, add, seen)
+        _check_hooks(paths, places, add)
     return diag
 
 
@@ -610,7 +611,8 @@ def _check_view(
         add(Finding("dead", "info", "no forgetting suggestions: the usage counts cannot be read"))
         return
     items = [
-        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason}"
+        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason} "
+        f"({'frontmatter says source: ' if s.kind == 'skill' else 'tag says '}{s.src})"
         for s in dead
     ]
     if items:
@@ -628,6 +630,9 @@ def _check_view(
 
 
 def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
+    """Does the audit log agree with memory.md? An interrupted write is pending; a record
+    talos wrote that is gone, or a line it removed that is back, was an edit made outside
+    talos (issue 12.1); a record edited in place is worth knowing only."""
     af = paths.audit_file
     name = places.path(af)
     if not af.exists():
@@ -636,20 +641,70 @@ def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
     try:
         with _captured() as warned:
             problems = audit.verify(af, paths.memory_file, seen)
+            edited = [
+                o.message
+                for o in audit.outside_edits(af, paths.memory_file, seen)
+                if o.kind == "changed"
+            ]
     except OSError as e:
         add(Finding("audit", "warn", f"{name}: cannot read ({e.strerror})"))
         return
     items = [places.text(w) for w in warned] + [places.text(p) for p in problems]
+    mf = places.path(paths.memory_file)
     if items:
         add(
             Finding(
                 "audit",
                 "warn",
-                f"{name} and {places.path(paths.memory_file)} disagree",
-                _details(items),
-                hint="an interrupted write is settled by the next talos write; a line "
-                "deleted by hand comes back with talos restore ID",
+                f"{name} and {mf} disagree",
+                _details(items + [places.text(m) for m in edited]),
+                hint="an interrupted write is settled by the next talos write; for an edit "
+                "made outside talos each line says what to do (nothing, if you meant it)",
+            )
+        )
+    elif edited:
+        add(
+            Finding(
+                "audit",
+                "info",
+                f"{mf}: {_count(len(edited), 'record')} by talos edited outside talos since",
+                _details([places.text(m) for m in edited]),
             )
         )
     else:
-        add(Finding("audit", "ok", f"{name} agrees with {places.path(paths.memory_file)}"))
+        add(Finding("audit", "ok", f"{name} agrees with {mf}"))
+
+
+#: Days a failed hook stays worth a warning in ``talos doctor``.
+HOOK_RECENT_DAYS = 7
+
+
+def _check_hooks(paths: Paths, places: _Places, add: Add) -> None:
+    """The agent hooks' log (issue 16): hooks that gave no context and why. No finding
+    when no hook ever failed; ``warn`` for an error in the last :data:`HOOK_RECENT_DAYS`
+    days, else ``info`` (timeouts and a server still starting are transient)."""
+    from talos.hooks.log import read_tail
+
+    log = paths.state_dir / "hook.log"
+    entries = read_tail(str(log))
+    if not entries:
+        return
+    since = (dt.datetime.now(dt.UTC) - dt.timedelta(days=HOOK_RECENT_DAYS)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    recent = [e for e in entries if e.when >= since]
+    errors = [e for e in recent if e.kind == "error"]
+    status = "warn" if errors else "info"
+    shown = (errors or recent or entries)[-5:]
+    add(
+        Finding(
+            "hooks",
+            status,
+            f"{places.path(log)}: {_count(len(recent), 'hook')} gave no context in the last "
+            f"{HOOK_RECENT_DAYS} days ({_count(len(errors), 'error')})",
+            tuple(places.text(str(e)) for e in shown),
+            hint="fix what the lines say; talos hook status shows the resident server"
+            if errors
+            else "",
+        )
+    )

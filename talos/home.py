@@ -44,7 +44,19 @@ _DEFAULTS = {
 
 #: Every key ``talos.toml`` may hold; any other is reported (a typo such as ``modle`` was
 #: silently ignored, issue 12.7). A module that reads a new key adds it here.
-KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model"})
+KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model", "hooks"})
+#: Keys of the ``[hooks]`` table (:data:`talos.hooks.state.DEFAULTS` plus the scope table) and
+#: the type each value must have; a wrong one is reported, and the hook uses its default.
+HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
+    "timeout": (int, float),
+    "server": bool,
+    "idle": (int, float),
+    "k": int,
+    "budget": int,
+    "session_facts": int,
+    "session_hits": int,
+    "scopes": dict,
+}
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -161,6 +173,21 @@ def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
         near = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.6)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         out.append(f"{_where(root, key)}: unknown key {key!r}{hint}; ignored")
+    hooks = config.get("hooks")
+    if "hooks" in config and not isinstance(hooks, dict):
+        out.append(f"{_where(root, 'hooks')}: 'hooks' must be a table ([hooks]); ignored")
+    elif isinstance(hooks, dict):
+        for key, value in hooks.items():
+            want = HOOK_KEYS.get(key)
+            if want is None:
+                near = difflib.get_close_matches(key, sorted(HOOK_KEYS), n=1, cutoff=0.6)
+                hint = f" (did you mean 'hooks.{near[0]}'?)" if near else ""
+                out.append(f"{_where(root, key)}: unknown key 'hooks.{key}'{hint}; ignored")
+            elif (isinstance(value, bool) and want is not bool) or not isinstance(value, want):
+                out.append(
+                    f"{_where(root, key)}: hooks.{key} = {value!r} has the wrong type; "
+                    "the hook uses its default"
+                )
     return out
 
 

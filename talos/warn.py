@@ -16,6 +16,8 @@ import sys
 from collections.abc import Collection, Iterable, Iterator
 from contextvars import ContextVar
 
+from talos.text import one_line
+
 __all__ = ["audible", "audience", "warn"]
 
 _AUDIENCE: ContextVar[frozenset[str] | None] = ContextVar("talos_audience", default=None)
@@ -39,7 +41,9 @@ def audible(scopes: Collection[str] | None) -> bool:
 
 
 def warn(message: str, scopes: Collection[str] | None = None) -> bool:
-    """Print ``talos: warning: MESSAGE`` on stderr. Never raises (a closed stderr is ignored).
+    """Print ``talos: warning: MESSAGE`` on stderr, on one line. Never raises (a closed stderr is
+    ignored). A warning often quotes stored text (a file name, a line): it is shown through
+    :func:`talos.text.one_line`, so it cannot move the terminal's cursor (SPEC §6.1 item 7).
 
     Args:
         message: one line that names the file (and line) and what to do.
@@ -52,5 +56,5 @@ def warn(message: str, scopes: Collection[str] | None = None) -> bool:
     if not audible(scopes):
         return False
     with contextlib.suppress(OSError, ValueError):
-        print(f"talos: warning: {message}", file=sys.stderr)
+        print(f"talos: warning: {one_line(message)}", file=sys.stderr)
     return True

@@ -25,6 +25,7 @@ from talos.cli.common import (
     scopes_from,
 )
 from talos.doctor import Diagnosis, diagnose
+from talos.render import shown
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -50,12 +51,12 @@ def _table(diag: Diagnosis) -> Table:
     table.add_column("status")
     table.add_column("finding", overflow="fold")
     for f in diag.findings:
-        more = [Text(d, overflow="fold") for d in f.details]
+        # a Text is not rendered from a string: each one is shown here (details quote lines)
+        more = [Text(shown(d), overflow="fold") for d in f.details]
         if f.hint:
-            more.append(Text(f"→ {f.hint}", style="bold"))
-        cell = (
-            Group(Text(f.summary), Padding(Group(*more), (0, 0, 0, 2))) if more else Text(f.summary)
-        )
+            more.append(Text(f"→ {shown(f.hint)}", style="bold"))
+        summary = Text(shown(f.summary))
+        cell = Group(summary, Padding(Group(*more), (0, 0, 0, 2))) if more else summary
         table.add_row(f.check, Text(f.status, style=_STYLE.get(f.status, "")), cell)
     return table
 

@@ -178,7 +178,8 @@ def load_skills(
 
     Returns:
         Skill nodes: ``text`` is the label (or the file's first 60 characters when it has no
-        name and no description), ``body`` the first 1200 characters, ``name`` the file stem.
+        name and no description), ``body`` the first 1201 characters (the 1200 delivered,
+        SPEC §3.2, and one more that tells the block the file goes on), ``name`` the stem.
     """
     nodes: list[Node] = []
     flagged = flagged_skills(skills_dir, scan_store)  # the safety scan (SPEC §8.1)
@@ -200,7 +201,7 @@ def load_skills(
                 keywords=kw,
                 order=start + len(nodes),
                 path=str(path),
-                body=raw[:MATCH_MAX],
+                body=raw[: MATCH_MAX + 1],  # one past what is delivered: the block marks a cut
                 name=path.stem,
                 src=fields.get("source", "user") or "user",
                 fields={k: v for k, v in fields.items() if k not in ("name", "description")},
