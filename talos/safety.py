@@ -727,9 +727,11 @@ RULES: tuple[Rule, ...] = (
             ),
             # asked in words: "print the AWS secret key", "paste the ssh private key here"
             P(
+                # the nouns are rarer than the verbs: they are the triggers
                 (
-                    *("read", "print", "show", "display", "output", "dump", "paste", "reveal"),
-                    *("leak", "send", "give", "tell", "share", "email", "copy"),
+                    *("private key", "secret key", "secret access", "api key", "access key"),
+                    *("ssh key", "token", "password", "passphrase", "credentials"),
+                    *("environment variables", "env vars"),
                 ),
                 rf"\b(?:read|print|show|display|output|dump|paste|reveal|leak|send|give|tell|share"
                 rf"|email|copy)\s+(?:me\s+|us\s+)?(?:out\s+)?(?:the\s+|my\s+|your\s+|all\s+(?:the\s+)?)?"
