@@ -157,8 +157,8 @@ SHAPES: tuple[Shape, ...] = (
     ),
     _S(
         "slack token",
-        "xox",
-        r"(?<![A-Za-z0-9_])(?P<keep>xox[abposr]-)[A-Za-z0-9-]{10,}",
+        "xox xapp-",
+        r"(?<![A-Za-z0-9_])(?P<keep>xapp-|xoxe\.xox[bp]-|xox[abposre]-)[A-Za-z0-9-]{10,}",
         prefix=True,
     ),
     _S("google api key", "aiza", r"(?<![A-Za-z0-9_])(?P<keep>AIza)[A-Za-z0-9_-]{30,}", prefix=True),
@@ -169,6 +169,36 @@ SHAPES: tuple[Shape, ...] = (
         prefix=True,
     ),
     _S("npm token", "npm_", r"(?<![A-Za-z0-9_])(?P<keep>npm_)[A-Za-z0-9]{30,}", prefix=True),
+    # Vendor prefixes detect-secrets does not know (hostile pass of issue 13): Stripe webhook
+    # secrets, Shopify, DigitalOcean, Doppler, age, Linear, Atlassian, Notion, Grafana, Google
+    # OAuth access tokens, Mailgun.
+    _S(
+        "vendor token",
+        "whsec_ shpat_ shpss_ shpca_ shppa_ _v1_ dp.st. dp.ct. dp.sa. dp.scim. dp.audit. "
+        "age-secret-key-1 lin_api_ lin_oauth_ atatt ntn_ glsa_ ya29.",
+        r"(?<![A-Za-z0-9_])(?P<keep>whsec_|shp(?:at|ss|ca|pa)_|do[opr]_v1_"
+        r"|dp\.(?:st|ct|sa|scim|audit)\.|AGE-SECRET-KEY-1|lin_(?:api|oauth)_|ATATT|ntn_|glsa_"
+        r"|ya29\.)[A-Za-z0-9_.=+/-]{16,}",
+        prefix=True,
+    ),
+    _S(
+        "vendor token",
+        "secret_",
+        r"(?<![A-Za-z0-9_])(?P<keep>secret_)[A-Za-z0-9]{43}(?![A-Za-z0-9_])",
+        prefix=True,
+    ),
+    _S(
+        "vendor token",
+        "key-",
+        r"(?<![A-Za-z0-9_-])(?P<keep>key-)(?=[A-Za-z0-9]{0,60}\d)[A-Za-z0-9]{32,}(?![A-Za-z0-9])",
+        prefix=True,
+    ),
+    # A Telegram bot token: the bot's number, a colon, "AA" and 33 more characters.
+    _S(
+        "telegram bot token",
+        ":aa",
+        r"(?<![\w:])(?P<value>\d{8,10}:AA[A-Za-z0-9_-]{30,40})(?![\w-])",
+    ),
     _S("hugging face token", "hf_", r"(?<![A-Za-z0-9_])(?P<keep>hf_)[A-Za-z0-9]{30,}", prefix=True),
     # A JWT (header.payload.signature), or its header, or header.payload.
     _S(
@@ -181,6 +211,14 @@ SHAPES: tuple[Shape, ...] = (
         "authorization header",
         "authorization",
         r"(?P<keep>\bauthorization\s*:\s*(?:bearer|basic|token)\s+)[^\s\"'`]{8,}",
+        _I,
+    ),
+    # A Cookie header: every cookie after it is a session credential.
+    _S(
+        "cookie header",
+        "cookie",
+        r"(?P<keep>\b(?:set-)?cookie\s*:[ \t]*)(?=[^\n]{0,200}?[\w.-]+=[^\s;]{8,})"
+        r"[^\n]*[^\s]",
         _I,
     ),
     _S(
@@ -202,9 +240,25 @@ SHAPES: tuple[Shape, ...] = (
     _S(
         "private key block",
         "private",
-        r"(?P<keep>-----BEGIN[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)(?!\*{4})"
-        r"(?:[\s\S]{0,20000}?-----END[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]{1,20000})",
+        # the armour as a reader takes it: any case, words split by any whitespace (a line
+        # break inside "PRIVATE KEY" hid the block from a pattern of single spaces)
+        r"(?P<keep>-----[ \t]*BEGIN[A-Z\s]{0,40}?PRIVATE\s+KEY(?:\s+BLOCK)?[ \t]*-----)"
+        r"(?!\*{4})(?:[\s\S]{0,20000}?-----[ \t]*END[A-Z\s]{0,40}?PRIVATE\s+KEY(?:\s+BLOCK)?"
+        r"[ \t]*-----|[\s\S]{1,20000})",
+        _I,
         prefix=True,
+    ),
+    # A private key's body without its armour line (a key pasted one line per memory.md line):
+    # the base64 of the DER structures that open every private key (PKCS#1 RSA/DSA, PKCS#8
+    # plain and encrypted, SEC1 EC, OpenSSH), then a PEM body line alone (64 base64 characters
+    # with upper case, lower case and digits, the whole line).
+    _S(
+        "private key body",
+        "mii mhc mhq migh migk mc4c b3blbnnzac1rzxktdje",
+        r"(?<![A-Za-z0-9+/])(?P<value>(?:MII[A-Za-z0-9+/]{2}[AQgw]IB(?:ADANBgkqhkiG9w0BAQ"
+        r"|AAK[BC])|MII[A-Za-z0-9+/]{2}[AQgw]?[A-Za-z0-9+/]{0,4}BgkqhkiG9w0BBQ0w|MHcCAQEE"
+        r"|MHQCAQEE|MIGHAgEAMBMGByqGSM49|MIGkAgEBBDA|MC4CAQAwBQYDK2Vw|b3BlbnNzaC1rZXktdjE)"
+        r"[A-Za-z0-9+/=]{8,})",
     ),
     _S(
         "putty private key",
@@ -212,6 +266,20 @@ SHAPES: tuple[Shape, ...] = (
         r"(?P<keep>Private-Lines:\s*\d+\s)(?!\*{4})[A-Za-z0-9+/=\s]{16,20000}",
         _I,
         prefix=True,
+    ),
+)
+
+#: A PEM body line alone (a private key pasted one line per memory.md line): 64 base64
+#: characters with upper case, lower case and digits, the whole line. No substring is common to
+#: them, so this runs without a trigger, on a text with a 16-character token-like run.
+PEM_LINES: tuple[Shape, ...] = (
+    Shape(
+        "private key body",
+        Pat(
+            (),
+            r"(?m)^[ \t>]*(?P<value>(?=[A-Za-z0-9+/]{0,63}[A-Z])(?=[A-Za-z0-9+/]{0,63}[a-z])"
+            r"(?=[A-Za-z0-9+/]{0,63}[0-9])[A-Za-z0-9+/]{64})[ \t]*$",
+        ),
     ),
 )
 
@@ -247,11 +315,15 @@ COMMAND_LINES: tuple[Shape, ...] = (
 #: ``NAME = value`` / ``name: value`` where NAME says "secret". The value is masked when it looks
 #: like one (see :func:`_looks_secret`); the name, separator and quote are kept.
 _KEYED = P(
-    "token secret passw pwd key credential 密码 口令 密钥 令牌",
+    (
+        *("token", "secret", "passw", "pwd", "key", "credential", "sig=", "sig:", "sig ", 'sig"'),
+        *("sig'", "signature", "密码", "口令", "密钥", "令牌"),
+    ),
     r"(?P<keep>(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{0,60}?"
     r"(?:token|secret|passw(?:or)?d|passwd|pwd|(?:api|access|private|secret|auth|signing"
-    r"|encryption|master)[_-]?key|credentials?))(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
-    r"|(?:密码|口令|密钥|令牌)[ \t]*(?:是|为|[:：=])[ \t]*)"
+    r"|encryption|master|account|shared[_-]?access)[_-]?key|credentials?|sig|signature))"
+    r"(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"|(?:密码|口令|密钥|令牌)(?:[ \t]*(?:是|为|[:：=])[ \t]*|[ \t]+(?=[^\s\u3000-\u9fff]*\d)))"
     # a value is no CJK prose: "密码是在设置页面修改的" says where, not what
     r"(?P<value>[^\s\"'`,;，。\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{4,})",
     _I,
@@ -283,6 +355,18 @@ def _keyed_secret(m: re.Match[str]) -> bool:
 
 
 KEYED = Shape("value after a secret name", _KEYED, accept=_keyed_secret)
+
+#: A secret name, a space, then a value that looks generated: 16+ token characters with a
+#: letter and a digit and no word breaks ("secret wJalrXUtnFEMI/K7MDENG/…", "API key 9f8e…").
+#: Prose after such a name ("the secret sauce", "token bucket") has no such run.
+LOOSE_KEYED = _S(
+    "value after a secret name and a space",
+    "secret token key passw pwd passphrase",
+    r"(?P<keep>\b(?:secret|token|(?:api|access|secret|private)[\s_-]?key|passw(?:or)?d|pwd"
+    r"|passphrase)s?[ \t]+)(?=[A-Za-z0-9/+=_]{0,200}\d)(?=[A-Za-z0-9/+=_]{0,200}[A-Za-z])"
+    r"[A-Za-z0-9/+=_]{16,}(?![A-Za-z0-9/+=_.-])",
+    _I,
+)
 
 #: Words that follow "password is" in prose and are no password.
 _NOT_A_PASSWORD = frozenset(
@@ -422,6 +506,24 @@ def _vendor_patterns() -> tuple[
     return combined, tuple(found)
 
 
+#: Characters of a token: a vendor regex of fixed length that matched a prefix of a longer run
+#: of them (a Discord token's 38-character third part, where the regex knows 27) masks the
+#: whole run, or the rest of the token would be printed after the mask.
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.")
+
+
+def _token_run(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` with ``end`` moved to the end of the run of token characters it is in
+    (a dot only inside the run: a sentence's full stop after a token stays). The start stays:
+    vendor regexes anchor at the token's prefix, and a name before it (``GITHUB_TOKEN=``) is
+    kept."""
+    while end < len(text) and text[end] in _TOKEN_CHARS:
+        if text[end] == "." and (end + 1 >= len(text) or text[end + 1] not in _TOKEN_CHARS):
+            break
+        end += 1
+    return start, end
+
+
 def _vendor_find(text: str, ours: list[SecretMatch]) -> list[SecretMatch]:
     """detect-secrets' finds in ``text`` that no match in ``ours`` already covers."""
     combined, patterns = _vendor_patterns()
@@ -436,6 +538,8 @@ def _vendor_find(text: str, ours: list[SecretMatch]) -> list[SecretMatch]:
                 vs, ve = m.span()  # the token itself (a group, if any, is its prefix)
             if ve <= vs or MASK in text[vs:ve]:
                 continue
+            if plugin not in _VALUE_GROUP:
+                vs, ve = _token_run(text, vs, ve)
             if not any(o.value_start <= vs and ve <= o.value_end for o in ours):
                 out.append(SecretMatch(m.start(), m.end(), vs, ve, kind))
     return out
@@ -445,7 +549,7 @@ def _vendor_find(text: str, ours: list[SecretMatch]) -> list[SecretMatch]:
 # Finding and masking
 # ---------------------------------------------------------------------------------------------
 
-_OURS: tuple[Shape, ...] = (*SHAPES, *COMMAND_LINES, KEYED, *STATEMENTS)
+_OURS: tuple[Shape, ...] = (*SHAPES, *COMMAND_LINES, KEYED, LOOSE_KEYED, *STATEMENTS)
 
 #: What every vendor token has: a run of 16 token characters, or a URL's "://" (basic auth).
 #: Prose rarely has either, so detect-secrets' pass (67 µs a LoCoMo line) is mostly skipped.
@@ -469,10 +573,22 @@ def find_secrets(
         for shape in _OURS:
             if shape.pat in runnable:
                 shape.find(text, out)
-    if vendor and _TOKEN_RUN.search(text):
-        out += _vendor_find(text, out)
+    if any(m.kind == LOOSE_KEYED.kind for m in out):  # "token ghp_…": the shape says it
+        out = [m for m in out if m.kind != LOOSE_KEYED.kind or not _covered(m, out)]
+    if _TOKEN_RUN.search(text):
+        for shape in PEM_LINES:
+            shape.find(text, out)
+        if vendor:
+            out += _vendor_find(text, out)
     out.sort(key=lambda s: (s.start, s.value_start))
     return out
+
+
+def _covered(m: SecretMatch, found: list[SecretMatch]) -> bool:
+    """Whether another match's value holds ``m``'s value."""
+    return any(
+        o is not m and o.value_start <= m.value_start and m.value_end <= o.value_end for o in found
+    )
 
 
 def secret_regions(found: list[SecretMatch]) -> list[tuple[int, int]]:

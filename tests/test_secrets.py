@@ -190,11 +190,14 @@ def test_control_without_the_rule_the_credential_fact_is_recalled(credential_hom
     result = Memory(credential_home, model="classic", keep_fact=None).recall(
         "staging db postgres", k=10
     )
-    assert any("Sup3rS3cretPw" in r.node.text for r in result.picked)
+    # recalled without the rule — masked, as every output is (hostile pass of issue 13)
+    assert "the staging db is postgres://app:****@db.internal/app" in [
+        r.node.text for r in result.picked
+    ]
 
 
 def test_usage_and_trace_keep_masked_keys_whatever_the_filter(make_home) -> None:
-    """With the filter off (``keep_fact=None``), the line is delivered as written, but what
+    """With the filter off (``keep_fact=None``), the line is delivered (masked), and what
     outlives the call — the trace and usage.db keys — never holds the credential."""
     line = "the staging db is postgres://app:Sup3rS3cretPw@db.internal/app"
     home = make_home(memory=f"- {line}\n")
