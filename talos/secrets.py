@@ -83,13 +83,18 @@ class Shape:
     def find(self, text: str, out: list[SecretMatch]) -> None:
         """Append every accepted match in ``text`` to ``out``."""
         groups = self.pat.regex.groupindex
-        for m in self.pat.regex.finditer(text):
-            if self.accept is not None and not self.accept(m):  # type: ignore[operator]
-                continue
+        regex, pos = self.pat.regex, 0
+        while (m := regex.search(text, pos)) is not None:
             if "value" in groups:
                 vs, ve = m.span("value")
             else:
                 vs, ve = m.end("keep"), m.end()
+            # the next search starts inside this match's value, not after it: in "my password
+            # is Secret: aws_secret_access_key = wJalr…" the first match takes the name as its
+            # value, and a search from its end never saw the real secret (hypothesis found it)
+            pos = max(vs, m.start() + 1) if vs < m.end() else max(m.end(), m.start() + 1)
+            if self.accept is not None and not self.accept(m):  # type: ignore[operator]
+                continue
             if ve <= vs or (not self.prefix and MASK in text[vs:ve]):
                 continue  # nothing, or masked before: masking is idempotent
             if self.prefix:
@@ -645,8 +650,28 @@ def mask_secrets(text: str) -> str:
     whatever detect-secrets' vendor regexes find become ``****``. Everything else is unchanged,
     and masking is idempotent: ``mask_secrets(mask_secrets(s)) == mask_secrets(s)``.
     """
-    regions = secret_regions(find_secrets(text))
-    return mask_window(text, regions) if regions else text
+    return _fixpoint(text, vendor=True)
+
+
+def _fixpoint(text: str, vendor: bool) -> str:
+    """Mask until nothing more is found (at most :data:`_MASK_PASSES` passes): masking one
+    shape can uncover another (a private key block whose body was masked no longer keeps its
+    armour line as a public prefix, so a second pass masked the armour after ``password:``;
+    hypothesis found it), and the idempotence of :func:`mask_secrets` must hold by
+    construction, not by luck."""
+    for _ in range(_MASK_PASSES):
+        regions = secret_regions(find_secrets(text, vendor=vendor))
+        if not regions:
+            return text
+        masked = mask_window(text, regions)
+        if masked == text:
+            return text
+        text = masked
+    return text
+
+
+#: Passes of :func:`_fixpoint`; each one masks at least one more value, so the text shrinks.
+_MASK_PASSES = 8
 
 
 @functools.lru_cache(maxsize=65536)
@@ -654,8 +679,7 @@ def mask_known_secrets(text: str) -> str:
     """:func:`mask_secrets` with our patterns only: what the usage and trace keys are masked
     with on the recall path, which must not import detect-secrets (~200 ms a process, SPEC
     §11). A fact holding a credential either finds is withheld before it can be a key."""
-    regions = secret_regions(find_secrets(text, vendor=False))
-    return mask_window(text, regions) if regions else text
+    return _fixpoint(text, vendor=False)
 
 
 def holds_secret(text: str) -> bool:

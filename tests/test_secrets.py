@@ -247,3 +247,29 @@ def test_any_mix_is_masked_idempotently_and_no_reason_quotes_a_secret(
         if secret:
             assert secret not in masked
             assert secret not in reasons
+
+
+# == found by hypothesis (test_any_mix_is_masked_idempotently_and_no_reason_quotes_a_secret) ==
+
+
+def test_a_secret_inside_the_value_of_an_earlier_match_is_masked() -> None:
+    """The failing input: "my password is Secret" took "aws_secret_access_key" as its value,
+    and the search went on after it, so the AWS secret itself stayed visible."""
+    text = "my password is Secret: aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    assert mask_secrets(text) == "my password is Secret: **** = ****"
+    # variant: a token name as the stated value, then its own value
+    got = mask_secrets("the password is: GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+    assert "abcdefghij" not in got
+
+
+def test_masking_is_idempotent_when_one_shape_uncovers_another() -> None:
+    """The failing input: a private key block after "password:" kept its armour line as a
+    public prefix in the first pass, and a second pass masked the armour."""
+    text = (
+        "mysql -p prompts for the password: -----BEGIN RSA PRIVATE KEY-----\n"
+        "MIIEowIBAAKCAQEA1234567890abcdefghijklmnopqrstuvwxyzABCDEF\n"
+        "-----END RSA PRIVATE KEY-----"
+    )
+    once = mask_secrets(text)
+    assert once == "mysql -p prompts for the password: **** RSA PRIVATE KEY-----****"
+    assert mask_secrets(once) == once
