@@ -372,9 +372,10 @@ def shown_with_members(n: Node, lang: str = "en", limit: int = 2) -> str:
 
 
 def _header_path(path: str) -> str:
-    """A file path inside the body header's brackets: on one line, and each ``]`` escaped (it
-    would close the header early and leave the rest of the line outside it)."""
-    return one_line(path).replace("]", "\\]").replace("\uff3d", "\\\uff3d")
+    """A file path inside the body header's brackets: on one line, its labels quoted (the
+    header wraps in a terminal), and each ``]`` escaped (it would close the header early and
+    leave the rest of the line outside it)."""
+    return quote_labels(one_line(path)).replace("]", "\\]").replace("\uff3d", "\\\uff3d")
 
 
 def render_block(picks: Sequence[Pick], lang: str = "en") -> str:
@@ -407,7 +408,7 @@ def render_block(picks: Sequence[Pick], lang: str = "en") -> str:
             for m in n.members[:2]:
                 line = t["companion"].format(kind=t[m.kind], text=shown(m.text, lang))
                 if m.path and m.kind == "skill":
-                    line += t["companion_path"].format(path=one_line(m.path))
+                    line += t["companion_path"].format(path=quote_labels(one_line(m.path)))
                 out.append(line)
         elif n.kind == "skill":
             out.append(f"- [{t['skill']}] {shown(n.name or n.text, lang)}")
