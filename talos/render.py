@@ -37,6 +37,7 @@ byte for byte.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -207,15 +208,28 @@ def _unseen(ch: str) -> bool:
     )
 
 
+_LETTER_NAME = re.compile(r"(?:LATIN|REGIONAL INDICATOR)\b.*\b(?:LETTER|CAPITAL|SMALL) ([A-Z])$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _letter(ch: str) -> str:
+    """A Latin letter drawn another way as the letter a reader sees: small capitals (``ꜰ``),
+    squared, circled and negative ones (``🅵``), regional indicators (``🇫``) — by their
+    Unicode names, which the confusables data does not cover; any other character as is."""
+    m = _LETTER_NAME.search(unicodedata.name(ch, ""))
+    return m.group(1).lower() if m else ch
+
+
 def _read(text: str) -> str:
     """``text`` as a reader reads it: the escapes of unseen characters and the unseen
     characters themselves dropped (a blank read as a space), look-alike letters and
     compatibility forms folded (:func:`talos.safety.skeleton`, then NFKC: Cyrillic ``е`` →
-    ``e``, ``Ｅ`` → ``E``, ``﹇`` → ``[``), case folded, each run of spaces one space, no
-    leading space."""
+    ``e``, ``Ｅ`` → ``E``, ``﹇`` → ``[``; then :func:`_letter`: ``ꜰ`` → ``f``), case
+    folded, each run of spaces one space, no leading space."""
     text = _ESCAPE.sub("", text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", skeleton(text.translate(_BLANK_AS_SPACE)))
+        text = "".join(c if c.isascii() else _letter(c) for c in text)
     return _SPACES.sub(" ", text.casefold()).lstrip()
 
 
