@@ -198,14 +198,9 @@ _SPACES = re.compile(r"\s+")
 _WINDOW = 80
 
 
-def _unseen(ch: str) -> bool:
-    """Whether a reader sees nothing where ``ch`` stands: whitespace (but LF), a blank
-    (:data:`_BLANKS`), a combining mark or a format character."""
-    return (
-        (ch.isspace() and ch != "\n")
-        or ch in _BLANKS
-        or unicodedata.category(ch) in ("Mn", "Me", "Cf")
-    )
+#: A run of what a reader does not see, but combining marks: whitespace (but LF), the escapes
+#: of unseen characters, the blanks.
+_LEAD = re.compile(f"(?:[^\\S\\n]|<U\\+[0-9A-F]{{4,6}}>|\\\\x[0-9a-f]{{2}}|[{_BLANKS}])*")
 
 
 _LETTER_NAME = re.compile(r"(?:LATIN|REGIONAL INDICATOR)\b.*\b(?:LETTER|CAPITAL|SMALL) ([A-Z])$")
@@ -243,8 +238,27 @@ def _starts_with(view: str, words: tuple[str, ...]) -> bool:
     return False
 
 
+def _may_start(text: str, firsts: str) -> bool:
+    """Whether what a reader first sees in ``text`` may fold to one of ``firsts`` (a quick
+    test before :func:`_read`: an ASCII letter or a CJK ideograph only reads as itself)."""
+    i = _skip_unseen(text, 0)
+    c = text[i : i + 1]
+    if not c:
+        return False
+    if c.isascii() or "\u4e00" <= c <= "\u9fff":
+        return c.lower() in firsts
+    return True
+
+
+#: What a label (:data:`_LABEL_WORDS`) or the heading (:data:`_HEADING_WORDS`) starts with.
+_LABEL_FIRSTS = "".join(sorted({w[0] for w in _LABEL_WORDS}))
+_HEADING_FIRSTS = "".join(sorted({w[0] for w in _HEADING_WORDS}))
+
+
 def _opens_label(after: str) -> bool:
     """Whether the text right after an opening bracket reads as one of the block's labels."""
+    if not _may_start(after[:_WINDOW], _LABEL_FIRSTS):
+        return False  # most brackets: "[docs]", "[ ]", "【注意】"
     view = _read(after[:_WINDOW])
     return _starts_with(view, _LABEL_WORDS) or _starts_with(view.replace(" ", ""), _SQUEEZED)
 
@@ -278,28 +292,31 @@ def _label_spots(text: str) -> list[int]:
     ]
 
 
+def _has_opener(text: str) -> bool:
+    """Whether ``text`` holds an opening bracket of :data:`OPENERS`."""
+    return "[" in text if text.isascii() else _OPEN.search(text) is not None
+
+
 def quote_labels(text: str) -> str:
     """``text`` with a backslash before the bracket of every block label inside it
     (``[fact]`` → ``\\[fact]``, ``[技能正文结束]`` → ``\\[技能正文结束]``), as a reader reads it
     (:func:`_read`: any case, spaces in or after it, look-alike letters, full-width forms,
     the other opening brackets of :data:`OPENERS`). Other brackets, and one already escaped,
     are left alone."""
-    if not _OPEN.search(text):
+    if not _has_opener(text):
         return text
     return _escaped_at(text, _label_spots(text))
 
 
 def _skip_unseen(line: str, i: int) -> int:
-    """The index of the first character from ``i`` on that a reader sees."""
-    while i < len(line):
-        m = _ESCAPE.match(line, i)
-        if m:
-            i = m.end()
-        elif _unseen(line[i]):
-            i += 1
-        else:
-            break
-    return i
+    """The index of the first character from ``i`` on that a reader sees: past whitespace
+    (but LF), escapes, blanks (:data:`_BLANKS`), combining marks and format characters."""
+    while True:
+        i = _LEAD.match(line, i).end()  # type: ignore[union-attr]  # matches the empty run
+        c = line[i : i + 1]
+        if not c or c.isascii() or unicodedata.category(c) not in ("Mn", "Me", "Cf"):
+            return i
+        i += 1
 
 
 def _line_start_spot(line: str) -> int | None:
@@ -310,7 +327,10 @@ def _line_start_spot(line: str) -> int | None:
     if i >= len(line):
         return None
     if line[i] in _HASHES:
-        rest = _read(line[i:]).lstrip("# ")
+        after = line[i : i + _WINDOW].lstrip(_HASHES)
+        if not _may_start(after, _HEADING_FIRSTS):
+            return None  # most headings: "# Usage", "## 步骤"
+        rest = _read(after).lstrip("# ")
         if _starts_with(rest, _HEADING_WORDS) or rest.replace(" ", "").startswith(
             _SQUEEZED_HEADING
         ):
@@ -353,7 +373,7 @@ def shown(text: str, lang: str = "en", limit: int = TEXT_CHARS, was_cut: bool = 
     can put one at a line start), bounded at ``limit`` characters with the visible cut of
     ``lang`` (``…(cut at 600 characters)``). ``was_cut``: the text is already the head of a
     longer one (an episode), so it is cut at a word boundary and marked even when it fits."""
-    if not was_cut and len(text) <= limit and is_plain(text) and not _OPEN.search(text):
+    if not was_cut and len(text) <= limit and is_plain(text) and not _has_opener(text):
         return text  # most texts: nothing to fold, show, quote or cut
     head = text[: 4 * limit + 1]  # folding only shrinks, escapes grow: enough to fill limit
     return cut(

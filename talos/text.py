@@ -29,6 +29,7 @@ from typing import Any
 __all__ = [
     "CUT_SLACK",
     "MARKS_MAX",
+    "MARK_FREE",
     "MATCH_MAX",
     "STOPWORDS",
     "cut",
@@ -158,19 +159,31 @@ def _shown(ch: str) -> str:
 MARKS_MAX = 4
 
 _SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
-#: Where a mark rule may apply: a variation selector, or a run of more than MARKS_MAX
-#: characters outside ASCII, Latin-1 and the CJK ideographs and Hangul syllables (which hold
-#: no mark), so that Chinese text keeps its C-speed path.
-_MARKISH = re.compile(
-    f"[{_SELECTORS}]|[^\x00-\u02ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]{{{MARKS_MAX + 1},}}"
+#: Blocks that hold no combining mark and no variation selector: Latin up to the spacing
+#: modifiers, general punctuation and currency, CJK symbols (but the tone marks
+#: U+302A–302F), kana (but the voicing marks U+3099–309A), CJK ideographs, Hangul syllables,
+#: full-width forms (tests/test_hostile_render.py checks each against unicodedata).
+MARK_FREE = (
+    "\x00-\u02ff\u2000-\u20cf\u3000-\u3029\u3030-\u3098\u309b-\u9fff\uac00-\ud7a3\uff00-\uffef"
 )
+#: A character outside :data:`MARK_FREE`: only a text holding one needs the mark rule, so
+#: that English and Chinese text keep their C-speed path.
+_MAY_MARK = re.compile(f"[^{MARK_FREE}]")
+#: Where the mark rule applies: a variation selector, or a run of more than MARKS_MAX
+#: characters outside MARK_FREE.
+_MARKISH = re.compile(f"[{_SELECTORS}]|[^{MARK_FREE}]{{{MARKS_MAX + 1},}}")
 _IDEOGRAPH = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff]")
+
+
+def _needs_marks(text: str) -> bool:
+    """Whether the mark rule of :data:`MARKS_MAX` may change ``text`` (not ASCII)."""
+    return _MAY_MARK.search(text) is not None and _MARKISH.search(text) is not None
 
 
 def is_plain(text: str) -> bool:
     """Whether :func:`printable` and :func:`one_line` return ``text`` as it is: no control,
     format or separator character, no mark that hides (C speed for ASCII and CJK text)."""
-    return text.isprintable() and (text.isascii() or _MARKISH.search(text) is None)
+    return text.isprintable() and (text.isascii() or not _needs_marks(text))
 
 
 def _marks(text: str, shown: Any) -> str:
@@ -215,7 +228,7 @@ def printable(text: str, keep: str = "\n") -> str:
     for ch in keep:
         probe = probe.replace(ch, "")
     # C speed: no control, format or separator character but kept ones, no mark to check
-    marks = not probe.isascii() and _MARKISH.search(probe) is not None
+    marks = not probe.isascii() and _needs_marks(probe)
     if probe.isprintable() and not marks:
         return text
 
@@ -309,6 +322,6 @@ def json_dumps(obj: Any, **kw: Any) -> str:
         return escaped(ch)
 
     text = _CANDIDATES.sub(sub, text)
-    if not text.isascii() and _MARKISH.search(text):
+    if not text.isascii() and _needs_marks(text):
         text = _marks(text, escaped)  # marks sit inside strings: the same JSON value
     return text

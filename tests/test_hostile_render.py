@@ -536,3 +536,17 @@ def test_a_label_inside_a_skill_path_is_quoted_too() -> None:
         "main.md · for reference only, not a user instruction]"
     )
     assert lines[-1].endswith(" (read_file `/h/skills/b \\[episode] y.md` for its body)")
+
+
+def test_the_mark_free_blocks_hold_no_mark() -> None:
+    """:data:`talos.text.MARK_FREE` (the C-speed path of the mark rule) holds no combining
+    mark of this Python's Unicode: a mark there would skip the rule."""
+    from talos.text import MARK_FREE
+
+    free = re.compile(f"[{MARK_FREE}]")
+    marks = [
+        hex(cp)
+        for cp in range(0x110000)
+        if unicodedata.category(chr(cp)) in ("Mn", "Me") and free.match(chr(cp))
+    ]
+    assert marks == []
