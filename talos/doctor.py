@@ -557,7 +557,8 @@ def _check_view(
         add(Finding("dead", "info", "no forgetting suggestions: the usage counts cannot be read"))
         return
     items = [
-        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason}"
+        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason} "
+        f"({'frontmatter says source: ' if s.kind == 'skill' else 'tag says '}{s.src})"
         for s in dead
     ]
     if items:
@@ -575,6 +576,9 @@ def _check_view(
 
 
 def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
+    """Does the audit log agree with memory.md? An interrupted write is pending; a record
+    talos wrote that is gone, or a line it removed that is back, was an edit made outside
+    talos (issue 12.1); a record edited in place is worth knowing only."""
     af = paths.audit_file
     name = places.path(af)
     if not af.exists():
@@ -583,23 +587,36 @@ def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
     try:
         with _captured() as warned:
             problems = audit.verify(af, paths.memory_file)
+            edited = [
+                o.message for o in audit.outside_edits(af, paths.memory_file) if o.kind == "changed"
+            ]
     except OSError as e:
         add(Finding("audit", "warn", f"{name}: cannot read ({e.strerror})"))
         return
     items = [places.text(w) for w in warned] + [places.text(p) for p in problems]
+    mf = places.path(paths.memory_file)
     if items:
         add(
             Finding(
                 "audit",
                 "warn",
-                f"{name} and {places.path(paths.memory_file)} disagree",
-                _details(items),
-                hint="an interrupted write is settled by the next talos write; a line "
-                "deleted by hand comes back with talos restore ID",
+                f"{name} and {mf} disagree",
+                _details(items + [places.text(m) for m in edited]),
+                hint="an interrupted write is settled by the next talos write; for an edit "
+                "made outside talos each line says what to do (nothing, if you meant it)",
+            )
+        )
+    elif edited:
+        add(
+            Finding(
+                "audit",
+                "info",
+                f"{mf}: {_count(len(edited), 'record')} by talos edited outside talos since",
+                _details([places.text(m) for m in edited]),
             )
         )
     else:
-        add(Finding("audit", "ok", f"{name} agrees with {places.path(paths.memory_file)}"))
+        add(Finding("audit", "ok", f"{name} agrees with {mf}"))
 
 
 #: Days a failed hook stays worth a warning in ``talos doctor``.

@@ -87,9 +87,11 @@ def remember(
     """Append a fact to memory.md with its provenance, atomically.
 
     The write is audited and takes a lock. With --key, it supersedes older records of that key and
-    scope whose authority is not higher; late evidence (observed before the current record) goes to
-    history; a reflect write never replaces what the person (user) or a tool said: it is stored,
-    shadowed.
+    scope whose authority is not higher and whose validity overlaps; a value for a later window
+    (--from/--until) leaves the current one in force outside that window; late evidence (observed
+    before the current record) goes to history; a reflect write never replaces what the person
+    (user) or a tool said: it is stored, shadowed. Control characters (a line break, a tab, ESC)
+    are refused in the text and in every option.
 
     Examples:
       talos remember "editor = helix" --key editor
@@ -250,7 +252,8 @@ def resolve(
 
     The other records of KEY become superseded: their lines leave memory.md and are kept in the
     audit log (talos history KEY), so talos restore ID can bring one back. Ids are listed by talos
-    conflicts.
+    conflicts. The decision is made on memory.md as it is when the write happens: if another write
+    removed the record to keep meanwhile, nothing is changed (exit 1).
 
     Examples:
       talos conflicts
@@ -322,18 +325,23 @@ def restore(
 ) -> None:
     """Bring a removed line back into memory.md from the audit log.
 
-    Works for lines removed by supersede, resolve, forget or revoke, of an authorized scope;
-    a forgotten skill file comes back from .talos/trash/. The restore is audited too.
+    Works for lines removed by supersede, resolve, forget or revoke, and for a record talos wrote
+    that an edit outside talos removed (talos doctor names it), of an authorized scope; a
+    forgotten skill file comes back from .talos/trash/. The restored record is current again:
+    the records of its key that took its place are superseded in turn (restorable). The restore
+    is audited too.
 
     Examples:
       talos history editor
       talos restore Lc1bafd77f
     """
-    line = open_memory(home, scopes=scopes_from(scope)).restore(rid)
+    done = open_memory(home, scopes=scopes_from(scope)).restore_record(rid)
     if as_json:
-        emit("restore", {"id": rid, "line": line})
+        emit("restore", {"id": rid, "line": done.line, "superseded": list(done.superseded)})
         return
-    err.print(f"restored {shown(rid)}: {shown(line)}")
+    err.print(f"restored {shown(rid)}: {shown(done.line)}")  # the audit log's line: stored text
+    for other in done.superseded:
+        err.print(f"  superseded {other} (restorable: talos restore {other})")
 
 
 @handle_errors("revoke")
@@ -349,7 +357,7 @@ def revoke(
 
     The records are removed, audited and restorable. Provenance makes precise revocation possible:
     every line whose tag says ref=REF leaves memory.md, of the authorized scopes only; each is kept
-    in the audit log.
+    in the audit log. When no record carries REF, nothing is revoked and the command exits 1.
 
     Examples:
       talos revoke --ref msg:42
