@@ -27,6 +27,10 @@ is placed:
   of the block with a bracket;
 * a label inside a text shown on one line is quoted the same way: a terminal wraps a long
   line, and ``- [fact]`` in mid-text then starts a line a person reads as a fact of its own;
+* what a markdown reader would obey to hide or swallow the rest is neutralised: HTML
+  comments and ``<details>``/``<summary>`` tags get ``\\<``, in a body and in a one-line
+  text, and a code fence the body leaves open (its own, or cut by the bound) is closed
+  before the end marker;
 * every delivered text is bounded with a visible cut (:data:`TEXT_CHARS`, :data:`BODY_CHARS`,
   episodes at :data:`talos.sources.sessions.EPISODE_CHARS`), at a word boundary when one is
   near (:func:`talos.text.cut`).
@@ -354,30 +358,81 @@ def _fence_line(line: str) -> str:
     return _escaped_at(line, sorted(spots))
 
 
+#: HTML a markdown reader obeys that hides or swallows what follows it: a comment (until
+#: ``-->``, or the end of the page), a collapsible (``<details>``, ``<summary>``) and their
+#: closing tags. Its ``<`` gets a backslash (CommonMark's escape: shown, not obeyed).
+_HIDING_HTML = re.compile(r"<(?=!--|/?(?:details|summary)\b)", re.IGNORECASE)
+
+
+def _quote_html(text: str) -> str:
+    """``text`` with the ``<`` of each :data:`_HIDING_HTML` tag escaped (one already
+    escaped is left alone)."""
+    if "<" not in text:
+        return text
+    spots = [m.start() for m in _HIDING_HTML.finditer(text) if _unescaped(text, m.start())]
+    return _escaped_at(text, spots)
+
+
+#: A code fence line (CommonMark): up to 3 spaces, then 3 or more backticks or tildes.
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+
+
+def _closed_fence(text: str) -> str:
+    """``text`` with a closing fence line appended when it ends inside a code fence (its
+    own, or one the cut at :data:`BODY_CHARS` left open): else a markdown reader takes the
+    end marker and every later row of the block for code of the body."""
+    if "```" not in text and "~~~" not in text:
+        return text
+    opened = ""
+    for line in text.split("\n"):
+        m = _FENCE.fullmatch(line)
+        if m is None:
+            continue
+        run, rest = m.groups()
+        if not opened:
+            if not (run[0] == "`" and "`" in rest):  # a backtick fence's info has no backtick
+                opened = run
+        elif run[0] == opened[0] and len(run) >= len(opened) and not rest.strip():
+            opened = ""
+    if not opened:
+        return text
+    return text + ("" if text.endswith("\n") else "\n") + opened
+
+
 def block_body(body: str, lang: str = "en", was_cut: bool = False) -> str:
     """A skill body as it goes between the header and the end marker: its line breaks as LF,
     control and format characters visible (TAB kept: it is a code block's indentation and
     moves no cursor out of its line), labels quoted, every line that starts like a block line
     or imitates the heading escaped — after whatever a reader does not see at its start —,
-    then bounded at :data:`BODY_CHARS` with a visible cut."""
+    HTML that hides what follows escaped (:data:`_HIDING_HTML`), then bounded at
+    :data:`BODY_CHARS` with a visible cut, and a code fence left open closed."""
     text = printable(line_breaks_to_lf(body[: 4 * BODY_CHARS + 1]), keep="\n\t")
     if _OPEN_OR_HASH.search(text):
         text = "\n".join(map(_fence_line, text.split("\n")))
+    text = _quote_html(text)
     was_cut = was_cut or len(body) > 4 * BODY_CHARS + 1
-    return cut(text, BODY_CHARS, labels(lang)["cut"].format(n=BODY_CHARS), was_cut=was_cut)
+    mark = labels(lang)["cut"].format(n=BODY_CHARS)
+    return _closed_fence(cut(text, BODY_CHARS, mark, was_cut=was_cut))
 
 
 def shown(text: str, lang: str = "en", limit: int = TEXT_CHARS, was_cut: bool = False) -> str:
     """A stored text as any output shows it on one line (a block line, a table cell, a page):
     :func:`talos.text.one_line`, its labels quoted (:func:`quote_labels`: a terminal's wrap
-    can put one at a line start), bounded at ``limit`` characters with the visible cut of
-    ``lang`` (``…(cut at 600 characters)``). ``was_cut``: the text is already the head of a
-    longer one (an episode), so it is cut at a word boundary and marked even when it fits."""
-    if not was_cut and len(text) <= limit and is_plain(text) and not _has_opener(text):
+    can put one at a line start) and the HTML that hides text escaped, bounded at ``limit``
+    characters with the visible cut of ``lang`` (``…(cut at 600 characters)``). ``was_cut``:
+    the text is already the head of a longer one (an episode), so it is cut at a word
+    boundary and marked even when it fits."""
+    if (
+        not was_cut
+        and len(text) <= limit
+        and is_plain(text)
+        and not _has_opener(text)
+        and "<" not in text
+    ):
         return text  # most texts: nothing to fold, show, quote or cut
     head = text[: 4 * limit + 1]  # folding only shrinks, escapes grow: enough to fill limit
     return cut(
-        quote_labels(one_line(head)),
+        _quote_html(quote_labels(one_line(head))),
         limit,
         labels(lang)["cut"].format(n=limit),
         was_cut=was_cut or len(head) < len(text),
