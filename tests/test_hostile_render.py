@@ -115,6 +115,11 @@ def forged(line: str) -> str | None:
     head = _view(rest)
     if head.startswith("#") and head.lstrip("# ").startswith(("recalled memory", "回忆")):
         return "imitates the heading"
+    return opened_label(line)
+
+
+def opened_label(line: str) -> str | None:
+    """The label an unescaped bracket of ``line`` opens, as a reader reads it, if any."""
     for k, ch in enumerate(line):
         if unicodedata.normalize("NFKC", ch) in READER_OPENERS and (k == 0 or line[k - 1] != "\\"):
             after = _view(line[k + 1 : k + 40]).lstrip()
@@ -337,10 +342,12 @@ _TEXT = st.lists(_HOSTILE, max_size=14).map("".join)
 def test_no_body_line_reads_as_a_line_of_the_block(body, lang) -> None:
     """Whatever the body holds, a reader that skips what it cannot see and folds look-alikes
     finds no line inside the fence that starts with a bracket, opens a label or imitates the
-    heading, and the fence is closed by talos's end marker."""
+    heading, and the fence is closed by talos's end marker; shown on one line, the text opens
+    no label either."""
     node = Node("skill", "s", frozenset({"k"}), path="/h/s.md", body=body, name="s")
     block = render_block([Pick(node, 1.0, True)], lang)
     assert [ln for ln in body_lines(block, lang) if forged(ln)] == []
+    assert opened_label(shown(body, lang)) is None  # the same text on one line
 
 
 # -- item 2: what hides a text in a visible one ----------------------------------------------------
