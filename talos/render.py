@@ -28,9 +28,9 @@ is placed:
 * a label inside a text shown on one line is quoted the same way: a terminal wraps a long
   line, and ``- [fact]`` in mid-text then starts a line a person reads as a fact of its own;
 * what a markdown reader would obey to hide or swallow the rest is neutralised: HTML
-  comments and ``<details>``/``<summary>`` tags get ``\\<``, in a body and in a one-line
-  text, and a code fence the body leaves open (its own, or cut by the bound) is closed
-  before the end marker;
+  comments and ``<details>``/``<summary>`` tags get ``\\<`` anywhere in the block, and a
+  code fence the body leaves open (its own, or cut by the bound) is closed before the end
+  marker;
 * every delivered text is bounded with a visible cut (:data:`TEXT_CHARS`, :data:`BODY_CHARS`,
   episodes at :data:`talos.sources.sessions.EPISODE_CHARS`), at a word boundary when one is
   near (:func:`talos.text.cut`).
@@ -418,21 +418,15 @@ def block_body(body: str, lang: str = "en", was_cut: bool = False) -> str:
 def shown(text: str, lang: str = "en", limit: int = TEXT_CHARS, was_cut: bool = False) -> str:
     """A stored text as any output shows it on one line (a block line, a table cell, a page):
     :func:`talos.text.one_line`, its labels quoted (:func:`quote_labels`: a terminal's wrap
-    can put one at a line start) and the HTML that hides text escaped, bounded at ``limit``
+    can put one at a line start), bounded at ``limit``
     characters with the visible cut of ``lang`` (``…(cut at 600 characters)``). ``was_cut``:
     the text is already the head of a longer one (an episode), so it is cut at a word
     boundary and marked even when it fits."""
-    if (
-        not was_cut
-        and len(text) <= limit
-        and is_plain(text)
-        and not _has_opener(text)
-        and "<" not in text
-    ):
+    if not was_cut and len(text) <= limit and is_plain(text) and not _has_opener(text):
         return text  # most texts: nothing to fold, show, quote or cut
     head = text[: 4 * limit + 1]  # folding only shrinks, escapes grow: enough to fill limit
     return cut(
-        _quote_html(quote_labels(one_line(head))),
+        quote_labels(one_line(head)),
         limit,
         labels(lang)["cut"].format(n=limit),
         was_cut=was_cut or len(head) < len(text),
@@ -508,4 +502,6 @@ def render_block(picks: Sequence[Pick], lang: str = "en") -> str:
             elif n.src == "override":
                 line += t["override_note"]
             out.append(line)
-    return t["heading"] + "\n" + "\n".join(out)
+    # talos's own lines hold no HTML: this escapes what stored text brought (the markdown
+    # reader is the block's; a table or a message is read as text, its tags as they are)
+    return _quote_html(t["heading"] + "\n" + "\n".join(out))
