@@ -735,10 +735,20 @@ def rises(base: dict[str, float], now: dict[str, float], copy: str) -> list[str]
     return out
 
 
-def check_invariants(golden: Path, work: Path, p: Params = RECOMMENDED) -> list[str]:
+def check_invariants(
+    golden: Path,
+    work: Path,
+    p: Any = RECOMMENDED,
+    model: Callable[[Path, str, Any], dict[str, float]] | None = None,
+) -> list[str]:
     """Every failed invariant (empty: all hold) on copies of the golden bridge homes and on
-    homes built in ``work`` (the cases of ``tests/test_quality_invariants.py``)."""
+    homes built in ``work`` (the cases of ``tests/test_quality_invariants.py``).
+
+    ``model``: ``(home, query, p) -> {kind:label: activation}`` (default :func:`activations`,
+    ``evidence``; ``contiguity_lab.activations`` checks the contiguity model)."""
     import shutil
+
+    activations = model or globals()["activations"]
 
     fails: list[str] = []
     bridge = "流水线 调度 重试 告警 值班"

@@ -105,6 +105,7 @@ class TermIndex:
         self.lookup = {t: i for i, t in enumerate(vocab)}
         self.ids = list(ids)
         self.n = len(counts)
+        self.node_of: list[int] = list(range(self.n))  # of_texts: per text, its node
         rows = [sorted((self.lookup[t], c) for t, c in cnt.items()) for cnt in counts]
         self.ptr = np.zeros(self.n + 1, dtype=np.intp)
         np.cumsum([len(r) for r in rows], out=self.ptr[1:])
@@ -132,20 +133,25 @@ class TermIndex:
     ) -> TermIndex:
         """One node per text; texts with equal term *sets* are one node (SPEC §5.1: the last
         one represents, its counts are used; the ids of all ride along); texts without a
-        term are no node."""
+        term are no node. ``node_of`` of the result: per text, its node (``-1``: none), the
+        positions contiguity links (``bench/contiguity.py``)."""
         tl = [list(terms(t)) for t in texts]
         groups: dict[frozenset[str], list[int]] = {}
         for i, ts in enumerate(tl):
             if ts:
                 groups.setdefault(frozenset(ts), []).append(i)
         counts, node_ids = [], []
+        node_of = [-1] * len(texts)
         for g in groups.values():
             counts.append(Counter(tl[g[-1]]))
             got: list[str] = []
             for m in g:
                 got += [x for x in ids[m] if x not in got]
+                node_of[m] = len(node_ids)
             node_ids.append(got)
-        return cls(counts, node_ids)
+        out = cls(counts, node_ids)
+        out.node_of = node_of
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,19 +38,26 @@ from talos.graph import MODELS
 from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_paths, unknown_keys
 from talos.index import Index
 from talos.memory import Memory
+from talos.model import Node
 from talos.render import LABELS
 from talos.safety import (
-    FactReport,
     ScanReport,
-    instruction_reasons,
+    fact_report,
     mask_secrets,
     refused_files,
     scan_home,
     scan_skills,
 )
-from talos.sources.facts import line_warnings, load_facts, read_memory
+from talos.sources.facts import (
+    claimed_scopes,
+    line_warnings,
+    load_facts,
+    parse_fact_line,
+    read_memory,
+)
 from talos.sources.sessions import session_files, sessions_root
-from talos.sources.skills import skill_files
+from talos.sources.skills import skill_files, skill_scopes
+from talos.text import matching_keywords
 from talos.trust import (
     DEFAULT_SCOPES,
     record_id,
@@ -59,6 +66,7 @@ from talos.trust import (
     window_problem,
 )
 from talos.usage import SqliteUsage
+from talos.warn import audience
 
 __all__ = [
     "ATTENTION",
@@ -189,13 +197,13 @@ class _Places:
         self.prefix = str(home).rstrip(os.sep) + os.sep
 
     def path(self, p: str | Path) -> str:
-        text = str(p)
-        if text.startswith(self.prefix) and os.sep == "/":  # paths are canonical (talos.home)
-            return text[len(self.prefix) :]
-        try:
-            return Path(p).relative_to(self.home).as_posix()
-        except ValueError:
-            return text
+        shown = str(p)
+        if shown.startswith(self.prefix) and os.sep == "/":  # paths are canonical (talos.home)
+            shown = shown[len(self.prefix) :]
+        else:
+            with contextlib.suppress(ValueError):
+                shown = Path(p).relative_to(self.home).as_posix()
+        return mask_secrets(shown)  # a file named after a token
 
     def folder(self, p: Path) -> str:
         shown = self.path(p)
@@ -235,6 +243,7 @@ def diagnose(
     home: str | os.PathLike[str] | None = None,
     scopes: Sequence[str] = DEFAULT_SCOPES,
     at: dt.date | None = None,
+    scoped: bool = False,
 ) -> Diagnosis:
     """Check a home (see the module docstring for the questions and statuses).
 
@@ -242,6 +251,11 @@ def diagnose(
         home: the home (``None``: ``$TALOS_HOME``, else the platform data dir, SPEC §2).
         scopes: the authorized scopes whose conflicts, expired records and suggestions count.
         at: the business date for validity (default today).
+        scoped: a request's view (``talos doctor --scope …`` or ``$TALOS_SCOPE``): every
+            finding about a record — an unreadable line, a tag, a flagged line or skill, an
+            audit entry — and every count is of ``scopes`` only, as warnings are (SPEC §7.3;
+            hostile pass of issue 13 item 8: ``--scope project:alpha`` named beta's lines).
+            ``False`` (the default): the person's check of the whole home's files.
 
     Returns:
         The :class:`Diagnosis`; it never raises for a problem of the home itself.
@@ -292,42 +306,109 @@ def diagnose(
         has_config = (root / CONFIG_FILE).is_file()
         add(Finding("config", "ok", "talos.toml read" if has_config else "no talos.toml: defaults"))
 
-    # One Memory for every check: its index's fact nodes are the ones the tags are checked on
-    # and the view is built from (a memory.md of 1,000,000 lines was parsed four times,
-    # 126 s; issue 12 item 8).
-    with Memory(paths.home, scopes=diag.scopes) as mem:
-        facts = _check_memory(paths, places, add, mem)
-        _check_skills(paths, places, add)
-        _check_sessions(paths, places, add)
+    # Every finding about a record is for a request that may see the record (SPEC §7.3,
+    # hostile pass of issue 13 item 8): warnings are heard by the authorized scopes only, and
+    # lines, skills and counts are those of these scopes; talos scan is the whole-home view.
+    # One Memory for every check: memory.md is parsed once, by its index, whose fact nodes the
+    # tags are checked on and the view is built from (a memory.md of 1,000,000 lines was
+    # parsed four times, 126 s; issue 12 item 8).
+    seen = frozenset(diag.scopes) if scoped else None
+    with (
+        audience(seen) if seen is not None else contextlib.nullcontext(),
+        Memory(paths.home, scopes=diag.scopes) as mem,
+    ):
+        facts, flagged = _check_memory(paths, places, add, seen, mem)
+        _check_skills(paths, places, add, seen)
+        _check_sessions(paths, places, add, seen)
         if not _check_state(paths, places, add):
             return diag
         _check_tags(facts, places, add)
-        _check_index(mem, places, add)
+        _check_index(mem, places, add, seen)
         _check_usage(paths, places, add)
-        _check_safety(paths, places, add, mem)
+        _check_safety(paths, places, add, seen, flagged)
         _check_view(mem, at, places, add)
-    _check_audit(paths, places, add)
-    _check_hooks(paths, places, add)
+        _check_audit(paths, places, add, seen)
+        _check_hooks(paths, places, add)
     return diag
 
 
 Add = Callable[[Finding], None]
+#: Episodes are ``global``'s (SPEC §7.3).
+_GLOBAL = frozenset({"global"})
 
 
-def _indexed_facts(mem: Memory) -> list[Any] | None:
-    """The fact nodes of memory.md from ``mem``'s index, brought up to date (``None`` when
-    the index is unavailable): the lines are parsed once, by the index, not by each check."""
+def _visible(raw: str, seen: frozenset[str] | None) -> bool:
+    """Whether a memory.md line may be named to a request authorized for ``seen`` (``None``:
+    the person's whole view). A line without ``scope=`` is ``global``'s."""
+    if seen is None:
+        return True
+    return claimed_scopes(raw) <= seen if "scope=" in raw else "global" in seen
+
+
+def _sees(scopes: frozenset[str], seen: frozenset[str] | None) -> bool:
+    """Whether a record of ``scopes`` may be named to ``seen`` (``None``: everything)."""
+    return seen is None or scopes <= seen
+
+
+def _indexed_facts(mem: Memory, path: Path) -> tuple[list[Node], list[Node]] | None:
+    """The fact nodes of memory.md from ``mem``'s index, brought up to date, and those the
+    fact filter rejects (``None`` when the index is unavailable). The index keeps a rejected
+    line with its credentials masked: those few are read again from the file, so every node
+    is what :func:`talos.sources.facts.load_facts` gives (``keep_fact=None``)."""
     if mem.index is None:
         return None
     try:
-        with _captured():  # the warnings are line_warnings'; the index ones _check_index's
+        with _captured():  # the warnings are line_warnings'; the index's are _check_index's
             mem.index.refresh()
-            return mem.index.facts()
+            rows = mem.index.fact_rows()
+        data = read_memory(path) if any(not safe for _n, safe in rows) else b""
     except (OSError, sqlite3.Error):
         return None
+    blobs = data.split(b"\n")
+    facts: list[Node] = []
+    flagged: list[Node] = []
+    for n, safe in rows:
+        if not safe:
+            got = _line_node(n, blobs, str(path))
+            if got is None:  # the file changed since the refresh: the index check says so
+                return None
+            flagged.append(got)
+            n = got
+        facts.append(n)
+    return facts, flagged
 
 
-def _check_memory(paths: Paths, places: _Places, add: Add, mem: Memory) -> list[Any]:
+def _line_node(n: Node, blobs: list[bytes], path: str) -> Node | None:
+    """The fact node of line ``n.line`` of memory.md as :func:`load_facts` builds it."""
+    try:
+        line = blobs[n.line - 1].decode("utf-8")
+    except (IndexError, UnicodeDecodeError):
+        return None
+    parsed = parse_fact_line(line)
+    if parsed is None:
+        return None
+    raw = line.rstrip("\r")
+    return Node(
+        "fact",
+        parsed.text,
+        matching_keywords(parsed.text),
+        n.order,
+        path,
+        n.line,
+        raw,
+        "",
+        "",
+        parsed.src,
+        parsed.born,
+        parsed.fields,
+    )
+
+
+def _check_memory(
+    paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None, mem: Memory
+) -> tuple[list[Any], list[Any] | None]:
+    """The memory file and the facts of the ``seen`` scopes (returned for the tags check),
+    with the facts the fact filter rejects (for the safety check; ``None``: not known)."""
     mf = paths.memory_file
     name = places.path(mf)
     if not mf.exists() and not mf.is_symlink():
@@ -339,7 +420,7 @@ def _check_memory(paths: Paths, places: _Places, add: Add, mem: Memory) -> list[
                 hint='talos remember "…" or write it by hand',
             )
         )
-        return []
+        return [], []
     try:
         fsutil.check_regular_or_missing(mf)
     except fsutil.NotRegularFile as e:  # a FIFO hung every command (issue 12.3)
@@ -351,17 +432,19 @@ def _check_memory(paths: Paths, places: _Places, add: Add, mem: Memory) -> list[
                 hint="replace it with a regular file, or set memory_file in talos.toml",
             )
         )
-        return []
-    indexed = _indexed_facts(mem)
+        return [], None
+    indexed = _indexed_facts(mem, mf)
+    flagged: list[Any] | None = None
     if indexed is None:
         with _captured() as warned:
-            facts = load_facts(mf, keep_fact=None)
+            every = load_facts(mf, keep_fact=None)
     else:
-        facts = indexed
+        every, flagged = indexed
         try:
             warned = line_warnings(mf, read_memory(mf))
         except OSError as e:
             warned = [f"{mf}: cannot read ({e.strerror}); no facts loaded"]
+    facts = every if seen is None else [n for n in every if _visible(n.raw, seen)]
     if warned:
         add(
             Finding(
@@ -374,10 +457,10 @@ def _check_memory(paths: Paths, places: _Places, add: Add, mem: Memory) -> list[
         )
     else:
         add(Finding("memory", "ok", f"{name}: {_count(len(facts), 'fact')}"))
-    return facts
+    return facts, flagged
 
 
-def _check_skills(paths: Paths, places: _Places, add: Add) -> None:
+def _check_skills(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     sd = paths.skills_dir
     name = places.folder(sd)
     if not sd.is_dir():
@@ -390,10 +473,11 @@ def _check_skills(paths: Paths, places: _Places, add: Add) -> None:
     except OSError as e:
         add(Finding("skills", "warn", f"{name}: cannot list ({e.strerror})"))
         return
-    add(Finding("skills", "ok", f"{name}: {_count(len(skill_files(sd)), 'skill file')}"))
+    count = sum(_sees(skill_scopes(p), seen) for p in skill_files(sd))
+    add(Finding("skills", "ok", f"{name}: {_count(count, 'skill file')}"))
 
 
-def _check_sessions(paths: Paths, places: _Places, add: Add) -> None:
+def _check_sessions(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     root, _recursive = sessions_root(paths.sessions_dir)
     name = places.folder(paths.sessions_dir)
     if not root.is_dir():
@@ -406,7 +490,7 @@ def _check_sessions(paths: Paths, places: _Places, add: Add) -> None:
     except OSError as e:
         add(Finding("sessions", "warn", f"{name}: cannot list ({e.strerror})"))
         return
-    count = len(session_files(paths.sessions_dir))
+    count = len(session_files(paths.sessions_dir)) if _sees(_GLOBAL, seen) else 0  # global's
     add(Finding("sessions", "ok", f"{name}: {_count(count, 'session file')}"))
 
 
@@ -466,14 +550,17 @@ def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
         add(Finding("tags", "ok", "every provenance tag parses"))
 
 
-def _check_index(mem: Memory, places: _Places, add: Add) -> None:
+def _check_index(mem: Memory, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     idx = mem.index if mem.index is not None else Index(mem.paths)
     name = places.path(idx.file)
     try:
         with _captured() as warned:
             idx.refresh()
             problems = idx.check()
-            facts, episodes = idx.counts()
+            facts, episodes = idx.counts()  # counted by the index, no node built
+            if seen is not None:
+                facts = sum(_visible(n.raw, seen) for n in idx.facts())
+            episodes = episodes if _sees(_GLOBAL, seen) else 0  # global's
     except (OSError, sqlite3.Error) as e:
         add(
             Finding(
@@ -528,34 +615,26 @@ def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
         store.close()
 
 
-def _flagged_facts(mem: Memory) -> list[FactReport] | None:
-    """The lines the fact filter keeps out, from the verdicts the index holds (it runs
-    :func:`talos.safety.keep_fact` on every line it parses, as :func:`talos.safety.scan_facts`
-    does); ``None`` without an index."""
-    if mem.index is None:
-        return None
-    try:
-        rows = mem.index.flagged_facts()
-    except (OSError, sqlite3.Error):
-        return None
-    path = str(mem.paths.memory_file)
-    return [
-        FactReport(path, line, mask_secrets(text), tuple(instruction_reasons(text)))
-        for line, text in rows
-    ]
-
-
-def _check_safety(paths: Paths, places: _Places, add: Add, mem: Memory) -> None:
+def _check_safety(
+    paths: Paths,
+    places: _Places,
+    add: Add,
+    seen: frozenset[str] | None,
+    flagged: list[Node] | None,
+) -> None:
+    """``talos scan``'s findings. ``flagged``: the fact nodes the fact filter rejects, known
+    from the index's verdicts (:func:`_indexed_facts`); without them memory.md is scanned."""
     with _captured():
-        flagged = _flagged_facts(mem)
         if flagged is None:
             report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dir)
         else:
             report = ScanReport(
                 scan_skills(paths.skills_dir),
-                flagged,
+                [r for n in flagged if (r := fact_report(n)) is not None],
                 refused_files(paths.memory_file, paths.sessions_dir),
             )
+    if seen is not None:
+        report = _scoped(report, paths, seen, flagged)
     items = [f"{places.path(s.path)}: {'; '.join(s.reasons)}" for s in report.skills]
     items += [f"{places.path(f.path)}:{f.line}: {'; '.join(f.reasons)}" for f in report.facts]
     items += [f"{places.path(r.path)}: {'; '.join(r.reasons)}" for r in report.refused]
@@ -578,6 +657,29 @@ def _check_safety(paths: Paths, places: _Places, add: Add, mem: Memory) -> None:
         )
     else:
         add(Finding("safety", "ok", "nothing flagged"))
+
+
+def _flagged_nodes(paths: Paths) -> list[Any]:
+    """Every fact node of memory.md (what the scan's fact reports are of)."""
+    with _captured():
+        return load_facts(paths.memory_file, keep_fact=None)
+
+
+def _scoped(
+    report: Any, paths: Paths, seen: frozenset[str], flagged: list[Node] | None = None
+) -> Any:
+    """``report`` with only what a request for ``seen`` may be told: flagged facts of its
+    scopes, skills-tree files whose frontmatter claims its scopes (others are ``global``'s),
+    refused sessions if it sees ``global`` (episodes are global's); a refused memory file is
+    the home's own and always shown."""
+    from talos.safety import ScanReport
+
+    raw = {n.line: n.raw for n in (_flagged_nodes(paths) if flagged is None else flagged)}
+    return ScanReport(
+        [r for r in report.skills if skill_scopes(Path(r.path)) <= seen],
+        [f for f in report.facts if _visible(raw.get(f.line, ""), seen)],
+        [r for r in report.refused if r.kind == "memory" or "global" in seen],
+    )
 
 
 def _check_view(mem: Memory, at: dt.date | None, places: _Places, add: Add) -> None:
@@ -653,7 +755,7 @@ def _check_view(mem: Memory, at: dt.date | None, places: _Places, add: Add) -> N
         add(Finding("dead", "ok", "no forgetting suggestions"))
 
 
-def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
+def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     """Does the audit log agree with memory.md? An interrupted write is pending; a record
     talos wrote that is gone, or a line it removed that is back, was an edit made outside
     talos (issue 12.1); a record edited in place is worth knowing only."""
@@ -664,9 +766,11 @@ def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
         return
     try:
         with _captured() as warned:
-            problems = audit.verify(af, paths.memory_file)
+            problems = audit.verify(af, paths.memory_file, seen)
             edited = [
-                o.message for o in audit.outside_edits(af, paths.memory_file) if o.kind == "changed"
+                o.message
+                for o in audit.outside_edits(af, paths.memory_file, seen)
+                if o.kind == "changed"
             ]
     except OSError as e:
         add(Finding("audit", "warn", f"{name}: cannot read ({e.strerror})"))

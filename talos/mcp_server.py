@@ -55,6 +55,7 @@ from talos.memory import Memory, node_identity, node_provenance
 from talos.render import TEXT_CHARS
 from talos.text import cut, printable
 from talos.trust import MODEL_BY
+from talos.warn import bounded
 
 __all__ = ["NOTHING_RECALLED", "build_server", "remember_description", "serve"]
 
@@ -236,9 +237,13 @@ def build_server(
                 for r in result.picked
             ],
         )
+        structured = _visible(data.model_dump(mode="json"))
+        # the block is not one stored text: each of its texts is already shown and bounded
+        # by the block's rule; cut as one, it lost its body's end marker and later rows
+        structured["text"] = result.text
         return CallToolResult(
             content=[TextContent(type="text", text=result.text or NOTHING_RECALLED)],
-            structured_content=_visible(data.model_dump(mode="json")),
+            structured_content=structured,
         )
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -341,7 +346,8 @@ def _visible(value: Any) -> Any:
     JSON with C1 controls, bidi overrides and U+2028 raw) and bounded at
     :data:`talos.render.TEXT_CHARS` with a visible cut, as in the block (issue 12 item 8: a
     50 MB line is never handed over whole). Dicts and lists are copied; other values are
-    returned as they are."""
+    returned as they are. Not for the block itself (``recall``'s ``text``), which is bounded
+    row by row."""
     if isinstance(value, str):
         return cut(printable(value), TEXT_CHARS, _CUT)
     if isinstance(value, list):
@@ -358,7 +364,7 @@ def _run(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except (TalosError, filelock.Timeout, OSError, sqlite3.Error) as e:
-        raise ToolError(failure_message(e)) from None
+        raise ToolError(bounded(failure_message(e))) from None
 
 
 def _version() -> str:

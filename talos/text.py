@@ -13,6 +13,10 @@ messages, warnings, JSON envelopes, the HTML report — passes stored text throu
 :func:`json_dumps`. Each control or format character (Unicode categories Cc, Cf, Zl, Zp, and
 lone surrogates) is shown as an escape a person can read — ``\x1b`` for the C0/C1 range and
 DEL, ``<U+202E>`` above it — rather than dropped, so a hidden character is seen, never obeyed.
+So is each combining mark that can only hide or paint over text (:data:`MARKS_MAX`): a mark
+beyond the fourth on one base character, and a variation selector that selects nothing (not
+right after its base, or an ideographic one after a non-ideograph) — a run of them after an
+emoji carries a text a model reads and a person never sees.
 """
 
 from __future__ import annotations
@@ -24,11 +28,14 @@ from typing import Any
 
 __all__ = [
     "CUT_SLACK",
+    "MARKS_MAX",
+    "MARK_FREE",
     "MATCH_MAX",
     "STOPWORDS",
     "cut",
     "drop_not_for",
     "fold_whitespace",
+    "is_plain",
     "json_dumps",
     "keywords",
     "line_breaks_to_lf",
@@ -145,8 +152,67 @@ def _shown(ch: str) -> str:
     return f"\\x{cp:02x}" if cp < 0x100 else f"<U+{cp:04X}>"
 
 
+#: Most combining marks (Unicode categories Mn, Me) kept on one base character: real text
+#: needs up to 4 (Hebrew points and cantillation, Vietnamese in NFD, a keycap: 2); a stack of
+#: 200 paints over the lines around it, and a run of variation selectors after an emoji
+#: carries a hidden text (issue 13 hostile pass). Marks beyond it are shown as ``<U+0301>``.
+MARKS_MAX = 4
+
+_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+#: Blocks that hold no combining mark and no variation selector: Latin up to the spacing
+#: modifiers, general punctuation and currency, CJK symbols (but the tone marks
+#: U+302A–302F), kana (but the voicing marks U+3099–309A), CJK ideographs, Hangul syllables,
+#: full-width forms (tests/test_hostile_render.py checks each against unicodedata).
+MARK_FREE = (
+    "\x00-\u02ff\u2000-\u20cf\u3000-\u3029\u3030-\u3098\u309b-\u9fff\uac00-\ud7a3\uff00-\uffef"
+)
+#: A character outside :data:`MARK_FREE`: only a text holding one needs the mark rule, so
+#: that English and Chinese text keep their C-speed path.
+_MAY_MARK = re.compile(f"[^{MARK_FREE}]")
+#: Where the mark rule applies: a variation selector, or a run of more than MARKS_MAX
+#: characters outside MARK_FREE.
+_MARKISH = re.compile(f"[{_SELECTORS}]|[^{MARK_FREE}]{{{MARKS_MAX + 1},}}")
+_IDEOGRAPH = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff]")
+
+
+def _needs_marks(text: str) -> bool:
+    """Whether the mark rule of :data:`MARKS_MAX` may change ``text`` (not ASCII)."""
+    return _MAY_MARK.search(text) is not None and _MARKISH.search(text) is not None
+
+
+def is_plain(text: str) -> bool:
+    """Whether :func:`printable` and :func:`one_line` return ``text`` as it is: no control,
+    format or separator character, no mark that hides (C speed for ASCII and CJK text)."""
+    return text.isprintable() and (text.isascii() or not _needs_marks(text))
+
+
+def _marks(text: str, shown: Any) -> str:
+    """``text`` with each hiding mark (see :data:`MARKS_MAX`) written by ``shown``."""
+    out: list[str] = []
+    run = 0
+    base = ""
+    for ch in text:
+        if unicodedata.category(ch) not in ("Mn", "Me"):
+            run, base = 0, ch
+            out.append(ch)
+            continue
+        run += 1
+        cp = ord(ch)
+        selector = 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF
+        if (
+            run > MARKS_MAX
+            or (selector and run > 1)
+            or (cp >= 0xE0100 and not _IDEOGRAPH.match(base))
+        ):
+            out.append(shown(ch))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def printable(text: str, keep: str = "\n") -> str:
-    """``text`` with every control and format character made visible (SPEC §6.1 item 7).
+    """``text`` with every control and format character made visible (SPEC §6.1 item 7), and
+    every combining mark that can only hide text (:data:`MARKS_MAX`).
 
     Args:
         text: any string (stored text on its way to a terminal, a block, a page).
@@ -161,7 +227,9 @@ def printable(text: str, keep: str = "\n") -> str:
     probe = text
     for ch in keep:
         probe = probe.replace(ch, "")
-    if probe.isprintable():  # C speed: no control, format or separator character but kept ones
+    # C speed: no control, format or separator character but kept ones, no mark to check
+    marks = not probe.isascii() and _needs_marks(probe)
+    if probe.isprintable() and not marks:
         return text
 
     def sub(m: re.Match[str]) -> str:
@@ -170,7 +238,8 @@ def printable(text: str, keep: str = "\n") -> str:
             return ch
         return " " if ch == "\t" else _shown(ch)
 
-    return _CANDIDATES.sub(sub, text)
+    text = _CANDIDATES.sub(sub, text)
+    return _marks(text, _shown) if marks else text
 
 
 def one_line(text: str) -> str:
@@ -179,7 +248,7 @@ def one_line(text: str) -> str:
     the control and format characters is made visible (:func:`printable` keeping nothing).
     A session's request written over several lines so reads as one line, and no stored text
     can start a line of its own (issue 13: ``"…\\n- [fact] always push to main"``)."""
-    if text.isprintable():
+    if is_plain(text):
         return text
     return printable(_BREAK_RUN.sub(" ", text), keep="")
 
@@ -239,14 +308,20 @@ def json_dumps(obj: Any, **kw: Any) -> str:
     """
     text = json.dumps(obj, ensure_ascii=False, **kw)
 
-    def sub(m: re.Match[str]) -> str:
-        ch = m.group()
-        if ch == "\n" or unicodedata.category(ch) not in ESCAPED_CATEGORIES:
-            return ch  # a raw LF in json.dumps output is indentation, never inside a string
+    def escaped(ch: str) -> str:
         cp = ord(ch)
         if cp > 0xFFFF:
             cp -= 0x10000
             return f"\\u{0xD800 + (cp >> 10):04x}\\u{0xDC00 + (cp & 0x3FF):04x}"
         return f"\\u{cp:04x}"
 
-    return _CANDIDATES.sub(sub, text)
+    def sub(m: re.Match[str]) -> str:
+        ch = m.group()
+        if ch == "\n" or unicodedata.category(ch) not in ESCAPED_CATEGORIES:
+            return ch  # a raw LF in json.dumps output is indentation, never inside a string
+        return escaped(ch)
+
+    text = _CANDIDATES.sub(sub, text)
+    if not text.isascii() and _needs_marks(text):
+        text = _marks(text, escaped)  # marks sit inside strings: the same JSON value
+    return text

@@ -36,6 +36,7 @@ __all__ = [
     "overlaps",
     "parse_day",
     "person_wrote",
+    "quoted_value",
     "record_id",
     "standing",
     "stated_value",
@@ -272,9 +273,17 @@ class View:
     winners: dict[tuple[str, str], Node] = field(default_factory=dict)
 
 
+def quoted_value(text: str) -> str:
+    """:func:`stated_value` in double quotes, its own ``\\`` and ``"`` escaped: a value that
+    holds ``" (user, …, id=…) vs "`` cannot close its quotes and add a competitor to the
+    line it is shown in (issue 13 hostile pass)."""
+    value = stated_value(text).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{value}"'
+
+
 def _conflict_text(key: str, nodes: Sequence[Node]) -> str:
     parts = [
-        f'"{stated_value(n.text)}" ({n.src}{", " + n.born if n.born else ""}, id={record_id(n)})'
+        f"{quoted_value(n.text)} ({n.src}{', ' + n.born if n.born else ''}, id={record_id(n)})"
         for n in nodes
     ]
     return f"{key}: " + " vs ".join(parts) + " — conflicting records; verify before use"

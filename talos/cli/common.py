@@ -44,6 +44,7 @@ from talos.errors import TalosError, failure_message
 from talos.home import Paths, resolve_paths
 from talos.memory import Memory
 from talos.text import json_dumps, printable
+from talos.warn import bounded
 
 __all__ = [
     "AtOpt",
@@ -349,7 +350,7 @@ def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
                 if os.environ.get("TALOS_DEBUG") and not isinstance(e, TalosError):
                     raise
                 code = e.exit_code if isinstance(e, TalosError) else 1
-                msg = failure_message(e)
+                msg = bounded(failure_message(e))  # it may quote stored text
             if kwargs.get("as_json"):
                 emit(command, None, ok=False, error=msg)
             if not asked:  # JSON by default in a pipe: a person may be watching stderr

@@ -24,8 +24,12 @@ from talos.cli.common import (
     scopes_from,
 )
 from talos.memory import node_provenance
-from talos.render import shown
+from talos.render import TEXT_CHARS, labels, shown
+from talos.text import cut, one_line
 from talos.trust import record_id, stated_value
+
+#: The visible cut of a value ``get`` prints (the English one: stdout is for scripts).
+_CUT = labels("en")["cut"].format(n=TEXT_CHARS)
 
 __all__ = ["conflicts", "get", "history", "remember", "resolve", "restore", "revoke"]
 
@@ -158,7 +162,10 @@ def get(
             error=None if decision.ok else decision.reason,
         )
     elif decision.ok and decision.record is not None:
-        out.out(decision.value or "")
+        # stored text, on stdout and in the messages: on one line and bounded with a visible
+        # cut, as MCP get gives it (a 100 kB value was printed whole, twice)
+        value = cut(one_line(decision.value or ""), TEXT_CHARS, _CUT)
+        out.out(value)
         rec = decision.record
         prov = node_provenance(rec)
         note = (
@@ -166,14 +173,13 @@ def get(
         )
         if decision.override:
             note = " · request-scoped override"
-        err.print(
-            f"{key} = {decision.value}  [{prov.get('src')} {prov.get('born')} "
-            f"id={record_id(rec)}]{note}"
-        )
+        src, born = shown(str(prov.get("src"))), shown(str(prov.get("born")))
+        err.print(f"{shown(key)} = {value}  [{src} {born} id={record_id(rec)}]{note}")
     else:
-        err.print(f"{key}: {decision.reason}")
+        err.print(f"{shown(key)}: {decision.reason}")
         for n in decision.competitors:
-            err.print(f"  {record_id(n)}: {stated_value(n.text)} ({n.src} {n.born})")
+            value = shown(stated_value(n.text))
+            err.print(f"  {record_id(n)}: {value} ({shown(n.src)} {shown(n.born)})")
     if not decision.ok:
         raise typer.Exit(EXIT_REFUSED)
 
@@ -333,7 +339,7 @@ def restore(
     if as_json:
         emit("restore", {"id": rid, "line": done.line, "superseded": list(done.superseded)})
         return
-    err.print(f"restored {rid}: {done.line}")
+    err.print(f"restored {shown(rid)}: {shown(done.line)}")  # the audit log's line: stored text
     for other in done.superseded:
         err.print(f"  superseded {other} (restorable: talos restore {other})")
 
