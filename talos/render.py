@@ -41,7 +41,6 @@ byte for byte.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Sequence
