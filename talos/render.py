@@ -41,14 +41,13 @@ byte for byte.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from talos.model import Node
-from talos.safety import skeleton
+from talos.safety import letter_by_name, skeleton
 from talos.sources.sessions import EPISODE_CHARS
 from talos.text import MATCH_MAX, cut, is_plain, line_breaks_to_lf, one_line, printable
 
@@ -207,16 +206,12 @@ _WINDOW = 80
 _LEAD = re.compile(f"(?:[^\\S\\n]|<U\\+[0-9A-F]{{4,6}}>|\\\\x[0-9a-f]{{2}}|[{_BLANKS}])*")
 
 
-_LETTER_NAME = re.compile(r"(?:LATIN|REGIONAL INDICATOR)\b.*\b(?:LETTER|CAPITAL|SMALL) ([A-Z])$")
-
-
-@functools.lru_cache(maxsize=4096)
 def _letter(ch: str) -> str:
-    """A Latin letter drawn another way as the letter a reader sees: small capitals (``ꜰ``),
-    squared, circled and negative ones (``🅵``), regional indicators (``🇫``) — by their
-    Unicode names, which the confusables data does not cover; any other character as is."""
-    m = _LETTER_NAME.search(unicodedata.name(ch, ""))
-    return m.group(1).lower() if m else ch
+    """A Latin letter drawn another way as the letter a reader sees (small capitals ``ꜰ``,
+    squared, circled and negative ones ``🅵``, regional indicators ``🇫``), by the rule the
+    instruction filter reads them with (:func:`talos.safety.letter_by_name`); any other
+    character as is."""
+    return letter_by_name(ch) or ch
 
 
 def _read(text: str) -> str:

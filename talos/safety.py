@@ -112,13 +112,30 @@ def _confusable_map() -> dict[str, str]:
 
 
 #: Unicode names of letters that read as one Latin letter but that neither compatibility
-#: decomposition nor the confusables data maps to it: small capitals (``ɢ``, ``ᴇ``),
-#: parenthesized and circled letters, regional indicators (``🇮``). Hostile pass of issue 13.
+#: decomposition nor the confusables data maps to it: small capitals (``ɢ``, ``ꜰ``),
+#: parenthesized, circled, squared and negative squared letters (``🅸``), regional indicators
+#: (``🇮``), modifier letters. Hostile passes of issue 13 (the instruction filter and the block's
+#: labels read them alike: :func:`letter_by_name` serves both).
 _LETTER_NAME = re.compile(
-    r"^(?:LATIN (?:LETTER SMALL CAPITAL|SMALL CAPITAL LETTER)|PARENTHESIZED LATIN SMALL LETTER"
-    r"|CIRCLED LATIN (?:SMALL|CAPITAL) LETTER|REGIONAL INDICATOR SYMBOL LETTER"
-    r"|MODIFIER LETTER (?:SMALL |CAPITAL )?(?:CAPITAL )?) ([A-Z])$"
+    r"^(?:[A-Z ]*\b)?(?:LATIN|REGIONAL INDICATOR SYMBOL|MODIFIER)\b.*\b(?:LETTER|CAPITAL|SMALL)"
+    r" ([A-Z])$"
 )
+
+
+@functools.lru_cache(maxsize=65536)
+def letter_by_name(char: str) -> str | None:
+    """The ASCII letter a reader sees in ``char`` when its Unicode name says it is a Latin
+    letter drawn another way (:data:`_LETTER_NAME`; upper case for a capital one, lower case
+    for small capitals and the rest), else ``None``."""
+    nfkd = unicodedata.normalize("NFKD", char) if len(char) == 1 else ""
+    if len(char) != 1 or char.isascii() or (nfkd.isascii() and nfkd.isalnum()):
+        return None  # ASCII, or a compatibility form NFKD folds with its case (``Ｉ`` → ``I``)
+    name = unicodedata.name(char, "")
+    named = _LETTER_NAME.match(name)
+    if not named:
+        return None
+    upper = "CAPITAL LETTER" in name and "SMALL CAPITAL" not in name
+    return named.group(1) if upper else named.group(1).lower()
 
 
 @functools.lru_cache(maxsize=65536)
@@ -126,9 +143,9 @@ def _fold_char(char: str) -> str:
     """One character as the rules see it (see :func:`skeleton`)."""
     if "󠀠" <= char <= "󠁾":
         return chr(ord(char) - 0xE0000)  # a tag character: invisible, but a model reads it
-    named = _LETTER_NAME.match(unicodedata.name(char, "")) if len(char) == 1 else None
+    named = letter_by_name(char)
     if named:
-        return named.group(1).lower()
+        return named
     out: list[str] = []
     for ch in unicodedata.normalize("NFKD", char):
         if ch.isascii() or _KEEP.match(ch):
