@@ -22,22 +22,43 @@ import ctypes
 import errno
 import fcntl
 import os
+import signal
+import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import filelock
+
+from talos.errors import TalosError
 from talos.fsutil import MAX_MEMORY_BYTES, FileTooLarge, check_regular, open_append
 
 __all__ = [
     "DRAIN_SECONDS",
+    "HeldOpen",
     "Snapshot",
     "append_line",
+    "folder_lock",
     "read_snapshot",
     "replace_if_unchanged",
 ]
+
+
+class HeldOpen(TalosError):
+    """Another program holds memory.md open for writing and did not close it within
+    :data:`DRAIN_SECONDS`: replacing the file now would send what it writes later to a file
+    without a name (the hostile pass: a person typing into ``cat >> memory.md`` lost every
+    line typed after a superseding ``remember``). Nothing was changed."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path}: another program holds it open for writing (waited {DRAIN_SECONDS:g} s); "
+            "talos changed nothing, so nothing that program writes is lost. Close it (or let "
+            "it finish) and try again"
+        )
 
 
 @dataclass(slots=True)
@@ -148,6 +169,7 @@ def _fsync_path(path: Path) -> None:
 
 
 _READ_TRIES = 20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def read_snapshot(path: Path) -> Snapshot:
@@ -190,19 +212,29 @@ def read_snapshot(path: Path) -> Snapshot:
 
 
 def _same(snap: Snapshot) -> bool:
-    """The cheap look: ``snap.path`` is still the inode ``snap`` read, not shorter."""
+    """The cheap look: ``snap.path`` is still the inode ``snap`` read, not shorter. The
+    path itself is looked at (``lstat``): a symbolic link put in its place (a person moving
+    memory.md into a dotfiles folder and linking it back) is a change, never followed."""
     try:
-        st = os.stat(snap.path)
+        st = os.lstat(snap.path)
     except FileNotFoundError:
         return snap.ident is None
     return snap.ident is not None and _grown_only(snap, st)
 
 
 def _grown_only(snap: Snapshot, st: os.stat_result) -> bool:
+    """Same inode as read, and at most grown by appends after a complete last line: bytes
+    added after an unfinished line (no newline: someone was writing it) complete *that*
+    line, so carrying them after talos's edit would split it (the hostile pass); the edit is
+    redone on the new content instead."""
     assert snap.ident is not None
     if _ident(st) == snap.ident:
         return True
-    return (st.st_dev, st.st_ino) == snap.ident[:2] and st.st_size >= len(snap.data)
+    if (st.st_dev, st.st_ino) != snap.ident[:2]:
+        return False
+    if snap.data and not snap.data.endswith(b"\n"):
+        return st.st_size == len(snap.data)
+    return st.st_size >= len(snap.data)
 
 
 def _unchanged(snap: Snapshot) -> bool:
@@ -211,9 +243,13 @@ def _unchanged(snap: Snapshot) -> bool:
     change to redo the edit for: they are carried over to the new file after the swap, which
     is what redoing the edit on the new content would give."""
     try:
-        fd = os.open(snap.path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(snap.path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
     except FileNotFoundError:
         return snap.ident is None
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # a symbolic link swapped in: a change (see _same)
+            return False
+        raise
     try:
         st = os.fstat(fd)
         if snap.ident is None or not _grown_only(snap, st):
@@ -298,6 +334,14 @@ def replace_if_unchanged(
         mode = os.fstat(snap.fd).st_mode & 0o7777
     if not _same(snap):
         return False
+    if snap.fd is not None and _writers(snap.fd) is True:
+        # Someone holds memory.md open for writing (a long ``echo``, ``cat >>``, an editor's
+        # in-place save): wait for them; if they stay, replacing it would lose what they
+        # write next, so nothing is changed.
+        if not _wait_for_writers(snap.fd):
+            raise HeldOpen(path)
+        if not _same(snap):
+            return False
     if before_swap is not None:
         before_swap()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -361,7 +405,7 @@ def _swapped_out_is_ours(snap: Snapshot, old: Path) -> bool:
     ``snap`` read, grown at most by appends?"""
     if snap.fd is None or snap.ident is None:
         return False
-    st = os.stat(old)
+    st = os.lstat(old)  # a symbolic link swapped in is not the file read
     if (st.st_dev, st.st_ino) != snap.ident[:2]:
         return False  # an editor's rename slipped in
     return _read_prefix(snap.fd, len(snap.data)) == snap.data  # else an in-place edit did
@@ -393,21 +437,46 @@ def _swap_back(snap: Snapshot, old: Path, ours: int) -> None:
 DRAIN_SECONDS = 1.0
 
 
-def _writers_gone(fd: int) -> bool | None:
-    """Whether no process holds the file behind ``fd`` open for writing: a read lease
-    (``F_SETLEASE``, Linux) is granted only then. ``None`` when the system cannot tell
-    (no leases, not the file's owner, a network file system)."""
+def _writers(fd: int) -> bool | None:
+    """Whether a process holds the file behind ``fd`` (opened read-only) open for writing:
+    a read lease (``F_SETLEASE``, Linux) is granted only when none does. ``None`` when the
+    system cannot tell (no leases, not the file's owner, a network file system).
+
+    While the lease is held (microseconds), a process that opens the file for writing
+    breaks it, and the kernel signals the holder: SIGIO by default, which would end the
+    process. So the lease is taken with ``F_SETSIG`` set to SIGURG, which is ignored unless
+    a handler is installed (then the question is not asked), and the opener waits only
+    until the lease is dropped."""
     set_lease = getattr(fcntl, "F_SETLEASE", None)
-    if set_lease is None or os.fstat(fd).st_nlink:
-        # A file that still has a name could be opened for writing while we hold the lease
-        # for a moment, and the lease break would signal us (SIGIO): ask only about files
-        # without a name (the replaced file), which no one can open any more.
+    set_sig = getattr(fcntl, "F_SETSIG", None)
+    if set_lease is None or set_sig is None:
+        return None
+    if signal.getsignal(signal.SIGURG) not in (signal.SIG_DFL, signal.SIG_IGN):
         return None
     try:
+        fcntl.fcntl(fd, set_sig, signal.SIGURG)
         fcntl.fcntl(fd, set_lease, fcntl.F_RDLCK)
     except OSError as e:
-        return False if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK) else None
+        return True if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK) else None
     fcntl.fcntl(fd, set_lease, fcntl.F_UNLCK)
+    return False
+
+
+def _writers_gone(fd: int) -> bool | None:
+    """:func:`_writers`, the other way round: True when no process holds the file open for
+    writing (``None``: cannot tell)."""
+    held = _writers(fd)
+    return None if held is None else not held
+
+
+def _wait_for_writers(fd: int) -> bool:
+    """Wait until no process holds the file behind ``fd`` open for writing, at most
+    :data:`DRAIN_SECONDS`. Returns False when one still does."""
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while _writers(fd) is True:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.002)
     return True
 
 
@@ -427,18 +496,68 @@ def _drain(fd: int, carry: Callable[[], object]) -> bool:
         time.sleep(0.001)
 
 
-def append_line(path: Path, line: bytes) -> None:
+@contextlib.contextmanager
+def folder_lock(folder: Path, timeout: float) -> Iterator[bool]:
+    """Hold an exclusive ``flock`` on ``folder`` (the folder of memory.md) while talos
+    rewrites a file in it.
+
+    The memory lock belongs to a home, but two homes can share one memory file
+    (``memory_file = "~/notes/memory.md"`` in both): each then swept the other's temp file
+    away as stale mid-write (the hostile pass: ``FileNotFoundError`` out of a remember). Every
+    talos writer of a file in ``folder`` holds this lock, whatever its home; it leaves no
+    file behind. Where the folder cannot be locked (it does not exist yet, a network file
+    system without ``flock``), nothing is held. Yields whether the lock is held.
+
+    Raises:
+        filelock.Timeout: another talos process held it for ``timeout`` seconds.
+    """
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    except OSError:
+        yield False
+        return
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
+                break
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    held = False  # cannot be locked here: go on as before
+                    break
+                if time.monotonic() > deadline:
+                    raise filelock.Timeout(str(folder)) from None
+                time.sleep(0.005)
+        yield held
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def append_line(path: Path, line: bytes) -> bool:
     """Append one line to ``path`` without rewriting it (``O_APPEND``, one write, fsync).
 
-    A file that does not end with a newline gets one first, so the line never glues onto
-    the last line. A person's concurrent appends interleave whole (the kernel appends each
-    ``write`` at the end), nothing is replaced, so nothing of theirs can be lost.
+    A last line without a newline that a process is still writing (it holds the file open
+    for writing: a long ``echo`` written in pieces, ``{ printf '- half'; …; } >> memory.md``)
+    is waited for, at most :data:`DRAIN_SECONDS`: a line appended after its first part would
+    split it in two (the hostile pass). If it is still being written then, nothing is
+    written and the call returns False. A last line without a newline that no one is writing
+    is finished: it gets its newline first, so nothing is glued onto it. A person's
+    concurrent appends interleave whole (the kernel appends each ``write`` at the end),
+    nothing is replaced, so nothing of theirs can be lost.
+
+    Returns:
+        True when the line was appended; False when another program was writing the file's
+        last line all along (nothing written).
 
     Raises:
         OSError: the file cannot be written, naming it (a full disk: what part of the line was
             written is taken back when nothing was appended after it; a kill mid-write leaves
             at most a partial last line, which :func:`talos.audit.recover` completes).
     """
+    if _last_line_in_progress(path):
+        return False
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = open_append(path, readable=True)  # a regular file only, links not followed
     size = -1
@@ -463,6 +582,29 @@ def append_line(path: Path, line: bytes) -> None:
                     os.ftruncate(fd, size)  # only our own partial line, nothing after it
         e.filename = e.filename or str(path)
         raise
+    finally:
+        os.close(fd)
+    return True
+
+
+def _last_line_in_progress(path: Path) -> bool:
+    """Whether ``path`` ends in a line without a newline that a process holding the file
+    open for writing is still writing, after waiting for it at most :data:`DRAIN_SECONDS`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+    except OSError:
+        return False  # missing (it is created), or open_append names what is wrong
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False  # open_append refuses it, naming it
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while True:
+            size = os.fstat(fd).st_size
+            if not size or os.pread(fd, 1, size - 1) == b"\n" or _writers(fd) is not True:
+                return False
+            if time.monotonic() > deadline:
+                return True
+            time.sleep(0.002)
     finally:
         os.close(fd)
 

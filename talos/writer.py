@@ -38,7 +38,13 @@ from talos.errors import InputError, TalosError
 from talos.fsutil import check_regular_or_missing
 from talos.home import Paths
 from talos.model import Node, line_id
-from talos.shared_file import append_line, read_snapshot, replace_if_unchanged
+from talos.shared_file import (
+    HeldOpen,
+    append_line,
+    folder_lock,
+    read_snapshot,
+    replace_if_unchanged,
+)
 from talos.sources.facts import MIN_FACT_CHARS, TAG, ParsedFact, parse_fact_line
 from talos.trust import (
     authority_of,
@@ -177,9 +183,12 @@ def unsafe_char(value: str) -> str | None:
     """The first character of ``value`` that must not be stored: a control or format
     character (Unicode categories Cc, Cf, Zl, Zp) — a line break would split the record, a
     tab or zero-width character would make an invisible second key, ESC or a bidi override
-    would act on a terminal (issue 12.5, 13.2). Plain spaces are fine. ``None`` when clean."""
+    would act on a terminal (issue 12.5, 13.2) — or a lone surrogate (Cs: a byte of an
+    argument that is not UTF-8, ``$'\\xff'``, or a ``\\ud800`` escape in JSON), which cannot
+    be written as UTF-8 at all (the hostile pass: a prepared audit entry that could never be
+    applied made every later write fail). Plain spaces are fine. ``None`` when clean."""
     for ch in value:
-        if ch != " " and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+        if ch != " " and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
             return ch
     return None
 
@@ -187,6 +196,10 @@ def unsafe_char(value: str) -> str | None:
 def describe_char(ch: str) -> str:
     """``a line feed (U+000A)``, ``a right-to-left override (U+202E)``: for messages."""
     name = _CHAR_NAMES.get(ch)
+    if name is None and "\udc80" <= ch <= "\udcff":  # how Python decodes a non-UTF-8 byte
+        return f"a byte that is not UTF-8 (0x{ord(ch) - 0xDC00:02X})"
+    if name is None and unicodedata.category(ch) == "Cs":
+        return f"a lone surrogate (U+{ord(ch):04X}), which is not UTF-8"
     if name is None:
         uname = unicodedata.name(ch, "")
         name = f"a {uname.lower()}" if uname else "a control character"
@@ -236,12 +249,17 @@ def _apply(paths: Paths, plan: Callable[[bytes], tuple[_Change | None, T]]) -> T
         NotRegularFile, FileTooLarge: memory.md (or what its link leads to) is not a regular
             file, or is too large (:mod:`talos.fsutil`).
     """
-    # Through a symlinked memory.md (a dotfiles repo) — but never onto a device or a FIFO:
-    # the message names memory.md and where its link leads (issue 12.3).
-    check_regular_or_missing(paths.memory_file)
-    mf = paths.memory_file.resolve()
     for _attempt in range(MAX_ATTEMPTS):
-        done, result = _attempt_write(paths, mf, plan)
+        # Through a symlinked memory.md (a dotfiles repo) — but never onto a device or a
+        # FIFO: the message names memory.md and where its link leads (issue 12.3). Resolved
+        # on every attempt: a link put in place of the file meanwhile is followed, not
+        # replaced by a regular file (the hostile pass).
+        check_regular_or_missing(paths.memory_file)
+        mf = paths.memory_file.resolve()
+        with folder_lock(mf.parent, LOCK_TIMEOUT) as held:
+            if held:  # else another home's writer may be using its temp file right now
+                _sweep_temps(mf)
+            done, result = _attempt_write(paths, mf, plan)
         if done:
             return result
     raise TalosError(
@@ -259,42 +277,48 @@ def _attempt_write(
         if change is None:
             return True, result
         txn = audit.Txn(paths.audit_file)
-        if change.data is None:
-            records = change.records
-            if change.append is not None:
-                # Where the line will start at the earliest: recovery completes a torn append
-                # only past this point, never a person's own unfinished last line before it.
-                at = os.stat(mf).st_size if snap.ident is not None else 0
-                records = [
-                    {**r, "offset": at} if r.get("after") == change.append else r for r in records
-                ]
+        prepared = False
+
+        def prepare(records: list[dict[str, Any]]) -> None:
+            nonlocal prepared
             txn.prepare(records)
-            if change.append is not None:
-                try:
-                    append_line(mf, change.append.encode("utf-8"))
-                except OSError:
-                    with contextlib.suppress(OSError):  # the disk may be full for the log too
-                        txn.abort("memory.md could not be written")
-                    raise
-        else:
-            prepared = False
+            prepared = True
 
-            def prepare() -> None:
-                nonlocal prepared
-                txn.prepare(change.records)
-                prepared = True
-
-            try:
-                done = replace_if_unchanged(snap, change.data, prepare)
-            except OSError:
-                if prepared:
-                    with contextlib.suppress(OSError):
-                        txn.abort("memory.md could not be written")
-                raise
-            if not done:
-                if prepared:
-                    txn.abort(f"{paths.memory_file} changed outside talos meanwhile; redone")
-                return False, result
+        try:
+            if change.data is None:
+                records = change.records
+                if change.append is not None:
+                    # Where the line will start at the earliest: recovery completes a torn
+                    # append only past this point, never a person's unfinished last line.
+                    at = os.stat(mf).st_size if snap.ident is not None else 0
+                    records = [
+                        {**r, "offset": at} if r.get("after") == change.append else r
+                        for r in records
+                    ]
+                prepare(records)
+                if change.append is not None and not append_line(mf, change.append.encode("utf-8")):
+                    txn.abort(f"{paths.memory_file}: another program was writing its last line")
+                    raise HeldOpen(paths.memory_file)
+            else:
+                records = change.records
+                if not replace_if_unchanged(snap, change.data, lambda: prepare(records)):
+                    if prepared:
+                        txn.abort(f"{paths.memory_file} changed outside talos meanwhile; redone")
+                    return False, result
+        except OSError:
+            if prepared:  # memory.md is unchanged (append_line, replace_if_unchanged)
+                with contextlib.suppress(OSError):  # the disk may be full for the log too
+                    txn.abort("memory.md could not be written")
+            raise
+        except Exception:
+            # Anything else (a bug): settle the transaction from what memory.md
+            # holds now, so the log never keeps an entry the next write trips over (the
+            # hostile pass: a line that could not be encoded left one that failed every
+            # later write).
+            if prepared:
+                with contextlib.suppress(Exception):
+                    audit.recover(paths.audit_file, paths.memory_file)
+            raise
         txn.commit()
         if not snap.drain():  # a person's append that opened the old file before the swap
             warn(
@@ -315,22 +339,36 @@ def _decode(blob: bytes) -> str | None:
         return None
 
 
-def _joined(kept: list[bytes], append_lines: Iterable[str] = ()) -> bytes:
+def _joined(data: bytes, gone: set[int] = frozenset(), append_lines: Iterable[str] = ()) -> bytes:
+    """memory.md ``data`` without the lines at the 0-based indexes ``gone``, with
+    ``append_lines`` after the last line (trailing blank lines dropped before them). A last
+    line without a newline stays so when nothing is added; a line added after it ends it
+    first (a line someone is still writing never gets here: the file then changes, or is
+    held open, before the replace, see :mod:`talos.shared_file`)."""
+    blobs = _split(data)
+    tail = b""
+    if data and not data.endswith(b"\n"):
+        tail = b"" if len(blobs) - 1 in gone else blobs[-1]
+    kept = [b for i, b in enumerate(blobs[:-1]) if i not in gone]
     extra = [ln.encode("utf-8") for ln in append_lines]
     if extra:
+        if tail:
+            kept, tail = [*kept, tail], b""
         while kept and kept[-1].strip() == b"":
             kept.pop()
-        kept = [*kept, *extra, b""]
-    return b"\n".join(kept)
+    return b"".join(b + b"\n" for b in [*kept, *extra]) + tail
 
 
 def _settle(paths: Paths) -> None:
-    """Clean up after a writer that was killed (call with the memory lock held): settle its
-    audit transaction and delete the temp files it left beside memory.md (under the lock no
-    other writer is active, so every ``.memory.md.*.tmp`` is stale; 50 SIGKILLs left 11 of
-    them in a person's home — ``tests/test_crash.py``)."""
+    """Settle the audit transaction a killed writer left (call with the memory lock held)."""
     audit.recover(paths.audit_file, paths.memory_file)
-    mf = paths.memory_file.resolve()
+
+
+def _sweep_temps(mf: Path) -> None:
+    """Delete the temp files a killed writer left beside memory.md ``mf`` (call with the
+    folder lock held: no talos writer of that folder is active, whatever its home, so every
+    ``.memory.md.*.tmp`` is stale; 50 SIGKILLs left 11 of them in a person's home —
+    ``tests/test_crash.py``)."""
     try:
         stale = list(mf.parent.glob(f".{glob.escape(mf.name)}.*.tmp"))
     except OSError:
@@ -364,7 +402,7 @@ def _keyed(blobs: list[bytes], key: str) -> list[_Record]:
     """The active (``status`` active) records of ``key`` in the lines ``blobs``, any scope."""
     out = []
     for idx, blob in enumerate(blobs):
-        if key.encode("utf-8") not in blob:
+        if b"key=" not in blob:  # the key itself may be URL-encoded in the tag (%C3%A9dit)
             continue
         line = _decode(blob)
         p = parse_fact_line(line) if line is not None else None
@@ -423,7 +461,7 @@ def remove_fact_lines(
     """
 
     def plan(data: bytes) -> tuple[_Change | None, list[RemovedLine]]:
-        kept: list[bytes] = []
+        gone: set[int] = set()
         removed: list[tuple[RemovedLine, ParsedFact]] = []
         for no, blob in enumerate(_split(data), 1):
             line = _decode(blob)
@@ -431,8 +469,7 @@ def remove_fact_lines(
             raw = line.rstrip("\r") if line is not None else ""
             if parsed is not None and doomed(parsed, raw):
                 removed.append((RemovedLine(no, raw, derived_id(parsed.fields, raw)), parsed))
-            else:
-                kept.append(blob)
+                gone.add(no - 1)
         if not removed:
             return None, []
         records = [
@@ -450,7 +487,7 @@ def remove_fact_lines(
             }
             for r, p in removed
         ]
-        return _Change(records, data=_joined(kept)), [r for r, _ in removed]
+        return _Change(records, data=_joined(data, gone)), [r for r, _ in removed]
 
     with memory_lock(paths):
         _settle(paths)
@@ -483,6 +520,13 @@ def resolve(
             and validity(r.node(), at) is None
         ]
         kept = [r for r in pool if r.id == keep]
+        if len(kept) > 1:  # a copied line: "kept X; superseded nothing" left the conflict
+            lines = ", ".join(str(r.idx + 1) for r in kept)
+            raise InputError(
+                f"record id {keep} is on lines {lines} of {paths.memory_file}: talos cannot "
+                "tell which one to keep. Nothing was changed; give one of them another id (or "
+                "delete one) by hand"
+            )
         if not kept:
             ids = ", ".join(sorted({r.id for r in pool})) or "none"
             raise InputError(
@@ -510,7 +554,7 @@ def resolve(
             for r in losers
         ]
         gone = {r.idx for r in losers}
-        data_now = _joined([b for i, b in enumerate(blobs) if i not in gone])
+        data_now = _joined(data, gone)
         return _Change(records, data=data_now), [
             RemovedLine(r.idx + 1, r.raw, r.id) for r in losers
         ]
@@ -677,9 +721,7 @@ def remember(
         result = RememberResult(own["id"], new_line, status, [r.id for r in doomed])
         if not doomed:
             return _Change(records, append=new_line), result
-        gone = {r.idx for r in doomed}
-        kept = [b for i, b in enumerate(blobs) if i not in gone]
-        return _Change(records, data=_joined(kept, [new_line])), result
+        return _Change(records, data=_joined(data, {r.idx for r in doomed}, [new_line])), result
 
     with memory_lock(paths):
         _settle(paths)
@@ -767,6 +809,12 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
             current = {(_decode(b) or "").rstrip("\r") for b in blobs}
             if line in current:
                 raise InputError(f"record {rid} is already in {paths.memory_file}")
+            at = _line_of(blobs, rid)
+            if at:  # edited in place: a second line with its id made an unresolvable conflict
+                raise InputError(
+                    f"record {rid} is in {paths.memory_file} already (line {at}, edited outside "
+                    "talos): nothing to restore"
+                )
             entry = {
                 "op": "restore",
                 "id": rid,
@@ -785,12 +833,22 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
                 )
                 for r in successors
             ]
-            gone = {r.idx for r in successors}
-            kept = [b for i, b in enumerate(blobs) if i not in gone]
             done = Restored(line, tuple(r.id for r in successors))
-            return _Change([*records, entry], data=_joined(kept, [line])), done
+            data_now = _joined(data, {r.idx for r in successors}, [line])
+            return _Change([*records, entry], data=data_now), done
 
         return _apply(paths, plan)
+
+
+def _line_of(blobs: list[bytes], rid: str) -> int:
+    """The 1-based line of the record whose id is ``rid`` (0 when there is none)."""
+    needle = rid.encode("utf-8", "surrogateescape")
+    for no, blob in enumerate(blobs, 1):
+        line = _decode(blob) if needle in blob else None  # an ``L`` id is a hash: never in it
+        p = parse_fact_line(line) if line is not None else None
+        if line is not None and p is not None and derived_id(p.fields, line.rstrip("\r")) == rid:
+            return no
+    return 0
 
 
 def _successors(blobs: list[bytes], mine: ParsedFact, rid: str) -> list[_Record]:
