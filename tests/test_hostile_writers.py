@@ -10,6 +10,7 @@ predict.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -23,7 +24,7 @@ import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 from typer.testing import CliRunner
 
-from talos import Memory, audit, writer
+from talos import Memory, audit, shared_file, writer
 from talos.cli import app
 from talos.errors import InputError
 from talos.home import resolve_paths
@@ -182,3 +183,247 @@ def test_resolve_refuses_an_id_that_two_lines_carry(make_home) -> None:
         "cannot tell which one to keep. Nothing was changed; give one of them another id "
         "(or delete one) by hand"
     )
+
+
+# -- outside writers: a line still being written, a file held open, a link, two homes ------------
+
+#: A person's process that appends to memory.md through one descriptor held open: ``argv[2]``
+#: is written first, then (after ``argv[4]`` seconds) ``argv[3]``, in pieces of a line or
+#: whole lines every 0.1 s (``argv[5]`` lines), like ``{ printf …; sleep …; } >> memory.md``
+#: or ``cat >> memory.md``. It touches ``argv[6]`` once the first write is in the file.
+HOLDER = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    mf, first, rest, pause, lines, ready = sys.argv[1:7]
+    fd = os.open(mf, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, first.encode())
+    Path(ready).touch()
+    time.sleep(float(pause))
+    os.write(fd, rest.encode())
+    for i in range(int(lines)):
+        time.sleep(0.1)
+        os.write(fd, f"- typed line {i}\\n".encode())
+    os.close(fd)
+    """
+)
+
+
+def hold(mf: Path, first: str, rest: str, pause: float, lines: int = 0) -> subprocess.Popen:
+    ready = mf.with_name("ready")
+    ready.unlink(missing_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(mf), first, rest, str(pause), str(lines), str(ready)]
+    )
+    deadline = time.monotonic() + 10
+    while not ready.exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.005)
+    return proc
+
+
+def test_a_line_being_written_is_never_split_by_an_append(make_home) -> None:
+    """The failing input: a person's process writes ``- half a line`` to memory.md, and
+    `` and its other half`` a moment later (one line in two writes, as a long ``echo`` or
+    ``{ printf …; printf …; } >> memory.md`` does), while ``talos remember`` appends. Before:
+    talos ended the unfinished line with a newline and appended, so the person's line came
+    out as ``- half a line`` / talos's line / `` and its other half``. Now talos waits for a
+    line someone is still writing."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    person = hold(mf, "- half a line", " and its other half\n", 0.3)
+    res = Memory(home, index=False).remember("the office plant needs water on fridays")
+    assert person.wait(10) == 0
+    assert mf.read_text() == f"{MINE}- half a line and its other half\n{res.line}\n"
+
+
+def test_a_line_being_written_is_never_split_by_a_supersede(make_home) -> None:
+    """Variant on the replace path: a superseding ``remember`` while the person's line is
+    half-written. Before: the bytes appended after talos read the file were carried after
+    its edit, splitting the line the same way."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    person = hold(mf, "- half a line", " and its other half\n", 0.3)
+    helix = mem.remember("editor = helix", key="editor")
+    assert person.wait(10) == 0
+    assert helix.superseded == [vim.id]
+    assert mf.read_text() == f"{MINE}- half a line and its other half\n{helix.line}\n"
+
+
+def test_a_file_held_open_for_writing_is_not_replaced_under_its_writer(
+    make_home, monkeypatch
+) -> None:
+    """The failing input: a person typing into ``cat >> memory.md`` (one descriptor held
+    open, a line every 0.1 s) while ``talos remember … --key editor`` supersedes. Before:
+    talos replaced the file, carried the writer's lines for one second, warned, and every
+    line typed after that went to the replaced file, which has no name: lost, while doctor
+    said the home was healthy. Now talos waits for the writer and, when it stays, changes
+    nothing and says so; the plain appends of other writes still work meanwhile."""
+    monkeypatch.setattr(shared_file, "DRAIN_SECONDS", 0.2)
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    person = hold(mf, "- typed first\n", "", 0.0, lines=8)
+    with pytest.raises(shared_file.HeldOpen) as e:
+        mem.remember("editor = helix", key="editor")
+    assert str(e.value) == (
+        f"{mf}: another program holds it open for writing (waited 0.2 s); talos changed "
+        "nothing, so nothing that program writes is lost. Close it (or let it finish) and "
+        "try again"
+    )
+    note = mem.remember("the office plant needs water on fridays")  # an append is safe
+    assert person.wait(10) == 0
+    lines = mf.read_text().splitlines()
+    assert [ln for ln in lines if ln.startswith("- typed")] == ["- typed first"] + [
+        f"- typed line {i}" for i in range(8)
+    ]
+    assert vim.line in lines and note.line in lines
+    assert log_ops(home) == ["remember", "commit", "remember", "commit"]  # nothing else tried
+    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert mem.remember("editor = helix", key="editor").superseded == [vim.id]
+
+
+EDITOR = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    mf, ready = sys.argv[1:3]
+    fd = os.open(mf, os.O_RDWR)  # an editor that keeps its file open and saves in place
+    text = os.pread(fd, 1 << 20, 0)
+    Path(ready).touch()
+    time.sleep(0.8)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text + b"- saved by my editor\\n", 0)
+    os.close(fd)
+    """
+)
+
+
+def test_an_editor_that_holds_the_file_and_saves_late_keeps_its_save(
+    make_home, monkeypatch
+) -> None:
+    """Variant: an editor that opened memory.md read-write and saves in place 0.8 s later.
+    Before: talos replaced the file meanwhile, so the save went to the replaced file and the
+    person's whole save was lost. Now the replace waits, then refuses; the save lands."""
+    monkeypatch.setattr(shared_file, "DRAIN_SECONDS", 0.2)
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    ready = home / "ready"
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(mf), str(ready)])
+    while not ready.exists():
+        time.sleep(0.005)
+    with pytest.raises(shared_file.HeldOpen):
+        mem.remember("editor = helix", key="editor")
+    assert editor.wait(10) == 0
+    assert mf.read_text() == f"{MINE}{vim.line}\n- saved by my editor\n"
+
+
+def test_memory_md_turned_into_a_link_meanwhile_stays_a_link(make_home, monkeypatch) -> None:
+    """The failing input: while ``remember … --key editor`` supersedes, the person moves
+    memory.md into a dotfiles folder and links it back (``mv memory.md dot/real.md; ln -s
+    dot/real.md memory.md``). Before: talos's identity checks followed the new link to the
+    same inode and its swap replaced the *link* with a regular file: dot/real.md kept the old
+    content, and the person's later edits of it never reached memory.md. Now a link put in
+    place of the file is a change: the edit is redone through the link."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    real = audit.Txn.prepare
+
+    def prepare_then_person_links(self: audit.Txn, records: list[dict[str, Any]]) -> None:
+        real(self, records)
+        if not (home / "dot").exists():
+            (home / "dot").mkdir()
+            os.replace(mf, home / "dot" / "real.md")
+            os.symlink("dot/real.md", mf)
+
+    monkeypatch.setattr(audit.Txn, "prepare", prepare_then_person_links)
+    helix = mem.remember("editor = helix", key="editor")
+    monkeypatch.undo()
+    assert mf.is_symlink()
+    assert (home / "dot" / "real.md").read_text() == f"{MINE}{helix.line}\n"
+    assert helix.superseded == [vim.id]
+    assert audit.verify(home / ".talos" / "audit.jsonl", resolve_paths(home).memory_file) == []
+
+
+def test_a_link_swapped_in_right_before_the_exchange_is_put_back(make_home, monkeypatch) -> None:
+    """Variant: the link appears after talos's last look, in the instant before its atomic
+    exchange. The file swapped out is then the link, not the file read: it is swapped back,
+    and the edit redone through it."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    real = shared_file._exchange
+
+    def link_then_exchange(a: Path, b: Path) -> bool:
+        if b == mf and not (home / "dot").exists():
+            (home / "dot").mkdir()
+            os.replace(mf, home / "dot" / "real.md")
+            os.symlink("dot/real.md", mf)
+        return real(a, b)
+
+    monkeypatch.setattr(shared_file, "_exchange", link_then_exchange)
+    a, b = home / "probe-a", home / "probe-b"
+    a.write_text("a")
+    b.write_text("b")
+    if not real(a, b):
+        pytest.skip("no atomic exchange on this file system")
+    helix = mem.remember("editor = helix", key="editor")
+    assert mf.is_symlink()
+    assert (home / "dot" / "real.md").read_text() == f"{MINE}{helix.line}\n"
+    assert helix.superseded == [vim.id]
+
+
+def test_two_homes_sharing_a_memory_file_never_sweep_each_others_temp_file(
+    make_home, monkeypatch, tmp_path
+) -> None:
+    """The failing input: two homes whose talos.toml name one ``memory_file``, writing at once
+    (a 4-second race of superseding remembers in each). Before: each home's write swept the
+    ``.memory.md.*.tmp`` files beside memory.md as stale — its own lock said no writer was
+    active — and so deleted the other home's temp file mid-write: ``FileNotFoundError`` out
+    of ``remember``. Here the interleaving is forced: home B writes while home A's temp file
+    exists. Now every writer of a file in that folder holds one lock on the folder."""
+    a = make_home(memory=MINE, name="a")
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "talos.toml").write_text(f'memory_file = "{a / "memory.md"}"\n')
+    mem_a = Memory(a, index=False)
+    vim = mem_a.remember("editor = vim", key="editor")
+    other = textwrap.dedent(
+        """
+        import sys
+        from talos import Memory
+        print(Memory(sys.argv[1], index=False).remember("beta note from home b zz").id)
+        """
+    )
+    procs: list[subprocess.Popen] = []
+    real = shared_file._unchanged
+
+    def home_b_writes_meanwhile(snap: shared_file.Snapshot) -> bool:
+        if not procs:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", other, str(b)], stdout=subprocess.PIPE, text=True
+                )
+            )
+            # before the fix it is done at once; now it waits for home A's write
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                procs[0].wait(2.0)
+        return real(snap)
+
+    monkeypatch.setattr(shared_file, "_unchanged", home_b_writes_meanwhile)
+    helix = mem_a.remember("editor = helix", key="editor")
+    monkeypatch.undo()
+    out, _ = procs[0].communicate(timeout=60)
+    assert procs[0].returncode == 0
+    lines = (a / "memory.md").read_text().splitlines()
+    assert helix.superseded == [vim.id]
+    assert helix.line in lines and any(f"id={out.strip()}" in ln for ln in lines)
+    assert MINE.strip() in lines
