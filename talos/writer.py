@@ -577,6 +577,7 @@ def remember(
     until: dt.date | None = None,
     conf: float | None = None,
     by: str | None = None,
+    authorized: Sequence[str] = (),
 ) -> RememberResult:
     """Append a tagged fact, atomically and under the lock (SPEC §7.5).
 
@@ -597,7 +598,9 @@ def remember(
         ``tool`` (requires ``ref``), ``import``, ``reflect`` or another word. ref: source id.
         scope: namespace. observed: when the evidence was observed (the tag date; default
         today). valid_from/until: validity window. conf: confidence 0–1. by: the producer
-        (``mcp``: a model over MCP, :data:`talos.trust.MODEL_BY`).
+        (``mcp``: a model over MCP, :data:`talos.trust.MODEL_BY`). authorized: the scopes
+        the writer reads; a model-written record of a key the person holds in one of them
+        is stored, shadowed (the view shadows it there, :func:`talos.trust.build_view`).
 
     Returns:
         A :class:`RememberResult`.
@@ -668,7 +671,11 @@ def remember(
         late_vs = ""
         for r in _keyed(blobs, key) if key else []:
             p = r.fact
-            if r.scope != scope or not overlaps(window, window_of(p.fields, p.born)):
+            if not overlaps(window, window_of(p.fields, p.born)):
+                continue
+            if r.scope != scope:
+                if r.scope in authorized and from_model(fields) and person_wrote(p.src, p.fields):
+                    status = "shadowed"
                 continue
             theirs = authority_of(p.src, p.fields)
             their_day = parse_day(p.born)
