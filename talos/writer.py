@@ -760,15 +760,19 @@ class Restored:
 def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Restored:
     """Bring a record back (SPEC §7.6): the latest audited line of record ``rid``
     (forgotten, superseded, revoked, resolved away, or sent to history) is appended to
-    memory.md — exactly as written, except that a history record becomes active. A record
+    memory.md — its text exactly as written; a history record becomes active, and the tag
+    names in ``supersedes=`` the successors it takes back its place from in part only. A record
     talos wrote that vanished from memory.md by an outside edit (``talos doctor`` names it)
     comes back the same way.
 
-    Undoing a supersede makes the record current again (issue 12.6): the active records of
-    its key and scope whose window overlaps its own and whose authority is not higher — its
-    successor — are superseded by it (removed, audited, restorable); a model-written
-    record never supersedes one the person wrote. A forgotten skill file is moved back from
-    the trash instead.
+    Undoing a supersede makes the record current again (issue 12.6), as :func:`remember`
+    decides: the active records of its key and scope whose window overlaps its own and whose
+    authority is not higher — its successors — are superseded by it (removed, audited,
+    restorable) when its window covers the rest of theirs; one it covers in part (a one-week
+    value restored over an open-ended one) stays in force outside that window and stops
+    naming it in ``supersedes=`` (audited), while the restored record names it and wins
+    inside. A model-written record never supersedes one the person wrote. A forgotten skill
+    file is moved back from the trash instead.
 
     ``scopes``: when given, only records of these scopes can be restored; any other id reads
     as unknown (SPEC §7.7: no oracle on other scopes).
@@ -834,17 +838,74 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
             successors = _successors(blobs, mine, rid) if mine is not None else []
             if not successors:
                 return _Change([entry], append=line), Restored(line)
+            # As remember decides (issue 12.6): a successor whose future the restored
+            # window covers is superseded; one it covers only in part (a one-week value
+            # restored over today's open-ended one) stays in force outside that window, and
+            # the restored record names it in supersedes= so that it wins inside (the
+            # successor stops naming it back). Before, the one-week record took the
+            # open-ended one's place for good: get today said not-yet-valid.
+            assert mine is not None
+            window = window_of(mine.fields, mine.born)
+            today = dt.date.today()
+            doomed = [
+                r
+                for r in successors
+                if covers(window, window_of(r.fact.fields, r.fact.born), today)
+            ]
+            partial = [r for r in successors if r not in doomed]
             records = [
                 _supersede_entry(
                     paths, r, r.fact.fields["key"], rid, f"superseded by restored {rid}"
                 )
-                for r in successors
+                for r in doomed
             ]
-            done = Restored(line, tuple(r.id for r in successors))
-            data_now = _joined(data, {r.idx for r in successors}, [line])
+            now = line
+            edits: dict[int, str] = {}
+            if partial:
+                named = [x for x in mine.fields.get("supersedes", "").split(",") if x]
+                now = _with_field(
+                    line, "supersedes", ",".join(dict.fromkeys([*named, *(r.id for r in partial)]))
+                )
+                entry["after"] = now
+                for r in partial:
+                    theirs = [x for x in r.fact.fields.get("supersedes", "").split(",") if x]
+                    if rid in theirs:
+                        edits[r.idx] = _with_field(
+                            r.raw, "supersedes", ",".join(x for x in theirs if x != rid)
+                        )
+                        records.append(
+                            {
+                                "op": "restore",
+                                "id": r.id,
+                                "key": r.fact.fields["key"],
+                                "scope": r.scope,
+                                "file": str(paths.memory_file),
+                                "line": r.idx + 1,
+                                "before": r.raw,
+                                "after": edits[r.idx],
+                                "reason": f"gives way to restored {rid} inside its window",
+                            }
+                        )
+            done = Restored(now, tuple(r.id for r in doomed))
+            if not doomed and not edits:
+                return _Change([entry], append=now), done
+            blobs_now = [edits[i].encode("utf-8") if i in edits else b for i, b in enumerate(blobs)]
+            data_now = _joined(b"\n".join(blobs_now), {r.idx for r in doomed}, [now])
             return _Change([*records, entry], data=data_now), done
 
         return _apply(paths, plan)
+
+
+def _with_field(line: str, name: str, value: str) -> str:
+    """``line`` with its tag's ``name=`` field set to ``value`` (removed when empty); the
+    text and the other fields are left exactly as they are."""
+    m = TAG.search(line)
+    if m is None:
+        return line
+    tag = re.sub(rf"\s+{re.escape(name)}=\S*?(?=\s|-->)", "", line[m.start() :])
+    if value:
+        tag = re.sub(r"\s*-->\s*$", f" {name}={value} -->", tag)
+    return line[: m.start()] + tag
 
 
 def _line_of(blobs: list[bytes], rid: str) -> int:

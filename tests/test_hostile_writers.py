@@ -473,3 +473,62 @@ def test_an_allowed_tool_write_in_another_scope_is_shadowed_too(make_home) -> No
     assert written["status"] == "shadowed"
     assert mem.get("editor").value == "vim"
     assert Memory(home, scopes=["global"], index=False).get("editor").value == "emacs"
+
+
+# -- trust rules a person can predict ------------------------------------------------------------
+
+
+def _day(offset: int) -> str:
+    import datetime as dt
+
+    return (dt.date.today() + dt.timedelta(days=offset)).isoformat()
+
+
+def test_restoring_a_one_week_value_leaves_the_current_one_in_force_outside_it(
+    make_home,
+) -> None:
+    """The failing input (issue 12.6's class, on restore): ``editor = vim``; ``editor = nano
+    --from +6d --until +13d`` (next week only); ``editor = helix`` (open-ended, supersedes
+    both); ``talos restore NANO``. Before: the restore superseded helix for good, so ``get``
+    today said not-yet-valid and after next week expired: no editor at all. Now a restored
+    record takes back its place only inside its own window, as ``remember`` decides."""
+    home = make_home(memory=MINE)
+    mem = Memory(home, index=False)
+    import datetime as dt
+
+    today = dt.date.today()
+    vim = mem.remember("editor = vim", key="editor")
+    nano = mem.remember(
+        "editor = nano",
+        key="editor",
+        valid_from=today + dt.timedelta(days=6),
+        until=today + dt.timedelta(days=13),
+    )
+    helix = mem.remember("editor = helix", key="editor")
+    assert nano.id in helix.superseded
+    done = mem.restore_record(nano.id)
+    assert done.superseded == ()
+    at = {n: mem.get("editor", at=today + dt.timedelta(days=n)).value for n in (0, 7, 14)}
+    assert at == {0: "helix", 7: "nano", 14: "helix"}
+    lines = (home / "memory.md").read_text().splitlines()
+    assert done.line in lines and done.line.endswith(f" supersedes={vim.id},{helix.id} -->")
+    assert done.line.startswith(nano.line.split(" <!--")[0] + " <!-- ")
+    assert audit.verify(home / ".talos" / "audit.jsonl", resolve_paths(home).memory_file) == []
+    # helix no longer names nano (both naming each other would be a conflict): audited
+    helix_now = next(ln for ln in lines if f"id={helix.id}" in ln)
+    assert helix_now == helix.line.replace(f",{nano.id}", "")
+    assert [e["op"] for e in mem.history(helix.id)] == ["remember", "restore"]
+
+
+def test_restores_in_any_order_end_in_a_state_a_person_asked_for(make_home) -> None:
+    """Variant: a chain vim → emacs → helix (each superseding the last), then restore emacs,
+    restore vim, restore helix: after each, ``get`` gives the record just restored and
+    memory.md holds one active line of the key."""
+    home = make_home(memory=MINE)
+    mem = Memory(home, index=False)
+    ids = {v: mem.remember(f"editor = {v}", key="editor").id for v in ("vim", "emacs", "helix")}
+    for v in ("emacs", "vim", "helix", "emacs"):
+        mem.restore(ids[v])
+        assert mem.get("editor").value == v
+        keyed = [ln for ln in (home / "memory.md").read_text().splitlines() if "key=editor" in ln]
+        assert len(keyed) == 1, keyed
