@@ -79,22 +79,34 @@ class Snapshot:
     carried: int = 0  # bytes of the old file accounted for (read, or carried to the new one)
     replaced: bool = False
 
-    def carry_late(self) -> bytes:
+    def carry_late(self, whole_lines: bool = False) -> bytes:
         """After a replace: append to the new file whatever was appended to the old one since
-        (a person's ``>>`` that opened the old file just before the swap); returns it."""
+        (a person's ``>>`` that opened the old file just before the swap); returns it.
+        ``whole_lines``: only up to the last newline (the writer is still at work: the rest
+        of its line follows)."""
         if not self.replaced:
             return b""
-        return self._carry_to(self.path)
+        return self._carry_to(self.path, whole_lines=whole_lines)
 
-    def _carry_to(self, dest: Path, sync: bool = True) -> bytes:
+    def _carry_to(self, dest: Path, sync: bool = True, whole_lines: bool = False) -> bytes:
         """Append to ``dest`` what the file read has gained beyond :attr:`carried`."""
         if self.fd is None:
             return b""
         tail = _read_fd(self.fd, self.carried)
+        if whole_lines:
+            tail = tail[: tail.rfind(b"\n") + 1]
         if tail:
             _append_bytes(dest, tail, sync)
             self.carried += len(tail)
         return tail
+
+    def mid_line(self) -> bool:
+        """Whether the file read has grown since and now ends inside a line: someone is
+        writing a line to it in pieces right now (a long ``echo``, ``printf`` then more)."""
+        if self.fd is None:
+            return False
+        size = os.fstat(self.fd).st_size
+        return size > len(self.data) and os.pread(self.fd, 1, size - 1) != b"\n"
 
     def drain(self) -> bool:
         """After a replace: carry late appends over until no process holds the old file open
@@ -105,7 +117,7 @@ class Snapshot:
         (what it writes later is not carried), True otherwise."""
         if not self.replaced or self.fd is None:
             return True
-        return _drain(self.fd, lambda: self.carry_late())
+        return _drain(self.fd, lambda final: self.carry_late(whole_lines=not final))
 
     def close(self) -> None:
         if self.fd is not None:
@@ -354,7 +366,9 @@ def replace_if_unchanged(
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        if not _unchanged(snap):
+        if snap.fd is not None and _writers(snap.fd) is True and not _wait_for_writers(snap.fd):
+            raise HeldOpen(path)  # opened while the temp file was written: as above
+        if not _unchanged(snap) or snap.mid_line():
             tmp.unlink()
             return False
         # Lines appended since the read go into the new file *before* it becomes visible: a
@@ -374,7 +388,11 @@ def replace_if_unchanged(
         elif _exchange(tmp, path):
             swapped = True
             ours += len(snap._carry_to(path))  # first: the old file's last bytes
-            if not _swapped_out_is_ours(snap, tmp):
+            if not _swapped_out_is_ours(snap, tmp) or snap.mid_line():
+                # An editor's save or in-place edit slipped in, or a line is being written
+                # in pieces (its rest would go to the old file, then be carried only after
+                # the next line: the hostile pass split 102 of 826 such lines): put the file
+                # back, its writer keeps writing where it was.
                 _swap_back(snap, tmp, ours)
                 return False
             tmp.unlink()
@@ -419,9 +437,11 @@ def _swap_back(snap: Snapshot, old: Path, ours: int) -> None:
     fd = os.open(old, os.O_RDONLY)
     carried = ours
 
-    def carry() -> None:
+    def carry(final: bool) -> None:
         nonlocal carried
         got = _read_fd(fd, carried)
+        if not final:
+            got = got[: got.rfind(b"\n") + 1]
         if got:
             _append_bytes(snap.path, got)
             carried += len(got)
@@ -480,18 +500,20 @@ def _wait_for_writers(fd: int) -> bool:
     return True
 
 
-def _drain(fd: int, carry: Callable[[], object]) -> bool:
-    """Call ``carry`` until no writer holds the file behind ``fd`` open, then once more;
-    at most :data:`DRAIN_SECONDS`. Returns False when a writer was still there."""
+def _drain(fd: int, carry: Callable[[bool], object]) -> bool:
+    """Call ``carry(False)`` until no writer holds the file behind ``fd`` open, then
+    ``carry(True)`` once more; at most :data:`DRAIN_SECONDS`. ``carry(final)`` may keep the
+    unfinished end of a line back until ``final``. Returns False when a writer was still
+    there."""
     deadline = time.monotonic() + DRAIN_SECONDS
     while True:
-        carry()
+        carry(False)
         gone = _writers_gone(fd)
         if gone is not False:
-            carry()
+            carry(True)
             return True
         if time.monotonic() > deadline:
-            carry()
+            carry(True)
             return False
         time.sleep(0.001)
 
@@ -556,21 +578,28 @@ def append_line(path: Path, line: bytes) -> bool:
             written is taken back when nothing was appended after it; a kill mid-write leaves
             at most a partial last line, which :func:`talos.audit.recover` completes).
     """
-    if _last_line_in_progress(path):
-        return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = open_append(path, readable=True)  # a regular file only, links not followed
-    size = -1
+    for _look in range(_READ_TRIES):
+        seen = _settled_size(path)
+        if seen is None:
+            return False
+        fd = open_append(path, readable=True)  # a regular file only, links not followed
+        if os.fstat(fd).st_size == seen or seen < 0:
+            break
+        os.close(fd)  # a write landed since the look: look again (it may be half a line)
+    else:
+        return False
+    size = seen
     data = b""
     try:
-        size = os.fstat(fd).st_size
         data = line.rstrip(b"\n") + b"\n"
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
         rest = memoryview(data)
         while rest:
             rest = rest[os.write(fd, rest) :]
         os.fsync(fd)
+        start = os.lseek(fd, 0, os.SEEK_CUR) - len(data)  # O_APPEND: where it landed
     except OSError as e:
         if size >= 0:
             with contextlib.suppress(OSError):
@@ -584,26 +613,74 @@ def append_line(path: Path, line: bytes) -> bool:
         raise
     finally:
         os.close(fd)
+    if start > max(size, 0) and _read_at(path, start - 1, 1) not in (b"\n", None):
+        # Half a line landed in the microseconds between the last look and the write: ours
+        # sits inside it. Move ours after it once it is finished.
+        _move_after(path, start, data)
     return True
 
 
-def _last_line_in_progress(path: Path) -> bool:
-    """Whether ``path`` ends in a line without a newline that a process holding the file
-    open for writing is still writing, after waiting for it at most :data:`DRAIN_SECONDS`."""
+def _read_at(path: Path, offset: int, n: int) -> bytes | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
     except OSError:
-        return False  # missing (it is created), or open_append names what is wrong
+        return None
+    try:
+        return os.pread(fd, n, offset)
+    finally:
+        os.close(fd)
+
+
+def _move_after(path: Path, start: int, ours: bytes) -> None:
+    """Take the bytes ``ours`` at ``start`` out of the line someone was writing around them,
+    and append them after it, by a checked replace (the hostile pass: 3 of 927 lines written
+    in two pieces were split or glued by an append that landed between the pieces). Given
+    up, leaving the file as it is, when the file was rewritten meanwhile, is still being
+    written, or keeps changing."""
+    line = ours.lstrip(b"\n")
+    for _try in range(_READ_TRIES):
+        with read_snapshot(path) as snap:
+            if snap.fd is None or snap.data[start : start + len(ours)] != ours:
+                return  # rewritten meanwhile (an editor's save): it decided the content
+            if _writers(snap.fd) is True and not _wait_for_writers(snap.fd):
+                return
+            if snap.mid_line() or _grown_since(snap):
+                continue  # read again: their line may be finished now
+            rest = snap.data[:start] + snap.data[start + len(ours) :]
+            if rest and not rest.endswith(b"\n"):
+                rest += b"\n"
+            try:
+                if replace_if_unchanged(snap, rest + line):
+                    snap.drain()
+                    return
+            except (OSError, HeldOpen):
+                return
+
+
+def _grown_since(snap: Snapshot) -> bool:
+    return snap.fd is not None and os.fstat(snap.fd).st_size != len(snap.data)
+
+
+def _settled_size(path: Path) -> int | None:
+    """The size of ``path`` once its last line is not being written: it ends with a
+    newline, or no process holds the file open for writing (a line left without one is
+    finished). Waits for a line in progress at most :data:`DRAIN_SECONDS`; ``None`` when it
+    is still being written then; -1 when the file is missing or not a regular file (the
+    append creates it, or names what is wrong)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+    except OSError:
+        return -1
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False  # open_append refuses it, naming it
+            return -1
         deadline = time.monotonic() + DRAIN_SECONDS
         while True:
             size = os.fstat(fd).st_size
             if not size or os.pread(fd, 1, size - 1) == b"\n" or _writers(fd) is not True:
-                return False
+                return size
             if time.monotonic() > deadline:
-                return True
+                return None
             time.sleep(0.002)
     finally:
         os.close(fd)

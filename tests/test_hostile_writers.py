@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -532,3 +533,73 @@ def test_restores_in_any_order_end_in_a_state_a_person_asked_for(make_home) -> N
         assert mem.get("editor").value == v
         keyed = [ln for ln in (home / "memory.md").read_text().splitlines() if "key=editor" in ln]
         assert len(keyed) == 1, keyed
+
+
+class _Person:
+    """A person's ``>>`` writing one line in two pieces through one descriptor: the first
+    piece now, the rest ``later`` seconds after, from a thread (what a long ``echo`` or
+    ``{ printf '- half'; printf ' rest\\n'; } >> memory.md`` does)."""
+
+    def __init__(self, mf: Path, first: bytes, rest: bytes, later: float = 0.05) -> None:
+        self.fd = os.open(mf, os.O_WRONLY | os.O_APPEND)
+        os.write(self.fd, first)
+        self.thread = threading.Thread(target=self._finish, args=(rest, later))
+        self.thread.start()
+
+    def _finish(self, rest: bytes, later: float) -> None:
+        time.sleep(later)
+        os.write(self.fd, rest)
+        os.close(self.fd)
+
+
+def test_a_line_begun_in_the_instant_before_the_exchange_is_not_split(
+    make_home, monkeypatch
+) -> None:
+    """The failing input, from a race (a person writing each line in two pieces 3 ms apart,
+    a superseding ``remember`` in a loop: 102 of 826 person lines split or glued in 4 s):
+    the first piece lands after talos's last look, right before its atomic exchange; the
+    rest went to the replaced file and was carried over only after the person's next line.
+    Now a file swapped out in the middle of a line is swapped back and the edit redone."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    real = shared_file._exchange
+    people: list[_Person] = []
+
+    def person_begins_a_line_then_exchange(a: Path, b: Path) -> bool:
+        if b == mf and not people:
+            people.append(_Person(mf, b"- half a line", b" and its other half\n"))
+        return real(a, b)
+
+    monkeypatch.setattr(shared_file, "_exchange", person_begins_a_line_then_exchange)
+    helix = mem.remember("editor = helix", key="editor")
+    people[0].thread.join()
+    assert helix.superseded == [vim.id]
+    assert mf.read_text() == f"{MINE}- half a line and its other half\n{helix.line}\n"
+
+
+def test_an_append_that_lands_inside_a_line_being_written_is_moved_after_it(
+    make_home, monkeypatch
+) -> None:
+    """Variant on the append path (3 of 927 lines in the same race, after the wait for a
+    line in progress): the person's first piece lands in the microseconds between talos's
+    last look and its write, so talos's line is glued onto it. Now the append sees where it
+    landed and moves its line after the person's, once that is finished."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    inode = mf.stat().st_ino
+    real = os.write
+    people: list[_Person] = []
+
+    def write(fd: int, data: Any) -> int:
+        if not people and os.fstat(fd).st_ino == inode and bytes(data).endswith(b"-->\n"):
+            people.append(_Person(mf, b"- half a line", b" and its other half\n"))
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    res = Memory(home, index=False).remember("the office plant needs water on fridays")
+    monkeypatch.undo()
+    people[0].thread.join()
+    assert mf.read_text() == f"{MINE}- half a line and its other half\n{res.line}\n"
+    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
