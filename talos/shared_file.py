@@ -307,6 +307,21 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+class _Gone(Exception):
+    """memory.md was deleted in the instant before the exchange."""
+
+
+def _exchanged(tmp: Path, path: Path) -> bool:
+    """:func:`_exchange`; raises :class:`_Gone` when ``path`` vanished just before (a person
+    deleting memory.md: a change like any other, the edit is redone on what is there)."""
+    try:
+        return _exchange(tmp, path)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise
+        raise _Gone from None
+
+
 def replace_if_unchanged(
     snap: Snapshot, data: bytes, before_swap: Callable[[], None] | None = None
 ) -> bool:
@@ -346,6 +361,10 @@ def replace_if_unchanged(
         mode = os.fstat(snap.fd).st_mode & 0o7777
     if not _same(snap):
         return False
+    if snap.ident is not None and not os.access(path, os.W_OK):
+        # A read-only memory.md (chmod a-w: "do not change it"): an append is refused by the
+        # system, but a rename replaces a read-only file all the same. Refused alike.
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
     if snap.fd is not None and _writers(snap.fd) is True:
         # Someone holds memory.md open for writing (a long ``echo``, ``cat >>``, an editor's
         # in-place save): wait for them; if they stay, replacing it would lose what they
@@ -385,7 +404,7 @@ def replace_if_unchanged(
                 os.replace(tmp, path)
             else:
                 tmp.unlink()
-        elif _exchange(tmp, path):
+        elif _exchanged(tmp, path):
             swapped = True
             ours += len(snap._carry_to(path))  # first: the old file's last bytes
             if not _swapped_out_is_ours(snap, tmp) or snap.mid_line():
@@ -402,6 +421,10 @@ def replace_if_unchanged(
             snap.replaced = True
             snap.carry_late()
         _fsync_path(path)
+    except _Gone:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return False
     except BaseException as e:
         if not swapped:
             with contextlib.suppress(OSError):

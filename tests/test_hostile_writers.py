@@ -603,3 +603,71 @@ def test_an_append_that_lands_inside_a_line_being_written_is_moved_after_it(
     people[0].thread.join()
     assert mf.read_text() == f"{MINE}- half a line and its other half\n{res.line}\n"
     assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+
+
+def test_a_read_only_memory_md_is_not_rewritten_by_a_supersede(make_home, monkeypatch) -> None:
+    """The failing input: ``chmod a-w memory.md``, then ``remember … --key editor`` (as a
+    person, not root). The append of a plain remember is refused by the system, but the
+    superseding write replaced the read-only file all the same (a rename needs only the
+    folder). Now a replace is refused alike: the error names memory.md, nothing changes."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    before = mf.read_bytes()
+    real = os.access
+
+    def access(path: Any, mode: int, **kw: Any) -> bool:  # what a non-root person gets
+        if Path(path) == mf and mode & os.W_OK:
+            return False
+        return real(path, mode, **kw)
+
+    monkeypatch.setattr(os, "access", access)
+    res = cli(home, "remember", "editor = helix", "--key", "editor")
+    assert res.exit_code == 1
+    assert res.stderr == (
+        f"talos remember: {mf}: permission denied: make it (and its folder) readable and "
+        "writable for you, and try again\n"
+    )
+    assert mf.read_bytes() == before
+    assert log_ops(home) == ["remember", "commit"]
+    monkeypatch.undo()
+    assert mem.get("editor").record.fields["id"] == vim.id
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes a read-only file anyway")
+def test_a_read_only_memory_md_refuses_every_write(make_home) -> None:
+    """Variant with a real ``chmod 444`` (run as a person): append and replace alike."""
+    home = make_home(memory=MINE + "- editor = vim <!-- user 2026-01-01 key=editor -->\n")
+    mf = home / "memory.md"
+    mf.chmod(0o444)
+    before = mf.read_bytes()
+    for args in (["a plain fact here"], ["editor = helix", "--key", "editor"]):
+        res = cli(home, "remember", *args)
+        assert res.exit_code == 1 and "permission denied" in res.stderr
+    assert mf.read_bytes() == before
+
+
+def test_memory_md_deleted_right_before_the_exchange_is_a_change(make_home, monkeypatch) -> None:
+    """The failing input: the person deletes memory.md in the instant before talos's atomic
+    exchange. Before: "memory.md: it does not exist: check the path" (the write failed).
+    Now it is a change like any other: the edit is redone on what is there (nothing), and
+    the deleted lines are not brought back."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    mem.remember("editor = vim", key="editor")
+    real = shared_file._exchange
+    gone: list[bool] = []
+
+    def delete_then_exchange(a: Path, b: Path) -> bool:
+        if b == mf and not gone:
+            gone.append(True)
+            mf.unlink()
+        return real(a, b)
+
+    monkeypatch.setattr(shared_file, "_exchange", delete_then_exchange)
+    helix = mem.remember("editor = helix", key="editor")
+    assert gone and helix.superseded == []
+    assert mf.read_text() == f"{helix.line}\n"
+    assert list(home.glob(".memory.md.*")) == []
