@@ -33,7 +33,7 @@ from urllib.parse import quote
 
 import filelock
 
-from talos import audit
+from talos import audit, fsutil
 from talos.errors import InputError, TalosError
 from talos.fsutil import check_regular_or_missing
 from talos.home import Paths
@@ -64,6 +64,7 @@ __all__ = [
     "FIELD_ORDER",
     "LOCK_TIMEOUT",
     "MAX_ATTEMPTS",
+    "MAX_VALUE_CHARS",
     "Forgotten",
     "RememberResult",
     "RemovedLine",
@@ -86,6 +87,9 @@ LOCK_TIMEOUT = 60.0
 #: How often a write is redone when memory.md changed under it (a person editing it) before
 #: it gives up with an error (nothing is lost then: memory.md stays as the person left it).
 MAX_ATTEMPTS = 20
+#: Longest value of a tag field (``--key``, ``--scope``, ``--source``, ``--ref``, ``--by``):
+#: a 20,000-character key was stored as it came.
+MAX_VALUE_CHARS = 1_000
 #: Order of ``field=value`` pairs in a tag written by talos (SPEC §7.1).
 FIELD_ORDER = (
     "id",
@@ -210,10 +214,15 @@ def check_value(option: str, value: str | None) -> None:
     """Refuse a value that holds a control or format character (:func:`unsafe_char`).
 
     Raises:
-        InputError: ``--key 'a\\n': contains a line feed (U+000A)``.
+        InputError: ``--key 'a\\n': contains a line feed (U+000A)``; a value longer than
+            :data:`MAX_VALUE_CHARS`.
     """
     if value is None:
         return
+    if len(value) > MAX_VALUE_CHARS:
+        raise InputError(
+            f"{option} is {len(value):,} characters long; a value holds at most {MAX_VALUE_CHARS:,}"
+        )
     ch = unsafe_char(value)
     if ch is not None:
         raise InputError(f"{option} {value!r}: contains {describe_char(ch)}")
@@ -276,6 +285,7 @@ def _attempt_write(
         change, result = plan(snap.data)
         if change is None:
             return True, result
+        _check_size(paths.memory_file, snap.data, change)
         txn = audit.Txn(paths.audit_file)
         prepared = False
 
@@ -326,6 +336,29 @@ def _attempt_write(
                 "what it writes to it from now on does not reach the new memory.md"
             )
         return True, result
+
+
+def _check_size(name: Path, data: bytes, change: _Change) -> None:
+    """Refuse a write that would make memory.md larger than talos reads
+    (:data:`talos.fsutil.MAX_MEMORY_BYTES`): every reader would then skip the whole file,
+    and every writer refuse it (the hostile pass: one 300 KB ``remember`` over a 200 KB
+    bound left recall with no facts at all, and every later write refused).
+
+    Raises:
+        InputError: the message names the file and what to do; nothing is written.
+    """
+    limit = fsutil.MAX_MEMORY_BYTES
+    if change.append is not None:
+        size = len(data) + len(change.append.encode("utf-8")) + 2
+    elif change.data is not None and len(change.data) > len(data):
+        size = len(change.data)
+    else:
+        return
+    if size > limit:
+        raise InputError(
+            f"{name}: this write would make it {size:,} bytes long, more than the "
+            f"{limit:,} talos reads; nothing was changed (remove lines you no longer need)"
+        )
 
 
 def _split(data: bytes) -> list[bytes]:
@@ -615,7 +648,8 @@ def remember(
             unchanged).
     """
     text = " ".join(text.split())
-    check_value("the text", text)
+    if unsafe_char(text) is not None:
+        check_value("the text", text)
     if len(text.lstrip("-*# ").strip()) < MIN_FACT_CHARS:
         raise InputError(f"a fact needs at least {MIN_FACT_CHARS} characters of text: {text!r}")
     if "<!--" in text or "-->" in text:

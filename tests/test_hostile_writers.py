@@ -671,3 +671,52 @@ def test_memory_md_deleted_right_before_the_exchange_is_a_change(make_home, monk
     assert gone and helix.superseded == []
     assert mf.read_text() == f"{helix.line}\n"
     assert list(home.glob(".memory.md.*")) == []
+
+
+# -- values: very long ---------------------------------------------------------------------------
+
+
+def test_one_huge_write_cannot_make_memory_md_unreadable(make_home, monkeypatch) -> None:
+    """The failing input (scaled down: the bound made 200 KB): one ``remember`` of a
+    300,000-character text over MCP. Before: appended, memory.md passed the size talos
+    reads, and from then on recall had no facts at all and every write was refused
+    (``FileTooLarge``) — one model call took the person's whole memory away. Now no write
+    takes memory.md past the bound; the facts stay readable."""
+    from talos import fsutil
+
+    monkeypatch.setattr(fsutil, "MAX_MEMORY_BYTES", 200_000)
+    home = make_home(memory=MINE + "- the build uses make\n")
+    mf = resolve_paths(home).memory_file
+    mem = Memory(home, index=False)
+    server = build_server(mem)
+    with pytest.raises(ToolError) as e:
+        asyncio.run(server.call_tool("remember", {"text": "x " * 150_000}))
+    assert str(e.value) == (
+        f"Error executing tool remember: {mf}: this write would make it 300,102 bytes long, "
+        "more than the 200,000 talos reads; nothing was changed (remove lines you no longer "
+        "need)"
+    )
+    assert (home / "memory.md").read_text() == MINE + "- the build uses make\n"
+    assert "the build uses make" in mem.recall("build make").text
+    # variant: a superseding write (a replace) that would grow past the bound
+    vim = mem.remember("editor = vim", key="editor")
+    with pytest.raises(InputError):
+        mem.remember("editor = " + "x" * 200_000, key="editor")
+    assert mem.get("editor").record.fields["id"] == vim.id
+
+
+def test_a_very_long_key_is_refused_with_its_length_not_its_value(make_home) -> None:
+    """Variant: a 20,000-character ``--key`` (or ``--ref``) was stored in the tag; now it is
+    refused, and the message gives its length instead of printing it."""
+    home = make_home(memory=MINE)
+    res = cli(home, "remember", "editor = vim", "--key", "k" * 20_000)
+    assert res.exit_code == 1
+    assert res.stderr == (
+        "talos remember: --key is 20,000 characters long; a value holds at most 1,000\n"
+    )
+    res = cli(home, "remember", "editor = vim", "--ref", "r" * 1_001, "--source", "tool")
+    assert (
+        res.stderr
+        == "talos remember: --ref is 1,001 characters long; a value holds at most 1,000\n"
+    )
+    assert (home / "memory.md").read_text() == MINE
