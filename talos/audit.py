@@ -29,7 +29,7 @@ from typing import Any
 from talos.fsutil import open_append, open_regular
 from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
 from talos.sources.skills import skill_scopes
-from talos.text import json_dumps
+from talos.text import cut, json_dumps
 from talos.warn import warn
 
 __all__ = [
@@ -391,7 +391,8 @@ def outside_edits(path: Path, memory_file: Path) -> list[OutsideEdit]:
                 )
                 continue
             parsed = parse_fact_line(after)
-            what = repr(parsed.text if parsed is not None else after)
+            # bounded: a 6,000-character fact filled doctor's screen (the hostile pass)
+            what = repr(cut(parsed.text if parsed is not None else str(after), 80))
             out.append(
                 OutsideEdit(
                     "missing",

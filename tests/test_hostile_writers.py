@@ -720,3 +720,23 @@ def test_a_very_long_key_is_refused_with_its_length_not_its_value(make_home) -> 
         == "talos remember: --ref is 1,001 characters long; a value holds at most 1,000\n"
     )
     assert (home / "memory.md").read_text() == MINE
+
+
+def test_doctor_names_a_long_record_lost_to_an_outside_edit_in_one_short_line(make_home) -> None:
+    """Found in the SIGKILL race: a person's editor saved an older copy over a 6,000-
+    character record talos had just appended; doctor said what to do, correctly, but printed
+    the whole text in the sentence. The text is cut at 80 characters."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    res = Memory(home, index=False).remember("talos note " + "w " * 3000)
+    mf.write_text(MINE)  # the editor's older copy
+    found = [
+        o.message
+        for o in audit.outside_edits(
+            home / ".talos" / "audit.jsonl", resolve_paths(home).memory_file
+        )
+    ]
+    assert found == [
+        f"record {res.id} 'talos note{' w' * 35}…' is not in memory.md: it was removed outside talos (by hand, or an editor "
+        f"saved an older copy over it); talos restore {res.id} brings it back"
+    ]
