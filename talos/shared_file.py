@@ -356,9 +356,10 @@ def replace_if_unchanged(
         OSError: the folder is not writable or the disk is full (the file is then unchanged).
     """
     path = snap.path
-    mode = 0o644
+    mode, owner = 0o644, None
     if snap.fd is not None:
-        mode = os.fstat(snap.fd).st_mode & 0o7777
+        st = os.fstat(snap.fd)
+        mode, owner = st.st_mode & 0o7777, (st.st_uid, st.st_gid)
     if not _same(snap):
         return False
     if snap.ident is not None and not os.access(path, os.W_OK):
@@ -381,6 +382,11 @@ def replace_if_unchanged(
     swapped = False  # once exchanged, ``tmp`` holds the previous file: never delete it blindly
     try:
         with os.fdopen(fd, "wb") as f:
+            if owner is not None and owner != (os.geteuid(), os.getegid()):
+                # Keep the person's file theirs: ``sudo talos remember`` replaced a 0600
+                # memory.md with one owned by root, which its owner could no longer read.
+                with contextlib.suppress(OSError):
+                    os.fchown(f.fileno(), *owner)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -607,12 +613,12 @@ def append_line(path: Path, line: bytes) -> bool:
         if seen is None:
             return False
         fd = open_append(path, readable=True)  # a regular file only, links not followed
-        if os.fstat(fd).st_size == seen or seen < 0:
+        size = os.fstat(fd).st_size
+        if size in (0, seen) or os.pread(fd, 1, size - 1) == b"\n":
             break
-        os.close(fd)  # a write landed since the look: look again (it may be half a line)
+        os.close(fd)  # half a line landed since the look: look again (and wait for it)
     else:
         return False
-    size = seen
     data = b""
     try:
         data = line.rstrip(b"\n") + b"\n"

@@ -741,3 +741,21 @@ def test_doctor_names_a_long_record_lost_to_an_outside_edit_in_one_short_line(ma
         "outside talos (by hand, or an editor saved an older copy over it); talos restore "
         f"{res.id} brings it back"
     ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_a_replace_keeps_memory_md_owned_by_its_person(make_home) -> None:
+    """The failing input: a person's 0600 memory.md, and ``sudo talos remember … --key
+    editor`` (a superseding write as root). Before: the new file was root's, 0600 — its
+    owner could no longer read their own memory. Now the owner and group are kept."""
+    import pwd
+
+    nobody = pwd.getpwnam("nobody")
+    home = make_home(memory=MINE + "- editor = vim <!-- user 2026-01-01 key=editor -->\n")
+    mf = home / "memory.md"
+    os.chown(mf, nobody.pw_uid, nobody.pw_gid)
+    mf.chmod(0o600)
+    Memory(home, index=False).remember("editor = helix", key="editor")
+    st = mf.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (nobody.pw_uid, nobody.pw_gid, 0o600)
+    assert "editor = helix" in mf.read_text()
