@@ -399,7 +399,12 @@ def replace_if_unchanged(
         # Lines appended since the read go into the new file *before* it becomes visible: a
         # person who reads memory.md right after the swap (an editor about to save) must
         # find them there. Only what lands in the microseconds until the swap is carried after.
-        ours = len(data) + len(snap._carry_to(tmp, sync=False))
+        carried = snap._carry_to(tmp, sync=False)
+        if carried and not carried.endswith(b"\n"):
+            # Half a line landed since the last look: its rest would go to the old file.
+            tmp.unlink()
+            return False
+        ours = len(data) + len(carried)
         if snap.ident is None:
             try:
                 os.link(tmp, path)  # create, but never over a file that appeared meanwhile
@@ -412,8 +417,13 @@ def replace_if_unchanged(
                 tmp.unlink()
         elif _exchanged(tmp, path):
             swapped = True
-            ours += len(snap._carry_to(path))  # first: the old file's last bytes
-            if not _swapped_out_is_ours(snap, tmp) or snap.mid_line():
+            late = snap._carry_to(path)  # first: the old file's last bytes
+            ours += len(late)
+            if (
+                not _swapped_out_is_ours(snap, tmp)
+                or (late and not late.endswith(b"\n"))
+                or snap.mid_line()
+            ):
                 # An editor's save or in-place edit slipped in, or a line is being written
                 # in pieces (its rest would go to the old file, then be carried only after
                 # the next line: the hostile pass split 102 of 826 such lines): put the file
