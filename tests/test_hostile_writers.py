@@ -759,3 +759,40 @@ def test_a_replace_keeps_memory_md_owned_by_its_person(make_home) -> None:
     st = mf.stat()
     assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (nobody.pw_uid, nobody.pw_gid, 0o600)
     assert "editor = helix" in mf.read_text()
+
+
+def test_a_line_finished_right_after_the_exchange_is_not_split(make_home, monkeypatch) -> None:
+    """Variant (the same race, 2 to 4 of ~1300 lines split after the first fix): the first
+    piece lands before the exchange and is carried over right after it, and the rest
+    arrives in the old file a moment later, before talos's last look — so the old file
+    looked complete, the rest was carried only later, after the person's next line. Now
+    half a line carried over right after the exchange swaps the file back."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    real_exchange, real_carry = shared_file._exchange, shared_file.Snapshot._carry_to
+    fds: list[int] = []
+
+    def person_begins_then_exchange(a: Path, b: Path) -> bool:
+        if b == mf and not fds:
+            fds.append(os.open(mf, os.O_WRONLY | os.O_APPEND))
+            os.write(fds[0], b"- half a line")
+        return real_exchange(a, b)
+
+    def carry_then_person_finishes(snap: Any, dest: Path, *args: Any, **kw: Any) -> bytes:
+        got = real_carry(snap, dest, *args, **kw)
+        if dest == mf and fds and got.endswith(b"half a line"):
+            os.write(fds[0], b" and its other half\n")  # to the file swapped out
+            os.close(fds[0])
+            with open(mf, "ab") as f:  # and the person's next line, to what is there now
+                f.write(b"- my next line\n")
+        return got
+
+    monkeypatch.setattr(shared_file, "_exchange", person_begins_then_exchange)
+    monkeypatch.setattr(shared_file.Snapshot, "_carry_to", carry_then_person_finishes)
+    helix = mem.remember("editor = helix", key="editor")
+    assert helix.superseded == [vim.id]
+    assert mf.read_text() == (
+        f"{MINE}- half a line and its other half\n- my next line\n{helix.line}\n"
+    )
