@@ -854,7 +854,7 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
             current = {(_decode(b) or "").rstrip("\r") for b in blobs}
             if line in current:
                 raise InputError(f"record {rid} is already in {paths.memory_file}")
-            at = _line_of(blobs, rid)
+            at = _line_of(blobs, rid, scopes)
             if at:  # edited in place: a second line with its id made an unresolvable conflict
                 raise InputError(
                     f"record {rid} is in {paths.memory_file} already (line {at}, edited outside "
@@ -942,13 +942,19 @@ def _with_field(line: str, name: str, value: str) -> str:
     return line[: m.start()] + tag
 
 
-def _line_of(blobs: list[bytes], rid: str) -> int:
-    """The 1-based line of the record whose id is ``rid`` (0 when there is none)."""
+def _line_of(blobs: list[bytes], rid: str, scopes: Sequence[str] | None = None) -> int:
+    """The 1-based line of the record whose id is ``rid`` (0 when there is none), among the
+    records of ``scopes`` when given (a line of another scope is never named, SPEC §7.3)."""
     needle = rid.encode("utf-8", "surrogateescape")
     for no, blob in enumerate(blobs, 1):
         line = _decode(blob) if needle in blob else None  # an ``L`` id is a hash: never in it
         p = parse_fact_line(line) if line is not None else None
-        if line is not None and p is not None and derived_id(p.fields, line.rstrip("\r")) == rid:
+        if (
+            line is not None
+            and p is not None
+            and derived_id(p.fields, line.rstrip("\r")) == rid
+            and (scopes is None or p.fields.get("scope", "global") in scopes)
+        ):
             return no
     return 0
 
