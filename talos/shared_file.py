@@ -42,6 +42,7 @@ __all__ = [
     "Snapshot",
     "append_line",
     "folder_lock",
+    "quiet",
     "read_snapshot",
     "replace_if_unchanged",
 ]
@@ -234,6 +235,28 @@ def _same(snap: Snapshot) -> bool:
     return snap.ident is not None and _grown_only(snap, st)
 
 
+def quiet(snap: Snapshot) -> bool:
+    """Before an append: wait for a process that holds the file open for writing (at most
+    :data:`DRAIN_SECONDS`), and tell whether the file is still what ``snap`` read. ``cp``
+    over memory.md or an editor's in-place save writes at its own offset: a line appended
+    meanwhile is overwritten, and the read the append was decided on was half the file
+    (the hostile pass). False: read again and decide again. A writer that stays (``cat >>
+    memory.md``) appends too, alongside which an append is safe: True."""
+    if snap.fd is None or _writers(snap.fd) is not True:
+        return True
+    if not _wait_for_writers(snap.fd):
+        return True
+    return _identical(snap)
+
+
+def _identical(snap: Snapshot) -> bool:
+    """``snap.path`` is exactly what ``snap`` read: same inode, size and mtime."""
+    try:
+        return _ident(os.lstat(snap.path)) == snap.ident
+    except FileNotFoundError:
+        return snap.ident is None
+
+
 def _grown_only(snap: Snapshot, st: os.stat_result) -> bool:
     """Same inode as read, and at most grown by appends after a complete last line: bytes
     added after an unfinished line (no newline: someone was writing it) complete *that*
@@ -372,7 +395,10 @@ def replace_if_unchanged(
         # write next, so nothing is changed.
         if not _wait_for_writers(snap.fd):
             raise HeldOpen(path)
-        if not _same(snap):
+        if not _identical(snap):
+            # What a writer added while talos waited is not "lines appended after the read":
+            # ``cp`` over the file writes it in pieces, and its second half held the record
+            # to supersede (the hostile pass: a conflict nobody asked for). Read it again.
             return False
     if before_swap is not None:
         before_swap()
@@ -391,8 +417,12 @@ def replace_if_unchanged(
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        if snap.fd is not None and _writers(snap.fd) is True and not _wait_for_writers(snap.fd):
-            raise HeldOpen(path)  # opened while the temp file was written: as above
+        if snap.fd is not None and _writers(snap.fd) is True:  # opened meanwhile: as above
+            if not _wait_for_writers(snap.fd):
+                raise HeldOpen(path)
+            if not _identical(snap):
+                tmp.unlink()
+                return False
         if not _unchanged(snap) or snap.mid_line():
             tmp.unlink()
             return False

@@ -42,6 +42,7 @@ from talos.shared_file import (
     HeldOpen,
     append_line,
     folder_lock,
+    quiet,
     read_snapshot,
     replace_if_unchanged,
 )
@@ -297,6 +298,8 @@ def _attempt_write(
         try:
             if change.data is None:
                 records = change.records
+                if change.append is not None and not quiet(snap):
+                    return False, result  # a writer was at work: decide on what it wrote
                 if change.append is not None:
                     # Where the line will start at the earliest: recovery completes a torn
                     # append only past this point, never a person's unfinished last line.

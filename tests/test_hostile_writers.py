@@ -796,3 +796,70 @@ def test_a_line_finished_right_after_the_exchange_is_not_split(make_home, monkey
     assert mf.read_text() == (
         f"{MINE}- half a line and its other half\n- my next line\n{helix.line}\n"
     )
+
+
+COPY = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    mf, src, ready = sys.argv[1:4]
+    data = Path(src).read_bytes()
+    cut = data.index(b"\\n", len(data) // 2) + 1  # a buffer boundary that falls on a newline
+    fd = os.open(mf, os.O_WRONLY | os.O_TRUNC)  # what cp does to an existing file
+    os.write(fd, data[:cut])
+    Path(ready).touch()
+    time.sleep(0.3)
+    os.write(fd, data[cut:])
+    os.close(fd)
+    """
+)
+
+
+def test_a_supersede_while_cp_writes_the_file_decides_on_all_of_it(make_home) -> None:
+    """The failing input: ``cp backup.md memory.md`` (truncate, then the content in pieces)
+    while ``remember … --key editor`` supersedes; the backup's ``editor`` record is in its
+    second half. Before: talos read the first half, waited for cp, took the second half for
+    lines appended meanwhile, and appended its new record without superseding the old one:
+    a conflict nobody asked for. Now, after waiting for a writer, the edit is redone on the
+    whole file."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    backup = home / "backup.md"
+    backup.write_text("".join(f"- an old note number {i}\n" for i in range(40)) + vim.line + "\n")
+    ready = home / "ready"
+    cp = subprocess.Popen([sys.executable, "-c", COPY, str(mf), str(backup), str(ready)])
+    while not ready.exists():
+        time.sleep(0.005)
+    helix = mem.remember("editor = helix", key="editor")
+    assert cp.wait(10) == 0
+    assert helix.superseded == [vim.id]
+    assert mem.get("editor").value == "helix"
+    assert mf.read_text() == backup.read_text().replace(vim.line + "\n", "") + helix.line + "\n"
+
+
+def test_a_rewrite_while_cp_writes_the_file_decides_on_all_of_it(make_home) -> None:
+    """Variant on the replace path: the backup cp writes holds one record of the key in its
+    first half (so talos plans a rewrite) and another in its second. Before, the second half
+    was carried over as appended lines and its record survived the supersede: helix against
+    nano, a conflict. Now the rewrite is redone on the whole file."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    nano = "- editor = nano <!-- user 2026-01-02 id=rnano key=editor -->"
+    notes = "".join(f"- an old note number {i}\n" for i in range(40))
+    (home / "backup.md").write_text(f"{vim.line}\n{notes}{nano}\n")
+    mf.write_text(f"{vim.line}\n")
+    ready = home / "ready"
+    cp = subprocess.Popen(
+        [sys.executable, "-c", COPY, str(mf), str(home / "backup.md"), str(ready)]
+    )
+    while not ready.exists():
+        time.sleep(0.005)
+    helix = mem.remember("editor = helix", key="editor")
+    assert cp.wait(10) == 0
+    assert sorted(helix.superseded) == sorted([vim.id, "rnano"])
+    assert mem.get("editor").value == "helix"
+    assert mf.read_text() == f"{notes}{helix.line}\n"
