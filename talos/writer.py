@@ -26,6 +26,7 @@ import secrets
 import shutil
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -375,7 +376,9 @@ def _decode(blob: bytes) -> str | None:
         return None
 
 
-def _joined(data: bytes, gone: set[int] = frozenset(), append_lines: Iterable[str] = ()) -> bytes:
+def _joined(
+    data: bytes, gone: AbstractSet[int] = frozenset(), append_lines: Iterable[str] = ()
+) -> bytes:
     """memory.md ``data`` without the lines at the 0-based indexes ``gone``, with
     ``append_lines`` after the last line (trailing blank lines dropped before them). A last
     line without a newline stays so when nothing is added; a line added after it ends it
