@@ -21,7 +21,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -340,15 +340,21 @@ class OutsideEdit:
     message: str
 
 
-def outside_edits(path: Path, memory_file: Path) -> list[OutsideEdit]:
+def outside_edits(
+    path: Path, memory_file: Path, scopes: Collection[str] | None = None
+) -> list[OutsideEdit]:
     """Records whose state in memory.md is not what the committed log says (issue 12.1).
 
     Replays the committed entries of ``memory_file``: the last entry of each record id says
     whether talos left it in the file (an ``after`` line) or took it out (a ``before`` line
     with no ``after``). Each disagreement is an :class:`OutsideEdit` whose message a person
     can act on: ``talos restore ID`` for a record that vanished; remove the line again or
-    ``talos resolve`` for one that came back; nothing when a change was meant.
+    ``talos resolve`` for one that came back; nothing when a change was meant. ``scopes``:
+    only entries of these scopes (default: all); a message quotes text with credentials
+    masked (hostile pass of issue 13).
     """
+    from talos.secrets import mask_secrets  # imported on use: the log is read rarely
+
     try:
         data = read_memory(memory_file)
     except FileNotFoundError:
@@ -369,6 +375,7 @@ def outside_edits(path: Path, memory_file: Path) -> list[OutsideEdit]:
             e.get("file") == str(memory_file)
             and e.get("id")
             and (e.get("after") or e.get("before"))
+            and (scopes is None or entry_scope(e) in scopes)
         ):
             last[str(e["id"])] = e
     name = memory_file.name
@@ -391,8 +398,9 @@ def outside_edits(path: Path, memory_file: Path) -> list[OutsideEdit]:
                 )
                 continue
             parsed = parse_fact_line(after)
-            # bounded: a 6,000-character fact filled doctor's screen (the hostile pass)
-            what = repr(cut(parsed.text if parsed is not None else str(after), 80))
+            # masked (main: a secret never reaches a reason) and bounded: a 6,000-character
+            # fact filled doctor's screen (the hostile pass)
+            what = repr(cut(mask_secrets(parsed.text if parsed is not None else str(after)), 80))
             out.append(
                 OutsideEdit(
                     "missing",
@@ -421,12 +429,14 @@ def outside_edits(path: Path, memory_file: Path) -> list[OutsideEdit]:
     return out
 
 
-def verify(path: Path, memory_file: Path) -> list[str]:
+def verify(path: Path, memory_file: Path, scopes: Collection[str] | None = None) -> list[str]:
     """Check the log against memory.md; returns problems ([] when consistent).
 
     Consistent means: no transaction is left pending, every record a committed transaction
     left in memory.md is there, and no line it removed is back (:func:`outside_edits`; a
-    record edited in place is not a problem: its id is still there).
+    record edited in place is not a problem: its id is still there). ``scopes``: only the
+    entries of these scopes are looked at (a request is never told of another scope's
+    records, SPEC §7.3; hostile pass of issue 13 item 8).
     """
     problems: list[str] = []
     closed: set[str] = set()
@@ -434,9 +444,9 @@ def verify(path: Path, memory_file: Path) -> list[str]:
     for e in entries(path):
         if e.get("op") in ("commit", "abort"):
             closed.add(str(e.get("txn")))
-        elif e.get("state") == "prepared":
+        elif e.get("state") == "prepared" and (scopes is None or entry_scope(e) in scopes):
             prepared.add(str(e.get("txn")))
     for txn in sorted(prepared - closed):
         problems.append(f"transaction {txn} is neither committed nor aborted")
-    problems += [o.message for o in outside_edits(path, memory_file) if o.kind != "changed"]
+    problems += [o.message for o in outside_edits(path, memory_file, scopes) if o.kind != "changed"]
     return problems

@@ -35,10 +35,10 @@ from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
-from talos.sources.facts import parse_fact_line
+from talos.sources.facts import masked_fields, parse_fact_line, tag_reasons
 from talos.sources.sessions import session_files
 from talos.sources.skills import parse_frontmatter, read_skill, skill_files
-from talos.text import keywords
+from talos.text import keywords, matching_keywords
 from talos.trust import (
     DEFAULT_SCOPES,
     View,
@@ -401,10 +401,12 @@ class Memory:
             self._indexed = (gen, rows, block)
             if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
-            else:
+            else:  # a withheld line's row is kept masked (Index.indexed_fact)
                 facts = [n for n, _safe in rows if self._keep(n.text)]
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
+            if self.keep_fact is not safety.keep_fact:
+                facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dir))
         return facts + self._skills(len(facts), skills), block
 
@@ -1098,11 +1100,17 @@ class Memory:
             if e.node.keywords & qk:
                 out.append(WhyNot(e.node, e.reason, e.by))
         if self.keep_fact is not None:
+            default = self.keep_fact is safety.keep_fact
             for n in load_facts(self.paths.memory_file, None):
-                if authorized(n, self.scopes) and n.keywords & qk and not self.keep_fact(n.text):
+                tag = tag_reasons(n.raw) if default and n.fields else ()
+                if (
+                    authorized(n, self.scopes)
+                    and n.keywords & qk
+                    and (tag or not self.keep_fact(n.text))
+                ):
                     # The text itself is withheld: why-not output reaches agents too (MCP),
                     # and the point of the filter is that this line never reaches a prompt.
-                    found = safety.instruction_reasons(n.text)
+                    found = [*safety.instruction_reasons(n.text), *tag]
                     reasons = "; ".join(found) or "filtered"
                     what = (
                         "it holds a credential"  # issue 13 item 6: the reason is masked too
@@ -1146,6 +1154,13 @@ class Memory:
                 f"not remembered: the text looks like an instruction ({reasons}); talos never "
                 "recalls such lines (SPEC §8.2)"
             )
+        for name, value in (("key", key), ("ref", ref), ("by", by)):
+            if value and safety.secrets.holds_secret(value):
+                raise InputError(
+                    f"not remembered: the {name} holds a credential value "
+                    f"({safety.mask_secrets(value)}); a line holding one is never recalled "
+                    "(SPEC §8.3): give a reference without it"
+                )
         from talos import writer  # imported on use: recall never writes memory.md
 
         result = writer.remember(
@@ -1247,17 +1262,48 @@ class Memory:
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
         """Audit entries (committed writes) of the authorized scopes, oldest first; only those
         whose record id or key is ``target`` when given (SPEC §7.6). The log holds every
-        scope's lines; another scope's entries are never shown (§7.3)."""
+        scope's lines; another scope's entries are never shown (§7.3). The log keeps each line
+        exactly (``restore`` brings it back as it was); what is returned has every credential
+        in ``before``, ``after`` and ``reason`` masked (§8.3: a revoked tool record holding a
+        token was printed whole by ``talos history``)."""
         from talos import audit  # imported on use: recall never reads the log
 
         rows = [
-            {**e, "state": "committed"}  # settled() returns only committed transactions
+            {**e, **_masked_entry(e), "state": "committed"}  # settled(): committed only
             for e in audit.settled(self.paths.audit_file)
             if audit.entry_scope(e) in self.scopes
         ]
         if target:
             rows = [e for e in rows if target in (e.get("id"), e.get("key"))]
         return rows
+
+
+def _masked_fact(n: Node) -> Node | None:
+    """A fact kept by a filter other than :func:`talos.safety.keep_fact` as it may be shown:
+    a line that filter would withhold has its credentials masked in ``text`` and ``raw``
+    (``None`` when no keyword is left), as the index keeps it (SPEC §8.3; hostile pass of
+    issue 13: ``keep_fact=…`` delivered a token in the block)."""
+    tagged = bool(n.fields) and bool(tag_reasons(n.raw))
+    if safety.keep_fact(n.text) and not tagged:
+        return n
+    text = safety.mask_secrets(n.text)
+    if text == n.text and not tagged:
+        return n
+    kw = matching_keywords(text)
+    if not kw:
+        return None
+    fields = masked_fields(n.fields) if tagged else n.fields
+    raw = safety.mask_secrets(n.raw)
+    return dataclasses.replace(n, text=text, raw=raw, keywords=kw, fields=fields)
+
+
+def _masked_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """The text fields of an audit entry with credentials masked (what history shows)."""
+    return {
+        k: safety.mask_secrets(v)
+        for k in ("before", "after", "reason")
+        if isinstance(v := entry.get(k), str)
+    }
 
 
 @dataclass(slots=True)

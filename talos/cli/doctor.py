@@ -6,6 +6,7 @@ Exit codes: 0 when nothing needs attention (every finding ``ok`` or ``info``),
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import typer
@@ -84,7 +85,10 @@ def doctor(
       talos doctor
       talos doctor --scope global --scope project:alpha --json
     """
-    diag = diagnose(home, scopes_from(scope), parse_date(at))
+    # --scope (or $TALOS_SCOPE) asks for a request's view: nothing of another scope is named
+    # or counted; without it, doctor checks the whole home's files for the person
+    scoped = bool(scope) or bool(os.environ.get("TALOS_SCOPE", "").strip(", "))
+    diag = diagnose(home, scopes_from(scope), parse_date(at), scoped=scoped)
     attention = [f for f in diag.findings if f.attention]
     if as_json:
         emit(

@@ -22,7 +22,7 @@ from talos.cli.common import (
     out,
 )
 from talos.render import shown
-from talos.safety import scan_home
+from talos.safety import mask_secrets, scan_home
 
 __all__ = ["EXIT_FLAGGED", "scan"]
 
@@ -32,11 +32,12 @@ EXIT_FLAGGED = 4
 
 
 def _shown(path: str, home: Path) -> str:
-    """``path`` relative to the home when it is inside it, else as given."""
+    """``path`` relative to the home when it is inside it, else as given; a credential in it
+    masked (a skill named after a token)."""
     try:
-        return Path(path).relative_to(home).as_posix()
+        return mask_secrets(Path(path).relative_to(home).as_posix())
     except ValueError:
-        return path
+        return mask_secrets(path)
 
 
 @handle_errors("scan", listing=True)
