@@ -29,7 +29,7 @@ from typing import Any
 from talos.fsutil import open_append, open_regular
 from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
 from talos.sources.skills import skill_scopes
-from talos.text import json_dumps
+from talos.text import cut, json_dumps
 from talos.warn import warn
 
 __all__ = [
@@ -398,7 +398,9 @@ def outside_edits(
                 )
                 continue
             parsed = parse_fact_line(after)
-            what = repr(mask_secrets(parsed.text if parsed is not None else after))
+            # masked (main: a secret never reaches a reason) and bounded: a 6,000-character
+            # fact filled doctor's screen (the hostile pass)
+            what = repr(cut(mask_secrets(parsed.text if parsed is not None else str(after)), 80))
             out.append(
                 OutsideEdit(
                     "missing",

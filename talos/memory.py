@@ -1175,6 +1175,7 @@ class Memory:
             until=until,
             conf=conf,
             by=by,
+            authorized=self.scopes,
         )
         self._cache = None
         return result
