@@ -101,6 +101,26 @@ class _Server:
         return reply(self.responder, agent, body), False
 
 
+#: Seconds a new server waits for the home's lock: a server that answered ``restart`` still
+#: holds it while it closes (a hook that started the new one a moment later found the lock
+#: taken, and the home was left with no server; tests/test_hook_server.py on a loaded machine).
+LOCK_WAIT = 3.0
+
+
+def _take(lock: Any, fcntl: Any) -> bool:
+    """Take the home's server lock, waiting up to :data:`LOCK_WAIT` seconds for a server
+    that is exiting. Returns whether it was taken."""
+    end = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.02)
+
+
 def serve(home: str | None = None) -> int:
     """Run the server of ``home`` until it is idle, told to stop, or superseded.
 
@@ -117,9 +137,7 @@ def serve(home: str | None = None) -> int:
     except OSError as e:
         hook_log.write(state.log, "-", "server", "error", f"cannot start the server: {e}")
         return 1
-    try:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    if not _take(lock, fcntl):
         lock.close()
         return 0  # another server of this home is alive
     server = _Server(state)
