@@ -330,3 +330,32 @@ def test_the_hook_never_talks_to_a_socket_of_another_user(home: Path) -> None:
         f"error: {run / 'hook.sock'} is not a socket of this user; not connecting; "
         "recalling in the hook's own process"
     )
+
+
+def test_a_hook_run_from_another_copy_of_talos_starts_a_server_of_that_copy(
+    home: Path, tmp_path: Path
+) -> None:
+    # CI runs the tests from a source checkout beside an installed copy: the hook imported
+    # the checkout (the current folder comes first) while the server it spawned imported the
+    # installed one, whose code stamp never matched, and every hook fell back in-process.
+    import shutil
+
+    import talos
+
+    copy = tmp_path / "checkout"
+    shutil.copytree(Path(talos.__file__).parent, copy / "talos")
+    newest = max(p.stat().st_mtime_ns for p in (copy / "talos").rglob("*.py")) + 10**9
+    os.utime(copy / "talos" / "__init__.py", ns=(newest, newest))  # a stamp of its own
+    got = subprocess.run(
+        [sys.executable, "-m", "talos", "hook", "claude-code", "--home", str(home)],
+        input=EVENT,
+        capture_output=True,
+        timeout=60,
+        cwd=copy,
+    )
+    assert (got.returncode, got.stderr, got.stdout.decode()) == (0, b"", EXPECTED)
+    assert log_lines(home) == []  # answered by a server, not by the fallback
+    pid = _server_pids(home)
+    assert len(pid) == 1
+    cmd = Path(f"/proc/{pid[0]}/environ").read_bytes().split(b"\0")
+    assert any(e.startswith(b"PYTHONPATH=" + str(copy).encode()) for e in cmd)
