@@ -57,6 +57,15 @@ EXPECTED = (
 CONFIG = "[hooks]\ntimeout = 30\n"
 
 
+#: Subprocesses run the talos these tests imported: CI runs them from a checkout beside an
+#: installed copy, and ``python -m`` puts the current folder (the checkout) first.
+ENV = {
+    **os.environ,
+    "PYTHONPATH": str(Path(client.__file__).resolve().parents[2]),
+    "PYTHONSAFEPATH": "1",
+}
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -107,6 +116,7 @@ def hook(home: Path, data: bytes = EVENT, agent: str = "claude-code") -> bytes:
         input=data,
         capture_output=True,
         timeout=60,
+        env=ENV,
     )
     assert (got.returncode, got.stderr) == (0, b"")
     return got.stdout
@@ -148,6 +158,7 @@ def test_one_server_per_home(home: Path) -> None:
         [sys.executable, "-m", "talos.hooks.server", "--home", str(home)],
         capture_output=True,
         timeout=60,
+        env=ENV,
     )
     assert (second.returncode, second.stdout, second.stderr) == (0, b"", b"")
     assert client.ping(str(home))["pid"] == pid  # type: ignore[index]
@@ -266,7 +277,7 @@ def test_the_hook_path_imports_only_the_standard_library(home: Path) -> None:
         "print(repr(new), file=sys.stderr)\n"
     )
     got = subprocess.run(
-        [sys.executable, "-c", probe], input=EVENT, capture_output=True, timeout=60
+        [sys.executable, "-c", probe], input=EVENT, capture_output=True, timeout=60, env=ENV
     )
     assert got.stdout.decode() == EXPECTED
     new = ast.literal_eval(got.stderr.decode())
