@@ -56,6 +56,7 @@ __all__ = [
     "open_regular",
     "outside",
     "read_regular",
+    "too_long",
 ]
 
 #: Largest memory.md talos reads: 2.5 times the 1,000,000-line file of issue 12.8 (about
@@ -65,6 +66,11 @@ MAX_MEMORY_BYTES = 256 << 20
 MAX_CONFIG_BYTES = 1 << 20
 #: Largest state file read whole (a reference ``recall_hits.json``).
 MAX_STATE_BYTES = 256 << 20
+
+#: Longest file name (one path component) and whole path, in bytes, that Linux and macOS take
+#: (``NAME_MAX``; ``PATH_MAX`` counts the final NUL).
+NAME_MAX = 255
+PATH_MAX = 4096
 
 #: Roots of kernel file systems whose files look regular but are the system's.
 KERNEL_ROOTS = ("/proc", "/sys", "/dev")
@@ -144,6 +150,15 @@ def kernel_root(path: str | os.PathLike[str]) -> str | None:
                 return None
             p = parent
     return _kernel_devices().get(dev)
+
+
+def too_long(path: str | os.PathLike[str]) -> bool:
+    """Whether the file system would refuse ``path`` with ``ENAMETOOLONG``: a component longer
+    than :data:`NAME_MAX` bytes or a path of :data:`PATH_MAX` bytes or more (``--home`` of 300
+    letters ended in a traceback, issue 12.4). Judged on the name alone: the kernel says
+    "does not exist" first when an earlier folder is missing."""
+    raw = os.fsencode(path)
+    return len(raw) >= PATH_MAX or any(len(part) > NAME_MAX for part in raw.split(b"/"))
 
 
 def file_kind(st: os.stat_result) -> str | None:

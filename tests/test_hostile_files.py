@@ -1,0 +1,202 @@
+"""Issue 12, the hostile pass over items 3, 4 and 7: what broke in the fixed code.
+
+Each test starts from the exact input that broke it (found by driving every command, with and
+without ``--json``, over a home made hostile one file at a time), then a variant of our own the
+fix must also catch. Families: bad ``talos.toml`` values and home paths (a ``~user`` that does
+not exist, a name too long for the file system, a number too long to parse, a BOM), broken
+state files (a JSON line nested too deeply, a trace line from the year 9999 or with NaN scores,
+reference counts of ``1e400``, a trace line torn by a full disk, another program's SQLite file
+at ``index.db``), and files that are not regular (a lock file that is a FIFO, a device, a link).
+
+Every failure must end in one sentence naming the file (and line) and what to do, exit 1 (5
+for doctor), the envelope under ``--json``, no traceback, nothing half-written; recall never
+fails for a trace or usage problem (SPEC §6.1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+from pathlib import Path
+
+import click.testing
+import pytest
+import typer
+
+from talos import Memory
+from talos.cli import app
+from talos.errors import InputError
+
+runner = click.testing.CliRunner()
+COMMAND = typer.main.get_command(app)
+
+MEMORY = "- the kettle is in the left cupboard\n- an old note about the zebra crossing\n"
+
+#: A user name no system has: ``~NOBODY`` cannot be expanded.
+NOBODY = "nosuchuser-talos-h12a"
+
+
+def cli(*args: str) -> click.testing.Result:
+    """``talos ARGS`` in-process; stdout and stderr are kept apart."""
+    return runner.invoke(COMMAND, list(args))
+
+
+def envelope(result: click.testing.Result, command: str) -> str:
+    """The error of a failed ``--json`` run: exit 1, one envelope, no traceback."""
+    assert result.exit_code == 1, (result.output, result.exception)
+    env = json.loads(result.stdout)
+    assert (env["ok"], env["command"], env["data"]) == (False, command, None)
+    assert "Traceback" not in result.output
+    return str(env["error"])
+
+
+def sentence(result: click.testing.Result, command: str) -> str:
+    """The message of a failed plain run: exit 1, its last stderr line, no traceback."""
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert "Traceback" not in result.output
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith(f"talos {command}: "), result.stderr
+    return last.removeprefix(f"talos {command}: ")
+
+
+def doctor_config(home: Path) -> dict[str, object]:
+    """The ``config`` finding of ``talos doctor --json`` (exit 5)."""
+    r = cli("doctor", "--home", str(home), "--json")
+    assert r.exit_code == 5, (r.output, r.exception)
+    found = [f for f in json.loads(r.stdout)["data"]["findings"] if f["check"] == "config"]
+    assert len(found) == 1
+    return found[0]
+
+
+@pytest.fixture
+def home(make_home) -> Path:  # type: ignore[no-untyped-def]
+    return make_home(memory=MEMORY)
+
+
+# -- home paths and talos.toml values -----------------------------------------------------------
+
+
+@pytest.fixture
+def nobody() -> str:
+    try:
+        pwd.getpwnam(NOBODY)
+    except KeyError:
+        return NOBODY
+    pytest.skip(f"a user {NOBODY} exists here")
+
+
+def test_a_tilde_user_that_does_not_exist_in_talos_toml_is_named(home: Path, nobody: str) -> None:
+    """The failing input: ``memory_file = "~nosuchuser/memory.md"``. Every command ended in
+    "unexpected error RuntimeError: Could not determine home directory. — a bug in talos"
+    (doctor too). It is a value of talos.toml: named with its line, and what to do."""
+    (home / "talos.toml").write_text(f'model = "classic"\nmemory_file = "~{nobody}/memory.md"\n')
+    want = (
+        f"{home / 'talos.toml'}:2: memory_file '~{nobody}/memory.md': there is no user "
+        f"{nobody!r}, so ~{nobody} cannot be expanded; write the path in full"
+    )
+    for command, *extra in (("recall", "kettle"), ("remember", "the kettle is blue"), ("dead",)):
+        assert envelope(cli(command, *extra, "--home", str(home), "--json"), command) == want
+        assert sentence(cli(command, *extra, "--home", str(home)), command) == want
+    found = doctor_config(home)
+    assert (found["status"], found["summary"]) == ("error", want.replace(f"{home}/", ""))
+    with pytest.raises(InputError, match="write the path in full"):
+        Memory(home)
+
+
+def test_a_tilde_home_that_cannot_be_expanded_is_a_usage_error(tmp_path: Path, nobody: str) -> None:
+    """Variant: the same ``~user`` as ``--home``, ``TALOS_HOME`` or an API argument. As
+    ``--home`` it was a full traceback and no envelope under --json (the option's check ran
+    outside the command's error handling)."""
+    spelled = f"~{nobody}/talos"
+    r = cli("recall", "kettle", "--home", spelled, "--json")
+    assert r.exit_code == 1, (r.output, r.exception)
+    env = json.loads(r.stdout)
+    assert env["ok"] is False and env["command"] == "recall"
+    assert f"there is no user {nobody!r}" in env["error"]
+    r = runner.invoke(COMMAND, ["get", "x", "--json"], env={"TALOS_HOME": spelled})
+    assert r.exit_code == 1 and f"there is no user {nobody!r}" in json.loads(r.stdout)["error"]
+    with pytest.raises(InputError, match=f"there is no user {nobody!r}"):
+        Memory(spelled)
+    with pytest.raises(InputError, match="state_dir"):
+        Memory(tmp_path, state_dir=f"~{nobody}")
+
+
+def test_a_home_name_too_long_for_the_file_system_is_a_usage_error() -> None:
+    """The failing input: ``--home`` of 300 letters. ``OSError: [Errno 36] File name too
+    long`` came out as a traceback from the option's check, with no envelope."""
+    name = "a" * 300
+    r = cli("recall", "kettle", "--home", name, "--json")
+    assert r.exit_code == 1, (r.output, r.exception)
+    env = json.loads(r.stdout)
+    assert (env["ok"], env["command"]) == (False, "recall")
+    assert env["error"] == (
+        f"Invalid value for '--home' (env var: 'TALOS_HOME'): the home '{name}': the name is "
+        "too long for the file system; use a shorter path"
+    )
+    r = cli("doctor", "--home", name, "--plain")
+    assert r.exit_code == 1 and "Traceback" not in r.output and "too long" in r.stderr
+
+
+def test_a_path_too_long_in_talos_toml_names_the_key_and_its_line(home: Path) -> None:
+    """Variant: ``state_dir`` of 300 letters in talos.toml said only "File name too long:
+    check the file and try again" about a path the person never typed as such, and doctor
+    stopped with exit 1 instead of reporting it."""
+    (home / "talos.toml").write_text(f'state_dir = "{"a" * 300}"\n')
+    want = (
+        f"{home / 'talos.toml'}:1: state_dir {'a' * 300!r}: the name is too long for the file "
+        "system; use a shorter path"
+    )
+    assert envelope(cli("index", "--home", str(home), "--json"), "index") == want
+    assert sentence(cli("remember", "the kettle is blue", "--home", str(home)), "remember") == want
+    assert doctor_config(home)["summary"] == want.replace(f"{home}/", "")
+    # one component short enough, the whole path too long: same sentence
+    (home / "talos.toml").write_text(f'memory_file = "{"/".join(["b" * 200] * 30)}"\n')
+    got = envelope(cli("recall", "kettle", "--home", str(home), "--json"), "recall")
+    assert got.startswith(f"{home / 'talos.toml'}:1: memory_file ") and "too long" in got
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "model = 1" + "0" * 5000 + "\n",  # the failing input
+        'model = "classic"\nhistory = [1, 2, ' + "9" * 4400 + "]\n",  # variant: a list item
+    ],
+    ids=["model", "unknown-key-list"],
+)
+def test_a_number_too_long_to_read_in_talos_toml_is_invalid_toml(home: Path, text: str) -> None:
+    """The failing input: an integer of 5,000 digits. Python refuses to convert it (a
+    ``ValueError`` that is not a ``TOMLDecodeError``): "unexpected error ValueError: Exceeds
+    the limit (4300 digits)… a bug in talos", on all 19 commands, doctor included."""
+    (home / "talos.toml").write_text(text)
+    want = f"{home / 'talos.toml'}: invalid TOML: a number has more than 4300 digits; shorten it"
+    for command, *extra in (("recall", "kettle"), ("index",), ("scan",)):
+        assert envelope(cli(command, *extra, "--home", str(home), "--json"), command) == want
+    found = doctor_config(home)
+    assert (found["status"], found["summary"]) == ("error", want.replace(f"{home}/", ""))
+
+
+def test_a_talos_toml_saved_with_a_bom_is_read(home: Path) -> None:
+    """The failing input: a talos.toml saved by an editor that writes a UTF-8 byte order mark
+    ("Invalid statement (at line 1, column 1)" on every command: an invisible character).
+    It is read; the unknown-key report still finds line 1."""
+    (home / "talos.toml").write_bytes('\ufeffmodel = "flow"\n'.encode())
+    assert Memory(home).model == "flow"
+    (home / "talos.toml").write_bytes('\ufeffmodle = "flow"\n'.encode())
+    r = cli("recall", "kettle", "--home", str(home))
+    assert r.exit_code == 0, r.output
+    assert (
+        f"talos: warning: {home / 'talos.toml'}:1: unknown key 'modle' (did you mean 'model'?); "
+        "ignored\n" in r.stderr
+    )
+
+
+def test_a_key_given_twice_at_the_end_of_talos_toml_names_its_line(home: Path) -> None:
+    """Variant (invalid TOML names the line): a key given twice on the last line, without a
+    final newline, said "(at end of document)"; it says which line."""
+    (home / "talos.toml").write_text('model = "classic"\nlang = "en"\nmodel = "flow"')
+    got = envelope(cli("recall", "kettle", "--home", str(home), "--json"), "recall")
+    assert got == (
+        f"{home / 'talos.toml'}: invalid TOML: Cannot overwrite a value (at line 3, the last "
+        "line; is a key given twice?)"
+    )
