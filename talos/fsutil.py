@@ -29,11 +29,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import json
 import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from talos.errors import InputError
 
@@ -50,6 +51,7 @@ __all__ = [
     "check_write_target",
     "entry_refusal",
     "file_kind",
+    "json_value",
     "kernel_fs",
     "kernel_root",
     "open_append",
@@ -247,6 +249,25 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(path, limit)
     return data
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_value(text: str | bytes) -> Any:
+    """The JSON value of one line or file talos reads but may not have written (the audit
+    log, the trace, a reference ``recall_hits.json``): its only failure is ``ValueError``.
+
+    A value nested 100,000 deep raised ``RecursionError`` past every reader's ``except
+    ValueError`` (one such line in audit.jsonl stopped every write), and ``NaN`` /
+    ``Infinity``, which are not JSON and which talos never writes, came out of ``report
+    --json`` as invalid JSON (issue 12, hostile pass): both are refused here.
+    """
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def check_write_target(path: str | os.PathLike[str], create_folders: bool = True) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -30,6 +31,7 @@ from talos.fsutil import (
     MAX_STATE_BYTES,
     atomic_write_text,
     check_regular_or_missing,
+    json_value,
     open_append,
     read_regular,
 )
@@ -50,6 +52,21 @@ __all__ = [
 #: Kind names of a reference Talos ``recall_hits.json`` → ours.
 _REFERENCE_KINDS = {"事实": "fact", "技能": "skill", "往事": "episode"}
 _OUR_KINDS = {v: k for k, v in _REFERENCE_KINDS.items()}
+
+
+#: Largest count SQLite stores (a signed 64-bit integer).
+_MAX_COUNT = (1 << 63) - 1
+
+
+def _count(value: object) -> int:
+    """A count of a reference ``recall_hits.json`` as talos keeps it: a number from 0 to
+    :data:`_MAX_COUNT`, else 0. ``1e400`` (infinity once read) raised OverflowError on import,
+    and ``1e30`` does in SQLite: ``dead``, ``report`` and doctor failed on every run."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return int(value) if 0 <= value <= _MAX_COUNT else 0
 
 
 class Stat(NamedTuple):
@@ -369,7 +386,7 @@ class SqliteUsage:
         if self.import_hits is None or not self.import_hits.exists():
             return
         try:
-            data = json.loads(read_regular(self.import_hits, MAX_STATE_BYTES).decode("utf-8"))
+            data = json_value(read_regular(self.import_hits, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError) as e:
             warn(f"{self.import_hits}: cannot import reference usage counts ({e})")
             return
@@ -381,7 +398,7 @@ class SqliteUsage:
                 continue
             kind, _, text = key.partition(":")
             kind = _REFERENCE_KINDS.get(kind, kind)
-            vals = [int(x) if isinstance(x, (int, float)) else 0 for x in entry[:3]] + [0]
+            vals = [_count(x) for x in entry[:3]] + [0]
             rows.append(("global", f"{kind}:{text}", vals[0], vals[1], vals[2]))
         con.executemany(
             "INSERT OR IGNORE INTO usage(scope, key, base_seen, hits, last_hit_day) "
@@ -518,7 +535,7 @@ class JsonUsage:
 
     def _load(self) -> dict[str, list[int]]:
         try:
-            data = json.loads(read_regular(self.path, MAX_STATE_BYTES).decode("utf-8"))
+            data = json_value(read_regular(self.path, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -544,9 +561,10 @@ class JsonUsage:
             data = self._load()
             for key in keys:
                 ref = self._ref_key(key)
-                entry = list(data.get(ref, [0, 0]))[:3]
+                old = data.get(ref)
+                entry = list(old)[:3] if isinstance(old, list) else []
                 entry += [0] * (3 - len(entry))
-                seen, hits_n, last = (int(x) for x in entry)
+                seen, hits_n, last = (_count(x) for x in entry)
                 if ref in hit:
                     data[ref] = [seen + 1, hits_n + 1, day]
                 else:
@@ -562,6 +580,6 @@ class JsonUsage:
             if not isinstance(entry, list) or len(entry) < 2:
                 continue
             kind, _, text = key.partition(":")
-            vals = [int(x) if isinstance(x, (int, float)) else 0 for x in entry[:3]] + [0]
+            vals = [_count(x) for x in entry[:3]] + [0]
             out[f"{_REFERENCE_KINDS.get(kind, kind)}:{text}"] = Stat(vals[0], vals[1], vals[2])
         return out

@@ -16,7 +16,6 @@ fails for a trace or usage problem (SPEC §6.1).
 from __future__ import annotations
 
 import json
-import os
 import pwd
 from pathlib import Path
 
@@ -200,3 +199,124 @@ def test_a_key_given_twice_at_the_end_of_talos_toml_names_its_line(home: Path) -
         f"{home / 'talos.toml'}: invalid TOML: Cannot overwrite a value (at line 3, the last "
         "line; is a key given twice?)"
     )
+
+
+# -- broken state files: lines talos did not write ----------------------------------------------
+
+#: One JSON line nested 100,000 deep: ``json.loads`` raises ``RecursionError``, which is not the
+#: ``ValueError`` every reader skipped an unreadable line for.
+DEEP = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+
+
+def _strict(text: str) -> object:
+    """Parse ``text`` as strict JSON (``NaN`` and ``Infinity`` are not JSON: jq refuses them)."""
+
+    def refuse(name: str) -> object:
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_an_audit_line_nested_too_deeply_is_skipped_not_fatal(home: Path) -> None:
+    """The failing input: one such line in ``.talos/audit.jsonl``. ``remember``, ``forget``,
+    ``revoke``, ``history`` and doctor ended in "input nested too deeply to read; check the file
+    you gave" (no file named): one bad line stopped every write. It is an unreadable entry,
+    skipped with a warning that names its line, like a torn one."""
+    mem = Memory(home)
+    mem.remember("the kettle is in the right cupboard now", key="kettle.place")
+    log = home / ".talos" / "audit.jsonl"
+    with log.open("ab") as f:
+        f.write(DEEP)
+    bad = len(log.read_bytes().splitlines())
+    r = cli("remember", "the teapot is on the shelf", "--key", "teapot.place", "--home", str(home))
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert "the teapot is on the shelf" in (home / "memory.md").read_text()
+    r = cli("history", "teapot.place", "--home", str(home), "--json")
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert [e["op"] for e in json.loads(r.stdout)["data"]] == ["remember"]
+    r = cli("doctor", "--home", str(home), "--json")
+    found = [f for f in json.loads(r.stdout)["data"]["findings"] if f["check"] == "audit"]
+    assert found[0]["details"] == [f".talos/audit.jsonl:{bad}: unreadable audit entry skipped"]
+    # variant: the deep line is the last one, where the next write settles open transactions
+    with log.open("ab") as f:
+        f.write(DEEP)
+    assert Memory(home).remember("the mugs are by the sink", key="mugs.place").status == "active"
+
+
+def test_trace_lines_that_no_recall_wrote_are_counted_unreadable(home: Path) -> None:
+    """The failing inputs, one trace line each: nested too deeply ("input nested too deeply"
+    from report); ``"t": 1e400`` (OverflowError: "unexpected error … a bug in talos");
+    ``NaN`` and ``Infinity`` scores (``report --json`` printed ``"mean": NaN``: not JSON).
+    Variants: a time before 1970 and one in the year 9999 (a span of 2.9 million days: the
+    report took 35 s and 3.9 GB). Each is an unreadable line; the report of the rest is
+    strict JSON, and ``--html`` is written."""
+    Memory(home).recall("kettle")
+    trace = home / ".talos" / "recall_trace.jsonl"
+    good = trace.read_bytes()
+    with trace.open("ab") as f:
+        f.write(DEEP)
+        f.write(b'{"picked": [], "t": 1e400}\n')
+        f.write(b'{"picked": [{"key": "fact:x", "score": NaN, "body": false}], "t": 1780000000}\n')
+        f.write(b'{"picked": [{"key": "fact:x", "score": 1e999, "body": false}], "t": 1}\n')
+        f.write(b'{"picked": [], "t": -86400}\n')
+        f.write(b'{"picked": [], "t": 253402300000}\n')
+    r = cli("report", "--home", str(home), "--json")
+    assert r.exit_code == 0, (r.output, r.exception)
+    data = _strict(r.stdout)["data"]  # type: ignore[index]
+    assert (data["recalls"], data["malformed_lines"]) == (1, 6)
+    assert len(data["per_day"]) == 1 and data["scores"]["count"] == 1
+    page = home / "report.html"
+    r = cli("report", "--home", str(home), "--html", str(page), "--plain")
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert "NaN" not in page.read_text() and "Infinity" not in page.read_text()
+    assert trace.read_bytes().startswith(good)  # report changes nothing
+
+
+def test_reference_counts_too_large_for_a_number_are_read_as_zero(make_home) -> None:
+    """The failing input: a reference ``recall_hits.json`` with ``1e400`` (infinity once
+    read): importing it raised OverflowError, so ``dead``, ``forget``, ``report`` and doctor
+    ended in "unexpected error … a bug in talos" on every run (the import never completed).
+    Variant: ``1e30``, a finite number SQLite cannot store. Each unusable count is 0; the
+    others are kept."""
+    home = make_home(memory="- the kettle is in the left cupboard <!-- reflect 2026-01-01 -->\n")
+    (home / ".talos").mkdir()
+    (home / ".talos" / "recall_hits.json").write_text(
+        '{"事实:the kettle is in the left cupboard": [1e400, 3, 20000],'
+        ' "事实:an old note": [12, 1e30]}',
+        encoding="utf-8",
+    )
+    for command in ("dead", "report"):
+        r = cli(command, "--home", str(home), "--json")
+        assert r.exit_code == 0, (command, r.output, r.exception)
+    usage = Memory(home).usage()
+    assert tuple(usage["fact:the kettle is in the left cupboard"]) == (0, 3, 20000)
+    assert tuple(usage["fact:an old note"]) == (12, 0, 0)
+
+
+def test_reference_counts_too_large_are_zero_for_talos_compat(tmp_path: Path, monkeypatch) -> None:
+    """Variant through ``talos.compat``, which keeps the counts in the reference file itself:
+    ``dead()`` raised OverflowError, and every ``recall()`` warned and counted nothing."""
+    from talos import compat
+
+    (tmp_path / "memory.md").write_text("- the kettle is in the left cupboard\n")
+    hits = tmp_path / "recall_hits.json"
+    hits.write_text('{"事实:the kettle is in the left cupboard": [1e400, 2]}', encoding="utf-8")
+    for name, value in (
+        ("MEMORY_FILE", tmp_path / "memory.md"),
+        ("SKILLS_DIR", tmp_path / "skills"),
+        ("SESS_DIR", tmp_path / "sessions"),
+        ("HITS_FILE", hits),
+        ("TRACE_FILE", tmp_path / "trace.jsonl"),
+    ):
+        monkeypatch.setattr(compat, name, value)
+    assert compat.dead(min_seen=0) == []
+    assert "kettle" in compat.recall("kettle")
+    assert json.loads(hits.read_text(encoding="utf-8")) == {
+        "事实:the kettle is in the left cupboard": [1, 3, _today()]
+    }
+
+
+def _today() -> int:
+    from talos.usage import today
+
+    return today()
