@@ -15,6 +15,7 @@ since the previous recall (detected by a fingerprint of the key set). All of it 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import math
@@ -98,10 +99,11 @@ def write_trace(
     shows the line only to a request authorized for all of them (:func:`trace_scopes`).
 
     One ``write`` on an ``O_APPEND`` descriptor, so lines from concurrent processes never
-    interleave; only onto a regular file (:func:`talos.fsutil.open_append`: a FIFO there hung
-    recall, a device was written to). A failure warns on stderr and never raises, whatever it
-    is (a NUL byte in the path raised ``ValueError`` out of recall): observing must not break
-    recall (SPEC §6.1).
+    interleave (a short write on a full disk is finished or warned about, and a torn last line
+    is not appended to: it stays one unreadable line); only onto a regular file
+    (:func:`talos.fsutil.open_append`: a FIFO there hung recall, a device was written to). A
+    failure warns on stderr and never raises, whatever it is (a NUL byte in the path raised
+    ``ValueError`` out of recall): observing must not break recall (SPEC §6.1).
     """
     rec = {
         "picked": picked,
@@ -114,9 +116,20 @@ def write_trace(
         if not path.is_absolute():  # an API trace_file whose ~user does not exist (home.py)
             raise ValueError("its ~ cannot be expanded; write the path in full")
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = open_append(path)
+        fd = open_append(path, readable=True)
         try:
-            os.write(fd, data)
+            # A full disk writes part of a line and says so only by the count (a 1 MiB
+            # tmpfs, hostile pass): write the rest or fail. A line left torn that way, or by
+            # a kill, would glue the next recall's line onto it: start on a fresh line.
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
+            rest = memoryview(data)
+            while rest:
+                written = os.write(fd, rest)
+                if not written:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                rest = rest[written:]
         finally:
             os.close(fd)
     except OSError as e:

@@ -15,7 +15,9 @@ fails for a trace or usage problem (SPEC §6.1).
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import pwd
 from pathlib import Path
 
@@ -320,3 +322,54 @@ def _today() -> int:
     from talos.usage import today
 
     return today()
+
+
+def test_a_trace_line_cut_short_by_a_full_disk_costs_only_itself(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The failing input, found on a real full disk (a 1 MiB tmpfs): the kernel wrote part of
+    the trace line and said so by a short count; ``write_trace`` did not check it, so a torn
+    line was left without a word, and the next recall's line was glued onto it (two recalls
+    lost). Now the rest is written or the failure warned about, and the next line starts on a
+    line of its own: the torn piece is one unreadable line."""
+    from talos.report import read_trace
+
+    mem = Memory(home)
+    mem.recall("kettle")
+    trace = home / ".talos" / "recall_trace.jsonl"
+    real_write = os.write
+    calls: list[int] = []
+
+    def short_then_full(fd: int, data: bytes) -> int:
+        if os.fstat(fd).st_ino != trace.stat().st_ino:
+            return real_write(fd, data)
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, bytes(data[: len(data) // 2]))
+
+    capfd.readouterr()
+    monkeypatch.setattr(os, "write", short_then_full)
+    assert "kettle" in mem.recall("kettle").text  # recall goes on
+    assert capfd.readouterr().err == (
+        f"talos: warning: {trace}: cannot write the recall trace (No space left on device); "
+        "recall goes on\n"
+    )
+    monkeypatch.undo()
+    mem.recall("zebra crossing")
+    rounds, bad = read_trace(trace)
+    assert (len(rounds), bad) == (2, 1)
+    assert trace.read_bytes().endswith(b"\n")
+
+
+def test_a_trace_line_torn_by_a_kill_is_not_glued_onto(home: Path) -> None:
+    """Variant: a trace whose last line a kill left without its end (``{"picked": [``); the
+    next recall's line was appended to it, so both were unreadable."""
+    from talos.report import read_trace
+
+    trace = home / ".talos" / "recall_trace.jsonl"
+    trace.parent.mkdir()
+    trace.write_bytes(b'{"picked": [], "t": 1780000000}\n{"picked": [')
+    Memory(home).recall("kettle")
+    rounds, bad = read_trace(trace)
+    assert (len(rounds), bad) == (2, 1)
