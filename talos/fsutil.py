@@ -34,9 +34,12 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from talos.errors import InputError
+
+if TYPE_CHECKING:
+    import filelock
 
 __all__ = [
     "MAX_CONFIG_BYTES",
@@ -54,6 +57,7 @@ __all__ = [
     "json_value",
     "kernel_fs",
     "kernel_root",
+    "lock",
     "open_append",
     "open_regular",
     "outside",
@@ -363,6 +367,24 @@ def open_append(path: str | os.PathLike[str], readable: bool = False) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def lock(path: str | os.PathLike[str], timeout: float) -> filelock.FileLock:
+    """An inter-process lock on the file ``path`` (created when missing), only if it is a
+    regular file or missing; a symbolic link is not followed.
+
+    filelock opens what is there: a FIFO or a device node as ``memory.lock`` was opened and
+    written through, a socket said "No such device or address", and before filelock 3.20.1
+    (CVE-2025-68146) a link had its target truncated (hostile pass, issue 12.3).
+
+    Raises:
+        NotRegularFile: something else is at ``path`` (checked when the lock is made).
+    """
+    import filelock  # imported on use: most commands take no lock
+
+    with contextlib.suppress(FileNotFoundError):
+        check_regular(path, os.lstat(path))
+    return filelock.FileLock(os.fspath(path), timeout=timeout)
 
 
 def outside(path: str | os.PathLike[str], folder_real: str) -> bool:

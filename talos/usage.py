@@ -33,6 +33,7 @@ from talos.fsutil import (
     atomic_write_text,
     check_regular_or_missing,
     json_value,
+    lock,
     open_append,
     read_regular,
 )
@@ -568,9 +569,7 @@ class JsonUsage:
         keys = present.get("global", frozenset())
         hit = {self._ref_key(k) for k in hits.get("global", set())}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        import filelock  # only this reference format needs a lock file
-
-        with filelock.FileLock(str(self.path) + ".lock", timeout=60):
+        with lock(f"{self.path}.lock", 60):  # only this reference format needs a lock file
             data = self._load()
             for key in keys:
                 ref = self._ref_key(key)

@@ -25,7 +25,7 @@ import filelock
 
 from talos import audit
 from talos.errors import InputError
-from talos.fsutil import atomic_write_bytes
+from talos.fsutil import atomic_write_bytes, lock
 from talos.home import Paths
 from talos.model import line_id
 from talos.sources.facts import MIN_FACT_CHARS, ParsedFact, parse_fact_line, read_memory
@@ -92,7 +92,7 @@ class RememberResult:
 def memory_lock(paths: Paths) -> filelock.FileLock:
     """The inter-process lock around every read-modify-write of memory.md."""
     paths.lock_dir.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(paths.lock_dir / "memory.lock"), timeout=LOCK_TIMEOUT)
+    return lock(paths.lock_dir / "memory.lock", LOCK_TIMEOUT)  # a regular file only
 
 
 def format_tag(src: str, born: str, fields: dict[str, str]) -> str:

@@ -373,3 +373,65 @@ def test_a_trace_line_torn_by_a_kill_is_not_glued_onto(home: Path) -> None:
     Memory(home).recall("kettle")
     rounds, bad = read_trace(trace)
     assert (len(rounds), bad) == (2, 1)
+
+
+# -- files that are not regular: the lock files -------------------------------------------------
+
+
+def test_a_lock_file_that_is_not_a_regular_file_is_refused_by_name(home: Path) -> None:
+    """The failing input: ``.talos/locks/memory.lock`` a FIFO (or a device node): ``remember``
+    opened it and went on, writing through whatever was there; a socket said only "No such
+    device or address: check the file and try again". Every write names the lock file and
+    what it is, exit 1, the envelope; memory.md is unchanged."""
+    locks = home / ".talos" / "locks"
+    locks.mkdir(parents=True)
+    os.mkfifo(locks / "memory.lock")
+    before = (home / "memory.md").read_bytes()
+    want = (
+        f"{locks / 'memory.lock'}: is a FIFO (named pipe), not a regular file; talos reads and "
+        "writes only regular files (replace it with one, or point talos at another path)"
+    )
+    r = cli("remember", "the kettle is blue", "--home", str(home), "--json")
+    assert envelope(r, "remember") == want
+    assert sentence(cli("revoke", "--ref", "msg-1", "--home", str(home)), "revoke") == want
+    assert (home / "memory.md").read_bytes() == before
+
+
+def test_a_lock_file_linked_elsewhere_is_refused_and_its_target_untouched(
+    home: Path, tmp_path: Path
+) -> None:
+    """Variant: the lock a symbolic link to a file of the person's. filelock before 3.20.1
+    (CVE-2025-68146; pyproject allowed 3.12) truncated the target; newer ones say only "Too
+    many levels of symbolic links". Refused by name before the lock is taken; the target is
+    as it was."""
+    victim = tmp_path / "notes.txt"
+    victim.write_text("my notes\n")
+    locks = home / ".talos" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "memory.lock").symlink_to(victim)
+    got = envelope(cli("remember", "the kettle is blue", "--home", str(home), "--json"), "remember")
+    assert got.startswith(f"{locks / 'memory.lock'}: is a symbolic link, not a regular file")
+    assert victim.read_text() == "my notes\n"
+
+
+def test_a_fifo_as_the_compat_hits_lock_never_fails_a_recall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Variant: the lock of talos.compat's ``recall_hits.json`` a FIFO: the usage write is
+    refused with a warning naming it, and the recall goes on (SPEC §6.1)."""
+    from talos import compat
+
+    (tmp_path / "memory.md").write_text("- the kettle is in the left cupboard\n")
+    hits = tmp_path / "recall_hits.json"
+    os.mkfifo(tmp_path / "recall_hits.json.lock")
+    for name, value in (
+        ("MEMORY_FILE", tmp_path / "memory.md"),
+        ("SKILLS_DIR", tmp_path / "skills"),
+        ("SESS_DIR", tmp_path / "sessions"),
+        ("HITS_FILE", hits),
+        ("TRACE_FILE", tmp_path / "trace.jsonl"),
+    ):
+        monkeypatch.setattr(compat, name, value)
+    assert "kettle" in compat.recall("kettle")
+    assert f"{hits}.lock: is a FIFO (named pipe), not a regular file" in capfd.readouterr().err
+    assert not hits.exists()
