@@ -27,7 +27,9 @@ refreshed before; one read transaction, no write, in a new one):
   changes show in the change tokens, read on every call (one query).
 
 A damaged or foreign index file is detected (``sqlite3.DatabaseError``, a wrong application
-id or schema) and rebuilt, never trusted. A kill during a refresh rolls back its transaction.
+id or schema) and rebuilt, never trusted; a file that is not talos's by its header (another
+program's database) is moved aside to ``index.db.not-talos-STAMP``, never deleted. A kill
+during a refresh rolls back its transaction.
 """
 
 from __future__ import annotations
@@ -252,8 +254,14 @@ class Index:
             # process was making (tests/test_index_reliability.py, 3 processes on a new home).
             raise
         except sqlite3.DatabaseError as e:
-            warn(f"{self.file}: damaged or foreign index ({e}); rebuilding it from the files")
-            self._discard()
+            aside = self._discard()
+            if aside is None:
+                warn(f"{self.file}: damaged or foreign index ({e}); rebuilding it from the files")
+            else:
+                warn(
+                    f"{self.file}: not talos's index ({e}); moved to {aside}; a new index is "
+                    "built from the files"
+                )
             con = self._open()
         self._con = con
         return con
@@ -355,10 +363,36 @@ class Index:
                 con.execute("ROLLBACK")
             raise
 
-    def _discard(self) -> None:
+    def _ours(self) -> bool:
+        """Whether ``index.db`` is talos's by its header: a SQLite file whose application id
+        (bytes 68-71) is :data:`APP_ID`. What else it is (another program's database, bytes
+        that are no database) may be someone's data."""
+        try:
+            with fsutil.open_regular(self.file) as f:
+                head = f.read(72)
+        except OSError:
+            return True  # gone, or unreadable: nothing to keep
+        return head[:16] == b"SQLite format 3\x00" and head[68:72] == APP_ID.to_bytes(4, "big")
+
+    def _discard(self) -> Path | None:
+        """Remove a damaged ``index.db`` (and its ``-wal``, ``-shm``) to rebuild it; a file that
+        is not talos's by its header is moved aside instead, never deleted (a valid SQLite
+        file of another program at index.db was deleted with its data, hostile pass).
+
+        Returns:
+            Where the file was moved, or ``None`` when it was removed.
+        """
+        aside = None
+        if not self._ours():
+            stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+            aside = self.file.with_name(f"{self.file.name}.not-talos-{stamp}")
         for suffix in ("", "-wal", "-shm"):
             with suppress(OSError):
-                os.unlink(str(self.file) + suffix)
+                if aside is None:
+                    os.unlink(str(self.file) + suffix)
+                else:
+                    os.rename(str(self.file) + suffix, str(aside) + suffix)
+        return aside if aside is not None and aside.exists() else None
 
     def close(self) -> None:
         """Close the connection (it reopens on demand)."""
@@ -1120,7 +1154,9 @@ class Index:
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
         """Throw the index away and build it again from the files."""
         self.close()
-        self._discard()
+        aside = self._discard()
+        if aside is not None:
+            warn(f"{self.file}: not talos's index; moved to {aside}")
         self._memory_sig = self._dir_sig = None
         self._pending = {}
         self._line_cache = {}

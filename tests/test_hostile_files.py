@@ -435,3 +435,56 @@ def test_a_fifo_as_the_compat_hits_lock_never_fails_a_recall(
     assert "kettle" in compat.recall("kettle")
     assert f"{hits}.lock: is a FIFO (named pipe), not a regular file" in capfd.readouterr().err
     assert not hits.exists()
+
+
+# -- broken state files: another program's file at index.db ------------------------------------
+
+
+def _asides(state: Path) -> list[Path]:
+    return sorted(p for p in state.iterdir() if p.name.startswith("index.db.not-talos-"))
+
+
+def test_another_programs_database_at_index_db_is_moved_aside_not_deleted(
+    home: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The failing input: a valid SQLite file of another program at ``.talos/index.db`` (a
+    ``state_dir`` pointed at a folder of one's own). talos took it for a damaged index and
+    deleted it, with its data. The index is a cache of talos's; a file talos cannot tell is
+    its own is moved aside, named in the warning, and the index rebuilt beside it."""
+    import sqlite3
+
+    state = home / ".talos"
+    state.mkdir()
+    con = sqlite3.connect(state / "index.db")
+    con.execute("CREATE TABLE notes(t)")
+    con.execute("INSERT INTO notes VALUES ('precious')")
+    con.commit()
+    con.close()
+    assert "kettle" in Memory(home).recall("kettle").text
+    (aside,) = _asides(state)
+    con = sqlite3.connect(aside)
+    assert con.execute("SELECT t FROM notes").fetchall() == [("precious",)]
+    con.close()
+    err = capfd.readouterr().err
+    assert f"talos: warning: {state / 'index.db'}: not talos's index (" in err
+    assert f"moved to {aside}; a new index is built from the files" in err
+
+
+def test_bytes_that_are_not_a_database_at_index_db_are_moved_aside(home: Path) -> None:
+    """Variant: a file that is not SQLite at all (it may be anyone's) is moved aside byte for
+    byte; talos's own damaged index (its application id in the header) is rebuilt in place,
+    leaving nothing beside it."""
+    state = home / ".talos"
+    state.mkdir()
+    junk = b"my shopping list, not a database\n" * 50
+    (state / "index.db").write_bytes(junk)
+    Memory(home).recall("kettle")
+    (aside,) = _asides(state)
+    assert aside.read_bytes() == junk
+    aside.unlink()
+    ours = (state / "index.db").read_bytes()
+    for extra in ("-wal", "-shm"):
+        Path(f"{state / 'index.db'}{extra}").unlink(missing_ok=True)
+    (state / "index.db").write_bytes(ours[:100] + b"\xff" * 3000)  # header kept, pages gone
+    assert "kettle" in Memory(home).recall("kettle").text
+    assert _asides(state) == []
