@@ -186,6 +186,43 @@ def _settled(sig: tuple[Any, ...]) -> tuple[Any, ...]:
 _UNSEEN: Any = object()
 
 
+def _damaged(table: str, why: str) -> sqlite3.DatabaseError:
+    """The error for a row of ``table`` that talos did not write as it is (hostile pass: a
+    ``fields`` of ``{`` ended recall in "unexpected error JSONDecodeError", a NULL keyword
+    column in AttributeError, and an episode's keywords of another type dropped it without a
+    word). Callers treat it as any damaged index: read the files directly."""
+    return sqlite3.DatabaseError(
+        f"a row of {table} is not what talos writes ({why}); run talos index --rebuild"
+    )
+
+
+def _fact_rows(rows: list[Any]) -> list[Any]:
+    """``rows`` of ``facts`` (line, raw, text, kw, src, born, fields, safe), checked."""
+    for line, raw, text, kw, src, born, fields, safe in rows:
+        if not (
+            isinstance(line, int)
+            and all(isinstance(v, str) for v in (raw, text, kw, src, born, fields))
+            and (safe is None or isinstance(safe, int))
+        ):
+            raise _damaged("facts", f"line {line!r}")
+        if fields:
+            try:
+                value = json.loads(fields)
+            except (ValueError, RecursionError):
+                value = None
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                raise _damaged("facts", f"line {line}: fields")
+    return rows
+
+
+def _session_rows(rows: list[Any]) -> list[Any]:
+    """``rows`` of ``sessions`` (path, text, kw[, sortkey]) read for episodes, checked."""
+    for row in rows:
+        if not all(isinstance(v, str) for v in row):
+            raise _damaged("sessions", f"path {row[0]!r}")
+    return rows
+
+
 def _parse_line(line: str) -> tuple[str, str, str, str, str, int] | None:
     """What a memory.md line is in the facts table: ``(text, keywords, src, born, fields,
     safe)``, or ``None`` when it is no fact (SPEC §3.1, §8.2)."""
@@ -590,9 +627,11 @@ class Index:
         old = self._rows if self._rows_token == token else None
         stored = None
         if old is None:
-            stored = con.execute(
-                "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-            ).fetchall()
+            stored = _fact_rows(
+                con.execute(
+                    "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
+                ).fetchall()
+            )
         if not self._line_cache:
             # This object has parsed nothing yet (the index was built by another process):
             # the stored rows say what each known line parses to, so an edit still parses
@@ -854,9 +893,12 @@ class Index:
             con.execute("BEGIN")
             try:  # the rows and the token they belong to, from one snapshot
                 token = self._meta(con, "facts_token")
-                rows = con.execute(
-                    "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-                ).fetchall()
+                rows = _fact_rows(
+                    con.execute(
+                        "SELECT line, raw, text, kw, src, born, fields, safe FROM facts"
+                        " ORDER BY line"
+                    ).fetchall()
+                )
             finally:
                 con.execute("COMMIT")
             self._rows, self._rows_token, self._blobs = rows, token, None
@@ -931,8 +973,11 @@ class Index:
                 path=path,
             )
             for i, (path, text, kw) in enumerate(
-                con.execute(
-                    "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL ORDER BY sortkey"
+                _session_rows(
+                    con.execute(
+                        "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL"
+                        " ORDER BY sortkey"
+                    ).fetchall()
                 )
             )
         ]
@@ -990,7 +1035,7 @@ class Index:
                 """The rows after ``old``'s episodes, when only those were added since."""
                 if not base or old.base != base or old.last is None:
                     return None
-                return con.execute(query, (old.last,)).fetchall()
+                return _session_rows(con.execute(query, (old.last,)).fetchall())
 
             def behind() -> bool:
                 """Whether the stored block is of another base or far behind."""
@@ -1018,10 +1063,12 @@ class Index:
                         return token, base, stored, None, False
                     if (rows := after(stored)) is not None:
                         return token, base, stored, rows, len(rows) >= STORE_AFTER
-            rows = con.execute(
-                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
-                " ORDER BY sortkey"
-            ).fetchall()
+            rows = _session_rows(
+                con.execute(
+                    "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
+                    " ORDER BY sortkey"
+                ).fetchall()
+            )
             return token, base, None, rows, True
         finally:
             con.execute("COMMIT")

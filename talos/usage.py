@@ -114,8 +114,8 @@ def write_trace(
     }
     data = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", errors="replace")
     try:
-        if not path.is_absolute():  # an API trace_file whose ~user does not exist (home.py)
-            raise ValueError("its ~ cannot be expanded; write the path in full")
+        if path.parts[:1] and path.parts[0].startswith("~"):  # a ~user that does not exist
+            raise ValueError("its ~ cannot be expanded; write the path in full")  # (home.py)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = open_append(path, readable=True)
         try:

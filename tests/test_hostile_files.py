@@ -123,6 +123,25 @@ def test_a_tilde_home_that_cannot_be_expanded_is_a_usage_error(tmp_path: Path, n
         Memory(tmp_path, state_dir=f"~{nobody}")
 
 
+def test_an_api_trace_file_with_a_tilde_user_warns_and_recall_goes_on(
+    home: Path, nobody: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Variant: an overriding ``trace_file`` (API, talos.compat) is the trace writer's to
+    refuse with a warning (SPEC §6.1); nothing named ``~user`` is created. A relative home
+    (``--home .``) still gets its trace."""
+    monkeypatch.chdir(home)
+    got = Memory(home, trace_file=f"~{nobody}/trace.jsonl").recall("kettle")
+    assert "kettle" in got.text
+    assert capfd.readouterr().err == (
+        f"talos: warning: ~{nobody}/trace.jsonl: cannot write the recall trace (its ~ cannot "
+        "be expanded; write the path in full); recall goes on\n"
+    )
+    assert not any(p.name.startswith("~") for p in home.rglob("*"))
+    r = cli("recall", "kettle", "--home", ".")
+    assert (r.exit_code, r.stderr) == (0, "")
+    assert (home / ".talos" / "recall_trace.jsonl").read_text().count("\n") == 1
+
+
 def test_a_home_name_too_long_for_the_file_system_is_a_usage_error() -> None:
     """The failing input: ``--home`` of 300 letters. ``OSError: [Errno 36] File name too
     long`` came out as a traceback from the option's check, with no envelope."""
@@ -488,3 +507,44 @@ def test_bytes_that_are_not_a_database_at_index_db_are_moved_aside(home: Path) -
     (state / "index.db").write_bytes(ours[:100] + b"\xff" * 3000)  # header kept, pages gone
     assert "kettle" in Memory(home).recall("kettle").text
     assert _asides(state) == []
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "UPDATE facts SET fields = '{' WHERE fields != ''",  # the failing input
+        "UPDATE facts SET kw = NULL",  # variant: a column SQLite gives back as NULL
+        "UPDATE sessions SET kw = x'ff'",  # variant: an episode row of the wrong type
+    ],
+    ids=["fields", "keywords", "episode"],
+)
+def test_an_index_whose_rows_do_not_decode_is_not_trusted(make_home, damage: str) -> None:
+    """The failing input: an index.db whose schema is right but whose rows are not what talos
+    writes (a bit flipped in a page, an edit with a SQLite browser): ``recall`` and ``get``
+    ended in "unexpected error JSONDecodeError … a bug in talos". The index is a cache: recall
+    reads the files directly and warns, naming index.db and what to do."""
+    import sqlite3
+
+    home = make_home(
+        memory="- the kettle is in the left cupboard <!-- user 2026-01-01 key=kettle.place -->\n",
+        sessions={"a.jsonl": json.dumps({"role": "user", "content": "descale the kettle"}) + "\n"},
+    )
+    Memory(home).recall("kettle")
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    con.execute(damage)
+    con.execute("DELETE FROM blocks")  # the stored blocks hid the rows from this recall
+    con.commit()
+    con.close()
+    r = cli("recall", "kettle", "--home", str(home))
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert "- [fact] the kettle is in the left cupboard" in r.stdout.splitlines()
+    assert "- [episode] descale the kettle" in r.stdout
+    index = home / ".talos" / "index.db"
+    assert f"talos: warning: {index}: index unavailable (" in r.stderr
+    assert "run talos index --rebuild); reading the files directly" in r.stderr
+    r = cli("get", "kettle.place", "--home", str(home), "--json")
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert json.loads(r.stdout)["data"]["value"] == "the kettle is in the left cupboard"
+    r = cli("index", "--rebuild", "--home", str(home), "--json")
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert "warning" not in cli("recall", "kettle", "--home", str(home)).stderr
