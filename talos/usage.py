@@ -221,6 +221,13 @@ def _digest(keys: Iterable[str]) -> str:
     return f"x{acc:016x}.{n}"
 
 
+#: Seconds a recall waits to count usage while another connection holds usage.db's write
+#: lock. Talos's own transactions last milliseconds; a lock held longer is another program's
+#: (a SQLite browser left in a transaction): every recall waited 60 s (61.4 s measured) before
+#: it warned and went on — longer than an agent's hook allows (SPEC §6.1, hostile pass).
+RECORD_WAIT = 5.0
+
+
 def _rollback(con: sqlite3.Connection) -> None:
     """Roll back what is left of a transaction: SQLite may have rolled it back itself (a
     full disk), and a second ROLLBACK then hid the cause ("cannot rollback - no transaction
@@ -281,11 +288,15 @@ class SqliteUsage:
         """``e`` (an OSError or a SQLite error on usage.db) as a sentence naming the file."""
         return state_error(self.path, e, "the usage counts", self.DAMAGED)
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, wait: float = 60.0) -> sqlite3.Connection:
         """This thread's connection, opened (and the schema migrated) on first use.
 
+        Args:
+            wait: seconds to wait for a lock another connection holds while migrating.
+
         Raises:
-            StateError: usage.db cannot be opened for writing, is damaged, or is newer.
+            StateError: usage.db cannot be opened for writing, is damaged, is newer, or is
+                another program's.
         """
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
         if con is not None:
@@ -295,10 +306,11 @@ class SqliteUsage:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
             try:
-                con.execute("PRAGMA busy_timeout=60000")
+                con.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
                 if not self._ready:
                     self._migrate(con)
                     self._ready = True
+                con.execute("PRAGMA busy_timeout=60000")
             except BaseException:
                 con.close()
                 raise
@@ -348,9 +360,25 @@ class SqliteUsage:
                 return con
             raise
 
+    def _foreign(self, con: sqlite3.Connection, tables: bool = True) -> None:
+        """Raise :class:`StateError` when ``con`` is another program's database: an application
+        id (talos's usage.db has none) or a table that is not talos's. talos created its
+        tables inside such a file, and one with a schema version was "written by a newer
+        talos" (hostile pass). Checked before anything is written, WAL mode included."""
+        app = con.execute("PRAGMA application_id").fetchone()[0]
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        other = sorted(n for n in names if n not in self.TABLES and not n.startswith("sqlite_"))
+        why = f"application id {app:#x}" if app else ""
+        why = why or (f"it holds table {', '.join(other)}" if other and tables else "")
+        if why:
+            raise StateError(
+                f"{self.path}: not a talos usage database ({why}); {self.DAMAGED}", self.path
+            )
+
     def _check_schema(self, con: sqlite3.Connection, version: int) -> None:
         """Raise :class:`StateError` unless ``con`` holds talos's usage tables of a schema
         this talos reads (a newer talos's file is left alone: upgrade talos)."""
+        self._foreign(con, tables=False)  # another program's id: not "a newer talos"
         if version > self.SCHEMA:
             raise StateError(
                 f"{self.path}: written by a newer talos (usage schema {version}, this one "
@@ -370,6 +398,8 @@ class SqliteUsage:
         version = con.execute("PRAGMA user_version").fetchone()[0]
         if version:  # someone else's file, or a newer talos's, is left as it is
             self._check_schema(con, version)
+        else:
+            self._foreign(con)
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("BEGIN IMMEDIATE")
         try:
@@ -428,12 +458,19 @@ class SqliteUsage:
     ) -> None:
         """Count one recall in one transaction (see the module docstring for the cost).
 
+        Waits at most :data:`RECORD_WAIT` seconds for a lock another program holds.
+
         Raises:
             StateError: usage.db cannot be written (nothing of this recall is counted).
         """
-        con = self._connect()
+        con = self._connect(RECORD_WAIT)
         try:
-            self._record(con, present, hits, day)
+            con.execute(f"PRAGMA busy_timeout={int(RECORD_WAIT * 1000)}")
+            try:
+                self._record(con, present, hits, day)
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("PRAGMA busy_timeout=60000")
         except (OSError, sqlite3.Error) as e:
             raise self._fail(e) from e
 

@@ -548,3 +548,83 @@ def test_an_index_whose_rows_do_not_decode_is_not_trusted(make_home, damage: str
     r = cli("index", "--rebuild", "--home", str(home), "--json")
     assert r.exit_code == 0, (r.output, r.exception)
     assert "warning" not in cli("recall", "kettle", "--home", str(home)).stderr
+
+
+# -- broken state files: usage.db ---------------------------------------------------------------
+
+
+def test_another_programs_database_at_usage_db_is_left_alone(
+    home: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The failing input: a SQLite file of another program at ``.talos/usage.db`` (schema
+    version 0): talos created its three tables inside it and counted there. It is named as
+    not talos's, left byte for byte as it was; recall goes on without counting (SPEC §6.1)."""
+    import sqlite3
+
+    state = home / ".talos"
+    state.mkdir()
+    db = state / "usage.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE notes(t)")
+    con.execute("INSERT INTO notes VALUES ('precious')")
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    want = (
+        f"{db}: not a talos usage database (it holds table notes); move it aside (talos then "
+        "starts new counts; recall is not affected) or put back a backup"
+    )
+    assert envelope(cli("dead", "--home", str(home), "--json"), "dead") == want
+    capfd.readouterr()
+    assert "kettle" in Memory(home).recall("kettle").text
+    assert capfd.readouterr().err == (
+        f"talos: warning: cannot update usage counts ({want}); recall goes on\n"
+    )
+    assert db.read_bytes() == before
+
+
+def test_another_programs_database_is_not_called_a_newer_talos(home: Path) -> None:
+    """Variant: another program's database with its own application id and schema version 7
+    was "written by a newer talos (usage schema 7…); upgrade talos"."""
+    import sqlite3
+
+    (home / ".talos").mkdir()
+    db = home / ".talos" / "usage.db"
+    con = sqlite3.connect(db)
+    con.executescript("PRAGMA application_id=1234; PRAGMA user_version=7; CREATE TABLE n(t);")
+    con.close()
+    got = envelope(cli("report", "--home", str(home), "--json"), "report")
+    assert got.startswith(f"{db}: not a talos usage database (application id 0x4d2); move it")
+
+
+def test_a_usage_db_held_by_another_program_delays_recall_briefly(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The failing input: usage.db held by another program (``BEGIN EXCLUSIVE`` in a SQLite
+    browser left open): every recall waited 60 s (61.4 s measured) before it warned and went
+    on, longer than an agent's hook allows. A recall waits :data:`talos.usage.RECORD_WAIT`
+    seconds for the counts, then warns and goes on (SPEC §6.1); the counts it could not write
+    are the only loss."""
+    import sqlite3
+
+    from talos import usage
+
+    mem = Memory(home)
+    mem.recall("kettle")
+    mem.close()
+    monkeypatch.setattr(usage, "RECORD_WAIT", 0.05)  # seconds; the rule, made quick to test
+    holder = sqlite3.connect(home / ".talos" / "usage.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        capfd.readouterr()
+        assert "kettle" in Memory(home).recall("kettle").text
+        err = capfd.readouterr().err
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert err == (
+        f"talos: warning: cannot update usage counts ({home / '.talos' / 'usage.db'}: cannot "
+        "use the usage counts (database is locked); another talos process is using it: try "
+        "again); recall goes on\n"
+    )
+    assert usage.RECORD_WAIT < 60 and usage.RECORD_WAIT == 0.05
