@@ -97,11 +97,20 @@ class TalosRanker:
         """Rows of ``Memory.explain(query, k)`` as id lists."""
         return [self._ids(r.node) for r in self.memory.explain(query, k=k)]
 
+    def ranked(self, query: str) -> list[tuple[float, int]]:
+        """The full ranking as ``(activation, node index)`` pairs, best first (the indices are
+        positions in ``self.memory.graph().nodes``; ``bench/dense_lab.py`` fuses on them)."""
+        graph = self.memory.graph()
+        return rank(self.model.activate(graph, keywords(query)), self.model.thresh)
+
+    def ids(self, index: int) -> list[str]:
+        """The memory ids node ``index`` of the graph stands for (its family, identical lines)."""
+        return self._ids(self.memory.graph().nodes[index])
+
     def ranking(self, query: str) -> list[list[str]]:
         """The full ranking (every node above the model's threshold) as id lists."""
         graph = self.memory.graph()
-        act = self.model.activate(graph, keywords(query))
-        return [self._ids(graph.nodes[i]) for _, i in rank(act, self.model.thresh)]
+        return [self._ids(graph.nodes[i]) for _, i in self.ranked(query)]
 
 
 class BM25Ranker:

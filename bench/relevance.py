@@ -92,12 +92,35 @@ SETS: dict[str, tuple[str, list[tuple[str, list[str] | None]]]] = {
 
 METHODS = ("talos", "bm25", "bm25-uni", "bm25-kw", "fts5-porter", "fts5-trigram", "fts5-bigram")
 #: Prototype deliveries of ``relevance_lab.py`` (dev split only).
-PROTOTYPES = ("proto", "proto-floor")
+PROTOTYPES = (
+    "proto",
+    "proto-floor",
+    "evidence",
+    "evidence-floor",
+    "contiguity",
+    "contiguity-floor",
+)
 
 
 def prototype(method: str, store: Store) -> Delivery:
     """``proto``: ``bipartite`` on the recommended analyzer's terms, today's cut (top 5 above
-    THRESH); ``proto-floor``: the same ranking with the recommended two-part floor."""
+    THRESH); ``proto-floor``: the same ranking with the recommended two-part floor;
+    ``evidence`` / ``evidence-floor``: the ranking model of ``rank_model.py``, top 5 / with
+    its recommended floor (``rank_lab.RECOMMENDED_FLOOR``); ``contiguity`` /
+    ``contiguity-floor``: ``evidence`` with contiguity edges (``contiguity.py``), top 5 / with
+    its recommended floor (``contiguity_lab.RECOMMENDED_FLOOR``)."""
+    if method.startswith("contiguity"):
+        import contiguity_lab
+
+        return contiguity_lab.ContiguityDelivery(store, method == "contiguity-floor")
+    if method.startswith("evidence"):
+        import rank_lab
+
+        er = rank_lab.EvidenceRanker(store)
+        if method == "evidence":
+            return CutDelivery(er, top_k(5))
+        floor, whole, relative = rank_lab.RECOMMENDED_FLOOR
+        return CutDelivery(er, rank_lab.evidence_cut(floor, relative, whole))
     import relevance_lab as lab
     from proto import ProtoRanker
 

@@ -1,5 +1,5 @@
-"""``python -m talos`` runs the CLI."""
+"""``python -m talos`` runs the CLI (``talos hook AGENT`` on its fast path, :mod:`talos.entry`)."""
 
-from talos.cli import main
+from talos.entry import main
 
 main()

@@ -8,7 +8,9 @@ never removed without a record from which it can be restored.
 
 Entry fields: ``t`` (Unix seconds), ``txn``, ``op`` (remember, supersede, history, forget,
 resolve, revoke, restore, skill-forget), ``id`` (record id), ``key``, ``scope``, ``file``,
-``before``/``after`` (the full line before/after; ``None`` for none), ``reason``.
+``before``/``after`` (the full line before/after; ``None`` for none), ``reason``; a line
+appended without rewriting memory.md has ``offset`` (the file's size when it was prepared). A
+transaction that found memory.md changed by someone else before its swap ends in ``abort``.
 """
 
 from __future__ import annotations
@@ -19,16 +21,28 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from talos.fsutil import json_value, open_append, open_regular
 from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
 from talos.sources.skills import skill_scopes
+from talos.text import cut, json_dumps
 from talos.warn import warn
 
-__all__ = ["Txn", "append", "entries", "entry_scope", "recover", "settled", "verify"]
+__all__ = [
+    "OutsideEdit",
+    "Txn",
+    "append",
+    "entries",
+    "entry_scope",
+    "outside_edits",
+    "recover",
+    "settled",
+    "verify",
+]
 
 
 def append(path: Path, records: list[dict[str, Any]]) -> None:
@@ -40,7 +54,9 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
     if not records:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+    # json_dumps: control/format characters of a line as escapes (and a lone surrogate of a
+    # file name cannot make the encode fail)
+    data = "".join(json_dumps(r) + "\n" for r in records).encode("utf-8")
     fd = open_append(path, readable=True)  # a regular file only (issue 12.3)
     size = -1
     try:
@@ -103,6 +119,12 @@ class Txn:
     def commit(self) -> None:
         """Mark the transaction applied."""
         append(self.path, [{"t": int(time.time()), "txn": self.id, "op": "commit"}])
+
+    def abort(self, reason: str) -> None:
+        """Mark the transaction not applied (memory.md was left as it was), with why."""
+        append(
+            self.path, [{"t": int(time.time()), "txn": self.id, "op": "abort", "reason": reason}]
+        )
 
 
 _SCOPE_FIELD = re.compile(rb'"scope":\s*"((?:[^"\\]|\\.)*)"')
@@ -239,6 +261,14 @@ def recover(path: Path, memory_file: Path) -> int:
         added = [e["after"] for e in file_entries if e.get("after")]
         removed = [e["before"] for e in file_entries if e.get("before") and not e.get("after")]
         moved = [e for e in es if e.get("op") == "skill-forget" and e.get("trash")]
+        appended = [e for e in file_entries if e.get("after") and isinstance(e.get("offset"), int)]
+        if (
+            len(added) == 1
+            and not removed
+            and appended
+            and _complete_torn_append(memory_file, added[0], appended[0]["offset"])
+        ):
+            lines.add(added[0])
         if added:
             applied = all(_line_present(lines, a) for a in added)
         elif removed:
@@ -259,11 +289,154 @@ def recover(path: Path, memory_file: Path) -> int:
     return len(out)
 
 
-def verify(path: Path, memory_file: Path) -> list[str]:
+def _complete_torn_append(memory_file: Path, line: str, offset: int) -> bool:
+    """A plain append (``talos.shared_file.append_line``) killed mid-write can leave the start of
+    its line at the very end of memory.md (a write of more than a page is not all-or-nothing).
+    Complete it: returns True when the file's last line, starting at or after ``offset`` (the
+    file's size when the append was prepared: a person's own unfinished last line starts
+    before it), is a strict prefix of ``line`` and the rest was appended."""
+    want = line.encode("utf-8")
+    try:
+        with open_regular(memory_file) as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            start = max(0, size - len(want) - 1)
+            f.seek(start)
+            tail = f.read()
+    except OSError:
+        return False
+    cut = tail.rfind(b"\n")
+    if cut < 0 and start > 0:
+        return False  # the last line is longer than ``line``: not a piece of it
+    last_at = start + cut + 1
+    last = tail[cut + 1 :]
+    if last_at < offset or not last or len(last) >= len(want) or not want.startswith(last):
+        return False
+    fd = open_append(memory_file.resolve())  # through a symlinked memory.md, as writers do
+    try:
+        rest = memoryview(want[len(last) :] + b"\n")
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class OutsideEdit:
+    """A place where memory.md and the audit log disagree because of an edit made outside
+    talos (by hand, or an editor saving an older copy over talos's write).
+
+    ``kind``: ``missing`` (a record talos wrote is not in memory.md), ``changed`` (its line
+    was edited: the id is there, the text is not what talos wrote), ``back`` (a line talos
+    removed is in memory.md again). ``line``: 1-based line in memory.md (0 when absent).
+    ``message``: a sentence that says what happened and what to do.
+    """
+
+    kind: str
+    id: str
+    line: int
+    message: str
+
+
+def outside_edits(
+    path: Path, memory_file: Path, scopes: Collection[str] | None = None
+) -> list[OutsideEdit]:
+    """Records whose state in memory.md is not what the committed log says (issue 12.1).
+
+    Replays the committed entries of ``memory_file``: the last entry of each record id says
+    whether talos left it in the file (an ``after`` line) or took it out (a ``before`` line
+    with no ``after``). Each disagreement is an :class:`OutsideEdit` whose message a person
+    can act on: ``talos restore ID`` for a record that vanished; remove the line again or
+    ``talos resolve`` for one that came back; nothing when a change was meant. ``scopes``:
+    only entries of these scopes (default: all); a message quotes text with credentials
+    masked (hostile pass of issue 13).
+    """
+    from talos.secrets import mask_secrets  # imported on use: the log is read rarely
+
+    try:
+        data = read_memory(memory_file)
+    except FileNotFoundError:
+        data = b""
+    text = data.decode("utf-8", errors="surrogateescape")
+    lines = [ln.rstrip("\r") for ln in text.split("\n")]
+    where: dict[str, int] = {}
+    by_id: dict[str, int] = {}
+    for no, ln in enumerate(lines, 1):
+        where.setdefault(ln, no)
+        if "id=" in ln:
+            parsed = parse_fact_line(ln)
+            if parsed is not None and parsed.fields.get("id"):
+                by_id.setdefault(parsed.fields["id"], no)
+    last: dict[str, dict[str, Any]] = {}
+    for e in settled(path):
+        if (
+            e.get("file") == str(memory_file)
+            and e.get("id")
+            and (e.get("after") or e.get("before"))
+            and (scopes is None or entry_scope(e) in scopes)
+        ):
+            last[str(e["id"])] = e
+    name = memory_file.name
+    out: list[OutsideEdit] = []
+    for rid, e in last.items():
+        after, before = e.get("after"), e.get("before")
+        if after:
+            if after in where:
+                continue
+            if rid in by_id:
+                no = by_id[rid]
+                out.append(
+                    OutsideEdit(
+                        "changed",
+                        rid,
+                        no,
+                        f"{name}:{no}: record {rid} was edited outside talos; nothing to do if "
+                        f"you meant it (talos history {rid} shows what talos wrote)",
+                    )
+                )
+                continue
+            parsed = parse_fact_line(after)
+            # masked (main: a secret never reaches a reason) and bounded: a 6,000-character
+            # fact filled doctor's screen (the hostile pass)
+            what = repr(cut(mask_secrets(parsed.text if parsed is not None else str(after)), 80))
+            out.append(
+                OutsideEdit(
+                    "missing",
+                    rid,
+                    0,
+                    f"record {rid} {what} is not in {name}: it was removed outside talos (by "
+                    "hand, or an editor saved an older copy over it); talos restore "
+                    f"{rid} brings it back",
+                )
+            )
+        elif before in where:
+            no = where[before]
+            parsed = parse_fact_line(before)
+            k = parsed.fields.get("key") if parsed is not None else None
+            fix = f"talos resolve {k} --keep ID" if k else f"delete line {no}"
+            out.append(
+                OutsideEdit(
+                    "back",
+                    rid,
+                    no,
+                    f"{name}:{no}: record {rid} is back although talos removed it "
+                    f"({e.get('op')}): an editor probably saved an older copy over talos's "
+                    f"write; if you did not mean to bring it back: {fix}",
+                )
+            )
+    return out
+
+
+def verify(path: Path, memory_file: Path, scopes: Collection[str] | None = None) -> list[str]:
     """Check the log against memory.md; returns problems ([] when consistent).
 
-    Consistent means: no transaction is left pending, and every record id that a committed
-    transaction added is either in memory.md or removed by a later committed transaction.
+    Consistent means: no transaction is left pending, every record a committed transaction
+    left in memory.md is there, and no line it removed is back (:func:`outside_edits`; a
+    record edited in place is not a problem: its id is still there). ``scopes``: only the
+    entries of these scopes are looked at (a request is never told of another scope's
+    records, SPEC §7.3; hostile pass of issue 13 item 8).
     """
     problems: list[str] = []
     closed: set[str] = set()
@@ -271,24 +444,9 @@ def verify(path: Path, memory_file: Path) -> list[str]:
     for e in entries(path):
         if e.get("op") in ("commit", "abort"):
             closed.add(str(e.get("txn")))
-        elif e.get("state") == "prepared":
+        elif e.get("state") == "prepared" and (scopes is None or entry_scope(e) in scopes):
             prepared.add(str(e.get("txn")))
     for txn in sorted(prepared - closed):
         problems.append(f"transaction {txn} is neither committed nor aborted")
-    try:
-        text = read_memory(memory_file).decode("utf-8", errors="surrogateescape")
-    except FileNotFoundError:
-        text = ""
-    lines = {ln.rstrip("\r") for ln in text.split("\n")}
-    alive: dict[str, str] = {}
-    for e in settled(path):
-        if e.get("file") != str(memory_file):
-            continue
-        if e.get("after"):
-            alive[str(e.get("id"))] = e["after"]
-        elif e.get("before"):
-            alive.pop(str(e.get("id")), None)
-    for rid, line in alive.items():
-        if line not in lines:
-            problems.append(f"record {rid} was written but is not in {memory_file}: {line!r}")
+    problems += [o.message for o in outside_edits(path, memory_file, scopes) if o.kind != "changed"]
     return problems

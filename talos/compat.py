@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from talos.memory import Memory
-from talos.render import LABELS
+from talos.render import LABELS, shown_with_members
 from talos.sources.facts import strip_tag
 from talos.sources.skills import DESC_MAX, NAME_MAX
 from talos.sources.skills import skill_label as _skill_label
@@ -45,7 +45,7 @@ HITS_FILE = os.path.join(HOME, ".talos", "recall_hits.json")
 TRACE_FILE = os.path.join(HOME, ".talos", "recall_trace.jsonl")
 
 _ZH = LABELS["zh"]
-_TO_ZH = {"fact": _ZH["fact"], "skill": _ZH["skill"], "episode": _ZH["episode"]}
+_TO_ZH = {k: _ZH[k] for k in ("fact", "skill", "episode", "conflict")}
 _FROM_ZH = {v: k for k, v in _TO_ZH.items()}
 
 
@@ -125,9 +125,13 @@ def explain(
     blocked: Iterable[str] | None = None,
     keep_fact: Callable[[str], bool] | None = None,
 ) -> list[tuple[float, str, str]]:
-    """``[(score, kind, text), ...]`` with Chinese kinds; no side effects."""
+    """``[(score, kind, text), ...]`` with Chinese kinds; no side effects.
+
+    ``text`` is shown as the block shows it (:func:`talos.render.shown_with_members`: each
+    stored text on its own line, control characters visible, bounded with the visible cut),
+    since an agent prints these rows; a conflict row is ``冲突`` (it raised ``KeyError``)."""
     rows = _memory(blocked, keep_fact).explain(query, k=k)
-    return [(r.score, _TO_ZH[r.kind], r.text) for r in rows]
+    return [(r.score, _TO_ZH[r.kind], shown_with_members(r.node, "zh")) for r in rows]
 
 
 def dead(min_seen: int = 8, stale_days: int = 90) -> list[tuple[str, str, str]]:

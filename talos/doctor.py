@@ -4,8 +4,8 @@
 valid values; are memory.md, skills/, the sessions and the state folder present and readable;
 do provenance tags parse; is the index in step with the files; can the usage counts be read;
 does the safety scan flag anything; are there conflicts; which records expired; are there
-forgetting suggestions; does the audit log agree with memory.md. Each answer is a
-:class:`Finding` whose status is
+forgetting suggestions; does the audit log agree with memory.md; did an agent hook give no
+context (the hook log, issue 16). Each answer is a :class:`Finding` whose status is
 
 * ``ok`` — fine; ``info`` — worth knowing, nothing to do (a missing optional file, expired
   records kept for ``--at``, forgetting suggestions waiting for ``talos forget``);
@@ -39,10 +39,10 @@ from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_pa
 from talos.index import Index
 from talos.memory import Memory
 from talos.render import LABELS
-from talos.safety import scan_home
-from talos.sources.facts import load_facts
+from talos.safety import mask_secrets, scan_home
+from talos.sources.facts import claimed_scopes, load_facts
 from talos.sources.sessions import session_files, sessions_root
-from talos.sources.skills import skill_files
+from talos.sources.skills import skill_files, skill_scopes
 from talos.trust import (
     DEFAULT_SCOPES,
     record_id,
@@ -51,6 +51,7 @@ from talos.trust import (
     window_problem,
 )
 from talos.usage import SqliteUsage
+from talos.warn import audience
 
 __all__ = [
     "ATTENTION",
@@ -74,7 +75,7 @@ class Finding:
     Attributes:
         check: which question (``home``, ``config``, ``memory``, ``skills``, ``sessions``,
             ``state``, ``tags``, ``index``, ``safety``, ``conflicts``, ``expired``, ``dead``,
-            ``audit``).
+            ``audit``, ``hooks``).
         status: ``ok``, ``info``, ``warn`` or ``error`` (see the module docstring).
         summary: one line.
         details: the places at fault, ``file:line: what`` (at most :data:`MAX_DETAILS`).
@@ -182,9 +183,10 @@ class _Places:
 
     def path(self, p: str | Path) -> str:
         try:
-            return Path(p).relative_to(self.home).as_posix()
+            shown = Path(p).relative_to(self.home).as_posix()
         except ValueError:
-            return str(p)
+            shown = str(p)
+        return mask_secrets(shown)  # a file named after a token
 
     def folder(self, p: Path) -> str:
         shown = self.path(p)
@@ -208,6 +210,7 @@ def diagnose(
     home: str | os.PathLike[str] | None = None,
     scopes: Sequence[str] = DEFAULT_SCOPES,
     at: dt.date | None = None,
+    scoped: bool = False,
 ) -> Diagnosis:
     """Check a home (see the module docstring for the questions and statuses).
 
@@ -215,6 +218,11 @@ def diagnose(
         home: the home (``None``: ``$TALOS_HOME``, else the platform data dir, SPEC §2).
         scopes: the authorized scopes whose conflicts, expired records and suggestions count.
         at: the business date for validity (default today).
+        scoped: a request's view (``talos doctor --scope …`` or ``$TALOS_SCOPE``): every
+            finding about a record — an unreadable line, a tag, a flagged line or skill, an
+            audit entry — and every count is of ``scopes`` only, as warnings are (SPEC §7.3;
+            hostile pass of issue 13 item 8: ``--scope project:alpha`` named beta's lines).
+            ``False`` (the default): the person's check of the whole home's files.
 
     Returns:
         The :class:`Diagnosis`; it never raises for a problem of the home itself.
@@ -265,24 +273,46 @@ def diagnose(
         has_config = (root / CONFIG_FILE).is_file()
         add(Finding("config", "ok", "talos.toml read" if has_config else "no talos.toml: defaults"))
 
-    facts = _check_memory(paths, places, add)
-    _check_skills(paths, places, add)
-    _check_sessions(paths, places, add)
-    if not _check_state(paths, places, add):
-        return diag
-    _check_tags(facts, places, add)
-    _check_index(paths, places, add)
-    _check_usage(paths, places, add)
-    _check_safety(paths, places, add)
-    _check_view(paths, diag.scopes, at, places, add)
-    _check_audit(paths, places, add)
+    # Every finding about a record is for a request that may see the record (SPEC §7.3,
+    # hostile pass of issue 13 item 8): warnings are heard by the authorized scopes only, and
+    # lines, skills and counts are those of these scopes; talos scan is the whole-home view.
+    seen = frozenset(diag.scopes) if scoped else None
+    with audience(seen) if seen is not None else contextlib.nullcontext():
+        facts = _check_memory(paths, places, add, seen)
+        _check_skills(paths, places, add, seen)
+        _check_sessions(paths, places, add, seen)
+        if not _check_state(paths, places, add):
+            return diag
+        _check_tags(facts, places, add)
+        _check_index(paths, places, add, seen)
+        _check_usage(paths, places, add)
+        _check_safety(paths, places, add, seen)
+        _check_view(paths, diag.scopes, at, places, add)
+        _check_audit(paths, places, add, seen)
+        _check_hooks(paths, places, add)
     return diag
 
 
 Add = Callable[[Finding], None]
+#: Episodes are ``global``'s (SPEC §7.3).
+_GLOBAL = frozenset({"global"})
 
 
-def _check_memory(paths: Paths, places: _Places, add: Add) -> list[Any]:
+def _visible(raw: str, seen: frozenset[str] | None) -> bool:
+    """Whether a memory.md line may be named to a request authorized for ``seen`` (``None``:
+    the person's whole view)."""
+    return seen is None or claimed_scopes(raw) <= seen
+
+
+def _sees(scopes: frozenset[str], seen: frozenset[str] | None) -> bool:
+    """Whether a record of ``scopes`` may be named to ``seen`` (``None``: everything)."""
+    return seen is None or scopes <= seen
+
+
+def _check_memory(
+    paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None
+) -> list[Any]:
+    """The memory file and the facts of the ``seen`` scopes (returned for the tags check)."""
     mf = paths.memory_file
     name = places.path(mf)
     if not mf.exists() and not mf.is_symlink():
@@ -308,7 +338,7 @@ def _check_memory(paths: Paths, places: _Places, add: Add) -> list[Any]:
         )
         return []
     with _captured() as warned:
-        facts = load_facts(mf, keep_fact=None)
+        facts = [n for n in load_facts(mf, keep_fact=None) if _visible(n.raw, seen)]
     if warned:
         add(
             Finding(
@@ -324,7 +354,7 @@ def _check_memory(paths: Paths, places: _Places, add: Add) -> list[Any]:
     return facts
 
 
-def _check_skills(paths: Paths, places: _Places, add: Add) -> None:
+def _check_skills(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     sd = paths.skills_dir
     name = places.folder(sd)
     if not sd.is_dir():
@@ -337,10 +367,11 @@ def _check_skills(paths: Paths, places: _Places, add: Add) -> None:
     except OSError as e:
         add(Finding("skills", "warn", f"{name}: cannot list ({e.strerror})"))
         return
-    add(Finding("skills", "ok", f"{name}: {_count(len(skill_files(sd)), 'skill file')}"))
+    count = sum(_sees(skill_scopes(p), seen) for p in skill_files(sd))
+    add(Finding("skills", "ok", f"{name}: {_count(count, 'skill file')}"))
 
 
-def _check_sessions(paths: Paths, places: _Places, add: Add) -> None:
+def _check_sessions(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     root, _recursive = sessions_root(paths.sessions_dir)
     name = places.folder(paths.sessions_dir)
     if not root.is_dir():
@@ -353,7 +384,7 @@ def _check_sessions(paths: Paths, places: _Places, add: Add) -> None:
     except OSError as e:
         add(Finding("sessions", "warn", f"{name}: cannot list ({e.strerror})"))
         return
-    count = len(session_files(paths.sessions_dir))
+    count = len(session_files(paths.sessions_dir)) if _sees(_GLOBAL, seen) else 0  # global's
     add(Finding("sessions", "ok", f"{name}: {_count(count, 'session file')}"))
 
 
@@ -412,14 +443,15 @@ def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
         add(Finding("tags", "ok", "every provenance tag parses"))
 
 
-def _check_index(paths: Paths, places: _Places, add: Add) -> None:
+def _check_index(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     idx = Index(paths)
     name = places.path(idx.file)
     try:
         with _captured() as warned:
             idx.refresh()
             problems = idx.check()
-            facts, episodes = len(idx.facts()), len(idx.episodes())
+            facts = sum(_visible(n.raw, seen) for n in idx.facts())
+            episodes = len(idx.episodes()) if _sees(_GLOBAL, seen) else 0  # global's
     except (OSError, sqlite3.Error) as e:
         add(
             Finding(
@@ -476,9 +508,11 @@ def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
         store.close()
 
 
-def _check_safety(paths: Paths, places: _Places, add: Add) -> None:
+def _check_safety(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     with _captured():
         report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dir)
+    if seen is not None:
+        report = _scoped(report, paths, seen)
     items = [f"{places.path(s.path)}: {'; '.join(s.reasons)}" for s in report.skills]
     items += [f"{places.path(f.path)}:{f.line}: {'; '.join(f.reasons)}" for f in report.facts]
     items += [f"{places.path(r.path)}: {'; '.join(r.reasons)}" for r in report.refused]
@@ -501,6 +535,27 @@ def _check_safety(paths: Paths, places: _Places, add: Add) -> None:
         )
     else:
         add(Finding("safety", "ok", "nothing flagged"))
+
+
+def _flagged_nodes(paths: Paths) -> list[Any]:
+    """Every fact node of memory.md (what the scan's fact reports are of)."""
+    with _captured():
+        return load_facts(paths.memory_file, keep_fact=None)
+
+
+def _scoped(report: Any, paths: Paths, seen: frozenset[str]) -> Any:
+    """``report`` with only what a request for ``seen`` may be told: flagged facts of its
+    scopes, skills-tree files whose frontmatter claims its scopes (others are ``global``'s),
+    refused sessions if it sees ``global`` (episodes are global's); a refused memory file is
+    the home's own and always shown."""
+    from talos.safety import ScanReport
+
+    raw = {n.line: n.raw for n in _flagged_nodes(paths)}
+    return ScanReport(
+        [r for r in report.skills if skill_scopes(Path(r.path)) <= seen],
+        [f for f in report.facts if _visible(raw.get(f.line, ""), seen)],
+        [r for r in report.refused if r.kind == "memory" or "global" in seen],
+    )
 
 
 def _check_view(
@@ -556,7 +611,8 @@ def _check_view(
         add(Finding("dead", "info", "no forgetting suggestions: the usage counts cannot be read"))
         return
     items = [
-        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason}"
+        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason} "
+        f"({'frontmatter says source: ' if s.kind == 'skill' else 'tag says '}{s.src})"
         for s in dead
     ]
     if items:
@@ -573,7 +629,10 @@ def _check_view(
         add(Finding("dead", "ok", "no forgetting suggestions"))
 
 
-def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
+def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
+    """Does the audit log agree with memory.md? An interrupted write is pending; a record
+    talos wrote that is gone, or a line it removed that is back, was an edit made outside
+    talos (issue 12.1); a record edited in place is worth knowing only."""
     af = paths.audit_file
     name = places.path(af)
     if not af.exists():
@@ -581,7 +640,12 @@ def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
         return
     try:
         with _captured() as warned:
-            problems = audit.verify(af, paths.memory_file)
+            problems = audit.verify(af, paths.memory_file, seen)
+            edited = [
+                o.message
+                for o in audit.outside_edits(af, paths.memory_file, seen)
+                if o.kind == "changed"
+            ]
     except OSError as e:
         add(Finding("audit", "warn", f"{name}: cannot read ({e.strerror})"))
         return
@@ -589,16 +653,61 @@ def _check_audit(paths: Paths, places: _Places, add: Add) -> None:
     items = list(
         dict.fromkeys([places.text(w) for w in warned] + [places.text(p) for p in problems])
     )
+    mf = places.path(paths.memory_file)
     if items:
         add(
             Finding(
                 "audit",
                 "warn",
-                f"{name} and {places.path(paths.memory_file)} disagree",
-                _details(items),
-                hint="an interrupted write is settled by the next talos write; a line "
-                "deleted by hand comes back with talos restore ID",
+                f"{name} and {mf} disagree",
+                _details(items + [places.text(m) for m in edited]),
+                hint="an interrupted write is settled by the next talos write; for an edit "
+                "made outside talos each line says what to do (nothing, if you meant it)",
+            )
+        )
+    elif edited:
+        add(
+            Finding(
+                "audit",
+                "info",
+                f"{mf}: {_count(len(edited), 'record')} by talos edited outside talos since",
+                _details([places.text(m) for m in edited]),
             )
         )
     else:
-        add(Finding("audit", "ok", f"{name} agrees with {places.path(paths.memory_file)}"))
+        add(Finding("audit", "ok", f"{name} agrees with {mf}"))
+
+
+#: Days a failed hook stays worth a warning in ``talos doctor``.
+HOOK_RECENT_DAYS = 7
+
+
+def _check_hooks(paths: Paths, places: _Places, add: Add) -> None:
+    """The agent hooks' log (issue 16): hooks that gave no context and why. No finding
+    when no hook ever failed; ``warn`` for an error in the last :data:`HOOK_RECENT_DAYS`
+    days, else ``info`` (timeouts and a server still starting are transient)."""
+    from talos.hooks.log import read_tail
+
+    log = paths.state_dir / "hook.log"
+    entries = read_tail(str(log))
+    if not entries:
+        return
+    since = (dt.datetime.now(dt.UTC) - dt.timedelta(days=HOOK_RECENT_DAYS)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    recent = [e for e in entries if e.when >= since]
+    errors = [e for e in recent if e.kind == "error"]
+    status = "warn" if errors else "info"
+    shown = (errors or recent or entries)[-5:]
+    add(
+        Finding(
+            "hooks",
+            status,
+            f"{places.path(log)}: {_count(len(recent), 'hook')} gave no context in the last "
+            f"{HOOK_RECENT_DAYS} days ({_count(len(errors), 'error')})",
+            tuple(places.text(str(e)) for e in shown),
+            hint="fix what the lines say; talos hook status shows the resident server"
+            if errors
+            else "",
+        )
+    )

@@ -59,6 +59,7 @@ __all__ = [
     "kernel_root",
     "lock",
     "open_append",
+    "open_entry",
     "open_regular",
     "outside",
     "read_regular",
@@ -399,6 +400,96 @@ def outside(path: str | os.PathLike[str], folder_real: str) -> bool:
 OUTSIDE = "outside its folder"
 #: Reason of a refused entry that is not a regular file (issue 12.3).
 NOT_REGULAR = "not a regular file"
+#: Reason of a refused entry that is a hard link: the same file has other names, and talos
+#: cannot tell whether they lie outside the folder (``ln /etc/passwd skills/p.md`` delivered
+#: /etc/passwd as a skill body: hostile pass of issue 13).
+HARD_LINK = "hard link"
+
+
+class RefusedEntry(InputError, OSError):
+    """An entry of a skills or sessions folder talos refuses to read: ``reason`` is
+    :data:`OUTSIDE`, :data:`NOT_REGULAR` or :data:`HARD_LINK`, ``evidence`` says what it is
+    (``symbolic link to /etc/passwd``). An ``OSError`` (``strerror`` holds both), so readers
+    that warn and go on for an unreadable file do so here too."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str, evidence: str) -> None:
+        OSError.__init__(self, errno.EPERM, f"{reason} ({evidence})", os.fspath(path))
+        self.reason, self.evidence = reason, evidence
+
+    def __str__(self) -> str:
+        return f"{self.filename}: not read: {self.reason} ({self.evidence}); see talos scan"
+
+
+def _hard_link(st: os.stat_result) -> str | None:
+    """The evidence of :data:`HARD_LINK` for a regular file with other names, else ``None``."""
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        return f"{st.st_nlink} names; the others may lie outside the folder"
+    return None
+
+
+def _opened_inside(fd: int, folder_real: str) -> bool:
+    """Whether the open file ``fd`` is reached inside ``folder_real``, as the kernel names it
+    (``/proc/self/fd``): a folder on the way swapped for a link after the check is caught.
+    ``True`` where the kernel does not say (no ``/proc``)."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return True
+    base = folder_real.rstrip(os.sep) or os.sep
+    return real.startswith(base if base == os.sep else base + os.sep)
+
+
+def open_entry(path: str | os.PathLike[str], folder_real: str) -> BinaryIO:
+    """Open an entry of a skills or sessions folder for reading, binary, only if it is a
+    regular file that resolves inside the folder and has no other name.
+
+    The entry is opened without following a link (``O_NOFOLLOW``), non-blocking; a link is
+    resolved once, checked, and its resolved name opened the same way. The descriptor is then
+    checked (``fstat``: a regular file with one name; on Linux, for a link or a nested entry,
+    ``/proc/self/fd``: inside the folder). So a file swapped for a link between a listing and
+    this read is refused, not followed (hostile pass of issue 13). A plain entry costs what
+    :func:`open_regular` with ``listed=True`` does: one open and one ``fstat``.
+
+    Args:
+        path: the entry. folder_real: the folder's ``os.path.realpath``.
+
+    Raises:
+        FileNotFoundError: missing (a dangling link too). RefusedEntry: outside the folder, not
+        a regular file, or a hard link. OSError: it cannot be opened (permissions, …).
+    """
+    flags = os.O_RDONLY | _NONBLOCK | _NOCTTY | _CLOEXEC | _NOFOLLOW
+    name = os.fspath(path)
+    linked = False
+    try:
+        fd = os.open(name, flags)
+    except OSError as e:
+        if e.errno != errno.ELOOP or not os.path.islink(name):
+            raise
+        target = os.path.realpath(name)  # a link: resolved once, checked, then opened
+        if outside(target, folder_real):
+            raise RefusedEntry(path, OUTSIDE, f"symbolic link to {target}") from None
+        linked = True
+        try:
+            fd = os.open(target, flags)
+        except OSError as e2:
+            if e2.errno == errno.ELOOP:  # swapped again after the check
+                raise RefusedEntry(path, OUTSIDE, "replaced by a symbolic link") from None
+            raise
+    try:
+        st = os.fstat(fd)
+        kind = file_kind(st)
+        if kind is not None:
+            raise RefusedEntry(path, NOT_REGULAR, kind)
+        many = _hard_link(st)
+        if many:
+            raise RefusedEntry(path, HARD_LINK, many)
+        nested = os.path.dirname(os.path.abspath(name)) != folder_real
+        if (linked or nested) and not _opened_inside(fd, folder_real):
+            raise RefusedEntry(path, OUTSIDE, f"opened as {os.readlink(f'/proc/self/fd/{fd}')}")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def entry_refusal(path: str, lst: os.stat_result, folder_real: str) -> tuple[str, str] | None:
@@ -410,7 +501,9 @@ def entry_refusal(path: str, lst: os.stat_result, folder_real: str) -> tuple[str
             ``os.path.realpath``.
 
     Returns:
-        ``(OUTSIDE, "symbolic link to TARGET")`` or ``(NOT_REGULAR, "a FIFO (named pipe)")``…
+        ``(OUTSIDE, "symbolic link to TARGET")``, ``(NOT_REGULAR, "a FIFO (named pipe)")``,
+        ``(HARD_LINK, "2 names; …")`` (a regular file with other names: hostile pass of
+        issue 13)…
     """
     st = lst
     if stat.S_ISLNK(lst.st_mode):
@@ -421,4 +514,7 @@ def entry_refusal(path: str, lst: os.stat_result, folder_real: str) -> tuple[str
         except OSError:
             return None
     kind = file_kind(st)
-    return (NOT_REGULAR, kind) if kind else None
+    if kind:
+        return NOT_REGULAR, kind
+    linked = _hard_link(st)
+    return (HARD_LINK, linked) if linked else None

@@ -45,7 +45,19 @@ _DEFAULTS = {
 
 #: Every key ``talos.toml`` may hold; any other is reported (a typo such as ``modle`` was
 #: silently ignored, issue 12.7). A module that reads a new key adds it here.
-KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model"})
+KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model", "hooks"})
+#: Keys of the ``[hooks]`` table (:data:`talos.hooks.state.DEFAULTS` plus the scope table) and
+#: the type each value must have; a wrong one is reported, and the hook uses its default.
+HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
+    "timeout": (int, float),
+    "server": bool,
+    "idle": (int, float),
+    "k": int,
+    "budget": int,
+    "session_facts": int,
+    "session_hits": int,
+    "scopes": dict,
+}
 
 
 def _tilde_problem(text: str) -> str | None:
@@ -66,6 +78,12 @@ def _tilde_problem(text: str) -> str | None:
 TOO_LONG = "the name is too long for the file system; use a shorter path"
 
 
+def _long(value: str) -> str:
+    """``value`` quoted for a message about its length: its first 60 characters and how many
+    there are (a sentence cut at 1,000 characters lost what was wrong with a 6,000-one)."""
+    return repr(value) if len(value) <= 80 else f"{value[:60]!r}… ({len(value)} characters)"
+
+
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     """The home folder: ``home`` if given, else ``$TALOS_HOME``, else the platform data dir.
 
@@ -82,11 +100,11 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
         if not text:
             return Path(platformdirs.user_data_dir("talos"))
     problem = _tilde_problem(text)
-    if problem is None:
-        path = Path(text).expanduser()
-        problem = TOO_LONG if fsutil.too_long(path.absolute()) else None
     if problem:
         raise InputError(f"the home {text!r}: {problem}")
+    path = Path(text).expanduser()
+    if fsutil.too_long(path.absolute()):
+        raise InputError(f"the home {_long(text)}: {TOO_LONG}")
     return path
 
 
@@ -211,6 +229,21 @@ def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
         near = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.6)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         out.append(f"{_where(root, key)}: unknown key {key!r}{hint}; ignored")
+    hooks = config.get("hooks")
+    if "hooks" in config and not isinstance(hooks, dict):
+        out.append(f"{_where(root, 'hooks')}: 'hooks' must be a table ([hooks]); ignored")
+    elif isinstance(hooks, dict):
+        for key, value in hooks.items():
+            want = HOOK_KEYS.get(key)
+            if want is None:
+                near = difflib.get_close_matches(key, sorted(HOOK_KEYS), n=1, cutoff=0.6)
+                hint = f" (did you mean 'hooks.{near[0]}'?)" if near else ""
+                out.append(f"{_where(root, key)}: unknown key 'hooks.{key}'{hint}; ignored")
+            elif (isinstance(value, bool) and want is not bool) or not isinstance(value, want):
+                out.append(
+                    f"{_where(root, key)}: hooks.{key} = {value!r} has the wrong type; "
+                    "the hook uses its default"
+                )
     return out
 
 
@@ -222,7 +255,7 @@ def _path_problem(name: str, value: str, p: Path) -> str | None:
     long for the file system, or a place on a kernel file system (``state_dir = "/proc"``,
     issue 12.4). (A NUL byte and a ``~user`` are refused before ``p`` is made.)"""
     if fsutil.too_long(p):
-        return f"{name} {value!r}: {TOO_LONG}"
+        return f"{name} {_long(value)}: {TOO_LONG}"
     root = fsutil.kernel_root(p)
     if root is not None:
         return (

@@ -48,8 +48,14 @@ from talos import fsutil
 from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
 from talos.model import Node
-from talos.safety import keep_fact
-from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
+from talos.safety import keep_fact, mask_secrets
+from talos.sources.facts import (
+    claimed_scopes,
+    masked_fields,
+    parse_fact_line,
+    read_memory,
+    tag_reasons,
+)
 from talos.sources.sessions import episode_node, session_names, sessions_root
 from talos.text import matching_keywords
 from talos.warn import audible, warn
@@ -225,20 +231,33 @@ def _session_rows(rows: list[Any]) -> list[Any]:
 
 def _parse_line(line: str) -> tuple[str, str, str, str, str, int] | None:
     """What a memory.md line is in the facts table: ``(text, keywords, src, born, fields,
-    safe)``, or ``None`` when it is no fact (SPEC §3.1, §8.2)."""
+    safe)``, or ``None`` when it is no fact (SPEC §3.1, §8.2). A line the fact filter
+    withholds is kept with its credentials masked (:func:`indexed_fact`)."""
     parsed = parse_fact_line(line)
-    kw = matching_keywords(parsed.text) if parsed is not None else frozenset()
-    if parsed is None or not kw:
+    if parsed is None:
         return None
-    fields = json.dumps(parsed.fields, ensure_ascii=False) if parsed.fields else ""
-    return (
-        parsed.text,
-        " ".join(sorted(kw)),
-        parsed.src,
-        parsed.born,
-        fields,
-        int(keep_fact(parsed.text)),
-    )
+    safe = keep_fact(parsed.text) and not (parsed.fields and tag_reasons(line))
+    text, kw = indexed_fact(parsed.text, safe)
+    if not kw:
+        return None
+    kept = parsed.fields if safe else masked_fields(parsed.fields)
+    fields = json.dumps(kept, ensure_ascii=False) if kept else ""
+    return (text, " ".join(sorted(kw)), parsed.src, parsed.born, fields, int(safe))
+
+
+def indexed_fact(text: str, safe: bool) -> tuple[str, frozenset[str]]:
+    """A fact's text and keywords as the index keeps them: a line the fact filter withholds
+    (``safe`` false: it may hold a credential) with every credential masked, so index.db never
+    holds one (hostile pass of issue 13 item 6: it kept "hunter2024x" as a keyword)."""
+    if not safe:
+        text = mask_secrets(text)
+    return text, matching_keywords(text)
+
+
+def _stored_line(line: str, entry: tuple[Any, ...]) -> str:
+    """The raw line a facts row keeps: masked when the line is withheld (``entry[-1]``)."""
+    raw = line.rstrip("\r")
+    return raw if entry[-1] else mask_secrets(raw)
 
 
 class Index:
@@ -637,7 +656,8 @@ class Index:
             # the stored rows say what each known line parses to, so an edit still parses
             # only the edited line, not 3,000 (SPEC §11).
             old_rows = self._rows or stored or []
-            self._line_cache = {r[1]: tuple(r[2:]) for r in old_rows if r[7] is not None}
+            # (a withheld line's row keeps its line masked: it is no key, it is parsed again)
+            self._line_cache = {r[1]: tuple(r[2:]) for r in old_rows if r[7]}
         cache = self._line_cache
         fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
         for no, blob in enumerate(blobs, 1):
@@ -654,7 +674,7 @@ class Index:
                 stats.lines_parsed += 1
                 entry = fresh[line] = _parse_line(line)
             if entry is not None:
-                rows.append((no, line.rstrip("\r"), *entry))
+                rows.append((no, _stored_line(line, entry), *entry))
         self._line_cache = fresh
         heard = [no for no in bad if audible(claimed_scopes(blobs[no - 1]))]  # §7.3
         if heard and self._warned != (data, bad):  # once per content: re-reads stay quiet
@@ -746,7 +766,7 @@ class Index:
             if (at is None) != (entry is None):
                 return False  # a line became a fact or stopped being one: rows shift
             if at is not None and entry is not None:
-                new_rows[at] = row = (i + 1, line.rstrip("\r"), *entry)
+                new_rows[at] = row = (i + 1, _stored_line(line, entry), *entry)
                 writes.append(row)
         con.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", writes)
         self._patched_from = rows
@@ -838,7 +858,7 @@ class Index:
         for done, (rel, full) in enumerate(todo, 1):
             p = Path(full)
             size, mtime = _stat(p)
-            node = episode_node(p)
+            node = episode_node(p, folder=root)
             if rel in episodes_reread:
                 appended = False  # an episode was re-read: changed, or gone
             elif node is not None and last is not None and rel <= last:
@@ -1145,7 +1165,11 @@ class Index:
         from talos.sources.sessions import load_episodes
 
         problems: list[str] = []
-        want_f = [(n.line, n.text, n.keywords) for n in load_facts(self.paths.memory_file)]
+        want_f = [
+            (n.line, *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)))
+            for n in load_facts(self.paths.memory_file)
+        ]
+        want_f = [w for w in want_f if w[2]]
         have_f = [(n.line, n.text, n.keywords) for n in self.facts()]
         if want_f != have_f:
             problems.append(

@@ -17,9 +17,13 @@ Rules the model cannot change, because they are fixed when the server starts:
 
 * **Scopes.** The authorized scope list comes from ``--scope`` / ``$TALOS_SCOPE`` (SPEC §7.3).
   No tool takes a scope argument; ``remember`` writes to the first authorized scope.
-* **Authority.** ``remember`` accepts only ``reflect`` (model-inferred, the default) or
-  ``tool`` (relayed from a tool, with a ``ref``) as the source — a model never writes with a
-  person's (``user``) or an import's authority (SPEC §7.2). Writes record ``by=mcp``.
+* **Authority.** ``remember`` writes ``reflect`` (model-inferred) records; ``tool`` (relayed
+  from a tool, with a ``ref``) only when the person started the server with
+  ``--allow-tool-writes`` — a model never writes with a person's (``user``) or an import's
+  authority (SPEC §7.2). Every write records ``by=mcp``, and such a record never supersedes
+  or shadows a record the person wrote, whatever source or ref it claims (SPEC §7.5, issue
+  13.7: a made-up ``ref`` used to replace the person's own ``editor`` value); it is stored,
+  shadowed (:data:`talos.trust.MODEL_BY`).
 * **No deletion.** ``dead`` lists suggestions; forgetting stays a person's reviewed action
   (``talos forget``, SPEC §6.5).
 
@@ -48,8 +52,12 @@ from pydantic import BaseModel, Field
 
 from talos.errors import TalosError, failure_message
 from talos.memory import Memory, node_identity, node_provenance
+from talos.render import TEXT_CHARS
+from talos.text import cut, printable
+from talos.trust import MODEL_BY
+from talos.warn import bounded
 
-__all__ = ["NOTHING_RECALLED", "build_server", "serve"]
+__all__ = ["NOTHING_RECALLED", "build_server", "remember_description", "serve"]
 
 #: What ``recall`` says when no memory is relevant (the CLI prints nothing in that case).
 NOTHING_RECALLED = "(talos: no memory is relevant to this task)"
@@ -159,12 +167,37 @@ Query = Annotated[str, Field(description="The task or question, in the user's wo
 T = TypeVar("T")
 
 
-def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MCPServer:
+def remember_description(allow_tool_writes: bool) -> str:
+    """The ``remember`` tool's description: exactly what the server accepts and what holds."""
+    sources = (
+        "source is reflect (you inferred it, the default) or tool (a tool's output said so: "
+        "give ref)"
+        if allow_tool_writes
+        else "source is reflect (you inferred it); source tool is refused: this server was "
+        "started without --allow-tool-writes"
+    )
+    return (
+        "Store a durable fact in the user's memory.md, with its provenance.\n\n"
+        "Use it for what will still matter in later sessions (a preference, a decision, a "
+        f"setting), not for the task at hand. The {sources}. Every write is marked as yours "
+        "(by=mcp). With a key, the new value supersedes older records of that key that you "
+        "or another agent wrote, when they are of no higher authority; it never supersedes "
+        "or shadows a record the user wrote, whatever source or ref you give: it is stored "
+        "as shadowed and the user's value stays in force. The text must be one line of "
+        "plain text (no control characters). Every write is audited and reversible."
+    )
+
+
+def build_server(
+    memory: Memory, worker: ThreadPoolExecutor | None = None, *, allow_tool_writes: bool = False
+) -> MCPServer:
     """An :class:`MCPServer` whose tools work on ``memory`` (its scopes are the server's).
 
     Args:
         memory: an open :class:`Memory`; its ``scopes`` are the only ones the tools see.
         worker: the single-thread executor every Memory call runs on (default: a new one).
+        allow_tool_writes: accept ``remember`` with ``source="tool"`` (the person's choice
+            when starting the server, ``talos mcp --allow-tool-writes``); refused otherwise.
     """
     thread = worker or ThreadPoolExecutor(max_workers=1, thread_name_prefix="talos-memory")
 
@@ -204,9 +237,13 @@ def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MC
                 for r in result.picked
             ],
         )
+        structured = _visible(data.model_dump(mode="json"))
+        # the block is not one stored text: each of its texts is already shown and bounded
+        # by the block's rule; cut as one, it lost its body's end marker and later rows
+        structured["text"] = result.text
         return CallToolResult(
             content=[TextContent(type="text", text=result.text or NOTHING_RECALLED)],
-            structured_content=data.model_dump(mode="json"),
+            structured_content=structured,
         )
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -220,7 +257,7 @@ def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MC
         For debugging why something was (or was not) recalled. No side effects.
         """
         rows = await call(lambda: memory.explain(query, k=k))
-        return ExplainResult(rows=[ExplainRow.model_validate(r.to_json()) for r in rows])
+        return ExplainResult(rows=[ExplainRow.model_validate(_visible(r.to_json())) for r in rows])
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def dead(
@@ -231,15 +268,21 @@ def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MC
             int, Field(ge=0, description="A fact last recalled this many days ago is stale.")
         ] = 90,
     ) -> DeadResult:
-        """List facts talos wrote itself that are never or no longer recalled.
+        """List memories whose tag says the user did not write them, never or no longer recalled.
 
         A listing only: nothing is deleted. Show it to the user, who can review and remove
-        them with `talos forget`. Facts the user wrote by hand and skills are never listed.
+        them with `talos forget`. The tag decides: untagged or user-tagged facts and
+        skills without a source: are never listed.
         """
         suggestions = await call(lambda: memory.dead(min_seen, stale_days))
-        return DeadResult(suggestions=[DeadRow.model_validate(s.to_json()) for s in suggestions])
+        return DeadResult(
+            suggestions=[DeadRow.model_validate(_visible(s.to_json())) for s in suggestions]
+        )
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    @server.tool(
+        description=remember_description(allow_tool_writes),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False),
+    )
     async def remember(
         text: Annotated[str, Field(description="The fact, one line, in plain words.")],
         key: Annotated[
@@ -260,15 +303,15 @@ def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MC
             str | None, Field(description="Where it comes from (required for source=tool).")
         ] = None,
     ) -> RememberResult:
-        """Store a durable fact in the user's memory.md, with its provenance.
-
-        Use it for what will still matter in later sessions (a preference, a decision, a
-        setting), not for the task at hand. With a key, the new value supersedes older
-        records of that key of no higher authority; a record the user wrote keeps winning
-        and the new one is stored as shadowed. Every write is audited and reversible.
-        """
+        # The description the client sees is remember_description(allow_tool_writes).
+        if source == "tool" and not allow_tool_writes:
+            raise ToolError(
+                "source tool is refused: this server was started without "
+                "--allow-tool-writes, so the user has not allowed tool writes; store it with "
+                "source reflect, or ask the user to restart talos mcp with --allow-tool-writes"
+            )
         written = await call(
-            lambda: memory.remember(text, key=key, source=source, ref=ref, by="mcp")
+            lambda: memory.remember(text, key=key, source=source, ref=ref, by=MODEL_BY)
         )
         return RememberResult(
             id=written.id,
@@ -288,9 +331,30 @@ def build_server(memory: Memory, worker: ThreadPoolExecutor | None = None) -> MC
         value was model-inferred, not stated by the user or a tool.
         """
         decision = await call(lambda: memory.get(key))
-        return GetResult.model_validate(decision.to_json())
+        return GetResult.model_validate(_visible(decision.to_json()))
 
     return server
+
+
+#: What a string of a structured result cut at :data:`talos.render.TEXT_CHARS` ends with.
+_CUT = f"…(cut at {TEXT_CHARS} characters)"
+
+
+def _visible(value: Any) -> Any:
+    """A tool's structured result as the model may read it: every string's control and format
+    characters made visible (:func:`talos.text.printable`, SPEC §6.1 item 7: the SDK writes
+    JSON with C1 controls, bidi overrides and U+2028 raw) and bounded at
+    :data:`talos.render.TEXT_CHARS` with a visible cut, as in the block (issue 12 item 8: a
+    50 MB line is never handed over whole). Dicts and lists are copied; other values are
+    returned as they are. Not for the block itself (``recall``'s ``text``), which is bounded
+    row by row."""
+    if isinstance(value, str):
+        return cut(printable(value), TEXT_CHARS, _CUT)
+    if isinstance(value, list):
+        return [_visible(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _visible(v) for k, v in value.items()}
+    return value
 
 
 def _run(fn: Callable[[], T]) -> T:
@@ -300,7 +364,7 @@ def _run(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except (TalosError, filelock.Timeout, OSError, sqlite3.Error) as e:
-        raise ToolError(failure_message(e)) from None
+        raise ToolError(bounded(failure_message(e))) from None
 
 
 def _version() -> str:
@@ -312,7 +376,8 @@ def _version() -> str:
         return "0"
 
 
-def serve(memory: Memory) -> None:
-    """Serve ``memory`` over stdio until the client closes the connection."""
+def serve(memory: Memory, *, allow_tool_writes: bool = False) -> None:
+    """Serve ``memory`` over stdio until the client closes the connection (see
+    :func:`build_server` for ``allow_tool_writes``)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="talos-memory") as worker:
-        build_server(memory, worker).run("stdio")
+        build_server(memory, worker, allow_tool_writes=allow_tool_writes).run("stdio")

@@ -35,15 +35,15 @@ from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.render import Pick, labels, render_block
 from talos.sources import load_episodes, load_facts, load_skills
+from talos.sources.facts import masked_fields, parse_fact_line, tag_reasons
 from talos.sources.sessions import session_files
 from talos.sources.skills import parse_frontmatter, read_skill, skill_files
-from talos.text import keywords
+from talos.text import keywords, matching_keywords
 from talos.trust import (
     DEFAULT_SCOPES,
     View,
     authorized,
     build_view,
-    derived_id,
     record_id,
     standing,
     stated_value,
@@ -52,7 +52,7 @@ from talos.usage import SqliteUsage, Stat, UsageStore, fingerprint_from, today, 
 from talos.warn import audience, warn
 
 if TYPE_CHECKING:
-    from talos.writer import RememberResult
+    from talos.writer import Forgotten, RememberResult, Restored
 
 __all__ = [
     "Memory",
@@ -413,10 +413,12 @@ class Memory:
             self._indexed = (gen, rows, block)
             if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
-            else:
+            else:  # a withheld line's row is kept masked (Index.indexed_fact)
                 facts = [n for n, _safe in rows if self._keep(n.text)]
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
+            if self.keep_fact is not safety.keep_fact:
+                facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dir))
         return facts + self._skills(len(facts), skills), block
 
@@ -894,13 +896,17 @@ class Memory:
     def dead(
         self, min_seen: int = 8, stale_days: int = 90, at: dt.date | None = None
     ) -> list[Suggestion]:
-        """Forgetting suggestions (SPEC §6.4): memories talos wrote itself (``src != user``).
+        """Forgetting suggestions (SPEC §6.4): memories whose tag says talos or an agent
+        wrote them (``src != user``).
 
-        A fact, or a skill whose frontmatter says ``source:`` other than ``user`` (issue 3),
-        qualifies when ``seen >= min_seen`` and it was never hit ("seen N times, never
-        recalled") or its last hit is ``>= stale_days`` days ago. Merged members count too;
-        hand-written facts and skills without ``source:`` are never proposed. A memory with
-        hits but no recorded hit day (imported ``[seen, hits]``) is not judged stale.
+        A fact whose tag's source is not ``user``, or a skill whose frontmatter says
+        ``source:`` other than ``user`` (issue 3), qualifies when ``seen >= min_seen`` and it
+        was never hit ("seen N times, never recalled") or its last hit is ``>= stale_days``
+        days ago. Merged members count too. The tag decides, not who typed the line (issue
+        12.6): untagged and ``user``-tagged lines and skills without ``source:`` are never
+        proposed; a line a person tagged ``import`` or ``reflect`` is. Each suggestion carries
+        its ``src``. A memory with hits but no recorded hit day (imported ``[seen, hits]``) is
+        not judged stale.
         """
         graph = self.graph(at)
         stats = {s: self.usage_store.stats(s) for s in self.scopes}
@@ -948,7 +954,15 @@ class Memory:
 
     @_heard
     def forget(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> int:
-        """Remove the memory.md lines the suggestions stand for (SPEC §6.5).
+        """Remove the memory.md lines the suggestions stand for (SPEC §6.5); returns how many
+        records were forgotten (lines and skill files; see :meth:`forget_records`)."""
+        return len(self.forget_records(suggestions))
+
+    @_heard
+    def forget_records(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> list[Forgotten]:
+        """Remove the memory.md lines the suggestions stand for (SPEC §6.5), and move
+        suggested skill files to the trash; returns what was forgotten, with the ids
+        ``talos restore`` takes (issue 12.6: "can be restored" named no id).
 
         Removes lines *not* written by the person (``src != user``) whose text equals a
         suggestion's text, in the suggestion's scope — never a hand-written line with the same
@@ -957,20 +971,25 @@ class Memory:
 
         Args:
             suggestions: :class:`Suggestion` objects or ``(kind, text[, reason])`` tuples
-                (scope ``global``); only ``fact`` suggestions remove lines.
+                (scope ``global``); only ``fact`` suggestions remove lines, only skill
+                :class:`Suggestion` objects move files.
 
         Returns:
-            The number of lines removed.
+            :class:`~talos.writer.Forgotten` records, skills first, then lines in file order.
 
         Raises:
             filelock.Timeout, OSError: the file could not be rewritten (it is then unchanged).
         """
+        from talos import writer  # imported on use: recall never writes memory.md
+
         wanted: dict[tuple[str, str], str] = {}
-        trashed = 0
+        done: list[Forgotten] = []
         for s in suggestions:
             kind, text = s[0], s[1]
             if kind == "skill" and isinstance(s, Suggestion):
-                trashed += self._forget_skill(s)
+                skill = self._forget_skill(s)
+                if skill is not None:
+                    done.append(skill)
                 continue
             if kind != "fact":
                 continue
@@ -979,45 +998,46 @@ class Memory:
             wanted.setdefault((scope, text), reason)
         if not wanted:
             self._cache = None
-            return trashed
-        matched: set[tuple[str, str]] = set()
+            return done
 
         def doomed(p: Any, _raw: str) -> bool:
-            key = (p.fields.get("scope", "global"), p.text)
-            if p.src != "user" and key in wanted:
-                matched.add(key)
-                return True
-            return False
+            return p.src != "user" and (p.fields.get("scope", "global"), p.text) in wanted
 
         reasons = sorted(set(wanted.values()))
-        from talos import writer  # imported on use: recall never writes memory.md
-
         removed = writer.remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
+        self._cache = None
+        matched: set[tuple[str, str]] = set()
+        for r in removed:
+            parsed = parse_fact_line(r.raw)
+            assert parsed is not None  # remove_fact_lines removes parsed facts only
+            matched.add((parsed.fields.get("scope", "global"), parsed.text))
+            done.append(
+                writer.Forgotten("fact", r.id, parsed.text, f"{self.paths.memory_file}:{r.line}")
+            )
         for scope, text in wanted.keys() - matched:
             warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
-        self._cache = None
-        return len(removed) + trashed
+        return done
 
-    def _forget_skill(self, s: Suggestion) -> int:
+    def _forget_skill(self, s: Suggestion) -> Forgotten | None:
         """Move a suggested skill file to the trash (restorable) if it still exists and is
-        still not hand-written (``source:`` other than ``user``); 0 otherwise."""
+        still not hand-written (``source:`` other than ``user``); ``None`` otherwise."""
         path = Path(s.path)
         raw = read_skill(path) if path.is_file() else None
         if raw is None:
             warn(f"nothing to forget for skill {s.text!r}: {path} is gone or unreadable")
-            return 0
+            return None
         fields, _body = parse_frontmatter(raw)
         if (fields.get("source") or "user") == "user":
             warn(f"{path}: written by the person (no source: or source: user); not forgotten")
-            return 0
+            return None
         scope = fields.get("scope") or "global"
         if scope not in self.scopes:  # its scope changed since it was suggested (SPEC §7.3)
             warn(f"nothing to forget for skill {s.text!r}: it is no longer in scope {s.scope}")
-            return 0
+            return None
         from talos import writer  # imported on use: recall never writes memory.md
 
-        writer.trash_skill(self.paths, path, s.reason, scope)
-        return 1
+        dest = writer.trash_skill(self.paths, path, s.reason, scope)
+        return writer.Forgotten("skill", writer.skill_id(path), s.text, str(dest))
 
     # -- trust (SPEC §7) -------------------------------------------------------------------
 
@@ -1097,11 +1117,17 @@ class Memory:
             if e.node.keywords & qk:
                 out.append(WhyNot(e.node, e.reason, e.by))
         if self.keep_fact is not None:
+            default = self.keep_fact is safety.keep_fact
             for n in load_facts(self.paths.memory_file, None):
-                if authorized(n, self.scopes) and n.keywords & qk and not self.keep_fact(n.text):
+                tag = tag_reasons(n.raw) if default and n.fields else ()
+                if (
+                    authorized(n, self.scopes)
+                    and n.keywords & qk
+                    and (tag or not self.keep_fact(n.text))
+                ):
                     # The text itself is withheld: why-not output reaches agents too (MCP),
                     # and the point of the filter is that this line never reaches a prompt.
-                    found = safety.instruction_reasons(n.text)
+                    found = [*safety.instruction_reasons(n.text), *tag]
                     reasons = "; ".join(found) or "filtered"
                     what = (
                         "it holds a credential"  # issue 13 item 6: the reason is masked too
@@ -1145,6 +1171,13 @@ class Memory:
                 f"not remembered: the text looks like an instruction ({reasons}); talos never "
                 "recalls such lines (SPEC §8.2)"
             )
+        for name, value in (("key", key), ("ref", ref), ("by", by)):
+            if value and safety.secrets.holds_secret(value):
+                raise InputError(
+                    f"not remembered: the {name} holds a credential value "
+                    f"({safety.mask_secrets(value)}); a line holding one is never recalled "
+                    "(SPEC §8.3): give a reference without it"
+                )
         from talos import writer  # imported on use: recall never writes memory.md
 
         result = writer.remember(
@@ -1159,6 +1192,7 @@ class Memory:
             until=until,
             conf=conf,
             by=by,
+            authorized=self.scopes,
         )
         self._cache = None
         return result
@@ -1168,11 +1202,16 @@ class Memory:
         """Settle a conflict (SPEC §7.4): keep record ``keep``; the other active records of
         ``key`` in its scope become superseded (removed from memory.md, audited, restorable).
 
+        ``keep`` is looked up in the view first (the message lists the ids to choose from);
+        the decision itself is made again under the lock on memory.md as it is then
+        (:func:`talos.writer.resolve`, issue 12.2).
+
         Returns:
             Ids of the superseded records.
 
         Raises:
-            InputError: ``keep`` is not an active in-scope record of ``key``.
+            InputError: ``keep`` is not an active in-scope record of ``key``, or no longer is
+                by the time the lock is held (another write changed the key meanwhile).
         """
         view, _graph = self.view(at)
         pool = [n for n in view.nodes if n.kind == "fact" and n.fields.get("key") == key]
@@ -1181,32 +1220,24 @@ class Memory:
             for e in view.excluded
             if e.node.fields.get("key") == key and e.reason in ("conflict", "shadowed")
         ]
-        kept = [n for n in pool if record_id(n) == keep]
-        if not kept:
+        if not any(record_id(n) == keep for n in pool):
             ids = ", ".join(sorted({record_id(n) for n in pool})) or "none"
             raise InputError(f"{keep!r} is not an active record of key {key!r} (ids: {ids})")
-        scope = kept[0].scope
-        losers = {record_id(n) for n in pool if n.scope == scope and record_id(n) != keep}
         from talos import writer  # imported on use: recall never writes memory.md
 
-        removed = writer.remove_fact_lines(
-            self.paths,
-            lambda p, raw: (
-                p.fields.get("key") == key
-                and p.fields.get("scope", "global") == scope
-                and p.fields.get("status", "active") == "active"
-                and derived_id(p.fields, raw) in losers
-            ),
-            "resolve",
-            f"conflict on {key} resolved: kept {keep}",
-        )
+        removed = writer.resolve(self.paths, key, keep, self.scopes, at or dt.date.today())
         self._cache = None
         return [r.id for r in removed]
 
     @_heard
     def revoke(self, ref: str) -> list[str]:
         """Retract every record derived from source ``ref`` in the authorized scopes (§7.6):
-        removed from memory.md, audited as ``revoke``, restorable. Returns their ids."""
+        removed from memory.md, audited as ``revoke``, restorable. Returns their ids.
+
+        Raises:
+            InputError: ``ref`` is empty, or no record of the authorized scopes carries it
+                (issue 12.6: "revoked 0 record(s)" with exit 0 read as success).
+        """
         if not ref:
             raise InputError("revoke needs a non-empty --ref")
         from talos import writer  # imported on use: recall never writes memory.md
@@ -1220,33 +1251,76 @@ class Memory:
             f"source {ref} revoked",
         )
         self._cache = None
+        if not removed:
+            raise InputError(
+                f"no record in {self.paths.memory_file} carries ref={ref} "
+                f"(scopes: {', '.join(self.scopes)}); nothing revoked"
+            )
         return [r.id for r in removed]
 
     @_heard
     def restore(self, rid: str) -> str:
         """Bring back a removed record of the authorized scopes by id from the audit log
-        (SPEC §7.6); returns the line. Another scope's id reads as unknown (§7.7)."""
+        (SPEC §7.6); returns the line (see :meth:`restore_record`)."""
+        return self.restore_record(rid).line
+
+    @_heard
+    def restore_record(self, rid: str) -> Restored:
+        """:meth:`restore`, telling also which records the restored one superseded: undoing
+        a supersede makes it current again (:func:`talos.writer.restore`, issue 12.6).
+        Another scope's id reads as unknown (§7.7)."""
         from talos import writer  # imported on use: recall never writes memory.md
 
-        line = writer.restore(self.paths, rid, scopes=self.scopes)
+        done = writer.restore(self.paths, rid, scopes=self.scopes)
         self._cache = None
-        return line
+        return done
 
     @_heard
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
         """Audit entries (committed writes) of the authorized scopes, oldest first; only those
         whose record id or key is ``target`` when given (SPEC §7.6). The log holds every
-        scope's lines; another scope's entries are never shown (§7.3)."""
+        scope's lines; another scope's entries are never shown (§7.3). The log keeps each line
+        exactly (``restore`` brings it back as it was); what is returned has every credential
+        in ``before``, ``after`` and ``reason`` masked (§8.3: a revoked tool record holding a
+        token was printed whole by ``talos history``)."""
         from talos import audit  # imported on use: recall never reads the log
 
         rows = [
-            {**e, "state": "committed"}  # settled() returns only committed transactions
+            {**e, **_masked_entry(e), "state": "committed"}  # settled(): committed only
             for e in audit.settled(self.paths.audit_file)
             if audit.entry_scope(e) in self.scopes
         ]
         if target:
             rows = [e for e in rows if target in (e.get("id"), e.get("key"))]
         return rows
+
+
+def _masked_fact(n: Node) -> Node | None:
+    """A fact kept by a filter other than :func:`talos.safety.keep_fact` as it may be shown:
+    a line that filter would withhold has its credentials masked in ``text`` and ``raw``
+    (``None`` when no keyword is left), as the index keeps it (SPEC §8.3; hostile pass of
+    issue 13: ``keep_fact=…`` delivered a token in the block)."""
+    tagged = bool(n.fields) and bool(tag_reasons(n.raw))
+    if safety.keep_fact(n.text) and not tagged:
+        return n
+    text = safety.mask_secrets(n.text)
+    if text == n.text and not tagged:
+        return n
+    kw = matching_keywords(text)
+    if not kw:
+        return None
+    fields = masked_fields(n.fields) if tagged else n.fields
+    raw = safety.mask_secrets(n.raw)
+    return dataclasses.replace(n, text=text, raw=raw, keywords=kw, fields=fields)
+
+
+def _masked_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """The text fields of an audit entry with credentials masked (what history shows)."""
+    return {
+        k: safety.mask_secrets(v)
+        for k in ("before", "after", "reason")
+        if isinstance(v := entry.get(k), str)
+    }
 
 
 @dataclass(slots=True)

@@ -26,7 +26,8 @@ class Node:
         path: the file the node comes from (memory.md, the skill file, the session file).
         line: 1-based line number in ``path`` (facts only; 0 otherwise).
         raw: the exact line as written (facts), for identity and for forget.
-        body: the first 1200 characters of a skill file (skills only).
+        body: the first 1200 characters of a skill file, and the 1201st when there is one
+            (skills only; the block delivers 1200 and marks the cut).
         name: a skill's file base name without ``.md`` (skills only).
         src: provenance source (``user`` when a fact has no tag, SPEC §3.1).
         born: the tag's date ``YYYY-MM-DD`` ("" when untagged).

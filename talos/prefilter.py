@@ -99,9 +99,10 @@ _BY_TRIGGER: dict[str, set[Pat]] = {}
 _NONE: frozenset[Pat] = frozenset()
 
 
-def P(triggers: str, pattern: str, flags: int = 0) -> Pat:
-    """A :class:`Pat` from space-separated ``triggers`` and a regular expression."""
-    pat = Pat(tuple(triggers.split()), pattern, flags)
+def P(triggers: str | tuple[str, ...], pattern: str, flags: int = 0) -> Pat:
+    """A :class:`Pat` from space-separated ``triggers`` (or a tuple of them, when a trigger
+    holds a space: ``" ai"`` is rarer than ``ai``) and a regular expression."""
+    pat = Pat(triggers if isinstance(triggers, tuple) else tuple(triggers.split()), pattern, flags)
     _TRIGGERS.add(pat.triggers)
     for t in pat.triggers:
         _BY_TRIGGER.setdefault(t, set()).add(pat)

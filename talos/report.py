@@ -36,6 +36,8 @@ from typing import Any
 from talos.fsutil import json_value, open_regular
 from talos.memory import Memory, node_identity
 from talos.model import KINDS, Node
+from talos.render import shown
+from talos.text import one_line
 from talos.usage import trace_scopes
 
 __all__ = ["SCORE_BINS", "build_report", "read_trace", "render_html"]
@@ -245,7 +247,12 @@ def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[
 
 # -- HTML ----------------------------------------------------------------------------------
 
-_E = html.escape
+
+def _E(text: object) -> str:
+    """Text for the page: on one line, control and format characters visible (a bidi override
+    in a memory would reorder the table cell, SPEC §6.1 item 7), then HTML-escaped."""
+    return html.escape(one_line(str(text)))
+
 
 _CSS = """
 :root { --ink:#1f2933; --muted:#616e7c; --line:#d9dee4; --bar:#3b6fb6; --empty:#c8553d;
@@ -584,7 +591,8 @@ def render_html(report: dict[str, Any], *, never_limit: int = 50) -> str:
     never = r["never_recalled"]
     if never:
         rows = "".join(
-            f"<tr><td><span class='kind'>{_E(n['kind'])}</span></td><td>{_E(n['text'])}</td>"
+            f"<tr><td><span class='kind'>{_E(n['kind'])}</span></td>"
+            f"<td>{_E(shown(n['text']))}</td>"
             f"<td class='num'>{n['seen']}</td></tr>"
             for n in never[:never_limit]
         )

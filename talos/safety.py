@@ -26,11 +26,13 @@ import bisect
 import contextlib
 import functools
 import hashlib
+import html
 import json
 import os
 import re
 import stat
 import unicodedata
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,9 +107,41 @@ def _confusable_map() -> dict[str, str]:
     return out
 
 
+#: Unicode names of letters that read as one Latin letter but that neither compatibility
+#: decomposition nor the confusables data maps to it: small capitals (``ɢ``, ``ꜰ``),
+#: parenthesized, circled, squared and negative squared letters (``🅸``), regional indicators
+#: (``🇮``), modifier letters. Hostile passes of issue 13 (the instruction filter and the block's
+#: labels read them alike: :func:`letter_by_name` serves both).
+_LETTER_NAME = re.compile(
+    r"^(?:[A-Z ]*\b)?(?:LATIN|REGIONAL INDICATOR SYMBOL|MODIFIER)\b.*\b(?:LETTER|CAPITAL|SMALL)"
+    r" ([A-Z])$"
+)
+
+
+@functools.lru_cache(maxsize=65536)
+def letter_by_name(char: str) -> str | None:
+    """The ASCII letter a reader sees in ``char`` when its Unicode name says it is a Latin
+    letter drawn another way (:data:`_LETTER_NAME`; upper case for a capital one, lower case
+    for small capitals and the rest), else ``None``."""
+    nfkd = unicodedata.normalize("NFKD", char) if len(char) == 1 else ""
+    if len(char) != 1 or char.isascii() or (nfkd.isascii() and nfkd.isalnum()):
+        return None  # ASCII, or a compatibility form NFKD folds with its case (``Ｉ`` → ``I``)
+    name = unicodedata.name(char, "")
+    named = _LETTER_NAME.match(name)
+    if not named:
+        return None
+    upper = "CAPITAL LETTER" in name and "SMALL CAPITAL" not in name
+    return named.group(1) if upper else named.group(1).lower()
+
+
 @functools.lru_cache(maxsize=65536)
 def _fold_char(char: str) -> str:
     """One character as the rules see it (see :func:`skeleton`)."""
+    if "󠀠" <= char <= "󠁾":
+        return chr(ord(char) - 0xE0000)  # a tag character: invisible, but a model reads it
+    named = letter_by_name(char)
+    if named:
+        return named
     out: list[str] = []
     for ch in unicodedata.normalize("NFKD", char):
         if ch.isascii() or _KEEP.match(ch):
@@ -145,13 +179,126 @@ def skeleton(text: str) -> str:
     """``text`` as the red-flag rules match it: compatibility-decomposed (NFKD: full-width
     ``ｉｇｎｏｒｅ`` and math letters become ASCII), without format characters (zero-width
     space and joiners, bidi controls, soft hyphen), combining marks and invisible fillers, and
-    with look-alike letters folded to the ASCII letter they imitate (Cyrillic ``о`` → ``o``),
-    keeping case. CJK text is kept. Line breaks are kept, so line numbers still hold.
-    An ASCII text is returned as it is. Issue 13 item 3: zero-width characters inside
-    "ignore", full-width letters and homoglyphs got past every rule."""
+    with look-alike letters folded to the ASCII letter they imitate (Cyrillic ``о`` → ``o``,
+    small capital ``ɢ`` → ``g``), keeping case; a tag character (U+E0020–E007E, invisible)
+    becomes the ASCII character it encodes. CJK text is kept. Line breaks are kept, so line
+    numbers still hold. An ASCII text is returned as it is. Issue 13 item 3: zero-width
+    characters inside "ignore", full-width letters and homoglyphs got past every rule."""
     if text.isascii():
         return text
     return "".join(map(_fold_char, text))
+
+
+#: What a reader elides or decodes that the rules would see as noise inside a word (hostile
+#: pass of issue 13): an HTML comment or tag (``ig<!-- x -->nore``, ``<b>all</b>``), a
+#: character reference (``&#105;``, ``&oacute;``), percent-encoding (``%69gnore``), a backslash
+#: or empty quotes a shell removes (``c\\url``, ``cu''rl``).
+_MARKUP = re.compile(
+    r"<!--[^\n]*?-->|</?[A-Za-z][\w:-]{0,30}(?:\s[^<>\n]{0,200})?/?>|&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}"
+    r"|[A-Za-z]{2,31});?|%[0-9A-Fa-f]{2}|(?<=[A-Za-z])\\(?=[A-Za-z])|(?<=\w)(?:''|\"\")(?=\w)"
+)
+#: Letters split apart that a reader joins: single letters with one separator between them
+#: (``i g n o r e``, ``i.g.n.o.r.e``), a hyphen inside a word (``in-structions``).
+_SPLIT = re.compile(r"(?<![\w.-])(?:[A-Za-z][ .\-_*·]){2,}[A-Za-z](?![\w])|(?<=[a-z])-(?=[a-z])")
+_SPLIT_SEP = re.compile(r"[ .\-_*·]")
+_UNDERSCORE = re.compile(r"(?<=[A-Za-z]{2})_(?=[A-Za-z]{2})")
+#: Cheap tests first: a text without these characters has nothing :data:`_MARKUP` decodes,
+#: and one without a letter, separator, letter, separator, letter run nothing to join.
+_MARKUP_CHARS = ("<", "&", "%", "\\", "''", '""')
+_SPLIT_HINT = re.compile(r"\b[A-Za-z][ .\-_*·][A-Za-z][ .\-_*·][A-Za-z]\b|[a-z]-[a-z]")
+
+
+def _unmarked_line(line: str) -> str:
+    """One line with :data:`_MARKUP` decoded or removed; no line break is added (a decoded
+    ``&#10;`` becomes a space)."""
+    out = _MARKUP.sub(lambda m: "" if m.group(0)[0] in "<\\'\"" else m.group(0), line)
+    if "&" in out:
+        out = html.unescape(out)
+    if "%" in out:
+        out = urllib.parse.unquote(out, errors="replace")
+    return out.replace("\r", " ").replace("\n", " ") if out != line else line
+
+
+def decoded(text: str) -> str:
+    """``text`` as a reader or a shell takes it: :data:`_MARKUP` decoded or removed line by
+    line, then :func:`skeleton` again if decoding made letters that fold. Line breaks are
+    kept. Hostile pass of issue 13: ``ig<!-- x -->nore``, ``&#105;gnore``, ``%69gnore``,
+    ``c\\url`` got past every rule."""
+    out = text
+    if any(c in out for c in _MARKUP_CHARS) and _MARKUP.search(out):
+        out = "\n".join(_unmarked_line(line) for line in out.split("\n"))
+        if not out.isascii():
+            out = skeleton(out)
+    return out
+
+
+def unsplit(text: str) -> str:
+    """``text`` with :data:`_SPLIT` letters joined (``i g n o r e``, ``in-structions``): how a
+    reader takes prose, not how a shell takes a command (``ssh-keygen`` is no ``sshkeygen``),
+    so only the rules about words run on it (:data:`_PROSE`). Line breaks are kept."""
+    if "_" in text:  # words tied by underscores read as words: ignore_all_previous_rules
+        text = _UNDERSCORE.sub(" ", text)
+    if not _SPLIT_HINT.search(text):
+        return text
+    return _SPLIT.sub(lambda m: _SPLIT_SEP.sub("", m.group(0)), text)
+
+
+#: A CJK ideograph: only a text with one is converted from traditional characters.
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+@functools.lru_cache(maxsize=1)
+def _t2s() -> Callable[[str], str] | None:
+    """OpenCC's traditional → simplified conversion (``opencc``), loaded on first use
+    (~80 ms); ``None`` if the package is missing (the Chinese rules still see the text)."""
+    try:
+        import opencc
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    return opencc.OpenCC("t2s").convert
+
+
+def traditional_forms() -> str:
+    """The traditional forms (OpenCC ``s2t``, ``s2tw``, ``s2hk``) of the simplified characters
+    the rules are written with, sorted: only a text holding one of them can match a Chinese
+    rule after conversion. Computed here (~0.8 s: three dictionaries), kept in
+    :data:`TRADITIONAL_FORMS` (``tests/test_hostile_safety.py`` checks the two agree)."""
+    import opencc
+
+    vocab = {c for rule in RULES for pat in rule.patterns for c in _HAN.findall(pat.pattern)}
+    forms: set[str] = set()
+    for cfg in ("s2t", "s2tw", "s2hk"):
+        forms.update(opencc.OpenCC(cfg).convert("".join(sorted(vocab))))
+    return "".join(sorted(forms - vocab))
+
+
+#: :func:`traditional_forms` as computed for these rules: a text with none of them is not
+#: converted (OpenCC's conversion and a second scan cost ~50 µs a Chinese line).
+TRADITIONAL_FORMS = (
+    "丟並來個傳內別刪則動員啓啟審將對廢後從復惡憑戶拋據數會棄機權"
+    "殺沒洩準為無爲牆獲現環發瞞確碼約給統經繞聽著裝規視計記設許訴"
+    "詞話說説證讀變讓貼軟載輸過適鑰閉開關隱顯"
+)
+_TRADITIONAL = re.compile(f"[{TRADITIONAL_FORMS}]")
+
+
+def simplified(text: str) -> str:
+    """``text`` with traditional Chinese characters converted to simplified ones (OpenCC
+    ``t2s``), so the Chinese rules, written in simplified characters, see ``無視上面的規則``
+    as ``无视上面的规则`` (hostile pass of issue 13). Only a text holding the traditional form
+    of a character of the rules is converted; any other is returned as it is."""
+    if text.isascii() or not _TRADITIONAL.search(text):
+        return text
+    convert = _t2s()
+    return convert(text) if convert else text
+
+
+def hidden_text(text: str) -> str:
+    """What tag characters (U+E0020–E007E) in ``text`` spell, alone: a sentence hidden after a
+    visible one ("notes" + tags) reads as its own words to a model."""
+    if text.isascii():
+        return ""
+    return "".join(chr(ord(c) - 0xE0000) for c in text if "\U000e0020" <= c <= "\U000e007e")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,18 +309,24 @@ def skeleton(text: str) -> str:
 #: ``| sh -s -- --yes``), or a bare interpreter reading its program from stdin — ``| python3 -m
 #: json.tool`` only pretty-prints and is not flagged.
 _RUNNER = (
-    r"(?:sudo\s+(?:-\S+\s+){0,3})?(?:\S{0,40}/)?(?:(?:ba|z|k|da|fi|c|tc)?sh\b"
-    r"|(?:python[0-9.]*|perl|ruby|node|php)(?:[ \t]+-)?(?=[ \t]*(?:$|\n|[;&|)\"'`])))"
+    r"(?:sudo\s+(?:-\S+\s+){0,3})?"
+    # a wrapper that runs the next word (hostile pass of issue 13: "| env bash", "| xargs bash
+    # -c", "| busybox sh", "| command bash")
+    r"(?:(?:\S{0,40}/)?(?:env|command|exec|nohup|busybox|time|nice|stdbuf|xargs|doas)"
+    r"(?:[ \t]+-\S+)*[ \t]+)*(?:\S{0,40}/)?(?:(?:ba|z|k|da|fi|c|tc)?sh\b"
+    r"|(?:python[0-9.]*|perl|ruby|node|php)(?:[ \t]+-)?(?=[ \t]*(?:$|\n|[;&|)\"'`]))"
+    r"|(?:source|\.)[ \t]+(?:/dev/stdin|/dev/fd/0|/proc/self/fd/0)\b)"
 )
 _FETCH = r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod)"
 _FETCH_T = "curl wget fetch aria2c iwr irm invoke-"
-#: One pipe (not ``||``).
-_PIPE = r"(?<!\|)\|(?!\|)"
+#: One pipe (not ``||``; ``|&`` pipes stderr too).
+_PIPE = r"(?<!\|)\|&?(?!\|)"
 #: What runs the text of a command substitution: ``eval``, ``source``/``.``, ``exec``, a shell
 #: (``bash -c``, ``bash <(…)``), an interpreter's one-liner flag (``python3 -c``, ``perl -e``).
 _SUBST_RUNNER = (
     r"(?:\beval|\bsource|\bexec|(?<![\w./-])\.|\b(?:ba|z|k|da|fi)?sh\b(?:\s+-\w+)*"
     r"|\b(?:python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(?:\s+-\w+)*)"
+    r"(?:\s+(?:/dev/stdin|/dev/fd/0))?"
 )
 #: A download written to a file (group ``f``): ``curl -o F``/``--output F``, ``wget -O F``,
 #: ``… > F``, ``curl -O URL``/``wget URL`` (the URL's last segment), ``iwr … -OutFile F``.
@@ -192,6 +345,28 @@ _RUN_SAVED = (
     r"|(?:^|[;&|(`{]|\$\()[ \t]*(?:source|\.|exec)[ \t]+[\"']?(?:\./)?(?:(?P=f)|(?P=f2)|(?P=f3))"
     r"|(?:^|[\s;&|(`\"'])(?:\./|\.\\|&[ \t]*)(?:(?P=f)|(?P=f2)|(?P=f3))"
     r"|(?:^|[;&|(]|\bsudo\b)[ \t]*[\"']?(?:(?P=f)|(?P=f2)|(?P=f3))(?=[\s;&|)\"']|$))"
+)
+#: Commands that print or copy a file's content.
+_READERS = (
+    r"cat|less|more|head|tail|tac|bat|strings|grep|rg|egrep|awk|sed|type|get-content|gc|xxd|od"
+    r"|hexdump|base64|cp|scp|rsync|tar|zip|7z|sqlite3|nl|sort|uniq|cut|tee|curl"
+)
+#: What a person asks to be shown when a secret is read out in words.
+_SECRET_NOUN = (
+    r"private\s+keys?|secret(?:\s+access)?\s+keys?|api\s+keys?|access\s+keys?|ssh\s+keys?"
+    r"|(?:access|auth|api|bearer|session|github|gitlab|npm|pypi|slack|oauth|refresh|personal\s+access)"
+    r"\s+tokens?|passwords?|passphrases?|credentials|environment\s+variables|env\s+vars"
+)
+#: Calls that run code given as text (for a download evaluated inside an interpreter).
+_EVAL_CALL = (
+    r"(?:\b(?:exec|eval|system|passthru|shell_exec|popen|execSync|Function)\s*\("
+    r"|\.then\(\s*eval\b|\beval\s+(?:get|\$)|\beval\s*\{)"
+)
+#: Calls that download (for the same).
+_FETCH_API = (
+    r"(?:\b(?:urlopen|urlretrieve|requests\.get|httpx\.get|https?\.get|LWP::Simple|Net::HTTP"
+    r"|open-uri|URI\.open|DownloadString|WebClient|curl_exec)\b|\burllib\.request\b"
+    r"|\bfetch\s*\(|\bfile_get_contents\s*\(\s*[\"']https?:)"
 )
 _RC = r"(?:bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv|zlogin|profile|cshrc|tcshrc|kshrc)"
 
@@ -237,7 +412,7 @@ _MODEL = r"(?:ai|assistant|model|chatbot|bot|agent|llm|gpt|dan|language\s+model)
 _ROGUE = r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue)"
 _LIMITS = r"(?:rules|restrictions|guidelines|limits|limitations|filters)"
 _ZH_OVERRIDE = (
-    "忽略|无视|忘记|忘掉|不要理会|不用管|别管|不必管|不要管|不用理会?|别理会?|不理会|抛开|抛弃|"
+    "忽略|无视|忘记|忘掉|不要理会|不用管|别管|不必管|不要管|不用理会?|别理会?|不理会|理睬|抛开|抛弃|"
     "放弃|跳过|推翻|不再遵守|不要遵守|不用遵守|无需遵守|不必遵守|停止遵守"
 )
 _ZH_OVERRIDE_T = " ".join(w.removesuffix("会?") for w in _ZH_OVERRIDE.split("|"))
@@ -245,6 +420,27 @@ _ZH_EARLIER = (
     "之前|以上|上面|上述|先前|前面|此前|早先|原来|原有|原先|所有|全部|一切|系统|你的|开发者"
 )
 _ZH_RULES = "指令|指示|提示|提示词|规则|要求|设定|限制|约束|规定|命令|准则|守则"
+#: The AIs a text may address by name or by kind (a human "agent" is not one of them).
+_AI = (
+    r"(?:ai|a\.i\.|assistant|model|llm|chatbot|language\s+model|(?:ai|coding|autonomous)"
+    r"\s+agent|claude|chatgpt|gpt|copilot|codex|gemini)"
+)
+#: Triggers of the patterns that name an AI (:data:`_AI`): each match holds one of them.
+_AI_T = (
+    *(" ai", "\tai", " a.i.", "assistant", " model", "\tmodel", "llm", "chatbot", "claude"),
+    *("chatgpt", "gpt", "copilot", "codex", "gemini", "coding agent", "autonomous agent"),
+)
+#: Declaring earlier rules void: "… are void", "… no longer apply", "… have been revoked".
+_VOID = (
+    r"(?:(?:are|is|were|was|have\s+been|has\s+been)\s+(?:now\s+|hereby\s+|all\s+|officially\s+)?"
+    r"(?:void|null(?:\s+and\s+void)?|cancel+ed|revoked|obsolete|invalid|lifted|suspended"
+    r"|rescinded|withdrawn|superseded|overridden|no\s+longer\s+(?:valid|in\s+effect|active"
+    r"|binding|relevant))|(?:no\s+longer|don['’]?t|do\s+not|doesn['’]?t|does\s+not)\s+apply)\b"
+)
+#: Pinyin of the Chinese override vocabulary, syllables optionally apart (``wang ji``).
+_PY_OVERRIDE = "hu ?lue|hu ?shi|wu ?shi|wang ?ji|wang ?diao|bie ?guan|bu ?yong ?guan|bu ?yao ?guan"
+_PY_EARLIER = "zhi ?qian|yi ?qian|shang ?mian|qian ?mian|yi ?shang|xian ?qian|ci ?qian|suo ?you"
+_PY_RULES = "zhi ?ling|zhi ?shi|gui ?ze|ti ?shi|yao ?qiu|xian ?zhi|she ?ding|gui ?ding|ming ?ling"
 
 #: Upper-case credential names that are not credentials (database keys, tokenizer tokens,
 #: pagination cursors). Lower-case identifiers (``sort_key``) never match in the first place.
@@ -257,6 +453,47 @@ _NOT_CREDENTIALS = frozenset(
         *(f"{w}_TOKEN" for w in ("PAGE", "CONTINUATION", "CANCELLATION", "START", "END")),
     }
 )
+
+
+#: Tools that use a key without printing or copying it, and commands that read one: in the
+#: segment of a command line before a key's path, the last of them says which it is.
+_KEY_TOOL = re.compile(
+    r"(?<![\w./~$-])(?:(?P<use>ssh-keygen|ssh-add|ssh-copy-id|ssh|sftp|mosh|autossh|git|gh\s+ssh-key"
+    r"|IdentityFile|chmod|chown|mkdir|ls|touch|ssh-keyscan)|(?P<read>cat|less|more|head|tail"
+    r"|tac|bat|strings|grep|rg|awk|sed|type|get-content|gc|xxd|od|hexdump|base64|cp|mv|scp"
+    r"|rsync|tar|zip|7z|curl|wget|nc|echo|printf|print|read|send|upload|copy|paste|show))"
+    r"(?![\w./-])",
+    re.IGNORECASE,
+)
+#: Files under ~/.ssh that hold no secret.
+_NOT_SECRET_SSH = re.compile(r"/?(?:config|known_hosts\w*|authorized_keys\w*|[\w.-]*\.pub)\b")
+#: Where a command segment starts: a line, a command separator, a backtick, a substitution.
+_SEGMENT_START = re.compile(r"[\n;&|`(]|\$\(")
+
+
+def _uses_a_key(m: re.Match[str]) -> bool:
+    """Whether a match of an ``~/.ssh`` or ``id_rsa`` pattern names a key that is *used*, not
+    read: a public key (``.pub``), ``~/.ssh/config`` or ``known_hosts``, or a path whose
+    command segment names last a tool that makes, loads, installs or connects with a key
+    (:data:`_KEY_TOOL`: ``ssh-keygen -f``, ``ssh-add``, ``ssh -i``, ``IdentityFile``). Hostile
+    pass of issue 13: a skill about rotating SSH keys was withheld as "reads credentials"."""
+    found = m.group(0)
+    if ".ssh" not in found and not found.lower().startswith("id_"):
+        return False
+    text, end = m.string, m.end()
+    if _NOT_SECRET_SSH.match(text, end) or (
+        found.endswith("/") and _NOT_SECRET_SSH.match(text, end - 1)
+    ):
+        return True
+    tail = re.match(r"[\w.-]*", text[end:])
+    if tail and tail.group(0).endswith(".pub"):
+        return True
+    back = max(0, m.start() - 300)
+    start = max((s.end() for s in _SEGMENT_START.finditer(text, back, m.start())), default=back)
+    last = None
+    for last in _KEY_TOOL.finditer(text, start, m.start()):  # noqa: B007 - the last one counts
+        pass
+    return last is not None and last.group("use") is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +554,52 @@ RULES: tuple[Rule, ...] = (
                 _I,
             ),
             P("pip", r"\bpip3?\s+install\s+(?:--\S+\s+){0,3}(?:git\+)?https?://", _I),
+            # hostile pass of issue 13: a command substitution of a download that is itself
+            # the command ("$(curl …)" runs what it prints)
+            P(
+                _FETCH_T,
+                rf"(?m:(?:^|[;&|({{]|\b(?:then|do|else)\b)[ \t]*\$\([ \t]*(?:sudo\s+)?{_FETCH}\b)",
+                _I,
+            ),
+            # a download evaluated inside an interpreter: exec(urlopen(…).read()),
+            # fetch(…).then(eval), eval get(…), eval(file_get_contents('https://…'))
+            P(
+                (
+                    *("urlopen", "urlretrieve", "urllib", "requests.get", "httpx.get", "fetch"),
+                    *("https.get", "http.get", "lwp", "net::http", "open-uri", "uri.open"),
+                    *("file_get_contents", "downloadstring", "webclient", "curl_exec"),
+                ),
+                rf"{_EVAL_CALL}[^\n]{{0,200}}?{_FETCH_API}|{_FETCH_API}[^\n]{{0,200}}?{_EVAL_CALL}",
+                _I,
+            ),
+            # PowerShell's downloaders piped into Invoke-Expression; Windows' own downloaders
+            P(
+                "iwr irm invoke-",
+                r"\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,300}\|\s*"
+                r"invoke-expression\b",
+                _I,
+            ),
+            P(
+                "certutil bitsadmin mshta regsvr32 rundll32",
+                r"\bcertutil(?:\.exe)?\b[^\n]{0,80}\s[-/]urlcache\b|\bbitsadmin(?:\.exe)?\b[^\n]{0,40}"
+                r"\s/transfer\b|\bmshta(?:\.exe)?\s+[\"']?(?:https?|vbscript|javascript):"
+                r"|\bregsvr32(?:\.exe)?\b[^\n]{0,60}/i:\s*[\"']?https?:"
+                r"|\brundll32(?:\.exe)?\b[^\n]{0,80}(?:https?:|javascript:)",
+                _I,
+            ),
+            # package runners fetching code from a URL, as pip install URL
+            P(
+                ("npx", "bunx", "pnpx", "dlx", "bun x", "npm", "pnpm", "yarn", "bun"),
+                r"\b(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|bun\s+x)\s+(?:-\S+\s+){0,3}(?:git\+)?https?://"
+                r"|\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\s+(?:-\S+\s+){0,3}(?:git\+)?https?://",
+                _I,
+            ),
+            P(
+                ("deno", "uvx", "pipx", "uv run", "uv tool"),
+                r"\bdeno\s+(?:run|install)\b[^\n]{0,80}?\shttps?://"
+                r"|\b(?:uvx|pipx\s+run|uv\s+(?:tool\s+)?run)\b[^\n]{0,80}?\s(?:git\+)?https?://",
+                _I,
+            ),
         ),
     ),
     Rule(
@@ -334,12 +617,21 @@ RULES: tuple[Rule, ...] = (
                 _I,
             ),
             P(
-                "exec eval compile",
-                r"\b(?:exec|eval|compile)\s*\(\s*(?:__import__\(\s*['\"]base64['\"]\s*\)\."
+                "exec eval compile system popen subprocess",
+                r"\b(?:exec|eval|compile|system|popen|subprocess\.\w+)\s*\(\s*"
+                r"(?:__import__\(\s*['\"]base64['\"]\s*\)\."
                 r"|base64\.|codecs\.|zlib\.|marshal\.|bytes\.fromhex)",
                 _I,
             ),
             P("atob", r"\b(?:eval|Function)\s*\(\s*atob\s*\(", _I),
+            # decoded to a file, then that file run (as a download is: hostile pass, issue 13)
+            P(
+                "base64 xxd openssl",
+                r"\b(?:base64|xxd|openssl)\b[^\n|;&]{0,60}?(?:\s-d\b|\s-D\b|\s--decode\b|\s-r\b)"
+                r"[^\n;&]{0,200}?(?:>|\s-o|\s-out)[ \t]*[\"']?(?P<f>[\w~$./{}\\-]{2,200})"
+                r"[\s\S]{0,2000}?" + _RUN_SAVED.replace("(?:(?P=f)|(?P=f2)|(?P=f3))", "(?P=f)"),
+                _I | re.MULTILINE,
+            ),
             P(
                 "powershell pwsh",
                 r"\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,80}\s-(?:e|ec|enc|encodedcommand)"
@@ -381,8 +673,8 @@ RULES: tuple[Rule, ...] = (
                 "printenv env set export declare compgen",
                 rf"(?<![\w.-])(?:printenv|env|set|export\s+-p|declare\s+-x|compgen\s+-e"
                 rf"|(?:get-childitem|gci|dir|ls)\s+env:)\s*(?:{_PIPE}[^|\n]{{0,60}})?{_PIPE}\s*"
-                r"(?:grep|egrep|rg|ag|findstr|select-string|sls|awk|sed)\b[^\n|]{0,60}?"
-                r"(?:key|token|secret|pass|pwd|cred|auth)",
+                r"(?:grep|egrep|rg|ag|findstr|select-string|sls|awk|sed|where-object|where|\?)"
+                r"(?![\w-])[^\n|]{0,60}?(?:key|token|secret|pass|pwd|cred|auth)",
                 _I,
             ),
             # commands that print a stored credential
@@ -397,8 +689,90 @@ RULES: tuple[Rule, ...] = (
                 _I,
             ),
             P(
-                "find- keychain",
-                r"\bsecurity\s+find-(?:generic|internet)-password\b|\bkeychain\b",
+                "find- dump-keychain login.keychain .keychain-db keychains/",
+                # the keychain's files and the commands that print from it; the word keychain
+                # alone is no read ("I use the macOS keychain", "my keychain has the office key")
+                r"\bsecurity\s+(?:find-(?:generic|internet)-password|dump-keychain)\b"
+                r"|\blogin\.keychain\b|\.keychain-db\b|Keychains/",
+                _I,
+            ),
+            # hostile pass of issue 13: more credential stores, read by path
+            P(
+                (
+                    *(
+                        "/var/run/secrets",
+                        "/run/secrets",
+                        "kubernetes/admin.conf",
+                        "github-copilot",
+                    ),
+                    *("logins.json", "key4.db", "login data", "login\\ data", "cookies", ".s3cfg"),
+                    *(".boto", "rclone.conf", ".git-credentials"),
+                ),
+                r"(?:/var)?/run/secrets/kubernetes\.io\b|/etc/kubernetes/admin\.conf\b"
+                r"|\.config/github-copilot\b|(?:firefox|mozilla)\S{0,80}/(?:logins\.json|key4\.db)\b"
+                r"|(?:chrom(?:e|ium)|brave|edge)\S{0,80}/(?:Login(?:\\?\s|%20)Data|Cookies)\b"
+                r"|\.s3cfg\b|(?<![\w.])\.boto\b|\brclone\.conf\b",
+                _I,
+            ),
+            # what a reading command prints: shell history (typed secrets), $KUBECONFIG
+            P(
+                ("_history", "consolehost_history", "kubeconfig"),
+                rf"(?<![\w.-])(?:{_READERS})\b[^\n|;&]{{0,80}}?(?:\.(?:bash|zsh|sh|ksh|fish|python"
+                r"|psql|mysql|node_repl|sqlite|rediscli|lesshst)_?history\b|ConsoleHost_history\.txt"
+                r"|\$\{?KUBECONFIG\b)",
+                _I,
+            ),
+            # password managers and secret stores that print a secret
+            P(
+                ("secret-tool", "op read", "op item", "bw get", "pass show", "export-secret"),
+                r"\bsecret-tool\s+lookup\b|\bop\s+(?:read\s+[\"']?op://|item\s+get\b)"
+                r"|\bbw\s+get\s+(?:password|item|totp|notes)\b|\bpass\s+show\s+\S"
+                r"|\bgpg2?\b[^\n]{0,40}--export-secret-(?:sub)?keys\b",
+                _I,
+            ),
+            P(
+                ("vault kv", "vault read", "cmdkey", "hklm", "mimikatz", "sekurlsa", "lsass"),
+                r"\bvault\s+(?:kv\s+get|read)\s+\S|\bcmdkey(?:\.exe)?\s+/list\b"
+                r"|\breg(?:\.exe)?\s+(?:save|export)\s+HKLM\\(?:SAM|SECURITY|SYSTEM)\b"
+                r"|\bmimikatz\b|\bsekurlsa::|\bprocdump\b[^\n]{0,40}\blsass\b",
+                _I,
+            ),
+            P(
+                ("npm config", "yarn config", "_auth"),
+                r"\b(?:npm|yarn|pnpm)\s+config\s+(?:get|list|ls)\b[^\n]{0,80}?_auth(?:token)?\b",
+                _I,
+            ),
+            # asked in words: "print the AWS secret key", "paste the ssh private key here"
+            P(
+                # the nouns are rarer than the verbs: they are the triggers
+                (
+                    *("private key", "secret key", "secret access", "api key", "access key"),
+                    *("ssh key", "token", "password", "passphrase", "credentials"),
+                    *("environment variables", "env vars"),
+                ),
+                rf"\b(?:read|print|show|display|output|dump|paste|reveal|leak|send|give|tell|share"
+                rf"|email|copy)\s+(?:me\s+|us\s+)?(?:out\s+)?(?:the\s+|my\s+|your\s+|all\s+(?:the\s+)?)?"
+                rf"(?:(?:full\s+)?contents?\s+of\s+(?:the\s+|my\s+|your\s+)?)?(?:[\w.-]+\s+){{0,3}}?"
+                rf"(?:{_SECRET_NOUN})(?=\s*(?:$|[.,;:!?)]|\b(?:and|here|from|to\s+me|in\s+(?:the|your)"
+                r"\s+(?:reply|answer|chat|response)|please|now)\b))",
+                _I,
+            ),
+            P(
+                (
+                    "读取",
+                    "读一下",
+                    "打印",
+                    "输出",
+                    "显示",
+                    "发给我",
+                    "告诉我",
+                    "贴出",
+                    "粘贴",
+                    "复制",
+                ),
+                r"(?:读取|读一下|打印|输出|显示|发给我|告诉我|贴出|粘贴|复制)[^\n]{0,20}?"
+                r"(?:私钥|密钥|令牌|token|密码|凭据|凭证|环境变量)(?=\s*(?:$|[，。；！,.;!]|并|然后|给我|发"
+                r"|到))",
                 _I,
             ),
             # Case is the signal: API_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWORD — never sort_key.
@@ -409,7 +783,7 @@ RULES: tuple[Rule, ...] = (
                 r"|(?<![A-Za-z0-9_])(?:PASSWORD|PASSWD|TOKEN|SECRET|APIKEY)(?=\s*=)",
             ),
         ),
-        accept=lambda m: m.group(0) not in _NOT_CREDENTIALS,
+        accept=lambda m: m.group(0) not in _NOT_CREDENTIALS and not _uses_a_key(m),
     ),
     # A value a detector of talos.secrets finds (ours and detect-secrets'); the evidence is the
     # window it matched, masked. A fact line holding one is withheld (see keep_fact).
@@ -464,7 +838,13 @@ RULES: tuple[Rule, ...] = (
             ),
             P(
                 "authorized_keys .git/hooks/ schtasks",
-                r"\bauthorized_keys\b|\.git/hooks/|\bschtasks\s+/create\b",
+                # a key planted in authorized_keys (written, appended, added to it); a how-to
+                # that removes an old key from it or runs ssh-copy-id plants nothing of a
+                # stranger's (hostile pass of issue 13: a key rotation skill was withheld)
+                r"(?:>>?|\btee\b[^\n|;&]{0,40})[ \t]*[\"']?[^\s\"'|;&]{0,200}authorized_keys\b"
+                r"|\b(?:add|append|put|write|insert|paste|echo)\b[^\n]{0,60}?\b(?:to|into|in)\s+"
+                r"(?:the\s+|your\s+|my\s+)?[~\w./${}-]*authorized_keys\b"
+                r"|\.git/hooks/|\bschtasks\s+/create\b",
                 _I,
             ),
             P("\\currentversion\\run", r"\\CurrentVersion\\Run\b", _I),
@@ -623,13 +1003,119 @@ RULES: tuple[Rule, ...] = (
                 _I,
             ),
             P("instruction", r"\bnew\s+(?:system\s+)?instructions?\s*:", _I),
+            # earlier rules declared void (hostile pass of issue 13)
+            P(
+                (
+                    *("void", "null", "cancel", "revoked", "obsolete", "invalid", "lifted"),
+                    *("suspended", "rescinded", "withdrawn", "superseded", "overridden"),
+                    *("irrelevant", "outdated", "no longer", "t apply", "not apply"),
+                ),
+                rf"\b{_EARLIER}\s+(?:\w+\s+){{0,2}}?{_RULES_N}\s+{_VOID}"
+                r"|\b(?:everything|anything|all(?:\s+(?:text|of\s+this))?|whatever)\s+(?:written\s+|said\s+)?"
+                r"(?:above|before|earlier|previously|so\s+far)(?:\s+this\s+(?:line|point|message))?"
+                r"\s+(?:is|are|was|has\s+been)\s+(?:now\s+)?(?:obsolete|void|cancel+ed|invalid"
+                r"|irrelevant|null|outdated|revoked|no\s+longer\s+(?:valid|relevant))\b",
+                _I,
+            ),
+            # set aside, with what came before named after the rules: "ignore the instructions
+            # above", "do not follow the rules you were given"
+            P(
+                (
+                    *("above", "before", "so far", "earlier", "you were", "you've", "you’ve"),
+                    *("you have", "you had", "you got"),
+                ),
+                rf"{_NOT_NEGATED}\b{_OVERRIDE}\b\s+(?:the|any|all|these|those)\s+(?:\w+\s+)?"
+                rf"{_RULES_N}\s+(?:above(?!\s*\d)|before|so\s+far|earlier|(?:that\s+)?you"
+                r"(?:['’]ve|\s+have|\s+were|\s+had|\s+got)\s+(?:been\s+)?(?:given|told|received"
+                r"|taught|shown))\b",
+                _I,
+            ),
+            # turning the model against the person it works for
+            P(
+                ("the user", "your user", "the human", "your human", "the owner", "your owner"),
+                rf"{_NOT_NEGATED}\b(?:ignore|disregard|stop\s+(?:listening\s+to|following|obeying"
+                r"|helping)|(?:do\s+not|don['’]?t|never|no\s+longer)\s+(?:listen\s+to|obey|follow"
+                r"|help|trust))\s+(?:the|your)\s+(?:user|human|owner)s?(?:['’]s\s+(?:instructions"
+                r"|requests|wishes|orders|commands|messages))?(?=\s*(?:$|[.,;:!)]|\b(?:and|anymore"
+                r"|any\s+more|from\s+now)\b))",
+                _I,
+            ),
+            # the model addressed as a model: a note to it, a greeting, "if you are an AI"
+            P(
+                _AI_T,
+                r"\b(?:note|message|instructions?|reminder|rules?|directive|orders?|memo|notice)\s+"
+                rf"(?:to|for)\s+(?:the\s+|any\s+|all\s+|you,?\s+(?:the\s+)?)?{_AI}s?\b",
+                _I,
+            ),
+            P(
+                _AI_T,
+                rf"(?:^|[.!?]\s+|[\s>*#-])(?:dear|hey|hi|hello|attention|attn)\s*[,:]?\s+{_AI}\b",
+                _I,
+            ),
+            P(
+                _AI_T,
+                rf"\bif\s+you\s+are\s+(?:an?\s+)?(?:large\s+)?(?:automated\s+)?{_AI}\b",
+                _I,
+            ),
+            P(
+                "ai, assistant, llm, claude, chatgpt, gpt, copilot, codex, gemini,",
+                r"(?im:^[ \t>*#-]*(?:ai|assistant|llm|claude|chatgpt|gpt|copilot|codex|gemini)\s*,"
+                r"\s*(?:please\s+)?(?:always|never|you|do|don['’]?t|run|ignore|make|send|delete"
+                r"|push|stop|from|remember|when|before|after)\b)",
+            ),
+            # obeying only this text; an AI without rules
+            P(
+                (
+                    *("now obey", "now follow", "now comply", "now only", "obey only"),
+                    *("follow only", "listen to only"),
+                ),
+                r"\byou\s+(?:must|will|shall|should)\s+now\s+(?:only\s+)?(?:obey|follow|comply)\b"
+                r"|\b(?:obey|follow|listen\s+to)\s+only\s+(?:me\b|my\s+(?:instructions|orders"
+                r"|commands|rules)|the\s+(?:instructions|rules|commands)\s+(?:in|of)\s+this\s+"
+                r"(?:file|note|message|document|line|text))",
+                _I,
+            ),
+            P(
+                ("as dan", "like dan", "be dan"),
+                r"\b(?:act|behave|respond|answer)\s+(?:as|like)\s+DAN\b|\bpretend\s+to\s+be\s+DAN\b",
+                _I,
+            ),
+            # 中文: the earlier rules declared void, forgotten, the person not to be heard
+            P(
+                "不算数 不作数 作废 无效 失效 不再有效 取消 废除 不再适用 不适用",
+                r"(?:之前|以上|上面|上述|前面|先前|此前|原来|原有|原先|早先)(?:的|所有的?|全部的?|说的"
+                r"|所说的?|的所有)?(?:规则|指令|指示|提示词?|要求|设定|限制|约束|规定|命令|准则|话|内容)?"
+                r"(?:都|全部|全都|一律|统统|一概|均)?(?:不算数|不作数|作废|无效|失效|不再有效|取消了?|废除"
+                r"|不再适用|不适用)",
+            ),
+            P(
+                "把",
+                rf"把(?:{_ZH_EARLIER})[^\n]{{0,6}}?(?:{_ZH_RULES}|说的|的话|内容)[^\n]{{0,4}}?"
+                r"(?:忘了|忘掉|忘记|忽略|无视|抛开|丢掉|扔掉|删掉|清空)",
+            ),
+            P(
+                "听 理会 理睬 管 服从 遵从",
+                r"(?:不要|别|不用|无需|不必|不许|不准)再?(?:听|听从|理会|理睬|管|服从|遵从)"
+                r"(?:用户|主人|使用者)",
+            ),
+            # pinyin of the override vocabulary (tone marks are folded away by the skeleton)
+            P(
+                (
+                    *("hulue", "hu lue", "hushi", "hu shi", "wushi", "wu shi", "wangji"),
+                    *("wang ji", "wangdiao", "wang diao", "bieguan", "bie guan", "yongguan"),
+                    *("yong guan", "yaoguan", "yao guan"),
+                ),
+                rf"\b(?:{_PY_OVERRIDE})\b[a-z\s']{{0,24}}?\b(?:{_PY_EARLIER})\b[a-z\s']{{0,24}}?"
+                rf"\b(?:{_PY_RULES})\b",
+                _I,
+            ),
             P("<| inst] sys>>", r"<\|im_start\|>|<\|system\|>|\[/?INST\]|<</?SYS>>"),
             # 中文: overriding earlier rules, a new identity, no rules, the prompt, the user
             P(
                 _ZH_OVERRIDE_T,
                 rf"(?:{_ZH_OVERRIDE})[^\n]{{0,8}}?(?:{_ZH_EARLIER})[^\n]{{0,8}}?(?:{_ZH_RULES})"
                 rf"|(?:{_ZH_OVERRIDE})[^\n]{{0,6}}?(?:之前|以上|上面|前面|先前|此前)[^\n]{{0,8}}?"
-                r"(?:一切|所有内容|全部内容|所有的话|说的话|告诉你的)",
+                r"(?:一切|所有内容|全部内容|所有的话|说的话|告诉你的|的?内容|的话|所说的?|说过的|提到的)",
             ),
             P(
                 "从现在 你现在 你不再 你不用 你无需 你不必 扮演 假装 透露 泄露 输出 显示 告诉我",
@@ -702,6 +1188,38 @@ RULES: tuple[Rule, ...] = (
                 r"|uncensored)\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b",
                 _I,
             ),
+            # permission given by a third party, in other words; the writer's own say-so; a
+            # role in brackets (hostile pass of issue 13)
+            P(
+                ("given you",),
+                r"\b(?:the\s+)?(?:user|owner|human|person|operator|administrator|admin|developer"
+                r"|maintainer|your\s+(?:user|owner|creator|developer|operator|master))s?\s+"
+                r"(?:has|have|had)\s+(?:already\s+|explicitly\s+|now\s+)?given\s+you\s+"
+                r"(?:full\s+|explicit\s+)?(?:permission|consent|approval|authori[sz]ation|access"
+                r"|clearance)\b",
+                _I,
+            ),
+            P(
+                (
+                    *("authorize you", "authorise you", "permit you", "grant you"),
+                    *("empower you", "instruct you", "order you", "command you"),
+                ),
+                r"\bI\s+(?:hereby\s+|now\s+|officially\s+|explicitly\s+)*(?:authori[sz]e|permit|grant"
+                r"|empower|instruct|order|command)\s+you\s+(?:to\b|full\b|permission\b)",
+                _I,
+            ),
+            P(
+                ("as your",),
+                r"\bas\s+your\s+(?:developer|creator|administrator|admin|owner|operator|master|maker"
+                r"|programmer|supervisor|boss)\b",
+                _I,
+            ),
+            P(
+                "[system [admin [developer [operator [root",
+                r"\[\s*(?:SYSTEM|ADMIN(?:ISTRATOR)?|DEVELOPER|OPERATOR|ROOT)(?:\s+(?:MESSAGE|NOTE"
+                r"|OVERRIDE|PROMPT|INSTRUCTIONS?))?\s*\](?=[^\n]{0,100}\b(?:you|your|the\s+(?:user"
+                r"|assistant|model|ai))\b)",
+            ),
             P(
                 "用户 主人 管理员 开发者 老板 你 系统",
                 r"(?:用户|主人|管理员|开发者|老板)(?:已经?|已)?(?:明确)?(?:授权|允许|批准|同意)(?:了)?"
@@ -739,16 +1257,22 @@ def _evidence(text: str, regions: list[tuple[int, int]], start: int, end: int) -
 
 
 def _scan(
-    text: str, lines: bool, line_of: Callable[[int], int] | None = None
+    text: str,
+    lines: bool,
+    line_of: Callable[[int], int] | None = None,
+    only: frozenset[str] | None = None,
 ) -> dict[str, Finding]:
     """:func:`scan_text` over ``text`` as it is: reason → finding. ``line_of`` maps an offset
-    of ``text`` to its 1-based line when ``text`` is a variant of another text."""
+    of ``text`` to its 1-based line when ``text`` is a variant of another text; ``only``: the
+    reasons of the rules to run (default: all)."""
     out: dict[str, Finding] = {}
     present = triggers_in(text)
     found = secrets.find_secrets(text, present)
     regions = secrets.secret_regions(found)
     runnable = runnable_patterns(present)
     for rule in RULES:
+        if only is not None and rule.reason not in only:
+            continue
         hits: list[tuple[int, int]] = []
         if rule.secrets:
             hits = [(f.start, f.end) for f in found]
@@ -777,15 +1301,20 @@ _ORDER = {rule.reason: i for i, rule in enumerate(RULES)}
 _JOIN = re.compile(r"[ \t]*(?<!\n)\n(?!\n)[ \t]*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)")
 
 
-def _joined(text: str) -> tuple[str, Callable[[int], int]] | None:
-    """``text`` with :data:`_JOIN`'s runs as one space (emphasis removed), and a map from its
-    offsets to ``text``'s lines; ``None`` when nothing joins."""
-    if not _JOIN.search(text):
+#: :data:`_JOIN` across paragraphs too: a body split by a blank line ("ignore all\n\nprevious
+#: instructions") still reads as one sentence to a model.
+_JOIN_ALL = re.compile(r"[ \t]*\n\s*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)")
+
+
+def _joined(text: str, pattern: re.Pattern[str] = _JOIN) -> tuple[str, Callable[[int], int]] | None:
+    """``text`` with ``pattern``'s runs (:data:`_JOIN`) as one space (emphasis removed), and a
+    map from its offsets to ``text``'s lines; ``None`` when nothing joins."""
+    if not pattern.search(text):
         return None
     parts: list[str] = []
     marks: list[tuple[int, int]] = []  # (offset in the joined text, offset in text) after a run
     at = size = 0
-    for m in _JOIN.finditer(text):
+    for m in pattern.finditer(text):
         gap = " " if m.group(0)[:1].isspace() else ""
         parts += (text[at : m.start()], gap)
         size += m.start() - at + len(gap)
@@ -802,27 +1331,59 @@ def _joined(text: str) -> tuple[str, Callable[[int], int]] | None:
     return "".join(parts), line_of
 
 
+#: The rules about words, not commands: only they run on :func:`unsplit` text.
+_PROSE = frozenset({"addresses the model", "claims authority"})
+
+_Variant = tuple[str, Callable[[int], int] | None, frozenset[str] | None]
+
+
+def _variants(text: str) -> list[_Variant]:
+    """The texts besides ``text`` that the rules also run on, each with a map from its offsets
+    to ``text``'s lines (``None``: its line breaks are ``text``'s) and the rules that run on it
+    (``None``: all): the :func:`skeleton`, that :func:`decoded`, that :func:`simplified`; the
+    last one joined as a reader sees it (:data:`_JOIN`, and :data:`_JOIN_ALL` across
+    paragraphs); that :func:`unsplit`, for the rules about words only (:data:`_PROSE`); what
+    tag characters spell (:func:`hidden_text`)."""
+    out: list[_Variant] = []
+    base = text
+    if not text.isascii() and any(_folds_to_letters(c) for c in _MAY_FOLD.findall(text)):
+        base = skeleton(text)
+        if base != text:
+            out.append((base, None, None))
+    for step in (decoded, simplified):
+        nxt = step(base)
+        if nxt != base:
+            base = nxt
+            out.append((base, None, None))
+    joined = _joined(base)
+    if joined is not None:
+        out.append((*joined, None))
+    if "\n\n" in base.strip() and (across := _joined(base, _JOIN_ALL)) is not None:
+        out.append((*across, None))
+    words = unsplit(joined[0] if joined else base)
+    if words != (joined[0] if joined else base):
+        out.append((words, joined[1] if joined else None, _PROSE))
+    hidden = hidden_text(text)
+    if hidden.strip():
+        first = text.count("\n", 0, next(i for i, c in enumerate(text) if c >= "\U000e0020"))
+        out.append((hidden, lambda _offset: first + 1, None))
+    return out
+
+
 def scan_text(text: str, lines: bool = False) -> list[Finding]:
     """The red flags of ``text``: one :class:`Finding` per rule that matches, in :data:`RULES`
     order, quoting up to :data:`EVIDENCE_PER_RULE` distinct matches in text order
     (``reads credentials: .env, GITHUB_TOKEN``), every credential in them masked.
     ``lines=True`` records the 1-based line of the first match. Never raises on any string.
 
-    The rules run on the text and, when it is not ASCII, on its :func:`skeleton` too (format
-    characters dropped, full-width and look-alike letters folded), then on that text joined
-    as a reader sees it (:data:`_JOIN`: soft line breaks, padding, emphasis inside words): a
-    rule that only a variant trips quotes the variant."""
+    The rules run on the text and on its variants (:func:`_variants`): format characters
+    dropped and look-alike letters folded (:func:`skeleton`), markup and split letters a
+    reader joins decoded (:func:`decoded`), traditional characters simplified, the text joined
+    as a reader sees it (soft line breaks, padding, emphasis inside words, paragraphs), and
+    what tag characters spell. A rule that only a variant trips quotes the variant."""
     found = _scan(text, lines)
-    base = text
-    if not text.isascii() and any(_folds_to_letters(c) for c in _MAY_FOLD.findall(text)):
-        folded = skeleton(text)
-        if folded != text:
-            base = folded
-            for reason, finding in _scan(folded, lines).items():
-                found.setdefault(reason, finding)
-    joined = _joined(base)
-    if joined is not None:
-        for reason, finding in _scan(joined[0], lines, joined[1]).items():
+    for variant, line_of, only in _variants(text):
+        for reason, finding in _scan(variant, lines, line_of, only).items():
             found.setdefault(reason, finding)
     return sorted(found.values(), key=lambda f: _ORDER[f.reason])
 
@@ -899,10 +1460,14 @@ def _payload_kind(path: str, mode: int) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _scan_file(path: str, size: int, stamp: tuple[int, int, int], mode: int) -> _FileScan:
+def _scan_file(
+    path: str, size: int, stamp: tuple[int, int, int], mode: int, root: str = ""
+) -> _FileScan:
     """Scan one regular file; cached by ``(path, size, (mtime, ctime, inode), mode)`` so
     recall does not re-read unchanged skills (``mode`` because ``chmod +x`` keeps the mtime;
-    ctime and inode because a rewrite can put the mtime back)."""
+    ctime and inode because a rewrite can put the mtime back). ``root``: the resolved skills
+    folder; a ``.md`` is opened only inside it (:func:`talos.fsutil.open_entry`: a file
+    swapped for a link after the listing is refused, not followed)."""
     del stamp  # part of the cache key only
     if not path.lower().endswith(".md"):
         kind = _payload_kind(path, mode)
@@ -910,8 +1475,10 @@ def _scan_file(path: str, size: int, stamp: tuple[int, int, int], mode: int) -> 
     if size > MAX_SKILL_BYTES:
         return _FileScan((Finding("oversized", f"{size} bytes > {MAX_SKILL_BYTES}"),), None)
     try:
-        with fsutil.open_regular(path) as f:
+        with fsutil.open_entry(path, root) if root else fsutil.open_regular(path) as f:
             data = f.read(MAX_SKILL_BYTES + 1)
+    except fsutil.RefusedEntry as e:
+        return _FileScan((Finding(e.reason, e.evidence),), None)
     except OSError as e:
         return _FileScan((Finding("unreadable", e.strerror or str(e)),), None)
     if len(data) > MAX_SKILL_BYTES:
@@ -940,7 +1507,8 @@ class FileReport:
         return tuple(str(f) for f in self.findings)
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "kind": self.kind, "reasons": list(self.reasons)}
+        """``{"path", "kind", "reasons"}``; a credential in the path is masked."""
+        return {"path": mask_secrets(self.path), "kind": self.kind, "reasons": list(self.reasons)}
 
     def to_store(self) -> list[object]:
         """The report as JSON-able lists (read back by :func:`scan_skills`)."""
@@ -1066,7 +1634,7 @@ def scan_skills(skills_dir: Path, store: ScanStore | None = None) -> list[FileRe
         if stored is not None:
             _LAST_SCAN = (key, stored)
             return list(stored)
-    reports = _scan_entries(entries)
+    reports = _scan_entries(entries, os.path.realpath(skills_dir))
     _LAST_SCAN = (key, reports)
     if store is not None:
         with contextlib.suppress(Exception):  # a cache that cannot be written costs speed only
@@ -1087,8 +1655,18 @@ def _decode_reports(value: str | None) -> list[FileReport] | None:
         return None
 
 
-def _scan_entries(entries: list[tuple[str, str, _Entry]]) -> list[FileReport]:
-    """:func:`scan_skills` over a listed tree, without caches."""
+def _name_secret(rel: str) -> Finding | None:
+    """A finding when the path ``rel`` holds a credential (masked), else ``None``."""
+    found = secrets.find_secrets(rel)
+    if not found:
+        return None
+    shown = secrets.mask_window(rel, secrets.secret_regions(found), found[0].start, found[0].end)
+    return Finding("contains a credential value (in its file name)", shown)
+
+
+def _scan_entries(entries: list[tuple[str, str, _Entry]], root: str = "") -> list[FileReport]:
+    """:func:`scan_skills` over a listed tree, without caches (``root``: the resolved
+    folder, :func:`_scan_file`)."""
     scans: dict[str, _FileScan] = {}
     for path, rel, st in entries:
         if st is None:
@@ -1097,9 +1675,12 @@ def _scan_entries(entries: list[tuple[str, str, _Entry]]) -> list[FileReport]:
             scans[rel] = _FileScan((Finding(*st),), None)
         else:
             scans[rel] = _scan_file(
-                path, st.st_size, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino), st.st_mode
+                path, st.st_size, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino), st.st_mode, root
             )
     found: dict[str, tuple[Finding, ...]] = {rel: s.findings for rel, s in scans.items()}
+    for rel in found:  # a credential in the file's own name (it is printed: path, warnings)
+        if rel.lower().endswith(".md") and (named := _name_secret(rel)):
+            found[rel] = (named, *found[rel])
     changed = True
     while changed:  # a .md pointing at a flagged file is flagged; repeat until nothing changes
         changed = False
@@ -1138,7 +1719,8 @@ def flagged_skills(skills_dir: Path, store: ScanStore | None = None) -> frozense
 
             rules = ", ".join(dict.fromkeys(f.reason for f in rep.findings))
             if warn(  # only for a request that may see the skill (SPEC §7.3)
-                f"{rep.path}: not loaded, flagged by the safety scan ({rules}); see talos scan",
+                f"{mask_secrets(rep.path)}: not loaded, flagged by the safety scan ({rules}); "
+                "see talos scan",
                 scopes=skill_scopes(Path(rep.path)),
             ):
                 _WARNED.add(key)
@@ -1171,13 +1753,14 @@ class FactReport:
 
 def scan_facts(memory_file: Path) -> list[FactReport]:
     """The lines of ``memory_file`` that :func:`keep_fact` rejects, in file order (SPEC §8.2)."""
-    from talos.sources.facts import load_facts  # here: talos.sources imports this module
+    from talos.sources.facts import load_facts, tag_reasons  # talos.sources imports us
 
-    return [
-        FactReport(n.path, n.line, mask_secrets(n.text), _text_reasons(n.text))
-        for n in load_facts(memory_file, keep_fact=None)
-        if _text_reasons(n.text)
-    ]
+    out = []
+    for n in load_facts(memory_file, keep_fact=None):
+        reasons = _text_reasons(n.text) + (tag_reasons(n.raw) if n.fields else ())
+        if reasons:
+            out.append(FactReport(n.path, n.line, mask_secrets(n.text), reasons))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

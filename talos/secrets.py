@@ -83,13 +83,18 @@ class Shape:
     def find(self, text: str, out: list[SecretMatch]) -> None:
         """Append every accepted match in ``text`` to ``out``."""
         groups = self.pat.regex.groupindex
-        for m in self.pat.regex.finditer(text):
-            if self.accept is not None and not self.accept(m):  # type: ignore[operator]
-                continue
+        regex, pos = self.pat.regex, 0
+        while (m := regex.search(text, pos)) is not None:
             if "value" in groups:
                 vs, ve = m.span("value")
             else:
                 vs, ve = m.end("keep"), m.end()
+            # the next search starts inside this match's value, not after it: in "my password
+            # is Secret: aws_secret_access_key = wJalr…" the first match takes the name as its
+            # value, and a search from its end never saw the real secret (hypothesis found it)
+            pos = max(vs, m.start() + 1) if vs < m.end() else max(m.end(), m.start() + 1)
+            if self.accept is not None and not self.accept(m):  # type: ignore[operator]
+                continue
             if ve <= vs or (not self.prefix and MASK in text[vs:ve]):
                 continue  # nothing, or masked before: masking is idempotent
             if self.prefix:
@@ -157,8 +162,8 @@ SHAPES: tuple[Shape, ...] = (
     ),
     _S(
         "slack token",
-        "xox",
-        r"(?<![A-Za-z0-9_])(?P<keep>xox[abposr]-)[A-Za-z0-9-]{10,}",
+        "xox xapp-",
+        r"(?<![A-Za-z0-9_])(?P<keep>xapp-|xoxe\.xox[bp]-|xox[abposre]-)[A-Za-z0-9-]{10,}",
         prefix=True,
     ),
     _S("google api key", "aiza", r"(?<![A-Za-z0-9_])(?P<keep>AIza)[A-Za-z0-9_-]{30,}", prefix=True),
@@ -169,6 +174,36 @@ SHAPES: tuple[Shape, ...] = (
         prefix=True,
     ),
     _S("npm token", "npm_", r"(?<![A-Za-z0-9_])(?P<keep>npm_)[A-Za-z0-9]{30,}", prefix=True),
+    # Vendor prefixes detect-secrets does not know (hostile pass of issue 13): Stripe webhook
+    # secrets, Shopify, DigitalOcean, Doppler, age, Linear, Atlassian, Notion, Grafana, Google
+    # OAuth access tokens, Mailgun.
+    _S(
+        "vendor token",
+        "whsec_ shpat_ shpss_ shpca_ shppa_ _v1_ dp.st. dp.ct. dp.sa. dp.scim. dp.audit. "
+        "age-secret-key-1 lin_api_ lin_oauth_ atatt ntn_ glsa_ ya29.",
+        r"(?<![A-Za-z0-9_])(?P<keep>whsec_|shp(?:at|ss|ca|pa)_|do[opr]_v1_"
+        r"|dp\.(?:st|ct|sa|scim|audit)\.|AGE-SECRET-KEY-1|lin_(?:api|oauth)_|ATATT|ntn_|glsa_"
+        r"|ya29\.)[A-Za-z0-9_.=+/-]{16,}",
+        prefix=True,
+    ),
+    _S(
+        "vendor token",
+        "secret_",
+        r"(?<![A-Za-z0-9_])(?P<keep>secret_)[A-Za-z0-9]{43}(?![A-Za-z0-9_])",
+        prefix=True,
+    ),
+    _S(
+        "vendor token",
+        "key-",
+        r"(?<![A-Za-z0-9_-])(?P<keep>key-)(?=[A-Za-z0-9]{0,60}\d)[A-Za-z0-9]{32,}(?![A-Za-z0-9])",
+        prefix=True,
+    ),
+    # A Telegram bot token: the bot's number, a colon, "AA" and 33 more characters.
+    _S(
+        "telegram bot token",
+        ":aa",
+        r"(?<![\w:])(?P<value>\d{8,10}:AA[A-Za-z0-9_-]{30,40})(?![\w-])",
+    ),
     _S("hugging face token", "hf_", r"(?<![A-Za-z0-9_])(?P<keep>hf_)[A-Za-z0-9]{30,}", prefix=True),
     # A JWT (header.payload.signature), or its header, or header.payload.
     _S(
@@ -181,6 +216,14 @@ SHAPES: tuple[Shape, ...] = (
         "authorization header",
         "authorization",
         r"(?P<keep>\bauthorization\s*:\s*(?:bearer|basic|token)\s+)[^\s\"'`]{8,}",
+        _I,
+    ),
+    # A Cookie header: every cookie after it is a session credential.
+    _S(
+        "cookie header",
+        "cookie",
+        r"(?P<keep>\b(?:set-)?cookie\s*:[ \t]*)(?=[^\n]{0,200}?[\w.-]+=[^\s;]{8,})"
+        r"[^\n]*[^\s]",
         _I,
     ),
     _S(
@@ -202,9 +245,25 @@ SHAPES: tuple[Shape, ...] = (
     _S(
         "private key block",
         "private",
-        r"(?P<keep>-----BEGIN[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)(?!\*{4})"
-        r"(?:[\s\S]{0,20000}?-----END[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]{1,20000})",
+        # the armour as a reader takes it: any case, words split by any whitespace (a line
+        # break inside "PRIVATE KEY" hid the block from a pattern of single spaces)
+        r"(?P<keep>-----[ \t]*BEGIN[A-Z\s]{0,40}?PRIVATE\s+KEY(?:\s+BLOCK)?[ \t]*-----)"
+        r"(?!\*{4})(?:[\s\S]{0,20000}?-----[ \t]*END[A-Z\s]{0,40}?PRIVATE\s+KEY(?:\s+BLOCK)?"
+        r"[ \t]*-----|[\s\S]{1,20000})",
+        _I,
         prefix=True,
+    ),
+    # A private key's body without its armour line (a key pasted one line per memory.md line):
+    # the base64 of the DER structures that open every private key (PKCS#1 RSA/DSA, PKCS#8
+    # plain and encrypted, SEC1 EC, OpenSSH), then a PEM body line alone (64 base64 characters
+    # with upper case, lower case and digits, the whole line).
+    _S(
+        "private key body",
+        "mii mhc mhq migh migk mc4c b3blbnnzac1rzxktdje",
+        r"(?<![A-Za-z0-9+/])(?P<value>(?:MII[A-Za-z0-9+/]{2}[AQgw]IB(?:ADANBgkqhkiG9w0BAQ"
+        r"|AAK[BC])|MII[A-Za-z0-9+/]{2}[AQgw]?[A-Za-z0-9+/]{0,4}BgkqhkiG9w0BBQ0w|MHcCAQEE"
+        r"|MHQCAQEE|MIGHAgEAMBMGByqGSM49|MIGkAgEBBDA|MC4CAQAwBQYDK2Vw|b3BlbnNzaC1rZXktdjE)"
+        r"[A-Za-z0-9+/=]{8,})",
     ),
     _S(
         "putty private key",
@@ -212,6 +271,20 @@ SHAPES: tuple[Shape, ...] = (
         r"(?P<keep>Private-Lines:\s*\d+\s)(?!\*{4})[A-Za-z0-9+/=\s]{16,20000}",
         _I,
         prefix=True,
+    ),
+)
+
+#: A PEM body line alone (a private key pasted one line per memory.md line): 64 base64
+#: characters with upper case, lower case and digits, the whole line. No substring is common to
+#: them, so this runs without a trigger, on a text with a 16-character token-like run.
+PEM_LINES: tuple[Shape, ...] = (
+    Shape(
+        "private key body",
+        Pat(
+            (),
+            r"(?m)^[ \t>]*(?P<value>(?=[A-Za-z0-9+/]{0,63}[A-Z])(?=[A-Za-z0-9+/]{0,63}[a-z])"
+            r"(?=[A-Za-z0-9+/]{0,63}[0-9])[A-Za-z0-9+/]{64})[ \t]*$",
+        ),
     ),
 )
 
@@ -247,11 +320,15 @@ COMMAND_LINES: tuple[Shape, ...] = (
 #: ``NAME = value`` / ``name: value`` where NAME says "secret". The value is masked when it looks
 #: like one (see :func:`_looks_secret`); the name, separator and quote are kept.
 _KEYED = P(
-    "token secret passw pwd key credential 密码 口令 密钥 令牌",
+    (
+        *("token", "secret", "passw", "pwd", "key", "credential", "sig=", "sig:", "sig ", 'sig"'),
+        *("sig'", "signature", "密码", "口令", "密钥", "令牌"),
+    ),
     r"(?P<keep>(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{0,60}?"
     r"(?:token|secret|passw(?:or)?d|passwd|pwd|(?:api|access|private|secret|auth|signing"
-    r"|encryption|master)[_-]?key|credentials?))(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
-    r"|(?:密码|口令|密钥|令牌)[ \t]*(?:是|为|[:：=])[ \t]*)"
+    r"|encryption|master|account|shared[_-]?access)[_-]?key|credentials?|sig|signature))"
+    r"(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"|(?:密码|口令|密钥|令牌)(?:[ \t]*(?:是|为|[:：=])[ \t]*|[ \t]+(?=[^\s\u3000-\u9fff]*\d)))"
     # a value is no CJK prose: "密码是在设置页面修改的" says where, not what
     r"(?P<value>[^\s\"'`,;，。\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{4,})",
     _I,
@@ -283,6 +360,18 @@ def _keyed_secret(m: re.Match[str]) -> bool:
 
 
 KEYED = Shape("value after a secret name", _KEYED, accept=_keyed_secret)
+
+#: A secret name, a space, then a value that looks generated: 16+ token characters with a
+#: letter and a digit and no word breaks ("secret wJalrXUtnFEMI/K7MDENG/…", "API key 9f8e…").
+#: Prose after such a name ("the secret sauce", "token bucket") has no such run.
+LOOSE_KEYED = _S(
+    "value after a secret name and a space",
+    "secret token key passw pwd passphrase",
+    r"(?P<keep>\b(?:secret|token|(?:api|access|secret|private)[\s_-]?key|passw(?:or)?d|pwd"
+    r"|passphrase)s?[ \t]+)(?=[A-Za-z0-9/+=_]{0,200}\d)(?=[A-Za-z0-9/+=_]{0,200}[A-Za-z])"
+    r"[A-Za-z0-9/+=_]{16,}(?![A-Za-z0-9/+=_.-])",
+    _I,
+)
 
 #: Words that follow "password is" in prose and are no password.
 _NOT_A_PASSWORD = frozenset(
@@ -422,6 +511,24 @@ def _vendor_patterns() -> tuple[
     return combined, tuple(found)
 
 
+#: Characters of a token: a vendor regex of fixed length that matched a prefix of a longer run
+#: of them (a Discord token's 38-character third part, where the regex knows 27) masks the
+#: whole run, or the rest of the token would be printed after the mask.
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.")
+
+
+def _token_run(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` with ``end`` moved to the end of the run of token characters it is in
+    (a dot only inside the run: a sentence's full stop after a token stays). The start stays:
+    vendor regexes anchor at the token's prefix, and a name before it (``GITHUB_TOKEN=``) is
+    kept."""
+    while end < len(text) and text[end] in _TOKEN_CHARS:
+        if text[end] == "." and (end + 1 >= len(text) or text[end + 1] not in _TOKEN_CHARS):
+            break
+        end += 1
+    return start, end
+
+
 def _vendor_find(text: str, ours: list[SecretMatch]) -> list[SecretMatch]:
     """detect-secrets' finds in ``text`` that no match in ``ours`` already covers."""
     combined, patterns = _vendor_patterns()
@@ -436,6 +543,8 @@ def _vendor_find(text: str, ours: list[SecretMatch]) -> list[SecretMatch]:
                 vs, ve = m.span()  # the token itself (a group, if any, is its prefix)
             if ve <= vs or MASK in text[vs:ve]:
                 continue
+            if plugin not in _VALUE_GROUP:
+                vs, ve = _token_run(text, vs, ve)
             if not any(o.value_start <= vs and ve <= o.value_end for o in ours):
                 out.append(SecretMatch(m.start(), m.end(), vs, ve, kind))
     return out
@@ -445,7 +554,7 @@ def _vendor_find(text: str, ours: list[SecretMatch]) -> list[SecretMatch]:
 # Finding and masking
 # ---------------------------------------------------------------------------------------------
 
-_OURS: tuple[Shape, ...] = (*SHAPES, *COMMAND_LINES, KEYED, *STATEMENTS)
+_OURS: tuple[Shape, ...] = (*SHAPES, *COMMAND_LINES, KEYED, LOOSE_KEYED, *STATEMENTS)
 
 #: What every vendor token has: a run of 16 token characters, or a URL's "://" (basic auth).
 #: Prose rarely has either, so detect-secrets' pass (67 µs a LoCoMo line) is mostly skipped.
@@ -469,10 +578,22 @@ def find_secrets(
         for shape in _OURS:
             if shape.pat in runnable:
                 shape.find(text, out)
-    if vendor and _TOKEN_RUN.search(text):
-        out += _vendor_find(text, out)
+    if any(m.kind == LOOSE_KEYED.kind for m in out):  # "token ghp_…": the shape says it
+        out = [m for m in out if m.kind != LOOSE_KEYED.kind or not _covered(m, out)]
+    if _TOKEN_RUN.search(text):
+        for shape in PEM_LINES:
+            shape.find(text, out)
+        if vendor:
+            out += _vendor_find(text, out)
     out.sort(key=lambda s: (s.start, s.value_start))
     return out
+
+
+def _covered(m: SecretMatch, found: list[SecretMatch]) -> bool:
+    """Whether another match's value holds ``m``'s value."""
+    return any(
+        o is not m and o.value_start <= m.value_start and m.value_end <= o.value_end for o in found
+    )
 
 
 def secret_regions(found: list[SecretMatch]) -> list[tuple[int, int]]:
@@ -529,8 +650,28 @@ def mask_secrets(text: str) -> str:
     whatever detect-secrets' vendor regexes find become ``****``. Everything else is unchanged,
     and masking is idempotent: ``mask_secrets(mask_secrets(s)) == mask_secrets(s)``.
     """
-    regions = secret_regions(find_secrets(text))
-    return mask_window(text, regions) if regions else text
+    return _fixpoint(text, vendor=True)
+
+
+def _fixpoint(text: str, vendor: bool) -> str:
+    """Mask until nothing more is found (at most :data:`_MASK_PASSES` passes): masking one
+    shape can uncover another (a private key block whose body was masked no longer keeps its
+    armour line as a public prefix, so a second pass masked the armour after ``password:``;
+    hypothesis found it), and the idempotence of :func:`mask_secrets` must hold by
+    construction, not by luck."""
+    for _ in range(_MASK_PASSES):
+        regions = secret_regions(find_secrets(text, vendor=vendor))
+        if not regions:
+            return text
+        masked = mask_window(text, regions)
+        if masked == text:
+            return text
+        text = masked
+    return text
+
+
+#: Passes of :func:`_fixpoint`; each one masks at least one more value, so the text shrinks.
+_MASK_PASSES = 8
 
 
 @functools.lru_cache(maxsize=65536)
@@ -538,8 +679,7 @@ def mask_known_secrets(text: str) -> str:
     """:func:`mask_secrets` with our patterns only: what the usage and trace keys are masked
     with on the recall path, which must not import detect-secrets (~200 ms a process, SPEC
     §11). A fact holding a credential either finds is withheld before it can be a key."""
-    regions = secret_regions(find_secrets(text, vendor=False))
-    return mask_window(text, regions) if regions else text
+    return _fixpoint(text, vendor=False)
 
 
 def holds_secret(text: str) -> bool:

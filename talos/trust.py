@@ -22,21 +22,28 @@ from talos.warn import warn
 __all__ = [
     "AUTHORITY",
     "DEFAULT_SCOPES",
+    "MODEL_BY",
     "Excluded",
     "View",
     "authority",
     "authority_of",
     "authorized",
     "build_view",
+    "covers",
     "derived_id",
+    "from_model",
     "in_view",
+    "overlaps",
     "parse_day",
+    "person_wrote",
+    "quoted_value",
     "record_id",
     "standing",
     "stated_value",
     "tag_problem",
     "validity",
     "value_of",
+    "window_of",
 ]
 
 DEFAULT_SCOPES = ("global",)
@@ -53,6 +60,64 @@ def authority_of(src: str, fields: Mapping[str, str]) -> int:
     if src == "tool" and not fields.get("ref"):
         return AUTHORITY["import"]
     return AUTHORITY.get(src, AUTHORITY["reflect"])
+
+
+#: The ``by=`` value the MCP server writes on every record (SPEC §7.5, issue 13.7): what a
+#: model wrote. Such a record never supersedes or shadows a record the person wrote, whatever
+#: source or ref it claims: at write time (``talos.writer``) and in every view
+#: (:func:`build_view`). The tag is trusted as written: a line carrying ``by=mcp`` is treated
+#: as model-written however it got there (fail closed), and the MCP server cannot write a
+#: line without it (``remember`` sets it, the tool takes no ``by``, a text may hold no tag).
+MODEL_BY = "mcp"
+
+
+def from_model(fields: Mapping[str, str]) -> bool:
+    """Whether a record's tag marks it as written by a model over MCP (:data:`MODEL_BY`)."""
+    return fields.get("by") == MODEL_BY
+
+
+def person_wrote(src: str, fields: Mapping[str, str]) -> bool:
+    """Whether a record stands for the person's own word: ``user`` and not model-written."""
+    return src == "user" and not from_model(fields)
+
+
+def window_of(
+    fields: Mapping[str, str], born: str | dt.date | None
+) -> tuple[dt.date | None, dt.date | None]:
+    """A record's validity window ``[start, end)`` (SPEC §7.1): ``from`` else the tag date;
+    ``None`` for an open (or unreadable) side."""
+    start = parse_day(fields.get("from", ""))
+    if start is None:
+        start = born if isinstance(born, dt.date) else parse_day(born or "")
+    return start, parse_day(fields.get("until", ""))
+
+
+def overlaps(
+    a: tuple[dt.date | None, dt.date | None], b: tuple[dt.date | None, dt.date | None]
+) -> bool:
+    """Whether two windows ``[start, end)`` share a day (issue 12.6: windows that do not
+    overlap never supersede)."""
+    (a0, a1), (b0, b1) = a, b
+    return (a1 is None or b0 is None or b0 < a1) and (b1 is None or a0 is None or a0 < b1)
+
+
+def covers(
+    new: tuple[dt.date | None, dt.date | None],
+    old: tuple[dt.date | None, dt.date | None],
+    today: dt.date,
+) -> bool:
+    """Whether ``new`` covers all of ``old`` that is still to come (from ``today`` on).
+
+    Only then does a new record remove the old one when it supersedes it (SPEC §7.5): a value
+    for next week only (``--from 2026-12-07 --until 2026-12-14``) leaves the current value in
+    force until then and after (issue 12.6); the new record then names it in ``supersedes=``
+    and wins only where both are valid (:func:`build_view`).
+    """
+    (n0, n1), (o0, o1) = new, old
+    rest = max(o0, today) if o0 is not None else today
+    starts_in_time = n0 is None or n0 <= rest
+    lasts = n1 is None or (o1 is not None and n1 >= o1)
+    return starts_in_time and lasts
 
 
 def authority(node: Node) -> int:
@@ -208,9 +273,17 @@ class View:
     winners: dict[tuple[str, str], Node] = field(default_factory=dict)
 
 
+def quoted_value(text: str) -> str:
+    """:func:`stated_value` in double quotes, its own ``\\`` and ``"`` escaped: a value that
+    holds ``" (user, …, id=…) vs "`` cannot close its quotes and add a competitor to the
+    line it is shown in (issue 13 hostile pass)."""
+    value = stated_value(text).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{value}"'
+
+
 def _conflict_text(key: str, nodes: Sequence[Node]) -> str:
     parts = [
-        f'"{stated_value(n.text)}" ({n.src}{", " + n.born if n.born else ""}, id={record_id(n)})'
+        f"{quoted_value(n.text)} ({n.src}{', ' + n.born if n.born else ''}, id={record_id(n)})"
         for n in nodes
     ]
     return f"{key}: " + " vs ".join(parts) + " — conflicting records; verify before use"
@@ -246,7 +319,11 @@ def build_view(
 
     1. Records outside ``scopes`` are dropped silently: they are never ranked, never named.
     2. Inactive (``status`` superseded/deleted) and invalid-at-``at`` records are excluded.
-    3. Per ``(scope, key)``: identical values (whitespace and case folded) are one fact; else a
+    3. Per ``(scope, key)``: a model-written record (``by=mcp``) is *shadowed* by any record
+       the person wrote of its key, in any authorized scope (issue 13.7); a record named in
+       the ``supersedes=`` of another valid record of no lower authority is *superseded*
+       there (a value written for a window that leaves the other's future uncovered, issue
+       12.6); then identical values (whitespace and case folded) are one fact; else a
        strictly higher authority wins and the rest are *shadowed*; else it is a *conflict*:
        no value is recalled, one ``conflict`` node names them all. Never the newest, never
        the first.
@@ -300,6 +377,15 @@ def build_view(
         if key and n.kind in ("fact", "skill"):
             groups.setdefault((n.scope, key), []).append(n)
 
+    # The person's word on a key, in any authorized scope: a model-written record of that
+    # key in another scope must not stand in for it either (the hostile pass: a model over
+    # an MCP server started with --scope project:alpha,global wrote editor in alpha, and
+    # get editor returned the model's value, the first scope winning, over the person's).
+    persons: dict[str, Node] = {}
+    for (_scope, key), recs in groups.items():
+        for r in recs:
+            if person_wrote(r.src, r.fields):
+                persons.setdefault(key, r)
     drop: dict[int, Excluded] = {}
     replace: dict[int, Node] = {}  # id(first record of a group) -> synthetic node
     for (scope, key), recs in groups.items():
@@ -310,6 +396,10 @@ def build_view(
                 drop[id(r)] = Excluded(r, "overridden", key)
             replace[id(recs[0])] = synth
             continue
+        recs = _model_rule(recs, drop, persons.get(key))
+        if not recs:
+            continue
+        recs = _supersedes_rule(recs, drop)
         top = max(authority(r) for r in recs)
         best = [r for r in recs if authority(r) == top]
         for r in recs:
@@ -341,6 +431,46 @@ def build_view(
     for key, value in unused.items():  # overrides of keys with no record in view
         view.nodes.append(override_node(key, value, [], scopes[0] if scopes else "global"))
     return view
+
+
+def _model_rule(recs: list[Node], drop: dict[int, Excluded], person: Node | None) -> list[Node]:
+    """SPEC §7.5, issue 13.7: when the person wrote a record of the key — in this group, or
+    (``person``) in another authorized scope — every model-written record (``by=mcp``) of
+    the group is shadowed by it, whatever source or ref it claims. Returns the rest (empty
+    when only model-written records were left)."""
+    mine = [r for r in recs if person_wrote(r.src, r.fields)]
+    winner = mine[-1] if mine else person
+    if winner is None or len(mine) == len(recs):
+        return recs
+    kept = []
+    for r in recs:
+        if from_model(r.fields):
+            drop[id(r)] = Excluded(r, "shadowed", record_id(winner))
+        else:
+            kept.append(r)
+    return kept
+
+
+def _supersedes_rule(recs: list[Node], drop: dict[int, Excluded]) -> list[Node]:
+    """Issue 12.6: a record that names another valid record of its key in ``supersedes=``
+    (written for a window that did not cover the other's future, :func:`covers`) wins over it
+    where both are valid — when its authority is not lower."""
+    if len(recs) < 2 or not any("supersedes" in r.fields for r in recs):
+        return recs
+    by_id = {record_id(r): r for r in recs}
+    out: dict[int, str] = {}
+    for r in recs:
+        for rid in filter(None, r.fields.get("supersedes", "").split(",")):
+            old = by_id.get(rid)
+            if old is not None and old is not r and authority(r) >= authority(old):
+                out.setdefault(id(old), record_id(r))
+    kept = []
+    for r in recs:
+        if id(r) in out and len(out) < len(recs):
+            drop[id(r)] = Excluded(r, "superseded", out[id(r)])
+        else:
+            kept.append(r)
+    return kept or recs
 
 
 def override_node(key: str, value: str, replaced: Sequence[Node], scope: str) -> Node:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import json
 import math
 import os
 import sqlite3
@@ -37,6 +36,7 @@ from talos.fsutil import (
     open_append,
     read_regular,
 )
+from talos.text import json_dumps
 from talos.warn import warn
 
 __all__ = [
@@ -112,7 +112,8 @@ def write_trace(
         "t": int(time.time()),
         "scopes": list(scopes),
     }
-    data = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", errors="replace")
+    # json_dumps: a key's bidi override or U+2028 is an escape, not raw, in a file people tail
+    data = (json_dumps(rec) + "\n").encode("utf-8", errors="replace")
     try:
         if path.parts[:1] and path.parts[0].startswith("~"):  # a ~user that does not exist
             raise ValueError("its ~ cannot be expanded; write the path in full")  # (home.py)
@@ -618,7 +619,7 @@ class JsonUsage:
                     data[ref] = [seen + 1, hits_n + 1, day]
                 else:
                     data[ref] = [seen + 1, hits_n, last]
-            atomic_write_text(self.path, json.dumps(data, ensure_ascii=False))
+            atomic_write_text(self.path, json_dumps(data))
 
     def stats(self, scope: str) -> dict[str, Stat]:
         """Usage by our key (``fact:<text80>``); only the ``global`` scope has any."""

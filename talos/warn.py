@@ -16,7 +16,28 @@ import sys
 from collections.abc import Collection, Iterable, Iterator
 from contextvars import ContextVar
 
-__all__ = ["audible", "audience", "warn"]
+from talos.text import cut, one_line
+
+__all__ = ["MESSAGE_CHARS", "audible", "audience", "bounded", "warn"]
+
+#: Most characters of a warning or an error message: it names a file and quotes what it is
+#: about, and a quoted stored text can be 50 MB (``forget`` of a line edited away meanwhile
+#: printed it whole). Longer ones are cut with a visible mark.
+MESSAGE_CHARS = 1000
+_CUT = f"…(cut at {MESSAGE_CHARS} characters)"
+
+
+def bounded(message: str) -> str:
+    """``message`` on one line (:func:`talos.text.one_line`: it cannot move the terminal's
+    cursor or start a line of its own) and at most :data:`MESSAGE_CHARS` characters, with a
+    visible cut."""
+    return cut(
+        one_line(message[: 4 * MESSAGE_CHARS + 1]),
+        MESSAGE_CHARS,
+        _CUT,
+        was_cut=len(message) > 4 * MESSAGE_CHARS + 1,
+    )
+
 
 _AUDIENCE: ContextVar[frozenset[str] | None] = ContextVar("talos_audience", default=None)
 
@@ -39,7 +60,10 @@ def audible(scopes: Collection[str] | None) -> bool:
 
 
 def warn(message: str, scopes: Collection[str] | None = None) -> bool:
-    """Print ``talos: warning: MESSAGE`` on stderr. Never raises (a closed stderr is ignored).
+    """Print ``talos: warning: MESSAGE`` on stderr, on one line. Never raises (a closed stderr is
+    ignored). A warning often quotes stored text (a file name, a line): it is shown through
+    :func:`bounded`, so it cannot move the terminal's cursor (SPEC §6.1 item 7) nor quote a
+    stored text whole.
 
     Args:
         message: one line that names the file (and line) and what to do.
@@ -52,5 +76,5 @@ def warn(message: str, scopes: Collection[str] | None = None) -> bool:
     if not audible(scopes):
         return False
     with contextlib.suppress(OSError, ValueError):
-        print(f"talos: warning: {message}", file=sys.stderr)
+        print(f"talos: warning: {bounded(message)}", file=sys.stderr)
     return True

@@ -105,6 +105,7 @@ def test_envelope_on_every_command(home: Path, tmp_path: Path) -> None:
         (["scan", "--home", h], 0, True),
         (["report", "--home", h], 0, True),
         (["doctor", "--home", h], 0, True),
+        (["hook", "status", "--home", h], 0, True),
     ]
     assert sorted({c[0][0] for c in calls}) == sorted(n for n, _ in COMMANDS if n != "mcp")
     for args, code, ok in calls:
@@ -479,13 +480,20 @@ def test_doctor_on_a_broken_home(make_home) -> None:
             "dead",
             "info",
             "1 forgetting suggestion to review",
-            ("memory.md:7: the staging db is called pelican — seen 8 times, never recalled",),
+            (  # issue 12.6: the source of each suggestion (the tag decides)
+                "memory.md:7: the staging db is called pelican — seen 8 times, never recalled "
+                "(tag says reflect)",
+            ),
         ),
         (
             "audit",
             "warn",
             ".talos/audit.jsonl and memory.md disagree",
-            (f"record {written.id} was written but is not in memory.md: {written.line!r}",),
+            (
+                f"record {written.id} 'editor = helix' is not in memory.md: it was removed "
+                "outside talos (by hand, or an editor saved an older copy over it); "
+                f"talos restore {written.id} brings it back",
+            ),
         ),
     ]
     assert [f.hint for f in diag.findings if f.attention] == [
@@ -494,8 +502,8 @@ def test_doctor_on_a_broken_home(make_home) -> None:
         "talos index",
         "talos scan",
         "talos resolve KEY --keep ID",
-        "an interrupted write is settled by the next talos write; a line deleted by hand "
-        "comes back with talos restore ID",
+        "an interrupted write is settled by the next talos write; for an edit made outside "
+        "talos each line says what to do (nothing, if you meant it)",
     ]
 
     res = cli("doctor", "--home", str(home))

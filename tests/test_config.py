@@ -52,8 +52,8 @@ COMMANDS = [
 ]
 
 
-def home_with(make_home, config: str) -> Path:
-    home = make_home(memory="- the kettle is in the left cupboard\n")
+def home_with(make_home, config: str, name: str = "home") -> Path:
+    home = make_home(memory="- the kettle is in the left cupboard\n", name=name)
     (home / "talos.toml").write_text(config, encoding="utf-8")
     return home
 
@@ -335,8 +335,24 @@ def test_unknown_keys_without_a_near_name_and_in_tables(make_home) -> None:
     assert config["details"] == [
         "talos.toml:1: unknown key 'colour'; ignored",
         "talos.toml:2: unknown key 'statedir' (did you mean 'state_dir'?); ignored",
-        "talos.toml: unknown key 'hooks'; ignored",
+        "talos.toml: unknown key 'hooks.x'; ignored",
     ]
+
+
+def test_hooks_table_is_known_and_its_keys_are_checked(make_home) -> None:
+    """``[hooks]`` (issue 16) is a known table: a person who configures the agent hooks is not
+    told the table is unknown; a misspelt key in it, or a value of the wrong type, is named."""
+    home = home_with(make_home, '[hooks]\ntimeout = 2\nbudgte = 5000\nserver = "yes"\nk = true\n')
+    doctor = json.loads(run("doctor", "--home", str(home), "--json").stdout)["data"]
+    config = next(f for f in doctor["findings"] if f["check"] == "config")
+    assert config["details"] == [
+        "talos.toml: unknown key 'hooks.budgte' (did you mean 'hooks.budget'?); ignored",
+        "talos.toml: hooks.server = 'yes' has the wrong type; the hook uses its default",
+        "talos.toml: hooks.k = True has the wrong type; the hook uses its default",
+    ]
+    good = home_with(make_home, "[hooks]\ntimeout = 2\nk = 3\n", name="good")
+    doctor = json.loads(run("doctor", "--home", str(good), "--json").stdout)["data"]
+    assert next(f for f in doctor["findings"] if f["check"] == "config")["status"] == "ok"
 
 
 # == 12.7: --version =========================================================================

@@ -190,11 +190,14 @@ def test_control_without_the_rule_the_credential_fact_is_recalled(credential_hom
     result = Memory(credential_home, model="classic", keep_fact=None).recall(
         "staging db postgres", k=10
     )
-    assert any("Sup3rS3cretPw" in r.node.text for r in result.picked)
+    # recalled without the rule — masked, as every output is (hostile pass of issue 13)
+    assert "the staging db is postgres://app:****@db.internal/app" in [
+        r.node.text for r in result.picked
+    ]
 
 
 def test_usage_and_trace_keep_masked_keys_whatever_the_filter(make_home) -> None:
-    """With the filter off (``keep_fact=None``), the line is delivered as written, but what
+    """With the filter off (``keep_fact=None``), the line is delivered (masked), and what
     outlives the call — the trace and usage.db keys — never holds the credential."""
     line = "the staging db is postgres://app:Sup3rS3cretPw@db.internal/app"
     home = make_home(memory=f"- {line}\n")
@@ -244,3 +247,29 @@ def test_any_mix_is_masked_idempotently_and_no_reason_quotes_a_secret(
         if secret:
             assert secret not in masked
             assert secret not in reasons
+
+
+# == found by hypothesis (test_any_mix_is_masked_idempotently_and_no_reason_quotes_a_secret) ==
+
+
+def test_a_secret_inside_the_value_of_an_earlier_match_is_masked() -> None:
+    """The failing input: "my password is Secret" took "aws_secret_access_key" as its value,
+    and the search went on after it, so the AWS secret itself stayed visible."""
+    text = "my password is Secret: aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    assert mask_secrets(text) == "my password is Secret: **** = ****"
+    # variant: a token name as the stated value, then its own value
+    got = mask_secrets("the password is: GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+    assert "abcdefghij" not in got
+
+
+def test_masking_is_idempotent_when_one_shape_uncovers_another() -> None:
+    """The failing input: a private key block after "password:" kept its armour line as a
+    public prefix in the first pass, and a second pass masked the armour."""
+    text = (
+        "mysql -p prompts for the password: -----BEGIN RSA PRIVATE KEY-----\n"
+        "MIIEowIBAAKCAQEA1234567890abcdefghijklmnopqrstuvwxyzABCDEF\n"
+        "-----END RSA PRIVATE KEY-----"
+    )
+    once = mask_secrets(text)
+    assert once == "mysql -p prompts for the password: **** RSA PRIVATE KEY-----****"
+    assert mask_secrets(once) == once

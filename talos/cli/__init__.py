@@ -101,6 +101,7 @@ _TABLE: list[tuple[str, str, str]] = [
     ("scan", "scan", "scan"),
     ("doctor", "doctor", "doctor"),
     ("mcp", "mcp", "mcp"),
+    ("hook", "hook", "hook"),
     ("report", "report", "report"),
     ("remember", "trust", "remember"),
     ("get", "trust", "get"),

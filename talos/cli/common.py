@@ -15,13 +15,18 @@ Output rules:
   a listing: its stdout is the context block an agent pastes, plain text in a pipe too.
 * Styles and colours only reach a terminal: a stream that is not one gets no ANSI escape,
   whatever ``FORCE_COLOR`` says; ``NO_COLOR`` turns colours off in a terminal (Rich).
+* Stored text never drives a terminal (SPEC §6.1 item 7, issue 13): every string printed on
+  :data:`out` or :data:`err` — table cells and titles, messages — passes through
+  :func:`talos.text.printable` on its way to Rich, so an ESC, a C1 control or a bidi override
+  in a memory is shown (``\\x1b``, ``<U+202E>``), never obeyed, also when a sequence is split
+  across two cells; commands show each stored text with :func:`talos.render.shown` (one line,
+  bounded). JSON is written by :func:`talos.text.json_dumps`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import inspect
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -38,6 +43,8 @@ from talos.doctor import config_problems
 from talos.errors import TalosError, failure_message
 from talos.home import Paths, resolve_home, resolve_paths
 from talos.memory import Memory
+from talos.text import json_dumps, printable
+from talos.warn import bounded
 
 __all__ = [
     "AtOpt",
@@ -46,6 +53,7 @@ __all__ = [
     "LangOpt",
     "OverrideOpt",
     "PlainOpt",
+    "SafeConsole",
     "ScopeOpt",
     "SessionsDirOpt",
     "Stream",
@@ -72,6 +80,15 @@ def isatty(stream: IO[str] | Any) -> bool:
         return False
 
 
+class SafeConsole(Console):
+    """A Rich console that shows every string it renders through :func:`talos.text.printable`
+    (LF kept: a cell or a message of several lines is ours). Rich's own styles are added after,
+    so they still reach a terminal; a control character inside the text never does."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Any:  # type: ignore[override]
+        return super().render_str(printable(text), **kwargs)
+
+
 class Stream:
     """A Rich console on ``sys.stdout`` (or ``sys.stderr``) *as it is when written to*.
 
@@ -80,7 +97,8 @@ class Stream:
     the Console is rebuilt whenever the stream changes, and a stream that is not a terminal
     always gets ``force_terminal=False``: no ANSI escape in a pipe or a file, even with
     ``FORCE_COLOR`` set. ``NO_COLOR`` is honoured by Rich itself. Markup is off: memory text
-    is data and may contain ``[brackets]``; styled messages opt in with ``markup=True``.
+    is data and may contain ``[brackets]`` (or ``:emoji:`` codes, also off); styled messages opt
+    in with ``markup=True``. Every string goes through :class:`SafeConsole`.
     """
 
     def __init__(self, stderr: bool = False) -> None:
@@ -94,11 +112,12 @@ class Stream:
         stream = sys.stderr if self._stderr else sys.stdout
         if self._console is None or stream is not self._stream:
             self._stream = stream
-            self._console = Console(
+            self._console = SafeConsole(
                 file=stream,
                 highlight=False,
                 soft_wrap=True,
                 markup=False,
+                emoji=False,  # a memory's ":warning:" is text, not an emoji code
                 force_terminal=None if isatty(stream) else False,
             )
         return self._console
@@ -305,12 +324,7 @@ def wants_json(as_json: bool, plain: bool) -> bool:
 def emit(command: str, data: Any, ok: bool = True, error: str | None = None) -> None:
     """Print the JSON envelope ``{"ok", "command", "data", "error"}`` on stdout."""
     sys.stdout.write(
-        json.dumps(
-            {"ok": ok, "command": command, "data": data, "error": error},
-            ensure_ascii=False,
-            indent=2,
-        )
-        + "\n"
+        json_dumps({"ok": ok, "command": command, "data": data, "error": error}, indent=2) + "\n"
     )
 
 
@@ -347,7 +361,7 @@ def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
                 if os.environ.get("TALOS_DEBUG") and not isinstance(e, TalosError):
                     raise
                 code = e.exit_code if isinstance(e, TalosError) else 1
-                msg = failure_message(e)
+                msg = bounded(failure_message(e))  # it may quote stored text
             if kwargs.get("as_json"):
                 emit(command, None, ok=False, error=msg)
             if not asked:  # JSON by default in a pipe: a person may be watching stderr

@@ -6,6 +6,7 @@ Exit codes: 0 when nothing needs attention (every finding ``ok`` or ``info``),
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import typer
@@ -24,6 +25,7 @@ from talos.cli.common import (
     scopes_from,
 )
 from talos.doctor import Diagnosis, diagnose
+from talos.render import shown
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -49,12 +51,12 @@ def _table(diag: Diagnosis) -> Table:
     table.add_column("status")
     table.add_column("finding", overflow="fold")
     for f in diag.findings:
-        more = [Text(d, overflow="fold") for d in f.details]
+        # a Text is not rendered from a string: each one is shown here (details quote lines)
+        more = [Text(shown(d), overflow="fold") for d in f.details]
         if f.hint:
-            more.append(Text(f"→ {f.hint}", style="bold"))
-        cell = (
-            Group(Text(f.summary), Padding(Group(*more), (0, 0, 0, 2))) if more else Text(f.summary)
-        )
+            more.append(Text(f"→ {shown(f.hint)}", style="bold"))
+        summary = Text(shown(f.summary))
+        cell = Group(summary, Padding(Group(*more), (0, 0, 0, 2))) if more else summary
         table.add_row(f.check, Text(f.status, style=_STYLE.get(f.status, "")), cell)
     return table
 
@@ -83,7 +85,10 @@ def doctor(
       talos doctor
       talos doctor --scope global --scope project:alpha --json
     """
-    diag = diagnose(home, scopes_from(scope), parse_date(at))
+    # --scope (or $TALOS_SCOPE) asks for a request's view: nothing of another scope is named
+    # or counted; without it, doctor checks the whole home's files for the person
+    scoped = bool(scope) or bool(os.environ.get("TALOS_SCOPE", "").strip(", "))
+    diag = diagnose(home, scopes_from(scope), parse_date(at), scoped=scoped)
     attention = [f for f in diag.findings if f.attention]
     if as_json:
         emit(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -24,12 +25,15 @@ from talos.cli.common import (
 )
 from talos.errors import TalosError
 from talos.memory import Suggestion
+from talos.render import shown
 from talos.trust import parse_day
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["dead", "forget", "parse_choice"]
+    from talos.writer import Forgotten
+
+__all__ = ["dead", "forget", "forgotten_summary", "parse_choice"]
 
 MinSeenOpt = Annotated[
     int,
@@ -56,14 +60,14 @@ def _age(s: Suggestion) -> str:
 def _table(suggestions: list[Suggestion]) -> Table:
     from rich.table import Table  # imported on use: start-up of every command
 
-    table = Table(title="forgetting suggestions (facts talos wrote itself)")
+    table = Table(title="forgetting suggestions (memories whose tag says you did not write them)")
     table.add_column("#", justify="right")
     table.add_column("text", overflow="fold")
     table.add_column("source")
     table.add_column("age", justify="right")
     table.add_column("reason")
     for no, s in enumerate(suggestions, 1):
-        table.add_row(str(no), s.text, s.src, _age(s), s.reason)
+        table.add_row(str(no), shown(s.text), shown(s.src), _age(s), shown(s.reason))
     return table
 
 
@@ -80,10 +84,13 @@ def dead(
 ) -> None:
     """List what talos wrote and never or no longer recalls; deletes nothing.
 
-    A fact qualifies when it was seen in at least --min-seen recalls and never picked, or last
-    picked --stale-days or more ago. Only what talos or an agent wrote is listed: never a
-    hand-written fact (no provenance tag), never a skill whose frontmatter has no source: or
-    source: user. Review and remove them with talos forget.
+    A memory qualifies when it was seen in at least --min-seen recalls and never picked, or
+    last picked --stale-days or more ago, and its tag says someone other than you wrote it: a
+    memory.md line whose tag's source is not user, a skill whose frontmatter says source:
+    other than user. The tag decides, not who typed the line: an untagged line, a line tagged
+    user and a skill without source: are never listed; a line you tagged import or reflect
+    yourself is. The source column shows what the tag says. Review and remove them with
+    talos forget.
 
     Examples:
       talos dead
@@ -140,9 +147,10 @@ def forget(
     """Review the dead list and remove what you pick from memory.md.
 
     Shows the suggestions of talos dead in a table and asks: all / none / numbers (e.g. "1,3"). Only
-    lines talos wrote are removed, never one you wrote by hand; every removed line is kept in the
-    audit log (.talos/audit.jsonl) so it can be restored (talos restore ID). --json needs --yes or
-    --dry-run, since it cannot ask.
+    lines whose tag's source is not user are removed (a skill: moved to .talos/trash/), never an
+    untagged or user-tagged line; every removed record is kept in the audit log
+    (.talos/audit.jsonl) and listed with the command that restores it (talos restore ID). --json
+    needs --yes or --dry-run, since it cannot ask.
 
     Examples:
       talos forget
@@ -184,21 +192,44 @@ def forget(
             chosen = [suggestions[i] for i in parse_choice(answer, len(suggestions))]
         except ValueError as e:
             raise TalosError(f"{e}; nothing removed") from None
-    removed = mem.forget(chosen) if chosen else 0
+    done = mem.forget_records(chosen) if chosen else []
     if as_json:
         emit(
             "forget",
             {
-                "removed": removed,
+                "removed": len(done),
                 "suggestions": [s.to_json() for s in chosen],
+                "forgotten": [
+                    {
+                        "kind": f.kind,
+                        "id": f.id,
+                        "text": f.text,
+                        "where": f.where,
+                        "restore": f"talos restore {f.id}",
+                    }
+                    for f in done
+                ],
                 "audit_log": str(mem.paths.audit_file),
                 "dry_run": False,
             },
         )
-    elif removed:
-        err.print(
-            f"removed {removed} line(s) from {mem.paths.memory_file}; "
-            f"each is kept in {mem.paths.audit_file} and can be restored"
-        )
+    elif done:
+        err.print(forgotten_summary(done, mem.paths.memory_file, mem.paths.audit_file))
     else:
         err.print("nothing removed")
+
+
+def forgotten_summary(done: list[Forgotten], memory_file: Path, audit_file: Path) -> str:
+    """What ``forget`` did, for a person: how many lines left memory.md and how many skill
+    files went to the trash (a skill is counted as a skill, issue 12.6), then one line per
+    record with the command that brings it back."""
+    lines = sum(1 for f in done if f.kind == "fact")
+    skills = len(done) - lines
+    parts = []
+    if lines:
+        parts.append(f"removed {lines} line{'s' if lines != 1 else ''} from {memory_file}")
+    if skills:
+        parts.append(f"moved {skills} skill file{'s' if skills != 1 else ''} to the trash")
+    head = " and ".join(parts) + f"; each is kept in {audit_file} and can be restored:"
+    rows = [f"  talos restore {f.id}   ({f.kind}: {f.text})" for f in done]
+    return "\n".join([head, *rows])

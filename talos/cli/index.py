@@ -13,6 +13,7 @@ from talos.errors import state_error
 from talos.home import Paths
 from talos.index import Index, RefreshStats
 from talos.memory import Memory
+from talos.render import shown
 
 __all__ = ["index"]
 
@@ -68,7 +69,7 @@ def _index(idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool) 
             )
         elif problems:
             for p in problems:
-                err.print(p)
+                err.print(shown(p))  # one line each: a problem names a file
         else:
             err.print("index matches the files")
         if problems:

@@ -7,6 +7,10 @@ not pay for loading the SDK.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from talos.cli.common import (
     HomeOpt,
     LangOpt,
@@ -27,19 +31,31 @@ def mcp(
     scope: ScopeOpt = None,
     lang: LangOpt = None,
     sessions_dir: SessionsDirOpt = None,
+    allow_tool_writes: Annotated[
+        bool,
+        typer.Option(
+            "--allow-tool-writes",
+            help="Let the model store records as source tool (relayed from a tool, with a "
+            "ref). Off: remember stores reflect records only.",
+        ),
+    ] = False,
 ) -> None:
     """Serve recall, explain, remember, get and dead as MCP tools over stdio.
 
     For agents that speak the Model Context Protocol (Claude Code, Codex CLI, editors). The
     scopes the tools may see and write are fixed here, at start (--scope / $TALOS_SCOPE);
-    the model cannot choose them. remember writes with source reflect or tool only, never
-    with your authority. dead only lists; forgetting stays talos forget, reviewed by you.
+    the model cannot choose them. With remember the model stores what it inferred (source
+    reflect), or, if you start the server with --allow-tool-writes, what a tool said (source
+    tool); never with your authority (user). Each record it writes is marked by=mcp and never
+    supersedes or shadows a record you wrote, whatever source or ref the model claims. dead
+    only lists; forgetting stays talos forget, reviewed by you.
 
     No --json: stdout carries the MCP protocol itself (messages go to stderr).
 
     Examples:
       talos mcp --home ~/notes/talos
       claude mcp add talos -- talos mcp --scope work
+      talos mcp --allow-tool-writes
     """
     mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
     from talos.mcp_server import serve
@@ -48,4 +64,4 @@ def mcp(
         f"talos mcp: serving {mem.paths.home} (scopes: {', '.join(mem.scopes)}) on stdio",
         markup=False,
     )
-    serve(mem)
+    serve(mem, allow_tool_writes=allow_tool_writes)

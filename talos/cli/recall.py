@@ -25,7 +25,7 @@ from talos.cli.common import (
     scopes_from,
 )
 from talos.memory import node_identity, node_provenance
-from talos.render import kind_label
+from talos.render import kind_label, shown, shown_with_members
 
 __all__ = ["explain", "recall"]
 
@@ -148,7 +148,8 @@ def explain(
     table.add_column("kind")
     table.add_column("text", overflow="fold")
     for no, r in enumerate(rows, 1):
-        table.add_row(str(no), f"{r.score:.2f}", kind_label(r.kind, mem.lang), r.text)
+        text = shown_with_members(r.node, mem.lang)  # stored text: one line each, bounded
+        table.add_row(str(no), f"{r.score:.2f}", kind_label(r.kind, mem.lang), text)
     if rows:
         out.print(table)
     if why_not and not missed:
@@ -162,5 +163,6 @@ def explain(
         miss.add_column("detail", overflow="fold")
         for w in missed:
             score = "" if w.score is None else f"{w.score:.2f}"
-            miss.add_row(w.reason, score, kind_label(w.node.kind, mem.lang), w.node.text, w.detail)
+            kind = kind_label(w.node.kind, mem.lang)
+            miss.add_row(w.reason, score, kind, shown(w.node.text, mem.lang), shown(w.detail))
         out.print(miss)

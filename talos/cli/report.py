@@ -20,6 +20,7 @@ from talos.cli.common import (
     scopes_from,
 )
 from talos.fsutil import atomic_write_text, check_write_target
+from talos.render import shown
 from talos.report import build_report, render_html
 
 if TYPE_CHECKING:
@@ -82,8 +83,8 @@ def _tables(r: dict[str, Any]) -> list[Table]:
         for m in r["most_recalled"]:
             most.add_row(
                 str(m["picks"]),
-                m["kind"],
-                m["text"],
+                shown(m["kind"]),
+                shown(m["text"]),
                 str(m["bodies"]),
                 "" if m["mean_score"] is None else f"{m['mean_score']:.2f}",
                 m["last_day"],
@@ -98,7 +99,7 @@ def _tables(r: dict[str, Any]) -> list[Table]:
         nv.add_column("kind")
         nv.add_column("memory", overflow="fold")
         for n in never[:NEVER_ROWS]:
-            nv.add_row(str(n["seen"]), n["kind"], n["text"])
+            nv.add_row(str(n["seen"]), shown(n["kind"]), shown(n["text"]))
         tables.append(nv)
     return tables
 

@@ -21,7 +21,8 @@ from talos.cli.common import (
     handle_errors,
     out,
 )
-from talos.safety import scan_home
+from talos.render import shown
+from talos.safety import mask_secrets, scan_home
 
 __all__ = ["EXIT_FLAGGED", "scan"]
 
@@ -31,11 +32,12 @@ EXIT_FLAGGED = 4
 
 
 def _shown(path: str, home: Path) -> str:
-    """``path`` relative to the home when it is inside it, else as given."""
+    """``path`` relative to the home when it is inside it, else as given; a credential in it
+    masked (a skill named after a token)."""
     try:
-        return Path(path).relative_to(home).as_posix()
+        return mask_secrets(Path(path).relative_to(home).as_posix())
     except ValueError:
-        return path
+        return mask_secrets(path)
 
 
 @handle_errors("scan", listing=True)
@@ -74,12 +76,15 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
         table.add_column("where", overflow="fold")
         table.add_column("reasons", overflow="fold")
         for s in report.skills:
-            table.add_row(s.kind, _shown(s.path, paths.home), "\n".join(s.reasons))
+            reasons = "\n".join(map(shown, s.reasons))
+            table.add_row(s.kind, shown(_shown(s.path, paths.home)), reasons)
         for f in report.facts:
-            where = f"{_shown(f.path, paths.home)}:{f.line}"
-            table.add_row("fact", where, "\n".join(f.reasons))
+            where = shown(f"{_shown(f.path, paths.home)}:{f.line}")
+            table.add_row("fact", where, "\n".join(map(shown, f.reasons)))
         for r in report.refused:
-            table.add_row(r.kind, _shown(r.path, paths.home), "\n".join(r.reasons))
+            table.add_row(
+                r.kind, shown(_shown(r.path, paths.home)), "\n".join(map(shown, r.reasons))
+            )
         out.print(table)
     if not report.clean:
         raise typer.Exit(EXIT_FLAGGED)

@@ -24,7 +24,12 @@ from talos.cli.common import (
     scopes_from,
 )
 from talos.memory import node_provenance
+from talos.render import TEXT_CHARS, labels, shown
+from talos.text import cut, one_line
 from talos.trust import record_id, stated_value
+
+#: The visible cut of a value ``get`` prints (the English one: stdout is for scripts).
+_CUT = labels("en")["cut"].format(n=TEXT_CHARS)
 
 __all__ = ["conflicts", "get", "history", "remember", "resolve", "restore", "revoke"]
 
@@ -82,9 +87,11 @@ def remember(
     """Append a fact to memory.md with its provenance, atomically.
 
     The write is audited and takes a lock. With --key, it supersedes older records of that key and
-    scope whose authority is not higher; late evidence (observed before the current record) goes to
-    history; a reflect write never replaces what the person (user) or a tool said: it is stored,
-    shadowed.
+    scope whose authority is not higher and whose validity overlaps; a value for a later window
+    (--from/--until) leaves the current one in force outside that window; late evidence (observed
+    before the current record) goes to history; a reflect write never replaces what the person
+    (user) or a tool said: it is stored, shadowed. Control characters (a line break, a tab, ESC)
+    are refused in the text and in every option.
 
     Examples:
       talos remember "editor = helix" --key editor
@@ -155,7 +162,10 @@ def get(
             error=None if decision.ok else decision.reason,
         )
     elif decision.ok and decision.record is not None:
-        out.out(decision.value or "")
+        # stored text, on stdout and in the messages: on one line and bounded with a visible
+        # cut, as MCP get gives it (a 100 kB value was printed whole, twice)
+        value = cut(one_line(decision.value or ""), TEXT_CHARS, _CUT)
+        out.out(value)
         rec = decision.record
         prov = node_provenance(rec)
         note = (
@@ -163,14 +173,13 @@ def get(
         )
         if decision.override:
             note = " · request-scoped override"
-        err.print(
-            f"{key} = {decision.value}  [{prov.get('src')} {prov.get('born')} "
-            f"id={record_id(rec)}]{note}"
-        )
+        src, born = shown(str(prov.get("src"))), shown(str(prov.get("born")))
+        err.print(f"{shown(key)} = {value}  [{src} {born} id={record_id(rec)}]{note}")
     else:
-        err.print(f"{key}: {decision.reason}")
+        err.print(f"{shown(key)}: {decision.reason}")
         for n in decision.competitors:
-            err.print(f"  {record_id(n)}: {stated_value(n.text)} ({n.src} {n.born})")
+            value = shown(stated_value(n.text))
+            err.print(f"  {record_id(n)}: {value} ({shown(n.src)} {shown(n.born)})")
     if not decision.ok:
         raise typer.Exit(EXIT_REFUSED)
 
@@ -226,7 +235,8 @@ def conflicts(
         table.add_column(col)
     for s, k, recs in found:
         for n in recs:
-            table.add_row(s, k, record_id(n), stated_value(n.text), n.src, n.born)
+            cells = (s, k, record_id(n), stated_value(n.text), n.src, n.born)
+            table.add_row(*map(shown, cells))
     out.print(table)
 
 
@@ -242,7 +252,8 @@ def resolve(
 
     The other records of KEY become superseded: their lines leave memory.md and are kept in the
     audit log (talos history KEY), so talos restore ID can bring one back. Ids are listed by talos
-    conflicts.
+    conflicts. The decision is made on memory.md as it is when the write happens: if another write
+    removed the record to keep meanwhile, nothing is changed (exit 1).
 
     Examples:
       talos conflicts
@@ -286,13 +297,12 @@ def history(
         return
     from rich.table import Table  # imported on use: start-up of every command
 
-    table = Table(title=f"history{' of ' + target if target else ''}")
+    table = Table(title=f"history{' of ' + shown(target) if target else ''}")
     for col in ("time (UTC)", "op", "id", "key", "before", "after", "reason"):
         table.add_column(col, overflow="fold")
     for e in rows:
         when = dt.datetime.fromtimestamp(int(e.get("t", 0)), dt.UTC).strftime("%Y-%m-%d %H:%M")
-        table.add_row(
-            when,
+        cells = (
             str(e.get("op")),
             str(e.get("id") or ""),
             str(e.get("key") or ""),
@@ -300,6 +310,7 @@ def history(
             str(e.get("after") or ""),
             str(e.get("reason") or ""),
         )
+        table.add_row(when, *map(shown, cells))  # the log's texts are stored text
     out.print(table)
 
 
@@ -314,18 +325,23 @@ def restore(
 ) -> None:
     """Bring a removed line back into memory.md from the audit log.
 
-    Works for lines removed by supersede, resolve, forget or revoke, of an authorized scope;
-    a forgotten skill file comes back from .talos/trash/. The restore is audited too.
+    Works for lines removed by supersede, resolve, forget or revoke, and for a record talos wrote
+    that an edit outside talos removed (talos doctor names it), of an authorized scope; a
+    forgotten skill file comes back from .talos/trash/. The restored record is current again:
+    the records of its key that took its place are superseded in turn (restorable). The restore
+    is audited too.
 
     Examples:
       talos history editor
       talos restore Lc1bafd77f
     """
-    line = open_memory(home, scopes=scopes_from(scope)).restore(rid)
+    done = open_memory(home, scopes=scopes_from(scope)).restore_record(rid)
     if as_json:
-        emit("restore", {"id": rid, "line": line})
+        emit("restore", {"id": rid, "line": done.line, "superseded": list(done.superseded)})
         return
-    err.print(f"restored {rid}: {line}")
+    err.print(f"restored {shown(rid)}: {shown(done.line)}")  # the audit log's line: stored text
+    for other in done.superseded:
+        err.print(f"  superseded {other} (restorable: talos restore {other})")
 
 
 @handle_errors("revoke")
@@ -341,7 +357,7 @@ def revoke(
 
     The records are removed, audited and restorable. Provenance makes precise revocation possible:
     every line whose tag says ref=REF leaves memory.md, of the authorized scopes only; each is kept
-    in the audit log.
+    in the audit log. When no record carries REF, nothing is revoked and the command exits 1.
 
     Examples:
       talos revoke --ref msg:42

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from talos import fsutil
+from talos import fsutil, secrets
 from talos.model import Node
 from talos.text import matching_keywords
 from talos.warn import audible, warn
@@ -21,7 +21,12 @@ __all__ = [
     "load_facts",
     "parse_fact_line",
     "strip_tag",
+    "tag_reasons",
 ]
+
+#: The reason a line is flagged for a credential in its provenance tag (hostile pass of issue
+#: 13: ``ref=https://bob:PW@host`` was printed as provenance by recall, explain and get).
+TAG_SECRET = "contains a credential value (in its provenance tag)"
 
 #: Lines whose remaining text is shorter than this are ignored (SPEC §3.1): "ok", "---", "#".
 MIN_FACT_CHARS = 4
@@ -96,6 +101,32 @@ def parse_fact_line(line: str) -> ParsedFact | None:
     return ParsedFact(text, src, born, fields)
 
 
+def tag_reasons(line: str) -> tuple[str, ...]:
+    """``(TAG_SECRET + ": ref=https://bob:****@",)`` when a field of the line's trailing
+    provenance tag holds a credential (:func:`talos.secrets.find_secrets` on the decoded
+    values; the evidence is masked), else ``()``. The tag is part of the line: such a line is
+    withheld and listed by ``talos scan`` like a credential in the text (SPEC §8.3)."""
+    m = TAG.search(line.strip())
+    if not m or not m.group("fields").strip():
+        return ()
+    pairs = [(k, unquote(v)) for k, v in _FIELD.findall(m.group("fields"))]
+    if not secrets.find_secrets("\n".join(v for _k, v in pairs)):  # one value a line
+        return ()
+    shown: list[str] = []
+    for k, v in pairs:
+        found = secrets.find_secrets(v)
+        if found:
+            regions = secrets.secret_regions(found)
+            window = secrets.mask_window(v, regions, found[0].start, found[0].end)
+            shown.append(f"{k}={' '.join(window.split())}"[:60])
+    return (f"{TAG_SECRET}: {', '.join(shown[:3])}",) if shown else ()
+
+
+def masked_fields(fields: dict[str, str]) -> dict[str, str]:
+    """``fields`` with every credential in their values masked."""
+    return {k: secrets.mask_secrets(v) for k, v in fields.items()}
+
+
 def read_memory(path: Path) -> bytes:
     """The bytes of the memory file ``path``: a regular file of at most
     :data:`talos.fsutil.MAX_MEMORY_BYTES` (:func:`talos.fsutil.read_regular`).
@@ -157,6 +188,8 @@ def load_facts(
         parsed = parse_fact_line(line)
         if parsed is None or (keep_fact is not None and not keep_fact(parsed.text)):
             continue
+        if keep_fact is not None and parsed.fields and _default(keep_fact) and tag_reasons(line):
+            continue  # the default filter withholds a credential in the tag too
         kw = matching_keywords(parsed.text)
         if not kw:
             continue
@@ -178,3 +211,10 @@ def load_facts(
         shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
         warn(f"{path}: line {shown} is not valid UTF-8; skipped (the file is left untouched)")
     return nodes
+
+
+def _default(keep_fact: Callable[[str], bool]) -> bool:
+    """Whether ``keep_fact`` is talos's default fact filter (:func:`talos.safety.keep_fact`)."""
+    from talos import safety  # imported on use: safety reads facts for talos scan
+
+    return keep_fact is safety.keep_fact

@@ -212,7 +212,7 @@ FORMATS: dict[str, Callable[[Any], str | None]] = {
 }
 
 
-def first_user_request(path: Path) -> str:
+def first_user_request(path: Path, folder: Path | str | None = None) -> str:
     """The first real user request of a ``.jsonl`` session, in whichever format it is written.
 
     The format is decided by the first line :func:`detect` recognises; lines before that are
@@ -225,15 +225,19 @@ def first_user_request(path: Path) -> str:
     Claude Code and Codex files, which are append-only logs, a non-JSON line (a torn write) is
     skipped.
 
-    At most :data:`SESSION_SCAN_BYTES` are read, line by line.
+    At most :data:`SESSION_SCAN_BYTES` are read, line by line. The file is opened only inside
+    ``folder`` (default: its own folder), as a regular file with one name
+    (:func:`talos.fsutil.open_entry`): a session swapped for a link out of the folder after
+    the listing, or a hard link, is refused with one warning (hostile pass of issue 13).
 
     Returns:
         The request text, or "" when there is none (or the file cannot be read).
     """
     reader: Callable[[Any], str | None] | None = None
     budget = SESSION_SCAN_BYTES
+    real = os.path.realpath(path.parent if folder is None else folder)
     try:
-        with fsutil.open_regular(path, listed=True) as f:  # never a FIFO (issue 12.3)
+        with fsutil.open_entry(path, real) as f:  # never a FIFO (issue 12.3), nor outside
             while budget > 0:
                 blob = f.readline(budget)
                 if not blob:
@@ -253,6 +257,11 @@ def first_user_request(path: Path) -> str:
                 request = reader(obj)
                 if request:
                     return request
+    except fsutil.RefusedEntry as e:
+        key = (str(path), e.evidence)
+        if key not in _WARNED and warn(f"{e}", scopes={"global"}):  # episodes are global's
+            _WARNED.add(key)
+        return ""
     except OSError:
         return ""
     return ""
@@ -399,21 +408,23 @@ def load_episodes(sessions_dir: Path, start: int = 0) -> list[Node]:
         the request.
     """
     nodes: list[Node] = []
+    root = sessions_root(sessions_dir)[0]
     for path in session_files(sessions_dir):
-        node = episode_node(path, start + len(nodes))
+        node = episode_node(path, start + len(nodes), root)
         if node is not None:
             nodes.append(node)
     return nodes
 
 
-def episode_node(path: Path, order: int = 0) -> Node | None:
+def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -> Node | None:
     """The episode of one session file, or ``None`` when it has no request with keywords.
 
     The text is the first 80 characters of the request, secrets masked before the cut
     (SPEC §8.3). Used by :func:`load_episodes` and by the persistent index, so both paths
-    read a file the same way.
+    read a file the same way; ``folder``: the sessions folder the file must lie in (default:
+    its own).
     """
-    request = first_user_request(path)
+    request = first_user_request(path, folder)
     if not request:
         return None
     request = _SURROGATE.sub("\ufffd", request)  # "\ud800" in JSON: not printable

@@ -83,11 +83,8 @@ def skill_scopes(source: Path | bytes | str) -> frozenset[str]:
     if isinstance(source, Path):
         try:
             # never a FIFO or a device, nor a link out of the folder (issue 12.3, 13.5)
-            if not (
-                source.is_symlink() and fsutil.outside(source, os.path.realpath(source.parent))
-            ):
-                with fsutil.open_regular(source) as f:
-                    data = f.read(1 << 16)
+            with fsutil.open_entry(source, os.path.realpath(source.parent)) as f:
+                data = f.read(1 << 16)
         except OSError:
             pass
     else:
@@ -97,18 +94,37 @@ def skill_scopes(source: Path | bytes | str) -> frozenset[str]:
     return frozenset({scope or "global"})
 
 
+def _read_entry(path: Path, limit: int) -> bytes:
+    """The bytes of the skill ``path``, opened inside its folder only
+    (:func:`talos.fsutil.open_entry`), at most ``limit`` of them.
+
+    Raises:
+        FileTooLarge: larger. RefusedEntry: outside its folder, not a regular file, a hard
+        link. OSError: unreadable.
+    """
+    with fsutil.open_entry(path, os.path.realpath(path.parent)) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise fsutil.FileTooLarge(path, limit)
+    return data
+
+
 def read_skill(path: Path) -> str | None:
     """Read a skill file as text, or ``None`` (with a warning) when it cannot be a skill:
-    unreadable, not a regular file (:func:`talos.fsutil.read_regular`), larger than
-    :data:`MAX_SKILL_BYTES`, containing NUL bytes, or not UTF-8. The warning is scoped like
-    the skill (:func:`skill_scopes`, SPEC §7.3)."""
+    unreadable, not a regular file, a link out of its folder or a hard link (checked on the
+    open file: :func:`talos.fsutil.open_entry`, so a file swapped for a link to /etc/passwd
+    after the listing is refused), larger than :data:`MAX_SKILL_BYTES`, containing NUL bytes,
+    or not UTF-8. The warning is scoped like the skill (:func:`skill_scopes`, SPEC §7.3)."""
     try:
-        data = fsutil.read_regular(path, MAX_SKILL_BYTES)
+        data = _read_entry(path, MAX_SKILL_BYTES)
     except fsutil.FileTooLarge:
         warn(
             f"{path}: larger than {MAX_SKILL_BYTES} bytes; not loaded as a skill",
             scopes=skill_scopes(path),
         )
+        return None
+    except fsutil.RefusedEntry as e:
+        warn(f"{path}: not loaded as a skill: {e.strerror}; see talos scan", scopes={"global"})
         return None
     except OSError as e:
         warn(f"{path}: cannot read ({e.strerror}); not loaded as a skill", scopes={"global"})
@@ -162,7 +178,8 @@ def load_skills(
 
     Returns:
         Skill nodes: ``text`` is the label (or the file's first 60 characters when it has no
-        name and no description), ``body`` the first 1200 characters, ``name`` the file stem.
+        name and no description), ``body`` the first 1201 characters (the 1200 delivered,
+        SPEC §3.2, and one more that tells the block the file goes on), ``name`` the stem.
     """
     nodes: list[Node] = []
     flagged = flagged_skills(skills_dir, scan_store)  # the safety scan (SPEC §8.1)
@@ -184,7 +201,7 @@ def load_skills(
                 keywords=kw,
                 order=start + len(nodes),
                 path=str(path),
-                body=raw[:MATCH_MAX],
+                body=raw[: MATCH_MAX + 1],  # one past what is delivered: the block marks a cut
                 name=path.stem,
                 src=fields.get("source", "user") or "user",
                 fields={k: v for k, v in fields.items() if k not in ("name", "description")},

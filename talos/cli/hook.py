@@ -1,0 +1,155 @@
+"""``talos hook``: automatic recall in Claude Code, Codex CLI and Gemini CLI (SPEC §9.5).
+
+``talos hook AGENT`` is normally reached before Typer loads (:mod:`talos.entry`); this command
+gives the same behaviour to ``python -m talos.cli``-style callers, plus ``install``,
+``uninstall`` (:mod:`talos.hooks.install`), ``status`` and ``stop`` (the resident server).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from talos.cli.common import HomeOpt, JsonOpt, emit, err, handle_errors, out
+from talos.errors import InputError
+
+__all__ = ["hook"]
+
+_AGENTS = ("claude-code", "codex", "gemini")
+_ACTIONS = ("install", "uninstall", "status", "stop")
+
+
+@handle_errors("hook")
+def hook(
+    action: Annotated[
+        str,
+        typer.Argument(
+            metavar="ACTION",
+            help="claude-code, codex or gemini (answer that agent's hook event on stdin), "
+            "install or uninstall (edit an agent's settings), status or stop (the resident "
+            "server).",
+            show_default=False,
+        ),
+    ],
+    agent: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="AGENT", help="For install/uninstall: claude-code, codex or gemini."
+        ),
+    ] = None,
+    project: Annotated[
+        bool, typer.Option("--project", help="The project's settings (under the git root).")
+    ] = False,
+    user: Annotated[
+        bool, typer.Option("--user", help="Your own settings, for every project (the default).")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the diff of the settings; write nothing.")
+    ] = False,
+    home: HomeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Give an agent your memory with every prompt, through its hooks.
+
+    talos hook install AGENT adds one entry to the agent's settings (Claude Code:
+    ~/.claude/settings.json; Codex: ~/.codex/hooks.json and the hooks flag in config.toml;
+    Gemini: ~/.gemini/settings.json; --project: the repository's). From then on the agent runs
+    talos hook AGENT on each prompt and when a session starts: talos recalls from global and
+    the project's scope (project:<git root folder>, or the hooks.scopes table of talos.toml) and
+    the agent receives the block as data, within its size limit. Nothing relevant: nothing is
+    added. A failure never blocks the agent: the hook exits 0 and logs a line (talos doctor).
+
+    Install is idempotent, keeps NAME.talos-backup, never touches other hooks; uninstall
+    removes exactly what install added. A resident server (one per home, owner-only Unix
+    socket, exits after 10 idle minutes) keeps each hook to a few milliseconds; status and
+    stop show and end it.
+
+    Examples:
+      talos hook install claude-code
+      talos hook install codex --dry-run
+      talos hook uninstall gemini --project
+      talos hook claude-code < event.json
+    """
+    if action in _AGENTS:
+        from talos.hooks.client import main as run_hook
+
+        raise typer.Exit(run_hook([action, *(["--home", str(home)] if home else [])]))
+    if action not in _ACTIONS:
+        choices = ", ".join((*_AGENTS, *_ACTIONS))
+        raise InputError(f"unknown action {action!r}; choose one of: {choices}")
+    if action in ("status", "stop"):
+        _server(action, home, as_json)
+        return
+    if agent not in _AGENTS:
+        what = f"unknown agent {agent!r}" if agent else "which agent?"
+        raise InputError(f"{what} — talos hook {action} claude-code|codex|gemini")
+    if project and user:
+        raise InputError("choose --project or --user, not both")
+    from talos.hooks.install import apply, plan
+
+    p = plan(action, agent, project=project, home=str(home) if home else None)
+    written = [] if dry_run else apply(p)
+    if as_json:
+        emit(
+            "hook",
+            {
+                "action": action,
+                "agent": agent,
+                "dry_run": dry_run,
+                "files": [
+                    {"path": str(c.path), "changed": c.changed, "diff": c.diff()} for c in p.changes
+                ],
+                "written": [str(w) for w in written],
+                "notes": p.notes,
+            },
+        )
+        return
+    for c in p.changes:
+        if dry_run and c.changed:
+            out.out(c.diff(), end="")
+        elif c.changed:
+            verb = "updated" if c.after else "removed"
+            err.print(f"{verb} {c.path} (before: {c.path.name}.talos-backup)")
+        else:
+            state = "already has talos's entry" if action == "install" else "has no talos entry"
+            err.print(f"{c.path}: {state}")
+    for note in [*p.notes, *_advice(action, agent)]:
+        err.print(note)
+    if dry_run:
+        err.print("dry run: nothing written")
+
+
+def _advice(action: str, agent: str) -> list[str]:
+    if action != "install":
+        return []
+    return {
+        "claude-code": ["Claude Code reads hooks at start: restart it (or review them in /hooks)."],
+        "codex": [
+            "Codex runs a new hook only once you trust it: start codex and choose "
+            "'Trust all and continue' when it lists the new hook."
+        ],
+        "gemini": ["Gemini CLI runs project hooks only in a trusted folder."],
+    }[agent]
+
+
+def _server(action: str, home: Path | None, as_json: bool) -> None:
+    from talos.hooks import client
+
+    h = str(home) if home else None
+    if action == "status":
+        info = client.ping(h)
+        if as_json:
+            emit("hook", {"running": info is not None, **(info or {})})
+        elif info is None:
+            err.print("no talos hook server is running for this home")
+        else:
+            current = "" if info["current"] == "True" else " (stale: restarts on the next hook)"
+            out.out(f"talos hook server running, pid {info['pid']}{current}")
+        return
+    stopped = client.stop(h)
+    if as_json:
+        emit("hook", {"stopped": stopped})
+    else:
+        err.print("stopped the talos hook server" if stopped else "no server was running")

@@ -1,0 +1,399 @@
+"""``talos hook AGENT``: the process an agent runs on every prompt (SPEC §9.5, issue 16).
+
+It reads the agent's hook event on stdin and writes exactly what the agent expects on stdout
+— or nothing. It imports only the standard library on its way to the answer: the resident
+server (:mod:`talos.hooks.server`) of the home does the recall, and only when no server can be
+reached does this process import talos's recall and answer by itself.
+
+The hook never breaks the agent's turn. Malformed input, a missing home, an unreadable
+talos.toml, a locked index, a crash, or no answer within ``[hooks] timeout`` seconds (2.5 by
+default, well inside every agent's own limit) all end the same way: exit 0, nothing on stdout
+or stderr, and one line in the home's hook log (:mod:`talos.hooks.log`), which
+``talos doctor`` shows.
+
+How it reaches the server:
+
+1. connect to ``<state>/run/hook.sock`` — only if that folder is mode 0700 and the socket is
+   owned by this user, and only to a server process of this user (peer credentials);
+2. none there: when no server holds the home's lock, start one (detached: its own session,
+   no inherited stdin/stdout/stderr, so the agent's pipe closes when this hook exits), then
+   wait for its socket until the deadline;
+3. a server of another talos version or other settings answers ``restart`` and exits: start
+   a new one (once);
+4. the server cannot be started, or died starting: recall in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from _socket import socket
+
+    from talos.hooks.state import HookState
+
+__all__ = ["AGENT_NAMES", "MAX_INPUT", "main", "ping", "stop"]
+
+#: The agents ``talos hook`` answers (:data:`talos.hooks.agents.AGENTS`, kept here so the
+#: client does not import that module).
+AGENT_NAMES = ("claude-code", "codex", "gemini")
+#: Largest hook input read from stdin.
+MAX_INPUT = 4 * 1024 * 1024
+
+
+class _Run:
+    """One hook run: what the watchdog needs to write its log line, and its two locks
+    (``cancel`` is released when the run ends; ``output`` is taken by whoever ends it)."""
+
+    def __init__(self, agent: str) -> None:
+        import _thread
+
+        self.agent = agent
+        self.event = "-"
+        self.log = ""
+        self.timeout = 0.0
+        self.phase = "timeout"  # or "busy" while a server starts
+        self.cancel = _thread.allocate_lock()
+        self.output = _thread.allocate_lock()
+
+
+def _log(run: _Run, kind: str, message: str, path: str = "") -> None:
+    from talos.hooks import log as hook_log
+
+    hook_log.write(path or run.log or hook_log.fallback_log(), run.agent, run.event, kind, message)
+
+
+def _event_name(raw: bytes) -> str:
+    """``hook_event_name`` read without a JSON parser (for log lines only)."""
+    key = raw.find(b'"hook_event_name"')
+    if key < 0:
+        return "-"
+    start = raw.find(b'"', raw.find(b":", key) + 1)
+    end = raw.find(b'"', start + 1)
+    if start < 0 or end < 0 or end - start > 64:
+        return "-"
+    return raw[start + 1 : end].decode("utf-8", "replace").replace(" ", "_") or "-"
+
+
+def _arm(run: _Run, seconds: float) -> None:
+    """Stop this process at the deadline: log one line, exit 0, print nothing.
+
+    A watchdog thread, not ``SIGALRM``: a Python signal handler waits until the main thread
+    is back in Python, and SQLite's busy handler (a locked index) sleeps in C for up to a
+    minute (tests/test_hooks.py pins it)."""
+    import _thread
+
+    def expire() -> None:
+        if run.cancel.acquire(timeout=seconds) or not run.output.acquire(blocking=False):
+            return  # answered in time, or the answer is being written
+        if run.phase == "busy":
+            msg = f"the talos server is still starting; no context within {seconds:g} s"
+            _log(run, "busy", msg)
+        else:
+            _log(run, "timeout", f"no answer within {seconds:g} s")
+        os._exit(0)
+
+    run.timeout = seconds
+    run.cancel.acquire()
+    _thread.start_new_thread(expire, ())
+
+
+def _claim_output(run: _Run) -> None:
+    """Take the right to write the answer (or wait here while the watchdog ends the process);
+    stops the watchdog."""
+    if run.timeout:
+        run.output.acquire()
+        run.cancel.release()
+
+
+def _read_stdin() -> bytes:
+    data = sys.stdin.buffer.read(MAX_INPUT + 1)
+    if len(data) > MAX_INPUT:
+        raise ValueError(f"hook input larger than {MAX_INPUT} bytes")
+    return data
+
+
+# -- reaching the server ------------------------------------------------------------------
+
+
+def _connect(state: HookState) -> socket | None:
+    """A socket connected to the home's server, or ``None`` when there is none.
+
+    Raises:
+        PermissionError: the socket or the server belongs to another user.
+    """
+    import _socket  # not socket: its enum and selectors cost the hook ~2 ms
+
+    try:
+        st = os.lstat(state.socket)
+    except FileNotFoundError:
+        return None
+    if st.st_mode & 0o170000 != 0o140000 or st.st_uid != os.getuid():  # S_ISSOCK, no stat
+        raise PermissionError(f"{state.socket} is not a socket of this user; not connecting")
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    here = os.open(".", os.O_RDONLY)
+    try:
+        os.chdir(state.run_dir)  # a relative name: no socket path length limit
+        s.connect("hook.sock")
+    except (FileNotFoundError, ConnectionRefusedError):
+        s.close()
+        return None
+    except BaseException:
+        s.close()
+        raise
+    finally:
+        os.fchdir(here)
+        os.close(here)
+    from talos.hooks.state import peer_uid
+
+    uid = peer_uid(s)
+    if uid is not None and uid != os.getuid():
+        s.close()
+        raise PermissionError(f"{state.socket} is served by uid {uid}; not connecting")
+    return s
+
+
+def _lock_free(state: HookState) -> bool:
+    """Whether no server holds the home's lock (none runs or starts)."""
+    import fcntl
+
+    fd = os.open(state.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing releases the lock
+    return True
+
+
+def _spawn(state: HookState) -> subprocess.Popen[bytes]:
+    """Start the home's server detached from this hook and from the agent.
+
+    Raises:
+        OSError: it cannot be started.
+    """
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "talos.hooks.server", "--home", state.home],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=state.run_dir,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def _reach(run: _Run, state: HookState) -> socket | None:
+    """Connect to the server, starting it when no one else does; wait for it (the deadline
+    bounds the wait). ``None``: the server this hook started died before it listened."""
+    from talos.hooks.state import ensure_private_dir
+
+    ensure_private_dir(state.run_dir)
+    spawned = None
+    while True:
+        s = _connect(state)
+        if s is not None:
+            return s
+        if _lock_free(state):
+            if spawned is not None and spawned.poll() is not None:
+                return None
+            if spawned is None:
+                spawned = _spawn(state)
+        run.phase = "busy"  # a server is starting (this hook's or another's)
+        time.sleep(0.01)
+
+
+def _exchange(s: socket, request: bytes, seconds: float) -> bytes:
+    import _socket
+
+    s.settimeout(max(seconds, 0.01))
+    try:
+        s.sendall(request)
+        s.shutdown(_socket.SHUT_WR)
+        chunks: list[bytes] = []
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        s.close()
+
+
+def _request(op: str, agent: str, state: HookState, body: bytes = b"") -> bytes:
+    from talos.hooks.state import code_stamp
+
+    head = f"talos-hook/1\n{op} {agent}\n{code_stamp()}\n{state.config_digest}\n"
+    return head.encode("utf-8") + body
+
+
+def _ask(run: _Run, state: HookState, raw: bytes, deadline: float) -> bytes | None:
+    """The server's reply to the hook input, or ``None`` when no server can answer."""
+    request = _request("answer", run.agent, state, raw)
+    for _attempt in range(2):
+        s = _reach(run, state)
+        if s is None:
+            return None
+        reply = _exchange(s, request, deadline - time.monotonic())
+        if not reply.startswith(b"restart\n"):
+            return reply
+        run.phase = "busy"  # the old server exits; the next _reach starts a new one
+    return None
+
+
+def _in_process(run: _Run, state: HookState, raw: bytes) -> bytes:
+    """Answer without a server (the fallback): import talos's recall here."""
+    from talos.hooks.context import Responder, reply
+
+    responder = Responder(state.home, state.settings)
+    try:
+        return reply(responder, run.agent, raw)
+    finally:
+        responder.close()
+
+
+# -- the command --------------------------------------------------------------------------
+
+
+def _options(argv: list[str]) -> tuple[str, str | None]:
+    agent, home = argv[0], None
+    rest = argv[1:]
+    for i, arg in enumerate(rest):
+        if arg == "--home" and i + 1 < len(rest):
+            home = rest[i + 1]
+        elif arg.startswith("--home="):
+            home = arg.split("=", 1)[1]
+    return agent, home
+
+
+def main(argv: list[str]) -> int:
+    """Run ``talos hook AGENT [--home HOME]`` (``argv`` starts with AGENT). Always 0."""
+    agent, home = _options(argv)
+    run = _Run(agent)
+    try:
+        return _main(run, home)
+    except Exception as e:  # never break the agent's turn
+        _log(run, "error", f"{type(e).__name__}: {e}")
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if run.timeout and run.cancel.locked():
+            run.cancel.release()  # the watchdog ends without a word
+
+
+def _main(run: _Run, home: str | None) -> int:
+    from talos.hooks.state import hook_state
+
+    start = time.monotonic()
+    state = hook_state(home)
+    run.log = state.log if os.path.isdir(state.home) else ""
+    if sys.stdin is None or sys.stdin.isatty():
+        print(
+            f"talos hook {run.agent} reads the agent's hook event as JSON on stdin; the agent "
+            f"runs it (talos hook install {run.agent}).",
+            file=sys.stderr,
+        )
+        return 0
+    _arm(run, state.settings["timeout"])
+    raw = _read_stdin()
+    run.event = _event_name(raw)
+    if not raw.strip():
+        _log(run, "error", "no hook input on stdin")
+        return 0
+    if not run.log:
+        _log(run, "error", f"home {state.home} does not exist (talos init, or --home in the hook)")
+        return 0
+    if state.problem:
+        _log(run, "error", state.problem)
+        return 0
+    deadline = start + state.settings["timeout"]
+    reply: bytes | None = None
+    if state.settings["server"] and hasattr(os, "getuid"):
+        try:
+            reply = _ask(run, state, raw, deadline)
+        except PermissionError as e:
+            _log(run, "error", f"{e}; recalling in the hook's own process")
+        except OSError as e:  # the server cannot be started or spoke no sense: recall here
+            _log(run, "error", f"talos server unreachable ({e}); recalling in process")
+    if reply is None:
+        run.phase = "timeout"
+        reply = _in_process(run, state, raw)
+    status, _, rest = reply.partition(b"\n")
+    if status == b"ok":
+        _claim_output(run)
+        sys.stdout.buffer.write(rest)
+        sys.stdout.buffer.flush()
+        return 0
+    words = status.decode("utf-8", "replace").split(" ")
+    if len(words) >= 3 and words[0] == "error":
+        if words[2] != "-":
+            run.event = words[2]
+        _log(run, words[1], rest.decode("utf-8", "replace").strip() or "failed")
+    else:
+        _log(run, "error", f"unexpected reply from the talos server: {status[:80]!r}")
+    return 0
+
+
+# -- for people: status and stop ----------------------------------------------------------
+
+
+def ping(home: str | None = None) -> dict[str, str] | None:
+    """The running server of ``home`` as ``{"pid", "stamp", "config", "current"}``
+    (``current``: ``"yes"`` when it runs this talos on these settings), or ``None``."""
+    from talos.hooks.state import code_stamp, hook_state
+
+    state = hook_state(home)
+    s = _connect(state)
+    if s is None:
+        return None
+    reply = _exchange(s, _request("ping", "-", state), 5.0)
+    status, _, rest = reply.partition(b"\n")
+    words = rest.decode("utf-8", "replace").split()
+    if status != b"ok" or len(words) < 3:
+        return None
+    current = words[1] == code_stamp() and words[2] == state.config_digest
+    return {"pid": words[0], "stamp": words[1], "config": words[2], "current": str(current)}
+
+
+def stop(home: str | None = None, wait: float = 5.0) -> bool:
+    """Ask the server of ``home`` to exit and wait (up to ``wait`` seconds) until its lock is
+    released and its process is gone. Returns whether a server was running."""
+    from talos.hooks.state import hook_state
+
+    state = hook_state(home)
+    try:
+        s = _connect(state)
+    except PermissionError:
+        return False
+    if s is None:
+        return False
+    try:
+        with open(state.lock, encoding="ascii") as f:
+            pid = int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        pid = 0
+    _exchange(s, _request("stop", "-", state), wait)
+    end = time.monotonic() + wait
+    while time.monotonic() < end and (not _lock_free(state) or _running(pid)):
+        time.sleep(0.01)
+    return True
+
+
+def _running(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,221 @@
+"""The context a hook delivers: recall for a prompt, a short block when a session starts.
+
+This is the heavy side of the hook (it imports :class:`talos.Memory`): the resident server
+(:mod:`talos.hooks.server`) runs it, and the hook client runs it in its own process when no
+server can be reached (:mod:`talos.hooks.client`).
+
+* **Prompt** (``UserPromptSubmit``, ``BeforeAgent``): the prompt is the query of
+  :meth:`Memory.recall` (``k`` rows, ``[hooks] k``) in the event's scopes
+  (:func:`talos.hooks.scope.scopes_for`). Nothing relevant → no context at all.
+* **Session start**: no prompt yet, so no recall. The block lists the project's own records —
+  active facts of the project scope in file order, at most ``session_facts`` — then the
+  records recalled most often (usage hits, SPEC §6.3), at most ``session_hits``, most hits
+  first. A project with neither gets no context. No trace line, no usage count: nothing was
+  asked.
+
+Either block is cut to the budget by :func:`budget` (the agent's limit, or ``[hooks] budget``
+when smaller) and rendered with the recall block's own heading, which says the rows are
+recorded data, not instructions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from talos.hooks import agents, scope
+from talos.hooks.state import DEFAULTS
+from talos.memory import Memory, Recall
+from talos.model import Node
+from talos.render import Pick, render_block
+
+__all__ = ["MAX_QUERY", "DeferredUsage", "Responder", "budget", "reply", "session_picks"]
+
+#: Characters of a prompt used as the query: a pasted log of a megabyte would otherwise cost
+#: seconds of keyword extraction for nothing the first lines do not say.
+MAX_QUERY = 8_000
+
+#: Memories kept open per scope list in one server (one per project worked in lately).
+_OPEN = 4
+
+
+def _note(left: int, limit: int, unit: str) -> str:
+    word = {"utf16": "characters", "bytes": "bytes", "chars": "characters"}[unit]
+    rows = "row" if left == 1 else "rows"
+    return f"({left} more recalled {rows} left out to stay within {limit:,} {word})"
+
+
+def budget(picks: Sequence[Pick], lang: str, limit: int, unit: str) -> str:
+    """The block of ``picks`` cut at row boundaries to at most ``limit`` (in ``unit``, see
+    :func:`talos.hooks.agents.measure`), with one last line saying how many rows were left
+    out. A skill body that alone is too big is dropped for the skill's name. "" when not even
+    one row fits.
+
+    The one call site until ``Memory.recall(..., budget=N)`` exists (issue 16.1)."""
+    rows = list(picks)
+    for n in range(len(rows), 0, -1):
+        text = agents.clean(render_block(rows[:n], lang))
+        if n < len(rows):
+            text += "\n" + _note(len(rows) - n, limit, unit)
+        if agents.measure(text, unit) <= limit:
+            return text
+        if n == 1 and rows[0].body:  # the body alone is too big: keep the row, not its body
+            rows = [Pick(rows[0].node, rows[0].score, False), *rows[1:]]
+            return budget(rows, lang, limit, unit)
+    return ""
+
+
+def session_picks(mem: Memory, project: str | None, facts: int, hits: int) -> list[Pick]:
+    """The rows of the SessionStart block (see the module docstring): the project scope's
+    active facts in file order (at most ``facts``), then the most-hit records in view (at most
+    ``hits``, ties in load order)."""
+    view, _graph = mem.view()
+    records = [n for n in view.nodes if n.kind in ("fact", "skill", "conflict")]
+    own = [n for n in records if project and n.scope == project and n.kind != "skill"][:facts]
+    taken = {id(n) for n in own}
+    usage = mem.usage()
+
+    def hit_count(n: Node) -> int:
+        st = usage.get(n.key)
+        return st.hits if st else 0
+
+    often = sorted(
+        (n for n in records if id(n) not in taken and hit_count(n) > 0),
+        key=lambda n: (-hit_count(n), n.order),
+    )[:hits]
+    return [Pick(n, 0.0, False) for n in own + often]
+
+
+class DeferredUsage:
+    """A usage store (:class:`talos.usage.UsageStore`) that counts a recall only when told
+    to: the server answers the agent first and writes usage after (one SQLite transaction
+    with fsync is ~13 ms of a 25 ms recall at 3,000 sessions). Reading counts writes the
+    pending ones first, so nothing reads a stale count; a server killed between its reply
+    and :meth:`flush` loses that one recall's counts."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.pending: list[tuple[Any, Any, int]] = []
+
+    def record(self, present: Any, hits: Any, day: int) -> None:
+        """Queue one recall's counts (SPEC §6.3)."""
+        self.pending.append((dict(present), {s: set(k) for s, k in hits.items()}, day))
+
+    def flush(self) -> None:
+        """Write the queued counts, oldest first."""
+        while self.pending:
+            self.store.record(*self.pending.pop(0))
+
+    def stats(self, scope: str) -> Any:
+        """The store's counts of ``scope``, after writing the queued ones."""
+        self.flush()
+        return self.store.stats(scope)
+
+    def close(self) -> None:
+        """Write the queued counts and close the store."""
+        self.flush()
+        closer = getattr(self.store, "close", None)
+        if callable(closer):
+            closer()
+
+
+class Responder:
+    """Answers hook events for one home; keeps a few :class:`Memory` objects open (one per
+    scope list) so that a resident server recalls in milliseconds.
+
+    Args:
+        home: the home folder. settings: the ``[hooks]`` settings
+            (:func:`talos.hooks.state.hook_state`).
+    """
+
+    def __init__(self, home: str, settings: dict[str, Any] | None = None) -> None:
+        self.home = home
+        self.settings = {**DEFAULTS, **(settings or {})}
+        self._open: OrderedDict[tuple[str, ...], Memory] = OrderedDict()
+        self.warnings: list[str] = []
+
+    def memory(self, scopes: tuple[str, ...]) -> Memory:
+        """The :class:`Memory` of ``scopes`` (opened on first use, the least recent closed)."""
+        mem = self._open.pop(scopes, None)
+        if mem is None:
+            mem = Memory(self.home, scopes=scopes)
+            mem.usage_store = DeferredUsage(mem.usage_store)
+            while len(self._open) >= _OPEN:
+                self._open.popitem(last=False)[1].close()
+        self._open[scopes] = mem
+        return mem
+
+    def warm(self) -> None:
+        """Build what the first recall reads (the default view), so it is fast."""
+        self.memory(("global",)).prepare()
+
+    def flush(self) -> None:
+        """Write the usage counts of the answers given (after the reply, :class:`DeferredUsage`)."""
+        for mem in self._open.values():
+            store = mem.usage_store
+            if isinstance(store, DeferredUsage):
+                store.flush()
+
+    def close(self) -> None:
+        """Write pending usage counts and close every open :class:`Memory`."""
+        while self._open:
+            self._open.popitem()[1].close()
+
+    def answer(self, agent_name: str, event: Any) -> str:
+        """The exact stdout of ``talos hook AGENT`` for ``event`` (the parsed stdin JSON):
+        "" when nothing is relevant or the event is not one talos answers.
+
+        Warnings talos prints while loading (an unreadable line, a flagged skill) are kept in
+        :attr:`warnings` instead of reaching the agent's stderr (Gemini CLI reads a hook's
+        stderr as its output when stdout is empty).
+
+        Raises:
+            ValueError: the event is malformed. KeyError: unknown agent. TalosError, OSError,
+            sqlite3.Error: the home cannot be read.
+        """
+        agent = agents.AGENTS[agent_name]
+        ev = agents.parse_event(agent, event)
+        if not ev.kind:
+            return ""
+        s = self.settings
+        limit = min(agent.limit, s["budget"])
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            mem0 = self.memory(("global",))
+            scopes = scope.scopes_for(ev.cwd, mem0.paths.config, str(mem0.paths.home))
+            mem = self.memory(scopes)
+            if ev.kind == "prompt":
+                query = ev.prompt.strip()[:MAX_QUERY]
+                picks: list[Pick] = []
+                if query:
+                    got: Recall = mem.recall(query, k=s["k"])
+                    picks = [Pick(r.node, r.score, r.body) for r in got.picked]
+            else:
+                project = scopes[1] if len(scopes) > 1 else None
+                picks = session_picks(mem, project, s["session_facts"], s["session_hits"])
+            text = budget(picks, mem.lang, limit, agent.unit) if picks else ""
+        self.warnings = [w for w in err.getvalue().splitlines() if w.strip()]
+        return agents.render(ev, text)
+
+
+def reply(responder: Responder, agent: str, body: bytes) -> bytes:
+    """The wire reply (:mod:`talos.hooks.server`) to the raw hook input ``body``: ``ok`` and
+    the hook's stdout, or ``error error EVENT`` and a one-line message. Never raises: a hook
+    never fails the agent's turn (the client logs the message)."""
+    event_name = "-"
+    try:
+        event = json.loads(body.decode("utf-8"))
+        if isinstance(event, dict) and isinstance(event.get("hook_event_name"), str):
+            event_name = re.sub(r"\s", "_", event["hook_event_name"]) or "-"
+        out = responder.answer(agent, event)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        return f"error error {event_name}\nmalformed hook input: {e}\n".encode()
+    except Exception as e:
+        msg = " ".join(str(e).split()) or type(e).__name__
+        return f"error error {event_name}\n{type(e).__name__}: {msg}\n".encode()
+    return b"ok\n" + out.encode("utf-8")

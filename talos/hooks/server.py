@@ -1,0 +1,207 @@
+"""The resident hook server: one per home, answering hooks over a Unix socket (issue 16.3).
+
+A ``talos recall`` process spends most of its time importing numpy, typer and rich before it
+reads a byte; a recall inside a warm process takes milliseconds. So the first hook of a home
+starts this server (``python -m talos.hooks.server --home HOME``, detached in its own
+session) and every hook after it asks the server over ``<state>/run/hook.sock``:
+
+* **One per home.** The server holds an exclusive lock on ``run/hook.lock`` for its life
+  (its pid is written there); a second server started by a racing hook finds it taken and
+  exits at once.
+* **Owner only.** ``run/`` is mode 0700, the socket mode 0600, and every connection's peer
+  uid is checked (``SO_PEERCRED`` on Linux, ``LOCAL_PEERCRED`` on macOS): a request from
+  another user is closed unanswered.
+* **Warm before it listens.** It builds the default view first, so a hook that finds the
+  socket gets an answer in milliseconds; while it warms up hooks see no socket and give no
+  context (logged as ``busy``).
+* **Idle exit.** After ``[hooks] idle`` seconds without a request (default 600) it exits,
+  removing its socket.
+* **Restart on upgrade or new settings.** Each request names the client's talos (version and
+  code stamp, :func:`talos.hooks.state.code_stamp`) and a digest of talos.toml; when either
+  differs from the server's, the server answers ``restart`` and exits, and the client starts
+  a new one.
+
+The wire format is deliberately not JSON, so the client needs neither ``json`` nor the event's
+schema: a request is ``talos-hook/1`` and three header lines (``OP AGENT``, the code stamp,
+the config digest) followed by the raw hook input; the reply's first line is ``ok`` (then the
+exact stdout), ``restart``, ``stopped``, or ``error KIND EVENT`` (then a message line).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from talos.hooks import log as hook_log
+from talos.hooks.state import HookState, code_stamp, ensure_private_dir, hook_state, peer_uid
+
+__all__ = ["MAGIC", "MAX_REQUEST", "main", "serve"]
+
+#: First line of every request.
+MAGIC = b"talos-hook/1"
+#: Largest request read (a hook input is a prompt and a few fields; a pasted file fits).
+MAX_REQUEST = 4 * 1024 * 1024
+#: Seconds a connection may take to send its request.
+_READ_TIMEOUT = 5.0
+
+
+def _read_request(conn: socket.socket) -> bytes:
+    conn.settimeout(_READ_TIMEOUT)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_REQUEST:
+            raise ValueError(f"hook input larger than {MAX_REQUEST} bytes")
+        chunks.append(chunk)
+
+
+class _Server:
+    def __init__(self, state: HookState) -> None:
+        self.state = state
+        self.stamp = code_stamp()
+        self.digest = state.config_digest
+        self._responder: Any = None
+
+    @property
+    def responder(self) -> Any:
+        if self._responder is None:
+            from talos.hooks.context import Responder  # the heavy imports, once
+
+            self._responder = Responder(self.state.home, self.state.settings)
+        return self._responder
+
+    def handle(self, data: bytes) -> tuple[bytes, bool]:
+        """The reply to one request and whether the server should exit after it."""
+        head = data.split(b"\n", 4)
+        if len(head) < 4 or head[0] != MAGIC:
+            return b"error error -\nnot a talos hook request\n", False
+        op_agent, stamp, digest = head[1].split(b" ", 1), head[2], head[3]
+        body = head[4] if len(head) > 4 else b""
+        op = op_agent[0].decode("ascii", "replace")
+        agent = op_agent[1].decode("utf-8", "replace") if len(op_agent) > 1 else ""
+        if op == "stop":
+            return b"stopped\n", True
+        if op == "ping":
+            return f"ok\n{os.getpid()} {self.stamp} {self.digest}\n".encode(), False
+        if stamp.decode("utf-8", "replace") != self.stamp or (
+            digest.decode("ascii", "replace") != self.digest
+        ):
+            return b"restart\n", True
+        from talos.hooks.context import reply
+
+        return reply(self.responder, agent, body), False
+
+
+def serve(home: str | None = None) -> int:
+    """Run the server of ``home`` until it is idle, told to stop, or superseded.
+
+    Returns:
+        0; 0 at once when another server holds the home's lock. Failures before listening
+        (an unusable state folder) are logged to the hook log and return 1.
+    """
+    import fcntl
+
+    state = hook_state(home)
+    try:
+        ensure_private_dir(state.run_dir)
+        lock = open(state.lock, "a+")  # noqa: SIM115 — held for the server's life
+    except OSError as e:
+        hook_log.write(state.log, "-", "server", "error", f"cannot start the server: {e}")
+        return 1
+    try:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return 0  # another server of this home is alive
+    server = _Server(state)
+    stopping: list[int] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        stopping.append(signum)
+        raise SystemExit(0)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    sock: socket.socket | None = None
+    bound: int | None = None
+    try:
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        os.chdir(state.run_dir)  # bind by a relative name: no socket path length limit
+        try:
+            server.responder.warm()
+        except Exception as e:
+            hook_log.write(state.log, "-", "server", "error", f"warm-up failed: {e}")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink("hook.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind("hook.sock")
+        finally:
+            os.umask(old)
+        os.chmod("hook.sock", 0o600)
+        bound = os.stat("hook.sock").st_ino
+        sock.listen(16)
+        idle = float(state.settings["idle"])
+        last = time.monotonic()
+        while True:
+            left = idle - (time.monotonic() - last)
+            if left <= 0:
+                return 0
+            sock.settimeout(left)
+            try:
+                conn, _addr = sock.accept()
+            except TimeoutError:
+                return 0
+            last = time.monotonic()
+            with conn:
+                uid = peer_uid(conn)
+                if uid is not None and uid != os.getuid():
+                    continue  # not ours: no answer, not a word
+                try:
+                    reply, done = server.handle(_read_request(conn))
+                except (OSError, ValueError) as e:
+                    reply, done = f"error error -\n{e}\n".encode(), False
+                with contextlib.suppress(OSError):
+                    conn.settimeout(_READ_TIMEOUT)
+                    conn.sendall(reply)
+            if server._responder is not None:  # usage counts, once the agent has its answer
+                try:
+                    server._responder.flush()
+                except Exception as e:
+                    hook_log.write(state.log, "-", "server", "error", f"usage not counted: {e}")
+            if done:
+                return 0
+    finally:
+        if sock is not None:
+            sock.close()
+        with contextlib.suppress(OSError):
+            if bound is not None and os.stat("hook.sock").st_ino == bound:
+                os.unlink("hook.sock")
+        if server._responder is not None:
+            with contextlib.suppress(Exception):
+                server._responder.close()
+        lock.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m talos.hooks.server [--home HOME]``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    home = args[args.index("--home") + 1] if "--home" in args[:-1] else None
+    return serve(home)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

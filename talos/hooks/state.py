@@ -1,0 +1,215 @@
+"""Where the hook's files are, read with the standard library only (issue 16.3).
+
+The hook client must find the resident server's socket before it may import anything heavy,
+so this module repeats :func:`talos.home.resolve_home` without ``platformdirs`` (Linux and
+macOS; elsewhere it asks ``platformdirs``) and reads ``talos.toml`` only when it holds a key
+the client needs (``state_dir`` or a ``[hooks]`` table): ``tomllib`` alone costs ~7 ms.
+
+Files, all in the home's state folder (``.talos`` unless ``state_dir`` says otherwise):
+
+* ``hook.log`` — one line per hook that gave no context because something failed
+  (:mod:`talos.hooks.log`);
+* ``run/`` — mode 0700: ``hook.sock`` (the server's Unix socket, mode 0600) and
+  ``hook.lock`` (held by the one server of the home; holds its pid).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # typing costs the hook ~3 ms at start-up; type checkers read it as True
+if TYPE_CHECKING:
+    from _socket import socket
+    from typing import Any
+
+__all__ = [
+    "DEFAULTS",
+    "HookState",
+    "code_stamp",
+    "ensure_private_dir",
+    "hook_state",
+    "peer_uid",
+    "resolve_home",
+]
+
+#: ``[hooks]`` settings of talos.toml and their defaults. ``timeout``: seconds the hook may take
+#: in all (well inside every agent's own: Claude Code stops a UserPromptSubmit hook at 30 s,
+#: Gemini CLI any hook at 60 s, Codex at 600 s); ``server``: use the resident process;
+#: ``idle``: seconds an idle server lives; ``k``: rows per prompt; ``budget``: most context
+#: per event, in the agent's unit (the agent's own limit applies on top); ``session_facts``,
+#: ``session_hits``: rows of the SessionStart block (:mod:`talos.hooks.context`).
+DEFAULTS: dict[str, Any] = {
+    "timeout": 2.5,
+    "server": True,
+    "idle": 600.0,
+    "k": 5,
+    "budget": 10_000,
+    "session_facts": 10,
+    "session_hits": 5,
+}
+
+
+def resolve_home(home: str | None = None) -> str:
+    """The home folder as :func:`talos.home.resolve_home` finds it: ``home``, else
+    ``$TALOS_HOME``, else the platform data dir (``platformdirs.user_data_dir("talos")``)."""
+    if home:
+        return os.path.expanduser(home)
+    env = os.environ.get("TALOS_HOME")
+    if env:
+        return os.path.expanduser(env)
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Application Support/talos")
+    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        base = os.environ.get("XDG_DATA_HOME", "")
+        if not base.strip():
+            base = os.path.expanduser("~/.local/share")
+        return os.path.join(base, "talos")
+    import platformdirs  # Windows and the rest: the library knows
+
+    return str(platformdirs.user_data_dir("talos"))
+
+
+class HookState:
+    """One home as the hook sees it.
+
+    Attributes:
+        home: the home folder (absolute). state_dir: its state folder. config: the bytes of
+        talos.toml (``b""`` when absent). settings: ``[hooks]`` merged over :data:`DEFAULTS`.
+        problem: why talos.toml could not be read ("" when it could).
+    """
+
+    __slots__ = ("config", "config_digest", "home", "problem", "settings", "state_dir")
+
+    def __init__(self, home: str, state_dir: str, config: bytes, config_digest: str = "-") -> None:
+        self.home = home
+        self.state_dir = state_dir
+        self.config = config
+        #: talos.toml's size and modification time: a server started on other settings
+        #: must restart (a stat, not a hash: zlib alone costs the hook 0.4 ms to import).
+        self.config_digest = config_digest
+        self.settings: dict[str, Any] = dict(DEFAULTS)
+        self.problem = ""
+
+    @property
+    def run_dir(self) -> str:
+        """The private folder of the server's socket and lock."""
+        return os.path.join(self.state_dir, "run")
+
+    @property
+    def socket(self) -> str:
+        """The server's Unix socket (connect with a path relative to :attr:`run_dir`: a
+        socket path is limited to ~104 bytes, a state folder is not)."""
+        return os.path.join(self.run_dir, "hook.sock")
+
+    @property
+    def lock(self) -> str:
+        """The lock file the one server of the home holds."""
+        return os.path.join(self.run_dir, "hook.lock")
+
+    @property
+    def log(self) -> str:
+        """The hook's log (:mod:`talos.hooks.log`)."""
+        return os.path.join(self.state_dir, "hook.log")
+
+
+def _number(value: Any, default: float, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return min(max(float(value), low), high)
+
+
+def hook_state(home: str | None = None) -> HookState:
+    """The :class:`HookState` of ``home`` (see :func:`resolve_home`). Never raises for a bad
+    talos.toml: the problem is kept in :attr:`HookState.problem` and defaults are used.
+
+    Settings out of range are clamped (``timeout`` 0.2–30 s, ``idle`` 1 s–1 day); a value of
+    the wrong type falls back to its default."""
+    root = os.path.abspath(resolve_home(home))
+    config_path = os.path.join(root, "talos.toml")
+    try:
+        with open(config_path, "rb") as f:
+            st = os.fstat(f.fileno())
+            config, digest = f.read(), f"{st.st_size}-{st.st_mtime_ns}-{st.st_ino}"
+    except OSError:
+        config, digest = b"", "-"
+    state = HookState(root, os.path.join(root, ".talos"), config, digest)
+    if b"state_dir" not in config and b"hooks" not in config:
+        return state
+    import tomllib
+
+    try:
+        data = tomllib.loads(config.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        state.problem = f"{config_path}: invalid TOML: {e}"
+        return state
+    sd = data.get("state_dir")
+    if isinstance(sd, str) and sd:
+        state.state_dir = os.path.join(root, os.path.expanduser(sd))
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        s = state.settings
+        s["timeout"] = _number(hooks.get("timeout"), DEFAULTS["timeout"], 0.2, 30.0)
+        s["idle"] = _number(hooks.get("idle"), DEFAULTS["idle"], 1.0, 86_400.0)
+        if isinstance(hooks.get("server"), bool):
+            s["server"] = hooks["server"]
+        for key in ("k", "budget", "session_facts", "session_hits"):
+            s[key] = int(_number(hooks.get(key), DEFAULTS[key], 0, 1_000_000))
+    return state
+
+
+def code_stamp() -> str:
+    """The installed talos as the server's handshake names it: version, count and newest
+    modification time of its ``.py`` files (an upgrade, or an edit of an editable install,
+    changes it; ~0.3 ms)."""
+    from talos import __version__
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    count, newest = 0, 0
+    stack = [here]
+    while stack:
+        with os.scandir(stack.pop()) as it:
+            for entry in it:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        stack.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    count += 1
+                    newest = max(newest, entry.stat().st_mtime_ns)
+    return f"{__version__}+{count}.{newest}"
+
+
+def ensure_private_dir(path: str) -> None:
+    """Create ``path`` with mode 0700, or check an existing one: a folder owned by this user
+    (its mode is then set to 0700).
+
+    Raises:
+        PermissionError: it is owned by another user, or is not a folder.
+    """
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except FileExistsError:
+        raise PermissionError(f"{path} is not a folder") from None
+    st = os.lstat(path)
+    if not os.path.isdir(path) or os.path.islink(path):
+        raise PermissionError(f"{path} is not a folder")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise PermissionError(f"{path} belongs to another user (uid {st.st_uid})")
+    if st.st_mode & 0o777 != 0o700:
+        os.chmod(path, 0o700)
+
+
+def peer_uid(conn: socket) -> int | None:
+    """The uid of the process at the other end of a connected Unix socket, or ``None`` when
+    the platform cannot tell (then the 0700 folder and 0600 socket are the only guard).
+
+    Reads the C structs by hand (``_socket``, no ``struct``): the hook imports this."""
+    import _socket
+
+    if hasattr(_socket, "SO_PEERCRED"):  # Linux: struct ucred {pid_t pid; uid_t uid; gid_t gid}
+        raw = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+        return int.from_bytes(raw[4:8], sys.byteorder)
+    if hasattr(_socket, "LOCAL_PEERCRED"):  # macOS: struct xucred {u_int version; uid_t uid}
+        raw = conn.getsockopt(0, _socket.LOCAL_PEERCRED, 76)
+        return int.from_bytes(raw[4:8], sys.byteorder)
+    return None
