@@ -36,7 +36,7 @@ import filelock
 
 from talos import audit, fsutil
 from talos.errors import InputError, TalosError
-from talos.fsutil import check_regular_or_missing
+from talos.fsutil import check_regular_or_missing, lock
 from talos.home import Paths
 from talos.model import Node, line_id
 from talos.shared_file import (
@@ -149,7 +149,7 @@ class RememberResult:
 def memory_lock(paths: Paths) -> filelock.FileLock:
     """The inter-process lock around every read-modify-write of memory.md."""
     paths.lock_dir.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(paths.lock_dir / "memory.lock"), timeout=LOCK_TIMEOUT)
+    return lock(paths.lock_dir / "memory.lock", LOCK_TIMEOUT)  # a regular file only
 
 
 def format_tag(src: str, born: str, fields: dict[str, str]) -> str:
