@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from talos.fsutil import open_append, open_regular
+from talos.fsutil import json_value, open_append, open_regular
 from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
 from talos.sources.skills import skill_scopes
-from talos.text import json_dumps
+from talos.text import cut, json_dumps
 from talos.warn import warn
 
 __all__ = [
@@ -92,8 +92,8 @@ def entries(path: Path) -> Iterator[dict[str, Any]]:
     with f:
         for no, blob in enumerate(f, 1):
             try:
-                rec = json.loads(blob.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
+                rec = json_value(blob.decode("utf-8"))
+            except ValueError:  # invalid UTF-8 or JSON, nested too deeply, NaN
                 if blob.endswith(b"\n"):  # named only to those who may see its scope (§7.3)
                     warn(f"{path}:{no}: unreadable audit entry skipped", scopes=_blob_scopes(blob))
                 continue
@@ -207,8 +207,8 @@ def _open_tail(path: Path) -> dict[str, list[dict[str, Any]]] | None:
     parsed: list[dict[str, Any]] = []
     for blob in blobs:
         try:
-            rec = json.loads(blob.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            rec = json_value(blob.decode("utf-8"))
+        except ValueError:
             continue  # a torn line (a kill mid-append) carries nothing usable
         if isinstance(rec, dict):
             parsed.append(rec)
@@ -398,7 +398,9 @@ def outside_edits(
                 )
                 continue
             parsed = parse_fact_line(after)
-            what = repr(mask_secrets(parsed.text if parsed is not None else after))
+            # masked (main: a secret never reaches a reason) and bounded: a 6,000-character
+            # fact filled doctor's screen (the hostile pass)
+            what = repr(cut(mask_secrets(parsed.text if parsed is not None else str(after)), 80))
             out.append(
                 OutsideEdit(
                     "missing",

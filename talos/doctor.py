@@ -775,7 +775,10 @@ def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
     except OSError as e:
         add(Finding("audit", "warn", f"{name}: cannot read ({e.strerror})"))
         return
-    items = [places.text(w) for w in warned] + [places.text(p) for p in problems]
+    # verify() reads the log twice: an unreadable line is warned about twice, listed once
+    items = list(
+        dict.fromkeys([places.text(w) for w in warned] + [places.text(p) for p in problems])
+    )
     mf = places.path(paths.memory_file)
     if items:
         add(

@@ -29,13 +29,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import json
 import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from talos.errors import InputError
+
+if TYPE_CHECKING:
+    import filelock
 
 __all__ = [
     "MAX_CONFIG_BYTES",
@@ -50,13 +54,16 @@ __all__ = [
     "check_write_target",
     "entry_refusal",
     "file_kind",
+    "json_value",
     "kernel_fs",
     "kernel_root",
+    "lock",
     "open_append",
     "open_entry",
     "open_regular",
     "outside",
     "read_regular",
+    "too_long",
 ]
 
 #: Largest memory.md talos reads: 2.5 times the 1,000,000-line file of issue 12.8 (about
@@ -66,6 +73,11 @@ MAX_MEMORY_BYTES = 256 << 20
 MAX_CONFIG_BYTES = 1 << 20
 #: Largest state file read whole (a reference ``recall_hits.json``).
 MAX_STATE_BYTES = 256 << 20
+
+#: Longest file name (one path component) and whole path, in bytes, that Linux and macOS take
+#: (``NAME_MAX``; ``PATH_MAX`` counts the final NUL).
+NAME_MAX = 255
+PATH_MAX = 4096
 
 #: Roots of kernel file systems whose files look regular but are the system's.
 KERNEL_ROOTS = ("/proc", "/sys", "/dev")
@@ -145,6 +157,15 @@ def kernel_root(path: str | os.PathLike[str]) -> str | None:
                 return None
             p = parent
     return _kernel_devices().get(dev)
+
+
+def too_long(path: str | os.PathLike[str]) -> bool:
+    """Whether the file system would refuse ``path`` with ``ENAMETOOLONG``: a component longer
+    than :data:`NAME_MAX` bytes or a path of :data:`PATH_MAX` bytes or more (``--home`` of 300
+    letters ended in a traceback, issue 12.4). Judged on the name alone: the kernel says
+    "does not exist" first when an earlier folder is missing."""
+    raw = os.fsencode(path)
+    return len(raw) >= PATH_MAX or any(len(part) > NAME_MAX for part in raw.split(b"/"))
 
 
 def file_kind(st: os.stat_result) -> str | None:
@@ -233,6 +254,25 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(path, limit)
     return data
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_value(text: str | bytes) -> Any:
+    """The JSON value of one line or file talos reads but may not have written (the audit
+    log, the trace, a reference ``recall_hits.json``): its only failure is ``ValueError``.
+
+    A value nested 100,000 deep raised ``RecursionError`` past every reader's ``except
+    ValueError`` (one such line in audit.jsonl stopped every write), and ``NaN`` /
+    ``Infinity``, which are not JSON and which talos never writes, came out of ``report
+    --json`` as invalid JSON (issue 12, hostile pass): both are refused here.
+    """
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def check_write_target(path: str | os.PathLike[str], create_folders: bool = True) -> None:
@@ -328,6 +368,24 @@ def open_append(path: str | os.PathLike[str], readable: bool = False) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def lock(path: str | os.PathLike[str], timeout: float) -> filelock.FileLock:
+    """An inter-process lock on the file ``path`` (created when missing), only if it is a
+    regular file or missing; a symbolic link is not followed.
+
+    filelock opens what is there: a FIFO or a device node as ``memory.lock`` was opened and
+    written through, a socket said "No such device or address", and before filelock 3.20.1
+    (CVE-2025-68146) a link had its target truncated (hostile pass, issue 12.3).
+
+    Raises:
+        NotRegularFile: something else is at ``path`` (checked when the lock is made).
+    """
+    import filelock  # imported on use: most commands take no lock
+
+    with contextlib.suppress(FileNotFoundError):
+        check_regular(path, os.lstat(path))
+    return filelock.FileLock(os.fspath(path), timeout=timeout)
 
 
 def outside(path: str | os.PathLike[str], folder_real: str) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,21 +91,53 @@ def canonical(path: Path, follow: bool = False) -> Path:
         raise InputError(f"{str(path)!r}: cannot be made absolute ({e.strerror})") from None
 
 
+def _tilde_problem(text: str) -> str | None:
+    """Why the leading ``~`` or ``~user`` of ``text`` cannot be expanded, or ``None`` (no
+    tilde, or it expands). ``Path.expanduser`` raised ``RuntimeError`` for ``~nosuchuser``:
+    "unexpected error … a bug in talos" on every command (issue 12.4, hostile pass)."""
+    if not text.startswith("~"):
+        return None
+    head = text.split("/", 1)[0]
+    if os.path.expanduser(head) != head:
+        return None
+    if head == "~":
+        return "~ cannot be expanded (no HOME is set); write the path in full"
+    return f"there is no user {head[1:]!r}, so {head} cannot be expanded; write the path in full"
+
+
+#: What to do about a path the file system would refuse as too long (:func:`fsutil.too_long`).
+TOO_LONG = "the name is too long for the file system; use a shorter path"
+
+
+def _long(value: str) -> str:
+    """``value`` quoted for a message about its length: its first 60 characters and how many
+    there are (a sentence cut at 1,000 characters lost what was wrong with a 6,000-one)."""
+    return repr(value) if len(value) <= 80 else f"{value[:60]!r}… ({len(value)} characters)"
+
+
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     """The home folder, canonical (:func:`canonical`, symlinks resolved): ``home`` if given,
     else ``$TALOS_HOME``, else the platform data dir.
 
     Raises:
-        InputError: ``home`` holds a NUL byte.
+        InputError: ``home`` (or ``$TALOS_HOME``) holds a NUL byte, a ``~user`` that does not
+            exist, or a name too long for the file system.
     """
     if home is not None and str(home) != "":
-        if "\0" in os.fspath(home):
-            raise InputError(f"the home {os.fspath(home)!r} contains a NUL byte; remove it")
-        return canonical(Path(home).expanduser(), follow=True)
-    env = os.environ.get("TALOS_HOME")
-    if env:
-        return canonical(Path(env).expanduser(), follow=True)
-    return canonical(Path(platformdirs.user_data_dir("talos")), follow=True)
+        text = os.fspath(home)
+        if "\0" in text:
+            raise InputError(f"the home {text!r} contains a NUL byte; remove it")
+    else:
+        text = os.environ.get("TALOS_HOME", "")
+        if not text:
+            return canonical(Path(platformdirs.user_data_dir("talos")), follow=True)
+    problem = _tilde_problem(text)
+    if problem:
+        raise InputError(f"the home {text!r}: {problem}")
+    path = Path(text).expanduser()
+    if fsutil.too_long(path.absolute()):
+        raise InputError(f"the home {_long(text)}: {TOO_LONG}")
+    return canonical(path, follow=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +181,9 @@ def load_config(home: Path) -> dict[str, Any]:
 
     Raises:
         InputError: the file exists but is not a regular file, cannot be read, is not valid
-            UTF-8 or TOML, or nests values too deeply (``RecursionError``, issue 12.4); the
-            message names the file (and the line when TOML gives one).
+            UTF-8 or TOML, nests values too deeply (``RecursionError``, issue 12.4) or holds a
+            number too long for Python to read (``ValueError``); the message names the file
+            (and the line when TOML gives one). A leading byte order mark is skipped.
     """
     path = home / CONFIG_FILE
     try:
@@ -161,10 +195,19 @@ def load_config(home: Path) -> dict[str, Any]:
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror}); make it readable") from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8-sig")  # an editor's byte order mark is not a statement
     except UnicodeDecodeError as e:  # found by bench/fuzz_readers.py
         raise InputError(f"{path}: not valid UTF-8 at byte {e.start}; save it as UTF-8") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: invalid TOML: {_toml_where(str(e), text)}") from None
+    except ValueError as e:  # an integer of 5,000 digits: Python's int() limit, not TOML's
+        if "digits" in str(e):
+            raise InputError(
+                f"{path}: invalid TOML: a number has more than "
+                f"{sys.get_int_max_str_digits()} digits; shorten it"
+            ) from None
         raise InputError(f"{path}: invalid TOML: {e}") from None
     except RecursionError:
         raise InputError(
@@ -173,10 +216,23 @@ def load_config(home: Path) -> dict[str, Any]:
         ) from None
 
 
+def _toml_where(message: str, text: str) -> str:
+    """``tomllib``'s message with its place said as a line: "(at end of document)" (a key
+    given twice on a last line without a newline) becomes the last line's number."""
+    if message.endswith("(at end of document)"):
+        last = text.count("\n") + (0 if text.endswith("\n") else 1)
+        hint = "; is a key given twice?" if message.startswith("Cannot overwrite") else ""
+        message = message.removesuffix("(at end of document)") + (
+            f"(at line {last}, the last line{hint})"
+        )
+    return message
+
+
 def config_line(path: Path, key: str) -> int | None:
     """1-based line of the top-level ``key = ...`` in the TOML file ``path`` (None: absent)."""
     try:
-        text = fsutil.read_regular(path, fsutil.MAX_CONFIG_BYTES).decode("utf-8", "replace")
+        data = fsutil.read_regular(path, fsutil.MAX_CONFIG_BYTES)
+        text = data.decode("utf-8-sig", "replace")
     except OSError:
         return None
     assign = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
@@ -227,10 +283,11 @@ _WARNED_KEYS: set[str] = set()
 
 
 def _path_problem(name: str, value: str, p: Path) -> str | None:
-    """Why the path setting ``name`` (``value``, resolved to ``p``) cannot be used: a NUL
-    byte, or a place on a kernel file system (``state_dir = "/proc"``, issue 12.4)."""
-    if "\0" in value:
-        return f"{name} contains a NUL byte ({value!r}); a path cannot hold one, remove it"
+    """Why the path setting ``name`` (``value``, resolved to ``p``) cannot be used: a name too
+    long for the file system, or a place on a kernel file system (``state_dir = "/proc"``,
+    issue 12.4). (A NUL byte and a ``~user`` are refused before ``p`` is made.)"""
+    if fsutil.too_long(p):
+        return f"{name} {_long(value)}: {TOO_LONG}"
     root = fsutil.kernel_root(p)
     if root is not None:
         return (
@@ -238,6 +295,12 @@ def _path_problem(name: str, value: str, p: Path) -> str | None:
             "files; point it at a file or folder of your own"
         )
     return None
+
+
+def _joined(root: Path, text: str) -> Path:
+    """``text`` with its ``~`` expanded (checked before), relative to the home ``root``."""
+    p = Path(text).expanduser()
+    return p if p.is_absolute() else root / p
 
 
 def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) -> Paths:
@@ -256,7 +319,8 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
 
     Raises:
         InputError: ``talos.toml`` is invalid, or a path (from it or from ``overrides``)
-            holds a NUL byte or lies on a kernel file system. An overriding ``trace_file``
+            holds a NUL byte or a ``~user`` that does not exist, is too long for the file
+            system, or lies on a kernel file system. An overriding ``trace_file``
             (an API argument, ``talos.compat.TRACE_FILE``) is left to the trace writer, which
             warns: the trace must never fail a recall (SPEC §6.1, issue 12.4).
     """
@@ -280,12 +344,19 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
         if not isinstance(value, str | os.PathLike):  # memory_file = 1: bench/fuzz_readers.py
             raise InputError(f"{root / CONFIG_FILE}: {name} must be a path string, not {value!r}")
         text = os.fspath(value)
-        p = Path(text).expanduser()
-        p = p if p.is_absolute() else root / p
+        if "\0" in text:
+            problem: str | None = (
+                f"{name} contains a NUL byte ({text!r}); a path cannot hold one, remove it"
+            )
+        else:
+            problem = _tilde_problem(text)
+            problem = problem and f"{name} {text!r}: {problem}"
         if not configured and name == "trace_file":
-            # a NUL, /dev/null: write_trace warns on every recall; recall goes on
-            return p if "\0" in text else canonical(p)
-        problem = _path_problem(name, text, canonical(Path(str(p).replace("\0", ""))))
+            # a NUL, a ~user, /dev/null: write_trace warns on every recall; recall goes on
+            return Path(text) if problem else canonical(_joined(root, text))
+        if not problem:
+            p = _joined(root, text)
+            problem = _path_problem(name, text, p if fsutil.too_long(p) else canonical(p))
         if problem:
             raise InputError(f"{_where(root, name)}: {problem}" if configured else problem)
         return canonical(p)

@@ -30,7 +30,9 @@ refreshed before; one read transaction, no write, in a new one):
   changes show in the change tokens, read on every call (one query).
 
 A damaged or foreign index file is detected (``sqlite3.DatabaseError``, a wrong application
-id or schema) and rebuilt, never trusted. A kill during a refresh rolls back its transaction.
+id or schema) and rebuilt, never trusted; a file that is not talos's by its header (another
+program's database) is moved aside to ``index.db.not-talos-STAMP``, never deleted. A kill
+during a refresh rolls back its transaction.
 """
 
 from __future__ import annotations
@@ -205,17 +207,59 @@ def _settled(sig: tuple[Any, ...]) -> tuple[Any, ...]:
 _UNSEEN: Any = object()
 
 
+def _damaged(table: str, why: str) -> sqlite3.DatabaseError:
+    """The error for a row of ``table`` that talos did not write as it is (hostile pass: a
+    ``fields`` of ``{`` ended recall in "unexpected error JSONDecodeError", a NULL keyword
+    column in AttributeError, and an episode's keywords of another type dropped it without a
+    word). Callers treat it as any damaged index: read the files directly."""
+    return sqlite3.DatabaseError(
+        f"a row of {table} is not what talos writes ({why}); run talos index --rebuild"
+    )
+
+
+def _fact_rows(rows: list[Any]) -> list[Any]:
+    """``rows`` of ``facts`` (line, raw, text, kw, src, born, fields, safe), checked."""
+    for line, raw, text, kw, src, born, fields, safe in rows:
+        if not (
+            isinstance(line, int)
+            and all(isinstance(v, str) for v in (raw, text, kw, src, born, fields))
+            and (safe is None or isinstance(safe, int))
+        ):
+            raise _damaged("facts", f"line {line!r}")
+    tagged = [r[6] for r in rows if r[6]]
+    for value, text in zip(_fields_of(tagged), tagged, strict=True):  # one decode for all
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise _damaged("facts", f"fields {text[:40]!r}")
+    return rows
+
+
+def _session_rows(rows: list[Any]) -> list[Any]:
+    """``rows`` of ``sessions`` (path, text, kw[, sortkey]) read for episodes, checked."""
+    for row in rows:
+        if not all(isinstance(v, str) for v in row):
+            raise _damaged("sessions", f"path {row[0]!r}")
+    return rows
+
+
 def _fields_of(texts: list[str]) -> list[dict[str, str]]:
     """The tag fields stored as JSON objects (``facts.fields``), decoded in one call."""
     if not texts:
         return []
     try:
         got = json.loads("[" + ",".join(texts) + "]")
-    except ValueError:
+    except (ValueError, RecursionError):
         got = None
     if not isinstance(got, list) or len(got) != len(texts):  # a damaged row: each on its own
-        return [json.loads(t) for t in texts]
+        return [_field(t) for t in texts]
     return got
+
+
+def _field(text: str) -> Any:
+    """One row's tag fields, or ``None`` when they do not decode (a damaged row)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _parse_line(line: str) -> tuple[str, str, str, str, str, int] | None:
@@ -299,8 +343,14 @@ class Index:
             # process was making (tests/test_index_reliability.py, 3 processes on a new home).
             raise
         except sqlite3.DatabaseError as e:
-            warn(f"{self.file}: damaged or foreign index ({e}); rebuilding it from the files")
-            self._discard()
+            aside = self._discard()
+            if aside is None:
+                warn(f"{self.file}: damaged or foreign index ({e}); rebuilding it from the files")
+            else:
+                warn(
+                    f"{self.file}: not talos's index ({e}); moved to {aside}; a new index is "
+                    "built from the files"
+                )
             con = self._open()
         self._con = con
         return con
@@ -402,10 +452,36 @@ class Index:
                 con.execute("ROLLBACK")
             raise
 
-    def _discard(self) -> None:
+    def _ours(self) -> bool:
+        """Whether ``index.db`` is talos's by its header: a SQLite file whose application id
+        (bytes 68-71) is :data:`APP_ID`. What else it is (another program's database, bytes
+        that are no database) may be someone's data."""
+        try:
+            with fsutil.open_regular(self.file) as f:
+                head = f.read(72)
+        except OSError:
+            return True  # gone, or unreadable: nothing to keep
+        return head[:16] == b"SQLite format 3\x00" and head[68:72] == APP_ID.to_bytes(4, "big")
+
+    def _discard(self) -> Path | None:
+        """Remove a damaged ``index.db`` (and its ``-wal``, ``-shm``) to rebuild it; a file that
+        is not talos's by its header is moved aside instead, never deleted (a valid SQLite
+        file of another program at index.db was deleted with its data, hostile pass).
+
+        Returns:
+            Where the file was moved, or ``None`` when it was removed.
+        """
+        aside = None
+        if not self._ours():
+            stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+            aside = self.file.with_name(f"{self.file.name}.not-talos-{stamp}")
         for suffix in ("", "-wal", "-shm"):
             with suppress(OSError):
-                os.unlink(str(self.file) + suffix)
+                if aside is None:
+                    os.unlink(str(self.file) + suffix)
+                else:
+                    os.rename(str(self.file) + suffix, str(aside) + suffix)
+        return aside if aside is not None and aside.exists() else None
 
     def close(self) -> None:
         """Close the connection (it reopens on demand)."""
@@ -604,9 +680,11 @@ class Index:
         old = self._rows if self._rows_token == token else None
         stored = None
         if old is None:
-            stored = con.execute(
-                "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-            ).fetchall()
+            stored = _fact_rows(
+                con.execute(
+                    "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
+                ).fetchall()
+            )
         if not self._line_cache:
             # This object has parsed nothing yet (the index was built by another process):
             # the stored rows say what each known line parses to, so an edit still parses
@@ -893,9 +971,12 @@ class Index:
             con.execute("BEGIN")
             try:  # the rows and the token they belong to, from one snapshot
                 token = self._meta(con, "facts_token")
-                rows = con.execute(
-                    "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-                ).fetchall()
+                rows = _fact_rows(
+                    con.execute(
+                        "SELECT line, raw, text, kw, src, born, fields, safe FROM facts"
+                        " ORDER BY line"
+                    ).fetchall()
+                )
             finally:
                 con.execute("COMMIT")
             self._rows, self._rows_token, self._blobs = rows, token, None
@@ -974,8 +1055,11 @@ class Index:
                 path=path,
             )
             for i, (path, text, kw) in enumerate(
-                con.execute(
-                    "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL ORDER BY sortkey"
+                _session_rows(
+                    con.execute(
+                        "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL"
+                        " ORDER BY sortkey"
+                    ).fetchall()
                 )
             )
         ]
@@ -1056,10 +1140,12 @@ class Index:
                         return token, base, stored, None, False
                     if (change := self._changes(con, stored, base)) is not None:
                         return token, base, stored, change, change.size >= STORE_AFTER
-            rows = con.execute(
-                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
-                " ORDER BY sortkey"
-            ).fetchall()
+            rows = _session_rows(
+                con.execute(
+                    "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
+                    " ORDER BY sortkey"
+                ).fetchall()
+            )
             return token, base, None, _Change([], rows, 0), True
         finally:
             con.execute("COMMIT")
@@ -1081,11 +1167,13 @@ class Index:
         positions = old.positions(wanted)
         if positions is None:
             return None
-        rows = con.execute(
-            "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
-            " AND sortkey > ? ORDER BY sortkey",
-            (old.last,),
-        ).fetchall()
+        rows = _session_rows(
+            con.execute(
+                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
+                " AND sortkey > ? ORDER BY sortkey",
+                (old.last,),
+            ).fetchall()
+        )
         return _Change(positions, rows, gone[-1][0] if gone else old.seq)
 
     def _store_block(self, block: EpisodeBlock, token: str) -> EpisodeBlock:
@@ -1300,7 +1388,9 @@ class Index:
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
         """Throw the index away and build it again from the files."""
         self.close()
-        self._discard()
+        aside = self._discard()
+        if aside is not None:
+            warn(f"{self.file}: not talos's index; moved to {aside}")
         self._memory_sig = self._dir_sig = None
         self._pending = {}
         self._line_cache = {}

@@ -376,10 +376,16 @@ class Memory:
             self.index.refresh()
             return True
         except (OSError, sqlite3.Error) as e:
-            warn(f"{self.index.file}: index unavailable ({e}); reading the files directly")
-            self.index.close()
-            self.index = None
+            self._drop_index(e)
             return False
+
+    def _drop_index(self, e: BaseException) -> None:
+        """Stop using the index for this object, warning once why (``e``): recall reads the
+        files directly (the index is a cache, SPEC §11)."""
+        assert self.index is not None
+        warn(f"{self.index.file}: index unavailable ({e}); reading the files directly")
+        self.index.close()
+        self.index = None
 
     def _sources(self, skills: tuple[Any, ...] | None = None) -> tuple[list[Node], EpisodeBlock]:
         """The records (facts, then skills, in load order) and the episode block.
@@ -388,16 +394,22 @@ class Memory:
         unchanged, and the fact filter's verdict is kept per text: an edit of memory.md
         rebuilds the facts only, a new session the block only (SPEC §11).
         """
-        if self._refresh_index():
+        indexed = self._refresh_index()
+        if indexed:
             assert self.index is not None
             gen = (self.index.facts_generation, self.index.sessions_generation)
             old = self._indexed
-            rows = old[1] if old and old[0][0] == gen[0] else self.index.fact_rows()
-            block = (
-                old[2]
-                if old and old[0][1] == gen[1]
-                else self.index.episode_block(old[2] if old else None)
-            )
+            try:
+                rows = old[1] if old and old[0][0] == gen[0] else self.index.fact_rows()
+                block = (
+                    old[2]
+                    if old and old[0][1] == gen[1]
+                    else self.index.episode_block(old[2] if old else None)
+                )
+            except (OSError, sqlite3.Error) as e:  # a cache that cannot be read: the files
+                self._drop_index(e)
+                indexed = False
+        if indexed:
             self._indexed = (gen, rows, block)
             if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
@@ -602,11 +614,15 @@ class Memory:
                 stored = RecordsBlock.from_bytes(data, token)
                 old = self._indexed
                 gen = (self.index.facts_generation, self.index.sessions_generation)
-                block = (
-                    old[2]
-                    if old and old[0][1] == gen[1]
-                    else self.index.episode_block(old[2] if old else None)
-                )
+                try:
+                    block = (
+                        old[2]
+                        if old and old[0][1] == gen[1]
+                        else self.index.episode_block(old[2] if old else None)
+                    )
+                except (OSError, sqlite3.Error) as e:
+                    self._drop_index(e)
+                    return self._view(at, None, self._signature())[1]
                 graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
                 graph.cache["kinds"] = stored.kinds
                 if isinstance(stored.kinds, Kinds):
@@ -631,8 +647,9 @@ class Memory:
             self._present_keys(graph),
             self._episode_start,
         )
-        with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
-            self.index.save_records(token, records.to_bytes(token))
+        if self.index is not None:  # None: found unreadable while the view was built
+            with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
+                self.index.save_records(token, records.to_bytes(token))
         return graph
 
     @_heard
@@ -1175,6 +1192,7 @@ class Memory:
             until=until,
             conf=conf,
             by=by,
+            authorized=self.scopes,
         )
         self._cache = None
         return result

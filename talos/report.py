@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import json
 import math
 import statistics
+import time
 import unicodedata
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from talos.fsutil import open_regular
+from talos.fsutil import json_value, open_regular
 from talos.memory import Memory, node_identity
 from talos.model import KINDS, Node
 from talos.render import shown
@@ -51,8 +51,9 @@ def read_trace(
 ) -> tuple[list[dict[str, Any]], int]:
     """The well-formed lines of a recall trace, and how many lines were not.
 
-    A line is well-formed when it is a JSON object with a list ``picked``, a number ``t`` and,
-    when present, a list ``scopes`` of names. A missing file is an empty trace.
+    A line is well-formed when it is a JSON object with a list ``picked`` (finite scores), a
+    time ``t`` between 1970 and tomorrow and, when present, a list ``scopes`` of names
+    (:func:`_well_formed`). A missing file is an empty trace.
 
     Args:
         path: the trace file.
@@ -63,6 +64,7 @@ def read_trace(
             ``None``: every line.
     """
     allowed = None if scopes is None else frozenset(scopes)
+    latest = time.time() + 86400  # a line "written" later than tomorrow: a wrong clock
     rounds: list[dict[str, Any]] = []
     bad = 0
     try:
@@ -71,25 +73,34 @@ def read_trace(
                 if not blob.strip():
                     continue
                 try:
-                    rec = json.loads(blob.decode("utf-8", errors="replace"))
-                except ValueError:
+                    rec = json_value(blob.decode("utf-8", errors="replace"))
+                except ValueError:  # not JSON, nested too deeply, NaN
                     rec = None
                 owner = trace_scopes(rec) if isinstance(rec, dict) else None
                 if allowed is not None and not (owner or _UNREADABLE) <= allowed:
                     continue  # another scope's recall: not even counted (SPEC §7.3)
-                if (
-                    owner is not None
-                    and isinstance(rec, dict)
-                    and isinstance(rec.get("picked"), list)
-                    and isinstance(rec.get("t"), (int, float))
-                    and all(isinstance(p, dict) for p in rec["picked"])
-                ):
+                if owner is not None and _well_formed(rec, latest):
                     rounds.append(rec)
                 else:
                     bad += 1
     except FileNotFoundError:
         pass
     return rounds, bad
+
+
+def _well_formed(rec: Any, latest: float) -> bool:
+    """Whether trace line ``rec`` is one a recall wrote (SPEC §6.3): an object with a list
+    ``picked`` of objects whose scores, when numbers, are finite, and a time ``t`` from 1970
+    to ``latest``. ``"t": 1e400`` raised OverflowError out of report, and one line from the
+    year 9999 made the per-day series 2.9 million days long (35 s, 3.9 GB; hostile pass)."""
+    if not isinstance(rec, dict):
+        return False
+    picked, t = rec.get("picked"), rec.get("t")
+    if not isinstance(picked, list) or not all(isinstance(p, dict) for p in picked):
+        return False
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= latest:
+        return False
+    return all(not isinstance(p.get("score"), float) or math.isfinite(p["score"]) for p in picked)
 
 
 #: Whose a trace line is when it cannot be read: ``global`` (what an untagged line is).
@@ -475,7 +486,8 @@ def render_html(report: dict[str, Any], *, never_limit: int = 50) -> str:
     """
     r = report
     days = r["per_day"]
-    labels = [d["day"][5:] if len({x["day"][:4] for x in days}) == 1 else d["day"] for d in days]
+    one_year = len({x["day"][:4] for x in days}) == 1  # once: per day it was 56 s at 20,000
+    labels = [d["day"][5:] if one_year else d["day"] for d in days]
     body: list[str] = []
     span = f"{r['first_day']} → {r['last_day']}" if r["first_day"] else "no recalls yet"
     body.append(

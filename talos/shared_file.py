@@ -22,22 +22,44 @@ import ctypes
 import errno
 import fcntl
 import os
+import signal
+import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import filelock
+
+from talos.errors import TalosError
 from talos.fsutil import MAX_MEMORY_BYTES, FileTooLarge, check_regular, open_append
 
 __all__ = [
     "DRAIN_SECONDS",
+    "HeldOpen",
     "Snapshot",
     "append_line",
+    "folder_lock",
+    "quiet",
     "read_snapshot",
     "replace_if_unchanged",
 ]
+
+
+class HeldOpen(TalosError):
+    """Another program holds memory.md open for writing and did not close it within
+    :data:`DRAIN_SECONDS`: replacing the file now would send what it writes later to a file
+    without a name (the hostile pass: a person typing into ``cat >> memory.md`` lost every
+    line typed after a superseding ``remember``). Nothing was changed."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path}: another program holds it open for writing (waited {DRAIN_SECONDS:g} s); "
+            "talos changed nothing, so nothing that program writes is lost. Close it (or let "
+            "it finish) and try again"
+        )
 
 
 @dataclass(slots=True)
@@ -58,22 +80,34 @@ class Snapshot:
     carried: int = 0  # bytes of the old file accounted for (read, or carried to the new one)
     replaced: bool = False
 
-    def carry_late(self) -> bytes:
+    def carry_late(self, whole_lines: bool = False) -> bytes:
         """After a replace: append to the new file whatever was appended to the old one since
-        (a person's ``>>`` that opened the old file just before the swap); returns it."""
+        (a person's ``>>`` that opened the old file just before the swap); returns it.
+        ``whole_lines``: only up to the last newline (the writer is still at work: the rest
+        of its line follows)."""
         if not self.replaced:
             return b""
-        return self._carry_to(self.path)
+        return self._carry_to(self.path, whole_lines=whole_lines)
 
-    def _carry_to(self, dest: Path, sync: bool = True) -> bytes:
+    def _carry_to(self, dest: Path, sync: bool = True, whole_lines: bool = False) -> bytes:
         """Append to ``dest`` what the file read has gained beyond :attr:`carried`."""
         if self.fd is None:
             return b""
         tail = _read_fd(self.fd, self.carried)
+        if whole_lines:
+            tail = tail[: tail.rfind(b"\n") + 1]
         if tail:
             _append_bytes(dest, tail, sync)
             self.carried += len(tail)
         return tail
+
+    def mid_line(self) -> bool:
+        """Whether the file read has grown since and now ends inside a line: someone is
+        writing a line to it in pieces right now (a long ``echo``, ``printf`` then more)."""
+        if self.fd is None:
+            return False
+        size = os.fstat(self.fd).st_size
+        return size > len(self.data) and os.pread(self.fd, 1, size - 1) != b"\n"
 
     def drain(self) -> bool:
         """After a replace: carry late appends over until no process holds the old file open
@@ -84,7 +118,7 @@ class Snapshot:
         (what it writes later is not carried), True otherwise."""
         if not self.replaced or self.fd is None:
             return True
-        return _drain(self.fd, lambda: self.carry_late())
+        return _drain(self.fd, lambda final: self.carry_late(whole_lines=not final))
 
     def close(self) -> None:
         if self.fd is not None:
@@ -148,6 +182,7 @@ def _fsync_path(path: Path) -> None:
 
 
 _READ_TRIES = 20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def read_snapshot(path: Path) -> Snapshot:
@@ -190,19 +225,51 @@ def read_snapshot(path: Path) -> Snapshot:
 
 
 def _same(snap: Snapshot) -> bool:
-    """The cheap look: ``snap.path`` is still the inode ``snap`` read, not shorter."""
+    """The cheap look: ``snap.path`` is still the inode ``snap`` read, not shorter. The
+    path itself is looked at (``lstat``): a symbolic link put in its place (a person moving
+    memory.md into a dotfiles folder and linking it back) is a change, never followed."""
     try:
-        st = os.stat(snap.path)
+        st = os.lstat(snap.path)
     except FileNotFoundError:
         return snap.ident is None
     return snap.ident is not None and _grown_only(snap, st)
 
 
+def quiet(snap: Snapshot) -> bool:
+    """Before an append: wait for a process that holds the file open for writing (at most
+    :data:`DRAIN_SECONDS`), and tell whether the file is still what ``snap`` read. ``cp``
+    over memory.md or an editor's in-place save writes at its own offset: a line appended
+    meanwhile is overwritten, and the read the append was decided on was half the file
+    (the hostile pass). False: read again and decide again. A writer that stays (``cat >>
+    memory.md``) appends too, alongside which an append is safe: True."""
+    if snap.fd is None or _writers(snap.fd) is not True:
+        return True
+    if not _wait_for_writers(snap.fd):
+        return True
+    return _identical(snap)
+
+
+def _identical(snap: Snapshot) -> bool:
+    """``snap.path`` is exactly what ``snap`` read: same inode, size and mtime."""
+    try:
+        return _ident(os.lstat(snap.path)) == snap.ident
+    except FileNotFoundError:
+        return snap.ident is None
+
+
 def _grown_only(snap: Snapshot, st: os.stat_result) -> bool:
+    """Same inode as read, and at most grown by appends after a complete last line: bytes
+    added after an unfinished line (no newline: someone was writing it) complete *that*
+    line, so carrying them after talos's edit would split it (the hostile pass); the edit is
+    redone on the new content instead."""
     assert snap.ident is not None
     if _ident(st) == snap.ident:
         return True
-    return (st.st_dev, st.st_ino) == snap.ident[:2] and st.st_size >= len(snap.data)
+    if (st.st_dev, st.st_ino) != snap.ident[:2]:
+        return False
+    if snap.data and not snap.data.endswith(b"\n"):
+        return st.st_size == len(snap.data)
+    return st.st_size >= len(snap.data)
 
 
 def _unchanged(snap: Snapshot) -> bool:
@@ -211,9 +278,13 @@ def _unchanged(snap: Snapshot) -> bool:
     change to redo the edit for: they are carried over to the new file after the swap, which
     is what redoing the edit on the new content would give."""
     try:
-        fd = os.open(snap.path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(snap.path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
     except FileNotFoundError:
         return snap.ident is None
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # a symbolic link swapped in: a change (see _same)
+            return False
+        raise
     try:
         st = os.fstat(fd)
         if snap.ident is None or not _grown_only(snap, st):
@@ -259,6 +330,21 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+class _Gone(Exception):
+    """memory.md was deleted in the instant before the exchange."""
+
+
+def _exchanged(tmp: Path, path: Path) -> bool:
+    """:func:`_exchange`; raises :class:`_Gone` when ``path`` vanished just before (a person
+    deleting memory.md: a change like any other, the edit is redone on what is there)."""
+    try:
+        return _exchange(tmp, path)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise
+        raise _Gone from None
+
+
 def replace_if_unchanged(
     snap: Snapshot, data: bytes, before_swap: Callable[[], None] | None = None
 ) -> bool:
@@ -293,11 +379,27 @@ def replace_if_unchanged(
         OSError: the folder is not writable or the disk is full (the file is then unchanged).
     """
     path = snap.path
-    mode = 0o644
+    mode, owner = 0o644, None
     if snap.fd is not None:
-        mode = os.fstat(snap.fd).st_mode & 0o7777
+        st = os.fstat(snap.fd)
+        mode, owner = st.st_mode & 0o7777, (st.st_uid, st.st_gid)
     if not _same(snap):
         return False
+    if snap.ident is not None and not os.access(path, os.W_OK):
+        # A read-only memory.md (chmod a-w: "do not change it"): an append is refused by the
+        # system, but a rename replaces a read-only file all the same. Refused alike.
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+    if snap.fd is not None and _writers(snap.fd) is True:
+        # Someone holds memory.md open for writing (a long ``echo``, ``cat >>``, an editor's
+        # in-place save): wait for them; if they stay, replacing it would lose what they
+        # write next, so nothing is changed.
+        if not _wait_for_writers(snap.fd):
+            raise HeldOpen(path)
+        if not _identical(snap):
+            # What a writer added while talos waited is not "lines appended after the read":
+            # ``cp`` over the file writes it in pieces, and its second half held the record
+            # to supersede (the hostile pass: a conflict nobody asked for). Read it again.
+            return False
     if before_swap is not None:
         before_swap()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -306,17 +408,33 @@ def replace_if_unchanged(
     swapped = False  # once exchanged, ``tmp`` holds the previous file: never delete it blindly
     try:
         with os.fdopen(fd, "wb") as f:
+            if owner is not None and owner != (os.geteuid(), os.getegid()):
+                # Keep the person's file theirs: ``sudo talos remember`` replaced a 0600
+                # memory.md with one owned by root, which its owner could no longer read.
+                with contextlib.suppress(OSError):
+                    os.fchown(f.fileno(), *owner)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        if not _unchanged(snap):
+        if snap.fd is not None and _writers(snap.fd) is True:  # opened meanwhile: as above
+            if not _wait_for_writers(snap.fd):
+                raise HeldOpen(path)
+            if not _identical(snap):
+                tmp.unlink()
+                return False
+        if not _unchanged(snap) or snap.mid_line():
             tmp.unlink()
             return False
         # Lines appended since the read go into the new file *before* it becomes visible: a
         # person who reads memory.md right after the swap (an editor about to save) must
         # find them there. Only what lands in the microseconds until the swap is carried after.
-        ours = len(data) + len(snap._carry_to(tmp, sync=False))
+        carried = snap._carry_to(tmp, sync=False)
+        if carried and not carried.endswith(b"\n"):
+            # Half a line landed since the last look: its rest would go to the old file.
+            tmp.unlink()
+            return False
+        ours = len(data) + len(carried)
         if snap.ident is None:
             try:
                 os.link(tmp, path)  # create, but never over a file that appeared meanwhile
@@ -327,10 +445,19 @@ def replace_if_unchanged(
                 os.replace(tmp, path)
             else:
                 tmp.unlink()
-        elif _exchange(tmp, path):
+        elif _exchanged(tmp, path):
             swapped = True
-            ours += len(snap._carry_to(path))  # first: the old file's last bytes
-            if not _swapped_out_is_ours(snap, tmp):
+            late = snap._carry_to(path)  # first: the old file's last bytes
+            ours += len(late)
+            if (
+                not _swapped_out_is_ours(snap, tmp)
+                or (late and not late.endswith(b"\n"))
+                or snap.mid_line()
+            ):
+                # An editor's save or in-place edit slipped in, or a line is being written
+                # in pieces (its rest would go to the old file, then be carried only after
+                # the next line: the hostile pass split 102 of 826 such lines): put the file
+                # back, its writer keeps writing where it was.
                 _swap_back(snap, tmp, ours)
                 return False
             tmp.unlink()
@@ -340,6 +467,10 @@ def replace_if_unchanged(
             snap.replaced = True
             snap.carry_late()
         _fsync_path(path)
+    except _Gone:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return False
     except BaseException as e:
         if not swapped:
             with contextlib.suppress(OSError):
@@ -361,7 +492,7 @@ def _swapped_out_is_ours(snap: Snapshot, old: Path) -> bool:
     ``snap`` read, grown at most by appends?"""
     if snap.fd is None or snap.ident is None:
         return False
-    st = os.stat(old)
+    st = os.lstat(old)  # a symbolic link swapped in is not the file read
     if (st.st_dev, st.st_ino) != snap.ident[:2]:
         return False  # an editor's rename slipped in
     return _read_prefix(snap.fd, len(snap.data)) == snap.data  # else an in-place edit did
@@ -375,9 +506,11 @@ def _swap_back(snap: Snapshot, old: Path, ours: int) -> None:
     fd = os.open(old, os.O_RDONLY)
     carried = ours
 
-    def carry() -> None:
+    def carry(final: bool) -> None:
         nonlocal carried
         got = _read_fd(fd, carried)
+        if not final:
+            got = got[: got.rfind(b"\n") + 1]
         if got:
             _append_bytes(snap.path, got)
             carried += len(got)
@@ -393,46 +526,121 @@ def _swap_back(snap: Snapshot, old: Path, ours: int) -> None:
 DRAIN_SECONDS = 1.0
 
 
-def _writers_gone(fd: int) -> bool | None:
-    """Whether no process holds the file behind ``fd`` open for writing: a read lease
-    (``F_SETLEASE``, Linux) is granted only then. ``None`` when the system cannot tell
-    (no leases, not the file's owner, a network file system)."""
+def _writers(fd: int) -> bool | None:
+    """Whether a process holds the file behind ``fd`` (opened read-only) open for writing:
+    a read lease (``F_SETLEASE``, Linux) is granted only when none does. ``None`` when the
+    system cannot tell (no leases, not the file's owner, a network file system).
+
+    While the lease is held (microseconds), a process that opens the file for writing
+    breaks it, and the kernel signals the holder: SIGIO by default, which would end the
+    process. So the lease is taken with ``F_SETSIG`` set to SIGURG, which is ignored unless
+    a handler is installed (then the question is not asked), and the opener waits only
+    until the lease is dropped."""
     set_lease = getattr(fcntl, "F_SETLEASE", None)
-    if set_lease is None or os.fstat(fd).st_nlink:
-        # A file that still has a name could be opened for writing while we hold the lease
-        # for a moment, and the lease break would signal us (SIGIO): ask only about files
-        # without a name (the replaced file), which no one can open any more.
+    set_sig = getattr(fcntl, "F_SETSIG", None)
+    if set_lease is None or set_sig is None:
+        return None
+    if signal.getsignal(signal.SIGURG) not in (signal.SIG_DFL, signal.SIG_IGN):
         return None
     try:
+        fcntl.fcntl(fd, set_sig, signal.SIGURG)
         fcntl.fcntl(fd, set_lease, fcntl.F_RDLCK)
     except OSError as e:
-        return False if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK) else None
+        return True if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK) else None
     fcntl.fcntl(fd, set_lease, fcntl.F_UNLCK)
+    return False
+
+
+def _writers_gone(fd: int) -> bool | None:
+    """:func:`_writers`, the other way round: True when no process holds the file open for
+    writing (``None``: cannot tell)."""
+    held = _writers(fd)
+    return None if held is None else not held
+
+
+def _wait_for_writers(fd: int) -> bool:
+    """Wait until no process holds the file behind ``fd`` open for writing, at most
+    :data:`DRAIN_SECONDS`. Returns False when one still does."""
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while _writers(fd) is True:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.002)
     return True
 
 
-def _drain(fd: int, carry: Callable[[], object]) -> bool:
-    """Call ``carry`` until no writer holds the file behind ``fd`` open, then once more;
-    at most :data:`DRAIN_SECONDS`. Returns False when a writer was still there."""
+def _drain(fd: int, carry: Callable[[bool], object]) -> bool:
+    """Call ``carry(False)`` until no writer holds the file behind ``fd`` open, then
+    ``carry(True)`` once more; at most :data:`DRAIN_SECONDS`. ``carry(final)`` may keep the
+    unfinished end of a line back until ``final``. Returns False when a writer was still
+    there."""
     deadline = time.monotonic() + DRAIN_SECONDS
     while True:
-        carry()
+        carry(False)
         gone = _writers_gone(fd)
         if gone is not False:
-            carry()
+            carry(True)
             return True
         if time.monotonic() > deadline:
-            carry()
+            carry(True)
             return False
         time.sleep(0.001)
 
 
-def append_line(path: Path, line: bytes) -> None:
+@contextlib.contextmanager
+def folder_lock(folder: Path, timeout: float) -> Iterator[bool]:
+    """Hold an exclusive ``flock`` on ``folder`` (the folder of memory.md) while talos
+    rewrites a file in it.
+
+    The memory lock belongs to a home, but two homes can share one memory file
+    (``memory_file = "~/notes/memory.md"`` in both): each then swept the other's temp file
+    away as stale mid-write (the hostile pass: ``FileNotFoundError`` out of a remember). Every
+    talos writer of a file in ``folder`` holds this lock, whatever its home; it leaves no
+    file behind. Where the folder cannot be locked (it does not exist yet, a network file
+    system without ``flock``), nothing is held. Yields whether the lock is held.
+
+    Raises:
+        filelock.Timeout: another talos process held it for ``timeout`` seconds.
+    """
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    except OSError:
+        yield False
+        return
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
+                break
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    held = False  # cannot be locked here: go on as before
+                    break
+                if time.monotonic() > deadline:
+                    raise filelock.Timeout(str(folder)) from None
+                time.sleep(0.005)
+        yield held
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def append_line(path: Path, line: bytes) -> bool:
     """Append one line to ``path`` without rewriting it (``O_APPEND``, one write, fsync).
 
-    A file that does not end with a newline gets one first, so the line never glues onto
-    the last line. A person's concurrent appends interleave whole (the kernel appends each
-    ``write`` at the end), nothing is replaced, so nothing of theirs can be lost.
+    A last line without a newline that a process is still writing (it holds the file open
+    for writing: a long ``echo`` written in pieces, ``{ printf '- half'; …; } >> memory.md``)
+    is waited for, at most :data:`DRAIN_SECONDS`: a line appended after its first part would
+    split it in two (the hostile pass). If it is still being written then, nothing is
+    written and the call returns False. A last line without a newline that no one is writing
+    is finished: it gets its newline first, so nothing is glued onto it. A person's
+    concurrent appends interleave whole (the kernel appends each ``write`` at the end),
+    nothing is replaced, so nothing of theirs can be lost.
+
+    Returns:
+        True when the line was appended; False when another program was writing the file's
+        last line all along (nothing written).
 
     Raises:
         OSError: the file cannot be written, naming it (a full disk: what part of the line was
@@ -440,18 +648,27 @@ def append_line(path: Path, line: bytes) -> None:
             at most a partial last line, which :func:`talos.audit.recover` completes).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = open_append(path, readable=True)  # a regular file only, links not followed
-    size = -1
+    for _look in range(_READ_TRIES):
+        seen = _settled_size(path)
+        if seen is None:
+            return False
+        fd = open_append(path, readable=True)  # a regular file only, links not followed
+        size = os.fstat(fd).st_size
+        if size in (0, seen) or os.pread(fd, 1, size - 1) == b"\n":
+            break
+        os.close(fd)  # half a line landed since the look: look again (and wait for it)
+    else:
+        return False
     data = b""
     try:
-        size = os.fstat(fd).st_size
         data = line.rstrip(b"\n") + b"\n"
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
         rest = memoryview(data)
         while rest:
             rest = rest[os.write(fd, rest) :]
         os.fsync(fd)
+        start = os.lseek(fd, 0, os.SEEK_CUR) - len(data)  # O_APPEND: where it landed
     except OSError as e:
         if size >= 0:
             with contextlib.suppress(OSError):
@@ -463,6 +680,77 @@ def append_line(path: Path, line: bytes) -> None:
                     os.ftruncate(fd, size)  # only our own partial line, nothing after it
         e.filename = e.filename or str(path)
         raise
+    finally:
+        os.close(fd)
+    if start > max(size, 0) and _read_at(path, start - 1, 1) not in (b"\n", None):
+        # Half a line landed in the microseconds between the last look and the write: ours
+        # sits inside it. Move ours after it once it is finished.
+        _move_after(path, start, data)
+    return True
+
+
+def _read_at(path: Path, offset: int, n: int) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        return os.pread(fd, n, offset)
+    finally:
+        os.close(fd)
+
+
+def _move_after(path: Path, start: int, ours: bytes) -> None:
+    """Take the bytes ``ours`` at ``start`` out of the line someone was writing around them,
+    and append them after it, by a checked replace (the hostile pass: 3 of 927 lines written
+    in two pieces were split or glued by an append that landed between the pieces). Given
+    up, leaving the file as it is, when the file was rewritten meanwhile, is still being
+    written, or keeps changing."""
+    line = ours.lstrip(b"\n")
+    for _try in range(_READ_TRIES):
+        with read_snapshot(path) as snap:
+            if snap.fd is None or snap.data[start : start + len(ours)] != ours:
+                return  # rewritten meanwhile (an editor's save): it decided the content
+            if _writers(snap.fd) is True and not _wait_for_writers(snap.fd):
+                return
+            if snap.mid_line() or _grown_since(snap):
+                continue  # read again: their line may be finished now
+            rest = snap.data[:start] + snap.data[start + len(ours) :]
+            if rest and not rest.endswith(b"\n"):
+                rest += b"\n"
+            try:
+                if replace_if_unchanged(snap, rest + line):
+                    snap.drain()
+                    return
+            except (OSError, HeldOpen):
+                return
+
+
+def _grown_since(snap: Snapshot) -> bool:
+    return snap.fd is not None and os.fstat(snap.fd).st_size != len(snap.data)
+
+
+def _settled_size(path: Path) -> int | None:
+    """The size of ``path`` once its last line is not being written: it ends with a
+    newline, or no process holds the file open for writing (a line left without one is
+    finished). Waits for a line in progress at most :data:`DRAIN_SECONDS`; ``None`` when it
+    is still being written then; -1 when the file is missing or not a regular file (the
+    append creates it, or names what is wrong)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+    except OSError:
+        return -1
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return -1
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while True:
+            size = os.fstat(fd).st_size
+            if not size or os.pread(fd, 1, size - 1) == b"\n" or _writers(fd) is not True:
+                return size
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.002)
     finally:
         os.close(fd)
 

@@ -320,12 +320,13 @@ def build_view(
     1. Records outside ``scopes`` are dropped silently: they are never ranked, never named.
     2. Inactive (``status`` superseded/deleted) and invalid-at-``at`` records are excluded.
     3. Per ``(scope, key)``: a model-written record (``by=mcp``) is *shadowed* by any record
-       the person wrote (issue 13.7); a record named in the ``supersedes=`` of another valid
-       record of no lower authority is *superseded* there (a value written for a window that
-       leaves the other's future uncovered, issue 12.6); then identical values (whitespace
-       and case folded) are one fact; else a strictly higher authority wins and the rest are
-       *shadowed*; else it is a *conflict*: no value is recalled, one ``conflict`` node names
-       them all. Never the newest, never the first.
+       the person wrote of its key, in any authorized scope (issue 13.7); a record named in
+       the ``supersedes=`` of another valid record of no lower authority is *superseded*
+       there (a value written for a window that leaves the other's future uncovered, issue
+       12.6); then identical values (whitespace and case folded) are one fact; else a
+       strictly higher authority wins and the rest are *shadowed*; else it is a *conflict*:
+       no value is recalled, one ``conflict`` node names them all. Never the newest, never
+       the first.
     4. ``overrides`` (key → value) replace every record of that key for this request only.
 
     Args:
@@ -379,6 +380,15 @@ def build_view(
         if key and n.kind in ("fact", "skill"):
             groups.setdefault((n.scope, key), []).append(n)
 
+    # The person's word on a key, in any authorized scope: a model-written record of that
+    # key in another scope must not stand in for it either (the hostile pass: a model over
+    # an MCP server started with --scope project:alpha,global wrote editor in alpha, and
+    # get editor returned the model's value, the first scope winning, over the person's).
+    persons: dict[str, Node] = {}
+    for (_scope, key), recs in groups.items():
+        for r in recs:
+            if person_wrote(r.src, r.fields):
+                persons.setdefault(key, r)
     drop: dict[int, Excluded] = {}
     replace: dict[int, Node] = {}  # id(first record of a group) -> synthetic node
     for (scope, key), recs in groups.items():
@@ -389,7 +399,9 @@ def build_view(
                 drop[id(r)] = Excluded(r, "overridden", key)
             replace[id(recs[0])] = synth
             continue
-        recs = _model_rule(recs, drop)
+        recs = _model_rule(recs, drop, persons.get(key))
+        if not recs:
+            continue
         recs = _supersedes_rule(recs, drop)
         top = max(authority(r) for r in recs)
         best = [r for r in recs if authority(r) == top]
@@ -424,16 +436,19 @@ def build_view(
     return view
 
 
-def _model_rule(recs: list[Node], drop: dict[int, Excluded]) -> list[Node]:
-    """SPEC §7.5, issue 13.7: in a key group that holds a record the person wrote, every
-    model-written record (``by=mcp``) is shadowed by it, whatever source or ref it claims."""
+def _model_rule(recs: list[Node], drop: dict[int, Excluded], person: Node | None) -> list[Node]:
+    """SPEC §7.5, issue 13.7: when the person wrote a record of the key — in this group, or
+    (``person``) in another authorized scope — every model-written record (``by=mcp``) of
+    the group is shadowed by it, whatever source or ref it claims. Returns the rest (empty
+    when only model-written records were left)."""
     mine = [r for r in recs if person_wrote(r.src, r.fields)]
-    if not mine or len(mine) == len(recs):
+    winner = mine[-1] if mine else person
+    if winner is None or len(mine) == len(recs):
         return recs
     kept = []
     for r in recs:
         if from_model(r.fields):
-            drop[id(r)] = Excluded(r, "shadowed", record_id(mine[-1]))
+            drop[id(r)] = Excluded(r, "shadowed", record_id(winner))
         else:
             kept.append(r)
     return kept

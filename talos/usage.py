@@ -15,8 +15,9 @@ since the previous recall (detected by a fingerprint of the key set). All of it 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
-import json
+import math
 import os
 import sqlite3
 import threading
@@ -30,6 +31,8 @@ from talos.fsutil import (
     MAX_STATE_BYTES,
     atomic_write_text,
     check_regular_or_missing,
+    json_value,
+    lock,
     open_append,
     read_regular,
 )
@@ -51,6 +54,21 @@ __all__ = [
 #: Kind names of a reference Talos ``recall_hits.json`` → ours.
 _REFERENCE_KINDS = {"事实": "fact", "技能": "skill", "往事": "episode"}
 _OUR_KINDS = {v: k for k, v in _REFERENCE_KINDS.items()}
+
+
+#: Largest count SQLite stores (a signed 64-bit integer).
+_MAX_COUNT = (1 << 63) - 1
+
+
+def _count(value: object) -> int:
+    """A count of a reference ``recall_hits.json`` as talos keeps it: a number from 0 to
+    :data:`_MAX_COUNT`, else 0. ``1e400`` (infinity once read) raised OverflowError on import,
+    and ``1e30`` does in SQLite: ``dead``, ``report`` and doctor failed on every run."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return int(value) if 0 <= value <= _MAX_COUNT else 0
 
 
 class Stat(NamedTuple):
@@ -82,10 +100,11 @@ def write_trace(
     shows the line only to a request authorized for all of them (:func:`trace_scopes`).
 
     One ``write`` on an ``O_APPEND`` descriptor, so lines from concurrent processes never
-    interleave; only onto a regular file (:func:`talos.fsutil.open_append`: a FIFO there hung
-    recall, a device was written to). A failure warns on stderr and never raises, whatever it
-    is (a NUL byte in the path raised ``ValueError`` out of recall): observing must not break
-    recall (SPEC §6.1).
+    interleave (a short write on a full disk is finished or warned about, and a torn last line
+    is not appended to: it stays one unreadable line); only onto a regular file
+    (:func:`talos.fsutil.open_append`: a FIFO there hung recall, a device was written to). A
+    failure warns on stderr and never raises, whatever it is (a NUL byte in the path raised
+    ``ValueError`` out of recall): observing must not break recall (SPEC §6.1).
     """
     rec = {
         "picked": picked,
@@ -96,10 +115,23 @@ def write_trace(
     # json_dumps: a key's bidi override or U+2028 is an escape, not raw, in a file people tail
     data = (json_dumps(rec) + "\n").encode("utf-8", errors="replace")
     try:
+        if path.parts[:1] and path.parts[0].startswith("~"):  # a ~user that does not exist
+            raise ValueError("its ~ cannot be expanded; write the path in full")  # (home.py)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = open_append(path)
+        fd = open_append(path, readable=True)
         try:
-            os.write(fd, data)
+            # A full disk writes part of a line and says so only by the count (a 1 MiB
+            # tmpfs, hostile pass): write the rest or fail. A line left torn that way, or by
+            # a kill, would glue the next recall's line onto it: start on a fresh line.
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
+            rest = memoryview(data)
+            while rest:
+                written = os.write(fd, rest)
+                if not written:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                rest = rest[written:]
         finally:
             os.close(fd)
     except OSError as e:
@@ -190,6 +222,13 @@ def _digest(keys: Iterable[str]) -> str:
     return f"x{acc:016x}.{n}"
 
 
+#: Seconds a recall waits to count usage while another connection holds usage.db's write
+#: lock. Talos's own transactions last milliseconds; a lock held longer is another program's
+#: (a SQLite browser left in a transaction): every recall waited 60 s (61.4 s measured) before
+#: it warned and went on — longer than an agent's hook allows (SPEC §6.1, hostile pass).
+RECORD_WAIT = 5.0
+
+
 def _rollback(con: sqlite3.Connection) -> None:
     """Roll back what is left of a transaction: SQLite may have rolled it back itself (a
     full disk), and a second ROLLBACK then hid the cause ("cannot rollback - no transaction
@@ -250,11 +289,15 @@ class SqliteUsage:
         """``e`` (an OSError or a SQLite error on usage.db) as a sentence naming the file."""
         return state_error(self.path, e, "the usage counts", self.DAMAGED)
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, wait: float = 60.0) -> sqlite3.Connection:
         """This thread's connection, opened (and the schema migrated) on first use.
 
+        Args:
+            wait: seconds to wait for a lock another connection holds while migrating.
+
         Raises:
-            StateError: usage.db cannot be opened for writing, is damaged, or is newer.
+            StateError: usage.db cannot be opened for writing, is damaged, is newer, or is
+                another program's.
         """
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
         if con is not None:
@@ -264,10 +307,11 @@ class SqliteUsage:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
             try:
-                con.execute("PRAGMA busy_timeout=60000")
+                con.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
                 if not self._ready:
                     self._migrate(con)
                     self._ready = True
+                con.execute("PRAGMA busy_timeout=60000")
             except BaseException:
                 con.close()
                 raise
@@ -317,9 +361,25 @@ class SqliteUsage:
                 return con
             raise
 
+    def _foreign(self, con: sqlite3.Connection, tables: bool = True) -> None:
+        """Raise :class:`StateError` when ``con`` is another program's database: an application
+        id (talos's usage.db has none) or a table that is not talos's. talos created its
+        tables inside such a file, and one with a schema version was "written by a newer
+        talos" (hostile pass). Checked before anything is written, WAL mode included."""
+        app = con.execute("PRAGMA application_id").fetchone()[0]
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        other = sorted(n for n in names if n not in self.TABLES and not n.startswith("sqlite_"))
+        why = f"application id {app:#x}" if app else ""
+        why = why or (f"it holds table {', '.join(other)}" if other and tables else "")
+        if why:
+            raise StateError(
+                f"{self.path}: not a talos usage database ({why}); {self.DAMAGED}", self.path
+            )
+
     def _check_schema(self, con: sqlite3.Connection, version: int) -> None:
         """Raise :class:`StateError` unless ``con`` holds talos's usage tables of a schema
         this talos reads (a newer talos's file is left alone: upgrade talos)."""
+        self._foreign(con, tables=False)  # another program's id: not "a newer talos"
         if version > self.SCHEMA:
             raise StateError(
                 f"{self.path}: written by a newer talos (usage schema {version}, this one "
@@ -339,6 +399,8 @@ class SqliteUsage:
         version = con.execute("PRAGMA user_version").fetchone()[0]
         if version:  # someone else's file, or a newer talos's, is left as it is
             self._check_schema(con, version)
+        else:
+            self._foreign(con)
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("BEGIN IMMEDIATE")
         try:
@@ -369,7 +431,7 @@ class SqliteUsage:
         if self.import_hits is None or not self.import_hits.exists():
             return
         try:
-            data = json.loads(read_regular(self.import_hits, MAX_STATE_BYTES).decode("utf-8"))
+            data = json_value(read_regular(self.import_hits, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError) as e:
             warn(f"{self.import_hits}: cannot import reference usage counts ({e})")
             return
@@ -381,7 +443,7 @@ class SqliteUsage:
                 continue
             kind, _, text = key.partition(":")
             kind = _REFERENCE_KINDS.get(kind, kind)
-            vals = [int(x) if isinstance(x, (int, float)) else 0 for x in entry[:3]] + [0]
+            vals = [_count(x) for x in entry[:3]] + [0]
             rows.append(("global", f"{kind}:{text}", vals[0], vals[1], vals[2]))
         con.executemany(
             "INSERT OR IGNORE INTO usage(scope, key, base_seen, hits, last_hit_day) "
@@ -397,12 +459,19 @@ class SqliteUsage:
     ) -> None:
         """Count one recall in one transaction (see the module docstring for the cost).
 
+        Waits at most :data:`RECORD_WAIT` seconds for a lock another program holds.
+
         Raises:
             StateError: usage.db cannot be written (nothing of this recall is counted).
         """
-        con = self._connect()
+        con = self._connect(RECORD_WAIT)
         try:
-            self._record(con, present, hits, day)
+            con.execute(f"PRAGMA busy_timeout={int(RECORD_WAIT * 1000)}")
+            try:
+                self._record(con, present, hits, day)
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("PRAGMA busy_timeout=60000")
         except (OSError, sqlite3.Error) as e:
             raise self._fail(e) from e
 
@@ -518,7 +587,7 @@ class JsonUsage:
 
     def _load(self) -> dict[str, list[int]]:
         try:
-            data = json.loads(read_regular(self.path, MAX_STATE_BYTES).decode("utf-8"))
+            data = json_value(read_regular(self.path, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -538,15 +607,14 @@ class JsonUsage:
         keys = present.get("global", frozenset())
         hit = {self._ref_key(k) for k in hits.get("global", set())}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        import filelock  # only this reference format needs a lock file
-
-        with filelock.FileLock(str(self.path) + ".lock", timeout=60):
+        with lock(f"{self.path}.lock", 60):  # only this reference format needs a lock file
             data = self._load()
             for key in keys:
                 ref = self._ref_key(key)
-                entry = list(data.get(ref, [0, 0]))[:3]
+                old = data.get(ref)
+                entry = list(old)[:3] if isinstance(old, list) else []
                 entry += [0] * (3 - len(entry))
-                seen, hits_n, last = (int(x) for x in entry)
+                seen, hits_n, last = (_count(x) for x in entry)
                 if ref in hit:
                     data[ref] = [seen + 1, hits_n + 1, day]
                 else:
@@ -562,6 +630,6 @@ class JsonUsage:
             if not isinstance(entry, list) or len(entry) < 2:
                 continue
             kind, _, text = key.partition(":")
-            vals = [int(x) if isinstance(x, (int, float)) else 0 for x in entry[:3]] + [0]
+            vals = [_count(x) for x in entry[:3]] + [0]
             out[f"{_REFERENCE_KINDS.get(kind, kind)}:{text}"] = Stat(vals[0], vals[1], vals[2])
         return out

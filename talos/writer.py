@@ -26,6 +26,7 @@ import secrets
 import shutil
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,12 +34,19 @@ from urllib.parse import quote
 
 import filelock
 
-from talos import audit
+from talos import audit, fsutil
 from talos.errors import InputError, TalosError
-from talos.fsutil import check_regular_or_missing
+from talos.fsutil import check_regular_or_missing, lock
 from talos.home import Paths
 from talos.model import Node, line_id
-from talos.shared_file import append_line, read_snapshot, replace_if_unchanged
+from talos.shared_file import (
+    HeldOpen,
+    append_line,
+    folder_lock,
+    quiet,
+    read_snapshot,
+    replace_if_unchanged,
+)
 from talos.sources.facts import MIN_FACT_CHARS, TAG, ParsedFact, parse_fact_line
 from talos.trust import (
     authority_of,
@@ -58,6 +66,7 @@ __all__ = [
     "FIELD_ORDER",
     "LOCK_TIMEOUT",
     "MAX_ATTEMPTS",
+    "MAX_VALUE_CHARS",
     "Forgotten",
     "RememberResult",
     "RemovedLine",
@@ -80,6 +89,9 @@ LOCK_TIMEOUT = 60.0
 #: How often a write is redone when memory.md changed under it (a person editing it) before
 #: it gives up with an error (nothing is lost then: memory.md stays as the person left it).
 MAX_ATTEMPTS = 20
+#: Longest value of a tag field (``--key``, ``--scope``, ``--source``, ``--ref``, ``--by``):
+#: a 20,000-character key was stored as it came.
+MAX_VALUE_CHARS = 1_000
 #: Order of ``field=value`` pairs in a tag written by talos (SPEC §7.1).
 FIELD_ORDER = (
     "id",
@@ -137,7 +149,7 @@ class RememberResult:
 def memory_lock(paths: Paths) -> filelock.FileLock:
     """The inter-process lock around every read-modify-write of memory.md."""
     paths.lock_dir.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(paths.lock_dir / "memory.lock"), timeout=LOCK_TIMEOUT)
+    return lock(paths.lock_dir / "memory.lock", LOCK_TIMEOUT)  # a regular file only
 
 
 def format_tag(src: str, born: str, fields: dict[str, str]) -> str:
@@ -177,9 +189,12 @@ def unsafe_char(value: str) -> str | None:
     """The first character of ``value`` that must not be stored: a control or format
     character (Unicode categories Cc, Cf, Zl, Zp) — a line break would split the record, a
     tab or zero-width character would make an invisible second key, ESC or a bidi override
-    would act on a terminal (issue 12.5, 13.2). Plain spaces are fine. ``None`` when clean."""
+    would act on a terminal (issue 12.5, 13.2) — or a lone surrogate (Cs: a byte of an
+    argument that is not UTF-8, ``$'\\xff'``, or a ``\\ud800`` escape in JSON), which cannot
+    be written as UTF-8 at all (the hostile pass: a prepared audit entry that could never be
+    applied made every later write fail). Plain spaces are fine. ``None`` when clean."""
     for ch in value:
-        if ch != " " and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+        if ch != " " and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
             return ch
     return None
 
@@ -187,6 +202,10 @@ def unsafe_char(value: str) -> str | None:
 def describe_char(ch: str) -> str:
     """``a line feed (U+000A)``, ``a right-to-left override (U+202E)``: for messages."""
     name = _CHAR_NAMES.get(ch)
+    if name is None and "\udc80" <= ch <= "\udcff":  # how Python decodes a non-UTF-8 byte
+        return f"a byte that is not UTF-8 (0x{ord(ch) - 0xDC00:02X})"
+    if name is None and unicodedata.category(ch) == "Cs":
+        return f"a lone surrogate (U+{ord(ch):04X}), which is not UTF-8"
     if name is None:
         uname = unicodedata.name(ch, "")
         name = f"a {uname.lower()}" if uname else "a control character"
@@ -197,10 +216,15 @@ def check_value(option: str, value: str | None) -> None:
     """Refuse a value that holds a control or format character (:func:`unsafe_char`).
 
     Raises:
-        InputError: ``--key 'a\\n': contains a line feed (U+000A)``.
+        InputError: ``--key 'a\\n': contains a line feed (U+000A)``; a value longer than
+            :data:`MAX_VALUE_CHARS`.
     """
     if value is None:
         return
+    if len(value) > MAX_VALUE_CHARS:
+        raise InputError(
+            f"{option} is {len(value):,} characters long; a value holds at most {MAX_VALUE_CHARS:,}"
+        )
     ch = unsafe_char(value)
     if ch is not None:
         raise InputError(f"{option} {value!r}: contains {describe_char(ch)}")
@@ -236,12 +260,17 @@ def _apply(paths: Paths, plan: Callable[[bytes], tuple[_Change | None, T]]) -> T
         NotRegularFile, FileTooLarge: memory.md (or what its link leads to) is not a regular
             file, or is too large (:mod:`talos.fsutil`).
     """
-    # Through a symlinked memory.md (a dotfiles repo) — but never onto a device or a FIFO:
-    # the message names memory.md and where its link leads (issue 12.3).
-    check_regular_or_missing(paths.memory_file)
-    mf = paths.memory_file.resolve()
     for _attempt in range(MAX_ATTEMPTS):
-        done, result = _attempt_write(paths, mf, plan)
+        # Through a symlinked memory.md (a dotfiles repo) — but never onto a device or a
+        # FIFO: the message names memory.md and where its link leads (issue 12.3). Resolved
+        # on every attempt: a link put in place of the file meanwhile is followed, not
+        # replaced by a regular file (the hostile pass).
+        check_regular_or_missing(paths.memory_file)
+        mf = paths.memory_file.resolve()
+        with folder_lock(mf.parent, LOCK_TIMEOUT) as held:
+            if held:  # else another home's writer may be using its temp file right now
+                _sweep_temps(mf)
+            done, result = _attempt_write(paths, mf, plan)
         if done:
             return result
     raise TalosError(
@@ -258,43 +287,52 @@ def _attempt_write(
         change, result = plan(snap.data)
         if change is None:
             return True, result
+        _check_size(paths.memory_file, snap.data, change)
         txn = audit.Txn(paths.audit_file)
-        if change.data is None:
-            records = change.records
-            if change.append is not None:
-                # Where the line will start at the earliest: recovery completes a torn append
-                # only past this point, never a person's own unfinished last line before it.
-                at = os.stat(mf).st_size if snap.ident is not None else 0
-                records = [
-                    {**r, "offset": at} if r.get("after") == change.append else r for r in records
-                ]
+        prepared = False
+
+        def prepare(records: list[dict[str, Any]]) -> None:
+            nonlocal prepared
             txn.prepare(records)
-            if change.append is not None:
-                try:
-                    append_line(mf, change.append.encode("utf-8"))
-                except OSError:
-                    with contextlib.suppress(OSError):  # the disk may be full for the log too
-                        txn.abort("memory.md could not be written")
-                    raise
-        else:
-            prepared = False
+            prepared = True
 
-            def prepare() -> None:
-                nonlocal prepared
-                txn.prepare(change.records)
-                prepared = True
-
-            try:
-                done = replace_if_unchanged(snap, change.data, prepare)
-            except OSError:
-                if prepared:
-                    with contextlib.suppress(OSError):
-                        txn.abort("memory.md could not be written")
-                raise
-            if not done:
-                if prepared:
-                    txn.abort(f"{paths.memory_file} changed outside talos meanwhile; redone")
-                return False, result
+        try:
+            if change.data is None:
+                records = change.records
+                if change.append is not None and not quiet(snap):
+                    return False, result  # a writer was at work: decide on what it wrote
+                if change.append is not None:
+                    # Where the line will start at the earliest: recovery completes a torn
+                    # append only past this point, never a person's unfinished last line.
+                    at = os.stat(mf).st_size if snap.ident is not None else 0
+                    records = [
+                        {**r, "offset": at} if r.get("after") == change.append else r
+                        for r in records
+                    ]
+                prepare(records)
+                if change.append is not None and not append_line(mf, change.append.encode("utf-8")):
+                    txn.abort(f"{paths.memory_file}: another program was writing its last line")
+                    raise HeldOpen(paths.memory_file)
+            else:
+                records = change.records
+                if not replace_if_unchanged(snap, change.data, lambda: prepare(records)):
+                    if prepared:
+                        txn.abort(f"{paths.memory_file} changed outside talos meanwhile; redone")
+                    return False, result
+        except OSError:
+            if prepared:  # memory.md is unchanged (append_line, replace_if_unchanged)
+                with contextlib.suppress(OSError):  # the disk may be full for the log too
+                    txn.abort("memory.md could not be written")
+            raise
+        except Exception:
+            # Anything else (a bug): settle the transaction from what memory.md
+            # holds now, so the log never keeps an entry the next write trips over (the
+            # hostile pass: a line that could not be encoded left one that failed every
+            # later write).
+            if prepared:
+                with contextlib.suppress(Exception):
+                    audit.recover(paths.audit_file, paths.memory_file)
+            raise
         txn.commit()
         if not snap.drain():  # a person's append that opened the old file before the swap
             warn(
@@ -302,6 +340,29 @@ def _attempt_write(
                 "what it writes to it from now on does not reach the new memory.md"
             )
         return True, result
+
+
+def _check_size(name: Path, data: bytes, change: _Change) -> None:
+    """Refuse a write that would make memory.md larger than talos reads
+    (:data:`talos.fsutil.MAX_MEMORY_BYTES`): every reader would then skip the whole file,
+    and every writer refuse it (the hostile pass: one 300 KB ``remember`` over a 200 KB
+    bound left recall with no facts at all, and every later write refused).
+
+    Raises:
+        InputError: the message names the file and what to do; nothing is written.
+    """
+    limit = fsutil.MAX_MEMORY_BYTES
+    if change.append is not None:
+        size = len(data) + len(change.append.encode("utf-8")) + 2
+    elif change.data is not None and len(change.data) > len(data):
+        size = len(change.data)
+    else:
+        return
+    if size > limit:
+        raise InputError(
+            f"{name}: this write would make it {size:,} bytes long, more than the "
+            f"{limit:,} talos reads; nothing was changed (remove lines you no longer need)"
+        )
 
 
 def _split(data: bytes) -> list[bytes]:
@@ -315,22 +376,38 @@ def _decode(blob: bytes) -> str | None:
         return None
 
 
-def _joined(kept: list[bytes], append_lines: Iterable[str] = ()) -> bytes:
+def _joined(
+    data: bytes, gone: AbstractSet[int] = frozenset(), append_lines: Iterable[str] = ()
+) -> bytes:
+    """memory.md ``data`` without the lines at the 0-based indexes ``gone``, with
+    ``append_lines`` after the last line (trailing blank lines dropped before them). A last
+    line without a newline stays so when nothing is added; a line added after it ends it
+    first (a line someone is still writing never gets here: the file then changes, or is
+    held open, before the replace, see :mod:`talos.shared_file`)."""
+    blobs = _split(data)
+    tail = b""
+    if data and not data.endswith(b"\n"):
+        tail = b"" if len(blobs) - 1 in gone else blobs[-1]
+    kept = [b for i, b in enumerate(blobs[:-1]) if i not in gone]
     extra = [ln.encode("utf-8") for ln in append_lines]
     if extra:
+        if tail:
+            kept, tail = [*kept, tail], b""
         while kept and kept[-1].strip() == b"":
             kept.pop()
-        kept = [*kept, *extra, b""]
-    return b"\n".join(kept)
+    return b"".join(b + b"\n" for b in [*kept, *extra]) + tail
 
 
 def _settle(paths: Paths) -> None:
-    """Clean up after a writer that was killed (call with the memory lock held): settle its
-    audit transaction and delete the temp files it left beside memory.md (under the lock no
-    other writer is active, so every ``.memory.md.*.tmp`` is stale; 50 SIGKILLs left 11 of
-    them in a person's home — ``tests/test_crash.py``)."""
+    """Settle the audit transaction a killed writer left (call with the memory lock held)."""
     audit.recover(paths.audit_file, paths.memory_file)
-    mf = paths.memory_file.resolve()
+
+
+def _sweep_temps(mf: Path) -> None:
+    """Delete the temp files a killed writer left beside memory.md ``mf`` (call with the
+    folder lock held: no talos writer of that folder is active, whatever its home, so every
+    ``.memory.md.*.tmp`` is stale; 50 SIGKILLs left 11 of them in a person's home —
+    ``tests/test_crash.py``)."""
     try:
         stale = list(mf.parent.glob(f".{glob.escape(mf.name)}.*.tmp"))
     except OSError:
@@ -364,7 +441,7 @@ def _keyed(blobs: list[bytes], key: str) -> list[_Record]:
     """The active (``status`` active) records of ``key`` in the lines ``blobs``, any scope."""
     out = []
     for idx, blob in enumerate(blobs):
-        if key.encode("utf-8") not in blob:
+        if b"key=" not in blob:  # the key itself may be URL-encoded in the tag (%C3%A9dit)
             continue
         line = _decode(blob)
         p = parse_fact_line(line) if line is not None else None
@@ -423,7 +500,7 @@ def remove_fact_lines(
     """
 
     def plan(data: bytes) -> tuple[_Change | None, list[RemovedLine]]:
-        kept: list[bytes] = []
+        gone: set[int] = set()
         removed: list[tuple[RemovedLine, ParsedFact]] = []
         for no, blob in enumerate(_split(data), 1):
             line = _decode(blob)
@@ -431,8 +508,7 @@ def remove_fact_lines(
             raw = line.rstrip("\r") if line is not None else ""
             if parsed is not None and doomed(parsed, raw):
                 removed.append((RemovedLine(no, raw, derived_id(parsed.fields, raw)), parsed))
-            else:
-                kept.append(blob)
+                gone.add(no - 1)
         if not removed:
             return None, []
         records = [
@@ -450,7 +526,7 @@ def remove_fact_lines(
             }
             for r, p in removed
         ]
-        return _Change(records, data=_joined(kept)), [r for r, _ in removed]
+        return _Change(records, data=_joined(data, gone)), [r for r, _ in removed]
 
     with memory_lock(paths):
         _settle(paths)
@@ -483,6 +559,13 @@ def resolve(
             and validity(r.node(), at) is None
         ]
         kept = [r for r in pool if r.id == keep]
+        if len(kept) > 1:  # a copied line: "kept X; superseded nothing" left the conflict
+            lines = ", ".join(str(r.idx + 1) for r in kept)
+            raise InputError(
+                f"record id {keep} is on lines {lines} of {paths.memory_file}: talos cannot "
+                "tell which one to keep. Nothing was changed; give one of them another id (or "
+                "delete one) by hand"
+            )
         if not kept:
             ids = ", ".join(sorted({r.id for r in pool})) or "none"
             raise InputError(
@@ -510,7 +593,7 @@ def resolve(
             for r in losers
         ]
         gone = {r.idx for r in losers}
-        data_now = _joined([b for i, b in enumerate(blobs) if i not in gone])
+        data_now = _joined(data, gone)
         return _Change(records, data=data_now), [
             RemovedLine(r.idx + 1, r.raw, r.id) for r in losers
         ]
@@ -533,6 +616,7 @@ def remember(
     until: dt.date | None = None,
     conf: float | None = None,
     by: str | None = None,
+    authorized: Sequence[str] = (),
 ) -> RememberResult:
     """Append a tagged fact, atomically and under the lock (SPEC §7.5).
 
@@ -553,7 +637,9 @@ def remember(
         ``tool`` (requires ``ref``), ``import``, ``reflect`` or another word. ref: source id.
         scope: namespace. observed: when the evidence was observed (the tag date; default
         today). valid_from/until: validity window. conf: confidence 0–1. by: the producer
-        (``mcp``: a model over MCP, :data:`talos.trust.MODEL_BY`).
+        (``mcp``: a model over MCP, :data:`talos.trust.MODEL_BY`). authorized: the scopes
+        the writer reads; a model-written record of a key the person holds in one of them
+        is stored, shadowed (the view shadows it there, :func:`talos.trust.build_view`).
 
     Returns:
         A :class:`RememberResult`.
@@ -568,7 +654,8 @@ def remember(
             unchanged).
     """
     text = " ".join(text.split())
-    check_value("the text", text)
+    if unsafe_char(text) is not None:
+        check_value("the text", text)
     if len(text.lstrip("-*# ").strip()) < MIN_FACT_CHARS:
         raise InputError(f"a fact needs at least {MIN_FACT_CHARS} characters of text: {text!r}")
     if "<!--" in text or "-->" in text:
@@ -624,7 +711,11 @@ def remember(
         late_vs = ""
         for r in _keyed(blobs, key) if key else []:
             p = r.fact
-            if r.scope != scope or not overlaps(window, window_of(p.fields, p.born)):
+            if not overlaps(window, window_of(p.fields, p.born)):
+                continue
+            if r.scope != scope:
+                if r.scope in authorized and from_model(fields) and person_wrote(p.src, p.fields):
+                    status = "shadowed"
                 continue
             theirs = authority_of(p.src, p.fields)
             their_day = parse_day(p.born)
@@ -677,9 +768,7 @@ def remember(
         result = RememberResult(own["id"], new_line, status, [r.id for r in doomed])
         if not doomed:
             return _Change(records, append=new_line), result
-        gone = {r.idx for r in doomed}
-        kept = [b for i, b in enumerate(blobs) if i not in gone]
-        return _Change(records, data=_joined(kept, [new_line])), result
+        return _Change(records, data=_joined(data, {r.idx for r in doomed}, [new_line])), result
 
     with memory_lock(paths):
         _settle(paths)
@@ -711,15 +800,19 @@ class Restored:
 def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Restored:
     """Bring a record back (SPEC §7.6): the latest audited line of record ``rid``
     (forgotten, superseded, revoked, resolved away, or sent to history) is appended to
-    memory.md — exactly as written, except that a history record becomes active. A record
+    memory.md — its text exactly as written; a history record becomes active, and the tag
+    names in ``supersedes=`` the successors it takes back its place from in part only. A record
     talos wrote that vanished from memory.md by an outside edit (``talos doctor`` names it)
     comes back the same way.
 
-    Undoing a supersede makes the record current again (issue 12.6): the active records of
-    its key and scope whose window overlaps its own and whose authority is not higher — its
-    successor — are superseded by it (removed, audited, restorable); a model-written
-    record never supersedes one the person wrote. A forgotten skill file is moved back from
-    the trash instead.
+    Undoing a supersede makes the record current again (issue 12.6), as :func:`remember`
+    decides: the active records of its key and scope whose window overlaps its own and whose
+    authority is not higher — its successors — are superseded by it (removed, audited,
+    restorable) when its window covers the rest of theirs; one it covers in part (a one-week
+    value restored over an open-ended one) stays in force outside that window and stops
+    naming it in ``supersedes=`` (audited), while the restored record names it and wins
+    inside. A model-written record never supersedes one the person wrote. A forgotten skill
+    file is moved back from the trash instead.
 
     ``scopes``: when given, only records of these scopes can be restored; any other id reads
     as unknown (SPEC §7.7: no oracle on other scopes).
@@ -767,6 +860,12 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
             current = {(_decode(b) or "").rstrip("\r") for b in blobs}
             if line in current:
                 raise InputError(f"record {rid} is already in {paths.memory_file}")
+            at = _line_of(blobs, rid, scopes)
+            if at:  # edited in place: a second line with its id made an unresolvable conflict
+                raise InputError(
+                    f"record {rid} is in {paths.memory_file} already (line {at}, edited outside "
+                    "talos): nothing to restore"
+                )
             entry = {
                 "op": "restore",
                 "id": rid,
@@ -779,18 +878,91 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
             successors = _successors(blobs, mine, rid) if mine is not None else []
             if not successors:
                 return _Change([entry], append=line), Restored(line)
+            # As remember decides (issue 12.6): a successor whose future the restored
+            # window covers is superseded; one it covers only in part (a one-week value
+            # restored over today's open-ended one) stays in force outside that window, and
+            # the restored record names it in supersedes= so that it wins inside (the
+            # successor stops naming it back). Before, the one-week record took the
+            # open-ended one's place for good: get today said not-yet-valid.
+            assert mine is not None
+            window = window_of(mine.fields, mine.born)
+            today = dt.date.today()
+            doomed = [
+                r
+                for r in successors
+                if covers(window, window_of(r.fact.fields, r.fact.born), today)
+            ]
+            partial = [r for r in successors if r not in doomed]
             records = [
                 _supersede_entry(
                     paths, r, r.fact.fields["key"], rid, f"superseded by restored {rid}"
                 )
-                for r in successors
+                for r in doomed
             ]
-            gone = {r.idx for r in successors}
-            kept = [b for i, b in enumerate(blobs) if i not in gone]
-            done = Restored(line, tuple(r.id for r in successors))
-            return _Change([*records, entry], data=_joined(kept, [line])), done
+            now = line
+            edits: dict[int, str] = {}
+            if partial:
+                named = [x for x in mine.fields.get("supersedes", "").split(",") if x]
+                now = _with_field(
+                    line, "supersedes", ",".join(dict.fromkeys([*named, *(r.id for r in partial)]))
+                )
+                entry["after"] = now
+                for r in partial:
+                    theirs = [x for x in r.fact.fields.get("supersedes", "").split(",") if x]
+                    if rid in theirs:
+                        edits[r.idx] = _with_field(
+                            r.raw, "supersedes", ",".join(x for x in theirs if x != rid)
+                        )
+                        records.append(
+                            {
+                                "op": "restore",
+                                "id": r.id,
+                                "key": r.fact.fields["key"],
+                                "scope": r.scope,
+                                "file": str(paths.memory_file),
+                                "line": r.idx + 1,
+                                "before": r.raw,
+                                "after": edits[r.idx],
+                                "reason": f"gives way to restored {rid} inside its window",
+                            }
+                        )
+            done = Restored(now, tuple(r.id for r in doomed))
+            if not doomed and not edits:
+                return _Change([entry], append=now), done
+            blobs_now = [edits[i].encode("utf-8") if i in edits else b for i, b in enumerate(blobs)]
+            data_now = _joined(b"\n".join(blobs_now), {r.idx for r in doomed}, [now])
+            return _Change([*records, entry], data=data_now), done
 
         return _apply(paths, plan)
+
+
+def _with_field(line: str, name: str, value: str) -> str:
+    """``line`` with its tag's ``name=`` field set to ``value`` (removed when empty); the
+    text and the other fields are left exactly as they are."""
+    m = TAG.search(line)
+    if m is None:
+        return line
+    tag = re.sub(rf"\s+{re.escape(name)}=\S*?(?=\s|-->)", "", line[m.start() :])
+    if value:
+        tag = re.sub(r"\s*-->\s*$", f" {name}={value} -->", tag)
+    return line[: m.start()] + tag
+
+
+def _line_of(blobs: list[bytes], rid: str, scopes: Sequence[str] | None = None) -> int:
+    """The 1-based line of the record whose id is ``rid`` (0 when there is none), among the
+    records of ``scopes`` when given (a line of another scope is never named, SPEC §7.3)."""
+    needle = rid.encode("utf-8", "surrogateescape")
+    for no, blob in enumerate(blobs, 1):
+        line = _decode(blob) if needle in blob else None  # an ``L`` id is a hash: never in it
+        p = parse_fact_line(line) if line is not None else None
+        if (
+            line is not None
+            and p is not None
+            and derived_id(p.fields, line.rstrip("\r")) == rid
+            and (scopes is None or p.fields.get("scope", "global") in scopes)
+        ):
+            return no
+    return 0
 
 
 def _successors(blobs: list[bytes], mine: ParsedFact, rid: str) -> list[_Record]:

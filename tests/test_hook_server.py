@@ -57,6 +57,15 @@ EXPECTED = (
 CONFIG = "[hooks]\ntimeout = 30\n"
 
 
+#: Subprocesses run the talos these tests imported: CI runs them from a checkout beside an
+#: installed copy, and ``python -m`` puts the current folder (the checkout) first.
+ENV = {
+    **os.environ,
+    "PYTHONPATH": str(Path(client.__file__).resolve().parents[2]),
+    "PYTHONSAFEPATH": "1",
+}
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -107,6 +116,7 @@ def hook(home: Path, data: bytes = EVENT, agent: str = "claude-code") -> bytes:
         input=data,
         capture_output=True,
         timeout=60,
+        env=ENV,
     )
     assert (got.returncode, got.stderr) == (0, b"")
     return got.stdout
@@ -148,6 +158,7 @@ def test_one_server_per_home(home: Path) -> None:
         [sys.executable, "-m", "talos.hooks.server", "--home", str(home)],
         capture_output=True,
         timeout=60,
+        env=ENV,
     )
     assert (second.returncode, second.stdout, second.stderr) == (0, b"", b"")
     assert client.ping(str(home))["pid"] == pid  # type: ignore[index]
@@ -166,8 +177,16 @@ def test_new_settings_restart_the_server(home: Path) -> None:
     (home / "talos.toml").write_text(CONFIG + "k = 1\n", encoding="utf-8")
     out = json.loads(hook(home))
     assert out["hookSpecificOutput"]["additionalContext"] == HEADING + "\n" + ROWS[0]
-    new = client.ping(str(home))
-    assert new is not None and int(new["pid"]) != old and new["current"] == "True"
+
+    # the new server may still be starting when the hook has answered in its own process
+    # (a loaded machine: the ping found none, the test failed once in a full run)
+    def restarted() -> dict[str, str] | None:
+        got = client.ping(str(home))
+        return got if got is not None and int(got["pid"]) != old else None
+
+    assert wait_for(lambda: restarted() is not None)
+    new = restarted()
+    assert new is not None and new["current"] == "True"
     assert wait_for(lambda: not _alive(old))
 
 
@@ -258,7 +277,7 @@ def test_the_hook_path_imports_only_the_standard_library(home: Path) -> None:
         "print(repr(new), file=sys.stderr)\n"
     )
     got = subprocess.run(
-        [sys.executable, "-c", probe], input=EVENT, capture_output=True, timeout=60
+        [sys.executable, "-c", probe], input=EVENT, capture_output=True, timeout=60, env=ENV
     )
     assert got.stdout.decode() == EXPECTED
     new = ast.literal_eval(got.stderr.decode())
@@ -322,3 +341,32 @@ def test_the_hook_never_talks_to_a_socket_of_another_user(home: Path) -> None:
         f"error: {run / 'hook.sock'} is not a socket of this user; not connecting; "
         "recalling in the hook's own process"
     )
+
+
+def test_a_hook_run_from_another_copy_of_talos_starts_a_server_of_that_copy(
+    home: Path, tmp_path: Path
+) -> None:
+    # CI runs the tests from a source checkout beside an installed copy: the hook imported
+    # the checkout (the current folder comes first) while the server it spawned imported the
+    # installed one, whose code stamp never matched, and every hook fell back in-process.
+    import shutil
+
+    import talos
+
+    copy = tmp_path / "checkout"
+    shutil.copytree(Path(talos.__file__).parent, copy / "talos")
+    newest = max(p.stat().st_mtime_ns for p in (copy / "talos").rglob("*.py")) + 10**9
+    os.utime(copy / "talos" / "__init__.py", ns=(newest, newest))  # a stamp of its own
+    got = subprocess.run(
+        [sys.executable, "-m", "talos", "hook", "claude-code", "--home", str(home)],
+        input=EVENT,
+        capture_output=True,
+        timeout=60,
+        cwd=copy,
+    )
+    assert (got.returncode, got.stderr, got.stdout.decode()) == (0, b"", EXPECTED)
+    assert log_lines(home) == []  # answered by a server, not by the fallback
+    pid = _server_pids(home)
+    assert len(pid) == 1
+    cmd = Path(f"/proc/{pid[0]}/environ").read_bytes().split(b"\0")
+    assert any(e.startswith(b"PYTHONPATH=" + str(copy).encode()) for e in cmd)

@@ -41,7 +41,7 @@ from rich.markup import escape
 
 from talos.doctor import config_problems
 from talos.errors import TalosError, failure_message
-from talos.home import Paths, resolve_paths
+from talos.home import Paths, resolve_home, resolve_paths
 from talos.memory import Memory
 from talos.text import json_dumps, printable
 from talos.warn import bounded
@@ -136,7 +136,18 @@ err = Stream(stderr=True)
 
 
 def _home_is_a_folder(value: Path | None) -> Path | None:
-    if value is not None and str(value) and Path(value).expanduser().is_file():
+    """``--home`` (or ``TALOS_HOME``) checked before the command runs: a usage error, with
+    the envelope under ``--json``, for a file, a ``~user`` that does not exist or a name too
+    long (both ended in a traceback from here: this check runs outside ``handle_errors``)."""
+    if value is None or not str(value):
+        return value
+    try:
+        is_file = resolve_home(value).is_file()
+    except TalosError as e:
+        raise typer.BadParameter(str(e)) from None
+    except (OSError, ValueError) as e:
+        raise typer.BadParameter(failure_message(e)) from None
+    if is_file:
         raise typer.BadParameter(f"{value} is a file; a home is a folder (see talos init)")
     return value
 

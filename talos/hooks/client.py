@@ -179,11 +179,20 @@ def _spawn(state: HookState) -> subprocess.Popen[bytes]:
     """
     import subprocess
 
+    import talos
+
+    # The server runs the code this hook runs: the talos this process imported comes first
+    # on the server's path. A hook run from a source checkout next to an installed copy
+    # otherwise started the installed one, whose code stamp never matched (CI ran into it).
+    code = os.path.dirname(os.path.dirname(os.path.abspath(talos.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (code, env.get("PYTHONPATH", "")) if p)
     return subprocess.Popen(
         [sys.executable, "-m", "talos.hooks.server", "--home", state.home],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env=env,
         cwd=state.run_dir,
         start_new_session=True,
         close_fds=True,

@@ -101,6 +101,36 @@ class _Server:
         return reply(self.responder, agent, body), False
 
 
+#: Seconds a new server waits for the home's lock: a server that answered ``restart`` still
+#: holds it while it closes (a hook that started the new one a moment later found the lock
+#: taken, and the home was left with no server; tests/test_hook_server.py on a loaded machine).
+LOCK_WAIT = 3.0
+
+
+def _take(lock: Any, fcntl: Any) -> bool:
+    """Take the home's server lock, waiting up to :data:`LOCK_WAIT` seconds for a server
+    that is exiting. Returns whether it was taken."""
+    end = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.02)
+
+
+def _unbind(sock: socket.socket | None, bound: int | None) -> None:
+    """Close the listening socket and remove ``hook.sock`` if it is still the one bound
+    (inode ``bound``; a newer server's socket stays)."""
+    if sock is not None:
+        sock.close()
+    with contextlib.suppress(OSError):
+        if bound is not None and os.stat("hook.sock").st_ino == bound:
+            os.unlink("hook.sock")
+
+
 def serve(home: str | None = None) -> int:
     """Run the server of ``home`` until it is idle, told to stop, or superseded.
 
@@ -117,9 +147,7 @@ def serve(home: str | None = None) -> int:
     except OSError as e:
         hook_log.write(state.log, "-", "server", "error", f"cannot start the server: {e}")
         return 1
-    try:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    if not _take(lock, fcntl):
         lock.close()
         return 0  # another server of this home is alive
     server = _Server(state)
@@ -154,15 +182,16 @@ def serve(home: str | None = None) -> int:
         os.chmod("hook.sock", 0o600)
         bound = os.stat("hook.sock").st_ino
         sock.listen(16)
+        listener = sock
         idle = float(state.settings["idle"])
         last = time.monotonic()
         while True:
             left = idle - (time.monotonic() - last)
             if left <= 0:
                 return 0
-            sock.settimeout(left)
+            listener.settimeout(left)
             try:
-                conn, _addr = sock.accept()
+                conn, _addr = listener.accept()
             except TimeoutError:
                 return 0
             last = time.monotonic()
@@ -174,6 +203,9 @@ def serve(home: str | None = None) -> int:
                     reply, done = server.handle(_read_request(conn))
                 except (OSError, ValueError) as e:
                     reply, done = f"error error -\n{e}\n".encode(), False
+                if done:  # stop listening before the word goes out: a client that heard
+                    _unbind(sock, bound)  # ``restart`` and reconnected at once was reset
+                    sock, bound = None, None
                 with contextlib.suppress(OSError):
                     conn.settimeout(_READ_TIMEOUT)
                     conn.sendall(reply)
@@ -185,11 +217,7 @@ def serve(home: str | None = None) -> int:
             if done:
                 return 0
     finally:
-        if sock is not None:
-            sock.close()
-        with contextlib.suppress(OSError):
-            if bound is not None and os.stat("hook.sock").st_ino == bound:
-                os.unlink("hook.sock")
+        _unbind(sock, bound)
         if server._responder is not None:
             with contextlib.suppress(Exception):
                 server._responder.close()
