@@ -406,21 +406,21 @@ class EpisodeBlock:
         counts = np.bincount(held_kw, minlength=words)
         base_ptr = np.zeros(words + 1, dtype=np.int64)
         np.cumsum(counts, out=base_ptr[1:])
-        at: list[int] = []
+        spots: list[int] = []
         ids: list[int] = []
         kws: list[int] = []
         for g in np.flatnonzero(moved).tolist():
-            m = int(new_id[g])
+            gid = int(new_id[g])
             for k in inc.node_kw[node_ptr[g] : node_ptr[g + 1]].tolist():
                 lo, hi = int(base_ptr[k]), int(base_ptr[k + 1])
-                at.append(lo + int(np.searchsorted(held[lo:hi], m)))
-                ids.append(m)
+                spots.append(lo + int(np.searchsorted(held[lo:hi], gid)))
+                ids.append(gid)
                 kws.append(k)
                 counts[k] += 1
-        if at:
+        if spots:
             # one place can be the end of keyword k's list and the start of k+1's
-            put = np.lexsort((ids, kws, at))
-            held = np.insert(held, np.asarray(at)[put], np.asarray(ids)[put])
+            put = np.lexsort((ids, kws, spots))
+            held = np.insert(held, np.asarray(spots)[put], np.asarray(ids)[put])
         kw_ptr2 = np.zeros(words + 1, dtype=np.int64)
         np.cumsum(counts, out=kw_ptr2[1:])
         vocab: Sequence[str] = inc.vocab

@@ -712,20 +712,20 @@ def _check_view(mem: Memory, at: dt.date | None, places: _Places, add: Add) -> N
         add(Finding("conflicts", "ok", "no conflicts"))
 
     expired = [e.node for e in view.excluded if e.reason == "expired"]
-    items = _Listed(
+    listed = _Listed(
         expired,
         lambda n: (
             f"{places.path(n.path)}{f':{n.line}' if n.line else ''}: {n.text}"
             + (f" (until {n.fields['until']})" if n.fields.get("until") else "")
         ),
     )
-    if items:
+    if listed:
         add(
             Finding(
                 "expired",
                 "info",
-                f"{_count(len(items), 'record')} expired: kept for --at, never recalled today",
-                _details(items),
+                f"{_count(len(listed), 'record')} expired: kept for --at, never recalled today",
+                _details(listed),
             )
         )
     else:
@@ -734,20 +734,20 @@ def _check_view(mem: Memory, at: dt.date | None, places: _Places, add: Add) -> N
     if dead is None:
         add(Finding("dead", "info", "no forgetting suggestions: the usage counts cannot be read"))
         return
-    items = _Listed(
+    listed = _Listed(
         dead,
         lambda s: (
             f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason} "
             f"({'frontmatter says source: ' if s.kind == 'skill' else 'tag says '}{s.src})"
         ),
     )
-    if items:
+    if listed:
         add(
             Finding(
                 "dead",
                 "info",
-                f"{_count(len(items), 'forgetting suggestion')} to review",
-                _details(items),
+                f"{_count(len(listed), 'forgetting suggestion')} to review",
+                _details(listed),
                 hint="talos forget",
             )
         )

@@ -382,12 +382,12 @@ class Vocabulary:
             # the new rows in one array, each a view of it: an array per row was half the
             # cost of numbering 1,000,000 facts (issue 12 item 8)
             ids = self.ids
-            lengths = [len(s) for s in new]
+            sizes = [len(s) for s in new]
             flat = np.fromiter(
-                (ids[k] for s in new for k in sorted(s)), dtype=np.int32, count=sum(lengths)
+                (ids[k] for s in new for k in sorted(s)), dtype=np.int32, count=sum(sizes)
             )
             at = 0
-            for s, n in zip(new, lengths, strict=True):
+            for s, n in zip(new, sizes, strict=True):
                 rows[s] = flat[at : at + n]
                 at += n
         for s in rows:

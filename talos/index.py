@@ -45,7 +45,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from talos import fsutil
 from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
@@ -1022,8 +1022,9 @@ class Index:
                     got = {}
                 kws = frozenset(kw.split())
                 nodes[i] = Node("fact", text, kws, i, path, line, raw, "", "", src, born, got)
-        self._fact_nodes = {(r[0], r[1]): n for r, n in zip(rows, nodes, strict=True)}
-        out = [(n, bool(r[7])) for n, r in zip(nodes, rows, strict=True)]  # type: ignore[misc]
+        built = cast(list[Node], nodes)  # every one is set above
+        self._fact_nodes = {(r[0], r[1]): n for r, n in zip(rows, built, strict=True)}
+        out = [(n, bool(r[7])) for n, r in zip(built, rows, strict=True)]
         self._fact_out = (rows, out)
         return out
 
