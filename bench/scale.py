@@ -16,7 +16,13 @@ side by side in one run:
 * refresh: edit one memory.md line, then recall, each edit paired with a warm recall of the
   same query just before it; ``edit_ratio`` is the edited p50 over that warm p50;
 * a new session (a file named to sort last), then recall, paired the same way
-  (``session_then_recall_p50_ms``, ``session_ratio``).
+  (``session_then_recall_p50_ms``, ``session_ratio``);
+* removed sessions (issue 12 item 7): one session from the middle removed, then recall,
+  paired the same way (``removal_then_recall_p50_ms``, ``removal_ratio``), and a whole
+  ``talos recall`` process after each removal (``cli_after_removal_p50_ms``);
+* the home spelled two ways (issue 12 item 7): ``talos recall`` processes alternating
+  ``--home NAME`` (relative, from the parent folder) and ``--home /abs/NAME``
+  (``cli_spellings_p50_ms``, to compare with ``cli_p50_ms``).
 
 Usage:
     python3 bench/scale.py --data ../shared/bench --sizes 1000 3000 --model classic
@@ -84,7 +90,9 @@ def make_home(data: Path, cache: Path, sessions: int) -> Path:
     return out
 
 
-def cli(home: Path, args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+def cli(
+    home: Path | str, args: list[str], env: dict[str, str], cwd: Path | None = None
+) -> tuple[float, int, str]:
     """Run ``python -m talos ARGS`` in a fresh process; (seconds, peak RSS in MB, stdout)."""
     code = (
         "import resource, subprocess, sys, time\n"
@@ -100,6 +108,7 @@ def cli(home: Path, args: list[str], env: dict[str, str]) -> tuple[float, int, s
         capture_output=True,
         text=True,
         env=env,
+        cwd=cwd,
         check=True,
     )
     seconds, rss, rc = res.stdout.strip().split("\t")
@@ -182,6 +191,47 @@ def bench_edits(mem: Memory, home: Path, edits: int) -> tuple[list[float], list[
         memory.write_bytes(original)
 
 
+def bench_spellings(home: Path, reps: int, env: dict[str, str]) -> dict:
+    """``talos recall`` processes alternating a relative and an absolute ``--home``."""
+    times = []
+    for i in range(max(4, reps // 2)):
+        spelled, cwd = (home.name, home.parent) if i % 2 else (str(home.resolve()), None)
+        seconds, _rss, _ = cli(spelled, ["recall", QUERIES[i % len(QUERIES)]], env, cwd=cwd)
+        times.append(seconds)
+    return {"cli_spellings_p50_ms": round(p(times, 0.5) * 1000, 1)}
+
+
+def bench_removals(
+    mem: Memory, home: Path, count: int, env: dict[str, str]
+) -> tuple[list[float], list[float], list[float]]:
+    """Remove one session from the middle of the folder, then recall, ``count`` times
+    (:func:`paired`), then the same with a whole ``talos recall`` process after each
+    removal. The files are put back after (the next recall then builds the block)."""
+    folder = home / ".talos" / "sessions"
+    names = sorted(f.name for f in folder.iterdir())
+    aside = Path(tempfile.mkdtemp(prefix="removed-", dir=home.parent))
+    moved: list[str] = []
+
+    def remove(i: int) -> None:
+        name = names[len(names) // 3 + 17 * (len(moved) + 1)]
+        moved.append(name)
+        (folder / name).rename(aside / name)
+
+    try:
+        warm, after = paired(mem, count, remove)
+        procs = []
+        for i in range(max(3, count // 2)):
+            remove(i)
+            time.sleep(SETTLE)
+            seconds, _rss, _ = cli(home, ["recall", QUERIES[i % len(QUERIES)]], env)
+            procs.append(seconds)
+        return warm, after, procs
+    finally:
+        for name in moved:
+            (aside / name).rename(folder / name)
+        aside.rmdir()
+
+
 def bench_sessions(mem: Memory, home: Path, count: int) -> tuple[list[float], list[float]]:
     """Add one session (named to sort after every other, as a new session does), then
     recall, ``count`` times (:func:`paired`). The added files are removed after."""
@@ -247,6 +297,7 @@ def main() -> None:
     env = {
         k: v for k, v in os.environ.items() if k not in ("TALOS_HOME", "PYTHONDONTWRITEBYTECODE")
     }
+    env["PYTHONPATH"] = str(HERE.parent)  # this checkout's talos, from any folder
     results = []
     growth: dict[str, float] = {}
     homes = {size: make_home(a.data, a.cache, size) for size in a.sizes}
@@ -278,6 +329,11 @@ def main() -> None:
             before, after = bench_sessions(mems[size], home, max(5, a.reps // 4))
             r["session_then_recall_p50_ms"] = round(p(after, 0.5) * 1000, 1)
             r["session_ratio"] = round(p(after, 0.5) / max(p(before, 0.5), 1e-9), 2)
+            r.update(bench_spellings(home, a.reps, env))
+            before, after, procs = bench_removals(mems[size], home, max(5, a.reps // 4), env)
+            r["removal_then_recall_p50_ms"] = round(p(after, 0.5) * 1000, 1)
+            r["removal_ratio"] = round(p(after, 0.5) / max(p(before, 0.5), 1e-9), 2)
+            r["cli_after_removal_p50_ms"] = round(p(procs, 0.5) * 1000, 1)
             mems[size].close()
             (home / "talos.toml").unlink()
             results.append(r)

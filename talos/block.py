@@ -16,6 +16,7 @@ and merge with :func:`talos.graph.merge_groups`, so they give identical nodes an
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import struct
@@ -33,6 +34,7 @@ __all__ = [
     "BLOCK_VERSION",
     "BlockError",
     "EpisodeBlock",
+    "Kinds",
     "RecordsBlock",
     "StackedNodes",
     "node_from_json",
@@ -40,7 +42,7 @@ __all__ = [
 ]
 
 #: Version of the stored layout; part of the index's block token, so another layout is rebuilt.
-BLOCK_VERSION = 4
+BLOCK_VERSION = 5
 _MAGIC = b"TALOSBLK"
 
 
@@ -63,6 +65,17 @@ class _Strings(Sequence[str]):
         off = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=off[1:])
         return cls(b"".join(encoded), off)
+
+    def take(self, keep: Any) -> _Strings:
+        """The strings where ``keep`` (``bool[len]``) is true, without decoding any."""
+        lengths = np.diff(self.off)
+        dropped = np.flatnonzero(~keep)
+        cuts = [0, *(x for d in dropped.tolist() for x in (int(self.off[d]), int(self.off[d + 1])))]
+        cuts.append(len(self.buf))
+        buf = b"".join(self.buf[cuts[i] : cuts[i + 1]] for i in range(0, len(cuts), 2))
+        off = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+        np.cumsum(lengths[keep], out=off[1:])
+        return _Strings(buf, off)
 
     def __len__(self) -> int:
         return len(self.off) - 1
@@ -102,6 +115,7 @@ class EpisodeBlock:
         "mem_ptr",
         "paths",
         "rep",
+        "seq",
         "texts",
     )
 
@@ -127,8 +141,12 @@ class EpisodeBlock:
         #: The index's ``sessions_base`` this block's episodes belong to ("" for none yet),
         #: or ``None`` when unknown: a block of the same base is extended, not rebuilt.
         self.base: str | None = None
-        #: The index's sort key of the last episode ("" for none), when known.
+        #: The index's sort key of the last episode ("" for none), when known: sessions sorting
+        #: after it are new to the block.
         self.last: str | None = None
+        #: The last entry of the index's log of removed sessions (``dropped``) this block
+        #: has applied (0: none); later entries are removed from it (:meth:`remove`).
+        self.seq = 0
 
     # -- building ----------------------------------------------------------------------------
 
@@ -301,7 +319,172 @@ class EpisodeBlock:
             mem,
             Incidence(words, ptr, node_kw, kw_ptr2, kw_node2, lookup=lookup),
         )
-        out.base, out.last = self.base, self.last
+        out.base, out.last, out.seq = self.base, self.last, self.seq
+        return out
+
+    def remove(self, episodes: Sequence[int]) -> EpisodeBlock:
+        """This block without the episodes at positions ``episodes``, merged as :meth:`build`
+        merges the others (SPEC §5.1): a merged node that lost its representative gets the
+        last episode left, one that lost its first moves to the position of the next (and
+        among the nodes, to where that position sorts), one that lost every episode is gone;
+        members are chosen again for the nodes that lost any. Keywords no node holds any more
+        keep their ids (so a vocabulary over this block stays valid,
+        :meth:`talos.graph.Vocabulary.rebase`) until they are half of all; then the ids are
+        renumbered in their order.
+
+        The cost is the nodes that lost episodes plus a copy of the arrays: no re-merge of
+        the others (a removal at 30,000 sessions re-merged every episode, 0.5 s; issue 12
+        item 7). The result is a new block; this one is not changed.
+
+        Raises:
+            IndexError: a position outside the block.
+        """
+        drop = np.unique(np.asarray(episodes, dtype=np.int64))
+        if not len(drop):
+            return self
+        n_eps, n_groups = len(self.texts), len(self.rep)
+        if drop[0] < 0 or drop[-1] >= n_eps:
+            raise IndexError(f"episode {int(drop[-1] if drop[-1] >= n_eps else drop[0])}")
+        keep = np.ones(n_eps, dtype=bool)
+        keep[drop] = False
+        new_pos = np.cumsum(keep) - 1  # each kept episode's position after the removal
+        hit = np.unique(self.group_of[drop])  # the merged nodes that lost episodes
+        eps = np.flatnonzero(np.isin(self.group_of, hit))
+        eps = eps[np.argsort(self.group_of[eps], kind="stable")]  # by node, ascending
+        bounds = np.searchsorted(self.group_of[eps], np.append(hit, n_groups))
+        first, rep = self.first.copy(), self.rep.copy()
+        alive = np.ones(n_groups, dtype=bool)
+        members: dict[int, list[int]] = {}  # old episode positions, of the nodes hit
+        for j, g in enumerate(hit.tolist()):
+            group = eps[bounds[j] : bounds[j + 1]]
+            left = group[keep[group]].tolist()
+            if not left:
+                alive[g] = False
+                continue
+            first[g], rep[g] = left[0], left[-1]
+            if len(left) > 1:  # an episode's identity is its text, as in build()
+                members[g] = merge_members(left, {e: self.texts[e] for e in left})
+            else:
+                members[g] = []
+        # the nodes in the order of their first episode, as build() numbers them
+        survivors = np.flatnonzero(alive)
+        order = survivors[np.argsort(first[survivors], kind="stable")]
+        new_id = np.full(n_groups, -1, dtype=np.int64)
+        new_id[order] = np.arange(len(order))
+        # only a node whose first episode went can move among the others
+        moved = np.zeros(n_groups, dtype=bool)
+        moved[hit] = alive[hit] & (first[hit] != self.first[hit])
+
+        # members: the kept runs of the other nodes, the new lists of the nodes hit
+        old_counts = np.diff(self.mem_ptr)
+        m_start, m_len = self.mem_ptr[:-1].copy(), old_counts.copy()
+        extra: list[int] = []
+        for g, m in members.items():
+            m_start[g], m_len[g] = len(self.mem) + len(extra), len(m)
+            extra += m
+        pool = np.concatenate([self.mem, np.asarray(extra, dtype=self.mem.dtype)])
+        mem = new_pos[pool[_runs(m_start[order], m_len[order])]].astype(np.int32)
+        mem_ptr = np.zeros(len(order) + 1, dtype=np.int64)
+        np.cumsum(m_len[order], out=mem_ptr[1:])
+
+        # node-major incidence in the new order
+        inc = self.incidence
+        node_ptr = inc.node_ptr
+        degree = np.diff(node_ptr)
+        ptr = np.zeros(len(order) + 1, dtype=np.int64)
+        np.cumsum(degree[order], out=ptr[1:])
+        node_kw = inc.node_kw[_runs(node_ptr[:-1][order], degree[order])]
+        # keyword-major: every holder list loses the gone nodes and is renumbered (ascending
+        # still: the nodes that did not move keep their order); the moved nodes are put back
+        # where their new ids sort
+        kw_ptr, kw_node = inc.keyword_major()
+        words = len(inc.vocab)
+        entry_kw = np.repeat(np.arange(words, dtype=np.int64), np.diff(kw_ptr))
+        stays = (new_id[kw_node] >= 0) & ~moved[kw_node]
+        held = new_id[kw_node[stays]]
+        held_kw = entry_kw[stays]
+        counts = np.bincount(held_kw, minlength=words)
+        base_ptr = np.zeros(words + 1, dtype=np.int64)
+        np.cumsum(counts, out=base_ptr[1:])
+        spots: list[int] = []
+        ids: list[int] = []
+        kws: list[int] = []
+        for g in np.flatnonzero(moved).tolist():
+            gid = int(new_id[g])
+            for k in inc.node_kw[node_ptr[g] : node_ptr[g + 1]].tolist():
+                lo, hi = int(base_ptr[k]), int(base_ptr[k + 1])
+                spots.append(lo + int(np.searchsorted(held[lo:hi], gid)))
+                ids.append(gid)
+                kws.append(k)
+                counts[k] += 1
+        if spots:
+            # one place can be the end of keyword k's list and the start of k+1's
+            put = np.lexsort((ids, kws, spots))
+            held = np.insert(held, np.asarray(spots)[put], np.asarray(ids)[put])
+        kw_ptr2 = np.zeros(words + 1, dtype=np.int64)
+        np.cumsum(counts, out=kw_ptr2[1:])
+        vocab: Sequence[str] = inc.vocab
+        lookup: dict[str, int] | None = inc.lookup
+        if 2 * int(np.count_nonzero(counts == 0)) > words:  # mostly unheld ids: renumber
+            used = counts > 0
+            renumber = np.cumsum(used) - 1
+            node_kw = renumber[node_kw]
+            vocab = [w for w, u in zip(inc.vocab, used.tolist(), strict=True) if u]
+            lookup = None
+            kw_ptr2 = np.zeros(len(vocab) + 1, dtype=np.int64)
+            np.cumsum(counts[used], out=kw_ptr2[1:])
+        out = EpisodeBlock(
+            _strings(self.paths).take(keep),
+            _strings(self.texts).take(keep),
+            new_id[self.group_of[keep]].astype(np.int32),
+            new_pos[rep[order]].astype(np.int32),
+            new_pos[first[order]].astype(np.int32),
+            mem_ptr,
+            mem,
+            Incidence(
+                vocab,
+                ptr,
+                np.asarray(node_kw, dtype=np.int32),
+                kw_ptr2,
+                held.astype(np.int32),
+                lookup=lookup,
+            ),
+        )
+        out.base, out.last, out.seq = self.base, self.last, self.seq
+        return out
+
+    def positions(self, paths: Sequence[str]) -> list[int] | None:
+        """The positions of the episodes read from ``paths``, ascending, or ``None`` when one
+        is not in the block. Episodes are in the order of the index's sort keys, which is the
+        order of their paths within one folder: each is found by bisection (no decoding of
+        30,000 paths), else by a scan."""
+        out: list[int] = []
+        known: dict[str, int] | None = None
+        for path in paths:
+            i = bisect.bisect_left(self.paths, path)
+            if i >= len(self.paths) or self.paths[i] != path:
+                if known is None:
+                    known = {p: j for j, p in enumerate(self.paths)}
+                i = known.get(path, -1)
+                if i < 0:
+                    return None
+            out.append(i)
+        return sorted(set(out))
+
+    def copy(self) -> EpisodeBlock:
+        """A new block sharing this one's (never changed) arrays, with its own ``base``,
+        ``last`` and ``seq``."""
+        out = EpisodeBlock(
+            self.paths,
+            self.texts,
+            self.group_of,
+            self.rep,
+            self.first,
+            self.mem_ptr,
+            self.mem,
+            self.incidence,
+        )
+        out.base, out.last, out.seq = self.base, self.last, self.seq
         return out
 
     # -- reading -----------------------------------------------------------------------------
@@ -380,7 +563,7 @@ class EpisodeBlock:
             parts.append((name, dtype, np.ascontiguousarray(arr, dtype=dtype).tobytes()))
         meta: dict[str, Any] = {"token": token}
         if self.base is not None and self.last is not None:
-            meta["base"], meta["last"] = self.base, self.last
+            meta["base"], meta["last"], meta["seq"] = self.base, self.last, self.seq
         return _pack("episodes", parts, meta)
 
     @classmethod
@@ -416,6 +599,8 @@ class EpisodeBlock:
         base, last = (meta.get("base"), meta.get("last")) if isinstance(meta, dict) else (0, 0)
         if isinstance(base, str) and isinstance(last, str):
             block.base, block.last = base, last
+            seq = meta.get("seq", 0)
+            block.seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
         return block
 
     def _check(self) -> None:
@@ -496,7 +681,15 @@ _LAYOUT: dict[str, dict[str, str]] = {
         "kw_ptr": "int64",
         "kw_node": "int32",
     },
-    "records": {"texts": "bytes", "texts_off": "int64", "node_ptr": "int64", "node_kw": "int32"},
+    "records": {
+        "texts": "bytes",
+        "texts_off": "int64",
+        "kinds": "bytes",
+        "node_ptr": "int64",
+        "node_kw": "int32",
+        "kw_ptr": "int64",
+        "kw_node": "int32",
+    },
 }
 
 
@@ -556,6 +749,17 @@ def _unpack(data: bytes, kind: str) -> tuple[Any, dict[str, Any]]:
         raise BlockError(f"unreadable block ({e})") from e
 
 
+def _runs(starts: Any, lengths: Any) -> Any:
+    """The positions ``starts[i] .. starts[i] + lengths[i] - 1`` of every run ``i``, run after
+    run (``int64``): a gather of whole runs in any order, without a Python loop."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if len(ends) else 0
+    return np.repeat(np.asarray(starts, dtype=np.int64) - (ends - lengths), lengths) + np.arange(
+        total, dtype=np.int64
+    )
+
+
 def _strings(values: Sequence[str]) -> _Strings:
     return values if isinstance(values, _Strings) else _Strings.of(values)
 
@@ -610,12 +814,14 @@ class StackedNodes(Sequence[Node]):
             yield self[i]
 
 
-def node_to_json(n: Node) -> list[Any]:
-    """A node (with its merged members) as JSON-able lists; :func:`node_from_json` inverts it."""
+def node_to_json(n: Node, keywords: bool = True) -> list[Any]:
+    """A node (with its merged members) as JSON-able lists; :func:`node_from_json` inverts it.
+    ``keywords=False`` leaves the keyword sets out (``None``): a records block has them in its
+    incidence, and a merged node's members hold its keyword set by definition (SPEC §5.1)."""
     return [
         n.kind,
         n.text,
-        sorted(n.keywords),
+        sorted(n.keywords) if keywords else None,
         n.order,
         n.path,
         n.line,
@@ -625,17 +831,17 @@ def node_to_json(n: Node) -> list[Any]:
         n.src,
         n.born,
         n.fields,
-        [node_to_json(m) for m in n.members],
+        [node_to_json(m, keywords) for m in n.members],
     ]
 
 
-def node_from_json(v: list[Any]) -> Node:
-    """The node :func:`node_to_json` wrote."""
+def node_from_json(v: list[Any], keywords: frozenset[str] | None = None) -> Node:
+    """The node :func:`node_to_json` wrote; ``keywords`` for one written without them."""
     kind, text, kw, order, path, line, raw, body, name, src, born, fields, members = v
     return Node(
         str(kind),
         str(text),
-        frozenset(kw),
+        frozenset(kw) if kw is not None or keywords is None else keywords,
         int(order),
         str(path),
         int(line),
@@ -645,18 +851,20 @@ def node_from_json(v: list[Any]) -> Node:
         str(src),
         str(born),
         {str(k): str(x) for k, x in fields.items()},
-        [node_from_json(m) for m in members],
+        [node_from_json(m, keywords) for m in members],
     )
 
 
 class LazyRecords(Sequence[Node]):
-    """Record nodes stored as one JSON text each, decoded when asked for, then kept."""
+    """Record nodes stored as one JSON text each (without keywords: ``incidence`` has them),
+    decoded when asked for, then kept."""
 
-    __slots__ = ("_built", "kinds", "texts")
+    __slots__ = ("_built", "incidence", "kinds", "texts")
 
-    def __init__(self, texts: Sequence[str], kinds: Sequence[str]) -> None:
+    def __init__(self, texts: Sequence[str], kinds: Sequence[str], incidence: Incidence) -> None:
         self.texts = texts
         self.kinds = kinds
+        self.incidence = incidence
         self._built: dict[int, Node] = {}
 
     def __len__(self) -> int:
@@ -675,8 +883,44 @@ class LazyRecords(Sequence[Node]):
             raise IndexError(i)
         got = self._built.get(i)
         if got is None:
-            got = self._built[i] = node_from_json(json.loads(self.texts[i]))
+            keywords = frozenset(self.incidence.keywords_of(i))
+            got = self._built[i] = node_from_json(json.loads(self.texts[i]), keywords)
         return got
+
+
+class Kinds(Sequence[str]):
+    """Each record's kind as one byte into a table of kind names (a list of 1,000,000
+    strings in the block's header took a second to decode; issue 12 item 8)."""
+
+    __slots__ = ("codes", "names")
+
+    def __init__(self, codes: Any, names: Sequence[str]) -> None:
+        self.codes = codes
+        self.names = list(names)
+
+    @classmethod
+    def of(cls, kinds: Sequence[str]) -> Kinds:
+        names = sorted(set(kinds))
+        code = {k: i for i, k in enumerate(names)}
+        return cls(np.fromiter((code[k] for k in kinds), dtype=np.uint8, count=len(kinds)), names)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self.names[c] for c in self.codes[i].tolist()]
+        return self.names[int(self.codes[i])]
+
+    def mask(self, kind: str) -> Any:
+        """``bool[len]``: which entries are ``kind``."""
+        if kind not in self.names:
+            return np.zeros(len(self.codes), dtype=bool)
+        return self.codes == self.names.index(kind)
 
 
 class RecordsBlock:
@@ -713,11 +957,16 @@ class RecordsBlock:
 
     def to_bytes(self, token: str = "") -> bytes:
         """The block as one blob (:meth:`from_bytes` reads it back exactly), naming the
-        ``token`` it was built for."""
-        texts = _Strings.of([json.dumps(node_to_json(n)) for n in self.nodes])
+        ``token`` it was built for. The incidence is stored both ways, so a loading process
+        sorts nothing (an argsort of 6,000,000 entries, 1 s, at 1,000,000 facts)."""
+        texts = _Strings.of([json.dumps(node_to_json(n, keywords=False)) for n in self.nodes])
+        kinds = self.kinds if isinstance(self.kinds, Kinds) else Kinds.of(self.kinds)
         inc = self.incidence
+        kw_ptr, kw_node = inc.keyword_major()
+        if len(kw_ptr) < len(inc.vocab) + 1:  # ids after the highest one held: no holders
+            kw_ptr = np.concatenate([kw_ptr, np.full(len(inc.vocab) + 1 - len(kw_ptr), kw_ptr[-1])])
         meta = {
-            "kinds": list(self.kinds),
+            "kinds": kinds.names,
             "vocab": list(inc.vocab),
             "present": {s: sorted(v) for s, v in self.present.items()},
             "present_fp": {s: fingerprint(v) for s, v in self.present.items()},
@@ -727,8 +976,11 @@ class RecordsBlock:
         parts = [
             ("texts", "bytes", texts.buf),
             ("texts_off", "int64", texts.off.astype(np.int64).tobytes()),
+            ("kinds", "bytes", np.ascontiguousarray(kinds.codes, dtype=np.uint8).tobytes()),
             ("node_ptr", "int64", np.ascontiguousarray(inc.node_ptr, dtype=np.int64).tobytes()),
             ("node_kw", "int32", np.ascontiguousarray(inc.node_kw, dtype=np.int32).tobytes()),
+            ("kw_ptr", "int64", np.ascontiguousarray(kw_ptr, dtype=np.int64).tobytes()),
+            ("kw_node", "int32", np.ascontiguousarray(kw_node, dtype=np.int32).tobytes()),
         ]
         return _pack("records", parts, meta)
 
@@ -745,10 +997,15 @@ class RecordsBlock:
             raise BlockError("records of another view")
         try:
             texts = _Strings(got["texts"], got["texts_off"])
-            kinds = [str(k) for k in meta["kinds"]]
-            vocab = [str(k) for k in meta["vocab"]]
-            inc = Incidence(vocab, got["node_ptr"], got["node_kw"])
-            present = {str(s): frozenset(map(str, v)) for s, v in meta["present"].items()}
+            names = [str(k) for k in meta["kinds"]]
+            kinds = Kinds(np.frombuffer(got["kinds"], dtype=np.uint8), names)
+            vocab = meta["vocab"]
+            present = {str(s): frozenset(v) for s, v in meta["present"].items()}
+            if not all(type(k) is str for k in vocab) or not all(
+                type(k) is str for v in present.values() for k in v
+            ):
+                raise BlockError("records block with a keyword or key that is not a string")
+            inc = Incidence(vocab, got["node_ptr"], got["node_kw"], got["kw_ptr"], got["kw_node"])
             start = int(meta["start"])
             for s, fp in dict(meta.get("present_fp") or {}).items():
                 if s in present and isinstance(fp, str):
@@ -756,13 +1013,18 @@ class RecordsBlock:
         except (KeyError, ValueError, TypeError, AttributeError) as e:
             raise BlockError(f"unreadable records block ({e})") from e
         n = len(kinds)
+        kw_ptr, kw_node = got["kw_ptr"], got["kw_node"]
         if not (
             len(texts) == n
             and int(texts.off[-1]) == len(texts.buf)
+            and (not n or int(kinds.codes.max()) < len(names))
             and len(inc.node_ptr) == n + 1
             and int(inc.node_ptr[-1]) == len(inc.node_kw)
             and (not len(inc.node_kw) or int(inc.node_kw.min()) >= 0)
             and (not len(inc.node_kw) or int(inc.node_kw.max()) < len(vocab))
+            and len(kw_ptr) == len(vocab) + 1
+            and int(kw_ptr[-1]) == len(kw_node) == len(inc.node_kw)
+            and (not len(kw_node) or 0 <= int(kw_node.min()) <= int(kw_node.max()) < n)
         ):
             raise BlockError("inconsistent records block")
-        return cls(LazyRecords(texts, kinds), kinds, inc, present, start)
+        return cls(LazyRecords(texts, kinds, inc), kinds, inc, present, start)

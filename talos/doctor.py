@@ -38,11 +38,26 @@ from talos.graph import MODELS
 from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_paths, unknown_keys
 from talos.index import Index
 from talos.memory import Memory
+from talos.model import Node
 from talos.render import LABELS
-from talos.safety import mask_secrets, scan_home
-from talos.sources.facts import claimed_scopes, load_facts
+from talos.safety import (
+    ScanReport,
+    fact_report,
+    mask_secrets,
+    refused_files,
+    scan_home,
+    scan_skills,
+)
+from talos.sources.facts import (
+    claimed_scopes,
+    line_warnings,
+    load_facts,
+    parse_fact_line,
+    read_memory,
+)
 from talos.sources.sessions import session_files, sessions_root
 from talos.sources.skills import skill_files, skill_scopes
+from talos.text import matching_keywords
 from talos.trust import (
     DEFAULT_SCOPES,
     record_id,
@@ -182,10 +197,12 @@ class _Places:
         self.prefix = str(home).rstrip(os.sep) + os.sep
 
     def path(self, p: str | Path) -> str:
-        try:
-            shown = Path(p).relative_to(self.home).as_posix()
-        except ValueError:
-            shown = str(p)
+        shown = str(p)
+        if shown.startswith(self.prefix) and os.sep == "/":  # paths are canonical (talos.home)
+            shown = shown[len(self.prefix) :]
+        else:
+            with contextlib.suppress(ValueError):
+                shown = Path(p).relative_to(self.home).as_posix()
         return mask_secrets(shown)  # a file named after a token
 
     def folder(self, p: Path) -> str:
@@ -194,6 +211,22 @@ class _Places:
 
     def text(self, s: str) -> str:
         return s.replace(self.prefix, "")
+
+
+class _Listed(Sequence[str]):
+    """``items`` shown through ``show``, each formatted only when asked for: a home with
+    583,000 forgetting suggestions formatted every one of them for 20 lines (issue 12 item 8)."""
+
+    def __init__(self, items: Sequence[Any], show: Callable[[Any], str]) -> None:
+        self.items, self.show = items, show
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.show(x) for x in self.items[i]]
+        return self.show(self.items[i])
 
 
 def _details(items: Sequence[str]) -> tuple[str, ...]:
@@ -276,18 +309,24 @@ def diagnose(
     # Every finding about a record is for a request that may see the record (SPEC §7.3,
     # hostile pass of issue 13 item 8): warnings are heard by the authorized scopes only, and
     # lines, skills and counts are those of these scopes; talos scan is the whole-home view.
+    # One Memory for every check: memory.md is parsed once, by its index, whose fact nodes the
+    # tags are checked on and the view is built from (a memory.md of 1,000,000 lines was
+    # parsed four times, 126 s; issue 12 item 8).
     seen = frozenset(diag.scopes) if scoped else None
-    with audience(seen) if seen is not None else contextlib.nullcontext():
-        facts = _check_memory(paths, places, add, seen)
+    with (
+        audience(seen) if seen is not None else contextlib.nullcontext(),
+        Memory(paths.home, scopes=diag.scopes) as mem,
+    ):
+        facts, flagged = _check_memory(paths, places, add, seen, mem)
         _check_skills(paths, places, add, seen)
         _check_sessions(paths, places, add, seen)
         if not _check_state(paths, places, add):
             return diag
         _check_tags(facts, places, add)
-        _check_index(paths, places, add, seen)
+        _check_index(mem, places, add, seen)
         _check_usage(paths, places, add)
-        _check_safety(paths, places, add, seen)
-        _check_view(paths, diag.scopes, at, places, add)
+        _check_safety(paths, places, add, seen, flagged)
+        _check_view(mem, at, places, add)
         _check_audit(paths, places, add, seen)
         _check_hooks(paths, places, add)
     return diag
@@ -300,8 +339,10 @@ _GLOBAL = frozenset({"global"})
 
 def _visible(raw: str, seen: frozenset[str] | None) -> bool:
     """Whether a memory.md line may be named to a request authorized for ``seen`` (``None``:
-    the person's whole view)."""
-    return seen is None or claimed_scopes(raw) <= seen
+    the person's whole view). A line without ``scope=`` is ``global``'s."""
+    if seen is None:
+        return True
+    return claimed_scopes(raw) <= seen if "scope=" in raw else "global" in seen
 
 
 def _sees(scopes: frozenset[str], seen: frozenset[str] | None) -> bool:
@@ -309,10 +350,65 @@ def _sees(scopes: frozenset[str], seen: frozenset[str] | None) -> bool:
     return seen is None or scopes <= seen
 
 
+def _indexed_facts(mem: Memory, path: Path) -> tuple[list[Node], list[Node]] | None:
+    """The fact nodes of memory.md from ``mem``'s index, brought up to date, and those the
+    fact filter rejects (``None`` when the index is unavailable). The index keeps a rejected
+    line with its credentials masked: those few are read again from the file, so every node
+    is what :func:`talos.sources.facts.load_facts` gives (``keep_fact=None``)."""
+    if mem.index is None:
+        return None
+    try:
+        with _captured():  # the warnings are line_warnings'; the index's are _check_index's
+            mem.index.refresh()
+            rows = mem.index.fact_rows()
+        data = read_memory(path) if any(not safe for _n, safe in rows) else b""
+    except (OSError, sqlite3.Error):
+        return None
+    blobs = data.split(b"\n")
+    facts: list[Node] = []
+    flagged: list[Node] = []
+    for n, safe in rows:
+        if not safe:
+            got = _line_node(n, blobs, str(path))
+            if got is None:  # the file changed since the refresh: the index check says so
+                return None
+            flagged.append(got)
+            n = got
+        facts.append(n)
+    return facts, flagged
+
+
+def _line_node(n: Node, blobs: list[bytes], path: str) -> Node | None:
+    """The fact node of line ``n.line`` of memory.md as :func:`load_facts` builds it."""
+    try:
+        line = blobs[n.line - 1].decode("utf-8")
+    except (IndexError, UnicodeDecodeError):
+        return None
+    parsed = parse_fact_line(line)
+    if parsed is None:
+        return None
+    raw = line.rstrip("\r")
+    return Node(
+        "fact",
+        parsed.text,
+        matching_keywords(parsed.text),
+        n.order,
+        path,
+        n.line,
+        raw,
+        "",
+        "",
+        parsed.src,
+        parsed.born,
+        parsed.fields,
+    )
+
+
 def _check_memory(
-    paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None
-) -> list[Any]:
-    """The memory file and the facts of the ``seen`` scopes (returned for the tags check)."""
+    paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None, mem: Memory
+) -> tuple[list[Any], list[Any] | None]:
+    """The memory file and the facts of the ``seen`` scopes (returned for the tags check),
+    with the facts the fact filter rejects (for the safety check; ``None``: not known)."""
     mf = paths.memory_file
     name = places.path(mf)
     if not mf.exists() and not mf.is_symlink():
@@ -324,7 +420,7 @@ def _check_memory(
                 hint='talos remember "…" or write it by hand',
             )
         )
-        return []
+        return [], []
     try:
         fsutil.check_regular_or_missing(mf)
     except fsutil.NotRegularFile as e:  # a FIFO hung every command (issue 12.3)
@@ -336,9 +432,19 @@ def _check_memory(
                 hint="replace it with a regular file, or set memory_file in talos.toml",
             )
         )
-        return []
-    with _captured() as warned:
-        facts = [n for n in load_facts(mf, keep_fact=None) if _visible(n.raw, seen)]
+        return [], None
+    indexed = _indexed_facts(mem, mf)
+    flagged: list[Any] | None = None
+    if indexed is None:
+        with _captured() as warned:
+            every = load_facts(mf, keep_fact=None)
+    else:
+        every, flagged = indexed
+        try:
+            warned = line_warnings(mf, read_memory(mf))
+        except OSError as e:
+            warned = [f"{mf}: cannot read ({e.strerror}); no facts loaded"]
+    facts = every if seen is None else [n for n in every if _visible(n.raw, seen)]
     if warned:
         add(
             Finding(
@@ -351,7 +457,7 @@ def _check_memory(
         )
     else:
         add(Finding("memory", "ok", f"{name}: {_count(len(facts), 'fact')}"))
-    return facts
+    return facts, flagged
 
 
 def _check_skills(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
@@ -426,9 +532,10 @@ def _tag_issue(n: Any) -> str | None:
 
 
 def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
-    bad = [
-        f"{places.path(n.path)}:{n.line}: {problem}" for n in facts if (problem := _tag_issue(n))
-    ]
+    bad = _Listed(
+        [(n, problem) for n in facts if (problem := _tag_issue(n))],
+        lambda x: f"{places.path(x[0].path)}:{x[0].line}: {x[1]}",
+    )
     if bad:
         add(
             Finding(
@@ -443,15 +550,17 @@ def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
         add(Finding("tags", "ok", "every provenance tag parses"))
 
 
-def _check_index(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
-    idx = Index(paths)
+def _check_index(mem: Memory, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
+    idx = mem.index if mem.index is not None else Index(mem.paths)
     name = places.path(idx.file)
     try:
         with _captured() as warned:
             idx.refresh()
             problems = idx.check()
-            facts = sum(_visible(n.raw, seen) for n in idx.facts())
-            episodes = len(idx.episodes()) if _sees(_GLOBAL, seen) else 0  # global's
+            facts, episodes = idx.counts()  # counted by the index, no node built
+            if seen is not None:
+                facts = sum(_visible(n.raw, seen) for n in idx.facts())
+            episodes = episodes if _sees(_GLOBAL, seen) else 0  # global's
     except (OSError, sqlite3.Error) as e:
         add(
             Finding(
@@ -462,8 +571,6 @@ def _check_index(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
             )
         )
         return
-    finally:
-        idx.close()
     # Only what is about the index: unreadable lines are the memory check's.
     notes = [places.text(w) for w in warned if str(idx.file) in w]
     if problems:
@@ -508,11 +615,26 @@ def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
         store.close()
 
 
-def _check_safety(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
+def _check_safety(
+    paths: Paths,
+    places: _Places,
+    add: Add,
+    seen: frozenset[str] | None,
+    flagged: list[Node] | None,
+) -> None:
+    """``talos scan``'s findings. ``flagged``: the fact nodes the fact filter rejects, known
+    from the index's verdicts (:func:`_indexed_facts`); without them memory.md is scanned."""
     with _captured():
-        report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dir)
+        if flagged is None:
+            report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dir)
+        else:
+            report = ScanReport(
+                scan_skills(paths.skills_dir),
+                [r for n in flagged if (r := fact_report(n)) is not None],
+                refused_files(paths.memory_file, paths.sessions_dir),
+            )
     if seen is not None:
-        report = _scoped(report, paths, seen)
+        report = _scoped(report, paths, seen, flagged)
     items = [f"{places.path(s.path)}: {'; '.join(s.reasons)}" for s in report.skills]
     items += [f"{places.path(f.path)}:{f.line}: {'; '.join(f.reasons)}" for f in report.facts]
     items += [f"{places.path(r.path)}: {'; '.join(r.reasons)}" for r in report.refused]
@@ -543,14 +665,16 @@ def _flagged_nodes(paths: Paths) -> list[Any]:
         return load_facts(paths.memory_file, keep_fact=None)
 
 
-def _scoped(report: Any, paths: Paths, seen: frozenset[str]) -> Any:
+def _scoped(
+    report: Any, paths: Paths, seen: frozenset[str], flagged: list[Node] | None = None
+) -> Any:
     """``report`` with only what a request for ``seen`` may be told: flagged facts of its
     scopes, skills-tree files whose frontmatter claims its scopes (others are ``global``'s),
     refused sessions if it sees ``global`` (episodes are global's); a refused memory file is
     the home's own and always shown."""
     from talos.safety import ScanReport
 
-    raw = {n.line: n.raw for n in _flagged_nodes(paths)}
+    raw = {n.line: n.raw for n in (_flagged_nodes(paths) if flagged is None else flagged)}
     return ScanReport(
         [r for r in report.skills if skill_scopes(Path(r.path)) <= seen],
         [f for f in report.facts if _visible(raw.get(f.line, ""), seen)],
@@ -558,12 +682,10 @@ def _scoped(report: Any, paths: Paths, seen: frozenset[str]) -> Any:
     )
 
 
-def _check_view(
-    paths: Paths, scopes: Sequence[str], at: dt.date | None, places: _Places, add: Add
-) -> None:
+def _check_view(mem: Memory, at: dt.date | None, places: _Places, add: Add) -> None:
     """Conflicts, expired records and forgetting suggestions of the authorized view."""
     # Warnings here are reported by other checks: unreadable lines, tags, flagged skills.
-    with _captured(), Memory(paths.home, scopes=scopes) as mem:
+    with _captured():
         view, _graph = mem.view(at)
         conflicts = mem.conflicts(at)
         try:
@@ -590,18 +712,20 @@ def _check_view(
         add(Finding("conflicts", "ok", "no conflicts"))
 
     expired = [e.node for e in view.excluded if e.reason == "expired"]
-    items = [
-        f"{places.path(n.path)}{f':{n.line}' if n.line else ''}: {n.text}"
-        + (f" (until {n.fields['until']})" if n.fields.get("until") else "")
-        for n in expired
-    ]
-    if items:
+    listed = _Listed(
+        expired,
+        lambda n: (
+            f"{places.path(n.path)}{f':{n.line}' if n.line else ''}: {n.text}"
+            + (f" (until {n.fields['until']})" if n.fields.get("until") else "")
+        ),
+    )
+    if listed:
         add(
             Finding(
                 "expired",
                 "info",
-                f"{_count(len(items), 'record')} expired: kept for --at, never recalled today",
-                _details(items),
+                f"{_count(len(listed), 'record')} expired: kept for --at, never recalled today",
+                _details(listed),
             )
         )
     else:
@@ -610,18 +734,20 @@ def _check_view(
     if dead is None:
         add(Finding("dead", "info", "no forgetting suggestions: the usage counts cannot be read"))
         return
-    items = [
-        f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason} "
-        f"({'frontmatter says source: ' if s.kind == 'skill' else 'tag says '}{s.src})"
-        for s in dead
-    ]
-    if items:
+    listed = _Listed(
+        dead,
+        lambda s: (
+            f"{places.path(s.path)}{f':{s.line}' if s.line else ''}: {s.text} — {s.reason} "
+            f"({'frontmatter says source: ' if s.kind == 'skill' else 'tag says '}{s.src})"
+        ),
+    )
+    if listed:
         add(
             Finding(
                 "dead",
                 "info",
-                f"{_count(len(items), 'forgetting suggestion')} to review",
-                _details(items),
+                f"{_count(len(listed), 'forgetting suggestion')} to review",
+                _details(listed),
                 hint="talos forget",
             )
         )

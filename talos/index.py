@@ -20,8 +20,11 @@ refreshed before; one read transaction, no write, in a new one):
   (a session just started) are re-checked on every refresh. An old file rewritten in place
   under the same name is picked up by ``talos index`` (a full sweep of sizes and mtimes), and at
   once in recursive mode (``DIR/**``), which always sweeps. When the episodes only grew after
-  the newest one (time-stamped names), the episode block is extended by the new rows
-  (:meth:`Index.episode_block`, ``sessions_base``) instead of merged again.
+  the newest one ever seen (time-stamped names) or lost some, the episode block loses the
+  removed episodes (logged in ``dropped``) and is extended by the new rows
+  (:meth:`Index.episode_block`, ``sessions_base``, ``sessions_high``) instead of merged again.
+* paths: rows and signatures are keyed by path, so paths arrive canonical
+  (:func:`talos.home.canonical`): two spellings of one home are one index.
 * a file changed within a tick of the file system's clock may change again unseen under the
   same signature: it is looked at again on the next call (:func:`_settled`). Another process's
   changes show in the change tokens, read on every call (one query).
@@ -42,7 +45,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from talos import fsutil
 from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
@@ -50,7 +53,10 @@ from talos.home import Paths
 from talos.model import Node
 from talos.safety import keep_fact, mask_secrets
 from talos.sources.facts import (
+    MAX_FACT_BYTES,
+    bad_lines_warning,
     claimed_scopes,
+    long_lines_warning,
     masked_fields,
     parse_fact_line,
     read_memory,
@@ -62,13 +68,18 @@ from talos.warn import audible, warn
 
 __all__ = ["SCHEMA", "Index", "RefreshStats"]
 
+#: :meth:`Index.check` parses every line of a memory.md of at most this many lines again;
+#: of a longer one, :data:`CHECK_SAMPLE` rows (and every line without a row).
+CHECK_ALL_LINES = 50_000
+CHECK_SAMPLE = 2_000
+
 #: A block extended by this many episodes since the stored one is stored again
 #: (:meth:`Index.episode_block`); until then each process extends the stored one.
 STORE_AFTER = 256
 
 #: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
 #: a newer or unknown one is rebuilt.
-SCHEMA = 2
+SCHEMA = 3
 #: ``PRAGMA application_id``: tells our index from any other SQLite file.
 APP_ID = 0x7A105  # "talos"
 
@@ -88,6 +99,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "DELETE FROM facts",
         "DELETE FROM meta WHERE k='memory_sig'",
     ),
+    # 3: the log of removed sessions, so the episode block loses their episodes instead of
+    #    being merged again (EpisodeBlock.remove; issue 12 item 7).
+    3: ("CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, path TEXT, sortkey TEXT)",),
 }
 
 
@@ -100,6 +114,7 @@ COLUMNS = {
     ("blocks", "name"),
     ("blocks", "token"),
     ("blocks", "data"),
+    *(("dropped", c) for c in ("seq", "path", "sortkey")),
 }
 
 
@@ -211,13 +226,10 @@ def _fact_rows(rows: list[Any]) -> list[Any]:
             and (safe is None or isinstance(safe, int))
         ):
             raise _damaged("facts", f"line {line!r}")
-        if fields:
-            try:
-                value = json.loads(fields)
-            except (ValueError, RecursionError):
-                value = None
-            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-                raise _damaged("facts", f"line {line}: fields")
+    tagged = [r[6] for r in rows if r[6]]
+    for value, text in zip(_fields_of(tagged), tagged, strict=True):  # one decode for all
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise _damaged("facts", f"fields {text[:40]!r}")
     return rows
 
 
@@ -227,6 +239,27 @@ def _session_rows(rows: list[Any]) -> list[Any]:
         if not all(isinstance(v, str) for v in row):
             raise _damaged("sessions", f"path {row[0]!r}")
     return rows
+
+
+def _fields_of(texts: list[str]) -> list[dict[str, str]]:
+    """The tag fields stored as JSON objects (``facts.fields``), decoded in one call."""
+    if not texts:
+        return []
+    try:
+        got = json.loads("[" + ",".join(texts) + "]")
+    except (ValueError, RecursionError):
+        got = None
+    if not isinstance(got, list) or len(got) != len(texts):  # a damaged row: each on its own
+        return [_field(t) for t in texts]
+    return got
+
+
+def _field(text: str) -> Any:
+    """One row's tag fields, or ``None`` when they do not decode (a damaged row)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _parse_line(line: str) -> tuple[str, str, str, str, str, int] | None:
@@ -511,7 +544,7 @@ class Index:
             if self._meta(con, "readers") != READERS:
                 # The code that turns files into rows changed (a reader, masking, keywords):
                 # what was indexed before may differ from what it reads now. Start over.
-                for table in ("facts", "sessions", "meta", "blocks"):
+                for table in ("facts", "sessions", "meta", "blocks", "dropped"):
                     con.execute(f"DELETE FROM {table}")
                 con.execute("INSERT INTO meta(k, v) VALUES ('readers', ?)", (READERS,))
                 self._line_cache = {}
@@ -642,6 +675,7 @@ class Index:
             return
         rows = []
         bad: list[int] = []
+        long: list[int] = []
         token = self._meta(con, "facts_token")
         old = self._rows if self._rows_token == token else None
         stored = None
@@ -661,6 +695,9 @@ class Index:
         cache = self._line_cache
         fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
         for no, blob in enumerate(blobs, 1):
+            if len(blob) > MAX_FACT_BYTES:
+                long.append(no)  # not a fact (parse_fact_line); never decoded, never stored
+                continue
             try:
                 line = blob.decode("utf-8")
             except UnicodeDecodeError:
@@ -677,19 +714,19 @@ class Index:
                 rows.append((no, _stored_line(line, entry), *entry))
         self._line_cache = fresh
         heard = [no for no in bad if audible(claimed_scopes(blobs[no - 1]))]  # §7.3
-        if heard and self._warned != (data, bad):  # once per content: re-reads stay quiet
-            self._warned = (data, bad)
-            shown = ", ".join(map(str, heard[:10])) + (" …" if len(heard) > 10 else "")
-            warn(
-                f"{self.paths.memory_file}: line {shown} is not valid UTF-8; skipped "
-                "(the file is left untouched)"
-            )
+        loud = [no for no in long if audible(claimed_scopes(blobs[no - 1]))]
+        if (heard or loud) and self._warned != (data, bad + long):  # once per content
+            self._warned = (data, bad + long)
+            if heard:
+                warn(bad_lines_warning(self.paths.memory_file, heard))
+            if loud:
+                warn(long_lines_warning(self.paths.memory_file, loud))
         if old is None and token is not None and stored == rows:
             # Read again by a process that had not read it (a change within its tick looked
             # at again, _settled): the same rows. No new token, so the stored records block
             # stays valid for every process.
             self._rows, self._rows_token, self._patched_from = rows, token, None
-            self._blobs = blobs if not bad else None
+            self._blobs = blobs if not bad and not long else None
             self._row_at = {r[0]: i for i, r in enumerate(rows)}
             self._set_memory_sig(con, sig, stats, reparsed=False)
             return
@@ -708,7 +745,7 @@ class Index:
                 [r for no, r in after.items() if before.get(no) != r],
             )
         self._rows, self._patched_from = rows, None
-        self._blobs = blobs if not bad else None
+        self._blobs = blobs if not bad and not long else None
         self._row_at = {r[0]: i for i, r in enumerate(rows)}
         self._set_memory_sig(con, sig, stats)
 
@@ -796,9 +833,16 @@ class Index:
         }
         todo: list[tuple[str, str]] = []  # (path relative to the folder, full path)
         episodes_reread: set[str] = set()  # rows with a request that are read again
-        # Whether the episodes only grew at the end (sessions arrive in time order): then the
-        # episode block is extended, not rebuilt (episode_block; SPEC §11).
+        # Whether the episodes only grew after the newest one ever seen (sessions arrive in
+        # time order) or lost some: then the episode block is extended and loses the removed
+        # episodes (logged in `dropped`), it is not merged again (episode_block; SPEC §11).
         appended = True
+        # The newest sort key of an episode since the base was drawn (removed ones too): an
+        # episode sorting before it is no append, even when the newest are gone.
+        newest = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL").fetchone()[
+            0
+        ]
+        last = max(self._meta(con, "sessions_high") or "", newest or "") or None
         if listed:
             files = session_names(self.paths.sessions_dir, ordered=False)
             names = dict(files)
@@ -823,13 +867,16 @@ class Index:
                 for i in range(0, len(order), 500):  # SQLite allows 999 parameters (< 3.32)
                     part = order[i : i + 500]
                     rows += con.execute(
-                        "SELECT path, text IS NOT NULL FROM sessions WHERE sortkey IN "
+                        "SELECT path, text IS NOT NULL, sortkey FROM sessions WHERE sortkey IN "
                         f"({','.join('?' * len(part))})",
                         part,
                     ).fetchall()
                 con.executemany("DELETE FROM sessions WHERE path=?", [(r[0],) for r in rows])
+                con.executemany(
+                    "INSERT INTO dropped(path, sortkey) VALUES (?, ?)",
+                    [(r[0], r[2]) for r in rows if r[1]],
+                )
                 stats.sessions_dropped = len(rows)
-                appended = not any(r[1] for r in rows)
             for rel, full in files:
                 if rel not in keys:
                     todo.append((rel, full))
@@ -853,7 +900,6 @@ class Index:
                 for key, (path, size, mtime) in pending.items()
                 if _stat(Path(path)) != (size, mtime)
             )
-        last = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL").fetchone()[0]
         total = len(todo)
         for done, (rel, full) in enumerate(todo, 1):
             p = Path(full)
@@ -862,7 +908,7 @@ class Index:
             if rel in episodes_reread:
                 appended = False  # an episode was re-read: changed, or gone
             elif node is not None and last is not None and rel <= last:
-                appended = False  # a new episode before the last one
+                appended = False  # a new episode before the newest one
             con.execute(
                 "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -881,11 +927,23 @@ class Index:
         if (total or stats.sessions_dropped) and (
             not appended or self._meta(con, "sessions_base") is None
         ):
-            # The episodes before the newest changed: a block built before cannot be extended.
-            # (Random per change and per home, so a block copied from elsewhere never fits.)
+            # The episodes before the newest changed: a block built before cannot be brought
+            # up to date. (Random per change and per home, so a block copied from elsewhere
+            # never fits.) The log of removals starts again with the base.
             con.execute(
                 "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_base', ?)",
                 (os.urandom(8).hex(),),
+            )
+            con.execute("DELETE FROM dropped")
+            last = con.execute(
+                "SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL"
+            ).fetchone()[0]
+        elif total:
+            now = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL")
+            last = max(last or "", now.fetchone()[0] or "") or None
+        if total or stats.sessions_dropped:
+            con.execute(
+                "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_high', ?)", (last or "",)
             )
         self._pending = {
             path: (size, mtime)
@@ -941,27 +999,32 @@ class Index:
         if prev is not None and prev[0] is rows:
             return prev[1]
         path = str(self.paths.memory_file)
-        old, built = self._fact_nodes, {}
-        out = []
+        old = self._fact_nodes
+        # A row is known by its line and exact text: the rest is parsed from them by the
+        # same readers (READERS). Each new row's tag fields are decoded in one call: a
+        # json.loads per row was a third of building 1,000,000 nodes (issue 12 item 8).
+        nodes: list[Node | None] = (
+            [
+                n if (n := old.get((row[0], row[1]))) is not None and n.order == i else None
+                for i, row in enumerate(rows)
+            ]
+            if old
+            else [None] * len(rows)
+        )
+        fields = _fields_of([r[6] for r, n in zip(rows, nodes, strict=True) if n is None and r[6]])
+        at = 0
         for i, row in enumerate(rows):
-            node = old.get(row)
-            if node is None or node.order != i:
-                line, raw, text, kw, src, born, fields, _safe = row
-                node = Node(
-                    kind="fact",
-                    text=text,
-                    keywords=frozenset(kw.split()),
-                    order=i,
-                    path=path,
-                    line=line,
-                    raw=raw,
-                    src=src,
-                    born=born,
-                    fields=json.loads(fields) if fields else {},
-                )
-            built[row] = node
-            out.append((node, bool(row[7])))
-        self._fact_nodes = built
+            if nodes[i] is None:
+                line, raw, text, kw, src, born, tag, _safe = row
+                if tag:
+                    got, at = fields[at], at + 1
+                else:
+                    got = {}
+                kws = frozenset(kw.split())
+                nodes[i] = Node("fact", text, kws, i, path, line, raw, "", "", src, born, got)
+        built = cast(list[Node], nodes)  # every one is set above
+        self._fact_nodes = {(r[0], r[1]): n for r, n in zip(rows, built, strict=True)}
+        out = [(n, bool(r[7])) for n, r in zip(built, rows, strict=True)]
         self._fact_out = (rows, out)
         return out
 
@@ -1006,11 +1069,12 @@ class Index:
         """The merged episodes of the indexed sessions as arrays (:mod:`talos.block`).
 
         Read from the index when it holds the block of the current sessions (one blob, no
-        per-row work). When sessions only arrived after the newest one since a block was
-        built (``prev``, the caller's, or the stored one), that block is extended by the new
-        rows; otherwise the block is built from the session rows of one snapshot. Either
-        way it is stored for the next process, unless the sessions changed meanwhile. A
-        stored block that does not decode is rebuilt, never trusted.
+        per-row work). When, since a block was built (``prev``, the caller's, or the stored
+        one), sessions only arrived after the newest one or were removed, that block loses
+        the removed episodes (:meth:`EpisodeBlock.remove`, from the log ``dropped``) and is
+        extended by the new rows; otherwise the block is built from the session rows of one
+        snapshot. Either way it is stored for the next process, unless the sessions changed
+        meanwhile. A stored block that does not decode is rebuilt, never trusted.
 
         Args:
             prev: a block the caller holds (a long-lived :class:`talos.memory.Memory`).
@@ -1018,44 +1082,34 @@ class Index:
         Raises:
             OSError, sqlite3.Error: as :meth:`refresh`.
         """
-        token, base, block, rows, store = self._block_snapshot(prev)
-        if rows is None:
+        token, base, block, change, store = self._block_snapshot(prev)
+        if change is None:
             assert block is not None
             return block  # the stored block of the current sessions, or prev unchanged
         if block is not None:
-            grown = block.extend(rows) if rows else block
+            grown = _caught_up(block, change)
         else:
-            grown = EpisodeBlock.build(rows)
+            grown = EpisodeBlock.build(change.rows)
+            grown.last = change.rows[-1][3] if change.rows else ""
         grown.base = base
-        grown.last = rows[-1][3] if rows else (block.last if block is not None else "")
         return self._store_block(grown, token) if store else grown
 
     def _block_snapshot(
         self, prev: EpisodeBlock | None = None
-    ) -> tuple[str, str, EpisodeBlock | None, list[Any] | None, bool]:
+    ) -> tuple[str, str, EpisodeBlock | None, _Change | None, bool]:
         """In one read transaction: the block token and base of the current sessions, and
         what to do: ``(block, None)`` use it as it is (stored for these sessions, or
-        ``prev`` with no episode since); ``(block, rows)`` extend it by the rows after its
-        last episode (only later sessions arrived since it was built, ``prev`` first);
-        ``(None, rows)`` build from every row. The last item says whether to store the
-        result: always for a build, else when the stored block is of another base or
-        :data:`STORE_AFTER` episodes behind (until then the next process extends the stored
-        block by the rows it lacks, and one new session costs no rewrite of the blob)."""
+        ``prev`` with no change since); ``(block, change)`` bring it up to date (only
+        removals and later sessions since it was built, ``prev`` first); ``(None, change)``
+        build from every row. The last item says whether to store the result: always for a
+        build, else when the stored block is of another base or :data:`STORE_AFTER` changes
+        behind (until then the next process brings the stored block up to date by the
+        changes it lacks, and one new or removed session costs no rewrite of the blob)."""
         con = self._connect()
         con.execute("BEGIN")
         try:
             token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
             base = self._meta(con, "sessions_base") or ""
-            query = (
-                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
-                " AND sortkey > ? ORDER BY sortkey"
-            )
-
-            def after(old: EpisodeBlock) -> list[Any] | None:
-                """The rows after ``old``'s episodes, when only those were added since."""
-                if not base or old.base != base or old.last is None:
-                    return None
-                return _session_rows(con.execute(query, (old.last,)).fetchall())
 
             def behind() -> bool:
                 """Whether the stored block is of another base or far behind."""
@@ -1066,12 +1120,16 @@ class Index:
                     "SELECT count(*) FROM sessions WHERE text IS NOT NULL AND sortkey > ?",
                     (last,),
                 ).fetchone()[0]
+                n += con.execute(
+                    "SELECT count(*) FROM dropped WHERE seq > ?",
+                    (int(self._meta(con, "block_seq") or 0),),
+                ).fetchone()[0]
                 return bool(n >= STORE_AFTER)
 
-            if prev is not None and (rows := after(prev)) is not None:
-                if not rows:
+            if prev is not None and (change := self._changes(con, prev, base)) is not None:
+                if change.empty(prev):
                     return token, base, prev, None, False
-                return token, base, prev, rows, behind()  # no stored blob to decode
+                return token, base, prev, change, behind()  # no stored blob to decode
             row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
             if row is not None and isinstance(row[0], str) and isinstance(row[1], bytes):
                 try:  # the blob names its token: a row copied from elsewhere is refused
@@ -1081,17 +1139,43 @@ class Index:
                 else:
                     if row[0] == token and stored.base == base:
                         return token, base, stored, None, False
-                    if (rows := after(stored)) is not None:
-                        return token, base, stored, rows, len(rows) >= STORE_AFTER
+                    if (change := self._changes(con, stored, base)) is not None:
+                        return token, base, stored, change, change.size >= STORE_AFTER
             rows = _session_rows(
                 con.execute(
                     "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
                     " ORDER BY sortkey"
                 ).fetchall()
             )
-            return token, base, None, rows, True
+            return token, base, None, _Change([], rows, 0), True
         finally:
             con.execute("COMMIT")
+
+    def _changes(self, con: sqlite3.Connection, old: EpisodeBlock, base: str) -> _Change | None:
+        """What happened to the sessions since ``old`` was built, inside the caller's read
+        transaction: its episodes removed since (the log entries after ``old.seq``) and the
+        rows after its last episode, when nothing else changed (same base); else ``None``.
+        A logged removal that ``old`` does not hold where it should is ``None`` too: the
+        block is built again, never trusted."""
+        if not base or old.base != base or old.last is None:
+            return None
+        if old.seq < int(self._meta(con, "dropped_floor") or 0):
+            return None  # log entries it lacks were pruned (_store_block)
+        gone = con.execute(
+            "SELECT seq, path, sortkey FROM dropped WHERE seq > ? ORDER BY seq", (old.seq,)
+        ).fetchall()
+        wanted = [path for _seq, path, key in gone if key <= old.last]  # later ones: not in it
+        positions = old.positions(wanted)
+        if positions is None:
+            return None
+        rows = _session_rows(
+            con.execute(
+                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
+                " AND sortkey > ? ORDER BY sortkey",
+                (old.last,),
+            ).fetchall()
+        )
+        return _Change(positions, rows, gone[-1][0] if gone else old.seq)
 
     def _store_block(self, block: EpisodeBlock, token: str) -> EpisodeBlock:
         """Store ``block`` as the block of ``token`` unless the sessions changed since it was
@@ -1109,8 +1193,20 @@ class Index:
                     )
                     con.executemany(
                         "INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
-                        [("block_base", block.base or ""), ("block_last", block.last or "")],
+                        [
+                            ("block_base", block.base or ""),
+                            ("block_last", block.last or ""),
+                            ("block_seq", str(block.seq)),
+                        ],
                     )
+                    if block.seq > int(self._meta(con, "dropped_floor") or 0):
+                        # the stored block holds every removal up to its seq: a block older
+                        # than that (another process's) starts from the stored one
+                        con.execute("DELETE FROM dropped WHERE seq <= ?", (block.seq,))
+                        con.execute(
+                            "INSERT OR REPLACE INTO meta(k, v) VALUES ('dropped_floor', ?)",
+                            (str(block.seq),),
+                        )
                 con.execute("COMMIT")
             except BaseException:
                 with suppress(sqlite3.Error):
@@ -1159,23 +1255,37 @@ class Index:
             (key, value.encode()),
         )
 
-    def check(self) -> list[str]:
-        """Compare the index with the files without changing it; returns differences."""
-        from talos.sources.facts import load_facts
+    def flagged_facts(self) -> list[tuple[int, str]]:
+        """``(line, text)`` of the facts :func:`talos.safety.keep_fact` rejected when their
+        lines were parsed, in file order (what ``talos doctor`` reports, without a scan)."""
+        return (
+            self._connect()
+            .execute("SELECT line, text FROM facts WHERE safe = 0 ORDER BY line")
+            .fetchall()
+        )
+
+    def counts(self) -> tuple[int, int]:
+        """``(facts, episodes)`` indexed, counted by the index (no row is read)."""
+        con = self._connect()
+        return con.execute(
+            "SELECT (SELECT count(*) FROM facts),"
+            " (SELECT count(*) FROM sessions WHERE text IS NOT NULL)"
+        ).fetchone()
+
+    def check(self, full: bool | None = None) -> list[str]:
+        """Compare the index with the files without changing it; returns differences.
+
+        Args:
+            full: parse every line of memory.md again and compare (``None``: when it has at
+                most :data:`CHECK_ALL_LINES` lines). Otherwise every line's exact text and
+                position are compared with its row, lines without a row are parsed (they
+                must be no facts), and :data:`CHECK_SAMPLE` rows spread over the file are
+                parsed again: a memory.md of 1,000,000 lines took 126 s in ``talos doctor``
+                (issue 12 item 8).
+        """
         from talos.sources.sessions import load_episodes
 
-        problems: list[str] = []
-        want_f = [
-            (n.line, *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)))
-            for n in load_facts(self.paths.memory_file)
-        ]
-        want_f = [w for w in want_f if w[2]]
-        have_f = [(n.line, n.text, n.keywords) for n in self.facts()]
-        if want_f != have_f:
-            problems.append(
-                f"facts differ from {self.paths.memory_file}: "
-                f"{len(have_f)} indexed, {len(want_f)} in the file"
-            )
+        problems = self._check_facts(full)
         want_e = {(n.path, n.text) for n in load_episodes(self.paths.sessions_dir)}
         have_e = {(n.path, n.text) for n in self.episodes()}
         for path, text in sorted(want_e - have_e)[:20]:
@@ -1185,6 +1295,58 @@ class Index:
         problems += self._check_block()
         return problems
 
+    def _check_facts(self, full: bool | None) -> list[str]:
+        """The memory.md half of :meth:`check`."""
+        from talos.sources.facts import load_facts
+
+        path = self.paths.memory_file
+        con = self._connect()
+        if self._rows is not None and self._rows_token == self._meta(con, "facts_token"):
+            rows = self._rows  # what the index holds: this object wrote or read it last
+        else:
+            rows = con.execute(
+                "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
+            ).fetchall()
+        try:
+            data = read_memory(path)
+        except OSError:
+            data = b""  # missing or unreadable: load_facts says which, below
+            full = True
+        blobs = data.split(b"\n") if data else []
+        if full or (full is None and len(blobs) <= CHECK_ALL_LINES):
+            want = [
+                (n.line, *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)))
+                for n in load_facts(path)
+            ]
+            want = [w for w in want if w[2]]
+            have = [(r[0], r[2], frozenset(r[3].split())) for r in rows]
+            if want == have:
+                return []
+            return [f"facts differ from {path}: {len(have)} indexed, {len(want)} in the file"]
+        at = {r[0]: r for r in rows}
+        step = max(1, len(rows) // CHECK_SAMPLE)
+        seen = 0
+        for no, blob in enumerate(blobs, 1):
+            row = at.pop(no, None)
+            try:
+                line = blob.decode("utf-8") if len(blob) <= MAX_FACT_BYTES else None
+            except UnicodeDecodeError:
+                line = None
+            if row is None:
+                if line is not None and _parse_line(line) is not None:
+                    return [f"facts differ from {path}: line {no} is a fact, not indexed"]
+                continue
+            if line is None or _stored_line(line, row) != row[1]:  # masked when withheld
+                return [f"facts differ from {path}: line {no} is not the indexed line"]
+            seen += 1
+            if seen % step == 0:
+                entry = _parse_line(line)
+                if entry is None or (entry[0], entry[1]) != (row[2], row[3]):
+                    return [f"facts differ from {path}: line {no} is indexed as another fact"]
+        if at:
+            return [f"facts differ from {path}: line {min(at)} is indexed, not in the file"]
+        return []
+
     def _check_block(self) -> list[str]:
         """The stored episode block (built, or extended session by session) against a block
         merged afresh from the indexed rows: the same merged nodes, in the same order."""
@@ -1193,24 +1355,26 @@ class Index:
         try:
             row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
             token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
+            base = self._meta(con, "sessions_base") or ""
             rows = con.execute(
                 "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
                 " ORDER BY sortkey"
             ).fetchall()
+            if row is None or row[0] is None:
+                return []
+            try:
+                stored = EpisodeBlock.from_bytes(row[1], row[0])
+            except BlockError as e:
+                return [f"{self.file}: stored episode block unusable ({e})"]
+            change = None if row[0] == token else self._changes(con, stored, base)
         finally:
             con.execute("COMMIT")
-        if row is None or row[0] is None:
-            return []
-        try:
-            stored = EpisodeBlock.from_bytes(row[1], row[0])
-        except BlockError as e:
-            return [f"{self.file}: stored episode block unusable ({e})"]
         if row[0] == token:
             have = stored
-        elif stored.base is not None and stored.last is not None:
-            have = stored.extend([r for r in rows if r[3] > stored.last])
+        elif change is not None:
+            have = _caught_up(stored, change)
         else:
-            return []  # an old block: the next recall builds one
+            return []  # of another base: the next recall builds one
 
         def nodes(b: EpisodeBlock) -> list[Any]:
             return [
@@ -1241,3 +1405,33 @@ class Index:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(slots=True)
+class _Change:
+    """What to do to an episode block to bring it up to date (:meth:`Index._changes`):
+    remove the episodes at ``positions``, then extend it by ``rows`` (``(path, text, kw,
+    sortkey)``, sorted); ``seq`` is the last log entry of removed sessions this covers."""
+
+    positions: list[int]
+    rows: list[Any]
+    seq: int
+
+    @property
+    def size(self) -> int:
+        """Episodes removed and added."""
+        return len(self.positions) + len(self.rows)
+
+    def empty(self, block: EpisodeBlock) -> bool:
+        """Whether ``block`` is already what this change makes of it."""
+        return not self.positions and not self.rows and self.seq == block.seq
+
+
+def _caught_up(block: EpisodeBlock, change: _Change) -> EpisodeBlock:
+    """``block`` after ``change``: removed episodes gone, new rows appended (as a build of
+    the rows would merge them, tests/test_session_remove.py)."""
+    out = block.remove(change.positions)
+    out = out.extend(change.rows) if change.rows else out.copy()
+    out.last = change.rows[-1][3] if change.rows else block.last
+    out.seq = change.seq
+    return out

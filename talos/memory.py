@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from talos import safety
-from talos.block import BlockError, EpisodeBlock, RecordsBlock, StackedNodes
+from talos.block import BlockError, EpisodeBlock, Kinds, RecordsBlock, StackedNodes
 from talos.errors import InputError
 from talos.graph import (
     DEFAULT_MODEL,
@@ -625,6 +625,8 @@ class Memory:
                     return self._view(at, None, self._signature())[1]
                 graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
                 graph.cache["kinds"] = stored.kinds
+                if isinstance(stored.kinds, Kinds):
+                    graph.cache["skill_mask"] = stored.kinds.mask("skill")
                 self._present = (graph, stored.present)
                 self._rcache = (key, graph)
                 return graph
@@ -640,8 +642,8 @@ class Memory:
         head = graph.nodes[: graph.records]
         records = RecordsBlock(
             head,
-            [n.kind for n in head],
-            Incidence.of([n.keywords for n in head]),
+            graph.cache.get("kinds") or [n.kind for n in head],
+            graph.head,  # its own vocabulary: a loading process maps it onto its block's
             self._present_keys(graph),
             self._episode_start,
         )
@@ -728,17 +730,11 @@ class Memory:
         graph = self._recall_graph(at, overrides)
         act = MODELS[self.model].activate(graph, keywords(query))
         spec = MODELS[self.model]
-        values, order = rank_arrays(act, spec.thresh)
-        n = max(k, 0)
-        top = [
-            (round(a, 2), i) for a, i in zip(values[:n].tolist(), order[:n].tolist(), strict=True)
-        ]
-        mine = order < graph.records  # skills are records; most ranked rows are episodes
-        mine[mine] = graph.skill_mask()[order[mine]]
-        skills = [
-            (round(a, 2), i)
-            for a, i in zip(values[mine].tolist(), order[mine].tolist(), strict=True)
-        ]
+        values, order = rank_arrays(act, spec.thresh, k=max(k, 0))
+        top = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
+        # the skills in the order of the full ranking (skills are records; a few dozen)
+        values, order = rank_arrays(act, spec.thresh, among=graph.skill_positions())
+        skills = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
         best: int | None = None
         if skills:
             lead = (
@@ -914,8 +910,10 @@ class Memory:
         now = today()
         out: list[Suggestion] = []
         seen_ids: set[tuple[str, int]] = set()
+        never: dict[int, str] = {}  # the reason per count: 583,000 suggestions at 1M facts
+        none: dict[str, Stat] = {}
         for rep in graph.nodes[: graph.records]:  # episodes are never suggested
-            for n in rep.family():
+            for n in (rep, *rep.members) if rep.members else (rep,):
                 if (
                     n.kind not in ("fact", "skill")
                     or n.src in ("user", "override")
@@ -923,11 +921,13 @@ class Memory:
                 ):
                     continue
                 seen_ids.add((n.path, n.line))
-                st = stats.get(n.scope, {}).get(n.key)
+                st = stats.get(n.fields.get("scope", "global"), none).get(n.key)
                 if st is None or st.seen < min_seen:
                     continue
                 if st.hits == 0:
-                    reason = t["never"].format(seen=st.seen)
+                    reason = never.get(st.seen) or never.setdefault(
+                        st.seen, t["never"].format(seen=st.seen)
+                    )
                 elif st.last_hit_day and now - st.last_hit_day >= stale_days:
                     reason = t["stale"].format(days=now - st.last_hit_day)
                 else:

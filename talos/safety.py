@@ -36,12 +36,15 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from talos import fsutil, secrets
 from talos.prefilter import P, Pat, fold, runnable_patterns, triggers_in
 from talos.secrets import mask_secrets
 from talos.warn import warn
+
+if TYPE_CHECKING:
+    from talos.model import Node
 
 __all__ = [
     "MAX_SKILL_BYTES",
@@ -50,6 +53,7 @@ __all__ = [
     "FileReport",
     "Finding",
     "ScanReport",
+    "fact_report",
     "flagged_skills",
     "instruction_reasons",
     "keep_fact",
@@ -1753,14 +1757,18 @@ class FactReport:
 
 def scan_facts(memory_file: Path) -> list[FactReport]:
     """The lines of ``memory_file`` that :func:`keep_fact` rejects, in file order (SPEC §8.2)."""
-    from talos.sources.facts import load_facts, tag_reasons  # talos.sources imports us
+    from talos.sources.facts import load_facts  # talos.sources imports us
 
-    out = []
-    for n in load_facts(memory_file, keep_fact=None):
-        reasons = _text_reasons(n.text) + (tag_reasons(n.raw) if n.fields else ())
-        if reasons:
-            out.append(FactReport(n.path, n.line, mask_secrets(n.text), reasons))
-    return out
+    return [r for n in load_facts(memory_file, keep_fact=None) if (r := fact_report(n))]
+
+
+def fact_report(n: Node) -> FactReport | None:
+    """The report :func:`scan_facts` gives of the fact node ``n`` (``None`` when it passes):
+    also for a caller that holds the nodes already (``talos doctor``, issue 12 item 8)."""
+    from talos.sources.facts import tag_reasons  # talos.sources imports us
+
+    reasons = _text_reasons(n.text) + (tag_reasons(n.raw) if n.fields else ())
+    return FactReport(n.path, n.line, mask_secrets(n.text), reasons) if reasons else None
 
 
 @dataclass(frozen=True, slots=True)

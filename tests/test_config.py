@@ -276,8 +276,9 @@ def test_init_creates_nothing_outside_the_home(make_home, tmp_path) -> None:
     text = " ".join(res.stderr.split())
     for path, reason in (
         (home / "logs/*", "a pattern, not a folder"),
-        (home / "../state", "outside the home"),
-        (home / "../notes/memory.md", "outside the home"),
+        # paths are canonical (talos.home.canonical, issue 12 item 7): h/../state is ./state
+        (tmp_path / "state", "outside the home"),
+        (tmp_path / "notes" / "memory.md", "outside the home"),
     ):
         assert f"not created {path}: {reason}" in text
     inside = tmp_path / "i"

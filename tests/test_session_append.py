@@ -3,9 +3,10 @@
 When sessions only arrive after the newest one (their files sort last: time-stamped names),
 the index extends the merged episode block (:meth:`talos.block.EpisodeBlock.extend`) instead
 of merging every episode again, and a kept :class:`talos.Memory` re-stacks its view over the
-new block (``Memory._restack``). Any other change of the sessions (one sorting before the
-newest, a rewrite, a deletion) builds the block again. Every state must answer exactly like
-the non-indexed computation.
+new block (``Memory._restack``). A removed session is removed from the block
+(tests/test_session_remove.py, issue 12 item 7). Any other change of the sessions (one
+sorting before the newest, a rewrite) builds the block again. Every state must answer exactly
+like the non-indexed computation.
 """
 
 from __future__ import annotations
@@ -48,12 +49,15 @@ def _direct(home: Path) -> dict[str, Any]:
 
 @pytest.fixture
 def ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """``build`` or ``extend`` per episode block the index made (in any Memory here)."""
+    """``build``, ``extend`` or ``remove`` per episode block the index made (in any Memory
+    here)."""
     got: list[str] = []
     build, extend = EpisodeBlock.build.__func__, EpisodeBlock.extend  # type: ignore[attr-defined]
+    remove = EpisodeBlock.remove
 
     def by_index() -> bool:  # the non-indexed route builds its block too: not counted
-        return sys._getframe(2).f_code.co_filename.endswith("index.py")
+        code = sys._getframe(2).f_code  # nor Index.check's block to compare with
+        return code.co_filename.endswith("index.py") and code.co_name != "_check_block"
 
     def spy_build(cls: Any, rows: Any) -> Any:
         if by_index():
@@ -65,8 +69,14 @@ def ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             got.append("extend")
         return extend(self, rows)
 
+    def spy_remove(self: Any, episodes: Any) -> Any:
+        if by_index() and len(episodes):
+            got.append("remove")
+        return remove(self, episodes)
+
     monkeypatch.setattr(EpisodeBlock, "build", classmethod(spy_build))
     monkeypatch.setattr(EpisodeBlock, "extend", spy_extend)
+    monkeypatch.setattr(EpisodeBlock, "remove", spy_remove)
     return got
 
 
@@ -182,8 +192,14 @@ def test_any_other_change_of_the_sessions_builds_the_block_again(
     with Memory(home) as other:
         assert _rows(other) == _direct(home), change
     # a build is stored for the next process; an extension by one episode is not (each
-    # process extends the stored block by the rows it lacks, STORE_AFTER)
-    want = {"grown from empty": ["extend", "extend"]}.get(change, ["build"])
+    # process extends the stored block by the rows it lacks, STORE_AFTER). A removal (issue
+    # 12 item 7) removes the episode from the block (tests/test_session_remove.py); a rename
+    # to a later name is a removal and an append.
+    want = {
+        "grown from empty": ["extend", "extend"],
+        "deleted": ["remove", "remove"],
+        "renamed": ["remove", "extend", "remove", "extend"],
+    }.get(change, ["build"])
     assert ways == want, change
     assert Index(resolve_paths(home)).check() == []
 

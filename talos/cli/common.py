@@ -85,7 +85,7 @@ class SafeConsole(Console):
     (LF kept: a cell or a message of several lines is ours). Rich's own styles are added after,
     so they still reach a terminal; a control character inside the text never does."""
 
-    def render_str(self, text: str, **kwargs: Any) -> Any:  # type: ignore[override]
+    def render_str(self, text: str, **kwargs: Any) -> Any:
         return super().render_str(printable(text), **kwargs)
 
 

@@ -14,6 +14,7 @@ from talos.text import matching_keywords
 from talos.warn import audible, warn
 
 __all__ = [
+    "MAX_FACT_BYTES",
     "MIN_FACT_CHARS",
     "TAG",
     "ParsedFact",
@@ -22,6 +23,7 @@ __all__ = [
     "parse_fact_line",
     "strip_tag",
     "tag_reasons",
+    "too_long",
 ]
 
 #: The reason a line is flagged for a credential in its provenance tag (hostile pass of issue
@@ -30,6 +32,13 @@ TAG_SECRET = "contains a credential value (in its provenance tag)"
 
 #: Lines whose remaining text is shorter than this are ignored (SPEC §3.1): "ok", "---", "#".
 MIN_FACT_CHARS = 4
+#: A line longer than this (UTF-8 bytes, 1 MiB) is not a fact: it is not recalled, and every
+#: reader warns with its line number (the file is left as it is). One 50 MB line was stored
+#: in the index, in every records block and delivered whole in the block (issue 12 item 8);
+#: no one writes a fact of a megabyte (a paste gone wrong, a binary), and only its first
+#: ``MATCH_MAX`` characters match anyway. Longer lines below it still are facts
+#: (tests/test_robustness.py: a 300 kB line).
+MAX_FACT_BYTES = 1 << 20
 
 #: The trailing provenance tag ``<!-- SRC YYYY-MM-DD [field=value ...] -->``; whitespace inside
 #: is free. Field values are URL-encoded when they contain spaces (SPEC §7.1).
@@ -77,6 +86,59 @@ def strip_tag(line: str) -> tuple[str, str, str]:
     return line[: m.start()].strip(), m.group("src"), m.group("born")
 
 
+def too_long(line: str | bytes) -> bool:
+    """Whether a memory.md line is longer than :data:`MAX_FACT_BYTES` UTF-8 bytes."""
+    if isinstance(line, bytes) or len(line) > MAX_FACT_BYTES or 4 * len(line) <= MAX_FACT_BYTES:
+        return len(line) > MAX_FACT_BYTES
+    return len(line.encode("utf-8", "surrogatepass")) > MAX_FACT_BYTES
+
+
+def _shown(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:10])) + (" …" if len(numbers) > 10 else "")
+
+
+def bad_lines_warning(path: Path | str, numbers: list[int]) -> str:
+    """The warning every reader gives for lines that are not UTF-8 (one message per file)."""
+    return (
+        f"{path}: line {_shown(numbers)} is not valid UTF-8; skipped (the file is left untouched)"
+    )
+
+
+def long_lines_warning(path: Path | str, numbers: list[int]) -> str:
+    """The warning every reader gives for lines :func:`too_long` (one message per file)."""
+    return (
+        f"{path}: line {_shown(numbers)} is longer than {MAX_FACT_BYTES:,} bytes: not a fact, "
+        "not recalled (the file is left untouched; split it into lines, or move it to a skill)"
+    )
+
+
+def line_warnings(path: Path, data: bytes) -> list[str]:
+    """The warnings :func:`load_facts` gives about ``data`` (memory.md's bytes): lines that
+    are not UTF-8 and lines :func:`too_long`, without parsing a line; a clean file costs one
+    decode (``talos doctor`` on a memory.md of 1,000,000 lines, issue 12 item 8)."""
+    try:
+        data.decode("utf-8")
+        clean = True
+    except UnicodeDecodeError:
+        clean = False
+    if clean and len(data) <= MAX_FACT_BYTES:
+        return []
+    bad: list[int] = []
+    long: list[int] = []
+    for no, blob in enumerate(data.split(b"\n"), 1):
+        if len(blob) > MAX_FACT_BYTES:
+            if audible(claimed_scopes(blob)):  # as load_facts: another scope's is not named
+                long.append(no)
+        elif not clean:
+            try:
+                blob.decode("utf-8")
+            except UnicodeDecodeError:
+                if audible(claimed_scopes(blob)):
+                    bad.append(no)
+    out = [bad_lines_warning(path, bad)] if bad else []
+    return out + ([long_lines_warning(path, long)] if long else [])
+
+
 def parse_fact_line(line: str) -> ParsedFact | None:
     """Parse one memory.md line (SPEC §3.1).
 
@@ -86,8 +148,11 @@ def parse_fact_line(line: str) -> ParsedFact | None:
 
     Returns:
         The parsed fact, or ``None`` when the remaining text is shorter than
-        :data:`MIN_FACT_CHARS` characters (the line is not a fact).
+        :data:`MIN_FACT_CHARS` characters or the line is longer than :data:`MAX_FACT_BYTES`
+        (the line is not a fact).
     """
+    if too_long(line):
+        return None
     s = line.strip()
     m = TAG.search(s)
     src, born, fields = "user", "", {}
@@ -157,8 +222,9 @@ def load_facts(
 ) -> list[Node]:
     """Read ``memory.md`` into fact nodes, in file order (SPEC §3.1).
 
-    A line that does not decode as UTF-8 is skipped; one warning on stderr names the file and
-    the line numbers, and the rest of the file still loads. A missing file means no facts.
+    A line that does not decode as UTF-8, or is longer than :data:`MAX_FACT_BYTES`, is
+    skipped; one warning on stderr names the file and the line numbers, and the rest of the
+    file still loads. A missing file means no facts.
 
     Args:
         path: the memory file.
@@ -178,7 +244,12 @@ def load_facts(
         return []
     nodes: list[Node] = []
     bad: list[int] = []
+    long: list[int] = []
     for no, blob in enumerate(lines, 1):
+        if len(blob) > MAX_FACT_BYTES:
+            if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
+                long.append(no)
+            continue
         try:
             line = blob.decode("utf-8")
         except UnicodeDecodeError:
@@ -208,8 +279,9 @@ def load_facts(
             )
         )
     if bad:
-        shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
-        warn(f"{path}: line {shown} is not valid UTF-8; skipped (the file is left untouched)")
+        warn(bad_lines_warning(path, bad))
+    if long:
+        warn(long_lines_warning(path, long))
     return nodes
 
 
