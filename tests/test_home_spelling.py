@@ -111,3 +111,21 @@ def test_a_nul_in_a_path_is_a_clear_error(make_home: Callable[..., Path]) -> Non
     (home / "talos.toml").write_text('sessions_dir = "a\\u0000b"\n')
     with pytest.raises(InputError, match=r"talos\.toml.*sessions_dir.*NUL byte"):
         resolve_paths(home)
+
+
+def test_a_relative_home_recalled_then_checked_by_doctor_is_up_to_date(home: Path) -> None:
+    """Reported: ``talos recall --home h`` then ``talos doctor --home h`` said index.db
+    differs from the files (the index held ``h/...`` rows, the check read ``/abs/h/...``)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from talos.cli import app
+
+    runner = CliRunner()
+    got = runner.invoke(app, ["recall", "kettle", "--home", "home"])
+    assert got.exit_code == 0, got.output
+    got = runner.invoke(app, ["doctor", "--home", "home", "--json"])
+    index = [f for f in json.loads(got.stdout)["data"]["findings"] if f["check"] == "index"]
+    assert [f["status"] for f in index] == ["ok"], index
+    assert "up to date" in index[0]["summary"]
