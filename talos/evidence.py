@@ -41,23 +41,26 @@ Constants (dev split; ``rank_lab.py sweep``, ``contiguity_lab.py sweep``): ``K1 
 How ``Memory`` calls it (once issue 14's refactor lands)
 --------------------------------------------------------
 *Kept state, per graph (one per authorized view):* a :class:`TermIndex` over the nodes'
-matching texts (a skill's first 1200 characters without its not-for clauses, SPEC §3.2; a
-fact's text with its heading path, item 4), in node order, and the :class:`~talos.contiguity.Links`
-of its fact lines (``contiguity.links(index.node_of-per-line, contexts, index.n)`` with
-``contiguity.memory_contexts(memory.md)``; skills and episodes are in no context). The index
-stores per node its term counts (``{term: tf}``, the analyzer's output counted), which is all a
-:class:`TermIndex` is built from: ``TermIndex(counts, ids)``; ``df``, the CJK flags and lengths
-and the term-major postings are derived in one numpy pass (no re-analysis). A changed line
-re-analyzes that line only (its counts row) and rebuilds the arrays; the contiguity edges of
-the changed line's context run are rebuilt from the stored line → node map and contexts.
-*Per query:* ``q = query_vector(index, analyze(query))``; ``ev = activate(index, q,
-graph=links)``; the ranking is ``ev.final`` best first (ties: node order); the block's rows are
-``relevance.deliver(ev, top[:k], links)``; the body gate is ``relevance.earns_body(...)`` with
-the best skill's seed from ``seeds(index, query_vector(index, without_unigrams(terms)))``.
-*explain* shows ``ev.seeds``, ``ev.final``, each row's evidence score ``final·ev.scale`` and
-where ``deliver`` cut; ``analyzer.analyze_written`` gives the matched terms as written.
-*Cost* at 30,000 ``make_home.py`` sessions: see the lane report (``contiguity_lab.py cost``,
-which times these functions).
+matching texts in node order (a skill's first 1200 characters without its not-for clauses,
+SPEC §3.2; a fact's text, with its heading path once item 4 lands) and the
+:class:`~talos.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
+file order — a merged node at each member's line —, contexts from
+contiguity.memory_contexts(memory.md), index.n)``; skills and episodes are in no context.
+The index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``, ``tf``, ``cjk``, as
+``talos.block`` keeps the keyword incidence) and the edges (``src``, ``dst``, ``share``,
+``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest without re-analysing a text. A
+changed line re-analyses that line only (its row of counts) and re-links its context run.
+*Per query:* ``terms = analyze(query)``; ``ev = activate(index, query_vector(index, terms),
+graph=links)``; the ranking is ``ev.final`` best first (ties: node order); the block's rows
+``relevance.deliver(ev, top[:k], links)`` (only these are hits, item 6); the body
+``relevance.earns_body(order, is_skill, ev.final, own)`` with ``seeds, scale =
+body_evidence(index, terms)`` and ``own = lambda i: (seeds[i], scale)``. *explain* shows
+``ev.seeds``, ``ev.final``, each row's evidence score ``final × ev.scale``, where ``deliver``
+cut, and ``analyzer.analyze_written(query)`` for the matched terms as written.
+*Cost* (``bench/contiguity_lab.py cost --sessions 30000``: 16,599 nodes, 797,332 node–term
+entries, 2,000 edges; 200 queries, load 2.5 on 2 cores): the whole query above, median 7.5 ms
+(p90 11.3 ms); ``activate`` alone 5.4 ms with contiguity, 5.1 ms without; the term index from
+its stored arrays 65 ms per process, analysing every node instead 2.5 s.
 """
 
 from __future__ import annotations
@@ -130,15 +133,47 @@ class TermIndex:
         np.cumsum([len(r) for r in rows], out=self.ptr[1:])
         self.term = np.array([t for r in rows for t, _c in r], dtype=np.intp)
         self.tf = np.array([c for r in rows for _t, c in r], dtype=np.float64)
+        self._derive(np.array([is_cjk(t) for t in vocab], dtype=bool))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        vocab: Sequence[str],
+        ptr: np.ndarray,
+        term: np.ndarray,
+        tf: np.ndarray,
+        ids: Sequence[list[str]],
+        cjk: np.ndarray | None = None,
+    ) -> TermIndex:
+        """The index from its stored node-major arrays (what an index file keeps, as
+        ``talos.block`` keeps the keyword incidence): ``vocab`` sorted, ``ptr`` (``n + 1``
+        offsets), ``term`` (ascending term ids per node), ``tf`` (their counts), ``cjk`` (per
+        term; derived from ``vocab`` when None). Equal to building it from the counts, float
+        for float, without re-analysing a text (``tests/test_evidence.py``)."""
+        self = cls.__new__(cls)
+        self.vocab = list(vocab)
+        self.lookup = {t: i for i, t in enumerate(self.vocab)}
+        self.ids = list(ids)
+        self.n = len(ptr) - 1
+        self.node_of = list(range(self.n))
+        self.ptr = np.asarray(ptr, dtype=np.intp)
+        self.term = np.asarray(term, dtype=np.intp)
+        self.tf = np.asarray(tf, dtype=np.float64)
+        flags = np.array([is_cjk(t) for t in self.vocab], dtype=bool) if cjk is None else cjk
+        self._derive(np.asarray(flags, dtype=bool))
+        return self
+
+    def _derive(self, cjk: np.ndarray) -> None:
+        """Everything else from ``ptr``, ``term``, ``tf`` and the CJK flags per term."""
         self.counts = np.diff(self.ptr)
         self.entry_node = np.repeat(np.arange(self.n, dtype=np.intp), self.counts)
-        self.df = np.bincount(self.term, minlength=len(vocab)).astype(np.float64)
-        self.cjk = np.array([is_cjk(t) for t in vocab], dtype=bool)
+        self.df = np.bincount(self.term, minlength=len(self.vocab)).astype(np.float64)
+        self.cjk = cjk
         self.cjk_len = np.bincount(
             self.entry_node, weights=self.tf * self.cjk[self.term], minlength=self.n
         )
         order = np.argsort(self.term, kind="stable")  # stable: holders stay ascending
-        self.kptr = np.zeros(len(vocab) + 1, dtype=np.intp)
+        self.kptr = np.zeros(len(self.vocab) + 1, dtype=np.intp)
         np.cumsum(self.df.astype(np.intp), out=self.kptr[1:])
         self.knode = self.entry_node[order]
         self.ktf = self.tf[order]

@@ -152,3 +152,16 @@ def test_memory_contexts() -> None:
         4: (("Work", "Billing"), ""),
         7: (("Home",), ""),
     }
+
+
+def test_the_index_from_its_stored_arrays() -> None:
+    """What an index file keeps (node-major arrays) rebuilds the same model without
+    re-analysing a text."""
+    idx = index(*FACTS, "部署服务 deploy")
+    again = E.TermIndex.from_arrays(idx.vocab, idx.ptr.copy(), idx.term.copy(), idx.tf, idx.ids)
+    for name in ("df", "cjk", "cjk_len", "kptr", "knode", "ktf", "counts"):
+        assert getattr(again, name).tolist() == getattr(idx, name).tolist(), name
+    q = analyze("deploy 部署 friday")
+    a = E.activate(idx, E.query_vector(idx, q))
+    b = E.activate(again, E.query_vector(again, q))
+    assert b.final.tolist() == a.final.tolist() and b.z == a.z
