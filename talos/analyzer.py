@@ -55,7 +55,7 @@ def _bm25s_stopwords() -> ModuleType:
     origin = Path(spec.origin) if spec and spec.origin else None
     path = origin.with_name("stopwords.py") if origin else None
     if path is None or not path.is_file():
-        import bm25s.stopwords
+        import bm25s.stopwords  # type: ignore[import-untyped]
 
         return bm25s.stopwords
     loaded = importlib.util.spec_from_file_location("talos._bm25s_stopwords", path)
@@ -75,7 +75,7 @@ def stop_words() -> frozenset[str]:
 @cache
 def stemmer() -> Callable[[str], str]:
     """PyStemmer's Snowball English ``stemWord`` (``word -> stem``), made once."""
-    import Stemmer
+    import Stemmer  # type: ignore[import-not-found]  # no stubs
 
     return Stemmer.Stemmer("english").stemWord
 

@@ -156,9 +156,9 @@ def links(
     pairs = sorted(weight)
     src = np.array([u for u, _v in pairs], dtype=np.intp)
     dst = np.array([v for _u, v in pairs], dtype=np.intp)
-    w = np.array([weight[p] for p in pairs], dtype=np.float64)
-    total = np.bincount(src, weights=w, minlength=n) if len(src) else np.zeros(n)
-    share = w / np.maximum(full, total[src]) if len(src) else w
+    wt = np.array([weight[p] for p in pairs], dtype=np.float64)
+    total = np.bincount(src, weights=wt, minlength=n) if len(src) else np.zeros(n)
+    share = wt / np.maximum(full, total[src]) if len(src) else wt
     ptr = np.zeros(n + 1, dtype=np.intp)
     np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
     out = np.bincount(src, weights=share, minlength=n) if len(src) else np.zeros(n)

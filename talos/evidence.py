@@ -194,7 +194,8 @@ class TermIndex:
         for i, ts in enumerate(tl):
             if ts:
                 groups.setdefault(frozenset(ts), []).append(i)
-        counts, node_ids = [], []
+        counts: list[Counter[str]] = []
+        node_ids: list[list[str]] = []
         node_of = [-1] * len(texts)
         for g in groups.values():
             counts.append(Counter(tl[g[-1]]))
@@ -275,7 +276,7 @@ def seeds(
     """``(s, Z)`` (module docstring): ``s`` is ``float64[index.n]``; all zeros and ``Z = 0``
     when no node holds a query term. ``statistics``: ``(n, ℓ̄)`` of the postings
     (:func:`collection`; the tests pass home-wide ones to show what they break)."""
-    acc = np.zeros(index.n)
+    acc: np.ndarray = np.zeros(index.n)
     if not q.known:
         return acc, 0.0
     starts = index.kptr[q.ids]
