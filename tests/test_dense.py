@@ -331,6 +331,23 @@ def test_two_processes_build_one_cache(tmp_path: Path) -> None:
     assert got[179] == pytest.approx(emb.vector("text 179"), abs=1e-3)
 
 
+def test_a_batch_another_process_stored_is_not_embedded_again(tmp_path: Path) -> None:
+    """Each batch looks again before embedding: texts another writer stored meanwhile (here,
+    during the first batch) are read, not embedded twice; the count says so."""
+    other = cache(tmp_path, FakeEmbedder())
+    texts = [f"text {i}" for i in range(8)]
+
+    class Racing(FakeEmbedder):
+        def passages(self, batch):  # type: ignore[no-untyped-def]
+            if not self.calls:
+                other.ensure(texts[4:])  # "another process" stores the second batch now
+            return super().passages(batch)
+
+    emb = Racing()
+    assert cache(tmp_path, emb, batch=4).ensure(texts) == 4
+    assert emb.embedded() == texts[:4]
+
+
 # -- hostile files -----------------------------------------------------------------------------
 
 
