@@ -21,7 +21,9 @@ Hostile input: the file is never trusted. A file that is not talos's vector cach
 SQLite, another application id, a wrong schema) or that turns out damaged while read is closed
 and moved aside to ``vectors.db.not-talos-STAMP`` / ``vectors.db.damaged-STAMP`` (never
 deleted: it may be someone's data), with a warning, and a new cache is built. A row whose blob
-has the wrong length or a non-finite value is taken as missing and embedded again. A FIFO or
+has the wrong length is taken as missing (:meth:`VectorCache.ensure` looks at lengths only, so
+a refresh reads no blob); one with a non-finite value is embedded again when
+:meth:`VectorCache.vectors` reads it. A FIFO or
 device at the path is refused before SQLite opens it.
 """
 
@@ -254,26 +256,64 @@ class VectorCache:
 
     # -- reading and writing ----------------------------------------------------------------
 
+    #: Above this many keys, a read scans the model's rows once instead of looking keys up.
+    SCAN = 2000
+
+    def _rows(
+        self, con: sqlite3.Connection, keys: Sequence[bytes], column: str
+    ) -> Iterable[tuple[bytes, object]]:
+        """``(hash, column)`` of this model's stored rows among ``keys`` (a usable blob
+        length only: ``2·dim`` or ``4·dim`` bytes)."""
+        model, dim = self.embedder.model_id, int(self.embedder.dim)
+        where = "model=? AND length(v) IN (?, ?)"
+        if len(keys) > self.SCAN:
+            want = set(keys)
+            sql = f"SELECT hash, {column} FROM vec WHERE {where}"
+            for h, x in con.execute(sql, (model, 2 * dim, 4 * dim)):
+                if h in want:
+                    yield h, x
+            return
+        for i in range(0, len(keys), 500):
+            part = list(keys[i : i + 500])
+            sql = f"SELECT hash, {column} FROM vec WHERE {where} AND hash IN ("
+            sql += ",".join("?" * len(part)) + ")"
+            yield from con.execute(sql, [model, 2 * dim, 4 * dim, *part])
+
+    def _present(self, con: sqlite3.Connection, keys: Sequence[bytes]) -> set[bytes]:
+        """The keys stored for this model with a usable blob length (no blob is read: a
+        refresh that finds every text costs one index look-up per text)."""
+        return {bytes(h) for h, _ in self._rows(con, keys, "1")}
+
     def _read(self, con: sqlite3.Connection, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """The usable stored vectors of ``keys`` for this model (a blob of a wrong length or
         with a non-finite value is left out: it will be embedded again)."""
-        model, dim = self.embedder.model_id, self.embedder.dim
+        dim = int(self.embedder.dim)
+        groups: dict[int, tuple[list[bytes], list[bytes]]] = {}
+        for h, blob in self._rows(con, keys, "v"):
+            if isinstance(blob, bytes):
+                hs, bs = groups.setdefault(len(blob), ([], []))
+                hs.append(bytes(h))
+                bs.append(blob)
         out: dict[bytes, np.ndarray] = {}
-        for i in range(0, len(keys), 500):
-            part = list(keys[i : i + 500])
-            marks = ",".join("?" * len(part))
-            for h, blob in con.execute(
-                f"SELECT hash, v FROM vec WHERE model=? AND hash IN ({marks})", [model, *part]
-            ):
-                if not isinstance(blob, bytes):
-                    continue
-                dt = {2 * dim: _DTYPES["float16"], 4 * dim: _DTYPES["float32"]}.get(len(blob))
-                if dt is None:
-                    continue
-                v = np.frombuffer(blob, dtype=dt)
-                if np.isfinite(v).all():
-                    out[bytes(h)] = v
+        for size, (hs, bs) in groups.items():
+            dt = _DTYPES["float16"] if size == 2 * dim else _DTYPES["float32"]
+            m = np.frombuffer(b"".join(bs), dtype=dt).reshape(len(hs), dim)
+            ok: np.ndarray = np.asarray(np.isfinite(m).all(axis=1))
+            out.update((h, m[j]) for j, h in enumerate(hs) if ok[j])
         return out
+
+    def _forget(self, con: sqlite3.Connection, keys: Sequence[bytes]) -> None:
+        """Delete this model's rows of ``keys`` (unusable ones, before they are embedded
+        again)."""
+        model = self.embedder.model_id
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            con.executemany("DELETE FROM vec WHERE model=? AND hash=?", [(model, k) for k in keys])
+            con.execute("COMMIT")
+        except BaseException:
+            with suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
+            raise
 
     def _write(self, con: sqlite3.Connection, rows: dict[bytes, np.ndarray]) -> None:
         """One writer transaction: the model's row and ``rows`` (a stored row of the same key,
@@ -310,7 +350,7 @@ class VectorCache:
         keys = list(by_key)
 
         def missing(con: sqlite3.Connection) -> list[bytes]:
-            have = self._read(con, keys)
+            have = self._present(con, keys)
             return [k for k in keys if k not in have]
 
         todo = self._run(missing)
@@ -321,7 +361,7 @@ class VectorCache:
             part = todo[i : i + self.batch]
 
             def still(con: sqlite3.Connection, part: list[bytes] = part) -> list[bytes]:
-                have = self._read(con, part)
+                have = self._present(con, part)
                 return [k for k in part if k not in have]
 
             part = self._run(still)
@@ -342,19 +382,20 @@ class VectorCache:
 
     def vectors(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """The vectors of ``texts``, rows in their order, as ``float32`` ``(len(texts), dim)``;
-        what is missing is embedded first (:meth:`ensure`)."""
+        what is missing is embedded first (:meth:`ensure`), and a stored row found unusable
+        here (a non-finite value) is deleted and embedded again."""
         self.ensure(texts, progress)
         keys = [text_hash(t) for t in texts]
         have = self._run(lambda con: self._read(con, keys))
         lost = {k for k in keys if k not in have}
-        if lost:  # pruned or set aside by another process between the two steps
-            self.ensure([t for t, k in zip(texts, keys, strict=True) if k in lost])
+        if lost:  # unusable, or pruned / set aside by another process between the two steps
             again = list(lost)
+            self._run(lambda con: self._forget(con, again))
+            self.ensure([t for t, k in zip(texts, keys, strict=True) if k in lost])
             have.update(self._run(lambda con: self._read(con, again)))
-        out = np.zeros((len(keys), self.embedder.dim), dtype=np.float32)
-        for j, k in enumerate(keys):
-            out[j] = have[k]
-        return out
+        if not keys:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.stack([have[k] for k in keys]).astype(np.float32, copy=False)
 
     def prune(self, texts: Iterable[str]) -> int:
         """Drop every row but this model's rows of ``texts`` (the texts the home still holds);

@@ -240,6 +240,23 @@ def test_cache_is_incremental(tmp_path: Path) -> None:
     assert again.calls == []
 
 
+def test_cache_reads_by_scan_as_by_look_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many keys are read by one scan of the model's rows (``SCAN``): the same rows, in the
+    texts' order, the same texts found missing, bad rows still left out."""
+    emb = FakeEmbedder()
+    c = cache(tmp_path, emb, dtype="float32")
+    c.ensure(TEXTS[:2])
+    monkeypatch.setattr(V.VectorCache, "SCAN", 1)
+    assert c.ensure(list(reversed(TEXTS))) == 1 and emb.calls[-1] == [TEXTS[2]]
+    con = sqlite3.connect(tmp_path / ".talos" / "vectors.db")
+    con.execute("UPDATE vec SET v=? WHERE hash=?", (b"\1\2", V.text_hash(TEXTS[0])))
+    con.commit()
+    con.close()
+    want = [TEXTS[2], TEXTS[0], TEXTS[1]]
+    assert c.vectors(want).tolist() == np.stack([emb.vector(t) for t in want]).tolist()
+    assert emb.calls[-1] == [TEXTS[0]]
+
+
 def test_cache_float32_is_exact(tmp_path: Path) -> None:
     emb = FakeEmbedder()
     m = cache(tmp_path, emb, dtype="float32").vectors(TEXTS)
@@ -419,9 +436,12 @@ def test_a_bad_row_is_embedded_again(tmp_path: Path) -> None:
     con.execute("UPDATE vec SET v=? WHERE hash=?", (nan, V.text_hash(TEXTS[1])))
     con.commit()
     con.close()
-    assert c.ensure(TEXTS) == 2
-    assert emb.calls[-1] == TEXTS[:2]
-    assert np.isfinite(c.vectors(TEXTS)).all()
+    assert c.ensure(TEXTS) == 1  # lengths are checked without reading a blob
+    assert emb.calls[-1] == [TEXTS[0]]
+    m = c.vectors(TEXTS)  # reading finds the NaN row: deleted and embedded again
+    assert emb.calls[-1] == [TEXTS[1]]
+    assert np.isfinite(m).all() and m[1] == pytest.approx(emb.vector(TEXTS[1]), abs=1e-3)
+    assert c.ensure(TEXTS) == 0
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
