@@ -41,8 +41,10 @@ session is one text, ~55 CPU-ms), storing each batch as it goes, so an interrupt
 build keeps what it did; ``prune(texts)`` after a full refresh drops what no node holds.
 *Kept state, per graph (one per authorized view):* the ``float32`` matrix
 ``cache.vectors(texts)`` in member order, and ``Candidates.of(members)``, ``members[node]`` =
-the rows of that node's members. It is rebuilt when the graph's generation changes (rows
-from the cache: 33,060 rows are ~25 MB at float16 — read in ~0.1 s, not re-embedded).
+the rows of that node's members. It is rebuilt when the graph's generation changes, from the
+cache, not re-embedded (measured below: 3,360 rows 40 ms, 33,060 rows 0.4–0.6 s; the matrix
+is 5.2 / 51 MB in memory); a Memory that keeps it across a refresh should append the new
+rows instead.
 *Per query, in recall and explain:* start ``embedder.query(query)`` in a thread (ctypes
 releases the GIL, so it overlaps the lexical leg's spreading); the lexical order
 ``ev.final`` best first over the view; ``dense = score(qvec, matrix, candidates)`` where
@@ -54,10 +56,26 @@ leg reorders what the floor lets through (the lab's dense-only floor — top cos
 empties 90% of LoCoMo's unrelated blocks: a candidate for a later gate). *explain* shows
 ``f.rows()``: fused score, lexical rank and activation, dense rank and cosine; ``--json``
 carries them as they are.
-*Cost* (``bench/dense_leg.py --sessions 3000``: 3,360 texts, one compute thread, passive
-wait, shared 2-core machine; see ``bench/README.md`` "The leg as talos modules"): embedding
-the query is most of it (median ~20 ms wall for a short query), scoring every node of the
-view and fusing ~1 ms; what the thread overlap hides depends on the lexical leg's time.
+*Cost* (``python3 bench/dense_leg.py --data ../shared/bench --sessions 3000 30000``; one
+compute thread, passive wait, float16 file; shared 2-core machine, load 2–4; medians / p90):
+
+=====================  ======================  ==========================
+                       3,000 sessions          30,000 sessions
+                       (3,360 texts)           (33,060 texts)
+=====================  ======================  ==========================
+query embedding        22.5 / 34.5 ms          (the same: one short text)
+``score`` every node   0.10 / 0.12 ms          2.7 / 2.9 ms
+``fuse`` (200 lexical) 0.46 / 0.51 ms          2.9 / 3.1 ms
+per query, the leg     23.0 / 35.0 ms          28.2 / 40.5 ms
+``ensure``, none new   10 ms                   84 ms
+``vectors()``          40 ms                   423 ms
+``vectors.db``         3.8 MB                  39.9 MB
+=====================  ======================  ==========================
+
+The query's embedding is the cost: above issue 17's 15 ms target by itself, so it must run
+in a thread beside the lexical leg (the added latency is then about max(0, embed − lexical)
++ score + fuse). Embedding a whole home is the lab's figure: ~18 texts per CPU-second, ~3
+CPU-min at 3,000 sessions, ~30 at 30,000 (``bench/README.md`` "Cost").
 """
 
 from __future__ import annotations
