@@ -14,7 +14,15 @@ through the cache, then timed:
   embedding (one compute thread, ``OMP_WAIT_POLICY=PASSIVE``), :func:`score` over every node
   (the widest view), :func:`fuse` with a 200-node lexical order, and the sum.
 
+With ``--home`` (a ``make_home.py`` home), the leg beside the lexical one on that home's texts:
+the ``evidence`` ranking (``talos.evidence``, its term index built once, as the kept state)
+alone, then followed by the dense leg, then overlapped with it (:meth:`Embedder.query_soon`
+before the lexical leg, its result after); the *added* latency is the overlapped total minus
+the lexical leg alone.
+
     python3 bench/dense_leg.py --data ../shared/bench --sessions 3000 30000
+    python3 ../shared/bench/make_home.py /tmp/h3k --sessions 3000
+    python3 bench/dense_leg.py --data ../shared/bench --sessions --home /tmp/h3k
 
 Needs the ``dense`` extra; the data is read in place (texts and queries of the dev split).
 """
@@ -31,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from dense_lab import home_size, sample_texts
+from dense_lab import home_size, home_texts, sample_texts
 from embedders import NoNetwork
 
 from talos import dense as D
@@ -57,7 +65,8 @@ def ms(xs: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/bench"))
-    ap.add_argument("--sessions", type=int, nargs="+", default=[3000, 30000])
+    ap.add_argument("--sessions", type=int, nargs="*", default=[3000, 30000])
+    ap.add_argument("--home", type=Path, help="a make_home.py home: the legs side by side")
     ap.add_argument("--sample", type=int, default=64, help="texts embedded for real")
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--dtype", default="float16", choices=["float16", "float32"])
@@ -117,7 +126,63 @@ def main(argv: list[str] | None = None) -> int:
             f"vectors() {1000 * read:.0f} ms, file {size / 1e6:.1f} MB; per query ms p50 / p90: "
             f"score {ms(score_t)}, fuse {ms(fuse_t)}, embed + score + fuse {ms(total)}"
         )
+    if a.home:
+        beside(emb, base, queries, a.home)
     return 0
+
+
+def beside(emb: D.Embedder, base: np.ndarray, queries: list[str], home: Path) -> None:
+    """The lexical leg alone, followed by the dense leg, and overlapped with it (see above)."""
+    from talos import evidence as E
+    from talos.analyzer import analyze
+
+    texts = home_texts(home)
+    t = time.perf_counter()
+    idx = E.TermIndex.of_texts(texts, [[str(i)] for i in range(len(texts))])
+    built = time.perf_counter() - t
+    n = int(idx.n)
+    matrix = np.resize(base, (n, base.shape[1])).astype(np.float32)
+    cand = D.Candidates.of({i: [i] for i in range(n)})
+
+    def lexical(q: str) -> tuple[np.ndarray, np.ndarray]:
+        ev = E.activate(idx, E.query_vector(idx, analyze(q)))
+        order = np.lexsort((np.arange(n), -ev.final))
+        return order[ev.final[order] > 0], ev.final
+
+    def both(q: str, overlap: bool) -> None:
+        if overlap:
+            pending = emb.query_soon(q)
+            order, final = lexical(q)
+            qv = pending.result()
+        else:
+            order, final = lexical(q)
+            qv = emb.query(q)
+        D.fuse(order, D.score(qv, matrix, cand), lexical_scores=final)
+
+    def dense(q: str) -> None:
+        D.fuse([], D.score(emb.query(q), matrix, cand))
+
+    runs: dict[str, list[float]] = {"lexical": [], "dense": [], "sequential": [], "overlapped": []}
+    for rep in range(2):
+        for q in queries:
+            for name, fn in (
+                ("lexical", lambda q=q: lexical(q)),
+                ("dense", lambda q=q: dense(q)),
+                ("sequential", lambda q=q: both(q, False)),
+                ("overlapped", lambda q=q: both(q, True)),
+            ):
+                t = time.perf_counter()
+                fn()
+                if rep:
+                    runs[name].append(time.perf_counter() - t)
+    added = [o - x for o, x in zip(runs["overlapped"], runs["lexical"], strict=True)]
+    print(
+        f"{home} ({len(texts)} texts, {n} nodes; term index built in {built:.1f} s): per query "
+        f"ms p50 / p90: lexical alone {ms(runs['lexical'])}, dense alone {ms(runs['dense'])}, "
+        f"lexical then dense "
+        f"{ms(runs['sequential'])}, overlapped {ms(runs['overlapped'])}; added by the dense "
+        f"leg, overlapped: {ms(added)}"
+    )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,9 @@ the rows of that node's members. It is rebuilt when the graph's generation chang
 cache, not re-embedded (measured below: 3,360 rows 40 ms, 33,060 rows 0.4–0.6 s; the matrix
 is 5.2 / 51 MB in memory); a Memory that keeps it across a refresh should append the new
 rows instead.
-*Per query, in recall and explain:* start ``embedder.query(query)`` in a thread (ctypes
-releases the GIL, so it overlaps the lexical leg's spreading); the lexical order
+*Per query, in recall and explain:* ``pending = embedder.query_soon(query)`` (its own thread:
+ctypes releases the GIL, so it overlaps the lexical leg's spreading), then ``qvec =
+pending.result()`` once the lexical leg is done; the lexical order
 ``ev.final`` best first over the view; ``dense = score(qvec, matrix, candidates)`` where
 ``candidates`` holds the view's nodes only (scope, validity window, conflicts filtered
 first); ``f = fuse(lexical_order, dense, lexical_scores=ev.final)``; ``f.order`` is the
@@ -56,26 +57,30 @@ leg reorders what the floor lets through (the lab's dense-only floor — top cos
 empties 90% of LoCoMo's unrelated blocks: a candidate for a later gate). *explain* shows
 ``f.rows()``: fused score, lexical rank and activation, dense rank and cosine; ``--json``
 carries them as they are.
-*Cost* (``python3 bench/dense_leg.py --data ../shared/bench --sessions 3000 30000``; one
-compute thread, passive wait, float16 file; shared 2-core machine, load 2–4; medians / p90):
+*Cost* (``python3 bench/dense_leg.py --data ../shared/bench --sessions 3000 30000 --home
+H3K``, H3K a ``make_home.py --sessions 3000`` home; one compute thread, passive wait, float16
+file; 2 shared cores, load 2–4; medians / p90 over 40 dev queries, one run):
 
-=====================  ======================  ==========================
-                       3,000 sessions          30,000 sessions
-                       (3,360 texts)           (33,060 texts)
-=====================  ======================  ==========================
-query embedding        22.5 / 34.5 ms          (the same: one short text)
-``score`` every node   0.10 / 0.12 ms          2.7 / 2.9 ms
-``fuse`` (200 lexical) 0.46 / 0.51 ms          2.9 / 3.1 ms
-per query, the leg     23.0 / 35.0 ms          28.2 / 40.5 ms
-``ensure``, none new   10 ms                   84 ms
-``vectors()``          40 ms                   423 ms
-``vectors.db``         3.8 MB                  39.9 MB
-=====================  ======================  ==========================
+=======================  ======================  ==========================
+                         3,000 sessions          30,000 sessions
+                         (3,360 texts)           (33,060 texts)
+=======================  ======================  ==========================
+query embedding          32.0 / 60.3 ms          (the same: one short text)
+``score`` every node     0.21 / 0.29 ms          2.4 / 6.3 ms
+``fuse`` (200 lexical)   0.38 / 0.54 ms          2.7 / 7.0 ms
+the leg per query        33.7 / 60.8 ms          40.3 / 65.2 ms
+``ensure``, none new     7 ms                    187 ms
+``vectors()``            55 ms                   564 ms
+``vectors.db``           3.8 MB                  39.9 MB
+=======================  ======================  ==========================
 
-The query's embedding is the cost: above issue 17's 15 ms target by itself, so it must run
-in a thread beside the lexical leg (the added latency is then about max(0, embed − lexical)
-+ score + fuse). Embedding a whole home is the lab's figure: ~18 texts per CPU-second, ~3
-CPU-min at 3,000 sessions, ~30 at 30,000 (``bench/README.md`` "Cost").
+Beside the lexical leg on the 3,000-session home (2,973 nodes): ``evidence`` alone 1.75 /
+2.42 ms, the dense leg alone 27.5 / 46.8, the two in sequence 28.4 / 43.8, overlapped
+(:meth:`Embedder.query_soon`) 26.8 / 46.6: the leg *adds* 24.9 / 44.9 ms per query, almost all
+of it the query's embedding, since the lexical leg is too quick to hide it. That is above
+issue 17's 15 ms target (``bench/README.md`` lists the ways: two passive threads, a lighter
+model). Embedding a whole home is the lab's figure: ~18 texts per CPU-second, ~3 CPU-min at
+3,000 sessions, ~30 at 30,000.
 """
 
 from __future__ import annotations
@@ -88,6 +93,7 @@ import os
 import platform
 import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -225,6 +231,7 @@ class Embedder:
         self._model: Any = None
         self._id: str | None = None
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
     @property
     def model_id(self) -> str:
@@ -298,6 +305,17 @@ class Embedder:
         """One query's vector, ``(DIM,)`` float32 (~19 CPU-ms for a short query)."""
         return self.queries([text])[0]
 
+    def query_soon(self, text: str) -> Future[np.ndarray]:
+        """:meth:`query` started in this embedder's own thread, to overlap the lexical leg
+        (the engine's ctypes call releases the GIL): ``.result()`` is the vector, or raises
+        what :meth:`query` raised. The model is loaded first, in the caller's thread, so
+        :class:`DenseUnavailable` is raised here, not later."""
+        self.load()
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="talos-dense")
+        return self._pool.submit(self.query, text)
+
 
 # -- scoring the view's nodes ------------------------------------------------------------------
 
@@ -347,10 +365,13 @@ def score(query: np.ndarray, vectors: np.ndarray, candidates: Candidates) -> Den
     if not len(candidates.nodes):
         return DenseScores(candidates.nodes, np.zeros(0))
     q = np.asarray(query, dtype=np.float32)
+    # einsum, not ``@``: a BLAS product wakes OpenBLAS's threads, which then spin beside the
+    # engine's next query and took it from ~30 to ~80 ms on 2 cores (bench/dense_leg.py
+    # --home); einsum runs in this thread at about the same speed (7.8 vs 6.5 ms at 33,060).
     if len(candidates.rows) * 2 >= len(vectors):  # most rows: one product over the matrix
-        cos = (np.asarray(vectors, dtype=np.float32) @ q)[candidates.rows]
+        cos = np.einsum("ij,j->i", np.asarray(vectors, dtype=np.float32), q)[candidates.rows]
     else:  # a narrow scope: only its rows are touched
-        cos = np.asarray(vectors[candidates.rows], dtype=np.float32) @ q
+        cos = np.einsum("ij,j->i", np.asarray(vectors[candidates.rows], dtype=np.float32), q)
     best = np.maximum.reduceat(cos.astype(np.float64), candidates.ptr[:-1])
     return DenseScores(candidates.nodes, best)
 

