@@ -239,6 +239,26 @@ def test_clean_text_for_the_engine() -> None:
     assert D.clean("我的猫") == "我的猫"
 
 
+def test_a_long_text_is_embedded_by_its_first_characters() -> None:
+    """A 50 MB line would take the engine hours (512-token windows at ~1 s each): the
+    embedder hands it the first MAX_CHARS characters, passages and queries alike."""
+    seen: list[int] = []
+
+    class Engine:
+        def passage(self, texts):  # type: ignore[no-untyped-def]
+            seen.extend(len(t) for t in texts)
+            return np.ones((len(texts), D.DIM), dtype=np.float32)
+
+        query = passage
+
+    emb = D.Embedder()
+    emb._model = Engine()
+    emb.passages(["猫" * 5_000_000, "short"])
+    emb.query("x" * 2000)
+    assert seen == [D.MAX_CHARS, 5, D.MAX_CHARS]
+    assert D.MAX_CHARS == 1200
+
+
 # -- the vector cache (stand-in model) ---------------------------------------------------------
 
 
