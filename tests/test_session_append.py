@@ -255,7 +255,7 @@ def test_many_sessions_at_once_store_the_grown_block(
     assert ways == ["build", "extend"]
 
 
-# -- a change within the file system's clock tick (Index._settled) ---------------------------
+# -- a change within the file system's clock tick (signatures.settled) ----------------------
 
 
 @pytest.mark.parametrize("what", ["memory.md", "sessions"])
@@ -271,13 +271,13 @@ def test_a_change_within_the_same_clock_tick_is_seen_on_a_later_call(
     )
     tick = 1_800_000_000_123_456_789  # the file system's time of both writes
     now = [tick + 1_000_000]  # 1 ms after: within the tick
-    monkeypatch.setattr(talos.index.time, "time_ns", lambda: now[0])
+    monkeypatch.setattr(talos.index.signatures.time, "time_ns", lambda: now[0])
     monkeypatch.setattr(
-        talos.index,
-        "_file_sig",
+        talos.index.signatures,
+        "file_sig",
         lambda p: (p.stat().st_size, tick, tick) if p.exists() else (-1, -1, -1),
     )
-    monkeypatch.setattr(talos.index, "_dir_sig", lambda p: (4096, tick, tick, 1, 2))
+    monkeypatch.setattr(talos.index.signatures, "dir_sig", lambda p: (4096, tick, tick, 1, 2))
     kept = Memory(home)
     kept.explain("kettle")
     if what == "memory.md":  # same size, same (held) signature

@@ -26,8 +26,8 @@ refreshed before; one read transaction, no write, in a new one):
 * paths: rows and signatures are keyed by path, so paths arrive canonical
   (:func:`talos.home.canonical`): two spellings of one home are one index.
 * a file changed within a tick of the file system's clock may change again unseen under the
-  same signature: it is looked at again on the next call (:func:`_settled`). Another process's
-  changes show in the change tokens, read on every call (one query).
+  same signature: it is looked at again on the next call (:func:`signatures.settled`).
+  Another process's changes show in the change tokens, read on every call (one query).
 
 A damaged or foreign index file is detected (``sqlite3.DatabaseError``, a wrong application
 id or schema) and rebuilt, never trusted; a file that is not talos's by its header (another
@@ -40,16 +40,17 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from talos import fsutil
 from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
+from talos.index import schema, signatures
+from talos.index.schema import APP_ID, COLUMNS, MIGRATIONS, SCHEMA, damaged, meta
+from talos.index.signatures import READERS, size_mtime
 from talos.model import Node
 from talos.safety import keep_fact, mask_secrets
 from talos.sources.facts import (
@@ -66,7 +67,15 @@ from talos.sources.sessions import episode_node, session_names, sessions_root
 from talos.text import matching_keywords
 from talos.warn import audible, warn
 
-__all__ = ["SCHEMA", "Index", "RefreshStats"]
+__all__ = [
+    "APP_ID",
+    "COLUMNS",
+    "MIGRATIONS",
+    "READERS",
+    "SCHEMA",
+    "Index",
+    "RefreshStats",
+]
 
 #: :meth:`Index.check` parses every line of a memory.md of at most this many lines again;
 #: of a longer one, :data:`CHECK_SAMPLE` rows (and every line without a row).
@@ -77,71 +86,8 @@ CHECK_SAMPLE = 2_000
 #: (:meth:`Index.episode_block`); until then each process extends the stored one.
 STORE_AFTER = 256
 
-#: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
-#: a newer or unknown one is rebuilt.
-SCHEMA = 3
-#: ``PRAGMA application_id``: tells our index from any other SQLite file.
-APP_ID = 0x7A105  # "talos"
 
 Progress = Callable[[int, int], None]
-
-#: Statements that bring an index of schema ``v - 1`` to schema ``v`` (run in one transaction).
-MIGRATIONS: dict[int, tuple[str, ...]] = {
-    # 2: the merged episode block (talos/block.py), stored per version of the sessions.
-    # 2: the merged episode block (talos/block.py), stored per version of the sessions; the
-    #    fact filter's verdict per line (facts.safe), so a process does not re-scan 3,000 lines;
-    #    an index of the sessions still without a request.
-    2: (
-        "CREATE TABLE IF NOT EXISTS blocks(name TEXT PRIMARY KEY, token TEXT, data BLOB)",
-        "ALTER TABLE facts ADD COLUMN safe INTEGER",
-        # sessions without a request yet, looked at on every refresh: found without a scan
-        "CREATE INDEX IF NOT EXISTS sessions_pending ON sessions(path) WHERE text IS NULL",
-        "DELETE FROM facts",
-        "DELETE FROM meta WHERE k='memory_sig'",
-    ),
-    # 3: the log of removed sessions, so the episode block loses their episodes instead of
-    #    being merged again (EpisodeBlock.remove; issue 12 item 7).
-    3: ("CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, path TEXT, sortkey TEXT)",),
-}
-
-
-#: Every (table, column) of schema :data:`SCHEMA`; an index missing one is rebuilt.
-COLUMNS = {
-    ("meta", "k"),
-    ("meta", "v"),
-    *(("facts", c) for c in ("line", "raw", "text", "kw", "src", "born", "fields", "safe")),
-    *(("sessions", c) for c in ("path", "sortkey", "size", "mtime_ns", "text", "kw")),
-    ("blocks", "name"),
-    ("blocks", "token"),
-    ("blocks", "data"),
-    *(("dropped", c) for c in ("seq", "path", "sortkey")),
-}
-
-
-def _readers_fingerprint() -> str:
-    """A digest of the code that decides what a file's rows are (readers, masking, keywords):
-    rows indexed by other code are re-read, never trusted."""
-    import hashlib
-
-    import talos.prefilter
-    import talos.safety
-    import talos.secrets
-    import talos.sources.facts
-    import talos.sources.sessions
-    import talos.text
-
-    h = hashlib.sha256()
-    mods = (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text)
-    for mod in (*mods, talos.secrets, talos.prefilter):
-        try:
-            h.update(Path(str(mod.__file__)).read_bytes())
-        except OSError:
-            h.update(str(mod).encode())
-    return h.hexdigest()[:16]
-
-
-#: Fingerprint of the reading code; stored in the index, compared on every refresh.
-READERS = _readers_fingerprint()
 
 
 @dataclass(slots=True)
@@ -160,61 +106,7 @@ class RefreshStats:
         return bool(self.sessions_read or self.sessions_dropped or self.facts_reparsed)
 
 
-def _stat(path: Path) -> tuple[int, int]:
-    try:
-        st = path.stat()
-        return (st.st_size, st.st_mtime_ns)
-    except OSError:
-        return (-1, -1)
-
-
-def _file_sig(path: Path) -> tuple[int, int, int]:
-    """Size, mtime and ctime: a same-size edit whose mtime was put back (``touch -r``,
-    ``rsync -t``) still changes the ctime, which no one can set (tests/test_index_attack.py)."""
-    try:
-        st = path.stat()
-        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    except OSError:
-        return (-1, -1, -1)
-
-
-def _dir_sig(path: Path) -> tuple[int, ...]:
-    """A folder's size, mtime, ctime, device and inode: a folder swapped for another (a
-    symlink retargeted, a folder moved in) is another inode, whatever its files are called."""
-    try:
-        st = path.stat()
-        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino)
-    except OSError:
-        return (-1, -1, -1, -1, -1)
-
-
-def _settled(sig: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``sig``, or a signature that matches nothing when the file changed so recently that
-    another change within the same tick of the file system's clock would leave it equal
-    (a session renamed into place right after a listing; "racy git"): such a file is looked
-    at again on the next call. A tick is a few ms on file systems with sub-second times
-    (window 20 ms), up to 2 s on others (``sig`` is ``(size, mtime_ns, ctime_ns, ...)``)."""
-    if len(sig) < 3 or sig[1] < 0:
-        return sig
-    changed = max(sig[1], sig[2])
-    window = 20_000_000 if sig[1] % 1_000_000_000 else 2_000_000_000
-    now = time.time_ns()
-    if now - changed < window:
-        return (*sig, "racy", now)  # unequal to any other signature, even the next one
-    return sig
-
-
 _UNSEEN: Any = object()
-
-
-def _damaged(table: str, why: str) -> sqlite3.DatabaseError:
-    """The error for a row of ``table`` that talos did not write as it is (hostile pass: a
-    ``fields`` of ``{`` ended recall in "unexpected error JSONDecodeError", a NULL keyword
-    column in AttributeError, and an episode's keywords of another type dropped it without a
-    word). Callers treat it as any damaged index: read the files directly."""
-    return sqlite3.DatabaseError(
-        f"a row of {table} is not what talos writes ({why}); run talos index --rebuild"
-    )
 
 
 def _fact_rows(rows: list[Any]) -> list[Any]:
@@ -225,11 +117,11 @@ def _fact_rows(rows: list[Any]) -> list[Any]:
             and all(isinstance(v, str) for v in (raw, text, kw, src, born, fields))
             and (safe is None or isinstance(safe, int))
         ):
-            raise _damaged("facts", f"line {line!r}")
+            raise damaged("facts", f"line {line!r}")
     tagged = [r[6] for r in rows if r[6]]
     for value, text in zip(_fields_of(tagged), tagged, strict=True):  # one decode for all
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise _damaged("facts", f"fields {text[:40]!r}")
+            raise damaged("facts", f"fields {text[:40]!r}")
     return rows
 
 
@@ -237,7 +129,7 @@ def _session_rows(rows: list[Any]) -> list[Any]:
     """``rows`` of ``sessions`` (path, text, kw[, sortkey]) read for episodes, checked."""
     for row in rows:
         if not all(isinstance(v, str) for v in row):
-            raise _damaged("sessions", f"path {row[0]!r}")
+            raise damaged("sessions", f"path {row[0]!r}")
     return rows
 
 
@@ -330,170 +222,18 @@ class Index:
         self._unreadable: str | None = None  # why memory.md could not be read, warned about
         self._memory_bytes: bytes | None = None  # memory.md as last read, while its sig is racy
 
-    # -- connection and schema -------------------------------------------------------------
+    # -- connection ------------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        if self._con is not None:
-            return self._con
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            con = self._open()
-        except sqlite3.OperationalError:
-            # Locked, busy, unreadable: not damage. Discarding here deleted the index another
-            # process was making (tests/test_index_reliability.py, 3 processes on a new home).
-            raise
-        except sqlite3.DatabaseError as e:
-            aside = self._discard()
-            if aside is None:
-                warn(f"{self.file}: damaged or foreign index ({e}); rebuilding it from the files")
-            else:
-                warn(
-                    f"{self.file}: not talos's index ({e}); moved to {aside}; a new index is "
-                    "built from the files"
-                )
-            con = self._open()
-        self._con = con
-        return con
-
-    def _open(self) -> sqlite3.Connection:
-        fsutil.check_regular_or_missing(self.file)  # SQLite would take a FIFO (issue 12.3)
-        con = sqlite3.connect(self.file, timeout=60, isolation_level=None)
-        try:
-            con.execute("PRAGMA busy_timeout=60000")
-            # A cache of the files: in WAL mode NORMAL never corrupts the file, and a commit
-            # lost to a power cut is re-read from the files. FULL spent an fsync per refresh.
-            con.execute("PRAGMA synchronous=NORMAL")
-            # One snapshot: read apart, a concurrent _create could commit between the reads,
-            # and the half-made index was taken for a foreign one and deleted
-            # (tests/test_concurrency.py, 4 processes on a fresh home).
-            app, version, tables = con.execute(
-                "SELECT (SELECT application_id FROM pragma_application_id),"
-                " (SELECT user_version FROM pragma_user_version),"
-                " (SELECT count(*) FROM sqlite_master)"
-            ).fetchone()
-            if tables and (app != APP_ID or not 1 <= version <= SCHEMA):
-                raise sqlite3.DatabaseError(
-                    f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}"
-                )
-            # Switching to WAL fails at once with "database is locked" (no busy handler) while
-            # another connection has the new file open: wait for it, as busy_timeout would
-            # (tests/test_index_reliability.py, 3 processes opening a new home at once).
-            for wait in range(6000):
-                try:
-                    con.execute("PRAGMA journal_mode=WAL")
-                    break
-                except sqlite3.OperationalError as e:
-                    if wait == 5999 or "locked" not in str(e):
-                        raise
-                    time.sleep(0.01)
-            if not tables:
-                self._create(con)
-            elif version < SCHEMA:
-                self._migrate(con)
-            if version == SCHEMA or not tables:
-                columns = {
-                    (t, c)
-                    for t, c in con.execute(
-                        "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p"
-                        " WHERE m.type = 'table'"
-                    )
-                }
-                if not columns >= COLUMNS:  # right number, wrong tables: not our index
-                    missing = ", ".join(sorted(f"{t}.{c}" for t, c in COLUMNS - columns))
-                    raise sqlite3.DatabaseError(f"schema {version} without {missing}")
-            return con
-        except BaseException:
-            con.close()
-            raise
-
-    def _create(self, con: sqlite3.Connection) -> None:
-        """Create the schema of version 1 and migrate it to :data:`SCHEMA`, under the write
-        lock; a process that finds another one did it first changes nothing (3 processes
-        opening a new home at once, tests/test_index_reliability.py)."""
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            (tables,) = con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            if not tables:
-                for stmt in (
-                    "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT)",
-                    "CREATE TABLE facts(line INTEGER PRIMARY KEY, raw TEXT, text TEXT,"
-                    " kw TEXT, src TEXT, born TEXT, fields TEXT)",
-                    "CREATE TABLE sessions(path TEXT PRIMARY KEY, sortkey TEXT,"
-                    " size INTEGER, mtime_ns INTEGER, text TEXT, kw TEXT)",
-                    "CREATE INDEX sessions_order ON sessions(sortkey)",
-                ):
-                    con.execute(stmt)
-                con.execute(f"PRAGMA application_id={APP_ID}")
-                con.execute("PRAGMA user_version=1")
-            self._upgrade(con)
-            con.execute("COMMIT")
-        except BaseException:
-            with suppress(sqlite3.Error):
-                con.execute("ROLLBACK")
-            raise
-
-    def _upgrade(self, con: sqlite3.Connection) -> None:
-        """Run the :data:`MIGRATIONS` from the stored schema up to :data:`SCHEMA` (inside
-        the caller's write transaction)."""
-        (version,) = con.execute("PRAGMA user_version").fetchone()
-        for v in range(version + 1, SCHEMA + 1):
-            for stmt in MIGRATIONS[v]:
-                con.execute(stmt)
-            con.execute(f"PRAGMA user_version={v}")
-
-    def _migrate(self, con: sqlite3.Connection) -> None:
-        """Run the :data:`MIGRATIONS` from the stored schema up to :data:`SCHEMA`."""
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            self._upgrade(con)  # reads the version under the lock: another may have done it
-            con.execute("COMMIT")
-        except BaseException:
-            with suppress(sqlite3.Error):
-                con.execute("ROLLBACK")
-            raise
-
-    def _ours(self) -> bool:
-        """Whether ``index.db`` is talos's by its header: a SQLite file whose application id
-        (bytes 68-71) is :data:`APP_ID`. What else it is (another program's database, bytes
-        that are no database) may be someone's data."""
-        try:
-            with fsutil.open_regular(self.file) as f:
-                head = f.read(72)
-        except OSError:
-            return True  # gone, or unreadable: nothing to keep
-        return head[:16] == b"SQLite format 3\x00" and head[68:72] == APP_ID.to_bytes(4, "big")
-
-    def _discard(self) -> Path | None:
-        """Remove a damaged ``index.db`` (and its ``-wal``, ``-shm``) to rebuild it; a file that
-        is not talos's by its header is moved aside instead, never deleted (a valid SQLite
-        file of another program at index.db was deleted with its data, hostile pass).
-
-        Returns:
-            Where the file was moved, or ``None`` when it was removed.
-        """
-        aside = None
-        if not self._ours():
-            stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
-            aside = self.file.with_name(f"{self.file.name}.not-talos-{stamp}")
-        for suffix in ("", "-wal", "-shm"):
-            with suppress(OSError):
-                if aside is None:
-                    os.unlink(str(self.file) + suffix)
-                else:
-                    os.rename(str(self.file) + suffix, str(aside) + suffix)
-        return aside if aside is not None and aside.exists() else None
+        if self._con is None:
+            self._con = schema.connect(self.file)
+        return self._con
 
     def close(self) -> None:
         """Close the connection (it reopens on demand)."""
         if self._con is not None:
             self._con.close()
             self._con = None
-
-    def _meta(self, con: sqlite3.Connection, key: str) -> str | None:
-        row = con.execute("SELECT v FROM meta WHERE k=?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    # -- refresh ---------------------------------------------------------------------------
 
     def refresh(self, full: bool = False, progress: Progress | None = None) -> RefreshStats:
         """Bring the index up to date with the files (see the module docstring for the cost).
@@ -509,8 +249,8 @@ class Index:
             OSError, sqlite3.Error: the state folder is not writable or the disk is full.
         """
         stats = RefreshStats()
-        raw_sig = _file_sig(self.paths.memory_file)
-        memory_sig = _settled(raw_sig)
+        raw_sig = signatures.file_sig(self.paths.memory_file)
+        memory_sig = signatures.settled(raw_sig)
         known = self._memory_sig
         if known is not None and known[:3] == raw_sig != known and memory_sig == raw_sig:
             # Read within its last tick, settled since: the same bytes mean nothing changed
@@ -519,19 +259,19 @@ class Index:
                 if read_memory(self.paths.memory_file) == self._memory_bytes:
                     self._memory_sig = memory_sig
         root, recursive = sessions_root(self.paths.sessions_dir)
-        dir_sig = _settled(_dir_sig(root))
+        dir_sig = signatures.settled(signatures.dir_sig(root))
         quick = (
             not full
             and not recursive
             and memory_sig == self._memory_sig
             and dir_sig == self._dir_sig
-            and all(_stat(Path(p)) == sig for p, sig in self._pending.items())
+            and all(size_mtime(Path(p)) == sig for p, sig in self._pending.items())
         )
         con = self._connect()
         if quick:
             # The files look unchanged to this process; another one may still have changed
             # the index (`talos index` after a session was rewritten in place): its tokens say.
-            seen = (self._meta(con, "facts_token"), self._meta(con, "sessions_token"))
+            seen = (meta(con, "facts_token"), meta(con, "sessions_token"))
             if seen == self._tokens:
                 return stats
         if not full and not recursive:
@@ -541,7 +281,7 @@ class Index:
                 return stats
         con.execute("BEGIN IMMEDIATE")
         try:
-            if self._meta(con, "readers") != READERS:
+            if meta(con, "readers") != READERS:
                 # The code that turns files into rows changed (a reader, masking, keywords):
                 # what was indexed before may differ from what it reads now. Start over.
                 for table in ("facts", "sessions", "meta", "blocks", "dropped"):
@@ -549,11 +289,9 @@ class Index:
                 con.execute("INSERT INTO meta(k, v) VALUES ('readers', ?)", (READERS,))
                 self._line_cache = {}
                 self._rows = self._blobs = self._patched_from = None
-            if self._meta(con, "memory_sig") != json.dumps(
-                [str(self.paths.memory_file), *memory_sig]
-            ):
+            if meta(con, "memory_sig") != json.dumps([str(self.paths.memory_file), *memory_sig]):
                 self._refresh_facts(con, memory_sig, stats)
-            stored_dir = self._meta(con, "sessions_sig")
+            stored_dir = meta(con, "sessions_sig")
             dir_key = json.dumps([str(self.paths.sessions_dir), *dir_sig])
             self._refresh_sessions(
                 con,
@@ -578,7 +316,7 @@ class Index:
                         "INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
                         (key, os.urandom(8).hex()),
                     )
-            tokens = (self._meta(con, "facts_token"), self._meta(con, "sessions_token"))
+            tokens = (meta(con, "facts_token"), meta(con, "sessions_token"))
             con.execute("COMMIT")
             if self._keys_next is not None:
                 self._keys, self._keys_next = (tokens[1], self._keys_next), None
@@ -628,7 +366,7 @@ class Index:
             meta.get("readers") != READERS
             or meta.get("memory_sig") != json.dumps([str(self.paths.memory_file), *memory_sig])
             or meta.get("sessions_sig") != json.dumps([str(self.paths.sessions_dir), *dir_sig])
-            or any(_stat(Path(p)) != (size, mtime) for p, size, mtime in pending)
+            or any(size_mtime(Path(p)) != (size, mtime) for p, size, mtime in pending)
         ):
             return None
         self._pending = {p: (size, mtime) for p, size, mtime in pending}
@@ -676,7 +414,7 @@ class Index:
         rows = []
         bad: list[int] = []
         long: list[int] = []
-        token = self._meta(con, "facts_token")
+        token = meta(con, "facts_token")
         old = self._rows if self._rows_token == token else None
         stored = None
         if old is None:
@@ -723,8 +461,8 @@ class Index:
                 warn(long_lines_warning(self.paths.memory_file, loud))
         if old is None and token is not None and stored == rows:
             # Read again by a process that had not read it (a change within its tick looked
-            # at again, _settled): the same rows. No new token, so the stored records block
-            # stays valid for every process.
+            # at again, signatures.settled): the same rows. No new token, so the stored records
+            # block stays valid for every process.
             self._rows, self._rows_token, self._patched_from = rows, token, None
             self._blobs = blobs if not bad and not long else None
             self._row_at = {r[0]: i for i, r in enumerate(rows)}
@@ -778,13 +516,13 @@ class Index:
             prev is None
             or rows is None
             or len(prev) != len(blobs)
-            or self._rows_token != self._meta(con, "facts_token")
+            or self._rows_token != meta(con, "facts_token")
         ):
             return False
         changed = [i for i, (a, b) in enumerate(zip(prev, blobs, strict=True)) if a != b]
         if len(changed) > 64:
             return False
-        if not changed:  # looked at again (a recent change, _settled): same lines, no news
+        if not changed:  # looked at again (a recent change, settled): same lines, no news
             self._blobs = blobs
             self._set_memory_sig(con, sig, stats, reparsed=False)
             return True
@@ -842,12 +580,12 @@ class Index:
         newest = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL").fetchone()[
             0
         ]
-        last = max(self._meta(con, "sessions_high") or "", newest or "") or None
+        last = max(meta(con, "sessions_high") or "", newest or "") or None
         if listed:
             files = session_names(self.paths.sessions_dir, ordered=False)
             names = dict(files)
-            here = json.dumps([str(root), *_dir_sig(root)[3:]])  # path, device, inode
-            moved = sweep or self._meta(con, "sessions_root") != here
+            here = json.dumps([str(root), *signatures.dir_sig(root)[3:]])  # path, device, inode
+            moved = sweep or meta(con, "sessions_root") != here
             if moved:
                 stored = {
                     key: (path, size, mtime, bool(has))
@@ -856,7 +594,7 @@ class Index:
                     )
                 }
                 keys = set(stored)
-            elif self._keys is not None and self._keys[0] == self._meta(con, "sessions_token"):
+            elif self._keys is not None and self._keys[0] == meta(con, "sessions_token"):
                 keys = self._keys[1]  # no other process changed the sessions since
             else:
                 keys = {k for (k,) in con.execute("SELECT sortkey FROM sessions")}
@@ -884,11 +622,11 @@ class Index:
                     path, size, mtime, has = stored[rel]
                     if path != full:  # the folder moved: its rows name the old paths
                         con.execute("DELETE FROM sessions WHERE path=?", (path,))
-                    if path != full or _stat(Path(full)) != (size, mtime):
+                    if path != full or size_mtime(Path(full)) != (size, mtime):
                         todo.append((rel, full))
                         if has:
                             episodes_reread.add(rel)
-                elif rel in pending and _stat(Path(full)) != pending[rel][1:]:
+                elif rel in pending and size_mtime(Path(full)) != pending[rel][1:]:
                     todo.append((rel, full))
             todo.sort()
             con.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_root', ?)", (here,))
@@ -898,12 +636,12 @@ class Index:
             todo.extend(
                 (key, path)
                 for key, (path, size, mtime) in pending.items()
-                if _stat(Path(path)) != (size, mtime)
+                if size_mtime(Path(path)) != (size, mtime)
             )
         total = len(todo)
         for done, (rel, full) in enumerate(todo, 1):
             p = Path(full)
-            size, mtime = _stat(p)
+            size, mtime = size_mtime(p)
             node = episode_node(p, folder=root)
             if rel in episodes_reread:
                 appended = False  # an episode was re-read: changed, or gone
@@ -925,7 +663,7 @@ class Index:
                 progress(done, total)
         stats.sessions_read = total
         if (total or stats.sessions_dropped) and (
-            not appended or self._meta(con, "sessions_base") is None
+            not appended or meta(con, "sessions_base") is None
         ):
             # The episodes before the newest changed: a block built before cannot be brought
             # up to date. (Random per change and per home, so a block copied from elsewhere
@@ -970,7 +708,7 @@ class Index:
             con = self._connect()
             con.execute("BEGIN")
             try:  # the rows and the token they belong to, from one snapshot
-                token = self._meta(con, "facts_token")
+                token = meta(con, "facts_token")
                 rows = _fact_rows(
                     con.execute(
                         "SELECT line, raw, text, kw, src, born, fields, safe FROM facts"
@@ -1108,21 +846,21 @@ class Index:
         con = self._connect()
         con.execute("BEGIN")
         try:
-            token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
-            base = self._meta(con, "sessions_base") or ""
+            token = f"{meta(con, 'sessions_token')}:{BLOCK_VERSION}"
+            base = meta(con, "sessions_base") or ""
 
             def behind() -> bool:
                 """Whether the stored block is of another base or far behind."""
-                if self._meta(con, "block_base") != base:
+                if meta(con, "block_base") != base:
                     return True
-                last = self._meta(con, "block_last") or ""
+                last = meta(con, "block_last") or ""
                 n = con.execute(
                     "SELECT count(*) FROM sessions WHERE text IS NOT NULL AND sortkey > ?",
                     (last,),
                 ).fetchone()[0]
                 n += con.execute(
                     "SELECT count(*) FROM dropped WHERE seq > ?",
-                    (int(self._meta(con, "block_seq") or 0),),
+                    (int(meta(con, "block_seq") or 0),),
                 ).fetchone()[0]
                 return bool(n >= STORE_AFTER)
 
@@ -1159,7 +897,7 @@ class Index:
         block is built again, never trusted."""
         if not base or old.base != base or old.last is None:
             return None
-        if old.seq < int(self._meta(con, "dropped_floor") or 0):
+        if old.seq < int(meta(con, "dropped_floor") or 0):
             return None  # log entries it lacks were pruned (_store_block)
         gone = con.execute(
             "SELECT seq, path, sortkey FROM dropped WHERE seq > ? ORDER BY seq", (old.seq,)
@@ -1184,7 +922,7 @@ class Index:
         try:
             con.execute("BEGIN IMMEDIATE")
             try:
-                now = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
+                now = f"{meta(con, 'sessions_token')}:{BLOCK_VERSION}"
                 if token == now:
                     con.execute(
                         "INSERT OR REPLACE INTO blocks(name, token, data) "
@@ -1199,7 +937,7 @@ class Index:
                             ("block_seq", str(block.seq)),
                         ],
                     )
-                    if block.seq > int(self._meta(con, "dropped_floor") or 0):
+                    if block.seq > int(meta(con, "dropped_floor") or 0):
                         # the stored block holds every removal up to its seq: a block older
                         # than that (another process's) starts from the stored one
                         con.execute("DELETE FROM dropped WHERE seq <= ?", (block.seq,))
@@ -1301,7 +1039,7 @@ class Index:
 
         path = self.paths.memory_file
         con = self._connect()
-        if self._rows is not None and self._rows_token == self._meta(con, "facts_token"):
+        if self._rows is not None and self._rows_token == meta(con, "facts_token"):
             rows = self._rows  # what the index holds: this object wrote or read it last
         else:
             rows = con.execute(
@@ -1354,8 +1092,8 @@ class Index:
         con.execute("BEGIN")
         try:
             row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
-            token = f"{self._meta(con, 'sessions_token')}:{BLOCK_VERSION}"
-            base = self._meta(con, "sessions_base") or ""
+            token = f"{meta(con, 'sessions_token')}:{BLOCK_VERSION}"
+            base = meta(con, "sessions_base") or ""
             rows = con.execute(
                 "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
                 " ORDER BY sortkey"
@@ -1389,7 +1127,7 @@ class Index:
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
         """Throw the index away and build it again from the files."""
         self.close()
-        aside = self._discard()
+        aside = schema.discard(self.file)
         if aside is not None:
             warn(f"{self.file}: not talos's index; moved to {aside}")
         self._memory_sig = self._dir_sig = None
