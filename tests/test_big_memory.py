@@ -90,8 +90,8 @@ def _big(make_home: Callable[..., Path], n: int = 60) -> Path:
 @pytest.fixture
 def sampled(monkeypatch: pytest.MonkeyPatch) -> None:
     """The check of a long memory.md, on a short one: each line compared, 5 rows re-parsed."""
-    monkeypatch.setattr(talos.index, "CHECK_ALL_LINES", 10)
-    monkeypatch.setattr(talos.index, "CHECK_SAMPLE", 5)
+    monkeypatch.setattr(talos.index.check, "CHECK_ALL_LINES", 10)
+    monkeypatch.setattr(talos.index.check, "CHECK_SAMPLE", 5)
 
 
 def test_the_check_of_a_long_memory_compares_every_line(

@@ -40,6 +40,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
+import types
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -76,11 +78,6 @@ __all__ = [
     "Index",
     "RefreshStats",
 ]
-
-#: :meth:`Index.check` parses every line of a memory.md of at most this many lines again;
-#: of a longer one, :data:`CHECK_SAMPLE` rows (and every line without a row).
-CHECK_ALL_LINES = 50_000
-CHECK_SAMPLE = 2_000
 
 #: A block extended by this many episodes since the stored one is stored again
 #: (:meth:`Index.episode_block`); until then each process extends the stored one.
@@ -1011,118 +1008,12 @@ class Index:
         ).fetchone()
 
     def check(self, full: bool | None = None) -> list[str]:
-        """Compare the index with the files without changing it; returns differences.
+        """Compare the index with the files without changing it; returns differences
+        (:func:`talos.index.check.check`: ``full`` parses every line of memory.md again, else
+        only up to :data:`talos.index.check.CHECK_ALL_LINES` lines)."""
+        from talos.index.check import check
 
-        Args:
-            full: parse every line of memory.md again and compare (``None``: when it has at
-                most :data:`CHECK_ALL_LINES` lines). Otherwise every line's exact text and
-                position are compared with its row, lines without a row are parsed (they
-                must be no facts), and :data:`CHECK_SAMPLE` rows spread over the file are
-                parsed again: a memory.md of 1,000,000 lines took 126 s in ``talos doctor``
-                (issue 12 item 8).
-        """
-        from talos.sources.sessions import load_episodes
-
-        problems = self._check_facts(full)
-        want_e = {(n.path, n.text) for n in load_episodes(self.paths.sessions_dir)}
-        have_e = {(n.path, n.text) for n in self.episodes()}
-        for path, text in sorted(want_e - have_e)[:20]:
-            problems.append(f"{path}: episode {text!r} is not indexed")
-        for path, text in sorted(have_e - want_e)[:20]:
-            problems.append(f"{path}: indexed episode {text!r} is not in the files")
-        problems += self._check_block()
-        return problems
-
-    def _check_facts(self, full: bool | None) -> list[str]:
-        """The memory.md half of :meth:`check`."""
-        from talos.sources.facts import load_facts
-
-        path = self.paths.memory_file
-        con = self._connect()
-        if self._rows is not None and self._rows_token == meta(con, "facts_token"):
-            rows = self._rows  # what the index holds: this object wrote or read it last
-        else:
-            rows = con.execute(
-                "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-            ).fetchall()
-        try:
-            data = read_memory(path)
-        except OSError:
-            data = b""  # missing or unreadable: load_facts says which, below
-            full = True
-        blobs = data.split(b"\n") if data else []
-        if full or (full is None and len(blobs) <= CHECK_ALL_LINES):
-            want = [
-                (n.line, *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)))
-                for n in load_facts(path)
-            ]
-            want = [w for w in want if w[2]]
-            have = [(r[0], r[2], frozenset(r[3].split())) for r in rows]
-            if want == have:
-                return []
-            return [f"facts differ from {path}: {len(have)} indexed, {len(want)} in the file"]
-        at = {r[0]: r for r in rows}
-        step = max(1, len(rows) // CHECK_SAMPLE)
-        seen = 0
-        for no, blob in enumerate(blobs, 1):
-            row = at.pop(no, None)
-            try:
-                line = blob.decode("utf-8") if len(blob) <= MAX_FACT_BYTES else None
-            except UnicodeDecodeError:
-                line = None
-            if row is None:
-                if line is not None and _parse_line(line) is not None:
-                    return [f"facts differ from {path}: line {no} is a fact, not indexed"]
-                continue
-            if line is None or _stored_line(line, row) != row[1]:  # masked when withheld
-                return [f"facts differ from {path}: line {no} is not the indexed line"]
-            seen += 1
-            if seen % step == 0:
-                entry = _parse_line(line)
-                if entry is None or (entry[0], entry[1]) != (row[2], row[3]):
-                    return [f"facts differ from {path}: line {no} is indexed as another fact"]
-        if at:
-            return [f"facts differ from {path}: line {min(at)} is indexed, not in the file"]
-        return []
-
-    def _check_block(self) -> list[str]:
-        """The stored episode block (built, or extended session by session) against a block
-        merged afresh from the indexed rows: the same merged nodes, in the same order."""
-        con = self._connect()
-        con.execute("BEGIN")
-        try:
-            row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
-            token = f"{meta(con, 'sessions_token')}:{BLOCK_VERSION}"
-            base = meta(con, "sessions_base") or ""
-            rows = con.execute(
-                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
-                " ORDER BY sortkey"
-            ).fetchall()
-            if row is None or row[0] is None:
-                return []
-            try:
-                stored = EpisodeBlock.from_bytes(row[1], row[0])
-            except BlockError as e:
-                return [f"{self.file}: stored episode block unusable ({e})"]
-            change = None if row[0] == token else self._changes(con, stored, base)
-        finally:
-            con.execute("COMMIT")
-        if row[0] == token:
-            have = stored
-        elif change is not None:
-            have = _caught_up(stored, change)
-        else:
-            return []  # of another base: the next recall builds one
-
-        def nodes(b: EpisodeBlock) -> list[Any]:
-            return [
-                (n.path, n.text, sorted(n.keywords), n.order, [m.path for m in n.members])
-                for n in (b.node(g) for g in range(len(b)))
-            ]
-
-        if nodes(have) != nodes(EpisodeBlock.build(rows)):
-            return [f"{self.file}: the episode block differs from the indexed sessions"]
-        return []
+        return check(self, full)
 
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
         """Throw the index away and build it again from the files."""
@@ -1173,3 +1064,33 @@ def _caught_up(block: EpisodeBlock, change: _Change) -> EpisodeBlock:
     out.last = change.rows[-1][3] if change.rows else block.last
     out.seq = change.seq
     return out
+
+
+#: Names of the index's submodules that tests patch, by the module that reads them at call
+#: time: set on this package they would change nothing, so setting them here fails.
+_HOMES = {"CHECK_ALL_LINES": "check", "CHECK_SAMPLE": "check"}
+
+
+def __getattr__(name: str) -> Any:
+    """``talos.index.CHECK_ALL_LINES`` and ``CHECK_SAMPLE``, read from :mod:`talos.index.check`
+    on use (the check is imported by :meth:`Index.check` only, never by a recall)."""
+    if name in ("CHECK_ALL_LINES", "CHECK_SAMPLE"):
+        from talos.index import check
+
+        return getattr(check, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """The module ``talos.index``: a name read from a submodule cannot be set here (a
+    ``monkeypatch.setattr(talos.index, "STORE_AFTER", 2)`` that changes nothing let a test
+    pass without testing anything; issue 14)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        home = _HOMES.get(name)
+        if home is not None:
+            raise AttributeError(f"{name} is read from talos.index.{home}: set it there")
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
