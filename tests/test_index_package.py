@@ -34,6 +34,7 @@ OLD_NAMES = [
 PATCHED = {
     "CHECK_ALL_LINES": "talos.index.check",
     "CHECK_SAMPLE": "talos.index.check",
+    "STORE_AFTER": "talos.index.blocks",
 }
 
 

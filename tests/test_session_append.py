@@ -237,7 +237,7 @@ def test_a_copied_block_of_another_home_is_never_extended(
 def test_many_sessions_at_once_store_the_grown_block(
     make_home: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, ways: list[str]
 ) -> None:
-    monkeypatch.setattr(talos.index, "STORE_AFTER", 5)
+    monkeypatch.setattr(talos.index.blocks, "STORE_AFTER", 5)
     rng = random.Random(5)
     home = make_home(sessions={f"2026-04-{i:02d}.jsonl": _session(_text(rng)) for i in range(1, 4)})
     folder = home / ".talos" / "sessions"

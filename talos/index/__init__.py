@@ -37,6 +37,7 @@ during a refresh rolls back its transaction.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sqlite3
@@ -48,10 +49,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
+from talos.block import EpisodeBlock
 from talos.home import Paths
-from talos.index import schema, signatures
-from talos.index.schema import APP_ID, COLUMNS, MIGRATIONS, SCHEMA, damaged, meta
+from talos.index import blocks, schema, signatures
+from talos.index.schema import APP_ID, COLUMNS, MIGRATIONS, SCHEMA, damaged, meta, session_rows
 from talos.index.signatures import READERS, size_mtime
 from talos.model import Node
 from talos.safety import keep_fact, mask_secrets
@@ -78,10 +79,6 @@ __all__ = [
     "Index",
     "RefreshStats",
 ]
-
-#: A block extended by this many episodes since the stored one is stored again
-#: (:meth:`Index.episode_block`); until then each process extends the stored one.
-STORE_AFTER = 256
 
 
 Progress = Callable[[int, int], None]
@@ -119,14 +116,6 @@ def _fact_rows(rows: list[Any]) -> list[Any]:
     for value, text in zip(_fields_of(tagged), tagged, strict=True):  # one decode for all
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise damaged("facts", f"fields {text[:40]!r}")
-    return rows
-
-
-def _session_rows(rows: list[Any]) -> list[Any]:
-    """``rows`` of ``sessions`` (path, text, kw[, sortkey]) read for episodes, checked."""
-    for row in rows:
-        if not all(isinstance(v, str) for v in row):
-            raise damaged("sessions", f"path {row[0]!r}")
     return rows
 
 
@@ -791,7 +780,7 @@ class Index:
                 path=path,
             )
             for i, (path, text, kw) in enumerate(
-                _session_rows(
+                session_rows(
                     con.execute(
                         "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL"
                         " ORDER BY sortkey"
@@ -801,15 +790,9 @@ class Index:
         ]
 
     def episode_block(self, prev: EpisodeBlock | None = None) -> EpisodeBlock:
-        """The merged episodes of the indexed sessions as arrays (:mod:`talos.block`).
-
-        Read from the index when it holds the block of the current sessions (one blob, no
-        per-row work). When, since a block was built (``prev``, the caller's, or the stored
-        one), sessions only arrived after the newest one or were removed, that block loses
-        the removed episodes (:meth:`EpisodeBlock.remove`, from the log ``dropped``) and is
-        extended by the new rows; otherwise the block is built from the session rows of one
-        snapshot. Either way it is stored for the next process, unless the sessions changed
-        meanwhile. A stored block that does not decode is rebuilt, never trusted.
+        """The merged episodes of the indexed sessions as arrays (:mod:`talos.block`): the
+        stored block, ``prev`` or the stored one brought up to date, or a block built from
+        the rows (:func:`talos.index.blocks.episode_block`).
 
         Args:
             prev: a block the caller holds (a long-lived :class:`talos.memory.Memory`).
@@ -817,139 +800,7 @@ class Index:
         Raises:
             OSError, sqlite3.Error: as :meth:`refresh`.
         """
-        token, base, block, change, store = self._block_snapshot(prev)
-        if change is None:
-            assert block is not None
-            return block  # the stored block of the current sessions, or prev unchanged
-        if block is not None:
-            grown = _caught_up(block, change)
-        else:
-            grown = EpisodeBlock.build(change.rows)
-            grown.last = change.rows[-1][3] if change.rows else ""
-        grown.base = base
-        return self._store_block(grown, token) if store else grown
-
-    def _block_snapshot(
-        self, prev: EpisodeBlock | None = None
-    ) -> tuple[str, str, EpisodeBlock | None, _Change | None, bool]:
-        """In one read transaction: the block token and base of the current sessions, and
-        what to do: ``(block, None)`` use it as it is (stored for these sessions, or
-        ``prev`` with no change since); ``(block, change)`` bring it up to date (only
-        removals and later sessions since it was built, ``prev`` first); ``(None, change)``
-        build from every row. The last item says whether to store the result: always for a
-        build, else when the stored block is of another base or :data:`STORE_AFTER` changes
-        behind (until then the next process brings the stored block up to date by the
-        changes it lacks, and one new or removed session costs no rewrite of the blob)."""
-        con = self._connect()
-        con.execute("BEGIN")
-        try:
-            token = f"{meta(con, 'sessions_token')}:{BLOCK_VERSION}"
-            base = meta(con, "sessions_base") or ""
-
-            def behind() -> bool:
-                """Whether the stored block is of another base or far behind."""
-                if meta(con, "block_base") != base:
-                    return True
-                last = meta(con, "block_last") or ""
-                n = con.execute(
-                    "SELECT count(*) FROM sessions WHERE text IS NOT NULL AND sortkey > ?",
-                    (last,),
-                ).fetchone()[0]
-                n += con.execute(
-                    "SELECT count(*) FROM dropped WHERE seq > ?",
-                    (int(meta(con, "block_seq") or 0),),
-                ).fetchone()[0]
-                return bool(n >= STORE_AFTER)
-
-            if prev is not None and (change := self._changes(con, prev, base)) is not None:
-                if change.empty(prev):
-                    return token, base, prev, None, False
-                return token, base, prev, change, behind()  # no stored blob to decode
-            row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
-            if row is not None and isinstance(row[0], str) and isinstance(row[1], bytes):
-                try:  # the blob names its token: a row copied from elsewhere is refused
-                    stored = EpisodeBlock.from_bytes(row[1], row[0])
-                except BlockError as e:
-                    warn(f"{self.file}: stored episode block unusable ({e}); rebuilding it")
-                else:
-                    if row[0] == token and stored.base == base:
-                        return token, base, stored, None, False
-                    if (change := self._changes(con, stored, base)) is not None:
-                        return token, base, stored, change, change.size >= STORE_AFTER
-            rows = _session_rows(
-                con.execute(
-                    "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
-                    " ORDER BY sortkey"
-                ).fetchall()
-            )
-            return token, base, None, _Change([], rows, 0), True
-        finally:
-            con.execute("COMMIT")
-
-    def _changes(self, con: sqlite3.Connection, old: EpisodeBlock, base: str) -> _Change | None:
-        """What happened to the sessions since ``old`` was built, inside the caller's read
-        transaction: its episodes removed since (the log entries after ``old.seq``) and the
-        rows after its last episode, when nothing else changed (same base); else ``None``.
-        A logged removal that ``old`` does not hold where it should is ``None`` too: the
-        block is built again, never trusted."""
-        if not base or old.base != base or old.last is None:
-            return None
-        if old.seq < int(meta(con, "dropped_floor") or 0):
-            return None  # log entries it lacks were pruned (_store_block)
-        gone = con.execute(
-            "SELECT seq, path, sortkey FROM dropped WHERE seq > ? ORDER BY seq", (old.seq,)
-        ).fetchall()
-        wanted = [path for _seq, path, key in gone if key <= old.last]  # later ones: not in it
-        positions = old.positions(wanted)
-        if positions is None:
-            return None
-        rows = _session_rows(
-            con.execute(
-                "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL"
-                " AND sortkey > ? ORDER BY sortkey",
-                (old.last,),
-            ).fetchall()
-        )
-        return _Change(positions, rows, gone[-1][0] if gone else old.seq)
-
-    def _store_block(self, block: EpisodeBlock, token: str) -> EpisodeBlock:
-        """Store ``block`` as the block of ``token`` unless the sessions changed since it was
-        built (another process refreshed). A read-only index just does not store it."""
-        con = self._connect()
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                now = f"{meta(con, 'sessions_token')}:{BLOCK_VERSION}"
-                if token == now:
-                    con.execute(
-                        "INSERT OR REPLACE INTO blocks(name, token, data) "
-                        "VALUES ('episodes', ?, ?)",
-                        (now, block.to_bytes(now)),
-                    )
-                    con.executemany(
-                        "INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
-                        [
-                            ("block_base", block.base or ""),
-                            ("block_last", block.last or ""),
-                            ("block_seq", str(block.seq)),
-                        ],
-                    )
-                    if block.seq > int(meta(con, "dropped_floor") or 0):
-                        # the stored block holds every removal up to its seq: a block older
-                        # than that (another process's) starts from the stored one
-                        con.execute("DELETE FROM dropped WHERE seq <= ?", (block.seq,))
-                        con.execute(
-                            "INSERT OR REPLACE INTO meta(k, v) VALUES ('dropped_floor', ?)",
-                            (str(block.seq),),
-                        )
-                con.execute("COMMIT")
-            except BaseException:
-                with suppress(sqlite3.Error):
-                    con.execute("ROLLBACK")
-                raise
-        except sqlite3.OperationalError as e:
-            warn(f"{self.file}: cannot store the episode block ({e}); recall goes on")
-        return block
+        return blocks.episode_block(self._connect(), self.file, prev)
 
     @property
     def facts_token(self) -> str | None:
@@ -958,37 +809,19 @@ class Index:
 
     def load_records(self, token: str) -> bytes | None:
         """The records block stored under ``token`` (:class:`talos.block.RecordsBlock`)."""
-        row = (
-            self._connect()
-            .execute("SELECT data FROM blocks WHERE name='records' AND token=?", (token,))
-            .fetchone()
-        )
-        return row[0] if row is not None and isinstance(row[0], bytes) else None
+        return blocks.load_records(self._connect(), token)
 
     def save_records(self, token: str, data: bytes) -> None:
         """Keep a records block under ``token`` (one is kept: the latest)."""
-        self._connect().execute(
-            "INSERT OR REPLACE INTO blocks(name, token, data) VALUES ('records', ?, ?)",
-            (token, data),
-        )
+        blocks.save_records(self._connect(), token, data)
 
     def load_scan(self, key: str) -> str | None:
         """The skills scan stored under ``key`` (:func:`talos.safety.scan_skills`), or None."""
-        row = (
-            self._connect()
-            .execute("SELECT data FROM blocks WHERE name='skills_scan' AND token=?", (key,))
-            .fetchone()
-        )
-        if row is None or not isinstance(row[0], bytes):
-            return None
-        return row[0].decode("utf-8", "replace")
+        return blocks.load_scan(self._connect(), key)
 
     def save_scan(self, key: str, value: str) -> None:
         """Keep a skills scan under ``key`` (one is kept: the latest)."""
-        self._connect().execute(
-            "INSERT OR REPLACE INTO blocks(name, token, data) VALUES ('skills_scan', ?, ?)",
-            (key, value.encode()),
-        )
+        blocks.save_scan(self._connect(), key, value)
 
     def flagged_facts(self) -> list[tuple[int, str]]:
         """``(line, text)`` of the facts :func:`talos.safety.keep_fact` rejected when their
@@ -1036,48 +869,18 @@ class Index:
         self.close()
 
 
-@dataclass(slots=True)
-class _Change:
-    """What to do to an episode block to bring it up to date (:meth:`Index._changes`):
-    remove the episodes at ``positions``, then extend it by ``rows`` (``(path, text, kw,
-    sortkey)``, sorted); ``seq`` is the last log entry of removed sessions this covers."""
-
-    positions: list[int]
-    rows: list[Any]
-    seq: int
-
-    @property
-    def size(self) -> int:
-        """Episodes removed and added."""
-        return len(self.positions) + len(self.rows)
-
-    def empty(self, block: EpisodeBlock) -> bool:
-        """Whether ``block`` is already what this change makes of it."""
-        return not self.positions and not self.rows and self.seq == block.seq
-
-
-def _caught_up(block: EpisodeBlock, change: _Change) -> EpisodeBlock:
-    """``block`` after ``change``: removed episodes gone, new rows appended (as a build of
-    the rows would merge them, tests/test_session_remove.py)."""
-    out = block.remove(change.positions)
-    out = out.extend(change.rows) if change.rows else out.copy()
-    out.last = change.rows[-1][3] if change.rows else block.last
-    out.seq = change.seq
-    return out
-
-
 #: Names of the index's submodules that tests patch, by the module that reads them at call
 #: time: set on this package they would change nothing, so setting them here fails.
-_HOMES = {"CHECK_ALL_LINES": "check", "CHECK_SAMPLE": "check"}
+_HOMES = {"CHECK_ALL_LINES": "check", "CHECK_SAMPLE": "check", "STORE_AFTER": "blocks"}
 
 
 def __getattr__(name: str) -> Any:
-    """``talos.index.CHECK_ALL_LINES`` and ``CHECK_SAMPLE``, read from :mod:`talos.index.check`
-    on use (the check is imported by :meth:`Index.check` only, never by a recall)."""
-    if name in ("CHECK_ALL_LINES", "CHECK_SAMPLE"):
-        from talos.index import check
-
-        return getattr(check, name)
+    """``talos.index.STORE_AFTER``, ``CHECK_ALL_LINES``…: read from their module on each use,
+    so they are never a stale copy (and the check is imported on use only, never by a
+    recall)."""
+    home = _HOMES.get(name)
+    if home is not None:
+        return getattr(importlib.import_module(f"talos.index.{home}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

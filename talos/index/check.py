@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
-from talos.index import _caught_up, _parse_line, _stored_line, indexed_fact
+from talos.index import _parse_line, _stored_line, indexed_fact
+from talos.index.blocks import caught_up, changes
 from talos.index.schema import meta
 from talos.safety import keep_fact
 from talos.sources.facts import MAX_FACT_BYTES, read_memory, tag_reasons
@@ -121,13 +122,13 @@ def _check_block(index: Index) -> list[str]:
             stored = EpisodeBlock.from_bytes(row[1], row[0])
         except BlockError as e:
             return [f"{index.file}: stored episode block unusable ({e})"]
-        change = None if row[0] == token else index._changes(con, stored, base)
+        change = None if row[0] == token else changes(con, stored, base)
     finally:
         con.execute("COMMIT")
     if row[0] == token:
         have = stored
     elif change is not None:
-        have = _caught_up(stored, change)
+        have = caught_up(stored, change)
     else:
         return []  # of another base: the next recall builds one
 

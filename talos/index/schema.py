@@ -15,11 +15,22 @@ import sqlite3
 import time
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from talos import fsutil
 from talos.warn import warn
 
-__all__ = ["APP_ID", "COLUMNS", "MIGRATIONS", "SCHEMA", "connect", "damaged", "discard", "meta"]
+__all__ = [
+    "APP_ID",
+    "COLUMNS",
+    "MIGRATIONS",
+    "SCHEMA",
+    "connect",
+    "damaged",
+    "discard",
+    "meta",
+    "session_rows",
+]
 
 #: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
 #: a newer or unknown one is rebuilt.
@@ -242,3 +253,11 @@ def damaged(table: str, why: str) -> sqlite3.DatabaseError:
     return sqlite3.DatabaseError(
         f"a row of {table} is not what talos writes ({why}); run talos index --rebuild"
     )
+
+
+def session_rows(rows: list[Any]) -> list[Any]:
+    """``rows`` of ``sessions`` (path, text, kw[, sortkey]) read for episodes, checked."""
+    for row in rows:
+        if not all(isinstance(v, str) for v in row):
+            raise damaged("sessions", f"path {row[0]!r}")
+    return rows
