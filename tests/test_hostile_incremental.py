@@ -3,7 +3,7 @@
 1. ``talos.patch`` + ``Memory._patch``: an in-place edit of memory.md patched into a kept
    Memory's view and graph (keyed facts handed from line to line, duplicate groups joined and
    left, expired and out-of-scope lines, interleaved with new sessions);
-2. ``Index._refresh_sessions`` / ``EpisodeBlock.extend`` / ``Index.episode_block`` /
+2. ``SessionRows.refresh`` / ``EpisodeBlock.extend`` / ``Index.episode_block`` /
    ``Memory._restack``: new sessions extending the merged episode block (names sorting before,
    between and after the others, duplicates, pending files, deletions, more than
    ``STORE_AFTER`` at once, two kept objects and other processes, unicode and malformed files,

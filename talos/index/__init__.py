@@ -33,6 +33,21 @@ A damaged or foreign index file is detected (``sqlite3.DatabaseError``, a wrong 
 id or schema) and rebuilt, never trusted; a file that is not talos's by its header (another
 program's database) is moved aside to ``index.db.not-talos-STAMP``, never deleted. A kill
 during a refresh rolls back its transaction.
+
+The package, one module per concern (this module: :class:`Index`, the refresh in one
+transaction, the change tokens and generations, and the reads :class:`talos.memory.Memory`
+makes):
+
+* ``schema.py``: SCHEMA, MIGRATIONS, COLUMNS; open, create, migrate, discard a damaged or
+  foreign file;
+* ``signatures.py``: file and folder signatures, the racy-signature rule, READERS;
+* ``facts.py``: memory.md in the facts table (:class:`FactRows`, a line's row, masking);
+* ``sessions.py``: the sessions folder in the sessions table (:class:`SessionRows`);
+* ``blocks.py``: the stored episode block, records block and skills scan;
+* ``check.py``: the index against the files (``talos doctor``, ``talos index --check``).
+
+A name a test patches is set in the module that reads it (``talos.index.blocks.STORE_AFTER``);
+setting it on this package fails.
 """
 
 from __future__ import annotations
@@ -43,32 +58,21 @@ import os
 import sqlite3
 import sys
 import types
-from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from talos.block import EpisodeBlock
 from talos.home import Paths
 from talos.index import blocks, schema, signatures
-from talos.index.schema import APP_ID, COLUMNS, MIGRATIONS, SCHEMA, damaged, meta, session_rows
+from talos.index.facts import FactRows, indexed_fact
+from talos.index.schema import APP_ID, COLUMNS, MIGRATIONS, SCHEMA, meta
+from talos.index.sessions import Progress, SessionRows
 from talos.index.signatures import READERS, size_mtime
 from talos.model import Node
-from talos.safety import keep_fact, mask_secrets
-from talos.sources.facts import (
-    MAX_FACT_BYTES,
-    bad_lines_warning,
-    claimed_scopes,
-    long_lines_warning,
-    masked_fields,
-    parse_fact_line,
-    read_memory,
-    tag_reasons,
-)
-from talos.sources.sessions import episode_node, session_names, sessions_root
-from talos.text import matching_keywords
-from talos.warn import audible, warn
+from talos.sources.sessions import sessions_root
+from talos.warn import warn
 
 __all__ = [
     "APP_ID",
@@ -77,11 +81,10 @@ __all__ = [
     "READERS",
     "SCHEMA",
     "Index",
+    "Progress",
     "RefreshStats",
+    "indexed_fact",
 ]
-
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass(slots=True)
@@ -100,77 +103,6 @@ class RefreshStats:
         return bool(self.sessions_read or self.sessions_dropped or self.facts_reparsed)
 
 
-_UNSEEN: Any = object()
-
-
-def _fact_rows(rows: list[Any]) -> list[Any]:
-    """``rows`` of ``facts`` (line, raw, text, kw, src, born, fields, safe), checked."""
-    for line, raw, text, kw, src, born, fields, safe in rows:
-        if not (
-            isinstance(line, int)
-            and all(isinstance(v, str) for v in (raw, text, kw, src, born, fields))
-            and (safe is None or isinstance(safe, int))
-        ):
-            raise damaged("facts", f"line {line!r}")
-    tagged = [r[6] for r in rows if r[6]]
-    for value, text in zip(_fields_of(tagged), tagged, strict=True):  # one decode for all
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise damaged("facts", f"fields {text[:40]!r}")
-    return rows
-
-
-def _fields_of(texts: list[str]) -> list[dict[str, str]]:
-    """The tag fields stored as JSON objects (``facts.fields``), decoded in one call."""
-    if not texts:
-        return []
-    try:
-        got = json.loads("[" + ",".join(texts) + "]")
-    except (ValueError, RecursionError):
-        got = None
-    if not isinstance(got, list) or len(got) != len(texts):  # a damaged row: each on its own
-        return [_field(t) for t in texts]
-    return got
-
-
-def _field(text: str) -> Any:
-    """One row's tag fields, or ``None`` when they do not decode (a damaged row)."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _parse_line(line: str) -> tuple[str, str, str, str, str, int] | None:
-    """What a memory.md line is in the facts table: ``(text, keywords, src, born, fields,
-    safe)``, or ``None`` when it is no fact (SPEC §3.1, §8.2). A line the fact filter
-    withholds is kept with its credentials masked (:func:`indexed_fact`)."""
-    parsed = parse_fact_line(line)
-    if parsed is None:
-        return None
-    safe = keep_fact(parsed.text) and not (parsed.fields and tag_reasons(line))
-    text, kw = indexed_fact(parsed.text, safe)
-    if not kw:
-        return None
-    kept = parsed.fields if safe else masked_fields(parsed.fields)
-    fields = json.dumps(kept, ensure_ascii=False) if kept else ""
-    return (text, " ".join(sorted(kw)), parsed.src, parsed.born, fields, int(safe))
-
-
-def indexed_fact(text: str, safe: bool) -> tuple[str, frozenset[str]]:
-    """A fact's text and keywords as the index keeps them: a line the fact filter withholds
-    (``safe`` false: it may hold a credential) with every credential masked, so index.db never
-    holds one (hostile pass of issue 13 item 6: it kept "hunter2024x" as a keyword)."""
-    if not safe:
-        text = mask_secrets(text)
-    return text, matching_keywords(text)
-
-
-def _stored_line(line: str, entry: tuple[Any, ...]) -> str:
-    """The raw line a facts row keeps: masked when the line is withheld (``entry[-1]``)."""
-    raw = line.rstrip("\r")
-    return raw if entry[-1] else mask_secrets(raw)
-
-
 class Index:
     """The index of one home.
 
@@ -179,7 +111,10 @@ class Index:
 
     The object keeps the last seen file signatures in memory, so a refresh that finds nothing
     changed costs two ``stat`` calls and no SQL. ``generation`` increases whenever the indexed
-    content changed, so callers can cache what they derive from it.
+    content changed, so callers can cache what they derive from it. What it keeps of the
+    tables between calls is two objects, each with its rule for staleness: the fact rows
+    (:class:`talos.index.facts.FactRows`) and the session rows
+    (:class:`talos.index.sessions.SessionRows`); a refresh that rolls back drops both.
     """
 
     def __init__(self, paths: Paths) -> None:
@@ -189,24 +124,9 @@ class Index:
         self.facts_generation = 0
         self.sessions_generation = 0
         self._con: sqlite3.Connection | None = None
-        self._memory_sig: tuple[Any, ...] | None = None
-        self._dir_sig: tuple[Any, ...] | None = None
-        self._pending: dict[str, tuple[int, int]] = {}
-        self._line_cache: dict[str, tuple[str, str, str, str, str, int] | None] = {}
-        self._rows: list[tuple[Any, ...]] | None = None  # fact rows as of _rows_token
-        self._rows_token: str | None = None
-        self._fact_nodes: dict[tuple[Any, ...], Node] = {}
-        self._blobs: list[bytes] | None = None  # memory.md's lines as of _rows
-        self._row_at: dict[int, int] = {}  # line number -> index in _rows
-        self._fact_out: tuple[list[Any], list[tuple[Node, bool]]] | None = None
-        self._patched_from: list[Any] | None = None  # the rows _patch_facts last edited
+        self._facts = FactRows(paths.memory_file)
+        self._sessions = SessionRows(paths)
         self._tokens: tuple[str | None, str | None] = (None, None)
-        # the sort keys of the session rows as of a sessions token (read once per process)
-        self._keys: tuple[str | None, set[str]] | None = None
-        self._keys_next: set[str] | None = None  # this refresh's keys, before its token
-        self._warned: tuple[bytes, list[int]] | None = None  # memory.md bytes warned about
-        self._unreadable: str | None = None  # why memory.md could not be read, warned about
-        self._memory_bytes: bytes | None = None  # memory.md as last read, while its sig is racy
 
     # -- connection ------------------------------------------------------------------------
 
@@ -235,23 +155,15 @@ class Index:
             OSError, sqlite3.Error: the state folder is not writable or the disk is full.
         """
         stats = RefreshStats()
-        raw_sig = signatures.file_sig(self.paths.memory_file)
-        memory_sig = signatures.settled(raw_sig)
-        known = self._memory_sig
-        if known is not None and known[:3] == raw_sig != known and memory_sig == raw_sig:
-            # Read within its last tick, settled since: the same bytes mean nothing changed
-            # in that tick, and the signature can be trusted from now on (no write needed).
-            with suppress(OSError):
-                if read_memory(self.paths.memory_file) == self._memory_bytes:
-                    self._memory_sig = memory_sig
+        memory_sig = self._facts.look()
         root, recursive = sessions_root(self.paths.sessions_dir)
         dir_sig = signatures.settled(signatures.dir_sig(root))
         quick = (
             not full
             and not recursive
-            and memory_sig == self._memory_sig
-            and dir_sig == self._dir_sig
-            and all(size_mtime(Path(p)) == sig for p, sig in self._pending.items())
+            and memory_sig == self._facts.sig
+            and dir_sig == self._sessions.sig
+            and self._sessions.quiet()
         )
         con = self._connect()
         if quick:
@@ -273,13 +185,12 @@ class Index:
                 for table in ("facts", "sessions", "meta", "blocks", "dropped"):
                     con.execute(f"DELETE FROM {table}")
                 con.execute("INSERT INTO meta(k, v) VALUES ('readers', ?)", (READERS,))
-                self._line_cache = {}
-                self._rows = self._blobs = self._patched_from = None
+                self._facts.reread()
             if meta(con, "memory_sig") != json.dumps([str(self.paths.memory_file), *memory_sig]):
-                self._refresh_facts(con, memory_sig, stats)
+                self._facts.refresh(con, memory_sig, stats)
             stored_dir = meta(con, "sessions_sig")
             dir_key = json.dumps([str(self.paths.sessions_dir), *dir_sig])
-            self._refresh_sessions(
+            self._sessions.refresh(
                 con,
                 root,
                 full or recursive or stored_dir != dir_key,
@@ -304,8 +215,7 @@ class Index:
                     )
             tokens = (meta(con, "facts_token"), meta(con, "sessions_token"))
             con.execute("COMMIT")
-            if self._keys_next is not None:
-                self._keys, self._keys_next = (tokens[1], self._keys_next), None
+            self._sessions.committed(tokens[1])
         except BaseException:
             with suppress(sqlite3.Error):
                 con.execute("ROLLBACK")
@@ -320,14 +230,8 @@ class Index:
     def _forget_rows(self) -> None:
         """Drop every in-memory copy of the fact rows, line parses and session keys (re-read
         next time)."""
-        self._keys = self._keys_next = None
-        self._memory_bytes = None
-        self._rows = self._blobs = self._patched_from = None
-        self._rows_token = None
-        self._line_cache = {}
-        self._row_at = {}
-        self._fact_out = None
-        self._memory_sig = self._dir_sig = None
+        self._facts.forget()
+        self._sessions.forget()
 
     def _unchanged(
         self, con: sqlite3.Connection, memory_sig: tuple[Any, ...], dir_sig: tuple[Any, ...]
@@ -355,7 +259,7 @@ class Index:
             or any(size_mtime(Path(p)) != (size, mtime) for p, size, mtime in pending)
         ):
             return None
-        self._pending = {p: (size, mtime) for p, size, mtime in pending}
+        self._sessions.pending = {p: (size, mtime) for p, size, mtime in pending}
         return meta.get("facts_token"), meta.get("sessions_token")
 
     def _settle(
@@ -366,315 +270,18 @@ class Index:
         tokens: tuple[str | None, str | None],
     ) -> None:
         """Record what this refresh saw; bump the generations whose tokens changed."""
-        self._memory_sig, self._dir_sig = memory_sig, dir_sig
+        self._facts.settle(memory_sig, tokens[0], stats.facts_reparsed)
+        self._sessions.sig = dir_sig
         first = self.generation == 0
         facts_new = tokens[0] != self._tokens[0]
         sessions_new = tokens[1] != self._tokens[1]
         self._tokens = tokens
-        if stats.facts_reparsed:
-            self._rows_token = tokens[0]
         if facts_new or sessions_new or first:
             self.generation += 1
         if facts_new or first:
             self.facts_generation += 1
         if sessions_new or first:
             self.sessions_generation += 1
-
-    def _refresh_facts(
-        self, con: sqlite3.Connection, sig: tuple[Any, ...], stats: RefreshStats
-    ) -> None:
-        """Re-read memory.md; only lines not seen before are parsed."""
-        try:
-            data = read_memory(self.paths.memory_file)
-        except FileNotFoundError:
-            data = b""
-        except OSError as e:
-            if self._unreadable != e.strerror:  # once, not on every racy re-read
-                self._unreadable = e.strerror
-                warn(f"{self.paths.memory_file}: cannot read ({e.strerror}); no facts loaded")
-            data = b""
-        blobs = data.split(b"\n") if data else []
-        self._memory_bytes = data if len(sig) > 3 else None  # kept only while racy
-        if self._patch_facts(con, blobs, sig, stats):
-            return
-        rows = []
-        bad: list[int] = []
-        long: list[int] = []
-        token = meta(con, "facts_token")
-        old = self._rows if self._rows_token == token else None
-        stored = None
-        if old is None:
-            stored = _fact_rows(
-                con.execute(
-                    "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-                ).fetchall()
-            )
-        if not self._line_cache:
-            # This object has parsed nothing yet (the index was built by another process):
-            # the stored rows say what each known line parses to, so an edit still parses
-            # only the edited line, not 3,000 (SPEC §11).
-            old_rows = self._rows or stored or []
-            # (a withheld line's row keeps its line masked: it is no key, it is parsed again)
-            self._line_cache = {r[1]: tuple(r[2:]) for r in old_rows if r[7]}
-        cache = self._line_cache
-        fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
-        for no, blob in enumerate(blobs, 1):
-            if len(blob) > MAX_FACT_BYTES:
-                long.append(no)  # not a fact (parse_fact_line); never decoded, never stored
-                continue
-            try:
-                line = blob.decode("utf-8")
-            except UnicodeDecodeError:
-                bad.append(no)
-                continue
-            if line in fresh:
-                entry = fresh[line]
-            elif line in cache:
-                entry = fresh[line] = cache[line]
-            else:
-                stats.lines_parsed += 1
-                entry = fresh[line] = _parse_line(line)
-            if entry is not None:
-                rows.append((no, _stored_line(line, entry), *entry))
-        self._line_cache = fresh
-        heard = [no for no in bad if audible(claimed_scopes(blobs[no - 1]))]  # §7.3
-        loud = [no for no in long if audible(claimed_scopes(blobs[no - 1]))]
-        if (heard or loud) and self._warned != (data, bad + long):  # once per content
-            self._warned = (data, bad + long)
-            if heard:
-                warn(bad_lines_warning(self.paths.memory_file, heard))
-            if loud:
-                warn(long_lines_warning(self.paths.memory_file, loud))
-        if old is None and token is not None and stored == rows:
-            # Read again by a process that had not read it (a change within its tick looked
-            # at again, signatures.settled): the same rows. No new token, so the stored records
-            # block stays valid for every process.
-            self._rows, self._rows_token, self._patched_from = rows, token, None
-            self._blobs = blobs if not bad and not long else None
-            self._row_at = {r[0]: i for i, r in enumerate(rows)}
-            self._set_memory_sig(con, sig, stats, reparsed=False)
-            return
-        if old is None:
-            con.execute("DELETE FROM facts")
-            con.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        else:  # an edit writes the rows it changed, not the file
-            before = {r[0]: r for r in old}
-            after = {r[0]: r for r in rows}
-            con.executemany(
-                "DELETE FROM facts WHERE line=?",
-                [(no,) for no in before.keys() - after.keys()],
-            )
-            con.executemany(
-                "INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [r for no, r in after.items() if before.get(no) != r],
-            )
-        self._rows, self._patched_from = rows, None
-        self._blobs = blobs if not bad and not long else None
-        self._row_at = {r[0]: i for i, r in enumerate(rows)}
-        self._set_memory_sig(con, sig, stats)
-
-    def _set_memory_sig(
-        self,
-        con: sqlite3.Connection,
-        sig: tuple[Any, ...],
-        stats: RefreshStats,
-        reparsed: bool = True,
-    ) -> None:
-        con.execute(
-            "INSERT OR REPLACE INTO meta(k, v) VALUES ('memory_sig', ?)",
-            (json.dumps([str(self.paths.memory_file), *sig]),),
-        )
-        stats.facts_reparsed = stats.facts_reparsed or reparsed
-
-    def _patch_facts(
-        self,
-        con: sqlite3.Connection,
-        blobs: list[bytes],
-        sig: tuple[Any, ...],
-        stats: RefreshStats,
-    ) -> bool:
-        """Apply an edit that changed lines in place (same line count, each line a fact
-        before and after, or neither) to the rows this object wrote last: compare the raw
-        lines, parse and write only the changed ones; unchanged rows keep their objects.
-        ``False`` when a full re-read is needed (SPEC §11: a one-line edit costs one line)."""
-        prev, rows = self._blobs, self._rows
-        if (
-            prev is None
-            or rows is None
-            or len(prev) != len(blobs)
-            or self._rows_token != meta(con, "facts_token")
-        ):
-            return False
-        changed = [i for i, (a, b) in enumerate(zip(prev, blobs, strict=True)) if a != b]
-        if len(changed) > 64:
-            return False
-        if not changed:  # looked at again (a recent change, settled): same lines, no news
-            self._blobs = blobs
-            self._set_memory_sig(con, sig, stats, reparsed=False)
-            return True
-        new_rows = list(rows)
-        writes: list[tuple[Any, ...]] = []
-        for i in changed:
-            try:
-                line = blobs[i].decode("utf-8")
-            except UnicodeDecodeError:
-                return False
-            entry = self._line_cache.get(line, _UNSEEN)
-            if entry is _UNSEEN:
-                stats.lines_parsed += 1
-                entry = self._line_cache[line] = _parse_line(line)
-            at = self._row_at.get(i + 1)
-            if (at is None) != (entry is None):
-                return False  # a line became a fact or stopped being one: rows shift
-            if at is not None and entry is not None:
-                new_rows[at] = row = (i + 1, _stored_line(line, entry), *entry)
-                writes.append(row)
-        con.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", writes)
-        self._patched_from = rows
-        self._rows, self._blobs = new_rows, blobs
-        self._set_memory_sig(con, sig, stats)
-        return True
-
-    def _refresh_sessions(
-        self,
-        con: sqlite3.Connection,
-        root: Path,
-        listed: bool,
-        sweep: bool,
-        stats: RefreshStats,
-        progress: Progress | None,
-    ) -> None:
-        # Rows are keyed by sort key (the path relative to the folder). Unlisted (the folder
-        # is unchanged), only files without a request yet are looked at. Listed, a sweep or
-        # a moved folder compares every row; otherwise only the sort keys are read (from
-        # their index: no row is loaded) and only new, gone and pending files are looked at:
-        # the listing of 30,000 files is the cost of a new session (SPEC §11).
-        pending = {
-            key: (path, size, mtime)
-            for key, path, size, mtime in con.execute(
-                "SELECT sortkey, path, size, mtime_ns FROM sessions WHERE text IS NULL"
-            )
-        }
-        todo: list[tuple[str, str]] = []  # (path relative to the folder, full path)
-        episodes_reread: set[str] = set()  # rows with a request that are read again
-        # Whether the episodes only grew after the newest one ever seen (sessions arrive in
-        # time order) or lost some: then the episode block is extended and loses the removed
-        # episodes (logged in `dropped`), it is not merged again (episode_block; SPEC §11).
-        appended = True
-        # The newest sort key of an episode since the base was drawn (removed ones too): an
-        # episode sorting before it is no append, even when the newest are gone.
-        newest = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL").fetchone()[
-            0
-        ]
-        last = max(meta(con, "sessions_high") or "", newest or "") or None
-        if listed:
-            files = session_names(self.paths.sessions_dir, ordered=False)
-            names = dict(files)
-            here = json.dumps([str(root), *signatures.dir_sig(root)[3:]])  # path, device, inode
-            moved = sweep or meta(con, "sessions_root") != here
-            if moved:
-                stored = {
-                    key: (path, size, mtime, bool(has))
-                    for key, path, size, mtime, has in con.execute(
-                        "SELECT sortkey, path, size, mtime_ns, text IS NOT NULL FROM sessions"
-                    )
-                }
-                keys = set(stored)
-            elif self._keys is not None and self._keys[0] == meta(con, "sessions_token"):
-                keys = self._keys[1]  # no other process changed the sessions since
-            else:
-                keys = {k for (k,) in con.execute("SELECT sortkey FROM sessions")}
-            gone = keys - names.keys()
-            if gone:
-                order = sorted(gone)
-                rows = []
-                for i in range(0, len(order), 500):  # SQLite allows 999 parameters (< 3.32)
-                    part = order[i : i + 500]
-                    rows += con.execute(
-                        "SELECT path, text IS NOT NULL, sortkey FROM sessions WHERE sortkey IN "
-                        f"({','.join('?' * len(part))})",
-                        part,
-                    ).fetchall()
-                con.executemany("DELETE FROM sessions WHERE path=?", [(r[0],) for r in rows])
-                con.executemany(
-                    "INSERT INTO dropped(path, sortkey) VALUES (?, ?)",
-                    [(r[0], r[2]) for r in rows if r[1]],
-                )
-                stats.sessions_dropped = len(rows)
-            for rel, full in files:
-                if rel not in keys:
-                    todo.append((rel, full))
-                elif moved:
-                    path, size, mtime, has = stored[rel]
-                    if path != full:  # the folder moved: its rows name the old paths
-                        con.execute("DELETE FROM sessions WHERE path=?", (path,))
-                    if path != full or size_mtime(Path(full)) != (size, mtime):
-                        todo.append((rel, full))
-                        if has:
-                            episodes_reread.add(rel)
-                elif rel in pending and size_mtime(Path(full)) != pending[rel][1:]:
-                    todo.append((rel, full))
-            todo.sort()
-            con.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_root', ?)", (here,))
-            self._keys_next = (keys - gone) | {rel for rel, _full in todo}
-            stats.swept = sweep
-        else:
-            todo.extend(
-                (key, path)
-                for key, (path, size, mtime) in pending.items()
-                if size_mtime(Path(path)) != (size, mtime)
-            )
-        total = len(todo)
-        for done, (rel, full) in enumerate(todo, 1):
-            p = Path(full)
-            size, mtime = size_mtime(p)
-            node = episode_node(p, folder=root)
-            if rel in episodes_reread:
-                appended = False  # an episode was re-read: changed, or gone
-            elif node is not None and last is not None and rel <= last:
-                appended = False  # a new episode before the newest one
-            con.execute(
-                "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    full,
-                    rel,
-                    size,
-                    mtime,
-                    None if node is None else node.text,
-                    None if node is None else " ".join(sorted(node.keywords)),
-                ),
-            )
-            if progress is not None and (done % 200 == 0 or done == total):
-                progress(done, total)
-        stats.sessions_read = total
-        if (total or stats.sessions_dropped) and (
-            not appended or meta(con, "sessions_base") is None
-        ):
-            # The episodes before the newest changed: a block built before cannot be brought
-            # up to date. (Random per change and per home, so a block copied from elsewhere
-            # never fits.) The log of removals starts again with the base.
-            con.execute(
-                "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_base', ?)",
-                (os.urandom(8).hex(),),
-            )
-            con.execute("DELETE FROM dropped")
-            last = con.execute(
-                "SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL"
-            ).fetchone()[0]
-        elif total:
-            now = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL")
-            last = max(last or "", now.fetchone()[0] or "") or None
-        if total or stats.sessions_dropped:
-            con.execute(
-                "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_high', ?)", (last or "",)
-            )
-        self._pending = {
-            path: (size, mtime)
-            for path, size, mtime in con.execute(
-                "SELECT path, size, mtime_ns FROM sessions WHERE text IS NULL"
-            )
-        }
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -687,107 +294,13 @@ class Index:
 
         The rows this object wrote at its last refresh are used as they are, and a node whose
         row and position are unchanged is the node built before: after a one-line edit only
-        that line's node is new (SPEC §11).
+        that line's node is new (SPEC §11; :meth:`talos.index.facts.FactRows.nodes`).
         """
-        rows = self._rows if self._rows_token == self._tokens[0] else None
-        if rows is None:
-            con = self._connect()
-            con.execute("BEGIN")
-            try:  # the rows and the token they belong to, from one snapshot
-                token = meta(con, "facts_token")
-                rows = _fact_rows(
-                    con.execute(
-                        "SELECT line, raw, text, kw, src, born, fields, safe FROM facts"
-                        " ORDER BY line"
-                    ).fetchall()
-                )
-            finally:
-                con.execute("COMMIT")
-            self._rows, self._rows_token, self._blobs = rows, token, None
-            self._patched_from = None
-        prev = self._fact_out
-        if (
-            prev is not None
-            and prev[0] is self._patched_from
-            and rows is self._rows
-            and len(rows) == len(prev[0])
-        ):
-            # rows patched in place (_patch_facts): unchanged rows are the same objects
-            src, before = prev
-            out = [
-                before[i] if rows[i] is src[i] else self._fact_node(i, rows[i])
-                for i in range(len(rows))
-            ]
-            self._fact_out = (rows, out)
-            return out
-        if prev is not None and prev[0] is rows:
-            return prev[1]
-        path = str(self.paths.memory_file)
-        old = self._fact_nodes
-        # A row is known by its line and exact text: the rest is parsed from them by the
-        # same readers (READERS). Each new row's tag fields are decoded in one call: a
-        # json.loads per row was a third of building 1,000,000 nodes (issue 12 item 8).
-        nodes: list[Node | None] = (
-            [
-                n if (n := old.get((row[0], row[1]))) is not None and n.order == i else None
-                for i, row in enumerate(rows)
-            ]
-            if old
-            else [None] * len(rows)
-        )
-        fields = _fields_of([r[6] for r, n in zip(rows, nodes, strict=True) if n is None and r[6]])
-        at = 0
-        for i, row in enumerate(rows):
-            if nodes[i] is None:
-                line, raw, text, kw, src, born, tag, _safe = row
-                if tag:
-                    got, at = fields[at], at + 1
-                else:
-                    got = {}
-                kws = frozenset(kw.split())
-                nodes[i] = Node("fact", text, kws, i, path, line, raw, "", "", src, born, got)
-        built = cast(list[Node], nodes)  # every one is set above
-        self._fact_nodes = {(r[0], r[1]): n for r, n in zip(rows, built, strict=True)}
-        out = [(n, bool(r[7])) for n, r in zip(built, rows, strict=True)]
-        self._fact_out = (rows, out)
-        return out
-
-    def _fact_node(self, i: int, row: tuple[Any, ...]) -> tuple[Node, bool]:
-        line, raw, text, kw, src, born, fields, safe = row
-        node = Node(
-            kind="fact",
-            text=text,
-            keywords=frozenset(kw.split()),
-            order=i,
-            path=str(self.paths.memory_file),
-            line=line,
-            raw=raw,
-            src=src,
-            born=born,
-            fields=json.loads(fields) if fields else {},
-        )
-        return node, bool(safe)
+        return self._facts.nodes(self._connect, self._tokens[0])
 
     def episodes(self, start: int = 0) -> list[Node]:
         """Episode nodes in load order (sorted by path relative to the sessions folder)."""
-        con = self._connect()
-        return [
-            Node(
-                kind="episode",
-                text=text,
-                keywords=frozenset(kw.split()),
-                order=start + i,
-                path=path,
-            )
-            for i, (path, text, kw) in enumerate(
-                session_rows(
-                    con.execute(
-                        "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL"
-                        " ORDER BY sortkey"
-                    ).fetchall()
-                )
-            )
-        ]
+        return self._sessions.episodes(self._connect(), start)
 
     def episode_block(self, prev: EpisodeBlock | None = None) -> EpisodeBlock:
         """The merged episodes of the indexed sessions as arrays (:mod:`talos.block`): the
@@ -854,12 +367,8 @@ class Index:
         aside = schema.discard(self.file)
         if aside is not None:
             warn(f"{self.file}: not talos's index; moved to {aside}")
-        self._memory_sig = self._dir_sig = None
-        self._pending = {}
-        self._line_cache = {}
-        self._rows = self._blobs = self._patched_from = None
+        self._forget_rows()
         self._tokens = (None, None)
-        self._keys = self._keys_next = None
         return self.refresh(full=True, progress=progress)
 
     def __enter__(self) -> Index:

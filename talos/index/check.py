@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
-from talos.index import _parse_line, _stored_line, indexed_fact
 from talos.index.blocks import caught_up, changes
+from talos.index.facts import indexed_fact, parse_line, stored_line
 from talos.index.schema import meta
 from talos.safety import keep_fact
 from talos.sources.facts import MAX_FACT_BYTES, read_memory, tag_reasons
@@ -57,9 +57,8 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
 
     path = index.paths.memory_file
     con = index._connect()
-    if index._rows is not None and index._rows_token == meta(con, "facts_token"):
-        rows = index._rows  # what the index holds: this object wrote or read it last
-    else:
+    rows = index._facts.held(meta(con, "facts_token"))  # this object wrote or read it last
+    if rows is None:
         rows = con.execute(
             "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
         ).fetchall()
@@ -89,14 +88,14 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
         except UnicodeDecodeError:
             line = None
         if row is None:
-            if line is not None and _parse_line(line) is not None:
+            if line is not None and parse_line(line) is not None:
                 return [f"facts differ from {path}: line {no} is a fact, not indexed"]
             continue
-        if line is None or _stored_line(line, row) != row[1]:  # masked when withheld
+        if line is None or stored_line(line, row) != row[1]:  # masked when withheld
             return [f"facts differ from {path}: line {no} is not the indexed line"]
         seen += 1
         if seen % step == 0:
-            entry = _parse_line(line)
+            entry = parse_line(line)
             if entry is None or (entry[0], entry[1]) != (row[2], row[3]):
                 return [f"facts differ from {path}: line {no} is indexed as another fact"]
     if at:
