@@ -67,3 +67,58 @@ def test_a_recall_does_not_import_the_check(make_home) -> None:  # type: ignore[
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "talos.index.check" not in got.stdout
     assert "'talos.index.schema'" in got.stdout
+
+
+# -- the readers fingerprint names the index's own row makers --------------------------------
+
+
+def test_the_readers_fingerprint_covers_the_code_that_shapes_rows() -> None:
+    """A line's row is made in talos/index/facts.py (parse_line, indexed_fact) and a session's
+    in talos/index/sessions.py: code the fingerprint did not cover, so an index built by an
+    older row maker was trusted (the plan's "known gap")."""
+    from talos.index import signatures
+
+    root = Path(talos.index.__file__).parent.parent
+    files = signatures.reader_files()
+    assert [p.relative_to(root).as_posix() for p in files] == [
+        "sources/facts.py",
+        "sources/sessions.py",
+        "safety.py",
+        "text.py",
+        "secrets.py",
+        "prefilter.py",
+        "index/facts.py",
+        "index/sessions.py",
+    ]
+    assert all(p.is_file() for p in files)
+    assert signatures.fingerprint(files) == signatures.READERS
+
+
+def test_an_edit_of_the_row_code_changes_the_readers_fingerprint(tmp_path: Path) -> None:
+    from talos.index import signatures
+
+    copies = []
+    for i, path in enumerate(signatures.reader_files()):
+        copies.append(tmp_path / f"{i}-{path.name}")
+        copies[-1].write_bytes(path.read_bytes())
+    assert signatures.fingerprint(copies) == signatures.READERS
+    facts = copies[-2]  # index/facts.py
+    facts.write_bytes(facts.read_bytes().replace(b"def parse_line(", b"def parse_line_(", 1))
+    assert signatures.fingerprint(copies) != signatures.READERS
+
+
+def test_an_index_built_by_other_row_code_is_built_again(make_home) -> None:  # type: ignore[no-untyped-def]
+    """The readers value stored in index.db is compared on every refresh: a row made by
+    other code (here: a fact row with another text) is read again from the file."""
+    import sqlite3
+
+    from talos import Memory
+
+    home: Path = make_home(memory="- kettle tea fact\n")
+    Memory(home).recall("kettle")
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    con.execute("UPDATE facts SET text='kettle stale row'")
+    con.execute("UPDATE meta SET v='0123456789abcdef' WHERE k='readers'")
+    con.commit()
+    con.close()
+    assert [r.text for r in Memory(home).explain("kettle")] == ["kettle tea fact"]

@@ -12,18 +12,26 @@ The index calls these through the module (``signatures.file_sig(...)``), so a te
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["READERS", "dir_sig", "file_sig", "settled", "size_mtime"]
+__all__ = [
+    "READERS",
+    "dir_sig",
+    "file_sig",
+    "fingerprint",
+    "reader_files",
+    "settled",
+    "size_mtime",
+]
 
 
-def _readers_fingerprint() -> str:
-    """A digest of the code that decides what a file's rows are (readers, masking, keywords):
-    rows indexed by other code are re-read, never trusted."""
-    import hashlib
-
+def reader_files() -> list[Path]:
+    """The files of the code that decides what a file's rows are: the readers of memory.md
+    and the sessions, masking, keywords, and the index's own row makers (a line's row:
+    ``index/facts.py``; a session's row: ``index/sessions.py``)."""
     import talos.prefilter
     import talos.safety
     import talos.secrets
@@ -31,18 +39,28 @@ def _readers_fingerprint() -> str:
     import talos.sources.sessions
     import talos.text
 
-    h = hashlib.sha256()
     mods = (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text)
-    for mod in (*mods, talos.secrets, talos.prefilter):
+    here = Path(__file__).parent
+    return [Path(str(mod.__file__)) for mod in (*mods, talos.secrets, talos.prefilter)] + [
+        here / "facts.py",
+        here / "sessions.py",
+    ]
+
+
+def fingerprint(files: list[Path]) -> str:
+    """A digest of the contents of ``files``, in order (one that cannot be read counts by
+    its name): rows indexed by other code are re-read, never trusted."""
+    h = hashlib.sha256()
+    for path in files:
         try:
-            h.update(Path(str(mod.__file__)).read_bytes())
+            h.update(path.read_bytes())
         except OSError:
-            h.update(str(mod).encode())
+            h.update(str(path).encode())
     return h.hexdigest()[:16]
 
 
 #: Fingerprint of the reading code; stored in the index, compared on every refresh.
-READERS = _readers_fingerprint()
+READERS = fingerprint(reader_files())
 
 
 def size_mtime(path: Path) -> tuple[int, int]:
