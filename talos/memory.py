@@ -16,19 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from talos import safety
+from talos.activation import DEFAULT_MODEL, MODELS, Activation, rank, rank_arrays
 from talos.block import BlockError, EpisodeBlock, Kinds, RecordsBlock, StackedNodes
 from talos.errors import InputError
-from talos.graph import (
-    DEFAULT_MODEL,
-    MODELS,
-    Activation,
-    Graph,
-    Incidence,
-    Vocabulary,
-    merge_duplicates,
-    rank,
-    rank_arrays,
-)
+from talos.graph import Graph, Incidence, Vocabulary, merge_duplicates
 from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.model import Node
@@ -265,8 +256,8 @@ class Memory:
             ``None`` keeps every line.
         blocked: skill file paths excluded on every route (in addition to the safety scan).
         lang: ``en`` or ``zh`` labels (default: ``lang`` in talos.toml, else ``en``).
-        model: activation model name in :data:`talos.graph.MODELS` (default
-            :data:`talos.graph.DEFAULT_MODEL`, ``bipartite``, chosen on the test split in
+        model: activation model name in :data:`talos.activation.MODELS` (default
+            :data:`talos.activation.DEFAULT_MODEL`, ``bipartite``, chosen on the test split in
             bench/README.md; ``classic`` reproduces the reference rankings exactly).
         usage: where usage counts live (default: SQLite in the state folder).
         index: keep a persistent index in the state folder so recall reads nothing it has

@@ -18,8 +18,8 @@ import pytest
 import talos.index
 import talos.sources.facts as facts_mod
 from talos import Memory
+from talos.activation import Activation, DenseActivation, rank_arrays
 from talos.doctor import diagnose
-from talos.graph import Activation, DenseActivation, rank_arrays
 from talos.home import resolve_paths
 from talos.index import Index
 from talos.sources.facts import MAX_FACT_BYTES, load_facts, parse_fact_line, too_long

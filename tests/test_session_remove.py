@@ -24,8 +24,9 @@ from test_session_append import QUERIES, _direct, _rows, _text
 
 import talos.index
 from talos import Memory
+from talos.activation import MODELS
 from talos.block import EpisodeBlock, StackedNodes
-from talos.graph import MODELS, Graph, Incidence
+from talos.graph import Graph, Incidence
 from talos.home import resolve_paths
 from talos.index import Index
 
