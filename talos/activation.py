@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from talos.graph import Graph
+    from talos.graph.graph import Graph
 
 __all__ = [
     "DECAY",

@@ -26,7 +26,8 @@ from typing import Any, overload
 
 import numpy as np
 
-from talos.graph import Incidence, merge_groups, merge_members
+from talos.graph.incidence import Incidence
+from talos.graph.merge import merge_groups, merge_members
 from talos.model import Node
 from talos.usage import fingerprint, remember_fingerprint
 

@@ -19,7 +19,9 @@ from talos import safety
 from talos.activation import DEFAULT_MODEL, MODELS, Activation, rank, rank_arrays
 from talos.block import BlockError, EpisodeBlock, Kinds, RecordsBlock, StackedNodes
 from talos.errors import InputError
-from talos.graph import Graph, Incidence, Vocabulary, merge_duplicates
+from talos.graph.graph import Graph
+from talos.graph.incidence import Incidence, Vocabulary
+from talos.graph.merge import merge_duplicates
 from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.model import Node
@@ -197,14 +199,22 @@ def _stat(p: Path) -> tuple[str, int, int, int]:
 
 
 @functools.cache
+def _code_files() -> list[str]:
+    """The files whose code turns files into a view: POSIX paths relative to ``talos/``, sorted
+    (:func:`_code_fingerprint`; ``tests/test_block.py`` checks that each exists)."""
+    here = Path(__file__).parent
+    return sorted(
+        ["block.py", "memory.py", "model.py", "trust.py", "render.py", "text.py"]
+        + [f"graph/{p.name}" for p in (here / "graph").glob("*.py")]
+        + [f"sources/{p.name}" for p in (here / "sources").glob("*.py")]
+    )
+
+
 def _code_fingerprint() -> str:
     """A digest of the code that turns files into a view (part of a stored block's token)."""
     here = Path(__file__).parent
     h = hashlib.sha256()
-    for name in sorted(
-        ["block.py", "graph.py", "memory.py", "model.py", "trust.py", "render.py", "text.py"]
-        + [f"sources/{p.name}" for p in (here / "sources").glob("*.py")]
-    ):
+    for name in _code_files():
         try:
             h.update(name.encode() + (here / name).read_bytes())
         except OSError:
