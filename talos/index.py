@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from talos import fsutil
-from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
+from talos.graph import BLOCK_VERSION, BlockError, EpisodeBlock
 from talos.home import Paths
 from talos.model import Node
 from talos.safety import keep_fact, mask_secrets

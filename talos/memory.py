@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from talos import safety
 from talos.activation import DEFAULT_MODEL, MODELS, Activation, rank, rank_arrays
-from talos.block import BlockError, EpisodeBlock, Kinds, RecordsBlock, StackedNodes
 from talos.errors import InputError
-from talos.graph.graph import Graph
+from talos.graph.episodes import EpisodeBlock
+from talos.graph.graph import Graph, StackedNodes
 from talos.graph.incidence import Incidence, Vocabulary
 from talos.graph.merge import merge_duplicates
+from talos.graph.records import Kinds, RecordsBlock
+from talos.graph.stored import BlockError
 from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.model import Node
@@ -204,7 +206,7 @@ def _code_files() -> list[str]:
     (:func:`_code_fingerprint`; ``tests/test_block.py`` checks that each exists)."""
     here = Path(__file__).parent
     return sorted(
-        ["block.py", "memory.py", "model.py", "trust.py", "render.py", "text.py"]
+        ["memory.py", "model.py", "trust.py", "render.py", "text.py"]
         + [f"graph/{p.name}" for p in (here / "graph").glob("*.py")]
         + [f"sources/{p.name}" for p in (here / "sources").glob("*.py")]
     )
@@ -464,8 +466,8 @@ class Memory:
 
         The view's ``nodes`` are its records (facts, skills, conflict and override lines);
         episodes carry no provenance tag (scope ``global``, always valid), so they join the
-        graph as the block :mod:`talos.block` merged once, after the records, when ``global``
-        is an authorized scope. Cached while the files, the date and the overrides are
+        graph as the block :mod:`talos.graph.episodes` merged once, after the records, when
+        ``global`` is an authorized scope. Cached while the files, the date and the overrides are
         unchanged.
         """
         return self._view(at, overrides, self._signature())
@@ -589,7 +591,7 @@ class Memory:
 
     def _recall_graph(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> Graph:
         """The graph :meth:`recall` ranks over: :meth:`view`'s, or the same records read back
-        from the index (:class:`talos.block.RecordsBlock`) when this process has not built
+        from the index (:class:`talos.graph.RecordsBlock`) when this process has not built
         them, so a process that only recalls builds no record node it does not deliver
         (SPEC §11). Only for the default fact filter and without overrides; the block is
         written from the graph :meth:`view` built, under a token of all it depends on."""

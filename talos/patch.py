@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from talos.block import EpisodeBlock
+from talos.graph.episodes import EpisodeBlock
 from talos.graph.graph import Graph
 from talos.graph.incidence import Incidence, Vocabulary
 from talos.graph.merge import merge_group, merge_groups

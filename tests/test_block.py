@@ -31,8 +31,7 @@ import pytest
 import talos.index
 from talos import Memory, safety
 from talos.activation import MODELS, rank
-from talos.block import BlockError, EpisodeBlock, StackedNodes
-from talos.graph import build_graph, merge_duplicates
+from talos.graph import BlockError, EpisodeBlock, StackedNodes, build_graph, merge_duplicates
 from talos.home import resolve_paths
 from talos.model import Node
 from talos.text import keywords

@@ -39,8 +39,8 @@ from helpers import session_line as _session
 import talos.index as index_mod
 import talos.memory as memory_mod
 from talos import Memory
-from talos.block import EpisodeBlock
 from talos.cli import app, app_for
+from talos.graph import EpisodeBlock
 from talos.home import resolve_paths
 from talos.index import Index
 

@@ -1,7 +1,7 @@
 """A new session costs what it changed (SPEC §11, issue 4).
 
 When sessions only arrive after the newest one (their files sort last: time-stamped names),
-the index extends the merged episode block (:meth:`talos.block.EpisodeBlock.extend`) instead
+the index extends the merged episode block (:meth:`talos.graph.EpisodeBlock.extend`) instead
 of merging every episode again, and a kept :class:`talos.Memory` re-stacks its view over the
 new block (``Memory._restack``). A removed session is removed from the block
 (tests/test_session_remove.py, issue 12 item 7). Any other change of the sessions (one
@@ -23,7 +23,7 @@ from helpers import session_line as _session
 import talos.index
 import talos.memory as memory_mod
 from talos import Memory
-from talos.block import EpisodeBlock
+from talos.graph import EpisodeBlock
 from talos.home import resolve_paths
 from talos.index import Index
 

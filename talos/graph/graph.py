@@ -8,9 +8,9 @@ spread activation over it are in :mod:`talos.activation`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -18,7 +18,10 @@ from talos.graph.incidence import Incidence, Segment
 from talos.graph.merge import merge_duplicates
 from talos.model import Node
 
-__all__ = ["EDGE_MIN", "Graph", "LazyNeighbours", "build_graph"]
+if TYPE_CHECKING:
+    from talos.graph.episodes import EpisodeBlock
+
+__all__ = ["EDGE_MIN", "Graph", "LazyNeighbours", "StackedNodes", "build_graph"]
 
 EDGE_MIN = 2  #: two nodes are linked when they share at least this many keywords
 
@@ -29,7 +32,7 @@ class Graph:
 
     The nodes are two runs: ``nodes[:records]`` the records of the view (facts, skills,
     conflict and override lines), ``nodes[records:]`` the merged episodes, which at scale are
-    most of the graph and come from the persistent index as arrays (:mod:`talos.block`);
+    most of the graph and come from the persistent index as arrays (:mod:`talos.graph.episodes`);
     ``nodes`` may then be a lazy sequence that builds a :class:`Node` only when asked.
 
     Attributes:
@@ -223,3 +226,46 @@ class LazyNeighbours(Sequence[list[tuple[int, float]]]):
         size_i = len(kws)
         m = self._edge_min
         return [(j, c / max(size_i, int(degree[j]))) for j, c in sorted(shared.items()) if c >= m]
+
+
+class StackedNodes(Sequence[Node]):
+    """The graph's nodes: the records (a list) followed by the block's merged episodes, each
+    built on first access and then kept (:class:`talos.graph.Graph`)."""
+
+    __slots__ = ("_built", "block", "records", "start")
+
+    def __init__(self, records: Sequence[Node], block: EpisodeBlock, start: int) -> None:
+        self.records = records
+        self.block = block
+        self.start = start
+        self._built: dict[int, Node] = {}
+
+    def __len__(self) -> int:
+        return len(self.records) + len(self.block)
+
+    @overload
+    def __getitem__(self, i: int) -> Node: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Node]: ...
+    def __getitem__(self, i: int | slice) -> Node | list[Node]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            if step == 1 and stop <= len(self.records):  # the records: no episode built
+                return list(self.records[start:stop])
+            return [self[j] for j in range(start, stop, step)]
+        n = len(self.records)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i < n:
+            return self.records[i]
+        got = self._built.get(i)
+        if got is None:
+            got = self._built[i] = self.block.node(i - n, self.start)
+        return got
+
+    def __iter__(self) -> Iterator[Node]:
+        yield from self.records
+        for i in range(len(self.records), len(self)):
+            yield self[i]

@@ -185,7 +185,7 @@ class Vocabulary:
     def rebase(self, base: Incidence) -> Vocabulary:
         """A vocabulary over ``base`` that keeps this one's rows where ``base`` numbers their
         keywords alike: when ``base``'s keywords begin with this one's base's (an episode
-        block extended by new sessions, :meth:`talos.block.EpisodeBlock.extend`), every row
+        block extended by new sessions, :meth:`talos.graph.EpisodeBlock.extend`), every row
         of the old base's keywords only. Else a fresh vocabulary."""
         out = Vocabulary(base)
         old = self.base

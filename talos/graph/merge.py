@@ -96,7 +96,7 @@ def _copy(n: Node) -> Node:
 def merge_groups(keys: Sequence[Hashable]) -> list[list[int]]:
     """Positions with equal keys (SPEC §5.1: kind and keyword set), grouped in order of first
     occurrence, each group ascending. Shared by :func:`merge_duplicates` and the episode block
-    of the index (:mod:`talos.block`), so both merge alike."""
+    of the index (:mod:`talos.graph.episodes`), so both merge alike."""
     groups: dict[Hashable, list[int]] = {}
     for i, key in enumerate(keys):
         got = groups.get(key)
