@@ -43,7 +43,15 @@ from talos.trust import (
     standing,
     stated_value,
 )
-from talos.usage import SqliteUsage, Stat, UsageStore, fingerprint_from, today, write_trace
+from talos.usage import (
+    PresentKeys,
+    SqliteUsage,
+    Stat,
+    UsageStore,
+    count_recall,
+    today,
+    write_trace,
+)
 from talos.warn import audience, warn
 
 if TYPE_CHECKING:
@@ -206,7 +214,7 @@ def _code_files() -> list[str]:
     (:func:`_code_fingerprint`; ``tests/test_block.py`` checks that each exists)."""
     here = Path(__file__).parent
     return sorted(
-        ["memory.py", "model.py", "trust.py", "render.py", "text.py"]
+        ["memory.py", "model.py", "trust.py", "render.py", "text.py", "usage.py"]
         + [f"graph/{p.name}" for p in (here / "graph").glob("*.py")]
         + [f"sources/{p.name}" for p in (here / "sources").glob("*.py")]
     )
@@ -222,12 +230,6 @@ def _code_fingerprint() -> str:
         except OSError:
             h.update(name.encode())
     return h.hexdigest()[:16]
-
-
-def counted(n: Node) -> bool:
-    """Whether usage is counted for a node: facts and skills written down, not episodes, not
-    conflict lines, not request-scoped overrides (SPEC §6.3, §7.5)."""
-    return n.kind in ("fact", "skill") and n.src != "override"
 
 
 def node_identity(n: Node) -> dict[str, Any]:
@@ -319,12 +321,10 @@ class Memory:
         self._skill_nodes: tuple[Any, list[Node]] | None = None
         self._merged: dict[tuple[Node, ...], Node] = {}
         self._view_memo: dict[Any, Any] = {}
-        self._counted: dict[Node, list[tuple[str, str]]] = {}
         self._rcache: tuple[Any, Graph] | None = None
         self._built: Built | None = None
-        self._key_counts: tuple[Graph, dict[tuple[str, str], int]] | None = None
         self._episode_start = 0
-        self._present: tuple[Graph, dict[str, frozenset[str]]] | None = None
+        self._present = PresentKeys()
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
@@ -542,7 +542,7 @@ class Memory:
         splice_cache(b.graph, graph, sp)
         if "kinds" not in graph.cache:
             graph.cache["kinds"] = [n.kind for n in built.head]
-        self._patch_present(b.graph, graph, sp.removed, sp.added)
+        self._present.patched(b.graph, graph, sp.removed, sp.added)
         built.incidence, built.graph = incidence, graph
         self._built = built
         return built.view, graph
@@ -581,10 +581,7 @@ class Memory:
         for name in ("kinds", "skill_mask"):
             if name in b.graph.cache:
                 graph.cache[name] = b.graph.cache[name]
-        if self._present is not None and self._present[0] is b.graph:
-            self._present = (graph, self._present[1])
-        if self._key_counts is not None and self._key_counts[0] is b.graph:
-            self._key_counts = (graph, self._key_counts[1])
+        self._present.carried(b.graph, graph)
         built = Built(records, block, when, b.view, b.head, incidence, graph, tables=b)
         self._built = built
         return b.view, graph
@@ -630,7 +627,7 @@ class Memory:
                 graph.cache["kinds"] = stored.kinds
                 if isinstance(stored.kinds, Kinds):
                     graph.cache["skill_mask"] = stored.kinds.mask("skill")
-                self._present = (graph, stored.present)
+                self._present.loaded(graph, stored.present)
                 self._rcache = (key, graph)
                 return graph
             except BlockError as e:
@@ -763,84 +760,12 @@ class Memory:
         return Recall(text, rows)
 
     def _present_keys(self, graph: Graph) -> dict[str, frozenset[str]]:
-        """Usage keys of every fact/skill (and merged member) in view, per scope; once per
-        graph: recall must not cost O(memories) (SPEC §6.3)."""
-        if self._present is not None and self._present[0] is graph:
-            return self._present[1]
-        keys: dict[str, set[str]] = {s: set() for s in self.scopes}
-        old, now = self._counted, {}
-        for n in graph.nodes[: graph.records]:  # episodes are never counted
-            pairs = old.get(n)
-            if pairs is None:
-                pairs = [(m.scope, m.key) for m in n.family() if counted(m)]
-            now[n] = pairs
-            for scope, key in pairs:
-                got = keys.get(scope)
-                if got is None:
-                    got = keys[scope] = set()
-                got.add(key)
-        self._counted = now
-        present = {s: frozenset(v) for s, v in keys.items()}
-        self._present = (graph, present)
-        return present
-
-    def _patch_present(
-        self, old: Graph, new: Graph, removed: Sequence[Node], added: Sequence[Node]
-    ) -> None:
-        """The usage keys of ``new`` from those of ``old`` when the records ``removed`` left
-        and ``added`` came (:meth:`_patch`): counted per key, so a key two records share
-        stays present, and each scope's set changes by the keys that came and went."""
-        if self._present is None or self._present[0] is not old:
-            return
-        counts = self._key_counts
-        if counts is None or counts[0] is not old:
-            tally: dict[tuple[str, str], int] = {}
-            for n in old.nodes[: old.records]:
-                for m in n.family():
-                    if counted(m):
-                        tally[(m.scope, m.key)] = tally.get((m.scope, m.key), 0) + 1
-            counts = (old, tally)
-        tally = counts[1]
-        moved: set[tuple[str, str]] = set()
-        for n in removed:
-            for m in n.family():
-                if counted(m):
-                    sk = (m.scope, m.key)
-                    tally[sk] -= 1
-                    if not tally[sk]:
-                        del tally[sk]
-                    moved.add(sk)
-        for n in added:
-            for m in n.family():
-                if counted(m):
-                    sk = (m.scope, m.key)
-                    tally[sk] = tally.get(sk, 0) + 1
-                    moved.add(sk)
-        self._key_counts = (new, tally)
-        before = self._present[1]
-        present = dict(before)
-        for scope in {s for s, _k in moved}:
-            keys = before.get(scope, frozenset())
-            gone = {k for s, k in moved if s == scope and (s, k) not in tally}
-            came = {k for s, k in moved if s == scope and (s, k) in tally}
-            now = (keys - gone) | came
-            if now != keys:
-                present[scope] = now
-                fingerprint_from(keys, now)
-        self._present = (new, present)
+        """The usage keys in view of ``graph``, per scope (:meth:`PresentKeys.of`)."""
+        return self._present.of(graph, self.scopes)
 
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
-        present = self._present_keys(graph)
-        hits: dict[str, set[str]] = {}
-        for r in rows:
-            for m in r.node.family():
-                if counted(m):
-                    hits.setdefault(m.scope, set()).add(m.key)
-        try:
-            self.usage_store.record(present, hits, today())
-        except Exception as e:
-            warn(f"cannot update usage counts ({e}); recall goes on")
+        count_recall(self.usage_store, self._present_keys(graph), [r.node for r in rows])
 
     @_heard
     def explain(
