@@ -862,10 +862,10 @@ def test_one_memory_across_edits_recalls_what_a_fresh_one_does(
 def test_the_code_fingerprint_names_files_that_exist() -> None:
     # A listed file that is missing hashes its name only: a move would leave the stored
     # records' token blind to that code, silently (issue 14).
-    import talos.memory
+    import talos.kept
 
-    here = Path(talos.memory.__file__).parent
-    names = talos.memory._code_files()
+    here = Path(talos.kept.__file__).parent
+    names = talos.kept._code_files()
     assert names == sorted(names)
     assert "graph/graph.py" in names and "sources/facts.py" in names
     assert [n for n in names if not (here / n).is_file()] == []
