@@ -39,6 +39,7 @@ __all__ = [
     "Model",
     "bipartite",
     "classic",
+    "contributions",
     "damped",
     "flow",
     "hub_seed",
@@ -435,3 +436,32 @@ def rank(activation: Activation, thresh: float = THRESH) -> list[tuple[float, in
         return list(zip(a[order].tolist(), order.tolist(), strict=True))
     items = sorted(activation.final.items(), key=lambda x: -x[1])
     return [(a, i) for i, a in items if a > thresh]
+
+
+def contributions(
+    graph: Graph, act: Activation, i: int
+) -> tuple[float, list[float], list[dict[str, Any]]]:
+    """How node ``i`` got its activation, for explain (SPEC §6.2).
+
+    Returns:
+        ``(seed, gains, edges)``: its seed activation (0.0 when not seeded); the gain of each
+        hop (after minus before); and, per hop, every SPEC §5.2 edge from a node active before
+        that hop, as ``{"hop", "from" (the node's key), "weight", "from_activation"}``, both
+        rounded to 4 places.
+    """
+    levels = [act.seeds, *act.hop_levels()]
+    gains = [levels[h].get(i, 0.0) - levels[h - 1].get(i, 0.0) for h in range(1, len(levels))]
+    edges = []
+    for h in range(1, len(levels)):
+        prev = levels[h - 1]
+        for j, w in graph.neighbours[i]:
+            if j in prev:
+                edges.append(
+                    {
+                        "hop": h,
+                        "from": graph.nodes[j].key,
+                        "weight": round(w, 4),
+                        "from_activation": round(prev[j], 4),
+                    }
+                )
+    return act.seeds.get(i, 0.0), gains, edges

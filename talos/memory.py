@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from talos import safety
-from talos.activation import DEFAULT_MODEL, MODELS, Activation, rank, rank_arrays
+from talos.activation import DEFAULT_MODEL, MODELS, Activation, contributions, rank
 from talos.errors import InputError
 from talos.graph.graph import Graph
 from talos.home import Paths, resolve_paths
@@ -21,6 +21,7 @@ from talos.index import Index
 from talos.kept import KeptState
 from talos.model import Node
 from talos.render import Pick, labels, render_block
+from talos.selection import left_out, select
 from talos.sources import load_facts
 from talos.sources.facts import parse_fact_line, tag_reasons
 from talos.sources.skills import parse_frontmatter, read_skill
@@ -390,30 +391,16 @@ class Memory:
         """
         graph = self._kept.recall_graph(at, overrides)
         act = MODELS[self.model].activate(graph, keywords(query))
-        spec = MODELS[self.model]
-        values, order = rank_arrays(act, spec.thresh, k=max(k, 0))
-        top = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
-        # the skills in the order of the full ranking (skills are records; a few dozen)
-        values, order = rank_arrays(act, spec.thresh, among=graph.skill_positions())
-        skills = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
-        best: int | None = None
-        if skills:
-            lead = (
-                skills[0][0] >= spec.body_floor
-                if len(skills) == 1
-                else skills[0][0] >= spec.body_lead * skills[1][0]
-            )
-            best = skills[0][1] if lead else None
         rows = [
             RecallRow(
                 graph.nodes[i].key,
                 graph.nodes[i].kind,
                 graph.nodes[i].text,
                 s,
-                i == best,
+                body,
                 graph.nodes[i],
             )
-            for s, i in top
+            for s, i, body in select(graph, act, MODELS[self.model], k)
         ]
         text = render_block([Pick(r.node, r.score, r.body) for r in rows], self.lang)
         write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
@@ -441,28 +428,8 @@ class Memory:
         out: list[Row] = []
         for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
             n = graph.nodes[i]
-            levels = [act.seeds, *act.hop_levels()]
-            gains = [
-                levels[h].get(i, 0.0) - levels[h - 1].get(i, 0.0) for h in range(1, len(levels))
-            ]
-            edges = []
-            for h in range(1, len(levels)):
-                prev = levels[h - 1]
-                for j, w in graph.neighbours[i]:
-                    if j in prev:
-                        edges.append(
-                            {
-                                "hop": h,
-                                "from": graph.nodes[j].key,
-                                "weight": round(w, 4),
-                                "from_activation": round(prev[j], 4),
-                            }
-                        )
-            out.append(
-                Row(
-                    round(a, 2), n.kind, n.with_members(), n, a, act.seeds.get(i, 0.0), gains, edges
-                )
-            )
+            seed, gains, edges = contributions(graph, act, i)
+            out.append(Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges))
         return out
 
     @_heard
@@ -683,21 +650,9 @@ class Memory:
         qk = keywords(query)
         view, graph = self.view(at, overrides)
         _graph, act = self._activate(query, at, overrides)
-        ranked = [i for _a, i in rank(act, MODELS[self.model].thresh)]
-        top, beyond = set(ranked[: max(k, 0)]), ranked[max(k, 0) :]
-        out: list[WhyNot] = []
-        for i in beyond:
-            out.append(
-                WhyNot(
-                    graph.nodes[i],
-                    "beyond-k",
-                    f"rank {ranked.index(i) + 1}",
-                    round(act.final[i], 2),
-                )
-            )
-        for i, a in act.final.items():
-            if i not in top and i not in beyond:
-                out.append(WhyNot(graph.nodes[i], "below-threshold", "", round(a, 2)))
+        beyond, below = left_out(act, MODELS[self.model], k)
+        out = [WhyNot(graph.nodes[i], "beyond-k", f"rank {r}", a) for i, r, a in beyond]
+        out += [WhyNot(graph.nodes[i], "below-threshold", "", a) for i, a in below]
         for e in view.excluded:
             if e.node.keywords & qk:
                 out.append(WhyNot(e.node, e.reason, e.by))
