@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import json
 import sqlite3
@@ -82,6 +83,7 @@ def _code_files() -> list[str]:
     )
 
 
+@functools.cache
 def _code_fingerprint() -> str:
     """A digest of the code that turns files into a view (part of a stored block's token)."""
     here = Path(__file__).parent

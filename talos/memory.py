@@ -188,7 +188,6 @@ class Suggestion:
         }
 
 
-@functools.cache
 def node_identity(n: Node) -> dict[str, Any]:
     """Where a node comes from: ``{"path", "line"}`` (line only for facts)."""
     return {"path": n.path, "line": n.line} if n.kind == "fact" else {"path": n.path}
