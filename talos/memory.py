@@ -19,7 +19,7 @@ from talos.graph.graph import Graph
 from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.kept import KeptState
-from talos.model import Node
+from talos.model import Node, node_identity, node_provenance
 from talos.render import Pick, labels, render_block
 from talos.selection import left_out, select
 from talos.sources import load_facts
@@ -186,16 +186,6 @@ class Suggestion:
             "hits": self.hits,
             "last_hit_day": self.last_hit_day,
         }
-
-
-def node_identity(n: Node) -> dict[str, Any]:
-    """Where a node comes from: ``{"path", "line"}`` (line only for facts)."""
-    return {"path": n.path, "line": n.line} if n.kind == "fact" else {"path": n.path}
-
-
-def node_provenance(n: Node) -> dict[str, Any]:
-    """Provenance fields of a node (SPEC §7.1)."""
-    return {"src": n.src, "born": n.born, "scope": n.scope, **n.fields}
 
 
 _M = TypeVar("_M", bound=Callable[..., Any])
