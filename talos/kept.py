@@ -1,8 +1,9 @@
 """The state kept between calls of one :class:`talos.Memory`: the view and graph of the last
 call and what they were built from, and the routes that bring them up to date (SPEC §11).
 
-A call takes one look at its inputs (:meth:`KeptState._signature`: the index refreshed, the
-skills' stats), and a part is reused while what it was made from is unchanged. Otherwise it is
+A call takes one look at its inputs (:meth:`KeptState._look` gives the :class:`Tokens`: the
+index refreshed, the skills' stats), and a part is reused while what it was made from is
+unchanged. Otherwise it is
 brought up to date from its old value where a cheaper route is proven — an in-place edit of
 memory.md patched in (:meth:`KeptState._patch`, :mod:`talos.patch`), new sessions restacked
 under the same records (:meth:`KeptState._restack`), the records read back from the index in a
@@ -10,21 +11,27 @@ process that only recalls (:meth:`KeptState._recall_graph`) — or made again
 (:meth:`KeptState._view`). Without the index the files are read again whenever the view is
 built: the reference route the tests compare the others against.
 
-The parts, each with its rule (``README.md``, "How it fits together"):
+The parts, each with the rule that says it is stale. :class:`Tokens` is the one look at the
+inputs (the index's two generations or the files' stats, and the skills'), taken once per call:
 
-- ``_indexed``: the fact rows and the episode block, by the index's two generations;
-- ``_filtered``: the fact filter's verdict per text (the filter is fixed for the object);
-- ``_skill_nodes``: the skill nodes, by the skills' stats, scan verdicts and start;
-- ``_vocab``: keyword ids extending the block's, by the block's identity;
-- ``_merged``: the merged node of each group, by the group's node objects;
-- ``_view_memo``: each node's standing, by (scopes, day) and node identity;
-- ``_built``: the last build (:class:`talos.patch.Built`), the base of a patch and a restack;
-- ``_cache``: the (signature, when) that ``_built``'s view and graph answer for; ``None``
-  after a write through :class:`talos.Memory` (:meth:`KeptState.wrote`);
-- ``_rcache``: the graph read from the stored records, by (signature, day);
-- ``_present``: the usage keys in view (:class:`talos.usage.PresentKeys`), by graph identity.
+- ``rows``: the index's fact rows, by ``Tokens.facts``;
+- ``episodes``: the episode block, by ``Tokens.sessions``; a stale one is handed to
+  :meth:`talos.index.Index.episode_block` to be extended or trimmed;
+- ``filtered``: the fact filter's verdict per text (the filter is fixed for the object);
+- ``skills``: the skill nodes, by ``(Tokens.skills, start)``;
+- ``vocab``: keyword ids extending the block's, by identity (``vocab.base is`` the block's
+  incidence); rebased on a restack;
+- ``merged``: the merged node of each group, by the group's node objects;
+- ``standing``: each node's standing, by ``(scopes, day)`` and node identity;
+- ``built``: the last build (:class:`talos.patch.Built`), the base of a patch and a restack;
+- ``fresh``: the ``(tokens, when)`` that ``built`` answers for; ``None`` after a write through
+  :class:`talos.Memory` (:meth:`KeptState.wrote`), so the next call builds (or patches) again;
+- ``stored``: the graph read from the stored records, by ``(tokens, day)``, never with
+  overrides;
+- ``usage_keys``: the usage keys in view (:class:`talos.usage.PresentKeys`), by graph identity.
 
-It never calls back into :mod:`talos.memory`.
+Without the index ``rows`` and ``episodes`` are not kept: the files are read again whenever the
+view is built. It never calls back into :mod:`talos.memory`.
 """
 
 from __future__ import annotations
@@ -36,7 +43,8 @@ import functools
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +68,25 @@ from talos.trust import View, build_view, standing
 from talos.usage import PresentKeys
 from talos.warn import warn
 
-__all__ = ["KeptState"]
+__all__ = ["KeptState", "Tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """One look at every input of the kept state, taken once per public call
+    (:meth:`KeptState._look`); a part is reused while the tokens it was made from are equal.
+
+    Attributes:
+        indexed: whether the index answered (else the files are read directly).
+        facts: ``("index", Index.facts_generation)``, or the stat of memory.md.
+        sessions: ``("index", Index.sessions_generation)``, or the stats of the session files.
+        skills: the stat of each skill file and the names the safety scan flags.
+    """
+
+    indexed: bool
+    facts: Hashable
+    sessions: Hashable
+    skills: tuple[Any, ...]
 
 
 def _stat(p: Path) -> tuple[str, int, int, int]:
@@ -136,22 +162,22 @@ class KeptState:
         self.blocked = blocked
         self.lang = lang
         self.index: Index | None = Index(paths) if index else None
-        self._indexed: tuple[tuple[int, int], list[tuple[Node, bool]], EpisodeBlock] | None = None
-        self._filtered: dict[str, bool] = {}
-        self._vocab: Vocabulary | None = None
-        self._skill_nodes: tuple[Any, list[Node]] | None = None
-        self._merged: dict[tuple[Node, ...], Node] = {}
-        self._view_memo: dict[Any, Any] = {}
-        self._rcache: tuple[Any, Graph] | None = None
-        self._built: Built | None = None
-        self._episode_start = 0
-        self._present = PresentKeys()
-        self._cache: tuple[Any, View, Graph] | None = None
+        self.rows: tuple[int, list[tuple[Node, bool]]] | None = None
+        self.episodes: tuple[int, EpisodeBlock] | None = None
+        self.filtered: dict[str, bool] = {}
+        self.vocab: Vocabulary | None = None
+        self.skills: tuple[Any, list[Node]] | None = None
+        self.merged: dict[tuple[Node, ...], Node] = {}
+        self.standing: dict[Any, Any] = {}
+        self.stored: tuple[Any, Graph] | None = None
+        self.built: Built | None = None
+        self.fresh: tuple[Any, ...] | None = None
+        self.usage_keys = PresentKeys()
 
     def view(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> tuple[View, Graph]:
         """The authorized active view at ``at`` (default today) and its graph, after one look
         at the inputs (:meth:`talos.Memory.view`)."""
-        return self._view(at, overrides, self._signature())
+        return self._view(at, overrides, self._look())
 
     def nodes(self) -> list[Node]:
         """All nodes of the home in load order (facts, skills, episodes), before the view."""
@@ -170,17 +196,17 @@ class KeptState:
     def wrote(self) -> None:
         """A write went through :class:`talos.Memory`: the next call builds its view again
         (the last build stays the base of a patch)."""
-        self._cache = None
+        self.fresh = None
 
     def close(self) -> None:
         """Close the index connection now (it reopens on demand)."""
         if self.index is not None:
             self.index.close()
 
-    def _signature(self) -> tuple[Any, ...]:
-        """What the graph depends on: unchanged signature, unchanged graph.
+    def _look(self) -> Tokens:
+        """What the graph depends on, looked at once: unchanged tokens, unchanged graph.
 
-        With the index: its generation after an incremental refresh (SPEC §11) plus the
+        With the index: its two generations after an incremental refresh (SPEC §11) plus the
         skills' sizes and mtimes. Without: size and mtime of every source file.
         """
         # Refresh first: the first refresh of a new index (or of new reader code) empties
@@ -189,11 +215,17 @@ class KeptState:
         skills = self._skills_state()
         if indexed:
             assert self.index is not None
-            return ("index", self.index.generation, skills)
-        return (
+            return Tokens(
+                True,
+                ("index", self.index.facts_generation),
+                ("index", self.index.sessions_generation),
+                skills,
+            )
+        return Tokens(
+            False,
             _stat(self.paths.memory_file),
-            skills,
             tuple(_stat(p) for p in session_files(self.paths.sessions_dir)),
+            skills,
         )
 
     def _refresh_index(self) -> bool:
@@ -227,19 +259,19 @@ class KeptState:
         if indexed:
             assert self.index is not None
             gen = (self.index.facts_generation, self.index.sessions_generation)
-            old = self._indexed
+            old_rows, old_block = self.rows, self.episodes
             try:
-                rows = old[1] if old and old[0][0] == gen[0] else self.index.fact_rows()
+                rows = old_rows[1] if old_rows and old_rows[0] == gen[0] else self.index.fact_rows()
                 block = (
-                    old[2]
-                    if old and old[0][1] == gen[1]
-                    else self.index.episode_block(old[2] if old else None)
+                    old_block[1]
+                    if old_block and old_block[0] == gen[1]
+                    else self.index.episode_block(old_block[1] if old_block else None)
                 )
             except (OSError, sqlite3.Error) as e:  # a cache that cannot be read: the files
                 self._drop_index(e)
                 indexed = False
         if indexed:
-            self._indexed = (gen, rows, block)
+            self.rows, self.episodes = (gen[0], rows), (gen[1], block)
             if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
             else:  # a withheld line's row is kept masked (Index.indexed_fact)
@@ -262,47 +294,45 @@ class KeptState:
     def _skills(self, start: int, state: tuple[Any, ...] | None = None) -> list[Node]:
         """The skill nodes, kept while no skill file changed (stat, scan verdicts, ``start``)."""
         key = (start, *(state or self._skills_state()))
-        if self._skill_nodes is None or self._skill_nodes[0] != key:
+        if self.skills is None or self.skills[0] != key:
             nodes = load_skills(
                 self.paths.skills_dir, self.lang, self.blocked, start, scan_store=self.index
             )
-            self._skill_nodes = (key, nodes)
-        return list(self._skill_nodes[1])
+            self.skills = (key, nodes)
+        return list(self.skills[1])
 
     def _keep(self, text: str) -> bool:
         """``keep_fact(text)``, remembered per text for the life of this object."""
         if self.keep_fact is None:
             return True
-        got = self._filtered.get(text)
+        got = self.filtered.get(text)
         if got is None:
-            got = self._filtered[text] = self.keep_fact(text)
+            got = self.filtered[text] = self.keep_fact(text)
         return got
 
     def _view(
-        self, at: dt.date | None, overrides: Mapping[str, str] | None, sig: tuple[Any, ...]
+        self, at: dt.date | None, overrides: Mapping[str, str] | None, tokens: Tokens
     ) -> tuple[View, Graph]:
         """:meth:`view` for a signature the caller just took (one look at the files)."""
         day = at or dt.date.today()
-        key = (sig, day, tuple(sorted((overrides or {}).items())))
-        if self._cache and self._cache[0] == key:
-            return self._cache[1], self._cache[2]
-        records, block = self._sources(sig[2] if sig[0] == "index" else sig[1])
+        key = (tokens, day, tuple(sorted((overrides or {}).items())))
+        if self.fresh == key and self.built is not None:
+            return self.built.view, self.built.graph
+        records, block = self._sources(tokens.skills)
         patched = self._patch(records, block, key[1:]) or self._restack(records, block, key[1:])
         if patched is not None:
-            view, graph = patched
-            self._cache = (key, view, graph)
-            return view, graph
-        view = build_view(records, self.scopes, day, overrides, self._view_memo)
-        head = merge_duplicates(view.nodes, self._merged)
-        self._episode_start = len(records)
+            self.fresh = key
+            return patched
+        view = build_view(records, self.scopes, day, overrides, self.standing)
+        head = merge_duplicates(view.nodes, self.merged)
         base = self._base(block)
-        if self._vocab is None or self._vocab.base is not base:
-            self._vocab = Vocabulary(base)
-        incidence = self._vocab.incidence([n.keywords for n in head])
+        if self.vocab is None or self.vocab.base is not base:
+            self.vocab = Vocabulary(base)
+        incidence = self.vocab.incidence([n.keywords for n in head])
         graph = self._stack(head, incidence, block, len(records))
         graph.cache["kinds"] = [n.kind for n in head]
-        self._cache = (key, view, graph)
-        self._built = Built(records, block, key[1:], view, head, incidence, graph)
+        self.built = Built(records, block, key[1:], view, head, incidence, graph)
+        self.fresh = key
         return view, graph
 
     def _patch(
@@ -311,14 +341,14 @@ class KeptState:
         """The view and graph after an in-place edit of memory.md, patched into the last
         ones built (:mod:`talos.patch`), or ``None`` when a full build is needed (SPEC §11:
         an edit costs what it changed, not a pass over every memory)."""
-        b = self._built
+        b = self.built
         base = self._base(block)
         if (
             b is None
             or (b.block is not block and base is not None)  # without episodes: no matter
             or b.when != when
-            or self._vocab is None
-            or self._vocab.base is not base
+            or self.vocab is None
+            or self.vocab.base is not base
             or b.incidence.base is not base  # built in the vocabulary's numbering
         ):
             return None
@@ -328,7 +358,7 @@ class KeptState:
             b.block = block
             return b.view, b.graph  # looked at again, nothing changed
         day = when[0]
-        verdicts = self._view_memo.get((self.scopes, day))
+        verdicts = self.standing.get((self.scopes, day))
         if verdicts is None:
             return None
 
@@ -338,19 +368,19 @@ class KeptState:
                 got = verdicts[n] = standing(n, self.scopes, day)
             return got
 
-        got = patch_view(b, records, self.scopes, standing_of, self._merged)
+        got = patch_view(b, records, self.scopes, standing_of, self.merged)
         if got is None:
             return None
         built, sp = got
-        incidence = splice_incidence(b.incidence, sp, built.head, self._vocab)
+        incidence = splice_incidence(b.incidence, sp, built.head, self.vocab)
         built.block = block
         graph = self._stack(built.head, incidence, block, len(records))
         splice_cache(b.graph, graph, sp)
         if "kinds" not in graph.cache:
             graph.cache["kinds"] = [n.kind for n in built.head]
-        self._present.patched(b.graph, graph, sp.removed, sp.added)
+        self.usage_keys.patched(b.graph, graph, sp.removed, sp.added)
         built.incidence, built.graph = incidence, graph
-        self._built = built
+        self.built = built
         return built.view, graph
 
     def _base(self, block: EpisodeBlock) -> Incidence | None:
@@ -365,7 +395,7 @@ class KeptState:
         change): the same view and merged records, their incidence renumbered in the new
         block's keyword ids, or ``None`` when anything else changed (SPEC §11: a new
         session costs what it changed)."""
-        b = self._built
+        b = self.built
         if (
             b is None
             or b.block is block
@@ -377,19 +407,19 @@ class KeptState:
             or any(x is not y for x, y in zip(b.records, records, strict=True))
         ):
             return None
-        self._vocab = (
-            self._vocab.rebase(block.incidence)
-            if self._vocab is not None
+        self.vocab = (
+            self.vocab.rebase(block.incidence)
+            if self.vocab is not None
             else Vocabulary(block.incidence)
         )
-        incidence = self._vocab.incidence([n.keywords for n in b.head])
+        incidence = self.vocab.incidence([n.keywords for n in b.head])
         graph = self._stack(b.head, incidence, block, len(records))
         for name in ("kinds", "skill_mask"):
             if name in b.graph.cache:
                 graph.cache[name] = b.graph.cache[name]
-        self._present.carried(b.graph, graph)
+        self.usage_keys.carried(b.graph, graph)
         built = Built(records, block, when, b.view, b.head, incidence, graph, tables=b)
-        self._built = built
+        self.built = built
         return b.view, graph
 
     def _recall_graph(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> Graph:
@@ -399,18 +429,18 @@ class KeptState:
         (SPEC §11). Only for the default fact filter and without overrides; the block is
         written from the graph :meth:`view` built, under a token of all it depends on."""
         if overrides or self.index is None or self.keep_fact is not safety.keep_fact:
-            return self._view(at, overrides, self._signature())[1]
+            return self._view(at, overrides, self._look())[1]
         day = at or dt.date.today()
-        sig = self._signature()
-        key = (sig, day, ())
-        if self._cache and self._cache[0] == key:
-            return self._cache[2]
-        if self._rcache and self._rcache[0] == key:
-            return self._rcache[1]
-        if sig[0] != "index" or self.index is None or self._cache is not None:
+        tokens = self._look()
+        key = (tokens, day, ())
+        if self.fresh == key and self.built is not None:
+            return self.built.graph
+        if self.stored and self.stored[0] == key:
+            return self.stored[1]
+        if not tokens.indexed or self.index is None or self.fresh is not None:
             # no index to read from, or a long-lived Memory that built (and patches) its own
-            return self._view(at, None, sig)[1]
-        token = self._records_token(sig, day)
+            return self._view(at, None, tokens)[1]
+        token = self._records_token(tokens, day)
         try:
             data = self.index.load_records(token)
         except (OSError, sqlite3.Error):
@@ -418,47 +448,49 @@ class KeptState:
         if data is not None:
             try:
                 stored = RecordsBlock.from_bytes(data, token)
-                old = self._indexed
+                old_block = self.episodes
                 gen = (self.index.facts_generation, self.index.sessions_generation)
                 try:
                     block = (
-                        old[2]
-                        if old and old[0][1] == gen[1]
-                        else self.index.episode_block(old[2] if old else None)
+                        old_block[1]
+                        if old_block and old_block[0] == gen[1]
+                        else self.index.episode_block(old_block[1] if old_block else None)
                     )
                 except (OSError, sqlite3.Error) as e:
                     self._drop_index(e)
-                    return self._view(at, None, self._signature())[1]
+                    return self._view(at, None, self._look())[1]
                 graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
                 graph.cache["kinds"] = stored.kinds
                 if isinstance(stored.kinds, Kinds):
                     graph.cache["skill_mask"] = stored.kinds.mask("skill")
-                self._present.loaded(graph, stored.present)
-                self._rcache = (key, graph)
+                self.usage_keys.loaded(graph, stored.present)
+                self.stored = (key, graph)
                 return graph
             except BlockError as e:
                 warn(f"{self.index.file}: stored records unusable ({e}); rebuilding them")
-        first = self._cache is None
-        _view, graph = self._view(at, None, sig)
+        first = self.fresh is None
+        _view, graph = self._view(at, None, tokens)
         if not first:
             # A long-lived Memory (an agent loop, the MCP server) rebuilt its view after an
             # edit: the next one-shot process stores the block; this one must not pay for it
             # on every edit (SPEC §11: an edit costs what the edit changed).
             return graph
+        built = self.built
+        assert built is not None  # set by the build just made
         head = graph.nodes[: graph.records]
         records = RecordsBlock(
             head,
             graph.cache.get("kinds") or [n.kind for n in head],
             graph.head,  # its own vocabulary: a loading process maps it onto its block's
             self._present_keys(graph),
-            self._episode_start,
+            len(built.records),  # where the episodes start: the records before the view
         )
         if self.index is not None:  # None: found unreadable while the view was built
             with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
                 self.index.save_records(token, records.to_bytes(token))
         return graph
 
-    def _records_token(self, sig: tuple[Any, ...], day: dt.date) -> str:
+    def _records_token(self, tokens: Tokens, day: dt.date) -> str:
         """What the records of a view depend on: the indexed facts' version, the skills
         (stats, scan verdicts), scopes, date, language, blocked skills and talos's code."""
         assert self.index is not None
@@ -467,8 +499,8 @@ class KeptState:
                 [
                     self.index.facts_token,
                     _code_fingerprint(),
-                    [list(s) for s in sig[2][0]],
-                    sorted(sig[2][1]),
+                    [list(s) for s in tokens.skills[0]],
+                    sorted(tokens.skills[1]),
                     list(self.scopes),
                     day.isoformat(),
                     self.lang,
@@ -489,4 +521,4 @@ class KeptState:
 
     def _present_keys(self, graph: Graph) -> dict[str, frozenset[str]]:
         """The usage keys in view of ``graph``, per scope (:meth:`PresentKeys.of`)."""
-        return self._present.of(graph, self.scopes)
+        return self.usage_keys.of(graph, self.scopes)
