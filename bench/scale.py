@@ -67,8 +67,9 @@ QUERIES = [
 
 
 #: Seconds between a write and the next paired warm recall: a file changed within a tick of
-#: its clock is looked at again on the next call after it (talos.index._settled, 20 ms on
-#: this file system). One untimed recall takes that look, so the paired warm recall is warm.
+#: its clock is looked at again on the next call after it (talos.index.signatures.settled,
+#: 20 ms on this file system). One untimed recall takes that look, so the paired warm recall
+#: is warm.
 SETTLE = 0.05
 
 
@@ -162,7 +163,7 @@ def paired(mem: Memory, count: int, change: Callable[[int], None]) -> tuple[list
     warm, after = [], []
     for i in range(count):
         q = QUERIES[i % len(QUERIES)]
-        time.sleep(SETTLE)  # calls are not this close to a write in use (_settled)
+        time.sleep(SETTLE)  # calls are not this close to a write in use (signatures.settled)
         mem.recall(q)  # untimed: the look again at the last write, after its tick
         t = time.perf_counter()
         mem.recall(q)

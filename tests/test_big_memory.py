@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import talos.index
+import talos.index.check  # imported on use by Index.check: here for the sampled fixture
 import talos.sources.facts as facts_mod
 from talos import Memory
 from talos.activation import Activation, DenseActivation, rank_arrays
@@ -90,8 +91,8 @@ def _big(make_home: Callable[..., Path], n: int = 60) -> Path:
 @pytest.fixture
 def sampled(monkeypatch: pytest.MonkeyPatch) -> None:
     """The check of a long memory.md, on a short one: each line compared, 5 rows re-parsed."""
-    monkeypatch.setattr(talos.index, "CHECK_ALL_LINES", 10)
-    monkeypatch.setattr(talos.index, "CHECK_SAMPLE", 5)
+    monkeypatch.setattr(talos.index.check, "CHECK_ALL_LINES", 10)
+    monkeypatch.setattr(talos.index.check, "CHECK_SAMPLE", 5)
 
 
 def test_the_check_of_a_long_memory_compares_every_line(
@@ -148,7 +149,7 @@ def test_doctor_reads_memory_md_once_and_reports_as_before(
         return real(line)
 
     monkeypatch.setattr(facts_mod, "parse_fact_line", count)
-    monkeypatch.setattr(talos.index, "parse_fact_line", count)
+    monkeypatch.setattr(talos.index.facts, "parse_fact_line", count)
     diag = {f.check: f for f in diagnose(home).findings}
     # no fact line is parsed but the line the fact filter rejects (the index keeps it
     # masked: it is read from the file for the safety report) and the sampled rows (lines

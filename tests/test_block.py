@@ -596,7 +596,7 @@ def test_stored_block_is_reused_and_a_damaged_one_rebuilt(
         assert _explained(sixth, "kettle descaling citric") == got
         sixth.close()
     # ... until STORE_AFTER episodes came since: then the grown block is stored
-    monkeypatch.setattr(talos.index, "STORE_AFTER", 2)
+    monkeypatch.setattr(talos.index.blocks, "STORE_AFTER", 2)
     (sessions / "2026-9001.jsonl").write_text(_session("kettle limescale vinegar"))
     seventh = Memory(home)
     got = _explained(seventh, "kettle limescale descaling")

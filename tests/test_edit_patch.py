@@ -1,7 +1,7 @@
 """In-place edits of memory.md are patched, never rebuilt, and never differ (SPEC §11, issue 4).
 
 A long-lived :class:`talos.Memory` applies an edit that changes lines in place to its stored
-rows (``Index._patch_facts``) and, when the edited lines are plain facts (no canonical key,
+rows (``FactRows.patch``) and, when the edited lines are plain facts (no canonical key,
 active, unmerged), to its last view and graph (``KeptState._patch``). These tests make random
 in-place edits of every kind — plain facts, keyed and conflicting facts, duplicates that merge,
 lines made unsafe, expired tags, non-fact lines — and compare each state with a fresh
@@ -83,7 +83,7 @@ def test_random_in_place_edits_equal_a_fresh_memory(
     queries = [" ".join(rng.sample(WORDS, 2)) for _ in range(6)]
 
     taken = {"facts": 0, "view": 0}
-    patch_facts, patch_view = index_mod.Index._patch_facts, kept_mod.KeptState._patch
+    patch_facts, patch_view = index_mod.facts.FactRows.patch, kept_mod.KeptState._patch
 
     def count_facts(self, *a):  # type: ignore[no-untyped-def]
         done = patch_facts(self, *a)
@@ -95,7 +95,7 @@ def test_random_in_place_edits_equal_a_fresh_memory(
         taken["view"] += done is not None
         return done
 
-    monkeypatch.setattr(index_mod.Index, "_patch_facts", count_facts)
+    monkeypatch.setattr(index_mod.facts.FactRows, "patch", count_facts)
     monkeypatch.setattr(kept_mod.KeptState, "_patch", count_view)
 
     kept = Memory(home)

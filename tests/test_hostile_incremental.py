@@ -3,7 +3,7 @@
 1. ``talos.patch`` + ``KeptState._patch``: an in-place edit of memory.md patched into a kept
    Memory's view and graph (keyed facts handed from line to line, duplicate groups joined and
    left, expired and out-of-scope lines, interleaved with new sessions);
-2. ``Index._refresh_sessions`` / ``EpisodeBlock.extend`` / ``Index.episode_block`` /
+2. ``SessionRows.refresh`` / ``EpisodeBlock.extend`` / ``Index.episode_block`` /
    ``KeptState._restack``: new sessions extending the merged episode block (names sorting before,
    between and after the others, duplicates, pending files, deletions, more than
    ``STORE_AFTER`` at once, two kept objects and other processes, unicode and malformed files,
@@ -384,7 +384,7 @@ def test_all_sessions_gone_then_new_ones_extend_an_empty_block(
 def test_more_sessions_at_once_than_store_after(
     tmp_path: Path, taken: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(index_mod, "STORE_AFTER", 3)
+    monkeypatch.setattr(index_mod.blocks, "STORE_AFTER", 3)
     home = _home(tmp_path)
     kept = Memory(home.path)
     _agree(home.path, kept, "start")
@@ -400,7 +400,7 @@ def test_more_sessions_at_once_than_store_after(
 def test_two_kept_memories_take_turns_with_fresh_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, taken: dict[str, int]
 ) -> None:
-    monkeypatch.setattr(index_mod, "STORE_AFTER", 2)
+    monkeypatch.setattr(index_mod.blocks, "STORE_AFTER", 2)
     rnd = random.Random(3)
     home = _home(tmp_path)
     mems = [Memory(home.path), Memory(home.path)]

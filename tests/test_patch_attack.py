@@ -1,4 +1,4 @@
-"""Hostile tests of the patched edit path (``Index._patch_facts``, ``KeptState._patch``,
+"""Hostile tests of the patched edit path (``FactRows.patch``, ``KeptState._patch``,
 ``talos.patch``, ``_patch_present``): a kept :class:`talos.Memory` must answer after any
 in-place edit of memory.md exactly like a fresh ``Memory(home, index=False)``, count usage like
 fresh processes, leave objects a caller holds untouched, and leave the shared index right for
@@ -110,7 +110,7 @@ def _same_as_fresh(mem: Memory, home: Home, step: object, **kw: Any) -> None:
 def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts of the patch paths taken (so a comparison is not two full builds)."""
     got = {"facts": 0, "view": 0, "arrays": 0}
-    pf, pv, pa = index_mod.Index._patch_facts, kept_mod.KeptState._patch, kept_mod.splice_cache
+    pf, pv, pa = index_mod.facts.FactRows.patch, kept_mod.KeptState._patch, kept_mod.splice_cache
 
     def facts(self: Any, *a: Any) -> Any:
         before = self._rows
@@ -127,7 +127,7 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         pa(old, new, *a)
         got["arrays"] += "kinds" in new.cache
 
-    monkeypatch.setattr(index_mod.Index, "_patch_facts", facts)
+    monkeypatch.setattr(index_mod.facts.FactRows, "patch", facts)
     monkeypatch.setattr(kept_mod.KeptState, "_patch", view)
     monkeypatch.setattr(kept_mod, "splice_cache", arrays)
     return got
@@ -426,17 +426,17 @@ def test_interrupted_refresh_after_a_patched_edit(
     kept.explain("kettle")
     lines[3] = "- fact 003 teapot brewing notes"
     home.write(lines)
-    real = index_mod.Index._refresh_sessions
+    real = index_mod.sessions.SessionRows.refresh
 
     def interrupted(self: Any, *a: Any, **k: Any) -> None:
         raise KeyboardInterrupt  # Ctrl-C in a long-lived agent loop
 
     with monkeypatch.context() as m:
-        m.setattr(index_mod.Index, "_refresh_sessions", interrupted)
+        m.setattr(index_mod.sessions.SessionRows, "refresh", interrupted)
         with pytest.raises(KeyboardInterrupt):
             kept.explain("teapot")
-    assert index_mod.Index._refresh_sessions is real
-    assert taken["facts"] == 1  # the edit went through _patch_facts
+    assert index_mod.sessions.SessionRows.refresh is real
+    assert taken["facts"] == 1  # the edit went through FactRows.patch
     _same_as_fresh(kept, home, "kept")  # this object itself is right
     with Memory(home.path, index=False) as fresh:
         want = [r.text for r in fresh.explain("teapot brewing")]

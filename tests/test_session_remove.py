@@ -194,7 +194,7 @@ def test_a_pruned_log_brings_an_old_block_up_from_the_stored_one(
     """Once a block holding the removals is stored, their log entries are pruned; a kept
     Memory whose block is older than that starts from the stored block, never from a log
     that misses entries."""
-    monkeypatch.setattr(talos.index, "STORE_AFTER", 2)
+    monkeypatch.setattr(talos.index.blocks, "STORE_AFTER", 2)
     rng = random.Random(14)
     home = make_home(
         sessions={f"2026-04-{i:02d}.jsonl": _session(_text(rng)) for i in range(1, 13)}

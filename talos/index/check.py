@@ -1,0 +1,143 @@
+"""The index against the files (``talos doctor``, ``talos index --check``; SPEC §11).
+
+Nothing here changes the index: :func:`check` reads memory.md, the session files and the stored
+episode block, and says where the index differs from them. Imported on use by
+:meth:`talos.index.Index.check`, so a recall never loads it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from talos.graph.episodes import EpisodeBlock
+from talos.graph.stored import BLOCK_VERSION, BlockError
+from talos.index.blocks import caught_up, changes
+from talos.index.facts import indexed_fact, parse_line, stored_line
+from talos.index.schema import meta
+from talos.safety import keep_fact
+from talos.sources.facts import MAX_FACT_BYTES, read_memory, tag_reasons
+
+if TYPE_CHECKING:
+    from talos.index import Index
+
+__all__ = ["CHECK_ALL_LINES", "CHECK_SAMPLE", "check"]
+
+#: :meth:`Index.check` parses every line of a memory.md of at most this many lines again;
+#: of a longer one, :data:`CHECK_SAMPLE` rows (and every line without a row).
+CHECK_ALL_LINES = 50_000
+CHECK_SAMPLE = 2_000
+
+
+def check(index: Index, full: bool | None = None) -> list[str]:
+    """Compare ``index`` with the files without changing it; returns differences.
+
+    Args:
+        full: parse every line of memory.md again and compare (``None``: when it has at
+            most :data:`CHECK_ALL_LINES` lines). Otherwise every line's exact text and
+            position are compared with its row, lines without a row are parsed (they
+            must be no facts), and :data:`CHECK_SAMPLE` rows spread over the file are
+            parsed again: a memory.md of 1,000,000 lines took 126 s in ``talos doctor``
+            (issue 12 item 8).
+    """
+    from talos.sources.sessions import load_episodes
+
+    problems = _check_facts(index, full)
+    want_e = {(n.path, n.text) for n in load_episodes(index.paths.sessions_dir)}
+    have_e = {(n.path, n.text) for n in index.episodes()}
+    for path, text in sorted(want_e - have_e)[:20]:
+        problems.append(f"{path}: episode {text!r} is not indexed")
+    for path, text in sorted(have_e - want_e)[:20]:
+        problems.append(f"{path}: indexed episode {text!r} is not in the files")
+    problems += _check_block(index)
+    return problems
+
+
+def _check_facts(index: Index, full: bool | None) -> list[str]:
+    """The memory.md half of :meth:`check`."""
+    from talos.sources.facts import load_facts
+
+    path = index.paths.memory_file
+    con = index._connect()
+    rows = index._facts.held(meta(con, "facts_token"))  # this object wrote or read it last
+    if rows is None:
+        rows = con.execute(
+            "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
+        ).fetchall()
+    try:
+        data = read_memory(path)
+    except OSError:
+        data = b""  # missing or unreadable: load_facts says which, below
+        full = True
+    blobs = data.split(b"\n") if data else []
+    if full or (full is None and len(blobs) <= CHECK_ALL_LINES):
+        want = [
+            (n.line, *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)))
+            for n in load_facts(path)
+        ]
+        want = [w for w in want if w[2]]
+        have = [(r[0], r[2], frozenset(r[3].split())) for r in rows]
+        if want == have:
+            return []
+        return [f"facts differ from {path}: {len(have)} indexed, {len(want)} in the file"]
+    at = {r[0]: r for r in rows}
+    step = max(1, len(rows) // CHECK_SAMPLE)
+    seen = 0
+    for no, blob in enumerate(blobs, 1):
+        row = at.pop(no, None)
+        try:
+            line = blob.decode("utf-8") if len(blob) <= MAX_FACT_BYTES else None
+        except UnicodeDecodeError:
+            line = None
+        if row is None:
+            if line is not None and parse_line(line) is not None:
+                return [f"facts differ from {path}: line {no} is a fact, not indexed"]
+            continue
+        if line is None or stored_line(line, row) != row[1]:  # masked when withheld
+            return [f"facts differ from {path}: line {no} is not the indexed line"]
+        seen += 1
+        if seen % step == 0:
+            entry = parse_line(line)
+            if entry is None or (entry[0], entry[1]) != (row[2], row[3]):
+                return [f"facts differ from {path}: line {no} is indexed as another fact"]
+    if at:
+        return [f"facts differ from {path}: line {min(at)} is indexed, not in the file"]
+    return []
+
+
+def _check_block(index: Index) -> list[str]:
+    """The stored episode block (built, or extended session by session) against a block
+    merged afresh from the indexed rows: the same merged nodes, in the same order."""
+    con = index._connect()
+    con.execute("BEGIN")
+    try:
+        row = con.execute("SELECT token, data FROM blocks WHERE name='episodes'").fetchone()
+        token = f"{meta(con, 'sessions_token')}:{BLOCK_VERSION}"
+        base = meta(con, "sessions_base") or ""
+        rows = con.execute(
+            "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL ORDER BY sortkey"
+        ).fetchall()
+        if row is None or row[0] is None:
+            return []
+        try:
+            stored = EpisodeBlock.from_bytes(row[1], row[0])
+        except BlockError as e:
+            return [f"{index.file}: stored episode block unusable ({e})"]
+        change = None if row[0] == token else changes(con, stored, base)
+    finally:
+        con.execute("COMMIT")
+    if row[0] == token:
+        have = stored
+    elif change is not None:
+        have = caught_up(stored, change)
+    else:
+        return []  # of another base: the next recall builds one
+
+    def nodes(b: EpisodeBlock) -> list[Any]:
+        return [
+            (n.path, n.text, sorted(n.keywords), n.order, [m.path for m in n.members])
+            for n in (b.node(g) for g in range(len(b)))
+        ]
+
+    if nodes(have) != nodes(EpisodeBlock.build(rows)):
+        return [f"{index.file}: the episode block differs from the indexed sessions"]
+    return []

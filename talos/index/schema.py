@@ -1,0 +1,263 @@
+"""The index file: its schema, migrations and the checks that tell talos's index from any other
+file (SPEC §11).
+
+:func:`connect` opens ``index.db``, creating the schema of version 1 and running the
+:data:`MIGRATIONS` up to :data:`SCHEMA`. A file of an unknown schema, application id or columns,
+or one SQLite cannot read, is damaged or foreign: it is removed and built again from the files,
+or, when its header says it is not talos's (another program's database), moved aside to
+``index.db.not-talos-STAMP``, never deleted (:func:`discard`).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from talos import fsutil
+from talos.warn import warn
+
+__all__ = [
+    "APP_ID",
+    "COLUMNS",
+    "MIGRATIONS",
+    "SCHEMA",
+    "connect",
+    "damaged",
+    "discard",
+    "meta",
+    "session_rows",
+]
+
+#: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
+#: a newer or unknown one is rebuilt.
+SCHEMA = 3
+#: ``PRAGMA application_id``: tells our index from any other SQLite file.
+APP_ID = 0x7A105  # "talos"
+
+#: Statements that bring an index of schema ``v - 1`` to schema ``v`` (run in one transaction).
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 2: the merged episode block (talos/block.py), stored per version of the sessions.
+    # 2: the merged episode block (talos/block.py), stored per version of the sessions; the
+    #    fact filter's verdict per line (facts.safe), so a process does not re-scan 3,000 lines;
+    #    an index of the sessions still without a request.
+    2: (
+        "CREATE TABLE IF NOT EXISTS blocks(name TEXT PRIMARY KEY, token TEXT, data BLOB)",
+        "ALTER TABLE facts ADD COLUMN safe INTEGER",
+        # sessions without a request yet, looked at on every refresh: found without a scan
+        "CREATE INDEX IF NOT EXISTS sessions_pending ON sessions(path) WHERE text IS NULL",
+        "DELETE FROM facts",
+        "DELETE FROM meta WHERE k='memory_sig'",
+    ),
+    # 3: the log of removed sessions, so the episode block loses their episodes instead of
+    #    being merged again (EpisodeBlock.remove; issue 12 item 7).
+    3: ("CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, path TEXT, sortkey TEXT)",),
+}
+
+
+#: Every (table, column) of schema :data:`SCHEMA`; an index missing one is rebuilt.
+COLUMNS = {
+    ("meta", "k"),
+    ("meta", "v"),
+    *(("facts", c) for c in ("line", "raw", "text", "kw", "src", "born", "fields", "safe")),
+    *(("sessions", c) for c in ("path", "sortkey", "size", "mtime_ns", "text", "kw")),
+    ("blocks", "name"),
+    ("blocks", "token"),
+    ("blocks", "data"),
+    *(("dropped", c) for c in ("seq", "path", "sortkey")),
+}
+
+
+def connect(file: Path) -> sqlite3.Connection:
+    """Open the index at ``file`` (made, migrated or checked: :func:`open_index`); a damaged
+    or foreign file is discarded (:func:`discard`) and a new index made in its place.
+
+    Raises:
+        sqlite3.OperationalError: locked, busy or unreadable (no damage: nothing is
+            discarded).
+    """
+    file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = open_index(file)
+    except sqlite3.OperationalError:
+        # Locked, busy, unreadable: not damage. Discarding here deleted the index another
+        # process was making (tests/test_index_reliability.py, 3 processes on a new home).
+        raise
+    except sqlite3.DatabaseError as e:
+        aside = discard(file)
+        if aside is None:
+            warn(f"{file}: damaged or foreign index ({e}); rebuilding it from the files")
+        else:
+            warn(
+                f"{file}: not talos's index ({e}); moved to {aside}; a new index is "
+                "built from the files"
+            )
+        con = open_index(file)
+    return con
+
+
+def open_index(file: Path) -> sqlite3.Connection:
+    """A connection to the index at ``file``: WAL, its schema created (:func:`create`) or
+    migrated (:func:`migrate`) to :data:`SCHEMA`.
+
+    Raises:
+        sqlite3.DatabaseError: a file of another application id, schema or columns.
+    """
+    fsutil.check_regular_or_missing(file)  # SQLite would take a FIFO (issue 12.3)
+    con = sqlite3.connect(file, timeout=60, isolation_level=None)
+    try:
+        con.execute("PRAGMA busy_timeout=60000")
+        # A cache of the files: in WAL mode NORMAL never corrupts the file, and a commit
+        # lost to a power cut is re-read from the files. FULL spent an fsync per refresh.
+        con.execute("PRAGMA synchronous=NORMAL")
+        # One snapshot: read apart, a concurrent _create could commit between the reads,
+        # and the half-made index was taken for a foreign one and deleted
+        # (tests/test_concurrency.py, 4 processes on a fresh home).
+        app, version, tables = con.execute(
+            "SELECT (SELECT application_id FROM pragma_application_id),"
+            " (SELECT user_version FROM pragma_user_version),"
+            " (SELECT count(*) FROM sqlite_master)"
+        ).fetchone()
+        if tables and (app != APP_ID or not 1 <= version <= SCHEMA):
+            raise sqlite3.DatabaseError(
+                f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}"
+            )
+        # Switching to WAL fails at once with "database is locked" (no busy handler) while
+        # another connection has the new file open: wait for it, as busy_timeout would
+        # (tests/test_index_reliability.py, 3 processes opening a new home at once).
+        for wait in range(6000):
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as e:
+                if wait == 5999 or "locked" not in str(e):
+                    raise
+                time.sleep(0.01)
+        if not tables:
+            create(con)
+        elif version < SCHEMA:
+            migrate(con)
+        if version == SCHEMA or not tables:
+            columns = {
+                (t, c)
+                for t, c in con.execute(
+                    "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p"
+                    " WHERE m.type = 'table'"
+                )
+            }
+            if not columns >= COLUMNS:  # right number, wrong tables: not our index
+                missing = ", ".join(sorted(f"{t}.{c}" for t, c in COLUMNS - columns))
+                raise sqlite3.DatabaseError(f"schema {version} without {missing}")
+        return con
+    except BaseException:
+        con.close()
+        raise
+
+
+def create(con: sqlite3.Connection) -> None:
+    """Create the schema of version 1 and migrate it to :data:`SCHEMA`, under the write
+    lock; a process that finds another one did it first changes nothing (3 processes
+    opening a new home at once, tests/test_index_reliability.py)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        (tables,) = con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        if not tables:
+            for stmt in (
+                "CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT)",
+                "CREATE TABLE facts(line INTEGER PRIMARY KEY, raw TEXT, text TEXT,"
+                " kw TEXT, src TEXT, born TEXT, fields TEXT)",
+                "CREATE TABLE sessions(path TEXT PRIMARY KEY, sortkey TEXT,"
+                " size INTEGER, mtime_ns INTEGER, text TEXT, kw TEXT)",
+                "CREATE INDEX sessions_order ON sessions(sortkey)",
+            ):
+                con.execute(stmt)
+            con.execute(f"PRAGMA application_id={APP_ID}")
+            con.execute("PRAGMA user_version=1")
+        upgrade(con)
+        con.execute("COMMIT")
+    except BaseException:
+        with suppress(sqlite3.Error):
+            con.execute("ROLLBACK")
+        raise
+
+
+def upgrade(con: sqlite3.Connection) -> None:
+    """Run the :data:`MIGRATIONS` from the stored schema up to :data:`SCHEMA` (inside
+    the caller's write transaction)."""
+    (version,) = con.execute("PRAGMA user_version").fetchone()
+    for v in range(version + 1, SCHEMA + 1):
+        for stmt in MIGRATIONS[v]:
+            con.execute(stmt)
+        con.execute(f"PRAGMA user_version={v}")
+
+
+def migrate(con: sqlite3.Connection) -> None:
+    """Run the :data:`MIGRATIONS` from the stored schema up to :data:`SCHEMA`."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        upgrade(con)  # reads the version under the lock: another may have done it
+        con.execute("COMMIT")
+    except BaseException:
+        with suppress(sqlite3.Error):
+            con.execute("ROLLBACK")
+        raise
+
+
+def ours(file: Path) -> bool:
+    """Whether ``index.db`` is talos's by its header: a SQLite file whose application id
+    (bytes 68-71) is :data:`APP_ID`. What else it is (another program's database, bytes
+    that are no database) may be someone's data."""
+    try:
+        with fsutil.open_regular(file) as f:
+            head = f.read(72)
+    except OSError:
+        return True  # gone, or unreadable: nothing to keep
+    return head[:16] == b"SQLite format 3\x00" and head[68:72] == APP_ID.to_bytes(4, "big")
+
+
+def discard(file: Path) -> Path | None:
+    """Remove a damaged ``index.db`` (and its ``-wal``, ``-shm``) to rebuild it; a file that
+    is not talos's by its header is moved aside instead, never deleted (a valid SQLite
+    file of another program at index.db was deleted with its data, hostile pass).
+
+    Returns:
+        Where the file was moved, or ``None`` when it was removed.
+    """
+    aside = None
+    if not ours(file):
+        stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+        aside = file.with_name(f"{file.name}.not-talos-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        with suppress(OSError):
+            if aside is None:
+                os.unlink(str(file) + suffix)
+            else:
+                os.rename(str(file) + suffix, str(aside) + suffix)
+    return aside if aside is not None and aside.exists() else None
+
+
+def meta(con: sqlite3.Connection, key: str) -> str | None:
+    """The value of ``key`` in the ``meta`` table, or ``None``."""
+    row = con.execute("SELECT v FROM meta WHERE k=?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def damaged(table: str, why: str) -> sqlite3.DatabaseError:
+    """The error for a row of ``table`` that talos did not write as it is (hostile pass: a
+    ``fields`` of ``{`` ended recall in "unexpected error JSONDecodeError", a NULL keyword
+    column in AttributeError, and an episode's keywords of another type dropped it without a
+    word). Callers treat it as any damaged index: read the files directly."""
+    return sqlite3.DatabaseError(
+        f"a row of {table} is not what talos writes ({why}); run talos index --rebuild"
+    )
+
+
+def session_rows(rows: list[Any]) -> list[Any]:
+    """``rows`` of ``sessions`` (path, text, kw[, sortkey]) read for episodes, checked."""
+    for row in rows:
+        if not all(isinstance(v, str) for v in row):
+            raise damaged("sessions", f"path {row[0]!r}")
+    return rows

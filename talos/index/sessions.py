@@ -1,0 +1,230 @@
+"""The sessions folder in the sessions table: one row per session file (SPEC §11).
+
+:class:`SessionRows` is what the index keeps of it in memory: the folder's signature, the files
+without a request yet (looked at on every refresh) and the sort keys of the rows, so a new
+session costs a listing of the folder, not a read of every row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from talos.home import Paths
+from talos.index import signatures
+from talos.index.schema import meta, session_rows
+from talos.index.signatures import size_mtime
+from talos.model import Node
+from talos.sources.sessions import episode_node, session_names
+
+if TYPE_CHECKING:
+    from talos.index import RefreshStats
+
+__all__ = ["Progress", "SessionRows"]
+
+Progress = Callable[[int, int], None]
+
+
+class SessionRows:
+    """What the index keeps of the sessions table between refreshes.
+
+    Staleness: ``sig`` is the folder's signature as last settled (the folder is listed again
+    when it differs); ``pending`` the files without a request yet, each with its size and mtime
+    (looked at when either changed); the sort keys of the rows are those of a sessions change
+    token (``_keys``), used only while it is the index's token, else read again.
+
+    Args:
+        paths: the home's paths (the sessions folder).
+    """
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self.sig: tuple[Any, ...] | None = None  # the folder's signature, as last settled
+        self.pending: dict[str, tuple[int, int]] = {}
+        # the sort keys of the session rows as of a sessions token (read once per process)
+        self._keys: tuple[str | None, set[str]] | None = None
+        self._keys_next: set[str] | None = None  # this refresh's keys, before its token
+
+    def quiet(self) -> bool:
+        """Whether no file without a request changed since it was looked at."""
+        return all(size_mtime(Path(p)) == sig for p, sig in self.pending.items())
+
+    def refresh(
+        self,
+        con: sqlite3.Connection,
+        root: Path,
+        listed: bool,
+        sweep: bool,
+        stats: RefreshStats,
+        progress: Progress | None,
+    ) -> None:
+        """Bring the sessions table up to date inside the caller's write transaction:
+        ``listed`` lists the folder (it changed), ``sweep`` compares every row's size and
+        mtime (``talos index``, recursive mode); ``progress(done, total)`` while files are
+        read. Counts go to ``stats``."""
+        # Rows are keyed by sort key (the path relative to the folder). Unlisted (the folder
+        # is unchanged), only files without a request yet are looked at. Listed, a sweep or
+        # a moved folder compares every row; otherwise only the sort keys are read (from
+        # their index: no row is loaded) and only new, gone and pending files are looked at:
+        # the listing of 30,000 files is the cost of a new session (SPEC §11).
+        pending = {
+            key: (path, size, mtime)
+            for key, path, size, mtime in con.execute(
+                "SELECT sortkey, path, size, mtime_ns FROM sessions WHERE text IS NULL"
+            )
+        }
+        todo: list[tuple[str, str]] = []  # (path relative to the folder, full path)
+        episodes_reread: set[str] = set()  # rows with a request that are read again
+        # Whether the episodes only grew after the newest one ever seen (sessions arrive in
+        # time order) or lost some: then the episode block is extended and loses the removed
+        # episodes (logged in `dropped`), it is not merged again (episode_block; SPEC §11).
+        appended = True
+        # The newest sort key of an episode since the base was drawn (removed ones too): an
+        # episode sorting before it is no append, even when the newest are gone.
+        newest = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL").fetchone()[
+            0
+        ]
+        last = max(meta(con, "sessions_high") or "", newest or "") or None
+        if listed:
+            files = session_names(self.paths.sessions_dir, ordered=False)
+            names = dict(files)
+            here = json.dumps([str(root), *signatures.dir_sig(root)[3:]])  # path, device, inode
+            moved = sweep or meta(con, "sessions_root") != here
+            if moved:
+                stored = {
+                    key: (path, size, mtime, bool(has))
+                    for key, path, size, mtime, has in con.execute(
+                        "SELECT sortkey, path, size, mtime_ns, text IS NOT NULL FROM sessions"
+                    )
+                }
+                keys = set(stored)
+            elif self._keys is not None and self._keys[0] == meta(con, "sessions_token"):
+                keys = self._keys[1]  # no other process changed the sessions since
+            else:
+                keys = {k for (k,) in con.execute("SELECT sortkey FROM sessions")}
+            gone = keys - names.keys()
+            if gone:
+                order = sorted(gone)
+                rows = []
+                for i in range(0, len(order), 500):  # SQLite allows 999 parameters (< 3.32)
+                    part = order[i : i + 500]
+                    rows += con.execute(
+                        "SELECT path, text IS NOT NULL, sortkey FROM sessions WHERE sortkey IN "
+                        f"({','.join('?' * len(part))})",
+                        part,
+                    ).fetchall()
+                con.executemany("DELETE FROM sessions WHERE path=?", [(r[0],) for r in rows])
+                con.executemany(
+                    "INSERT INTO dropped(path, sortkey) VALUES (?, ?)",
+                    [(r[0], r[2]) for r in rows if r[1]],
+                )
+                stats.sessions_dropped = len(rows)
+            for rel, full in files:
+                if rel not in keys:
+                    todo.append((rel, full))
+                elif moved:
+                    path, size, mtime, has = stored[rel]
+                    if path != full:  # the folder moved: its rows name the old paths
+                        con.execute("DELETE FROM sessions WHERE path=?", (path,))
+                    if path != full or size_mtime(Path(full)) != (size, mtime):
+                        todo.append((rel, full))
+                        if has:
+                            episodes_reread.add(rel)
+                elif rel in pending and size_mtime(Path(full)) != pending[rel][1:]:
+                    todo.append((rel, full))
+            todo.sort()
+            con.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_root', ?)", (here,))
+            self._keys_next = (keys - gone) | {rel for rel, _full in todo}
+            stats.swept = sweep
+        else:
+            todo.extend(
+                (key, path)
+                for key, (path, size, mtime) in pending.items()
+                if size_mtime(Path(path)) != (size, mtime)
+            )
+        total = len(todo)
+        for done, (rel, full) in enumerate(todo, 1):
+            p = Path(full)
+            size, mtime = size_mtime(p)
+            node = episode_node(p, folder=root)
+            if rel in episodes_reread:
+                appended = False  # an episode was re-read: changed, or gone
+            elif node is not None and last is not None and rel <= last:
+                appended = False  # a new episode before the newest one
+            con.execute(
+                "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    full,
+                    rel,
+                    size,
+                    mtime,
+                    None if node is None else node.text,
+                    None if node is None else " ".join(sorted(node.keywords)),
+                ),
+            )
+            if progress is not None and (done % 200 == 0 or done == total):
+                progress(done, total)
+        stats.sessions_read = total
+        if (total or stats.sessions_dropped) and (
+            not appended or meta(con, "sessions_base") is None
+        ):
+            # The episodes before the newest changed: a block built before cannot be brought
+            # up to date. (Random per change and per home, so a block copied from elsewhere
+            # never fits.) The log of removals starts again with the base.
+            con.execute(
+                "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_base', ?)",
+                (os.urandom(8).hex(),),
+            )
+            con.execute("DELETE FROM dropped")
+            last = con.execute(
+                "SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL"
+            ).fetchone()[0]
+        elif total:
+            now = con.execute("SELECT max(sortkey) FROM sessions WHERE text IS NOT NULL")
+            last = max(last or "", now.fetchone()[0] or "") or None
+        if total or stats.sessions_dropped:
+            con.execute(
+                "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_high', ?)", (last or "",)
+            )
+        self.pending = {
+            path: (size, mtime)
+            for path, size, mtime in con.execute(
+                "SELECT path, size, mtime_ns FROM sessions WHERE text IS NULL"
+            )
+        }
+
+    def committed(self, token: str | None) -> None:
+        """The refresh's transaction committed: the sort keys it saw are those of ``token``."""
+        if self._keys_next is not None:
+            self._keys, self._keys_next = (token, self._keys_next), None
+
+    def forget(self) -> None:
+        """Drop the sort keys, the pending files and the signature (re-read next time)."""
+        self._keys = self._keys_next = None
+        self.pending = {}
+        self.sig = None
+
+    def episodes(self, con: sqlite3.Connection, start: int = 0) -> list[Node]:
+        """Episode nodes in load order (sorted by path relative to the sessions folder)."""
+        return [
+            Node(
+                kind="episode",
+                text=text,
+                keywords=frozenset(kw.split()),
+                order=start + i,
+                path=path,
+            )
+            for i, (path, text, kw) in enumerate(
+                session_rows(
+                    con.execute(
+                        "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL"
+                        " ORDER BY sortkey"
+                    ).fetchall()
+                )
+            )
+        ]
