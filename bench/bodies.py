@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from talos import Memory
-from talos.graph import MODELS
+from talos.activation import MODELS
 
 __all__ = ["HOME", "LABELS", "copy_home", "decided_right", "half", "score", "today_gate"]
 

@@ -56,7 +56,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from talos.graph import DEFAULT_MODEL
+from talos.activation import DEFAULT_MODEL
 
 #: Cut-offs of Recall@k.
 KS = (1, 5, 10)

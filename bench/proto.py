@@ -4,12 +4,12 @@ item 1, built from ``talos.graph`` read-only (no change to ``talos/``).
 :class:`ProtoRanker` makes one fact node per memory with the analyzer's term set as its
 keywords, merges nodes with equal sets (SPEC §5.1: a row then stands for every id of its
 group), builds :class:`talos.graph.Graph` over :class:`talos.graph.Incidence` and runs a model
-of :data:`talos.graph.MODELS` on the query's term set. With ``analyzer=None`` the terms are
+of :data:`talos.activation.MODELS` on the query's term set. With ``analyzer=None`` the terms are
 SPEC §4 keywords, and the ranking is the one ``Memory`` gives for the same home
 (``tests/test_bench_relevance.py``), so any difference comes from the analyzer alone.
 
 ``scored(query)`` also reports what a relevance floor or a body gate may look at: per row its
-seed (:func:`talos.graph.hub_seed`, the node's own evidence before spreading), and per query
+seed (:func:`talos.activation.hub_seed`, the node's own evidence before spreading), and per query
 ``mass`` — the best seed any node could reach, ``Σ hub(k)`` over the query terms some node
 holds / ``Σ hub(k)`` over all of them (terms no node holds weigh 1.0, as in ``hub_seed``) —
 ``top_matched`` (query terms the best row holds), ``inv_mass`` (the inverse of ``mass``),
@@ -26,6 +26,7 @@ from analyzer import Analyzer
 from datasets import Store
 from delivery import Scored
 
+import talos.activation as A
 import talos.graph as G
 from talos import keywords
 from talos.model import Node
@@ -65,7 +66,7 @@ class ProtoRanker:
 
     Args:
         store: the pool. analyzer: the terms (``None``: SPEC §4 keywords). model: a name of
-            ``talos.graph.MODELS``. thresh: rows must score above it (0: the full ranking).
+            ``talos.activation.MODELS``. thresh: rows must score above it (0: the full ranking).
     """
 
     def __init__(
@@ -81,7 +82,7 @@ class ProtoRanker:
             by_text.setdefault(it.text, []).append(it.id)
         texts = [it.text for it in store.items]
         self.graph, self.ids = proto_graph(texts, [by_text[t] for t in texts], self.terms)
-        self.model = G.MODELS[model]
+        self.model = A.MODELS[model]
         self.thresh = thresh
 
     def query_terms(self, query: str) -> frozenset[str]:
@@ -95,7 +96,7 @@ class ProtoRanker:
         if not q:
             return Scored([], [], info)
         act = self.model.activate(self.graph, q)
-        ranked = G.rank(act, self.thresh)
+        ranked = A.rank(act, self.thresh)
         seeds = act.seeds
         info["top_seed"] = max(seeds.values()) if seeds else 0.0
         if ranked:
@@ -127,7 +128,7 @@ def query_info(graph: G.Graph, q: frozenset[str]) -> dict[str, float]:
         }
     # sums over sorted terms: the same floats under every PYTHONHASHSEED
     order = sorted(q)
-    weights = {k: G.hub_weight(graph, k) for k in order}
+    weights = {k: A.hub_weight(graph, k) for k in order}
     known = [k for k in order if graph.df(k)]
     total = sum(weights[k] for k in order)
     mass = sum(weights[k] for k in known) / total if total else 0.0

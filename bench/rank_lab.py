@@ -883,7 +883,7 @@ def cmd_cost(console: Console, data: Path, sessions: int, reps: int) -> None:
     from chores import CHORES_EN, CHORES_ZH
     from proto import proto_graph
 
-    import talos.graph as G
+    import talos.activation as A
     from talos import Memory, keywords
 
     with tempfile.TemporaryDirectory(prefix="talos-cost-") as tmp:
@@ -920,12 +920,12 @@ def cmd_cost(console: Console, data: Path, sessions: int, reps: int) -> None:
             ts = frozenset(terms)
             t = time.perf_counter()
             if ts:
-                G.bipartite(proto, ts)
+                A.bipartite(proto, ts)
             times["bipartite, same terms"].append(time.perf_counter() - t)
             kw = keywords(q)
             t = time.perf_counter()
             if kw:
-                G.bipartite(graph, kw)
+                A.bipartite(graph, kw)
             times["bipartite in talos"].append(time.perf_counter() - t)
         mem.close()
     med = {k: 1000 * statistics.median(v) for k, v in times.items()}

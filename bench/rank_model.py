@@ -4,7 +4,7 @@ The model now lives in ``talos.evidence`` (and its floor in ``talos.relevance``)
 is the lab's name for it, a thin caller whose names the lab and its tests use (``collection``
 stays patchable here: ``test_home_wide_statistics_break_the_bridge_invariant``). The
 research notes follow (``bench/README.md`` "Ranking model for issue 15 (dev research)"). In the
-spirit of ``talos.graph.bipartite``: seeds from the query's analyzed terms, then two decaying,
+spirit of ``talos.activation.bipartite``: seeds from the query's analyzed terms, then two decaying,
 mass-conserving hops over the node–term bipartite graph. What changes is the seed: a BM25
 evidence score instead of the hub-damped share of matched keywords.
 
@@ -25,7 +25,7 @@ those no node holds. The *candidates* ``C`` are the nodes holding a term of ``Q`
   the query's evidence node ``i`` holds;
 - ``HOPS = 2`` hops ``a ← a/(1+D) + D/(1+D)·R·S·a``: ``S`` hands a node's activation to its
   terms in equal parts, ``R`` splits a term's mass evenly over its ``df`` holders (exactly
-  ``talos.graph.bipartite``'s hop). ``R·S`` is column-stochastic: spreading moves activation
+  ``talos.activation.bipartite``'s hop). ``R·S`` is column-stochastic: spreading moves activation
   and never creates it;
 - the *evidence score* of a row, the one its relevance floor compares across queries:
   ``v_i = a_i·√Z`` = the geometric mean of its share of the query (``a_i``) and the evidence

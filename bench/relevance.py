@@ -67,7 +67,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-import talos.graph as G
+import talos.activation as A
 from talos import Memory
 
 __all__ = ["BM25_PARAMS", "METHODS", "PROTOTYPES", "Pool", "make_delivery", "pools", "run"]
@@ -126,7 +126,7 @@ def prototype(method: str, store: Store) -> Delivery:
 
     ranker = ProtoRanker(store, lab.RECOMMENDED)
     if method == "proto":
-        return CutDelivery(ranker, top_k(5, G.MODELS["bipartite"].thresh))
+        return CutDelivery(ranker, top_k(5, A.MODELS["bipartite"].thresh))
     return CutDelivery(ranker, two_part_floor(5, *lab.RECOMMENDED_FLOOR))
 
 

@@ -55,6 +55,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+import talos.activation as A
 import talos.graph as G
 
 #: The analyzer the research recommends (``analyzers``): see bench/README "Relevance".
@@ -73,12 +74,12 @@ def _init(data: Path, limit: int) -> None:
 
 def _score_pools(
     analyzer: Analyzer | None,
-    hub: float = G.HUB_POWER,
-    decay: float = G.SPREAD_DECAY,
+    hub: float = A.HUB_POWER,
+    decay: float = A.SPREAD_DECAY,
     sets: Sequence[str] | None = None,
 ) -> dict[str, dict[str, list[tuple[Scored, list[str] | None, str]]]]:
     """``{set: {"answerable"|"unrelated": [(scored, gold or None, kind)]}}`` over the dev pools."""
-    G.HUB_POWER, G.SPREAD_DECAY = hub, decay
+    A.HUB_POWER, A.SPREAD_DECAY = hub, decay
     out: dict[str, dict[str, list[tuple[Scored, list[str] | None, str]]]] = {}
     for p in _POOLS:
         if sets and p.set not in sets:
@@ -95,7 +96,7 @@ def _score_pools(
 
 def _r5(args: tuple[str, Analyzer | None, float, float]) -> tuple[str, dict[str, dict[str, float]]]:
     name, analyzer, hub, decay = args
-    G.HUB_POWER, G.SPREAD_DECAY = hub, decay
+    A.HUB_POWER, A.SPREAD_DECAY = hub, decay
     out: dict[str, list[dict[str, float]]] = {}
     for p in _POOLS:
         r = ProtoRanker(p.store, analyzer)
@@ -177,7 +178,7 @@ def variants() -> list[tuple[str, Analyzer | None]]:
 def cmd_analyzers(console: Console, jobs: int, data: Path, limit: int) -> None:
     """Dev R@5 of ``bipartite`` per analyzer variant, then HUB_POWER × SPREAD_DECAY."""
     vs = variants()
-    tasks = [(name, a, G.HUB_POWER, G.SPREAD_DECAY) for name, a in vs]
+    tasks = [(name, a, A.HUB_POWER, A.SPREAD_DECAY) for name, a in vs]
     with ProcessPoolExecutor(jobs, initializer=_init, initargs=(data, limit)) as ex:
         res = dict(ex.map(_r5, tasks))
         t = Table(
@@ -221,7 +222,7 @@ def cmd_analyzers(console: Console, jobs: int, data: Path, limit: int) -> None:
 
 # -- ranking: seed variants -------------------------------------------------------------------
 
-_HUB_SEEDS = G._hub_seed_array
+_HUB_SEEDS = A._hub_seed_array
 
 
 def pivot_seeds(b: float) -> Any:
@@ -285,22 +286,22 @@ def _ranking_variant(args: tuple[str, str, float, float]) -> tuple[str, dict[str
     flags = dict(x.split("=") for x in seeds.split(",")[1:])
     from relevance import BM25_PARAMS
 
-    G.SPREAD_DECAY = decay
+    A.SPREAD_DECAY = decay
     out: dict[str, list[float]] = {}
     for p in _POOLS:
         if seeds == "hub":
-            G._hub_seed_array = pivot_seeds(p1)
+            A._hub_seed_array = pivot_seeds(p1)
         else:
             k1, b = BM25_PARAMS[(p.lang, True)]
             b = float(flags.get("b", b))
-            G._hub_seed_array = bm25_seeds(
+            A._hub_seed_array = bm25_seeds(
                 RECOMMENDED, k1, b, flags.get("tf") != "0", flags.get("idf", "log")
             )
         r = ProtoRanker(p.store, RECOMMENDED)
         for _o, q, gold in p.answerable:
             m = block_metrics(Block(r.scored(q).rows, []), gold)
             out.setdefault(p.set, []).append(m["R@5"])
-    G._hub_seed_array = _HUB_SEEDS
+    A._hub_seed_array = _HUB_SEEDS
     return name, {s: sum(v) / len(v) for s, v in out.items()}
 
 
@@ -599,8 +600,8 @@ class ProtoHome:
         info = self.info(self.graph, q)
         if not q:
             return [], {}, info
-        act = G.bipartite(self.graph, q)
-        return G.rank(act, 0.0), act.seeds, info
+        act = A.bipartite(self.graph, q)
+        return A.rank(act, 0.0), act.seeds, info
 
 
 def proto_gate(

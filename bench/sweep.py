@@ -22,7 +22,7 @@ split is never loaded here, so nothing tuned here has seen a test question.
     python3 bench/sweep.py --data ../shared/bench            # ~4 min on 2 cores
 
 Prints markdown tables (pasted into bench/README.md). The constants are then set by hand in
-``talos/graph.py``; this script does not edit code.
+``talos/activation.py``; this script does not edit code.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-import talos.graph as G
+import talos.activation as A
 from talos import Memory, keywords
 
 #: (dataset, categories) of the two verdict sets.
@@ -95,15 +95,15 @@ def run(model: str, hub: float, decay: float) -> dict[str, Any]:
     """Dev metrics of ``model`` with the given constants, at every threshold of
     :data:`THRESHES`: per set the mean metrics, and per question the rounded top-2 scores and
     whether the top row is right (for the gate)."""
-    G.HUB_POWER = hub
+    A.HUB_POWER = hub
     if DECAY_OF[model]:
-        setattr(G, DECAY_OF[model], decay)
-    fn = G.MODELS[model].activate
+        setattr(A, DECAY_OF[model], decay)
+    fn = A.MODELS[model].activate
     per: dict[float, dict[str, list[dict[str, float]]]] = {th: {} for th in THRESHES}
     gate: dict[float, list[tuple[float, float | None, bool]]] = {th: [] for th in THRESHES}
     for set_name, graph, qs in _DEV:
         for q, gold, _ in qs:
-            ranked = G.rank(fn(graph, keywords(q)), 0.0)
+            ranked = A.rank(fn(graph, keywords(q)), 0.0)
             rows = [[m.fields.get("ref", "") for m in graph.nodes[i].family()] for _, i in ranked]
             for th in THRESHES:
                 n = sum(1 for a, _ in ranked if a > th)

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from talos import audit, fsutil
+from talos.activation import MODELS
 from talos.errors import TalosError
-from talos.graph import MODELS
 from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_paths, unknown_keys
 from talos.index import Index
 from talos.memory import Memory

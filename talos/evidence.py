@@ -20,7 +20,7 @@ a term of ``Q``, ``n = |C|``.
   the query's evidence node ``i`` holds;
 - :data:`HOPS` hops ``a ← (1 − C·σ)∘a/(1 + D) + D/(1 + D)·R·S·a + C/(1 + D)·T·a``: ``S`` hands a
   node's activation to its terms in equal parts, ``R`` splits a term's mass evenly over its
-  ``df`` holders (``talos.graph.bipartite``'s hop); ``T`` holds the contiguity shares
+  ``df`` holders (``talos.activation.bipartite``'s hop); ``T`` holds the contiguity shares
   (:mod:`talos.contiguity`, column ``i`` sums to ``σ_i``). Both are column-stochastic up to
   ``σ``, so a hop moves activation and never creates it (Σ stays the seeds'). Without an edge
   (or ``C = 0``) it is the keyword hop alone, float for float;
@@ -47,7 +47,7 @@ SPEC §3.2; a fact's text, with its heading path once item 4 lands) and the
 file order — a merged node at each member's line —, contexts from
 contiguity.memory_contexts(memory.md), index.n)``; skills and episodes are in no context.
 The index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``, ``tf``, ``cjk``, as
-``talos.block`` keeps the keyword incidence) and the edges (``src``, ``dst``, ``share``,
+``talos.graph.episodes`` keeps the keyword incidence) and the edges (``src``, ``dst``, ``share``,
 ``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest without re-analysing a text. A
 changed line re-analyses that line only (its row of counts) and re-links its context run.
 *Per query:* ``terms = analyze(query)``; ``ev = activate(index, query_vector(index, terms),
@@ -146,7 +146,7 @@ class TermIndex:
         cjk: np.ndarray | None = None,
     ) -> TermIndex:
         """The index from its stored node-major arrays (what an index file keeps, as
-        ``talos.block`` keeps the keyword incidence): ``vocab`` sorted, ``ptr`` (``n + 1``
+        ``talos.graph.episodes`` keeps the keyword incidence): ``vocab`` sorted, ``ptr`` (``n + 1``
         offsets), ``term`` (ascending term ids per node), ``tf`` (their counts), ``cjk`` (per
         term; derived from ``vocab`` when None). Equal to building it from the counts, float
         for float, without re-analysing a text (``tests/test_evidence.py``)."""

@@ -51,7 +51,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from talos.errors import TalosError, failure_message
-from talos.memory import Memory, node_identity, node_provenance
+from talos.memory import Memory
+from talos.model import node_identity, node_provenance
 from talos.render import TEXT_CHARS
 from talos.text import cut, printable
 from talos.trust import MODEL_BY

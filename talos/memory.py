@@ -6,49 +6,41 @@ import contextlib
 import dataclasses
 import datetime as dt
 import functools
-import hashlib
-import json
 import os
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from talos import safety
-from talos.block import BlockError, EpisodeBlock, Kinds, RecordsBlock, StackedNodes
+from talos.activation import DEFAULT_MODEL, MODELS, Activation, contributions, rank
 from talos.errors import InputError
-from talos.graph import (
-    DEFAULT_MODEL,
-    MODELS,
-    Activation,
-    Graph,
-    Incidence,
-    Vocabulary,
-    merge_duplicates,
-    rank,
-    rank_arrays,
-)
+from talos.graph.graph import Graph
 from talos.home import Paths, resolve_paths
 from talos.index import Index
-from talos.model import Node
-from talos.patch import Built, patch_view, splice_cache, splice_incidence
+from talos.kept import KeptState
+from talos.model import Node, node_identity, node_provenance
 from talos.render import Pick, labels, render_block
-from talos.sources import load_episodes, load_facts, load_skills
-from talos.sources.facts import masked_fields, parse_fact_line, tag_reasons
-from talos.sources.sessions import session_files
-from talos.sources.skills import parse_frontmatter, read_skill, skill_files
-from talos.text import keywords, matching_keywords
+from talos.selection import left_out, select
+from talos.sources import load_facts
+from talos.sources.facts import parse_fact_line, tag_reasons
+from talos.sources.skills import parse_frontmatter, read_skill
+from talos.text import keywords
 from talos.trust import (
     DEFAULT_SCOPES,
     View,
     authorized,
-    build_view,
     record_id,
-    standing,
     stated_value,
 )
-from talos.usage import SqliteUsage, Stat, UsageStore, fingerprint_from, today, write_trace
+from talos.usage import (
+    SqliteUsage,
+    Stat,
+    UsageStore,
+    count_recall,
+    today,
+    write_trace,
+)
 from talos.warn import audience, warn
 
 if TYPE_CHECKING:
@@ -196,47 +188,6 @@ class Suggestion:
         }
 
 
-def _stat(p: Path) -> tuple[str, int, int, int]:
-    """Path, size, mtime and ctime (a rewrite with the mtime put back still moves the ctime)."""
-    try:
-        s = p.stat()
-        return (str(p), s.st_size, s.st_mtime_ns, s.st_ctime_ns)
-    except OSError:
-        return (str(p), -1, -1, -1)
-
-
-@functools.cache
-def _code_fingerprint() -> str:
-    """A digest of the code that turns files into a view (part of a stored block's token)."""
-    here = Path(__file__).parent
-    h = hashlib.sha256()
-    for name in sorted(
-        ["block.py", "graph.py", "memory.py", "model.py", "trust.py", "render.py", "text.py"]
-        + [f"sources/{p.name}" for p in (here / "sources").glob("*.py")]
-    ):
-        try:
-            h.update(name.encode() + (here / name).read_bytes())
-        except OSError:
-            h.update(name.encode())
-    return h.hexdigest()[:16]
-
-
-def counted(n: Node) -> bool:
-    """Whether usage is counted for a node: facts and skills written down, not episodes, not
-    conflict lines, not request-scoped overrides (SPEC §6.3, §7.5)."""
-    return n.kind in ("fact", "skill") and n.src != "override"
-
-
-def node_identity(n: Node) -> dict[str, Any]:
-    """Where a node comes from: ``{"path", "line"}`` (line only for facts)."""
-    return {"path": n.path, "line": n.line} if n.kind == "fact" else {"path": n.path}
-
-
-def node_provenance(n: Node) -> dict[str, Any]:
-    """Provenance fields of a node (SPEC §7.1)."""
-    return {"src": n.src, "born": n.born, "scope": n.scope, **n.fields}
-
-
 _M = TypeVar("_M", bound=Callable[..., Any])
 
 
@@ -265,8 +216,8 @@ class Memory:
             ``None`` keeps every line.
         blocked: skill file paths excluded on every route (in addition to the safety scan).
         lang: ``en`` or ``zh`` labels (default: ``lang`` in talos.toml, else ``en``).
-        model: activation model name in :data:`talos.graph.MODELS` (default
-            :data:`talos.graph.DEFAULT_MODEL`, ``bipartite``, chosen on the test split in
+        model: activation model name in :data:`talos.activation.MODELS` (default
+            :data:`talos.activation.DEFAULT_MODEL`, ``bipartite``, chosen on the test split in
             bench/README.md; ``classic`` reproduces the reference rankings exactly).
         usage: where usage counts live (default: SQLite in the state folder).
         index: keep a persistent index in the state folder so recall reads nothing it has
@@ -301,37 +252,52 @@ class Memory:
             state_dir=state_dir,
             trace_file=trace_file,
         )
-        self.scopes = tuple(scopes)
-        self.keep_fact = safety.keep_fact if keep_fact is _DEFAULT else keep_fact
-        self.blocked = {str(Path(p).resolve()) for p in (blocked or ())}
-        self.lang = lang or str(self.paths.config.get("lang", "en"))
-        labels(self.lang)
+        lang = lang or str(self.paths.config.get("lang", "en"))
+        labels(lang)
         self.model = model or str(self.paths.config.get("model", DEFAULT_MODEL))
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
-        self.index: Index | None = Index(self.paths) if index else None
-        self._indexed: tuple[tuple[int, int], list[tuple[Node, bool]], EpisodeBlock] | None = None
-        self._kept: dict[str, bool] = {}
-        self._vocab: Vocabulary | None = None
-        self._skill_nodes: tuple[Any, list[Node]] | None = None
-        self._merged: dict[tuple[Node, ...], Node] = {}
-        self._view_memo: dict[Any, Any] = {}
-        self._counted: dict[Node, list[tuple[str, str]]] = {}
-        self._rcache: tuple[Any, Graph] | None = None
-        self._built: Built | None = None
-        self._key_counts: tuple[Graph, dict[tuple[str, str], int]] | None = None
-        self._episode_start = 0
-        self._present: tuple[Graph, dict[str, frozenset[str]]] | None = None
+        self._kept = KeptState(
+            self.paths,
+            tuple(scopes),
+            safety.keep_fact if keep_fact is _DEFAULT else keep_fact,
+            {str(Path(p).resolve()) for p in (blocked or ())},
+            lang,
+            index,
+        )
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
-        self._cache: tuple[Any, View, Graph] | None = None
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The authorized scopes, in order (SPEC §7.3); fixed for the life of the object."""
+        return self._kept.scopes
+
+    @property
+    def keep_fact(self) -> Callable[[str], bool] | None:
+        """The fact filter (default :func:`talos.safety.keep_fact`); fixed for the object."""
+        return self._kept.keep_fact
+
+    @property
+    def blocked(self) -> set[str]:
+        """Resolved paths of skills never loaded; fixed for the life of the object."""
+        return self._kept.blocked
+
+    @property
+    def lang(self) -> str:
+        """The language of labels and skill bodies; fixed for the life of the object."""
+        return self._kept.lang
+
+    @property
+    def index(self) -> Index | None:
+        """The persistent index, or ``None`` without it or after it failed (SPEC §11)."""
+        return self._kept.index
 
     def close(self) -> None:
         """Close the index and usage connections now (they reopen on demand). A sqlite3
         connection is otherwise freed only by the cycle collector, holding its file open."""
-        if self.index is not None:
-            self.index.close()
+        self._kept.close()
         closer = getattr(self.usage_store, "close", None)
         if callable(closer):
             closer()
@@ -348,112 +314,9 @@ class Memory:
 
     # -- loading ---------------------------------------------------------------------------
 
-    def _signature(self) -> tuple[Any, ...]:
-        """What the graph depends on: unchanged signature, unchanged graph.
-
-        With the index: its generation after an incremental refresh (SPEC §11) plus the
-        skills' sizes and mtimes. Without: size and mtime of every source file.
-        """
-        # Refresh first: the first refresh of a new index (or of new reader code) empties
-        # it, and with it a skills scan stored a moment before (tests/test_block.py).
-        indexed = self._refresh_index()
-        skills = self._skills_state()
-        if indexed:
-            assert self.index is not None
-            return ("index", self.index.generation, skills)
-        return (
-            _stat(self.paths.memory_file),
-            skills,
-            tuple(_stat(p) for p in session_files(self.paths.sessions_dir)),
-        )
-
-    def _refresh_index(self) -> bool:
-        """Refresh the index; on a failure (read-only state folder, disk full) warn once and
-        go on reading the files directly. Returns whether the index is in use."""
-        if self.index is None:
-            return False
-        try:
-            self.index.refresh()
-            return True
-        except (OSError, sqlite3.Error) as e:
-            self._drop_index(e)
-            return False
-
-    def _drop_index(self, e: BaseException) -> None:
-        """Stop using the index for this object, warning once why (``e``): recall reads the
-        files directly (the index is a cache, SPEC §11)."""
-        assert self.index is not None
-        warn(f"{self.index.file}: index unavailable ({e}); reading the files directly")
-        self.index.close()
-        self.index = None
-
-    def _sources(self, skills: tuple[Any, ...] | None = None) -> tuple[list[Node], EpisodeBlock]:
-        """The records (facts, then skills, in load order) and the episode block.
-
-        With the index, facts and the block are kept while their part of the index is
-        unchanged, and the fact filter's verdict is kept per text: an edit of memory.md
-        rebuilds the facts only, a new session the block only (SPEC §11).
-        """
-        indexed = self._refresh_index()
-        if indexed:
-            assert self.index is not None
-            gen = (self.index.facts_generation, self.index.sessions_generation)
-            old = self._indexed
-            try:
-                rows = old[1] if old and old[0][0] == gen[0] else self.index.fact_rows()
-                block = (
-                    old[2]
-                    if old and old[0][1] == gen[1]
-                    else self.index.episode_block(old[2] if old else None)
-                )
-            except (OSError, sqlite3.Error) as e:  # a cache that cannot be read: the files
-                self._drop_index(e)
-                indexed = False
-        if indexed:
-            self._indexed = (gen, rows, block)
-            if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
-                facts = [n for n, safe in rows if safe]
-            else:  # a withheld line's row is kept masked (Index.indexed_fact)
-                facts = [n for n, _safe in rows if self._keep(n.text)]
-        else:
-            facts = load_facts(self.paths.memory_file, self.keep_fact)
-            if self.keep_fact is not safety.keep_fact:
-                facts = [m for n in facts if (m := _masked_fact(n)) is not None]
-            block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dir))
-        return facts + self._skills(len(facts), skills), block
-
-    def _skills_state(self) -> tuple[Any, ...]:
-        """Each skill file's size and mtime, and the names the safety scan flags (a payload
-        in a subfolder changes no top-level skill's stat)."""
-        return (
-            tuple(_stat(p) for p in skill_files(self.paths.skills_dir)),
-            safety.flagged_skills(self.paths.skills_dir, self.index),
-        )
-
-    def _skills(self, start: int, state: tuple[Any, ...] | None = None) -> list[Node]:
-        """The skill nodes, kept while no skill file changed (stat, scan verdicts, ``start``)."""
-        key = (start, *(state or self._skills_state()))
-        if self._skill_nodes is None or self._skill_nodes[0] != key:
-            nodes = load_skills(
-                self.paths.skills_dir, self.lang, self.blocked, start, scan_store=self.index
-            )
-            self._skill_nodes = (key, nodes)
-        return list(self._skill_nodes[1])
-
-    def _keep(self, text: str) -> bool:
-        """``keep_fact(text)``, remembered per text for the life of this object."""
-        if self.keep_fact is None:
-            return True
-        got = self._kept.get(text)
-        if got is None:
-            got = self._kept[text] = self.keep_fact(text)
-        return got
-
     def nodes(self) -> list[Node]:
         """All nodes of the home in load order (facts, skills, episodes), before the view."""
-        records, block = self._sources()
-        start = len(records)
-        return records + [block.episode(e, start) for e in range(block.episodes)]
+        return self._kept.nodes()
 
     @_heard
     def view(
@@ -463,194 +326,11 @@ class Memory:
 
         The view's ``nodes`` are its records (facts, skills, conflict and override lines);
         episodes carry no provenance tag (scope ``global``, always valid), so they join the
-        graph as the block :mod:`talos.block` merged once, after the records, when ``global``
-        is an authorized scope. Cached while the files, the date and the overrides are
+        graph as the block :mod:`talos.graph.episodes` merged once, after the records, when
+        ``global`` is an authorized scope. Cached while the files, the date and the overrides are
         unchanged.
         """
-        return self._view(at, overrides, self._signature())
-
-    def _view(
-        self, at: dt.date | None, overrides: Mapping[str, str] | None, sig: tuple[Any, ...]
-    ) -> tuple[View, Graph]:
-        """:meth:`view` for a signature the caller just took (one look at the files)."""
-        day = at or dt.date.today()
-        key = (sig, day, tuple(sorted((overrides or {}).items())))
-        if self._cache and self._cache[0] == key:
-            return self._cache[1], self._cache[2]
-        records, block = self._sources(sig[2] if sig[0] == "index" else sig[1])
-        patched = self._patch(records, block, key[1:]) or self._restack(records, block, key[1:])
-        if patched is not None:
-            view, graph = patched
-            self._cache = (key, view, graph)
-            return view, graph
-        view = build_view(records, self.scopes, day, overrides, self._view_memo)
-        head = merge_duplicates(view.nodes, self._merged)
-        self._episode_start = len(records)
-        base = self._base(block)
-        if self._vocab is None or self._vocab.base is not base:
-            self._vocab = Vocabulary(base)
-        incidence = self._vocab.incidence([n.keywords for n in head])
-        graph = self._stack(head, incidence, block, len(records))
-        graph.cache["kinds"] = [n.kind for n in head]
-        self._cache = (key, view, graph)
-        self._built = Built(records, block, key[1:], view, head, incidence, graph)
-        return view, graph
-
-    def _patch(
-        self, records: list[Node], block: EpisodeBlock, when: tuple[Any, ...]
-    ) -> tuple[View, Graph] | None:
-        """The view and graph after an in-place edit of memory.md, patched into the last
-        ones built (:mod:`talos.patch`), or ``None`` when a full build is needed (SPEC §11:
-        an edit costs what it changed, not a pass over every memory)."""
-        b = self._built
-        base = self._base(block)
-        if (
-            b is None
-            or (b.block is not block and base is not None)  # without episodes: no matter
-            or b.when != when
-            or self._vocab is None
-            or self._vocab.base is not base
-            or b.incidence.base is not base  # built in the vocabulary's numbering
-        ):
-            return None
-        if all(x is y for x, y in zip(b.records, records, strict=False)) and len(b.records) == len(
-            records
-        ):
-            b.block = block
-            return b.view, b.graph  # looked at again, nothing changed
-        day = when[0]
-        verdicts = self._view_memo.get((self.scopes, day))
-        if verdicts is None:
-            return None
-
-        def standing_of(n: Node) -> tuple[str, str, str]:
-            got = verdicts.get(n)
-            if got is None:
-                got = verdicts[n] = standing(n, self.scopes, day)
-            return got
-
-        got = patch_view(b, records, self.scopes, standing_of, self._merged)
-        if got is None:
-            return None
-        built, sp = got
-        incidence = splice_incidence(b.incidence, sp, built.head, self._vocab)
-        built.block = block
-        graph = self._stack(built.head, incidence, block, len(records))
-        splice_cache(b.graph, graph, sp)
-        if "kinds" not in graph.cache:
-            graph.cache["kinds"] = [n.kind for n in built.head]
-        self._patch_present(b.graph, graph, sp.removed, sp.added)
-        built.incidence, built.graph = incidence, graph
-        self._built = built
-        return built.view, graph
-
-    def _base(self, block: EpisodeBlock) -> Incidence | None:
-        """The incidence whose keyword ids the records' extend: the episode block's when the
-        graph holds episodes (``global`` authorized, SPEC §7.3), else none."""
-        return block.incidence if "global" in self.scopes and len(block) else None
-
-    def _restack(
-        self, records: list[Node], block: EpisodeBlock, when: tuple[Any, ...]
-    ) -> tuple[View, Graph] | None:
-        """The last view over a new episode block (sessions arrived, the records did not
-        change): the same view and merged records, their incidence renumbered in the new
-        block's keyword ids, or ``None`` when anything else changed (SPEC §11: a new
-        session costs what it changed)."""
-        b = self._built
-        if (
-            b is None
-            or b.block is block
-            or b.when != when
-            or "global" not in self.scopes
-            or not len(block)
-            or b.incidence.base is not b.block.incidence  # built without the block
-            or len(b.records) != len(records)
-            or any(x is not y for x, y in zip(b.records, records, strict=True))
-        ):
-            return None
-        self._vocab = (
-            self._vocab.rebase(block.incidence)
-            if self._vocab is not None
-            else Vocabulary(block.incidence)
-        )
-        incidence = self._vocab.incidence([n.keywords for n in b.head])
-        graph = self._stack(b.head, incidence, block, len(records))
-        for name in ("kinds", "skill_mask"):
-            if name in b.graph.cache:
-                graph.cache[name] = b.graph.cache[name]
-        if self._present is not None and self._present[0] is b.graph:
-            self._present = (graph, self._present[1])
-        if self._key_counts is not None and self._key_counts[0] is b.graph:
-            self._key_counts = (graph, self._key_counts[1])
-        built = Built(records, block, when, b.view, b.head, incidence, graph, tables=b)
-        self._built = built
-        return b.view, graph
-
-    def _recall_graph(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> Graph:
-        """The graph :meth:`recall` ranks over: :meth:`view`'s, or the same records read back
-        from the index (:class:`talos.block.RecordsBlock`) when this process has not built
-        them, so a process that only recalls builds no record node it does not deliver
-        (SPEC §11). Only for the default fact filter and without overrides; the block is
-        written from the graph :meth:`view` built, under a token of all it depends on."""
-        if overrides or self.index is None or self.keep_fact is not safety.keep_fact:
-            return self.view(at, overrides)[1]
-        day = at or dt.date.today()
-        sig = self._signature()
-        key = (sig, day, ())
-        if self._cache and self._cache[0] == key:
-            return self._cache[2]
-        if self._rcache and self._rcache[0] == key:
-            return self._rcache[1]
-        if sig[0] != "index" or self.index is None or self._cache is not None:
-            # no index to read from, or a long-lived Memory that built (and patches) its own
-            return self._view(at, None, sig)[1]
-        token = self._records_token(sig, day)
-        try:
-            data = self.index.load_records(token)
-        except (OSError, sqlite3.Error):
-            data = None
-        if data is not None:
-            try:
-                stored = RecordsBlock.from_bytes(data, token)
-                old = self._indexed
-                gen = (self.index.facts_generation, self.index.sessions_generation)
-                try:
-                    block = (
-                        old[2]
-                        if old and old[0][1] == gen[1]
-                        else self.index.episode_block(old[2] if old else None)
-                    )
-                except (OSError, sqlite3.Error) as e:
-                    self._drop_index(e)
-                    return self._view(at, None, self._signature())[1]
-                graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
-                graph.cache["kinds"] = stored.kinds
-                if isinstance(stored.kinds, Kinds):
-                    graph.cache["skill_mask"] = stored.kinds.mask("skill")
-                self._present = (graph, stored.present)
-                self._rcache = (key, graph)
-                return graph
-            except BlockError as e:
-                warn(f"{self.index.file}: stored records unusable ({e}); rebuilding them")
-        first = self._cache is None
-        _view, graph = self._view(at, None, sig)
-        if not first:
-            # A long-lived Memory (an agent loop, the MCP server) rebuilt its view after an
-            # edit: the next one-shot process stores the block; this one must not pay for it
-            # on every edit (SPEC §11: an edit costs what the edit changed).
-            return graph
-        head = graph.nodes[: graph.records]
-        records = RecordsBlock(
-            head,
-            graph.cache.get("kinds") or [n.kind for n in head],
-            graph.head,  # its own vocabulary: a loading process maps it onto its block's
-            self._present_keys(graph),
-            self._episode_start,
-        )
-        if self.index is not None:  # None: found unreadable while the view was built
-            with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
-                self.index.save_records(token, records.to_bytes(token))
-        return graph
+        return self._kept.view(at, overrides)
 
     @_heard
     def prepare(self, at: dt.date | None = None) -> None:
@@ -659,36 +339,7 @@ class Memory:
         (SPEC §11). No usage is counted and no trace is written. ``talos index`` calls it;
         without it the first recall after a build pays for both (1.2 s and 183 MB at
         30,000 sessions, against 0.45 s and 88 MB warm)."""
-        self._recall_graph(at, None)
-
-    def _records_token(self, sig: tuple[Any, ...], day: dt.date) -> str:
-        """What the records of a view depend on: the indexed facts' version, the skills
-        (stats, scan verdicts), scopes, date, language, blocked skills and talos's code."""
-        assert self.index is not None
-        return hashlib.sha256(
-            json.dumps(
-                [
-                    self.index.facts_token,
-                    _code_fingerprint(),
-                    [list(s) for s in sig[2][0]],
-                    sorted(sig[2][1]),
-                    list(self.scopes),
-                    day.isoformat(),
-                    self.lang,
-                    sorted(self.blocked),
-                ]
-            ).encode("utf-8", "surrogatepass")
-        ).hexdigest()
-
-    def _stack(
-        self, head: Sequence[Node], incidence: Incidence, block: EpisodeBlock, start: int
-    ) -> Graph:
-        """A graph of ``head`` records followed by the block's episodes (when ``global`` is
-        an authorized scope: episodes carry no tag, SPEC §7.3)."""
-        if "global" in self.scopes and len(block):
-            stacked = StackedNodes(head, block, start)
-            return Graph(stacked, len(head), incidence, block.incidence)
-        return Graph(head, len(head), incidence)
+        self._kept.recall_graph(at, None)
 
     @_heard
     def graph(self, at: dt.date | None = None) -> Graph:
@@ -727,117 +378,27 @@ class Memory:
         Returns:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
         """
-        graph = self._recall_graph(at, overrides)
+        graph = self._kept.recall_graph(at, overrides)
         act = MODELS[self.model].activate(graph, keywords(query))
-        spec = MODELS[self.model]
-        values, order = rank_arrays(act, spec.thresh, k=max(k, 0))
-        top = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
-        # the skills in the order of the full ranking (skills are records; a few dozen)
-        values, order = rank_arrays(act, spec.thresh, among=graph.skill_positions())
-        skills = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
-        best: int | None = None
-        if skills:
-            lead = (
-                skills[0][0] >= spec.body_floor
-                if len(skills) == 1
-                else skills[0][0] >= spec.body_lead * skills[1][0]
-            )
-            best = skills[0][1] if lead else None
         rows = [
             RecallRow(
                 graph.nodes[i].key,
                 graph.nodes[i].kind,
                 graph.nodes[i].text,
                 s,
-                i == best,
+                body,
                 graph.nodes[i],
             )
-            for s, i in top
+            for s, i, body in select(graph, act, MODELS[self.model], k)
         ]
         text = render_block([Pick(r.node, r.score, r.body) for r in rows], self.lang)
         write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
         self._count(graph, rows)
         return Recall(text, rows)
 
-    def _present_keys(self, graph: Graph) -> dict[str, frozenset[str]]:
-        """Usage keys of every fact/skill (and merged member) in view, per scope; once per
-        graph: recall must not cost O(memories) (SPEC §6.3)."""
-        if self._present is not None and self._present[0] is graph:
-            return self._present[1]
-        keys: dict[str, set[str]] = {s: set() for s in self.scopes}
-        old, now = self._counted, {}
-        for n in graph.nodes[: graph.records]:  # episodes are never counted
-            pairs = old.get(n)
-            if pairs is None:
-                pairs = [(m.scope, m.key) for m in n.family() if counted(m)]
-            now[n] = pairs
-            for scope, key in pairs:
-                got = keys.get(scope)
-                if got is None:
-                    got = keys[scope] = set()
-                got.add(key)
-        self._counted = now
-        present = {s: frozenset(v) for s, v in keys.items()}
-        self._present = (graph, present)
-        return present
-
-    def _patch_present(
-        self, old: Graph, new: Graph, removed: Sequence[Node], added: Sequence[Node]
-    ) -> None:
-        """The usage keys of ``new`` from those of ``old`` when the records ``removed`` left
-        and ``added`` came (:meth:`_patch`): counted per key, so a key two records share
-        stays present, and each scope's set changes by the keys that came and went."""
-        if self._present is None or self._present[0] is not old:
-            return
-        counts = self._key_counts
-        if counts is None or counts[0] is not old:
-            tally: dict[tuple[str, str], int] = {}
-            for n in old.nodes[: old.records]:
-                for m in n.family():
-                    if counted(m):
-                        tally[(m.scope, m.key)] = tally.get((m.scope, m.key), 0) + 1
-            counts = (old, tally)
-        tally = counts[1]
-        moved: set[tuple[str, str]] = set()
-        for n in removed:
-            for m in n.family():
-                if counted(m):
-                    sk = (m.scope, m.key)
-                    tally[sk] -= 1
-                    if not tally[sk]:
-                        del tally[sk]
-                    moved.add(sk)
-        for n in added:
-            for m in n.family():
-                if counted(m):
-                    sk = (m.scope, m.key)
-                    tally[sk] = tally.get(sk, 0) + 1
-                    moved.add(sk)
-        self._key_counts = (new, tally)
-        before = self._present[1]
-        present = dict(before)
-        for scope in {s for s, _k in moved}:
-            keys = before.get(scope, frozenset())
-            gone = {k for s, k in moved if s == scope and (s, k) not in tally}
-            came = {k for s, k in moved if s == scope and (s, k) in tally}
-            now = (keys - gone) | came
-            if now != keys:
-                present[scope] = now
-                fingerprint_from(keys, now)
-        self._present = (new, present)
-
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
-        present = self._present_keys(graph)
-        hits: dict[str, set[str]] = {}
-        for r in rows:
-            for m in r.node.family():
-                if counted(m):
-                    hits.setdefault(m.scope, set()).add(m.key)
-        try:
-            self.usage_store.record(present, hits, today())
-        except Exception as e:
-            warn(f"cannot update usage counts ({e}); recall goes on")
+        count_recall(self.usage_store, self._kept.present(graph), [r.node for r in rows])
 
     @_heard
     def explain(
@@ -856,28 +417,8 @@ class Memory:
         out: list[Row] = []
         for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
             n = graph.nodes[i]
-            levels = [act.seeds, *act.hop_levels()]
-            gains = [
-                levels[h].get(i, 0.0) - levels[h - 1].get(i, 0.0) for h in range(1, len(levels))
-            ]
-            edges = []
-            for h in range(1, len(levels)):
-                prev = levels[h - 1]
-                for j, w in graph.neighbours[i]:
-                    if j in prev:
-                        edges.append(
-                            {
-                                "hop": h,
-                                "from": graph.nodes[j].key,
-                                "weight": round(w, 4),
-                                "from_activation": round(prev[j], 4),
-                            }
-                        )
-            out.append(
-                Row(
-                    round(a, 2), n.kind, n.with_members(), n, a, act.seeds.get(i, 0.0), gains, edges
-                )
-            )
+            seed, gains, edges = contributions(graph, act, i)
+            out.append(Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges))
         return out
 
     @_heard
@@ -997,7 +538,7 @@ class Memory:
             reason = s[2] if len(s) > 2 else "forget"
             wanted.setdefault((scope, text), reason)
         if not wanted:
-            self._cache = None
+            self._kept.wrote()
             return done
 
         def doomed(p: Any, _raw: str) -> bool:
@@ -1005,7 +546,7 @@ class Memory:
 
         reasons = sorted(set(wanted.values()))
         removed = writer.remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
-        self._cache = None
+        self._kept.wrote()
         matched: set[tuple[str, str]] = set()
         for r in removed:
             parsed = parse_fact_line(r.raw)
@@ -1098,21 +639,9 @@ class Memory:
         qk = keywords(query)
         view, graph = self.view(at, overrides)
         _graph, act = self._activate(query, at, overrides)
-        ranked = [i for _a, i in rank(act, MODELS[self.model].thresh)]
-        top, beyond = set(ranked[: max(k, 0)]), ranked[max(k, 0) :]
-        out: list[WhyNot] = []
-        for i in beyond:
-            out.append(
-                WhyNot(
-                    graph.nodes[i],
-                    "beyond-k",
-                    f"rank {ranked.index(i) + 1}",
-                    round(act.final[i], 2),
-                )
-            )
-        for i, a in act.final.items():
-            if i not in top and i not in beyond:
-                out.append(WhyNot(graph.nodes[i], "below-threshold", "", round(a, 2)))
+        beyond, below = left_out(act, MODELS[self.model], k)
+        out = [WhyNot(graph.nodes[i], "beyond-k", f"rank {r}", a) for i, r, a in beyond]
+        out += [WhyNot(graph.nodes[i], "below-threshold", "", a) for i, a in below]
         for e in view.excluded:
             if e.node.keywords & qk:
                 out.append(WhyNot(e.node, e.reason, e.by))
@@ -1194,7 +723,7 @@ class Memory:
             by=by,
             authorized=self.scopes,
         )
-        self._cache = None
+        self._kept.wrote()
         return result
 
     @_heard
@@ -1226,7 +755,7 @@ class Memory:
         from talos import writer  # imported on use: recall never writes memory.md
 
         removed = writer.resolve(self.paths, key, keep, self.scopes, at or dt.date.today())
-        self._cache = None
+        self._kept.wrote()
         return [r.id for r in removed]
 
     @_heard
@@ -1250,7 +779,7 @@ class Memory:
             "revoke",
             f"source {ref} revoked",
         )
-        self._cache = None
+        self._kept.wrote()
         if not removed:
             raise InputError(
                 f"no record in {self.paths.memory_file} carries ref={ref} "
@@ -1272,7 +801,7 @@ class Memory:
         from talos import writer  # imported on use: recall never writes memory.md
 
         done = writer.restore(self.paths, rid, scopes=self.scopes)
-        self._cache = None
+        self._kept.wrote()
         return done
 
     @_heard
@@ -1293,25 +822,6 @@ class Memory:
         if target:
             rows = [e for e in rows if target in (e.get("id"), e.get("key"))]
         return rows
-
-
-def _masked_fact(n: Node) -> Node | None:
-    """A fact kept by a filter other than :func:`talos.safety.keep_fact` as it may be shown:
-    a line that filter would withhold has its credentials masked in ``text`` and ``raw``
-    (``None`` when no keyword is left), as the index keeps it (SPEC §8.3; hostile pass of
-    issue 13: ``keep_fact=…`` delivered a token in the block)."""
-    tagged = bool(n.fields) and bool(tag_reasons(n.raw))
-    if safety.keep_fact(n.text) and not tagged:
-        return n
-    text = safety.mask_secrets(n.text)
-    if text == n.text and not tagged:
-        return n
-    kw = matching_keywords(text)
-    if not kw:
-        return None
-    fields = masked_fields(n.fields) if tagged else n.fields
-    raw = safety.mask_secrets(n.raw)
-    return dataclasses.replace(n, text=text, raw=raw, keywords=kw, fields=fields)
 
 
 def _masked_entry(entry: dict[str, Any]) -> dict[str, Any]:

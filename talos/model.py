@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from talos.secrets import mask_known_secrets
 
-__all__ = ["KINDS", "Node", "line_id", "node_key"]
+__all__ = ["KINDS", "Node", "line_id", "node_identity", "node_key", "node_provenance"]
 
 #: Kinds of memory, in load order (SPEC §3): facts, then skills, then episodes.
 KINDS = ("fact", "skill", "episode")
@@ -84,3 +85,13 @@ def node_key(kind: str, text: str) -> str:
     credentials masked before the cut (issue 13 item 6: what usage.db and the trace keep
     outlives the line; a fact holding one is withheld anyway, this holds for any filter)."""
     return f"{kind}:{mask_known_secrets(text)[:80]}"
+
+
+def node_identity(n: Node) -> dict[str, Any]:
+    """Where a node comes from: ``{"path", "line"}`` (line only for facts)."""
+    return {"path": n.path, "line": n.line} if n.kind == "fact" else {"path": n.path}
+
+
+def node_provenance(n: Node) -> dict[str, Any]:
+    """Provenance fields of a node (SPEC §7.1)."""
+    return {"src": n.src, "born": n.born, "scope": n.scope, **n.fields}

@@ -30,8 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from talos.block import EpisodeBlock
-from talos.graph import Graph, Incidence, Vocabulary, merge_group, merge_groups
+from talos.graph.episodes import EpisodeBlock
+from talos.graph.graph import Graph
+from talos.graph.incidence import Incidence, Vocabulary
+from talos.graph.merge import merge_group, merge_groups
 from talos.model import Node
 from talos.trust import Excluded, View
 

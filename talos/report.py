@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from talos.fsutil import json_value, open_regular
-from talos.memory import Memory, node_identity
-from talos.model import KINDS, Node
+from talos.memory import Memory
+from talos.model import KINDS, Node, node_identity
 from talos.render import shown
 from talos.text import one_line
 from talos.usage import trace_scopes

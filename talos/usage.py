@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from talos.errors import StateError, state_error
 from talos.fsutil import (
@@ -39,11 +39,18 @@ from talos.fsutil import (
 from talos.text import json_dumps
 from talos.warn import warn
 
+if TYPE_CHECKING:
+    from talos.graph.graph import Graph
+    from talos.model import Node
+
 __all__ = [
     "JsonUsage",
+    "PresentKeys",
     "SqliteUsage",
     "Stat",
     "UsageStore",
+    "count_recall",
+    "counted",
     "fingerprint",
     "query_hash",
     "today",
@@ -220,6 +227,132 @@ def _digest(keys: Iterable[str]) -> str:
         acc ^= _key_hash(k)
         n += 1
     return f"x{acc:016x}.{n}"
+
+
+# -- the usage keys in view (SPEC §6.3) --------------------------------------------------------
+
+
+def counted(n: Node) -> bool:
+    """Whether usage is counted for a node: facts and skills written down, not episodes, not
+    conflict lines, not request-scoped overrides (SPEC §6.3, §7.5)."""
+    return n.kind in ("fact", "skill") and n.src != "override"
+
+
+class PresentKeys:
+    """The usage keys of every fact and skill (merged members included) in a graph's view, per
+    scope, kept per graph: recall must not cost O(memories) (SPEC §6.3).
+
+    Attributes:
+        keys: ``(graph, {scope: frozenset of keys})`` of the last graph asked about, or None.
+            The frozensets stay the same objects from graph to graph while unchanged: the
+            fingerprint memo (:func:`fingerprint_from`) is keyed by their identity.
+        tally: ``(graph, {(scope, key): records holding it})``, made on the first patch.
+        pairs: ``{record node: [(scope, key), ...]}`` of the last full count, by identity.
+    """
+
+    __slots__ = ("keys", "pairs", "tally")
+
+    def __init__(self) -> None:
+        self.keys: tuple[Graph, dict[str, frozenset[str]]] | None = None
+        self.tally: tuple[Graph, dict[tuple[str, str], int]] | None = None
+        self.pairs: dict[Node, list[tuple[str, str]]] = {}
+
+    def of(self, graph: Graph, scopes: Sequence[str]) -> dict[str, frozenset[str]]:
+        """Usage keys of every fact/skill (and merged member) in ``graph``, per scope (every
+        one of ``scopes`` present, maybe empty); counted once per graph."""
+        if self.keys is not None and self.keys[0] is graph:
+            return self.keys[1]
+        keys: dict[str, set[str]] = {s: set() for s in scopes}
+        old, now = self.pairs, {}
+        for n in graph.nodes[: graph.records]:  # episodes are never counted
+            pairs = old.get(n)
+            if pairs is None:
+                pairs = [(m.scope, m.key) for m in n.family() if counted(m)]
+            now[n] = pairs
+            for scope, key in pairs:
+                got = keys.get(scope)
+                if got is None:
+                    got = keys[scope] = set()
+                got.add(key)
+        self.pairs = now
+        present = {s: frozenset(v) for s, v in keys.items()}
+        self.keys = (graph, present)
+        return present
+
+    def patched(
+        self, old: Graph, new: Graph, removed: Sequence[Node], added: Sequence[Node]
+    ) -> None:
+        """The usage keys of ``new`` from those of ``old`` when the records ``removed`` left
+        and ``added`` came (an in-place edit, :mod:`talos.patch`): counted per key, so a key
+        two records share stays present, and each scope's set changes by the keys that came
+        and went."""
+        if self.keys is None or self.keys[0] is not old:
+            return
+        counts = self.tally
+        if counts is None or counts[0] is not old:
+            tally: dict[tuple[str, str], int] = {}
+            for n in old.nodes[: old.records]:
+                for m in n.family():
+                    if counted(m):
+                        tally[(m.scope, m.key)] = tally.get((m.scope, m.key), 0) + 1
+            counts = (old, tally)
+        tally = counts[1]
+        moved: set[tuple[str, str]] = set()
+        for n in removed:
+            for m in n.family():
+                if counted(m):
+                    sk = (m.scope, m.key)
+                    tally[sk] -= 1
+                    if not tally[sk]:
+                        del tally[sk]
+                    moved.add(sk)
+        for n in added:
+            for m in n.family():
+                if counted(m):
+                    sk = (m.scope, m.key)
+                    tally[sk] = tally.get(sk, 0) + 1
+                    moved.add(sk)
+        self.tally = (new, tally)
+        before = self.keys[1]
+        present = dict(before)
+        for scope in {s for s, _k in moved}:
+            keys = before.get(scope, frozenset())
+            gone = {k for s, k in moved if s == scope and (s, k) not in tally}
+            came = {k for s, k in moved if s == scope and (s, k) in tally}
+            now = (keys - gone) | came
+            if now != keys:
+                present[scope] = now
+                fingerprint_from(keys, now)
+        self.keys = (new, present)
+
+    def carried(self, old: Graph, new: Graph) -> None:
+        """``new`` has the records of ``old`` (new sessions restacked under them): it keeps
+        their keys and tally."""
+        if self.keys is not None and self.keys[0] is old:
+            self.keys = (new, self.keys[1])
+        if self.tally is not None and self.tally[0] is old:
+            self.tally = (new, self.tally[1])
+
+    def loaded(self, graph: Graph, present: dict[str, frozenset[str]]) -> None:
+        """The keys of ``graph``, read back with its records from the index."""
+        self.keys = (graph, present)
+
+
+def count_recall(
+    store: UsageStore, present: Mapping[str, frozenset[str]], nodes: Iterable[Node]
+) -> None:
+    """Usage of one recall: every fact/skill in view (``present``) is seen once, every counted
+    family member of the delivered ``nodes`` is hit. A failure warns on stderr and never fails
+    the recall (SPEC §6.3)."""
+    hits: dict[str, set[str]] = {}
+    for n in nodes:
+        for m in n.family():
+            if counted(m):
+                hits.setdefault(m.scope, set()).add(m.key)
+    try:
+        store.record(present, hits, today())
+    except Exception as e:
+        warn(f"cannot update usage counts ({e}); recall goes on")
 
 
 #: Seconds a recall waits to count usage while another connection holds usage.db's write

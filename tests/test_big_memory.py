@@ -19,8 +19,8 @@ import talos.index
 import talos.index.check  # imported on use by Index.check: here for the sampled fixture
 import talos.sources.facts as facts_mod
 from talos import Memory
+from talos.activation import Activation, DenseActivation, rank_arrays
 from talos.doctor import diagnose
-from talos.graph import Activation, DenseActivation, rank_arrays
 from talos.home import resolve_paths
 from talos.index import Index
 from talos.sources.facts import MAX_FACT_BYTES, load_facts, parse_fact_line, too_long

@@ -2,7 +2,7 @@
 
 A long-lived :class:`talos.Memory` applies an edit that changes lines in place to its stored
 rows (``FactRows.patch``) and, when the edited lines are plain facts (no canonical key,
-active, unmerged), to its last view and graph (``Memory._patch``). These tests make random
+active, unmerged), to its last view and graph (``KeptState._patch``). These tests make random
 in-place edits of every kind — plain facts, keyed and conflicting facts, duplicates that merge,
 lines made unsafe, expired tags, non-fact lines — and compare each state with a fresh
 non-indexed Memory, row for row and float for float; and they check that the patch paths were
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import talos.index as index_mod
-import talos.memory as memory_mod
+import talos.kept as kept_mod
 from talos import Memory
 
 WORDS = [
@@ -83,7 +83,7 @@ def test_random_in_place_edits_equal_a_fresh_memory(
     queries = [" ".join(rng.sample(WORDS, 2)) for _ in range(6)]
 
     taken = {"facts": 0, "view": 0}
-    patch_facts, patch_view = index_mod.facts.FactRows.patch, memory_mod.Memory._patch
+    patch_facts, patch_view = index_mod.facts.FactRows.patch, kept_mod.KeptState._patch
 
     def count_facts(self, *a):  # type: ignore[no-untyped-def]
         done = patch_facts(self, *a)
@@ -96,7 +96,7 @@ def test_random_in_place_edits_equal_a_fresh_memory(
         return done
 
     monkeypatch.setattr(index_mod.facts.FactRows, "patch", count_facts)
-    monkeypatch.setattr(memory_mod.Memory, "_patch", count_view)
+    monkeypatch.setattr(kept_mod.KeptState, "_patch", count_view)
 
     kept = Memory(home)
     assert _state(kept, queries) == _state(Memory(home, index=False), queries)

@@ -28,14 +28,14 @@ def test_golden_files_are_present() -> None:
 
 
 def test_golden_params_match_the_classic_model() -> None:
-    from talos import graph
+    from talos import activation, graph
 
     for path in GOLDEN.glob("*.golden.json"):
         params = json.loads(path.read_text(encoding="utf-8"))["params"]
         assert params == {
-            "DECAY": graph.DECAY,
-            "HOPS": graph.HOPS,
-            "THRESH": graph.THRESH,
+            "DECAY": activation.DECAY,
+            "HOPS": activation.HOPS,
+            "THRESH": activation.THRESH,
             "EDGE_MIN": graph.EDGE_MIN,
         }
 

@@ -1,10 +1,10 @@
 """Hostile tests of the three incremental paths of the last commits:
 
-1. ``talos.patch`` + ``Memory._patch``: an in-place edit of memory.md patched into a kept
+1. ``talos.patch`` + ``KeptState._patch``: an in-place edit of memory.md patched into a kept
    Memory's view and graph (keyed facts handed from line to line, duplicate groups joined and
    left, expired and out-of-scope lines, interleaved with new sessions);
 2. ``SessionRows.refresh`` / ``EpisodeBlock.extend`` / ``Index.episode_block`` /
-   ``Memory._restack``: new sessions extending the merged episode block (names sorting before,
+   ``KeptState._restack``: new sessions extending the merged episode block (names sorting before,
    between and after the others, duplicates, pending files, deletions, more than
    ``STORE_AFTER`` at once, two kept objects and other processes, unicode and malformed files,
    a switched or recursive sessions folder);
@@ -37,10 +37,10 @@ import typer
 from helpers import session_line as _session
 
 import talos.index as index_mod
-import talos.memory as memory_mod
+import talos.kept as kept_mod
 from talos import Memory
-from talos.block import EpisodeBlock
 from talos.cli import app, app_for
+from talos.graph import EpisodeBlock
 from talos.home import resolve_paths
 from talos.index import Index
 
@@ -146,8 +146,8 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How often each incremental path ran (so a comparison is not two full builds)."""
     got = {"patch": 0, "restack": 0, "extend": 0}
     patch, restack, extend = (
-        memory_mod.Memory._patch,
-        memory_mod.Memory._restack,
+        kept_mod.KeptState._patch,
+        kept_mod.KeptState._restack,
         EpisodeBlock.extend,
     )
 
@@ -165,8 +165,8 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         got["extend"] += 1
         return extend(self, *a)
 
-    monkeypatch.setattr(memory_mod.Memory, "_patch", p)
-    monkeypatch.setattr(memory_mod.Memory, "_restack", r)
+    monkeypatch.setattr(kept_mod.KeptState, "_patch", p)
+    monkeypatch.setattr(kept_mod.KeptState, "_restack", r)
     monkeypatch.setattr(EpisodeBlock, "extend", e)
     return got
 

@@ -1,4 +1,4 @@
-"""Hostile tests of the patched edit path (``FactRows.patch``, ``Memory._patch``,
+"""Hostile tests of the patched edit path (``FactRows.patch``, ``KeptState._patch``,
 ``talos.patch``, ``_patch_present``): a kept :class:`talos.Memory` must answer after any
 in-place edit of memory.md exactly like a fresh ``Memory(home, index=False)``, count usage like
 fresh processes, leave objects a caller holds untouched, and leave the shared index right for
@@ -22,7 +22,7 @@ import pytest
 from helpers import session_line as _session
 
 import talos.index as index_mod
-import talos.memory as memory_mod
+import talos.kept as kept_mod
 from talos import Memory
 from talos.patch import MAX_CHANGED
 
@@ -110,7 +110,7 @@ def _same_as_fresh(mem: Memory, home: Home, step: object, **kw: Any) -> None:
 def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts of the patch paths taken (so a comparison is not two full builds)."""
     got = {"facts": 0, "view": 0, "arrays": 0}
-    pf, pv, pa = index_mod.facts.FactRows.patch, memory_mod.Memory._patch, memory_mod.splice_cache
+    pf, pv, pa = index_mod.facts.FactRows.patch, kept_mod.KeptState._patch, kept_mod.splice_cache
 
     def facts(self: Any, *a: Any) -> Any:
         before = self._rows
@@ -128,8 +128,8 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         got["arrays"] += "kinds" in new.cache
 
     monkeypatch.setattr(index_mod.facts.FactRows, "patch", facts)
-    monkeypatch.setattr(memory_mod.Memory, "_patch", view)
-    monkeypatch.setattr(memory_mod, "splice_cache", arrays)
+    monkeypatch.setattr(kept_mod.KeptState, "_patch", view)
+    monkeypatch.setattr(kept_mod, "splice_cache", arrays)
     return got
 
 

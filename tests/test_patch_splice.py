@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import talos.memory as memory_mod
+import talos.kept as kept_mod
 from talos import Memory
 from talos.patch import _runs
 
@@ -78,7 +78,7 @@ def _structures(mem: Memory) -> dict[str, Any]:
         "kinds": [graph.kind(i) for i in range(graph.records)],
         "skill_mask": graph.skill_mask().tolist(),
         "head_rows": [graph.keywords_of(i) for i in range(graph.records)],
-        "present": {s: sorted(v) for s, v in mem._present_keys(graph).items()},
+        "present": {s: sorted(v) for s, v in mem._kept.present(graph).items()},
         "rows": [
             [(r.score, r.kind, r.text, r.activation, r.seed) for r in mem.explain(q, k=20)]
             for q in QUERIES
@@ -108,7 +108,7 @@ def _structures(mem: Memory) -> dict[str, Any]:
 def splices(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every splice the kept Memory applied (deleted/inserted head positions, nodes)."""
     got: list[Any] = []
-    real = memory_mod.patch_view
+    real = kept_mod.patch_view
 
     def spy(*a: Any, **kw: Any) -> Any:
         out = real(*a, **kw)
@@ -116,7 +116,7 @@ def splices(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             got.append(out[1])
         return out
 
-    monkeypatch.setattr(memory_mod, "patch_view", spy)
+    monkeypatch.setattr(kept_mod, "patch_view", spy)
     return got
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from talos import Memory
-from talos.graph import DEFAULT_MODEL, MODELS
+from talos.activation import DEFAULT_MODEL, MODELS
 
 #: The spreading models built to fix classic's defect; the default is tested whatever it is
 #: unless it is ``classic`` itself (whose defect the tests below document).
@@ -233,7 +233,7 @@ def test_same_files_same_query_same_output_across_hash_seeds(golden_home) -> Non
     which orders sets differently in every process — cannot change a score or a tie."""
     home = golden_home("home-basic")
     code = (
-        "import json,sys; from talos import Memory; from talos.graph import MODELS\n"
+        "import json,sys; from talos import Memory; from talos.activation import MODELS\n"
         "qs=['画流程图','合并 csv 表格','日志 错误','升级 rust 依赖']\n"
         "out={m:[[r.activation,r.text] for q in qs"
         " for r in Memory(sys.argv[1], model=m, index=False).explain(q,k=50)] for m in MODELS}\n"

@@ -1,9 +1,9 @@
 """A new session costs what it changed (SPEC §11, issue 4).
 
 When sessions only arrive after the newest one (their files sort last: time-stamped names),
-the index extends the merged episode block (:meth:`talos.block.EpisodeBlock.extend`) instead
+the index extends the merged episode block (:meth:`talos.graph.EpisodeBlock.extend`) instead
 of merging every episode again, and a kept :class:`talos.Memory` re-stacks its view over the
-new block (``Memory._restack``). A removed session is removed from the block
+new block (``KeptState._restack``). A removed session is removed from the block
 (tests/test_session_remove.py, issue 12 item 7). Any other change of the sessions (one
 sorting before the newest, a rewrite) builds the block again. Every state must answer exactly
 like the non-indexed computation.
@@ -21,9 +21,9 @@ import pytest
 from helpers import session_line as _session
 
 import talos.index
-import talos.memory as memory_mod
+import talos.kept as kept_mod
 from talos import Memory
-from talos.block import EpisodeBlock
+from talos.graph import EpisodeBlock
 from talos.home import resolve_paths
 from talos.index import Index
 
@@ -140,7 +140,7 @@ def test_sessions_appended_extend_the_block_and_answer_like_the_files(
     assert _rows(kept) == _direct(home)
     assert ways == ["build"]
     restacked = 0
-    real = memory_mod.Memory._restack
+    real = kept_mod.KeptState._restack
 
     def count(self: Any, *a: Any) -> Any:
         nonlocal restacked
@@ -148,7 +148,7 @@ def test_sessions_appended_extend_the_block_and_answer_like_the_files(
         restacked += got is not None
         return got
 
-    memory_mod.Memory._restack = count  # type: ignore[method-assign]
+    kept_mod.KeptState._restack = count  # type: ignore[method-assign]
     try:
         for day in range(21, 31):  # later names: appended
             for j in range(rng.randint(1, 3)):
@@ -157,7 +157,7 @@ def test_sessions_appended_extend_the_block_and_answer_like_the_files(
             with Memory(home) as other:  # a new process: extends the stored block
                 assert _rows(other) == _direct(home), day
     finally:
-        memory_mod.Memory._restack = real  # type: ignore[method-assign]
+        kept_mod.KeptState._restack = real  # type: ignore[method-assign]
     assert "build" not in ways[1:]  # never merged all episodes again
     assert ways.count("extend") >= 10
     assert restacked == 10  # the kept Memory kept its view of the facts
@@ -318,7 +318,7 @@ def test_a_stored_records_block_carries_the_usage_fingerprint(
     monkeypatch.setattr(usage, "_digest", lambda keys: digests.append(1) or real(keys))
     with Memory(home) as second:
         second.recall("kettle tea")
-        present = second._present_keys(second._recall_graph(None, None))
+        present = second._kept.present(second._kept.recall_graph(None, None))
     assert digests == []  # nothing hashed: the block said it
     assert {s: usage.fingerprint(v) for s, v in present.items()} == {
         s: real(v) for s, v in present.items()

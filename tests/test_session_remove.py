@@ -3,7 +3,7 @@
 Found: after sessions were removed, the next recall merged every episode again (1.4 s at
 30,000 sessions, 10.9 s and 529 MB at 100,000). Now the index logs each removed session
 (table ``dropped``) and the episode block loses its episodes
-(:meth:`talos.block.EpisodeBlock.remove`), as :meth:`~talos.block.EpisodeBlock.extend` adds
+(:meth:`talos.graph.EpisodeBlock.remove`), as :meth:`~talos.graph.EpisodeBlock.extend` adds
 new ones. Determinism: a block brought up to date by any mix of removals and appends is the
 block a build of the remaining rows gives — the same merged nodes, holders and activations.
 """
@@ -24,8 +24,8 @@ from test_session_append import QUERIES, _direct, _rows, _text
 
 import talos.index
 from talos import Memory
-from talos.block import EpisodeBlock, StackedNodes
-from talos.graph import MODELS, Graph, Incidence
+from talos.activation import MODELS
+from talos.graph import EpisodeBlock, Graph, Incidence, StackedNodes
 from talos.home import resolve_paths
 from talos.index import Index
 

@@ -24,7 +24,7 @@ from talos.cli.common import (
     parse_overrides,
     scopes_from,
 )
-from talos.memory import node_identity, node_provenance
+from talos.model import node_identity, node_provenance
 from talos.render import kind_label, shown, shown_with_members
 
 __all__ = ["explain", "recall"]

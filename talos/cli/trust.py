@@ -23,7 +23,7 @@ from talos.cli.common import (
     parse_overrides,
     scopes_from,
 )
-from talos.memory import node_provenance
+from talos.model import node_provenance
 from talos.render import TEXT_CHARS, labels, shown
 from talos.text import cut, one_line
 from talos.trust import record_id, stated_value

@@ -3,9 +3,9 @@
 Files stay the source of truth; the index (SQLite, WAL, ``<state>/index.db``) is a cache derived
 from them and can always be rebuilt. It holds the parsed facts of memory.md (with the fact
 filter's verdict), the episode of every session file, with the size and mtime of what they
-came from, and in ``blocks``: the merged episode block (:class:`talos.block.EpisodeBlock`, per
+came from, and in ``blocks``: the merged episode block (:class:`talos.graph.EpisodeBlock`, per
 version of the sessions), the records block of the last view built
-(:class:`talos.block.RecordsBlock`, per token of all it depends on) and the last skills scan
+(:class:`talos.graph.RecordsBlock`, per token of all it depends on) and the last skills scan
 (:func:`talos.safety.scan_skills`, per tree signature). Skills themselves (a few dozen small
 files) are read directly. Schema changes are migrations (:data:`MIGRATIONS`); an index of
 unknown schema, application id or columns is rebuilt.
@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from talos.block import EpisodeBlock
+from talos.graph.episodes import EpisodeBlock
 from talos.home import Paths
 from talos.index import blocks, schema, signatures
 from talos.index.facts import FactRows, indexed_fact
@@ -303,7 +303,7 @@ class Index:
         return self._sessions.episodes(self._connect(), start)
 
     def episode_block(self, prev: EpisodeBlock | None = None) -> EpisodeBlock:
-        """The merged episodes of the indexed sessions as arrays (:mod:`talos.block`): the
+        """The merged episodes of the indexed sessions as arrays (:mod:`talos.graph.episodes`): the
         stored block, ``prev`` or the stored one brought up to date, or a block built from
         the rows (:func:`talos.index.blocks.episode_block`).
 
@@ -321,7 +321,7 @@ class Index:
         return self._tokens[0]
 
     def load_records(self, token: str) -> bytes | None:
-        """The records block stored under ``token`` (:class:`talos.block.RecordsBlock`)."""
+        """The records block stored under ``token`` (:class:`talos.graph.RecordsBlock`)."""
         return blocks.load_records(self._connect(), token)
 
     def save_records(self, token: str, data: bytes) -> None:

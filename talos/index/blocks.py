@@ -2,11 +2,11 @@
 (SPEC §11).
 
 * ``episodes``: the merged episode block of the indexed sessions
-  (:class:`talos.block.EpisodeBlock`), per version of the sessions. :func:`episode_block`
+  (:class:`talos.graph.EpisodeBlock`), per version of the sessions. :func:`episode_block`
   reads it, or brings an older block up to date by the sessions removed and added since
   (:func:`changes`, :func:`caught_up`), or builds it from the rows; a block
   :data:`STORE_AFTER` changes behind the stored one is stored again.
-* ``records``: the records block of the last view built (:class:`talos.block.RecordsBlock`),
+* ``records``: the records block of the last view built (:class:`talos.graph.RecordsBlock`),
   per token of all it depends on (:func:`load_records`, :func:`save_records`).
 * ``skills_scan``: the last skills scan (:func:`talos.safety.scan_skills`), per tree signature.
 
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
+from talos.graph.episodes import EpisodeBlock
+from talos.graph.stored import BLOCK_VERSION, BlockError
 from talos.index.schema import meta, session_rows
 from talos.warn import warn
 
@@ -45,7 +46,7 @@ STORE_AFTER = 256
 def episode_block(
     con: sqlite3.Connection, file: Path, prev: EpisodeBlock | None = None
 ) -> EpisodeBlock:
-    """The merged episodes of the indexed sessions as arrays (:mod:`talos.block`).
+    """The merged episodes of the indexed sessions as arrays (:mod:`talos.graph.episodes`).
 
     Read from the index when it holds the block of the current sessions (one blob, no
     per-row work). When, since a block was built (``prev``, the caller's, or the stored
@@ -229,7 +230,7 @@ def caught_up(block: EpisodeBlock, change: Change) -> EpisodeBlock:
 
 
 def load_records(con: sqlite3.Connection, token: str) -> bytes | None:
-    """The records block stored under ``token`` (:class:`talos.block.RecordsBlock`)."""
+    """The records block stored under ``token`` (:class:`talos.graph.RecordsBlock`)."""
     row = con.execute(
         "SELECT data FROM blocks WHERE name='records' AND token=?", (token,)
     ).fetchone()

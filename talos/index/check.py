@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from talos.block import BLOCK_VERSION, BlockError, EpisodeBlock
+from talos.graph.episodes import EpisodeBlock
+from talos.graph.stored import BLOCK_VERSION, BlockError
 from talos.index.blocks import caught_up, changes
 from talos.index.facts import indexed_fact, parse_line, stored_line
 from talos.index.schema import meta

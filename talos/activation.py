@@ -1,0 +1,467 @@
+"""Spreading activation over the keyword graph: the ranking models (SPEC §5.3).
+
+Terms: a *seed node* is a node that shares keywords with the query; its seed activation is
+``|kw(node) ∩ kw(query)| / |kw(query)|``. Each *hop* spreads activation along edges, scaled by
+the *decay* factor. The ``classic`` model is the reference one and stays golden-exact
+(``../shared/golden``); other models register themselves in :data:`MODELS`:
+
+- ``damped``: hub-damped seeds (:func:`hub_seed`), no spreading — an ablation;
+- ``bipartite`` (the default): hub-damped seeds, mass-conserving spreading over the
+  node–keyword bipartite graph;
+- ``flow``: hub-damped seeds, mass-conserving spreading over the SPEC §5.2 edges.
+
+Why they exist, how they were tuned (dev split only) and how they compare with BM25:
+``bench/README.md``. The graph they run on is :mod:`talos.graph`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from talos.graph.graph import Graph
+
+__all__ = [
+    "DECAY",
+    "DEFAULT_MODEL",
+    "FLOW_DECAY",
+    "HOPS",
+    "HUB_POWER",
+    "MODELS",
+    "SPREAD_DECAY",
+    "THRESH",
+    "Activation",
+    "DenseActivation",
+    "Model",
+    "bipartite",
+    "classic",
+    "contributions",
+    "damped",
+    "flow",
+    "hub_seed",
+    "hub_weight",
+    "rank",
+    "rank_arrays",
+    "seed",
+]
+
+DECAY = 0.6  #: activation kept per hop
+HOPS = 2  #: rounds of spreading
+THRESH = 0.05  #: a node must exceed this (unrounded) activation to be ranked
+
+
+@dataclass(slots=True)
+class Activation:
+    """The result of spreading: activations in the order nodes first became active.
+
+    Attributes:
+        seeds: node index → seed activation, in load order.
+        hops: activation after each hop (``hops[-1]`` is final), node index → value, each in the
+            order nodes first became active.
+    """
+
+    seeds: dict[int, float]
+    hops: list[dict[int, float]]
+
+    @property
+    def final(self) -> dict[int, float]:
+        """Final activation (after the last hop), or the seeds when there were no hops."""
+        return self.hops[-1] if self.hops else self.seeds
+
+    def hop_levels(self) -> list[dict[int, float]]:
+        """Activation after each hop, as dicts (for explain)."""
+        return self.hops
+
+
+class DenseActivation(Activation):
+    """An activation computed as dense arrays (one value per node, per level).
+
+    ``levels[0]`` holds the seeds, ``levels[h]`` the activation after hop ``h``. The dict views
+    (``seeds``, ``hops``, ``final``) are built on first use, in node order; :func:`rank` reads
+    the final array directly, so a recall never builds them.
+    """
+
+    __slots__ = ("_dicts", "levels")
+
+    def __init__(self, levels: list[Any]) -> None:
+        super().__init__({}, [])
+        self.levels = levels
+        self._dicts: list[dict[int, float]] | None = None
+
+    def _views(self) -> list[dict[int, float]]:
+        if self._dicts is None:
+            self._dicts = []
+            for a in self.levels:
+                idx = np.flatnonzero(a)
+                self._dicts.append(dict(zip(idx.tolist(), a[idx].tolist(), strict=True)))
+        return self._dicts
+
+    @property
+    def seeds(self) -> dict[int, float]:
+        """Seed activation ``{node: value}`` of seeded nodes, in node order."""
+        return self._views()[0]
+
+    @seeds.setter
+    def seeds(self, _value: dict[int, float]) -> None:  # Activation.__init__ sets it
+        pass
+
+    @property
+    def final(self) -> dict[int, float]:
+        """Final activation as ``{node: value}`` for active nodes, in node order."""
+        return self._views()[-1]
+
+    def hop_levels(self) -> list[dict[int, float]]:
+        """Activation after each hop as dicts (for explain)."""
+        return self._views()[1:]
+
+
+def seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
+    """Seed activations ``|kw(node) ∩ kw(query)| / |kw(query)|`` in load order (SPEC §5.3)."""
+    if not query_kw:
+        return {}
+    counts: dict[int, int] = {}
+    for kw in query_kw:
+        for i in graph.holders(kw):
+            counts[i] = counts.get(i, 0) + 1
+    q = len(query_kw)
+    return {i: counts[i] / q for i in sorted(counts)}
+
+
+def classic(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
+    """The reference model (SPEC §5.3): ``a ← a + DECAY·W·a``, :data:`HOPS` times.
+
+    Every active node ``i`` sends ``a_i · DECAY · w_ij`` to every neighbour ``j``. It does not
+    conserve activation: N near-copies of a bridge node pull N times as hard (SPEC §10,
+    ``golden/home-bridge-*``). Kept exact for the golden rankings.
+    """
+    act = seed(graph, query_kw)
+    hops: list[dict[int, float]] = []
+    if not act:
+        return Activation({}, [])
+    seeds = dict(act)
+    nbrs = graph.neighbours
+    for _ in range(HOPS):
+        nxt = dict(act)
+        for i, a in act.items():
+            for j, w in nbrs[i]:
+                nxt[j] = nxt.get(j, 0.0) + a * DECAY * w
+        act = nxt
+        hops.append(act)
+    return Activation(seeds, hops)
+
+
+# -- hub-damped, mass-conserving models (SPEC §10, issue 5) ----------------------------------
+#
+# Measured failure of `classic` (bench/README.md): on real conversations its graph is nearly
+# complete (LoCoMo: 663 turns, ~525 neighbours each, because speaker names and common words are
+# keywords), and two non-conserving hops turn the ranking into a query-independent centrality
+# order — Recall@5 of evidence 0.002 on LoCoMo, 0.05 on MADial zh. The same defect is the
+# bridge-copy one of golden/home-bridge-*: mass grows with the number of copies. The models
+# below fix both causes: seeds are weighted by how specific a keyword is (hub damping), and a
+# hop redistributes a fixed share of activation instead of copying it to every neighbour.
+
+# Constants tuned on the dev split only (bench/sweep.py; table in bench/README.md).
+HUB_POWER = 0.5  #: a query keyword held by ``df`` nodes weighs ``df ** -HUB_POWER``
+SPREAD_DECAY = 0.5  #: a node hands on DECAY/(1+DECAY) of its activation per hop (bipartite)
+FLOW_DECAY = 0.25  #: the same for ``flow``
+
+
+def hub_weight(graph: Graph, kw: str) -> float:
+    """How much a query keyword counts: ``df(k) ** -HUB_POWER`` (1.0 when no node holds it).
+
+    ``df`` is how many (merged) nodes hold the keyword: a keyword most nodes share (a speaker's
+    name, 可以, "what") says little about which one is meant — as HippoRAG divides a seed by the
+    number of passages holding it. It depends on the holders only, not on the size of the home:
+    a log-IDF (``ln N/df``) rose for every seed when near-copies of an unrelated bridge were
+    added (golden/home-bridge-*: etl skill 2.20 → 2.34), which issue 5 forbids.
+    """
+    df = graph.df(kw)
+    return float(df) ** -HUB_POWER if df else 1.0
+
+
+def _hub_seed_array(graph: Graph, query_kw: set[str] | frozenset[str]) -> Any:
+    """:func:`hub_seed` as a dense array over the nodes (``None`` when nothing is seeded).
+
+    A node's sum runs over the query keywords in sorted order, as in :func:`hub_seed`'s
+    definition, so both give the same floats."""
+    qs = sorted(query_kw)
+    weights = [hub_weight(graph, k) for k in qs]
+    total = sum(weights)
+    acc = np.zeros(len(graph.nodes))
+    hit = False
+    for k, w in zip(qs, weights, strict=True):
+        head = graph.head.holders(k)
+        if len(head):
+            acc[head] += w
+            hit = True
+        if graph.tail is not None:
+            tail = graph.tail.holders(k)
+            if len(tail):
+                acc[tail + graph.records] += w
+                hit = True
+    if not hit:
+        return None
+    return acc / total
+
+
+def hub_seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
+    """Hub-damped seeds ``Σ_{k ∈ q ∩ i} hub(k) / Σ_{k ∈ q} hub(k)``, in load order.
+
+    1.0 means the node holds every query keyword; with every ``hub(k) = 1`` this is the classic
+    seed ``|q ∩ i| / |q|`` (SPEC §5.3). Query keywords no node holds count 1.0 in the
+    denominator: a query mostly about unknown things scores low everywhere.
+    """
+    a = _hub_seed_array(graph, query_kw) if query_kw else None
+    if a is None:
+        return {}
+    idx = np.flatnonzero(a)
+    return dict(zip(idx.tolist(), a[idx].tolist(), strict=True))
+
+
+def damped(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
+    """Hub-damped seeds only (:func:`hub_seed`), no spreading: the ablation of ``bipartite``."""
+    return Activation(hub_seed(graph, query_kw), [])
+
+
+def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
+    """Mass-conserving spreading over the node–keyword bipartite graph (issue 5).
+
+    Seeds are :func:`hub_seed`. In each of :data:`HOPS` hops every active node ``i`` keeps
+    ``a_i / (1 + SPREAD_DECAY)`` and hands ``a_i · SPREAD_DECAY / (1 + SPREAD_DECAY)`` to its
+    keywords in equal parts; each keyword splits what it received evenly over the ``df(k)``
+    nodes holding it (the sender included). Spreading moves activation, never creates it: the
+    sum stays the sum of the seeds, so N near-copies of a bridge share one bridge's pull
+    instead of multiplying it (golden/home-bridge-*, pinned by
+    ``tests/test_quality_invariants.py``), a keyword many nodes hold spreads thin, and a node
+    that shares nothing keeps its seed (a lone full match scores 1.0, as in ``classic``).
+    Unlike the SPEC §5.2 edges, one shared keyword carries activation, in proportion to how
+    specific it is.
+
+    A hop is two passes over the incidence arrays (``numpy.bincount``): O(postings), a few
+    milliseconds at 30,000 sessions (bench/scale.py). The passes run per segment of
+    :meth:`Graph.arrays` (records, then episodes); a keyword's sum goes on from one segment to
+    the next in entry order (``numpy.add.at``), so every float is the one a single pass over
+    all entries gives. Exactly equal activations rank in load order (SPEC §5.3 allows it for
+    models other than ``classic``).
+    """
+    a = _hub_seed_array(graph, query_kw) if query_kw else None
+    if a is None:
+        return Activation({}, [])
+    arr = graph.arrays()
+    segments, df, counts = arr["segments"], arr["df"], arr["counts"]
+    words = len(df)
+    keep = 1.0 / (1.0 + SPREAD_DECAY)
+    give = SPREAD_DECAY * keep / np.maximum(arr["degree"], 1.0)
+    levels = [a]
+    for _ in range(HOPS):
+        x = a * give
+        active = np.flatnonzero(a)
+        # Few nodes active (the seeds of a specific query): sum over their entries only.
+        # The others would add exactly +0.0, and the kept entries stay in order, so the
+        # floats are the same as the full pass (tests/test_block.py).
+        sparse = int(counts[active].sum()) * 4 < arr["entries"]
+        mass = None
+        for start, seg in segments:
+            if sparse:
+                lo, hi = np.searchsorted(active, [start, start + seg.n])
+                act = active[lo:hi] - start
+                kw = seg.kw[_entries_of(seg.ptr, act)]
+                sent = np.repeat(x[start + act], seg.counts[act])
+            else:  # np.repeat is a sequential copy: cheaper than gathering x[node]
+                kw, sent = seg.kw, np.repeat(x[start : start + seg.n], seg.counts)
+            if mass is None:  # float64 even for no entries (bincount then gives int64)
+                mass = np.bincount(kw, weights=sent, minlength=words).astype(np.float64)
+            else:  # goes on summing in entry order: the same floats as one pass
+                np.add.at(mass, kw, sent)
+        each = (mass if mass is not None else np.zeros(words)) / np.maximum(df, 1.0)
+        # each node's entries lie in one segment: its sum is the same as over all entries
+        got = [s.node_sums(each[s.kw]) for _start, s in segments]
+        a = a * keep + (np.concatenate(got) if len(got) > 1 else got[0])
+        levels.append(a)
+    return DenseActivation(levels)
+
+
+def _entries_of(node_ptr: Any, nodes: Any) -> Any:
+    """Ascending entry positions of ``nodes`` (ascending) in node-major arrays."""
+    starts = node_ptr[nodes]
+    lengths = node_ptr[nodes + 1] - starts
+    ends = np.cumsum(lengths)
+    return np.repeat(starts - (ends - lengths), lengths) + np.arange(
+        int(ends[-1]) if len(ends) else 0
+    )
+
+
+def _out_weight(graph: Graph) -> list[float]:
+    """Sum of each node's edge weights (SPEC §5.2), computed once per graph."""
+    out = graph.cache.get("out_weight")
+    if out is None:
+        out = graph.cache["out_weight"] = [sum(w for _, w in nb) for nb in graph.neighbours]
+    return out
+
+
+def flow(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
+    """Mass-conserving spreading over the SPEC §5.2 edges (issue 5's first suggestion).
+
+    Seeds are :func:`hub_seed`. In each of :data:`HOPS` hops every active node ``i`` keeps
+    ``a_i / (1 + FLOW_DECAY)`` and hands ``a_i · FLOW_DECAY / (1 + FLOW_DECAY)`` to its
+    neighbours in proportion to edge weight, ``w_ij / Σ_j w_ij`` (a random-walk step); a node
+    without neighbours keeps all of it. The sum stays the sum of the seeds.
+    Same edges as ``classic``, so explain's edges are the ones that carried activation; the
+    cost of a hop is the edges of the active nodes, like ``classic``.
+    """
+    act = hub_seed(graph, query_kw)
+    if not act:
+        return Activation({}, [])
+    seeds = dict(act)
+    nbrs = graph.neighbours
+    out = _out_weight(graph)
+    hops: list[dict[int, float]] = []
+    keep = 1.0 / (1.0 + FLOW_DECAY)
+    for _ in range(HOPS):
+        nxt = {i: a * keep if out[i] else a for i, a in act.items()}
+        for i, a in act.items():
+            if out[i]:
+                f = a * FLOW_DECAY * keep / out[i]
+                for j, w in nbrs[i]:
+                    nxt[j] = nxt.get(j, 0.0) + f * w
+        act = nxt
+        hops.append(act)
+    return Activation(seeds, hops)
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """An activation model with the constants its score scale needs.
+
+    Attributes:
+        name: the name users select (``--model``).
+        activate: ``(graph, query_keywords) -> Activation``.
+        thresh: a node must exceed this unrounded activation to be ranked (SPEC §5.3).
+        body_lead: the best skill earns its body when it scores at least this times the
+            second-best skill (SPEC §6.1).
+        body_floor: ... or, as the only ranked skill, when it scores at least this.
+    """
+
+    name: str
+    activate: Callable[[Graph, set[str] | frozenset[str]], Activation]
+    thresh: float = THRESH
+    body_lead: float = 1.7
+    body_floor: float = 0.35
+
+
+#: Activation models by name. ``classic`` is the reference (golden-exact).
+MODELS: dict[str, Model] = {
+    # Body gate constants of the reference: hits led the second skill by 2x+, noise stayed
+    # within 1.1x (BODY_LEAD); as the only ranked skill, six right bodies scored 0.44+ and one
+    # wrong one 0.22 (BODY_FLOOR).
+    "classic": Model("classic", classic, THRESH, 1.7, 0.35),
+    # The hub-damped models score on another scale (1.0 = the node holds every query keyword,
+    # before spreading), so their constants are re-derived on the dev split by bench/sweep.py
+    # (bench/README.md): THRESH = the largest cut costing <= 0.005 dev Recall@10 on every
+    # set; BODY_LEAD / BODY_FLOOR = the lead ratio / top score maximising Youden's J of
+    # "the top row is right".
+    "damped": Model("damped", damped, 0.01, 1.25, 0.40),
+    "bipartite": Model("bipartite", bipartite, 0.005, 1.20, 0.225),
+    "flow": Model("flow", flow, 0.0075, 1.25, 0.25),
+}
+#: Chosen on the test split (bench/README.md): the only candidate whose Recall@5 beats both
+#: BM25 and classic on LoCoMo (0.499 vs 0.439 / 0.000) and on the Chinese set (0.626 vs
+#: 0.625 / 0.294 — a tie with BM25 within noise) and that passes the invariants of
+#: tests/test_quality_invariants.py. ``classic`` stays selectable (``model="classic"``).
+DEFAULT_MODEL = "bipartite"
+
+
+def rank_arrays(
+    activation: Activation, thresh: float = THRESH, k: int | None = None, among: Any = None
+) -> tuple[Any, Any]:
+    """:func:`rank` as two arrays ``(activations, node_indices)``, in rank order, so a caller
+    that needs a few rows does not turn thousands of ranked episodes into tuples.
+
+    Args:
+        k: only the first ``k`` rows of the ranking (the same rows, in the same order).
+            Sorting every active node was a third of a recall over 1,000,000 facts (95 ms;
+            issue 12 item 8); the ``k`` best are chosen by a partition first.
+        among: only these node positions (ascending), ranked as in the full ranking (the
+            skills, for the body gate).
+    """
+    if isinstance(activation, DenseActivation) and len(activation.levels) > 1:
+        a = activation.levels[-1]
+        if among is not None:
+            idx = np.asarray(among, dtype=np.intp)
+            idx = idx[a[idx] > thresh]
+        else:
+            idx = np.flatnonzero(a > thresh)
+        if k is not None and len(idx) > 4 * k + 64:
+            # every node scoring at least the k-th best value, ties included: sorted stably
+            # (by position among equals) their first k are the ranking's first k
+            vals = a[idx]
+            kth = np.partition(vals, len(vals) - max(k, 1))[len(vals) - max(k, 1)]
+            idx = idx[vals >= kth]
+        order = idx[np.argsort(-a[idx], kind="stable")]
+        if k is not None:
+            order = order[: max(k, 0)]
+        return a[order], order
+    if among is not None:
+        keep = set(np.asarray(among).tolist())
+        ranked = [(v, i) for v, i in rank(activation, thresh) if i in keep][:k]
+        return (
+            np.array([v for v, _i in ranked], dtype=np.float64),
+            np.array([i for _v, i in ranked], dtype=np.intp),
+        )
+    if k is not None:
+        values, order = rank_arrays(activation, thresh)
+        return values[: max(k, 0)], order[: max(k, 0)]
+    ranked = rank(activation, thresh)
+    return (
+        np.array([v for v, _i in ranked], dtype=np.float64),
+        np.array([i for _v, i in ranked], dtype=np.intp),
+    )
+
+
+def rank(activation: Activation, thresh: float = THRESH) -> list[tuple[float, int]]:
+    """Rank active nodes (SPEC §5.3).
+
+    Returns:
+        ``[(unrounded_activation, node_index), ...]`` for activations ``> thresh``, highest
+        first; exactly equal activations keep the order in which nodes first became active.
+    """
+    if isinstance(activation, DenseActivation) and len(activation.levels) > 1:
+        a = activation.levels[-1]
+        idx = np.flatnonzero(a > thresh)
+        order = idx[np.argsort(-a[idx], kind="stable")]
+        return list(zip(a[order].tolist(), order.tolist(), strict=True))
+    items = sorted(activation.final.items(), key=lambda x: -x[1])
+    return [(a, i) for i, a in items if a > thresh]
+
+
+def contributions(
+    graph: Graph, act: Activation, i: int
+) -> tuple[float, list[float], list[dict[str, Any]]]:
+    """How node ``i`` got its activation, for explain (SPEC §6.2).
+
+    Returns:
+        ``(seed, gains, edges)``: its seed activation (0.0 when not seeded); the gain of each
+        hop (after minus before); and, per hop, every SPEC §5.2 edge from a node active before
+        that hop, as ``{"hop", "from" (the node's key), "weight", "from_activation"}``, both
+        rounded to 4 places.
+    """
+    levels = [act.seeds, *act.hop_levels()]
+    gains = [levels[h].get(i, 0.0) - levels[h - 1].get(i, 0.0) for h in range(1, len(levels))]
+    edges = []
+    for h in range(1, len(levels)):
+        prev = levels[h - 1]
+        for j, w in graph.neighbours[i]:
+            if j in prev:
+                edges.append(
+                    {
+                        "hop": h,
+                        "from": graph.nodes[j].key,
+                        "weight": round(w, 4),
+                        "from_activation": round(prev[j], 4),
+                    }
+                )
+    return act.seeds.get(i, 0.0), gains, edges

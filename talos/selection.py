@@ -1,0 +1,73 @@
+"""Which ranked rows a recall delivers (SPEC §6.1), and which it leaves out (SPEC §6.2).
+
+The ranking model (:mod:`talos.activation`) scores the nodes; this step picks the rows: the top
+``k`` above the model's threshold, and the skill body gate — the best skill of the *full*
+ranking earns its body when it leads the second-best skill by the model's ``body_lead``, or,
+as the only ranked skill, scores at least ``body_floor``. The relevance floor and the budget go
+here too. :func:`left_out` gives :meth:`talos.Memory.why_not` the ranked rows beyond ``k`` and
+the active ones below the threshold.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from talos.activation import Activation, Model, rank, rank_arrays
+
+if TYPE_CHECKING:
+    from talos.graph.graph import Graph
+
+__all__ = ["body_skill", "left_out", "select"]
+
+
+def select(graph: Graph, act: Activation, model: Model, k: int) -> list[tuple[float, int, bool]]:
+    """The rows a recall delivers, best first: ``[(score, node position, body), ...]``.
+
+    ``score`` is the activation rounded to 2 places (SPEC §6.1); at most ``k`` rows (none for
+    ``k <= 0``), each above ``model.thresh``; ``body`` is true for the one skill that earns its
+    body (:func:`body_skill`), when it is among them.
+    """
+    values, order = rank_arrays(act, model.thresh, k=max(k, 0))
+    top = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
+    # the skills in the order of the full ranking (skills are records; a few dozen)
+    values, order = rank_arrays(act, model.thresh, among=graph.skill_positions())
+    skills = [(round(a, 2), i) for a, i in zip(values.tolist(), order.tolist(), strict=True)]
+    best = body_skill(skills, model)
+    return [(s, i, i == best) for s, i in top]
+
+
+def body_skill(skills: list[tuple[float, int]], model: Model) -> int | None:
+    """The position of the skill that earns its body (SPEC §6.1 step 2), or ``None``.
+
+    Args:
+        skills: ``[(rounded score, position), ...]`` of the ranked skills, best first.
+        model: its ``body_lead`` (the best must score at least this times the second) and
+            ``body_floor`` (the only ranked skill must score at least this).
+    """
+    if not skills:
+        return None
+    lead = (
+        skills[0][0] >= model.body_floor
+        if len(skills) == 1
+        else skills[0][0] >= model.body_lead * skills[1][0]
+    )
+    return skills[0][1] if lead else None
+
+
+def left_out(
+    act: Activation, model: Model, k: int
+) -> tuple[list[tuple[int, int, float]], list[tuple[int, float]]]:
+    """What a recall of ``k`` rows leaves out (SPEC §6.2 ``--why-not``).
+
+    Returns:
+        ``(beyond, below)``: ``beyond`` the ranked rows after the first ``k`` as ``(position,
+        rank from 1, score)``, in rank order; ``below`` the active nodes not ranked (at or under
+        ``model.thresh``) as ``(position, score)``, in activation order. Scores are rounded to 2
+        places.
+    """
+    ranked = [i for _a, i in rank(act, model.thresh)]
+    top, beyond = set(ranked[: max(k, 0)]), ranked[max(k, 0) :]
+    final = act.final
+    over = [(i, ranked.index(i) + 1, round(final[i], 2)) for i in beyond]
+    under = [(i, round(a, 2)) for i, a in final.items() if i not in top and i not in beyond]
+    return over, under
