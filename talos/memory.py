@@ -33,7 +33,7 @@ from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
-from talos.render import Pick, labels, render_block
+from talos.render import Pick, check_budget, fit_block, labels
 from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.facts import masked_fields, parse_fact_line, tag_reasons
 from talos.sources.sessions import session_files
@@ -710,6 +710,8 @@ class Memory:
         k: int = 5,
         at: dt.date | None = None,
         overrides: dict[str, str] | None = None,
+        budget: int | None = None,
+        unit: str = "chars",
     ) -> Recall:
         """Recall the memories relevant to ``query`` as a context block (SPEC §6.1).
 
@@ -723,10 +725,17 @@ class Memory:
             overrides: request-scoped values ``{key: value}`` (SPEC §7.5): they replace the
                 records of that key for this call only, are marked as overrides in the block,
                 and are never written or counted.
+            budget: most ``unit`` (``chars``, ``utf16``, ``bytes``) the block may take (SPEC
+                §6.1 rule 6, :func:`talos.render.fit_block`); ``None``: no bound. The trace and
+                usage count only the rows delivered within it.
 
         Returns:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
+
+        Raises:
+            InputError: ``budget`` below :data:`talos.render.MIN_BUDGET`, an unknown ``unit``.
         """
+        check_budget(budget, unit)  # a bad budget fails before anything is written
         graph = self._recall_graph(at, overrides)
         act = MODELS[self.model].activate(graph, keywords(query))
         spec = MODELS[self.model]
@@ -754,7 +763,11 @@ class Memory:
             )
             for s, i in top
         ]
-        text = render_block([Pick(r.node, r.score, r.body) for r in rows], self.lang)
+        text, kept = fit_block(
+            [Pick(r.node, r.score, r.body) for r in rows], self.lang, budget, unit
+        )
+        # only delivered rows are hits (SPEC §6.3): ``kept`` is a prefix of the rows
+        rows = [dataclasses.replace(r, body=p.body) for r, p in zip(rows, kept, strict=False)]
         write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
         self._count(graph, rows)
         return Recall(text, rows)
