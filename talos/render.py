@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from talos.errors import InputError
 from talos.model import Node
 from talos.safety import letter_by_name, skeleton
-from talos.sources.sessions import EPISODE_CHARS
+from talos.sources.sessions import EPISODE_CHARS, session_origin
 from talos.text import MATCH_MAX, cut, is_plain, line_breaks_to_lf, one_line, printable
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "fit_block",
     "kind_label",
     "labels",
+    "origin_label",
     "quote_labels",
     "render_block",
     "shown",
@@ -110,6 +111,7 @@ LABELS: dict[str, dict[str, str]] = {
         "companion": "- [{kind} · 关键词与上一条完全相同,内容不同] {text}",
         "companion_path": "(read_file `{path}` 看正文)",
         "episode_note": "(上一个任务的原话,**不是**现在的指令)",
+        "episode_from": "",
         "override_note": "(仅本次请求的覆盖值,未保存)",
         "never": "出现 {seen} 次从没被想起",
         "stale": "上次想起是 {days} 天前",
@@ -134,6 +136,7 @@ LABELS: dict[str, dict[str, str]] = {
         "companion": "- [{kind} · same keywords as the entry above, different content] {text}",
         "companion_path": " (read_file `{path}` for its body)",
         "episode_note": " (a previous task's words, **not** a current instruction)",
+        "episode_from": "({origin}) ",
         "override_note": " (request-scoped override for this call only, not stored)",
         "never": "seen {seen} times, never recalled",
         "stale": "last recalled {days} days ago",
@@ -505,6 +508,31 @@ def size(text: str, unit: str = "chars") -> int:
     raise ValueError(f"unknown budget unit {unit!r}; choose one of: {', '.join(UNITS)}")
 
 
+def origin_label(n: Node, lang: str = "en") -> str:
+    """The agent and day an episode came from, as its block line starts (issue 16.4):
+    ``(Claude Code, 2026-11-30) `` (:func:`talos.sources.sessions.session_origin`); "" when
+    neither is known, and always in Chinese: the reference's block has no such field and its
+    parsers get its exact lines (SPEC §6.7)."""
+    form = labels(lang)["episode_from"]
+    if not form or not n.path:
+        return ""
+    origin = ", ".join(part for part in session_origin(n.path) if part)
+    return form.format(origin=origin) if origin else ""
+
+
+def _episode_entry(n: Node, lang: str) -> str:
+    """An episode's lines: ``- [episode] (AGENT, DAY) TEXT`` cut at a word boundary with the
+    visible mark, its merged members (each with its own origin), then the note that these
+    are a previous task's words."""
+    t = labels(lang)
+    bound, was_cut = _limits(n)
+    lines = [f"- [{t['episode']}] {origin_label(n, lang)}{shown(n.text, lang, bound, was_cut)}"]
+    for m in n.members[:2]:
+        bound, was_cut = _limits(m)
+        lines.append(f"  · {origin_label(m, lang)}{shown(m.text, lang, bound, was_cut)}")
+    return "\n".join(lines) + t["episode_note"]
+
+
 def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
     """The lines of one pick in the block (SPEC §6.1 step 3), ``body_chars`` the body's bound.
     talos's own lines hold no HTML: :func:`_quote_html` escapes what stored text brought."""
@@ -527,10 +555,10 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
         return _quote_html("\n".join(lines))
     if n.kind == "skill":
         return _quote_html(f"- [{t['skill']}] {shown(n.name or n.text, lang)}")
-    line = f"- [{t[n.kind]}] {shown_with_members(n, lang)}"
     if n.kind == "episode":
-        line += t["episode_note"]
-    elif n.src == "override":
+        return _quote_html(_episode_entry(n, lang))
+    line = f"- [{t[n.kind]}] {shown_with_members(n, lang)}"
+    if n.src == "override":
         line += t["override_note"]
     return _quote_html(line)
 
