@@ -518,3 +518,21 @@ def test_log_lines_are_one_line_each_and_the_log_is_bounded(tmp_path: Path) -> N
     assert os.path.getsize(path) <= log.MAX_BYTES + 200
     assert os.path.exists(path + ".1")
     assert log.read_tail(path, limit=3)[-1].kind == "timeout"
+
+
+def test_a_hooks_budget_below_the_least_block_is_raised_to_it(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[hooks] budget = 50`` could never hold a row (issue 15.5): it is clamped to the
+    renderer's least budget like every other setting out of range, and the hook still answers."""
+    from talos.hooks import state
+    from talos.render import MIN_BUDGET
+
+    assert state.MIN_BUDGET == MIN_BUDGET
+    (world["home"] / "talos.toml").write_text(CONFIG + "budget = 50\n", encoding="utf-8")
+    assert state.hook_state(str(world["home"])).settings["budget"] == MIN_BUDGET
+    data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": "alpha deploy staging"})
+    got = run_inline("gemini", data.encode(), world["home"], monkeypatch)
+    assert log_lines(world["log"]) == []
+    text = json.loads(got)["hookSpecificOutput"]["additionalContext"]
+    assert text.startswith(HEADING + "\n- [fact] ") and len(text) <= MIN_BUDGET
