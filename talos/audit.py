@@ -251,7 +251,7 @@ def recover(path: Path, memory_file: Path) -> int:
     if not open_txns:
         return 0
     try:
-        text = read_memory(memory_file).decode("utf-8", errors="surrogateescape")
+        text = read_memory(memory_file, serve=False).decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         text = ""
     lines = {ln.rstrip("\r") for ln in text.split("\n")}
@@ -356,7 +356,7 @@ def outside_edits(
     from talos.secrets import mask_secrets  # imported on use: the log is read rarely
 
     try:
-        data = read_memory(memory_file)
+        data = read_memory(memory_file, serve=False)
     except FileNotFoundError:
         data = b""
     text = data.decode("utf-8", errors="surrogateescape")

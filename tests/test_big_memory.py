@@ -230,3 +230,34 @@ def test_an_untagged_fact_skips_the_standing_checks_only_where_they_pass(
         view = build_view(nodes, scopes, day)
         slow = [n for n in nodes if standing(n, scopes, day)[0] == "active"]
         assert [n.text for n in view.nodes] == [n.text for n in slow], scopes
+
+
+def test_a_memory_md_over_the_line_limit_is_not_served_and_says_why(
+    make_home, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 12 item 8: above a documented limit, a clear message instead of a minute-long
+    recall; the file is left as it is and writers still append (nothing is lost)."""
+    import talos.sources.facts as facts_mod
+    from talos import Memory
+
+    monkeypatch.setattr(facts_mod, "MAX_MEMORY_LINES", 5)
+    lines = "".join(f"- kettle fact number {i}\n" for i in range(6))
+    home = make_home(memory=lines)
+    for index in (True, False):
+        with Memory(home, index=index) as mem:
+            assert mem.recall("kettle fact").text == ""
+        err = capsys.readouterr().err
+        assert f"{home / 'memory.md'}: cannot read (6 lines, more than the 5 talos serves; " in err
+        assert "move old lines to another file); no facts loaded" in err
+    assert (home / "memory.md").read_text() == lines
+    from typer.testing import CliRunner
+
+    from talos.cli import app
+
+    got = CliRunner().invoke(app, ["remember", "the spare kettle is blue", "--home", str(home)])
+    assert got.exit_code == 0, got.output
+    assert (home / "memory.md").read_text().startswith(lines)
+    assert "the spare kettle is blue" in (home / "memory.md").read_text()
+    monkeypatch.setattr(facts_mod, "MAX_MEMORY_LINES", 7)  # at the limit: served
+    with Memory(home, index=False) as mem:
+        assert "kettle fact number" in mem.recall("kettle fact").text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +41,13 @@ MIN_FACT_CHARS = 4
 #: ``MATCH_MAX`` characters match anyway. Longer lines below it still are facts
 #: (tests/test_robustness.py: a 300 kB line).
 MAX_FACT_BYTES = 1 << 20
+
+#: The most lines of memory.md talos serves (issue 12 item 8; README "Size limits"). Above it
+#: the file is not loaded, with a warning that says what to do; writers still append and
+#: nothing in the file changes. Measured by bench/big_memory.py (short facts, CPU time): at
+#: 500,000 lines a warm recall takes 12 ms and doctor 29 s, inside the issue's 100 ms and
+#: 30 s; at 1,000,000 lines 104 ms and 52 s.
+MAX_MEMORY_LINES = 500_000
 
 #: The trailing provenance tag ``<!-- SRC YYYY-MM-DD [field=value ...] -->``; whitespace inside
 #: is free. Field values are URL-encoded when they contain spaces (SPEC §7.1).
@@ -192,15 +201,40 @@ def masked_fields(fields: dict[str, str]) -> dict[str, str]:
     return {k: secrets.mask_secrets(v) for k, v in fields.items()}
 
 
-def read_memory(path: Path) -> bytes:
+class TooManyLines(fsutil.FileTooLarge):
+    """memory.md holds more than :data:`MAX_MEMORY_LINES` lines (``lines`` of them)."""
+
+    def __init__(self, path: str | os.PathLike[str], lines: int) -> None:
+        OSError.__init__(
+            self,
+            errno.EFBIG,
+            f"{lines:,} lines, more than the {MAX_MEMORY_LINES:,} talos serves; move old lines "
+            "to another file",
+            os.fspath(path),
+        )
+        self.limit, self.lines = MAX_MEMORY_LINES, lines
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def read_memory(path: Path, serve: bool = True) -> bytes:
     """The bytes of the memory file ``path``: a regular file of at most
-    :data:`talos.fsutil.MAX_MEMORY_BYTES` (:func:`talos.fsutil.read_regular`).
+    :data:`talos.fsutil.MAX_MEMORY_BYTES` (:func:`talos.fsutil.read_regular`) and, when the
+    facts are to be served (``serve``; the audit's checks read any size), of at most
+    :data:`MAX_MEMORY_LINES` lines.
 
     Raises:
         FileNotFoundError: missing. OSError: unreadable, not a regular file (a FIFO hung every
             command, issue 12.3) or larger than the bound (``/dev/zero``: ``MemoryError``).
+            TooManyLines (an OSError): more lines than talos serves.
     """
-    return fsutil.read_regular(path, fsutil.MAX_MEMORY_BYTES)
+    data = fsutil.read_regular(path, fsutil.MAX_MEMORY_BYTES)
+    if serve and len(data) > MAX_MEMORY_LINES:  # shorter: fewer lines than bytes
+        lines = data.count(b"\n") + (not data.endswith(b"\n"))
+        if lines > MAX_MEMORY_LINES:
+            raise TooManyLines(path, lines)
+    return data
 
 
 def read_lines(path: Path) -> list[bytes] | None:
