@@ -1,9 +1,10 @@
-"""A prototype of the default model's analyzer (issue 15 item 1, SPEC §4.1), for the bench.
+"""The default model's analyzer (issue 15 item 1, SPEC §4.1) as the bench measures it.
 
-``talos/`` still matches on SPEC §4 keywords; this module is where the analyzer is measured
-before it moves there (``bench/relevance_lab.py``, ``bench/README.md`` "Relevance"). It is also
-what the honest BM25 baseline tokenises with (``bench/baselines.py``), so the baseline a user
-would reach for and the talos prototype see the same terms.
+The analyzer itself is ``talos.analyzer`` (one function for every route); this module is the
+lab's view of it: every step switchable, so ``bench/relevance_lab.py`` can measure what each
+buys (``bench/README.md`` "Relevance"). ``Analyzer(unigrams=True)`` with the other defaults is
+``talos.analyzer.analyze``. It is also what the honest BM25 baseline tokenises with
+(``bench/baselines.py``), so the baseline a user would reach for and talos see the same terms.
 
 The steps, each switchable so the lab can measure what it buys:
 
@@ -22,11 +23,12 @@ The steps, each switchable so the lab can measure what it buys:
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
+
+from talos import analyzer as A
 
 __all__ = [
     "CJK_STOP",
@@ -36,11 +38,9 @@ __all__ = [
     "stop_list",
 ]
 
-#: SPEC §4's CJK stop words: they can only match as a single character or as the bigram 一个.
-CJK_STOP = frozenset(("的", "了", "和", "是", "在", "我", "你", "它", "也", "就", "都", "一个"))
-
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+#: SPEC §4's CJK stop words (``talos.analyzer.CJK_STOP``).
+CJK_STOP = A.CJK_STOP
+_TOKEN = A._TOKEN
 
 
 @cache
@@ -59,10 +59,12 @@ def stop_list(name: str) -> frozenset[str]:
         return frozenset()
     if name == "spec":
         return frozenset(("the", "a", "an", "and", "or", "to", "of", "is", "it"))
-    if name in ("lucene", "nltk"):
+    if name == "nltk":
+        return A.stop_words()
+    if name == "lucene":
         import bm25s.stopwords as s
 
-        return frozenset(s.STOPWORDS_EN if name == "lucene" else s.STOPWORDS_EN_PLUS)
+        return frozenset(s.STOPWORDS_EN)
     if name == "sklearn":
         from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -89,10 +91,7 @@ def stemmer(name: str) -> Callable[[str], str]:
     if name == "none":
         return lambda w: w
     if name == "pystemmer":
-        import Stemmer
-
-        st = Stemmer.Stemmer("english")
-        return st.stemWord
+        return A.stemmer()
     if name == "snowball":
         from snowballstemmer.english_stemmer import EnglishStemmer
 
@@ -133,26 +132,15 @@ class Analyzer:
         >>> Analyzer().terms("Restoring the Databases, ＮＯＷ! 恢复数据库")
         ['restor', 'databas', '恢复', '复数', '数据', '据库']
         """
-        s = text or ""
-        if self.nfkc:
-            s = unicodedata.normalize("NFKC", s)
-        s = s.lower()
-        stops = stop_list(self.stop)
-        stem = stemmer(self.stem)
-        out: list[str] = []
-        for cjk, word in _TOKEN.findall(s):
-            if word:
-                if len(word) >= self.min_len and word not in stops:
-                    out.append(stem(word))
-            elif len(cjk) == 1:
-                out.append(cjk)
-            else:
-                out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
-                if self.unigrams:
-                    out.extend(cjk)
-        if self.cjk_stop:
-            out = [t for t in out if t not in CJK_STOP]
-        return out
+        return A.terms(
+            text,
+            stop_list(self.stop),
+            stemmer(self.stem),
+            unigrams=self.unigrams,
+            nfkc=self.nfkc,
+            min_len=self.min_len,
+            cjk_stop=self.cjk_stop,
+        )
 
     def term_set(self, text: str | None) -> frozenset[str]:
         """The set of :meth:`terms` (what the activation models match on)."""

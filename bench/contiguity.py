@@ -35,17 +35,24 @@ exactly ``evidence`` (same floats); so is ``C = 0``. ``GATE``: a node hands acti
 contiguity only when its own seed is at least ``GATE`` × the best seed (0: every node).
 
 Everything is numpy over CSR arrays (edges sorted by sender, then receiver), O(lines·w) to
-build and O(edges) per hop; written to move into ``talos/`` beside ``rank_model``.
+build and O(edges) per hop. The edges now live in ``talos.contiguity``, the spreading in
+``talos.evidence.spread`` and the block's rows in ``talos.relevance.deliver``: this module is
+the lab's thin caller, with the research switches (``gate``, ``hops``) the shipped model does
+not have.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import rank_model as M
+
+from talos import contiguity as T
+from talos import evidence as E
+from talos.contiguity import Links, memory_contexts
+from talos.relevance import deliver
 
 __all__ = [
     "Links",
@@ -67,7 +74,7 @@ class Params:
     ``positions`` (``"all"``: a merged node's every line; ``"last"``: its representative's),
     ``base`` (the ``evidence`` constants)."""
 
-    share: float = 0.5
+    share: float = E.SHARE
     window: int = 2
     back: float = 1.0
     fall: float = 0.5
@@ -75,39 +82,6 @@ class Params:
     hops: int = M.HOPS
     positions: str = "all"
     base: M.Params = field(default_factory=M.Params)
-
-
-@dataclass(frozen=True, slots=True)
-class Links:
-    """Contiguity edges of one index, sender-major: node ``i`` hands to ``dst[ptr[i]:ptr[i+1]]``
-    (ascending) the parts ``share[...]`` of its contiguity mass; ``src`` is each edge's sender,
-    ``out[i]`` = ``σ_i`` (the sum of its shares, ≤ 1); ``ahead[e]``: the receiver was written
-    after the sender (a line of it follows a line of the sender in a run)."""
-
-    ptr: np.ndarray
-    src: np.ndarray
-    dst: np.ndarray
-    share: np.ndarray
-    out: np.ndarray
-    ahead: np.ndarray
-
-    @property
-    def edges(self) -> int:
-        """Number of directed edges."""
-        return len(self.dst)
-
-    def share_of(self, i: int, j: int) -> float:
-        """The share ``i`` hands to ``j`` (0.0: no edge)."""
-        lo, hi = self.ptr[i], self.ptr[i + 1]
-        k = lo + int(np.searchsorted(self.dst[lo:hi], j))
-        return float(self.share[k]) if k < hi and self.dst[k] == j else 0.0
-
-    def neighbours(self, i: int, after: bool = False) -> list[int]:
-        """The nodes ``i`` hands to, ascending (``after``: only those written after it)."""
-        lo, hi = self.ptr[i], self.ptr[i + 1]
-        if after:
-            return self.dst[lo:hi][self.ahead[lo:hi]].tolist()
-        return self.dst[lo:hi].tolist()
 
 
 def links(
@@ -119,68 +93,9 @@ def links(
     fall: float = 0.5,
     positions: str = "all",
 ) -> Links:
-    """The contiguity edges of ``n`` nodes (module docstring).
-
-    Args:
-        node_of: per fact line in file order, its node (``-1``: no node).
-        context: per line, its context (any hashable: ``(headings, date)``); ``None``: a line
-            in no context (linked to nothing).
-        window: ``w`` ≥ 1. back: ≥ 0. fall: > 0. positions: ``"all"`` or ``"last"``.
-
-    Returns:
-        :class:`Links` (no edge when every run has one line).
-
-    Raises:
-        ValueError: ``node_of`` and ``context`` differ in length, or a bad parameter.
-    """
-    if len(node_of) != len(context):
-        raise ValueError(f"node_of has {len(node_of)} lines, context {len(context)}")
-    if window < 1 or back < 0 or fall <= 0 or positions not in ("all", "last"):
-        raise ValueError(f"bad contiguity parameters {window=} {back=} {fall=} {positions=}")
-    lines = [(int(v), c) for v, c in zip(node_of, context, strict=True) if v >= 0]
-    if positions == "last":
-        last = {v: j for j, (v, _c) in enumerate(lines)}
-        lines = [(v, c) if last[v] == j else (-1, None) for j, (v, c) in enumerate(lines)]
-    runs: list[list[int]] = []
-    prev: object = object()
-    for v, c in lines:
-        if v < 0 or c is None:
-            prev = object()  # a dropped or context-free line ends the run
-            continue
-        if c != prev:
-            runs.append([])
-            prev = c
-        if not runs[-1] or runs[-1][-1] != v:
-            runs[-1].append(v)
-    weight: dict[tuple[int, int], float] = {}
-    ahead: set[tuple[int, int]] = set()
-
-    def put(u: int, v: int, w: float) -> None:
-        if u != v and w > weight.get((u, v), 0.0):
-            weight[(u, v)] = w
-
-    for run in runs:
-        for j, u in enumerate(run):
-            for d in range(1, window + 1):
-                w = fall ** (d - 1)
-                if j + d < len(run):
-                    put(u, run[j + d], w)
-                    if u != run[j + d]:
-                        ahead.add((u, run[j + d]))
-                if back > 0 and j - d >= 0:
-                    put(u, run[j - d], back * w)
-    full = (1 + back) * sum(fall ** (d - 1) for d in range(1, window + 1))
-    pairs = sorted(weight)
-    src = np.array([u for u, _v in pairs], dtype=np.intp)
-    dst = np.array([v for _u, v in pairs], dtype=np.intp)
-    w = np.array([weight[p] for p in pairs], dtype=np.float64)
-    total = np.bincount(src, weights=w, minlength=n) if len(src) else np.zeros(n)
-    share = w / np.maximum(full, total[src]) if len(src) else w
-    ptr = np.zeros(n + 1, dtype=np.intp)
-    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
-    out = np.bincount(src, weights=share, minlength=n) if len(src) else np.zeros(n)
-    fwd = np.array([pr in ahead for pr in pairs], dtype=bool)
-    return Links(ptr, src, dst, share, out, fwd)
+    """``talos.contiguity.links`` with the lab's old default window (1; the shipped one is
+    :data:`talos.contiguity.WINDOW`, 2, which the lab passes as ``Params().window``)."""
+    return T.links(node_of, context, n, window, back, fall, positions)
 
 
 def spread(
@@ -196,9 +111,12 @@ def spread(
     """``hops`` mass-conserving hops over both kinds of edge (module docstring); ``Σ`` of the
     result = ``Σ a`` up to rounding. ``senders``: a boolean mask of the nodes that may hand on
     along contiguity (``None``: all); contiguity carries in the first ``contiguity_hops``.
+    Without those two research switches this is ``talos.evidence.spread``.
 
     Without contiguity (``share`` 0, no edge, or no sender) each hop is
     ``rank_model.spread``'s, float for float."""
+    if senders is None and contiguity_hops >= hops:
+        return E.spread(index, a, decay, graph, share, hops)
     if not hops:
         return a
     keep = 1.0 / (1.0 + decay)
@@ -225,74 +143,3 @@ def activate(index: M.TermIndex, graph: Links, q: M.Query, p: Params = Params())
     senders = s >= p.gate * s.max() if p.gate > 0 else None
     final = spread(index, graph, s, p.base.decay, p.share, M.HOPS, senders, p.hops)
     return M.Evidence(final, s, z)
-
-
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})(?:\s+|$)(.*)$")
-_TAG_DATE = re.compile(r"<!--\s*[\w-]+\s+(\d{4}-\d{2}-\d{2})\b[^>]*-->\s*$")
-
-
-def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str]]:
-    """``{line number (1-based): (headings, date)}`` of every non-heading, non-blank line of a
-    ``memory.md`` text: ``headings`` = the texts of the headings above it, outermost first (a
-    heading ends the sections of its level and deeper, SPEC §3.1), ``date`` = its provenance
-    tag's date ("" untagged). Which lines are facts is the caller's (the home's nodes)."""
-    out: dict[int, tuple[tuple[str, ...], str]] = {}
-    path: list[tuple[int, str]] = []
-    for no, line in enumerate(text.splitlines(), 1):
-        m = _HEADING.match(line)
-        if m:
-            level = len(m.group(1))
-            path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2).strip())]
-            continue
-        if not line.strip():
-            continue
-        d = _TAG_DATE.search(line)
-        out[no] = (tuple(t for _lv, t in path), d.group(1) if d else "")
-    return out
-
-
-def deliver(
-    ev: M.Evidence,
-    top: Sequence[int],
-    graph: Links,
-    floor: float,
-    whole: float,
-    relative: float,
-    beside: bool = True,
-    after: bool = True,
-) -> list[int]:
-    """The rows of a block (issue 15 item 2) on the contiguity ranking: nodes of ``top`` (the
-    ranking's first ``k``, best first), in block order.
-
-    - The block is empty unless the query has evidence: its best *seed* is evidence
-      (``rank_model.is_evidence`` on the seed, before spreading: seeds are the same with or
-      without contiguity, so the floor means the same in every home).
-    - A row is evidence by itself when its own seed is at least ``relative`` × the best seed.
-    - ``beside``: a row of ``top`` that is not is delivered when a row that is evidence by
-      itself hands to it along contiguity (it is evidence only through that neighbour), right
-      after the one that hands it the largest share (the nearest; ties: the better ranked);
-      otherwise it is not delivered. ``after``: only a row written after
-      that neighbour (the answer follows the question: measured on dev, such rows are gold
-      13-21% of the time, rows written before it 1-7%).
-    """
-    if ev.z <= 0 or not len(top):
-        return []
-    best = float(ev.seeds.max())
-    if not M.is_evidence(best, best, ev.scale, floor, whole):
-        return []
-    own = [int(n) for n in top if ev.seeds[n] >= relative * best]
-    if not beside:
-        return own
-    mine = set(own)
-    by: dict[int, list[int]] = {n: [] for n in own}
-    for m in (int(x) for x in top):
-        if m in mine:
-            continue
-        hands = [
-            (graph.share_of(n, m), -i, n)
-            for i, n in enumerate(own)
-            if m in graph.neighbours(n, after)
-        ]
-        if hands:
-            by[max(hands)[2]].append(m)  # beside the row that hands it the most (the nearest)
-    return [x for n in own for x in (n, *by[n])]

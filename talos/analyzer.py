@@ -1,0 +1,188 @@
+"""The analyzer of the default model (SPEC §4.1, issue 15 item 1): text → terms.
+
+``classic`` matches on SPEC §4 keywords (:func:`talos.text.keywords`); every other model
+matches on the terms of :func:`analyze`, the one analyzer every route calls (recall, explain,
+why-not, the index, MCP, the bench). The steps, as measured on the dev split
+(``bench/README.md`` "Analyzer"; ``bench/analyzer.py`` is a caller of this module):
+
+1. NFKC folding (full-width ``ＡＢＣ１２`` → ``abc12``, ligatures), then ``str.lower``.
+2. Tokens: runs of letters and digits of any script but CJK (``café`` is one token; an
+   apostrophe splits ``caroline's`` → ``caroline``, ``s``), and runs of CJK characters (Han,
+   kana, Hangul). A non-CJK token shorter than 2 characters is dropped (as SPEC §4).
+3. English stop words, before stemming: NLTK's list of 179 words as ``bm25s`` ships it
+   (``STOPWORDS_EN_PLUS``; NLTK itself needs a corpus download). Dev: LoCoMo R@5 0.549 →
+   0.582 against no stop list; the longer lists drop content words (``new``, ``work``).
+4. Snowball (Porter2) English stemming of the non-CJK tokens, with PyStemmer (identical stems
+   to snowballstemmer's pure-Python one, 58× faster). Dev: +0.033 LoCoMo, +0.05 MADial en.
+5. A CJK run: its overlapping character bigrams (a run of one: the character), then its
+   unigrams (dev: Chinese set 0.606 → 0.641); SPEC §4's CJK stop words (的 了 … 一个) dropped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import unicodedata
+from collections.abc import Callable, Collection, Iterable
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+__all__ = [
+    "CJK_STOP",
+    "analyze",
+    "analyze_written",
+    "is_cjk",
+    "is_unigram",
+    "stem",
+    "stemmer",
+    "stop_words",
+    "terms",
+    "without_unigrams",
+]
+
+#: SPEC §4's CJK stop words: they can only match as a single character or as the bigram 一个.
+CJK_STOP = frozenset(("的", "了", "和", "是", "在", "我", "你", "它", "也", "就", "都", "一个"))
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+
+
+def _bm25s_stopwords() -> ModuleType:
+    """``bm25s.stopwords`` without running ``bm25s/__init__`` (which loads its whole retriever,
+    ~35 ms on every ``talos recall`` process); the plain import when the file is elsewhere."""
+    spec = importlib.util.find_spec("bm25s")
+    origin = Path(spec.origin) if spec and spec.origin else None
+    path = origin.with_name("stopwords.py") if origin else None
+    if path is None or not path.is_file():
+        import bm25s.stopwords  # type: ignore[import-untyped]
+
+        return bm25s.stopwords
+    loaded = importlib.util.spec_from_file_location("talos._bm25s_stopwords", path)
+    assert loaded is not None and loaded.loader is not None
+    mod = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(mod)
+    return mod
+
+
+@cache
+def stop_words() -> frozenset[str]:
+    """NLTK's English stop list, 179 lower-case unstemmed words, as ``bm25s`` ships it
+    (``STOPWORDS_EN_PLUS``; MIT licence). Raises ImportError when bm25s is not installed."""
+    return frozenset(_bm25s_stopwords().STOPWORDS_EN_PLUS)
+
+
+@cache
+def stemmer() -> Callable[[str], str]:
+    """PyStemmer's Snowball English ``stemWord`` (``word -> stem``), made once."""
+    import Stemmer  # type: ignore[import-not-found]  # no stubs
+
+    return Stemmer.Stemmer("english").stemWord
+
+
+def stem(word: str) -> str:
+    """The Snowball English (Porter2) stem of a lower-case word: ``answers`` → ``answer``,
+    ``restoring`` → ``restor`` (PyStemmer)."""
+    return stemmer()(word)
+
+
+def is_cjk(term: str) -> bool:
+    """A term of CJK characters (Han, kana, Hangul: the analyzer's CJK runs); ``term`` is not
+    empty."""
+    c = term[0]
+    return (
+        "\u3040" <= c <= "\u30ff"
+        or "\u3400" <= c <= "\u9fff"
+        or "\uac00" <= c <= "\ud7af"
+        or ("\uf900" <= c <= "\ufaff")
+    )
+
+
+def is_unigram(term: str) -> bool:
+    """A single CJK character (a CJK unigram term, or a CJK run of one)."""
+    return len(term) == 1 and is_cjk(term)
+
+
+def without_unigrams(items: Iterable[str]) -> list[str]:
+    """``items`` without single CJK characters: what a skill's own evidence is counted over
+    (``talos.relevance.earns_body``: shared characters like 这 个 一 added up to a body for
+    18% of the Chinese chores on a ``make_home.py`` home)."""
+    return [t for t in items if not is_unigram(t)]
+
+
+def terms(
+    text: str | None,
+    stop: Collection[str] | None = None,
+    stem_word: Callable[[str], str] | None = None,
+    *,
+    unigrams: bool = True,
+    nfkc: bool = True,
+    min_len: int = 2,
+    cjk_stop: bool = True,
+) -> list[str]:
+    """The analyzer with its steps switchable (the bench's lab measures what each buys);
+    talos itself calls :func:`analyze`, which is this with every default.
+
+    Args:
+        text: any text (``None``: no terms). stop: English stop words (default
+            :func:`stop_words`). stem_word: ``word -> stem`` (default :func:`stemmer`).
+        unigrams: also emit every character of a CJK run of two or more. nfkc: NFKC-fold
+            first. min_len: shortest non-CJK token kept. cjk_stop: drop :data:`CJK_STOP`.
+
+    Returns:
+        The terms in text order, with repeats (BM25 counts them); a CJK run gives its
+        bigrams, then its unigrams.
+    """
+    s = text or ""
+    if nfkc:
+        s = unicodedata.normalize("NFKC", s)
+    s = s.lower()
+    stops = stop_words() if stop is None else stop
+    st = stem_word if stem_word is not None else stemmer()
+    out: list[str] = []
+    for cjk, word in _TOKEN.findall(s):
+        if word:
+            if len(word) >= min_len and word not in stops:
+                out.append(st(word))
+        elif len(cjk) == 1:
+            out.append(cjk)
+        else:
+            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+            if unigrams:
+                out.extend(cjk)
+    if cjk_stop:
+        out = [t for t in out if t not in CJK_STOP]
+    return out
+
+
+def analyze(text: str | None) -> list[str]:
+    """The default model's terms of ``text`` (module docstring), in order, with repeats.
+
+    >>> analyze("Restoring the Databases, ＮＯＷ! 恢复数据")
+    ['restor', 'databas', '恢复', '复数', '数据', '恢', '复', '数', '据']
+    """
+    return terms(text)
+
+
+def analyze_written(text: str | None) -> list[tuple[str, str]]:
+    """``(as written, as analyzed)`` for every term of :func:`analyze`, in the same order (what
+    ``explain`` shows: ``("answers", "answer")``). *As written* is the token after NFKC
+    folding and lower case (a CJK term is its own characters).
+
+    >>> analyze_written("Restoring the DBs")
+    [('restoring', 'restor'), ('dbs', 'dbs')]
+    """
+    s = unicodedata.normalize("NFKC", text or "").lower()
+    stops = stop_words()
+    st = stemmer()
+    out: list[tuple[str, str]] = []
+    for cjk, word in _TOKEN.findall(s):
+        if word:
+            if len(word) >= 2 and word not in stops:
+                out.append((word, st(word)))
+        elif len(cjk) == 1:
+            out.append((cjk, cjk))
+        else:
+            out.extend((cjk[i : i + 2], cjk[i : i + 2]) for i in range(len(cjk) - 1))
+            out.extend((c, c) for c in cjk)
+    return [(w, t) for w, t in out if t not in CJK_STOP]

@@ -1,0 +1,376 @@
+"""``evidence``: the ranking model of issue 15 — BM25 evidence seeds, then two mass-conserving
+hops over the node–term graph and the contiguity edges (``bench/README.md`` "Ranking model
+for issue 15", "Contiguity"; ``bench/rank_model.py`` and ``bench/contiguity.py`` call this).
+
+Notation: node ``i`` holds term ``t`` ``tf(i,t)`` times (terms of :func:`talos.analyzer.analyze`);
+``df(t)`` nodes hold ``t``; the query holds ``t`` ``qtf(t)`` times. ``Q``: the query's distinct
+terms some node holds; ``U``: those no node holds. The *candidates* ``C`` are the nodes holding
+a term of ``Q``, ``n = |C|``.
+
+- query weight ``qw(t) = qtf·(K3 + 1)/(qtf + K3)`` (a term said twice counts 1.33, thrice 1.5:
+  long dialogue queries repeat what they are about);
+- term weight ``idf(t) = ln(1 + (n − df + 0.5)/(df + 0.5))``: BM25's IDF over the candidates,
+  not the home (a term no node holds: ``df = 1``);
+- ``sat(i,t) = tf·(K1 + 1)/(tf + K)``; ``K = K1`` for a word; for a CJK term
+  ``K = K1·(1 − B_CJK + B_CJK·ℓ(i)/ℓ̄)``, ``ℓ(i)`` the node's count of CJK terms, ``ℓ̄`` its mean
+  over the candidates holding any (dev: length normalisation costs English turns, b 0.1 →
+  −0.015 LoCoMo, and helps Chinese ones, b 0.75 vs 0.25 → +0.056);
+- the query's evidence ``Z = Σ_{t ∈ Q ∪ U} qw(t)·idf(t)`` (idf units);
+- seed ``s_i = Σ_{t ∈ Q ∩ i} qw(t)·idf(t)·sat(i,t)/(K1 + 1) / Z`` in ``[0, 1)``: the share of
+  the query's evidence node ``i`` holds;
+- :data:`HOPS` hops ``a ← (1 − C·σ)∘a/(1 + D) + D/(1 + D)·R·S·a + C/(1 + D)·T·a``: ``S`` hands a
+  node's activation to its terms in equal parts, ``R`` splits a term's mass evenly over its
+  ``df`` holders (``talos.graph.bipartite``'s hop); ``T`` holds the contiguity shares
+  (:mod:`talos.contiguity`, column ``i`` sums to ``σ_i``). Both are column-stochastic up to
+  ``σ``, so a hop moves activation and never creates it (Σ stays the seeds'). Without an edge
+  (or ``C = 0``) it is the keyword hop alone, float for float;
+- the *evidence score* of a row, what the relevance floor compares across queries:
+  ``v_i = a_i·√Z`` = the geometric mean of its share of the query and the evidence it holds
+  in idf units (:mod:`talos.relevance`).
+
+Every statistic is taken over the candidates, so a node that holds no query term changes no
+seed: the SPEC §10 invariant (near-copies of a bridge raise no score) holds by construction
+(with home-wide statistics 7 and 40 copies raise the csv-clean skill 0.624 → 0.628 / 0.630;
+``tests/test_evidence.py``). Ties break by node order; every sum runs over sorted term ids and
+ascending postings, so the floats are the same under any ``PYTHONHASHSEED``.
+
+Constants (dev split; ``rank_lab.py sweep``, ``contiguity_lab.py sweep``): ``K1 = 1.2``,
+``B_CJK = 0.75`` (BM25's textbook values, the dev surface flat around them), ``K3 = 1``,
+``D = 0.1``, contiguity ``C = 0.5`` (with ``w = 2``, ``FALL = 0.5``, symmetric).
+
+How ``Memory`` calls it (once issue 14's refactor lands)
+--------------------------------------------------------
+*Kept state, per graph (one per authorized view):* a :class:`TermIndex` over the nodes'
+matching texts in node order (a skill's first 1200 characters without its not-for clauses,
+SPEC §3.2; a fact's text, with its heading path once item 4 lands) and the
+:class:`~talos.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
+file order — a merged node at each member's line —, contexts from
+contiguity.memory_contexts(memory.md), index.n)``; skills and episodes are in no context.
+The index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``, ``tf``, ``cjk``, as
+``talos.block`` keeps the keyword incidence) and the edges (``src``, ``dst``, ``share``,
+``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest without re-analysing a text. A
+changed line re-analyses that line only (its row of counts) and re-links its context run.
+*Per query:* ``terms = analyze(query)``; ``ev = activate(index, query_vector(index, terms),
+graph=links)``; the ranking is ``ev.final`` best first (ties: node order); the block's rows
+``relevance.deliver(ev, top[:k], links)`` (only these are hits, item 6); the body
+``relevance.earns_body(order, is_skill, ev.final, own)`` with ``seeds, scale =
+body_evidence(index, terms)`` and ``own = lambda i: (seeds[i], scale)``. *explain* shows
+``ev.seeds``, ``ev.final``, each row's evidence score ``final × ev.scale``, where ``deliver``
+cut, and ``analyzer.analyze_written(query)`` for the matched terms as written.
+*Cost* (``bench/contiguity_lab.py cost --sessions 30000``: 16,599 nodes, 797,332 node–term
+entries, 2,000 edges; 200 queries, load 2.5 on 2 cores): the whole query above, median 7.5 ms
+(p90 11.3 ms); ``activate`` alone 5.4 ms with contiguity, 5.1 ms without; the term index from
+its stored arrays 65 ms per process, analysing every node instead 2.5 s.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from talos.analyzer import analyze, is_cjk, without_unigrams
+from talos.contiguity import Links
+
+__all__ = [
+    "HOPS",
+    "SHARE",
+    "Evidence",
+    "Params",
+    "Query",
+    "TermIndex",
+    "activate",
+    "body_evidence",
+    "collection",
+    "query_vector",
+    "seeds",
+    "spread",
+]
+
+HOPS = 2  #: rounds of spreading, as every talos model
+#: ``C``: the part of what a node keeps that it hands to its contiguity neighbours (dev, w 2:
+#: C 0.4 → LoCoMo R@5 0.628, 0.5 → 0.642, 0.6 → 0.630, 0.7 → 0.600).
+SHARE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """The model's constants (module docstring): ``k1`` (BM25 saturation), ``b_cjk`` (length
+    normalisation of CJK terms), ``k3`` (query-term saturation; 0: each distinct term counts
+    once), ``decay`` (``D``: the share a node hands to its terms per hop is ``D/(1+D)``)."""
+
+    k1: float = 1.2
+    b_cjk: float = 0.75
+    k3: float = 1.0
+    decay: float = 0.1
+
+
+class TermIndex:
+    """One graph's nodes and their term counts as arrays (what the index stores).
+
+    Node-major: node ``i`` holds the term ids ``term[ptr[i]:ptr[i+1]]`` (ascending) with
+    counts ``tf[...]``. Term-major: term ``t`` is held by ``knode[kptr[t]:kptr[t+1]]``
+    (ascending), counts ``ktf[...]``. ``df[t]``: holders; ``cjk[t]``: a CJK term;
+    ``cjk_len[i]``: node ``i``'s count of CJK terms (with repeats); ``vocab``: the terms,
+    sorted (``lookup``: term → id).
+
+    Args:
+        counts: per node, ``{term: count}`` (every node holds a term).
+        ids: per node, what its row stands for (e.g. memory ids).
+    """
+
+    def __init__(self, counts: Sequence[Counter[str]], ids: Sequence[list[str]]) -> None:
+        vocab = sorted(set().union(*counts)) if counts else []
+        self.vocab = vocab
+        self.lookup = {t: i for i, t in enumerate(vocab)}
+        self.ids = list(ids)
+        self.n = len(counts)
+        self.node_of: list[int] = list(range(self.n))  # of_texts: per text, its node
+        rows = [sorted((self.lookup[t], c) for t, c in cnt.items()) for cnt in counts]
+        self.ptr = np.zeros(self.n + 1, dtype=np.intp)
+        np.cumsum([len(r) for r in rows], out=self.ptr[1:])
+        self.term = np.array([t for r in rows for t, _c in r], dtype=np.intp)
+        self.tf = np.array([c for r in rows for _t, c in r], dtype=np.float64)
+        self._derive(np.array([is_cjk(t) for t in vocab], dtype=bool))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        vocab: Sequence[str],
+        ptr: np.ndarray,
+        term: np.ndarray,
+        tf: np.ndarray,
+        ids: Sequence[list[str]],
+        cjk: np.ndarray | None = None,
+    ) -> TermIndex:
+        """The index from its stored node-major arrays (what an index file keeps, as
+        ``talos.block`` keeps the keyword incidence): ``vocab`` sorted, ``ptr`` (``n + 1``
+        offsets), ``term`` (ascending term ids per node), ``tf`` (their counts), ``cjk`` (per
+        term; derived from ``vocab`` when None). Equal to building it from the counts, float
+        for float, without re-analysing a text (``tests/test_evidence.py``)."""
+        self = cls.__new__(cls)
+        self.vocab = list(vocab)
+        self.lookup = {t: i for i, t in enumerate(self.vocab)}
+        self.ids = list(ids)
+        self.n = len(ptr) - 1
+        self.node_of = list(range(self.n))
+        self.ptr = np.asarray(ptr, dtype=np.intp)
+        self.term = np.asarray(term, dtype=np.intp)
+        self.tf = np.asarray(tf, dtype=np.float64)
+        flags = np.array([is_cjk(t) for t in self.vocab], dtype=bool) if cjk is None else cjk
+        self._derive(np.asarray(flags, dtype=bool))
+        return self
+
+    def _derive(self, cjk: np.ndarray) -> None:
+        """Everything else from ``ptr``, ``term``, ``tf`` and the CJK flags per term."""
+        self.counts = np.diff(self.ptr)
+        self.entry_node = np.repeat(np.arange(self.n, dtype=np.intp), self.counts)
+        self.df = np.bincount(self.term, minlength=len(self.vocab)).astype(np.float64)
+        self.cjk = cjk
+        self.cjk_len = np.bincount(
+            self.entry_node, weights=self.tf * self.cjk[self.term], minlength=self.n
+        )
+        order = np.argsort(self.term, kind="stable")  # stable: holders stay ascending
+        self.kptr = np.zeros(len(self.vocab) + 1, dtype=np.intp)
+        np.cumsum(self.df.astype(np.intp), out=self.kptr[1:])
+        self.knode = self.entry_node[order]
+        self.ktf = self.tf[order]
+
+    @classmethod
+    def of_texts(
+        cls,
+        texts: Sequence[str],
+        ids: Sequence[list[str]],
+        terms: Callable[[str], Iterable[str]] = analyze,
+    ) -> TermIndex:
+        """One node per text; texts with equal term *sets* are one node (SPEC §5.1: the last
+        one represents, its counts are used; the ids of all ride along); texts without a
+        term are no node. ``node_of`` of the result: per text, its node (``-1``: none), the
+        positions :func:`talos.contiguity.links` links."""
+        tl = [list(terms(t)) for t in texts]
+        groups: dict[frozenset[str], list[int]] = {}
+        for i, ts in enumerate(tl):
+            if ts:
+                groups.setdefault(frozenset(ts), []).append(i)
+        counts: list[Counter[str]] = []
+        node_ids: list[list[str]] = []
+        node_of = [-1] * len(texts)
+        for g in groups.values():
+            counts.append(Counter(tl[g[-1]]))
+            got: list[str] = []
+            for m in g:
+                got += [x for x in ids[m] if x not in got]
+                node_of[m] = len(node_ids)
+            node_ids.append(got)
+        out = cls(counts, node_ids)
+        out.node_of = node_of
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query's analyzed terms against one index: ``ids`` (known distinct terms, ascending),
+    ``qtf`` (their counts), ``unknown`` (the counts of the distinct terms no node holds)."""
+
+    ids: np.ndarray
+    qtf: np.ndarray
+    unknown: np.ndarray
+
+    @property
+    def known(self) -> int:
+        """Distinct query terms some node holds."""
+        return len(self.ids)
+
+
+def query_vector(index: TermIndex, terms: Iterable[str]) -> Query:
+    """The :class:`Query` of analyzed query terms (with repeats); sums run over sorted terms,
+    so every float is the same under any ``PYTHONHASHSEED``."""
+    c = Counter(terms)
+    known = sorted((index.lookup[t], n) for t, n in c.items() if t in index.lookup)
+    unknown = [n for t, n in sorted(c.items()) if t not in index.lookup]
+    return Query(
+        np.array([t for t, _n in known], dtype=np.intp),
+        np.array([n for _t, n in known], dtype=np.float64),
+        np.array(unknown, dtype=np.float64),
+    )
+
+
+@dataclass(slots=True)
+class Evidence:
+    """One query's activation: ``final`` and ``seeds`` (``float64[n]``, shares of the query),
+    ``z`` (the query's evidence ``Z``, idf units; 0 when nothing is seeded)."""
+
+    final: np.ndarray
+    seeds: np.ndarray
+    z: float
+
+    @property
+    def scale(self) -> float:
+        """``√Z``: a row's evidence score is its activation times this."""
+        return float(np.sqrt(self.z))
+
+
+def collection(index: TermIndex, postings: np.ndarray) -> tuple[float, float]:
+    """The statistics BM25 takes over its collection, here the query's candidates (the nodes
+    of the query terms' ``postings``): their number ``n`` and their mean count of CJK terms
+    ``ℓ̄`` (over those holding any; 1.0 when none does)."""
+    cand = np.unique(postings)
+    cjk_len = index.cjk_len[cand]
+    held = cjk_len[cjk_len > 0]
+    return float(len(cand)), float(held.mean()) if len(held) else 1.0
+
+
+def sat_query(qtf: np.ndarray, k3: float) -> np.ndarray:
+    """``qw = qtf·(k3+1)/(qtf+k3)``; ``k3 = 0``: 1 per distinct term."""
+    return qtf * (k3 + 1) / (qtf + k3) if k3 > 0 else np.ones_like(qtf)
+
+
+def seeds(
+    index: TermIndex,
+    q: Query,
+    p: Params = Params(),
+    statistics: Callable[[TermIndex, np.ndarray], tuple[float, float]] = collection,
+) -> tuple[np.ndarray, float]:
+    """``(s, Z)`` (module docstring): ``s`` is ``float64[index.n]``; all zeros and ``Z = 0``
+    when no node holds a query term. ``statistics``: ``(n, ℓ̄)`` of the postings
+    (:func:`collection`; the tests pass home-wide ones to show what they break)."""
+    acc: np.ndarray = np.zeros(index.n)
+    if not q.known:
+        return acc, 0.0
+    starts = index.kptr[q.ids]
+    lens = index.kptr[q.ids + 1] - starts
+    pos = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+    nodes, tf = index.knode[pos], index.ktf[pos]
+    n, mean_cjk = statistics(index, nodes)
+    df = index.df[q.ids]
+    qw = sat_query(q.qtf, p.k3)
+    w = qw * np.log1p((n - df + 0.5) / (df + 0.5))
+    z = float(w.sum() + (sat_query(q.unknown, p.k3) * np.log1p((n - 0.5) / 1.5)).sum())
+    k = np.full(len(nodes), p.k1)
+    cjk = np.repeat(index.cjk[q.ids], lens)
+    k[cjk] = p.k1 * (1 - p.b_cjk + p.b_cjk * index.cjk_len[nodes[cjk]] / mean_cjk)
+    contrib = np.repeat(w, lens) * tf / (tf + k)  # sat / (K1 + 1)
+    acc = np.bincount(nodes, weights=contrib, minlength=index.n)
+    return acc / z, z
+
+
+def keyword_hops(index: TermIndex, a: np.ndarray, decay: float, hops: int = HOPS) -> np.ndarray:
+    """``hops`` mass-conserving hops from ``a`` over the node–term graph alone (keep
+    ``a/(1+D)``, hand ``D/(1+D)·a`` to the terms): ``Σ`` of the result = ``Σ a`` up to
+    rounding. A hop is two passes over the entries; when few nodes are active only their
+    entries are sent (the others would add exactly +0.0: the same floats)."""
+    if decay <= 0 or not hops:
+        return a
+    keep = 1.0 / (1.0 + decay)
+    give = decay * keep / np.maximum(index.counts, 1)
+    words = len(index.df)
+    for _ in range(hops):
+        x = a * give
+        active = np.flatnonzero(a)
+        if int(index.counts[active].sum()) * 4 < len(index.term):
+            starts = index.ptr[active]
+            lens = index.counts[active]
+            pos = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+            mass = np.bincount(index.term[pos], weights=np.repeat(x[active], lens), minlength=words)
+        else:
+            mass = np.bincount(index.term, weights=np.repeat(x, index.counts), minlength=words)
+        each = mass / np.maximum(index.df, 1.0)
+        a = a * keep + np.add.reduceat(each[index.term], index.ptr[:-1])
+    return a
+
+
+def spread(
+    index: TermIndex,
+    a: np.ndarray,
+    decay: float,
+    graph: Links | None = None,
+    share: float = SHARE,
+    hops: int = HOPS,
+) -> np.ndarray:
+    """``hops`` mass-conserving hops over the term graph and the contiguity edges ``graph``
+    (module docstring): a node hands ``share`` of what it keeps to its neighbours, by share,
+    and loses exactly what they receive. ``Σ`` of the result = ``Σ a`` up to rounding.
+    Without contiguity (``graph`` None or edgeless, ``share`` 0) it is :func:`keyword_hops`,
+    float for float."""
+    if graph is None or not graph.edges or share <= 0:
+        return keyword_hops(index, a, decay, hops)
+    if not hops:
+        return a
+    keep = 1.0 / (1.0 + decay)
+    for _ in range(hops):
+        nxt = keyword_hops(index, a, decay, 1) if decay > 0 else a.copy()
+        c = a * (share * keep)
+        sent = c[graph.src] * graph.share
+        if sent.any():
+            nxt = nxt - c * graph.out + np.bincount(graph.dst, weights=sent, minlength=len(a))
+        a = nxt
+    return a
+
+
+def activate(
+    index: TermIndex,
+    q: Query,
+    p: Params = Params(),
+    graph: Links | None = None,
+    share: float = SHARE,
+    statistics: Callable[[TermIndex, np.ndarray], tuple[float, float]] = collection,
+) -> Evidence:
+    """The model (module docstring): :func:`seeds`, then :data:`HOPS` hops of :func:`spread`
+    (contiguity along ``graph`` when given). Returns :class:`Evidence` (``final`` is
+    ``seeds`` when nothing is seeded)."""
+    s, z = seeds(index, q, p, statistics)
+    if z <= 0 or not s.any():
+        return Evidence(s, s, z)
+    return Evidence(spread(index, s, p.decay, graph, share), s, z)
+
+
+def body_evidence(
+    index: TermIndex, terms: Iterable[str], p: Params = Params()
+) -> tuple[np.ndarray, float]:
+    """``(seeds, √Z)`` over the query's ``terms`` *without CJK unigrams*: what a skill's own
+    evidence for the body gate is counted over (``talos.relevance.earns_body``; with unigrams,
+    shared characters gave 18% of a ``make_home.py`` home's Chinese chores a body)."""
+    s, z = seeds(index, query_vector(index, without_unigrams(terms)), p)
+    return s, float(np.sqrt(z))

@@ -1,0 +1,172 @@
+"""The relevance floor and the skill body gate (SPEC §6.1 rules 2 and 5, issue 15 items 2–3):
+pure functions over one query's :class:`talos.evidence.Evidence`, every constant derived on the
+dev split (``bench/README.md`` "Relevance floor on the contiguity ranking", "Body gate on the
+evidence score").
+
+A row is *evidence* for a query when its evidence score (activation × √Z, comparable across
+query lengths) clears a floor, or when its own seed holds about the whole query. The block is
+empty when the best seed is no evidence; a skill earns its body only when it leads the other
+skills **and** matches the query itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from talos.contiguity import Links
+from talos.evidence import Evidence
+
+__all__ = [
+    "BODY_FLOOR",
+    "BODY_LEAD",
+    "FLOOR",
+    "RELATIVE",
+    "WHOLE",
+    "deliver",
+    "earns_body",
+    "is_evidence",
+    "lead_skill",
+    "relevance_floor",
+]
+
+#: The absolute floor on the best *seed*'s evidence score (seed × √Z): the smallest value giving
+#: ≥ 90% empty blocks for LoCoMo's other conversations and for the Chinese chores on dev
+#: (0.65: LoCoMo kept 93% / other conversations empty 90%, Chinese kept 86% / chores 90%).
+FLOOR = 0.65
+#: A seed that holds this share of the query's evidence is evidence whatever ``Z`` (a full
+#: match at tf 1 is ``1/(K1+1)`` = 0.45): "deploy" in a home of three deploy facts has a tiny
+#: ``Z`` over its candidates and would find nothing by the score alone.
+WHOLE = 0.4
+#: A row is evidence by itself when its own seed is ≥ this × the best seed (dev, LoCoMo:
+#: 0.7 → 1.93 non-gold rows / 85% kept, 0.8 → 1.66 / 84%, 0.9 → 1.44 / 79%).
+RELATIVE = 0.8
+#: The body gate's lead rule: the best skill's score ≥ 1.2 × the second skill's.
+BODY_LEAD = 1.2
+#: The floor on the best skill's own seed evidence (without CJK unigrams): the ``evidence``
+#: relevance floor 0.59, on which ``bench/bodies_home`` is 95% decided right (40 queries) and
+#: no chore of a ``make_home.py`` home gets a body (English and Chinese: 0%).
+BODY_FLOOR = 0.59
+
+
+def is_evidence(seed: float, activation: float, scale: float, floor: float, whole: float) -> bool:
+    """Whether a row is evidence for the query: its evidence score ``activation × scale``
+    clears ``floor``, or its own ``seed`` holds ``whole`` of the query's evidence (see
+    :data:`WHOLE`). ``scale`` is ``Evidence.scale`` (√Z)."""
+    return activation * scale >= floor or seed >= whole
+
+
+def relevance_floor(
+    activations: Sequence[float],
+    seeds: Sequence[float],
+    scale: float,
+    floor: float = 0.59,
+    whole: float = WHOLE,
+    relative: float = 0.7,
+    k: int = 5,
+) -> int:
+    """``evidence``'s floor without contiguity: how many of the first ``k`` rows of a ranking
+    (activations and seeds, best first) to deliver — none when the best row is no evidence
+    (:func:`is_evidence` on its final activation), else the prefix scoring ≥ ``relative`` ×
+    the best. Dev (``rank_lab.py floor``): 0.59 / 0.7 → LoCoMo 1.49 non-gold rows, 78% kept,
+    91% empty for other conversations."""
+    if not len(activations) or not is_evidence(seeds[0], activations[0], scale, floor, whole):
+        return 0
+    top = activations[0]
+    n = 0
+    for x in activations[:k]:
+        if x < relative * top:
+            break
+        n += 1
+    return n
+
+
+def deliver(
+    ev: Evidence,
+    top: Sequence[int],
+    graph: Links,
+    floor: float = FLOOR,
+    whole: float = WHOLE,
+    relative: float = RELATIVE,
+    beside: bool = True,
+    after: bool = True,
+) -> list[int]:
+    """The rows of a block (issue 15 item 2): nodes of ``top`` (the ranking's first ``k``,
+    best first), in block order; ``[]`` is an empty block.
+
+    - The block is empty unless the best *seed* is evidence (:func:`is_evidence` on the seed,
+      before spreading: seeds are the same with or without contiguity, so the floor means the
+      same in every home; :data:`FLOOR`).
+    - A row is evidence by itself when its own seed ≥ ``relative`` × the best seed.
+    - ``beside``: a row of ``top`` that is not is delivered when a row that is evidence by
+      itself hands to it along contiguity, right after the one that hands it the largest
+      share (ties: the better ranked); otherwise it is not delivered. ``after``: only a row
+      written after that neighbour (dev: such rows are gold 13-21% of the time, rows written
+      before it 1-7%).
+
+    Dev (``contiguity_lab.py floor``): LoCoMo 1.66 non-gold rows / 84% kept / 91% empty for
+    other conversations; Chinese set 0.95 / 75% / chores 91%.
+    """
+    if ev.z <= 0 or not len(top):
+        return []
+    best = float(ev.seeds.max())
+    if not is_evidence(best, best, ev.scale, floor, whole):
+        return []
+    own = [int(n) for n in top if ev.seeds[n] >= relative * best]
+    if not beside:
+        return own
+    mine = set(own)
+    by: dict[int, list[int]] = {n: [] for n in own}
+    for m in (int(x) for x in top):
+        if m in mine:
+            continue
+        hands = [
+            (graph.share_of(n, m), -i, n)
+            for i, n in enumerate(own)
+            if m in graph.neighbours(n, after)
+        ]
+        if hands:
+            by[max(hands)[2]].append(m)  # beside the row that hands it the most (the nearest)
+    return [x for n in own for x in (n, *by[n])]
+
+
+def lead_skill(
+    order: Sequence[int],
+    is_skill: Callable[[int], bool],
+    final: Sequence[float],
+    k: int = 5,
+    lead: float | None = BODY_LEAD,
+) -> int | None:
+    """The lead rule of SPEC §6.1 rule 2 on this ranking: the best skill of ``order`` (the whole
+    ranking, best first), when it is among the first ``k`` rows and scores ≥ ``lead`` × the
+    second skill (a lone skill needs no lead; ``lead`` None: no lead rule); else None."""
+    skills = [i for i in order if is_skill(i)]
+    if not skills or skills[0] not in order[:k]:
+        return None
+    best = skills[0]
+    if lead is not None and len(skills) > 1 and final[best] < lead * final[skills[1]]:
+        return None
+    return best
+
+
+def earns_body(
+    order: Sequence[int],
+    is_skill: Callable[[int], bool],
+    final: Sequence[float],
+    own_evidence: Callable[[int], tuple[float, float]],
+    k: int = 5,
+    lead: float | None = BODY_LEAD,
+    floor: float = BODY_FLOOR,
+    whole: float = WHOLE,
+) -> int | None:
+    """The skill that earns its body, or None (issue 15 item 3): :func:`lead_skill`, and the
+    skill matches the query itself — ``own_evidence(node)`` = ``(its seed, √Z)`` over the
+    query's terms *without CJK unigrams* is evidence (:func:`is_evidence` with ``floor``,
+    ``whole``). Without that second rule the best of several unrelated skills won its body
+    ("set up a new python project with lint" → the Kubernetes rollout skill, via "new"); with
+    CJK unigrams, shared characters (这 个 函 数) gave 18% of the Chinese chores a body.
+    Dev: 95% of ``bench/bodies_home``'s 40 labelled queries decided right (lead alone: 72%)."""
+    best = lead_skill(order, is_skill, final, k, lead)
+    if best is None:
+        return None
+    seed, scale = own_evidence(best)
+    return best if is_evidence(seed, seed, scale, floor, whole) else None
