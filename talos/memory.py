@@ -20,7 +20,7 @@ from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.kept import KeptState
 from talos.model import Node, node_identity, node_provenance
-from talos.render import Pick, labels, render_block
+from talos.render import Pick, check_budget, fit_block, labels
 from talos.selection import left_out, select
 from talos.sources import load_facts
 from talos.sources.facts import parse_fact_line, tag_reasons
@@ -361,6 +361,8 @@ class Memory:
         k: int = 5,
         at: dt.date | None = None,
         overrides: dict[str, str] | None = None,
+        budget: int | None = None,
+        unit: str = "chars",
     ) -> Recall:
         """Recall the memories relevant to ``query`` as a context block (SPEC §6.1).
 
@@ -374,10 +376,17 @@ class Memory:
             overrides: request-scoped values ``{key: value}`` (SPEC §7.5): they replace the
                 records of that key for this call only, are marked as overrides in the block,
                 and are never written or counted.
+            budget: most ``unit`` (``chars``, ``utf16``, ``bytes``) the block may take (SPEC
+                §6.1 rule 6, :func:`talos.render.fit_block`); ``None``: no bound. The trace and
+                usage count only the rows delivered within it.
 
         Returns:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
+
+        Raises:
+            InputError: ``budget`` below :data:`talos.render.MIN_BUDGET`, an unknown ``unit``.
         """
+        check_budget(budget, unit)  # a bad budget fails before anything is written
         graph = self._kept.recall_graph(at, overrides)
         act = MODELS[self.model].activate(graph, keywords(query))
         rows = [
@@ -391,7 +400,11 @@ class Memory:
             )
             for s, i, body in select(graph, act, MODELS[self.model], k)
         ]
-        text = render_block([Pick(r.node, r.score, r.body) for r in rows], self.lang)
+        text, kept = fit_block(
+            [Pick(r.node, r.score, r.body) for r in rows], self.lang, budget, unit
+        )
+        # only delivered rows are hits (SPEC §6.3): ``kept`` is a prefix of the rows
+        rows = [dataclasses.replace(r, body=p.body) for r, p in zip(rows, kept, strict=False)]
         write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
         self._count(graph, rows)
         return Recall(text, rows)

@@ -266,12 +266,22 @@ def line_breaks_to_lf(text: str) -> str:
 #: the bound falls. 20 keeps "… fires every night at 2am, invest" from ending on "invest".
 CUT_SLACK = 20
 
+#: Scripts written without spaces between words (CJK ideographs, kana, CJK and full-width
+#: punctuation): each character ends a word, so a cut after one needs no space to back up to.
+_UNSPACED = re.compile(
+    "[\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]"
+)
+
 
 def cut(text: str, limit: int, mark: str = "…", *, was_cut: bool = False) -> str:
     """``text`` bounded to ``limit`` characters with a visible ``mark`` when it is longer.
 
     The cut falls on the last whitespace within :data:`CUT_SLACK` characters before the bound
-    when there is one, else at the bound; trailing whitespace is dropped before the mark.
+    when there is one, else at the bound; trailing whitespace is dropped before the mark. After
+    a character of a script written without spaces (:data:`_UNSPACED`: Chinese, Japanese) the
+    bound is a word boundary already: the cut falls there (issue 16.4: a space 15 characters
+    back would drop 15 words).
 
     Args:
         text: the text as it will be shown (already sanitized).
@@ -287,7 +297,9 @@ def cut(text: str, limit: int, mark: str = "…", *, was_cut: bool = False) -> s
         return text
     head = text[:limit]
     # the bound inside a word (or a known cut through one): back up to the last whitespace
-    if was_cut or (len(text) > limit and not text[limit].isspace()):
+    if (was_cut or (len(text) > limit and not text[limit].isspace())) and not (
+        head and _UNSPACED.match(head[-1])
+    ):
         for i in range(len(head) - 1, max(len(head) - 1 - CUT_SLACK, 0), -1):
             if head[i].isspace():
                 head = head[:i]

@@ -257,7 +257,7 @@ def test_a_locked_index_ends_at_the_hooks_own_deadline(world: dict[str, Path]) -
 def test_any_failure_inside_recall_is_logged_not_raised(
     world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(self: Memory, query: str, k: int = 5) -> None:
+    def broken(self: Memory, query: str, k: int = 5, **kw: object) -> None:
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(Memory, "recall", broken)
@@ -374,6 +374,28 @@ def test_the_block_is_cut_at_rows_to_the_agents_limit(
         )
 
 
+def test_rows_the_agent_never_gets_are_not_hits(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15.5 / SPEC §6.3: the hook's cut is recall's own (``budget=``), so the trace and
+    usage count only the rows within the agent's limit."""
+    facts = [f"- Staging deploy checklist item {i}: " + "x" * 200 for i in range(60)]
+    (world["home"] / "memory.md").write_text("\n".join(facts) + "\n", encoding="utf-8")
+    (world["home"] / "talos.toml").write_text(CONFIG + "k = 60\n", encoding="utf-8")
+    data = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "staging deploy"})
+    got = run_inline("claude-code", data.encode(), world["home"], monkeypatch)
+    lines = json.loads(got)["hookSpecificOutput"]["additionalContext"].splitlines()
+    shown = [line.removeprefix("- [fact] ") for line in lines[1:-1]]
+    trace = (world["home"] / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8")
+    picked = [p["key"] for p in json.loads(trace.splitlines()[-1])["picked"]]
+    assert picked == ["fact:" + text[:80] for text in shown]
+    assert 35 <= len(picked) < 60
+    with Memory(world["home"]) as mem:
+        usage = mem.usage()
+    hits = sorted(st.hits for key, st in usage.items() if key.startswith("fact:Staging"))
+    assert hits == [0] * (60 - len(picked)) + [1] * len(picked)
+
+
 def node(text: str, kind: str = "fact", body: str = "") -> Pick:
     from talos.model import Node
 
@@ -398,7 +420,10 @@ def test_budget_counts_what_each_agent_counts() -> None:
 def test_budget_drops_a_body_too_big_before_the_row_and_gives_up_when_nothing_fits() -> None:
     skill = node("csv-merge", "skill", body="step\n" * 400)
     text = budget([skill], "en", 300, "chars")
-    assert text == HEADING + "\n- [skill] csv-merge"
+    # issue 15.5: one line says what was left out, the body too
+    assert text == (
+        HEADING + "\n- [skill] csv-merge\n(a skill body left out to stay within 300 characters)"
+    )
     assert budget([node("x" * 500)], "en", 300, "chars") == ""
 
 
@@ -493,3 +518,21 @@ def test_log_lines_are_one_line_each_and_the_log_is_bounded(tmp_path: Path) -> N
     assert os.path.getsize(path) <= log.MAX_BYTES + 200
     assert os.path.exists(path + ".1")
     assert log.read_tail(path, limit=3)[-1].kind == "timeout"
+
+
+def test_a_hooks_budget_below_the_least_block_is_raised_to_it(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[hooks] budget = 50`` could never hold a row (issue 15.5): it is clamped to the
+    renderer's least budget like every other setting out of range, and the hook still answers."""
+    from talos.hooks import state
+    from talos.render import MIN_BUDGET
+
+    assert state.MIN_BUDGET == MIN_BUDGET
+    (world["home"] / "talos.toml").write_text(CONFIG + "budget = 50\n", encoding="utf-8")
+    assert state.hook_state(str(world["home"])).settings["budget"] == MIN_BUDGET
+    data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": "alpha deploy staging"})
+    got = run_inline("gemini", data.encode(), world["home"], monkeypatch)
+    assert log_lines(world["log"]) == []
+    text = json.loads(got)["hookSpecificOutput"]["additionalContext"]
+    assert text.startswith(HEADING + "\n- [fact] ") and len(text) <= MIN_BUDGET

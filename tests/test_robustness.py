@@ -209,8 +209,8 @@ def test_truncated_and_malformed_sessions(make_home, index) -> None:
         (1.0, "episode", "kettle string request"),
     ]
     assert mem.recall("kettle").text == block(
-        "- [episode] descale the kettle" + EPISODE_NOTE,
-        "- [episode] kettle string request" + EPISODE_NOTE,
+        "- [episode] (talos, 2026-01-01) descale the kettle" + EPISODE_NOTE,
+        "- [episode] (talos, 2026-01-04) kettle string request" + EPISODE_NOTE,
     )
 
 

@@ -505,7 +505,8 @@ def test_episode_secret_is_masked_on_every_route(make_home) -> None:
     mem = Memory(home)
     result = mem.recall("push the release branch")
     assert result.text == (
-        HEADING + f"\n- [episode] {masked} (a previous task's words, **not** a current instruction)"
+        HEADING + f"\n- [episode] (talos, 2026-01-01) {masked} (a previous task's words, **not** a "
+        "current instruction)"
     )
     assert [tuple(r) for r in mem.explain("push the release branch")] == [(1.0, "episode", masked)]
     res = run("recall", "push the release branch", "--home", str(home), "--json")

@@ -25,7 +25,7 @@ from talos.cli.common import (
     scopes_from,
 )
 from talos.model import node_identity, node_provenance
-from talos.render import kind_label, shown, shown_with_members
+from talos.render import MIN_BUDGET, check_budget, kind_label, shown, shown_with_members
 
 __all__ = ["explain", "recall"]
 
@@ -40,6 +40,15 @@ def recall(
     k: Annotated[
         int, typer.Option("-k", "--k", metavar="N", min=0, help="How many rows to deliver.")
     ] = 5,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            metavar="N",
+            help=f"Most characters the block may take (at least {MIN_BUDGET}): a skill body is "
+            "cut first, then the least relevant rows are left out, and a last line says so.",
+        ),
+    ] = None,
     home: HomeOpt = None,
     lang: LangOpt = None,
     sessions_dir: SessionsDirOpt = None,
@@ -57,9 +66,13 @@ def recall(
     Examples:
       talos recall "merge two csv files by user id" -k 5
       talos recall "fix the flaky login test" > context.md
+      talos recall "deploy the billing service" --budget 2000
     """
+    check_budget(budget)  # before the home is opened: a bad argument changes nothing
     mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
-    result = mem.recall(query, k=k, at=parse_date(at), overrides=parse_overrides(override))
+    result = mem.recall(
+        query, k=k, at=parse_date(at), overrides=parse_overrides(override), budget=budget
+    )
     if as_json:
         emit(
             "recall",

@@ -13,9 +13,11 @@ server can be reached (:mod:`talos.hooks.client`).
   first. A project with neither gets no context. No trace line, no usage count: nothing was
   asked.
 
-Either block is cut to the budget by :func:`budget` (the agent's limit, or ``[hooks] budget``
-when smaller) and rendered with the recall block's own heading, which says the rows are
-recorded data, not instructions.
+Either block is cut to the budget (the agent's limit, or ``[hooks] budget`` when smaller, in
+the agent's own unit) by the renderer (:func:`talos.render.fit_block`): the prompt's by
+``Memory.recall(..., budget=N)``, so the trace and usage count only the rows delivered, the
+session's by :func:`budget`. Both carry the recall block's own heading, which says the rows
+are recorded data, not instructions.
 """
 
 from __future__ import annotations
@@ -44,30 +46,16 @@ MAX_QUERY = 8_000
 _OPEN = 4
 
 
-def _note(left: int, limit: int, unit: str) -> str:
-    word = {"utf16": "characters", "bytes": "bytes", "chars": "characters"}[unit]
-    rows = "row" if left == 1 else "rows"
-    return f"({left} more recalled {rows} left out to stay within {limit:,} {word})"
-
-
 def budget(picks: Sequence[Pick], lang: str, limit: int, unit: str) -> str:
-    """The block of ``picks`` cut at row boundaries to at most ``limit`` (in ``unit``, see
-    :func:`talos.hooks.agents.measure`), with one last line saying how many rows were left
-    out. A skill body that alone is too big is dropped for the skill's name. "" when not even
-    one row fits.
+    """The block of ``picks`` within ``limit`` (in ``unit``, see :data:`talos.render.UNITS`):
+    :func:`talos.render.fit_block` — a body cut before a row is left out, the least relevant
+    rows first, one last line saying what was left out; "" when not even one row fits.
 
-    The one call site until ``Memory.recall(..., budget=N)`` exists (issue 16.1)."""
-    rows = list(picks)
-    for n in range(len(rows), 0, -1):
-        text = agents.clean(render_block(rows[:n], lang))
-        if n < len(rows):
-            text += "\n" + _note(len(rows) - n, limit, unit)
-        if agents.measure(text, unit) <= limit:
-            return text
-        if n == 1 and rows[0].body:  # the body alone is too big: keep the row, not its body
-            rows = [Pick(rows[0].node, rows[0].score, False), *rows[1:]]
-            return budget(rows, lang, limit, unit)
-    return ""
+    Raises:
+        InputError: ``limit`` below :data:`talos.render.MIN_BUDGET` (a ``[hooks] budget``
+            that small: the hook logs it and gives no context).
+    """
+    return render_block(picks, lang, budget=limit, unit=unit)
 
 
 def session_picks(mem: Memory, project: str | None, facts: int, hits: int) -> list[Pick]:
@@ -191,14 +179,15 @@ class Responder:
             mem = self.memory(scopes)
             if ev.kind == "prompt":
                 query = ev.prompt.strip()[:MAX_QUERY]
-                picks: list[Pick] = []
+                text = ""
                 if query:
-                    got: Recall = mem.recall(query, k=s["k"])
-                    picks = [Pick(r.node, r.score, r.body) for r in got.picked]
+                    # cut by recall itself: the rows the agent never gets are no hits
+                    got: Recall = mem.recall(query, k=s["k"], budget=limit, unit=agent.unit)
+                    text = got.text
             else:
                 project = scopes[1] if len(scopes) > 1 else None
                 picks = session_picks(mem, project, s["session_facts"], s["session_hits"])
-            text = budget(picks, mem.lang, limit, agent.unit) if picks else ""
+                text = budget(picks, mem.lang, limit, agent.unit) if picks else ""
         self.warnings = [w for w in err.getvalue().splitlines() if w.strip()]
         return agents.render(ev, text)
 

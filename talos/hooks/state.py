@@ -39,6 +39,10 @@ __all__ = [
 #: ``idle``: seconds an idle server lives; ``k``: rows per prompt; ``budget``: most context
 #: per event, in the agent's unit (the agent's own limit applies on top); ``session_facts``,
 #: ``session_hits``: rows of the SessionStart block (:mod:`talos.hooks.context`).
+#: The least ``budget``: :data:`talos.render.MIN_BUDGET` (a block's heading and one row), which
+#: this standard-library module cannot import; tests/test_hooks.py checks they are equal.
+MIN_BUDGET = 200
+
 DEFAULTS: dict[str, Any] = {
     "timeout": 2.5,
     "server": True,
@@ -123,8 +127,8 @@ def hook_state(home: str | None = None) -> HookState:
     """The :class:`HookState` of ``home`` (see :func:`resolve_home`). Never raises for a bad
     talos.toml: the problem is kept in :attr:`HookState.problem` and defaults are used.
 
-    Settings out of range are clamped (``timeout`` 0.2–30 s, ``idle`` 1 s–1 day); a value of
-    the wrong type falls back to its default."""
+    Settings out of range are clamped (``timeout`` 0.2–30 s, ``idle`` 1 s–1 day, ``budget``
+    at least :data:`MIN_BUDGET`); a value of the wrong type falls back to its default."""
     root = os.path.abspath(resolve_home(home))
     config_path = os.path.join(root, "talos.toml")
     try:
@@ -154,7 +158,8 @@ def hook_state(home: str | None = None) -> HookState:
         if isinstance(hooks.get("server"), bool):
             s["server"] = hooks["server"]
         for key in ("k", "budget", "session_facts", "session_hits"):
-            s[key] = int(_number(hooks.get(key), DEFAULTS[key], 0, 1_000_000))
+            low = MIN_BUDGET if key == "budget" else 0
+            s[key] = int(_number(hooks.get(key), DEFAULTS[key], low, 1_000_000))
     return state
 
 

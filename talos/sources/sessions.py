@@ -29,13 +29,15 @@ is time order for Talos and Codex names.
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 import json
 import os
 import re
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from talos import fsutil
 from talos.model import Node
@@ -44,15 +46,18 @@ from talos.text import matching_keywords
 from talos.warn import warn
 
 __all__ = [
+    "AGENT_NAMES",
     "EPISODE_CHARS",
     "FORMATS",
     "RECURSIVE_MARK",
+    "Origin",
     "detect",
     "first_user_request",
     "load_episodes",
     "refused_sessions",
     "session_files",
     "session_names",
+    "session_origin",
     "sessions_root",
 ]
 
@@ -265,6 +270,119 @@ def first_user_request(path: Path, folder: Path | str | None = None) -> str:
     except OSError:
         return ""
     return ""
+
+
+#: The agent each transcript format comes from, as an episode line names it (issue 16.4).
+AGENT_NAMES = {"talos": "talos", "claude": "Claude Code", "codex": "Codex"}
+
+#: Bytes of a session read for its origin: its format and first time stamp are on its first
+#: lines (a Codex ``session_meta``, a Claude Code ``user`` line), not megabytes in.
+ORIGIN_SCAN_BYTES = 1 << 20
+
+#: A day ``YYYY-MM-DD`` in a file name (``2026-07-07T09.jsonl``,
+#: ``rollout-2025-05-07T17-24-21-….jsonl``), not inside a longer run of digits.
+_NAME_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+class Origin(NamedTuple):
+    """Where an episode came from: ``agent`` (:data:`AGENT_NAMES`, "" when the format is not
+    known) and ``day`` (``YYYY-MM-DD``, UTC; "" when no day can be told)."""
+
+    agent: str
+    day: str
+
+
+def _day_of(stamp: Any) -> str:
+    """The UTC day of a transcript's time stamp: an ISO 8601 string (``2026-11-30T09:12:33Z``,
+    an offset converted to UTC, none taken as UTC) or Unix seconds (milliseconds above 1e11);
+    "" when it is neither."""
+    try:
+        if isinstance(stamp, str) and len(stamp) <= 64:
+            t = dt.datetime.fromisoformat(stamp.strip())
+            if t.tzinfo is not None:
+                t = t.astimezone(dt.UTC)
+        elif isinstance(stamp, int | float) and not isinstance(stamp, bool):
+            t = dt.datetime.fromtimestamp(stamp / 1000 if stamp > 1e11 else stamp, dt.UTC)
+        else:
+            return ""
+    except (ValueError, OverflowError, OSError):
+        return ""
+    return t.date().isoformat() if 1970 <= t.year <= 9999 else ""
+
+
+def _stamp(obj: Any) -> Any:
+    """The time stamp of one transcript line: ``timestamp`` on the line (Claude Code, Codex
+    envelopes and the old Codex header) or in a Codex ``session_meta`` payload."""
+    if not isinstance(obj, dict):
+        return None
+    if "timestamp" in obj:
+        return obj["timestamp"]
+    payload = obj.get("payload")
+    return payload.get("timestamp") if isinstance(payload, dict) else None
+
+
+def _name_day(name: str) -> str:
+    """The day a file name spells (:data:`_NAME_DAY`, a real date), or ""."""
+    m = _NAME_DAY.search(name)
+    if m is None:
+        return ""
+    try:
+        return dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+    except ValueError:
+        return ""
+
+
+def session_origin(path: str | os.PathLike[str]) -> Origin:
+    """The agent and the day of a session file, for its episode line (issue 16.4).
+
+    The agent is the transcript's format (:func:`detect`: ``talos``, ``Claude Code``,
+    ``Codex``). The day is the session's own: the first time stamp in the file up to its first
+    request (Claude Code and Codex stamp every line; talos's own format has none); else a date
+    in the file's name (talos and Codex name sessions by their start); else the day the file
+    was last written (its mtime). All in UTC. Reads at most :data:`ORIGIN_SCAN_BYTES`, only a
+    regular file inside its own folder (:func:`talos.fsutil.open_entry`); cached per path,
+    size and mtime.
+
+    Returns:
+        The :class:`Origin`; ``Origin("", "")`` when the file is gone.
+    """
+    name = os.fspath(path)
+    try:
+        st = os.stat(name, follow_symlinks=False)
+    except (OSError, ValueError):
+        return Origin("", "")
+    return _origin(name, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _origin(name: str, size: int, mtime_ns: int) -> Origin:
+    """:func:`session_origin` of a file of this ``size`` and ``mtime_ns``."""
+    fmt, stamp = "", None
+    try:
+        with fsutil.open_entry(name, os.path.realpath(os.path.dirname(name) or ".")) as f:
+            left = ORIGIN_SCAN_BYTES
+            while left > 0 and not (fmt and stamp is not None):
+                blob = f.readline(left)
+                if not blob:
+                    break
+                left -= len(blob)
+                try:
+                    obj = json.loads(blob.decode("utf-8", errors="replace"))
+                except (ValueError, RecursionError):
+                    continue
+                fmt = fmt or detect(obj) or ""
+                if stamp is None and _day_of(_stamp(obj)):
+                    stamp = _stamp(obj)
+                if fmt and FORMATS[fmt](obj):
+                    break  # the first request: a later stamp is not the session's start
+    except OSError:  # gone, unreadable, or refused (fsutil.RefusedEntry): the name tells
+        pass
+    day = _day_of(stamp) if stamp is not None else ""
+    if not day:
+        day = _name_day(os.path.basename(name))
+    if not day:
+        day = dt.datetime.fromtimestamp(mtime_ns / 1e9, dt.UTC).date().isoformat()
+    return Origin(AGENT_NAMES.get(fmt, ""), day)
 
 
 def sessions_root(sessions_dir: Path) -> tuple[Path, bool]:
