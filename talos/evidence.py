@@ -38,25 +38,29 @@ Constants (dev split; ``rank_lab.py sweep``, ``contiguity_lab.py sweep``): ``K1 
 ``B_CJK = 0.75`` (BM25's textbook values, the dev surface flat around them), ``K3 = 1``,
 ``D = 0.1``, contiguity ``C = 0.5`` (with ``w = 2``, ``FALL = 0.5``, symmetric).
 
-How ``Memory`` calls it (once issue 14's refactor lands)
---------------------------------------------------------
-*Kept state, per graph (one per authorized view):* a :class:`TermIndex` over the nodes'
+How ``Memory`` calls it (``Memory(model="evidence")``)
+-----------------------------------------------------
+*Kept state, per graph (one per authorized view; :meth:`talos.kept.KeptState.evidence_index`,
+built in-process by :func:`of_nodes`, not stored yet):* a :class:`TermIndex` over the nodes'
 matching texts in node order (a skill's first 1200 characters without its not-for clauses,
 SPEC §3.2; a fact's text, with its heading path once item 4 lands) and the
 :class:`~talos.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
 file order — a merged node at each member's line —, contexts from
 contiguity.memory_contexts(memory.md), index.n)``; skills and episodes are in no context.
-The index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``, ``tf``, ``cjk``, as
-``talos.graph.episodes`` keeps the keyword incidence) and the edges (``src``, ``dst``, ``share``,
-``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest without re-analysing a text. A
-changed line re-analyses that line only (its row of counts) and re-links its context run.
-*Per query:* ``terms = analyze(query)``; ``ev = activate(index, query_vector(index, terms),
-graph=links)``; the ranking is ``ev.final`` best first (ties: node order); the block's rows
-``relevance.deliver(ev, top[:k], links)`` (only these are hits, item 6); the body
-``relevance.earns_body(order, is_skill, ev.final, own)`` with ``seeds, scale =
-body_evidence(index, terms)`` and ``own = lambda i: (seeds[i], scale)``. *explain* shows
-``ev.seeds``, ``ev.final``, each row's evidence score ``final × ev.scale``, where ``deliver``
-cut, and ``analyzer.analyze_written(query)`` for the matched terms as written.
+The follow-up: the index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``,
+``tf``, ``cjk``, as ``talos.graph.episodes`` keeps the keyword incidence) and the edges
+(``src``, ``dst``, ``share``, ``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest
+without re-analysing a text. A changed line re-analyses that line only (its row of counts)
+and re-links its context run.
+*Per query* (:meth:`talos.Memory.recall`, :func:`talos.selection.select_evidence`): ``terms =
+analyze(query)``; ``ev = activate(index, query_vector(index, terms), graph=links,
+at_least=SMALL_HOME)``; the ranking is ``ev.final`` best first (ties: node order); the
+block's rows ``relevance.deliver(ev, top[:k], links)`` (only these are hits, item 6); the
+body ``relevance.earns_body(order, is_skill, ev.final, own)`` with ``seeds, scale =
+body_evidence(index, terms, at_least=SMALL_HOME)`` and ``own = lambda i: (seeds[i], scale)``.
+*explain* shows ``ev.seeds``, ``ev.final``, each row's evidence score ``final × ev.scale``,
+where ``deliver`` cut, and ``analyzer.analyze_written(query)`` for the matched terms as
+written.
 *Cost* (``bench/contiguity_lab.py cost --sessions 30000``: 16,599 nodes, 797,332 node–term
 entries, 2,000 edges; 200 queries, load 2.5 on 2 cores): the whole query above, median 7.5 ms
 (p90 11.3 ms); ``activate`` alone 5.4 ms with contiguity, 5.1 ms without; the term index from
@@ -448,7 +452,11 @@ def of_nodes(
     (:func:`~talos.contiguity.memory_contexts`; ``None``: no edge). Skills, episodes,
     conflict and override lines are in no context.
 
-    Cost: ``bench/evidence_build.py`` (measured in the next commit)."""
+    Cost (``bench/evidence_build.py``, one run, load of other work on 2 cores): 0.21 s at 3,000
+    sessions (2,860 nodes, 119,000 node–term entries, 214 edges), 1.9 s at 30,000 (17,300
+    nodes, 820,000 entries, 2,110 edges), once per graph; a recall once it is kept, median
+    3.5 ms / 10.4 ms against the default model's 3.9 ms / 8.4 ms in the same run. Storing the
+    arrays in index.db (:meth:`TermIndex.from_arrays`, 65 ms) is the follow-up."""
     counts = [Counter(analyze(matching_text(n))) for n in nodes]
     index = TermIndex(counts, [[] for _ in counts])
     if memory_text is None:

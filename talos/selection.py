@@ -15,7 +15,8 @@ small-home rule :func:`small_home_scale`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -122,7 +123,7 @@ def select_evidence(
     best = earns_body(
         top + rest,
         lambda i: bool(skill[i]),
-        ev.final,
+        cast("Sequence[float]", ev.final),  # indexed only
         lambda i: (float(seeds[i]), scale),
         k,
     )
