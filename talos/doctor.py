@@ -40,14 +40,8 @@ from talos.index import Index
 from talos.memory import Memory
 from talos.model import Node
 from talos.render import LABELS
-from talos.safety import (
-    ScanReport,
-    fact_report,
-    mask_secrets,
-    refused_files,
-    scan_home,
-    scan_skills,
-)
+from talos.safety import mask_secrets, scan_skills
+from talos.scan import ScanReport, fact_report, refused_files, scan_home
 from talos.sources.facts import (
     claimed_scopes,
     line_warnings,
@@ -672,7 +666,7 @@ def _scoped(
     scopes, skills-tree files whose frontmatter claims its scopes (others are ``global``'s),
     refused sessions if it sees ``global`` (episodes are global's); a refused memory file is
     the home's own and always shown."""
-    from talos.safety import ScanReport
+    from talos.scan import ScanReport
 
     raw = {n.line: n.raw for n in (_flagged_nodes(paths) if flagged is None else flagged)}
     return ScanReport(
