@@ -291,9 +291,9 @@ def diagnose(
             Finding(
                 "config",
                 "warn",
-                f"talos.toml: {_count(len(unknown), 'unknown key')}, ignored",
+                f"talos.toml: {_count(len(unknown), 'setting')} not used as written",
                 _details([places.text(u) for u in unknown]),
-                hint="fix the spelling or remove the key",
+                hint="fix the spelling, the type or the value, or remove the key",
             )
         )
     else:
