@@ -293,7 +293,11 @@ def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
                     f"{_where(root, key, 'hooks')}: hooks.{key} = {value!r} has the wrong type; "
                     "the hook uses its default"
                 )
-            elif key in HOOK_RANGES and not HOOK_RANGES[key][0] <= value <= HOOK_RANGES[key][1]:
+            elif (
+                key in HOOK_RANGES
+                and isinstance(value, int | float)
+                and not (HOOK_RANGES[key][0] <= value <= HOOK_RANGES[key][1])
+            ):
                 low, high = HOOK_RANGES[key]
                 used = min(max(value, low), high)
                 side = f"below {low:g}" if value < low else f"above {high:g}"
