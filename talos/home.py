@@ -305,7 +305,7 @@ def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
                     f"{_where(root, key, 'hooks')}: hooks.{key} = {value!r} is {side}; "
                     f"the hook uses {used:g}"
                 )
-            elif key == "scopes":
+            elif key == "scopes" and isinstance(value, dict):
                 for folder, scope in value.items():
                     if not isinstance(scope, str):
                         where = _where(root, folder, "hooks.scopes")
