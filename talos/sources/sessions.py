@@ -35,7 +35,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -48,14 +48,19 @@ from talos.warn import warn
 __all__ = [
     "AGENT_NAMES",
     "EPISODE_CHARS",
+    "FOLDER_MARK",
     "FORMATS",
     "RECURSIVE_MARK",
+    "Folder",
     "Origin",
+    "Sessions",
     "detect",
     "first_user_request",
+    "folder_of",
     "load_episodes",
     "refused_sessions",
     "session_files",
+    "session_folders",
     "session_names",
     "session_origin",
     "sessions_root",
@@ -392,24 +397,98 @@ def sessions_root(sessions_dir: Path) -> tuple[Path, bool]:
     return sessions_dir, False
 
 
-def session_files(sessions_dir: Path) -> list[Path]:
+#: The sessions setting: one path, or a list of them (issue 16.4).
+Sessions = Path | Sequence[Path]
+
+#: First character of the sort key of a session in the second or a later sessions folder,
+#: followed by the folder's place in the list (three digits) and ``/``: U+10FFFF sorts after
+#: every other character (as code points and as UTF-8 bytes, so Python and SQLite agree), so
+#: the folders load one after the other, in the list's order. The first folder's keys are its
+#: relative paths, exactly as with one folder.
+FOLDER_MARK = "\U0010ffff"
+
+
+class Folder(NamedTuple):
+    """One sessions folder as listed: ``root`` (as configured, ``/**`` split off),
+    ``recursive``, ``real`` (its resolved path, which tells two spellings apart) and
+    ``prefix`` (of its files' sort keys: "" for the first)."""
+
+    root: Path
+    recursive: bool
+    real: str
+    prefix: str
+
+
+def session_folders(sessions: Sessions) -> list[Folder]:
+    """The sessions folders in load order, a folder given twice (two spellings, a link and
+    its target, with the same ``/**``) kept once, at its first place (issue 16.4)."""
+    entries = [sessions] if isinstance(sessions, Path) else list(sessions)
+    out: list[Folder] = []
+    seen: set[tuple[str, bool]] = set()
+    for entry in entries:
+        root, recursive = sessions_root(entry)
+        real = os.path.realpath(root)
+        if (real, recursive) in seen:
+            continue
+        seen.add((real, recursive))
+        prefix = f"{FOLDER_MARK}{len(out):03d}/" if out else ""
+        out.append(Folder(root, recursive, real, prefix))
+    return out
+
+
+def folder_of(key: str, folders: Sequence[Folder]) -> Folder:
+    """The folder (of :func:`session_folders`) a session's sort key belongs to."""
+    if key.startswith(FOLDER_MARK) and len(folders) > 1:
+        return folders[int(key[1:4])]
+    return folders[0]
+
+
+def session_files(sessions_dir: Sessions) -> list[Path]:
     """The ``*.jsonl`` files of ``sessions_dir``, sorted by path relative to the folder (for
     flat folders: by name, which is time order); [] when missing. ``DIR/**`` also reads every
-    subfolder of DIR."""
-    root = sessions_root(sessions_dir)[0]
-    return [root / name for name, _path in session_names(sessions_dir)]
+    subfolder of DIR. Several folders: one after the other, in the list's order."""
+    return [Path(full) for _key, full in session_names(sessions_dir)]
 
 
-def session_names(sessions_dir: Path, ordered: bool = True) -> list[tuple[str, str]]:
-    """:func:`session_files` as ``(path relative to the folder, full path)`` strings, in the
-    same order (in the folder's order with ``ordered=False``: sorting 30,000 names that
-    share long prefixes takes 10 ms, and the index keeps each file's sort key).
+def session_names(sessions_dir: Sessions, ordered: bool = True) -> list[tuple[str, str]]:
+    """:func:`session_files` as ``(sort key, full path)`` strings, in the same order (in
+    the folders' order with ``ordered=False``: sorting 30,000 names that share long prefixes
+    takes 10 ms, and the index keeps each file's sort key).
+
+    The sort key is the path relative to the folder; in the second and later folders it
+    starts with :data:`FOLDER_MARK` and the folder's place. A file reached through two
+    folders (``DIR`` and ``DIR/**``, a folder and a link into it) is listed once, from the
+    first (issue 16.4).
 
     A flat folder is listed with ``os.scandir`` (the file type comes with the listing) and
     paths are joined as strings: at 30,000 sessions pathlib's glob, a stat per file and a
     sort key built per path took about a second of every refresh that found the folder
     changed (SPEC §11)."""
-    root, recursive = sessions_root(sessions_dir)
+    folders = session_folders(sessions_dir)
+    if len(folders) == 1:
+        return _folder_names(folders[0].root, folders[0].recursive, ordered)
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for folder in folders:
+        base = folder.real if folder.real.endswith(os.sep) else folder.real + os.sep
+        for rel, full in _folder_names(folder.root, folder.recursive, ordered):
+            real = base + rel
+            if real in seen:
+                continue
+            seen.add(real)
+            if not folder.prefix and rel.startswith(FOLDER_MARK):
+                warn(  # episodes are global's (SPEC §7.3)
+                    f"{full}: a session name starting with U+10FFFF cannot be told from "
+                    "another folder's; skipped (rename it)",
+                    scopes={"global"},
+                )
+                continue
+            out.append((folder.prefix + rel, full))
+    return out
+
+
+def _folder_names(root: Path, recursive: bool, ordered: bool) -> list[tuple[str, str]]:
+    """:func:`session_names` of one folder: ``(path relative to it, full path)``."""
     try:
         if recursive:
             found = [(p.relative_to(root).as_posix(), str(p)) for p in root.rglob("*.jsonl")]
@@ -467,11 +546,19 @@ def _refused(root: Path, path: str) -> bool:
     return True
 
 
-def refused_sessions(sessions_dir: Path) -> list[tuple[str, str, str]]:
-    """The files of a sessions folder that talos refuses to read, as ``(path, reason,
-    evidence)`` sorted by path: links that lead outside the folder, ``.jsonl`` entries that
-    are not regular files (issue 13.5; ``talos scan`` lists them)."""
-    root, recursive = sessions_root(sessions_dir)
+def refused_sessions(sessions_dir: Sessions) -> list[tuple[str, str, str]]:
+    """The files of the sessions folders that talos refuses to read, as ``(path, reason,
+    evidence)`` sorted by path: links that lead outside their folder, ``.jsonl`` entries that
+    are not regular files (issue 13.5; ``talos scan`` lists them). A file reached through two
+    folders is listed once."""
+    out: set[tuple[str, str, str]] = set()
+    for folder in session_folders(sessions_dir):
+        out.update(_refused_in(folder.root, folder.recursive))
+    return sorted(out)
+
+
+def _refused_in(root: Path, recursive: bool) -> list[tuple[str, str, str]]:
+    """:func:`refused_sessions` of one folder."""
     real = os.path.realpath(root)
     out: list[tuple[str, str, str]] = []
     try:
@@ -492,7 +579,7 @@ def refused_sessions(sessions_dir: Path) -> list[tuple[str, str, str]]:
         refusal = fsutil.entry_refusal(path, lst, real)
         if refusal is not None:
             out.append((path, *refusal))
-    return sorted(out)
+    return out
 
 
 def _readable(root: Path, name: str) -> bool:
@@ -518,17 +605,20 @@ def _is_jsonl(name: str) -> bool:
 _FOLD = os.path.normcase if os.name == "nt" else None
 
 
-def load_episodes(sessions_dir: Path, start: int = 0) -> list[Node]:
+def load_episodes(sessions_dir: Sessions, start: int = 0) -> list[Node]:
     """Read each session file's opening request into an episode node (SPEC §3.3).
 
+    Args:
+        sessions_dir: a sessions folder or a list of them (issue 16.4).
+
     Returns:
-        Episode nodes in load order (:func:`session_files`); text = first 80 characters of
-        the request.
+        Episode nodes in load order (:func:`session_files`: folder by folder, in the list's
+        order, each sorted by path); text = first 80 characters of the request.
     """
     nodes: list[Node] = []
-    root = sessions_root(sessions_dir)[0]
-    for path in session_files(sessions_dir):
-        node = episode_node(path, start + len(nodes), root)
+    folders = session_folders(sessions_dir)
+    for key, full in session_names(sessions_dir):
+        node = episode_node(Path(full), start + len(nodes), folder_of(key, folders).root)
         if node is not None:
             nodes.append(node)
     return nodes
