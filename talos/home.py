@@ -34,6 +34,7 @@ from talos.warn import warn
 __all__ = [
     "CONFIG_FILE",
     "KNOWN_KEYS",
+    "MAX_SESSIONS_DIRS",
     "Paths",
     "canonical",
     "config_line",
@@ -44,6 +45,10 @@ __all__ = [
 ]
 
 CONFIG_FILE = "talos.toml"
+
+#: Most folders ``sessions_dir`` may list: a session's sort key numbers its folder with three
+#: digits (:class:`talos.sources.sessions.Folder`).
+MAX_SESSIONS_DIRS = 999
 
 _DEFAULTS = {
     "memory_file": "memory.md",
@@ -391,7 +396,8 @@ def _sessions_dirs(
     (:func:`talos.sources.sessions.session_folders`).
 
     Raises:
-        InputError: an empty list, or an entry that is not a usable path."""
+        InputError: an empty list, one of more than :data:`MAX_SESSIONS_DIRS` entries, or an entry
+            that is not a usable path."""
     configured = override is None
     value = config.get("sessions_dir") if configured else override
     if value is None or isinstance(value, str | os.PathLike):
@@ -407,6 +413,12 @@ def _sessions_dirs(
         where = f"{_where(root, 'sessions_dir')}: " if configured else ""
         raise InputError(
             f"{where}sessions_dir is an empty list; name at least one folder, or remove it"
+        )
+    if len(value) > MAX_SESSIONS_DIRS:
+        where = f"{_where(root, 'sessions_dir')}: " if configured else ""
+        raise InputError(
+            f"{where}sessions_dir lists {len(value)} folders, more than {MAX_SESSIONS_DIRS}; "
+            "use DIR/** for a folder of folders"
         )
     out: list[Path] = []
     for item in value:

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 import talos.index
 from talos import Memory
 from talos.cli import app
+from talos.errors import InputError
 from talos.graph import EpisodeBlock
 from talos.home import resolve_paths
 from talos.index import Index
@@ -151,11 +152,13 @@ def test_one_file_reached_through_two_entries_is_one_episode(home: Path, tmp_pat
 
 
 def test_a_folder_given_twice_is_one_folder(home: Path, tmp_path: Path) -> None:
-    """Two spellings of one folder (doctor lists it once, its files count once)."""
+    """Two spellings of one folder, and a link to it (doctor lists it once, its files count
+    once)."""
+    (tmp_path / "link").symlink_to(tmp_path / "claude")
     (home / "talos.toml").write_text(
-        f'sessions_dir = ["{tmp_path}/claude", "../claude/", "{tmp_path}/x/../claude"]\n'
+        f'sessions_dir = ["{tmp_path}/claude", "../claude/", "{tmp_path}/x/../claude", "../link"]\n'
     )
-    assert resolve_paths(home).sessions_dirs == (tmp_path / "claude",)
+    assert resolve_paths(home).sessions_dirs == (tmp_path / "claude", tmp_path / "link")
     r = run("doctor", "--home", str(home), "--json")
     found = [f["summary"] for f in json.loads(r.stdout)["data"]["findings"]]
     assert [m for m in found if "session file" in m] == [f"{tmp_path / 'claude'}/: 2 session files"]
@@ -274,3 +277,25 @@ def test_one_string_keeps_its_stored_signature(home: Path) -> None:
         home / ".talos" / "sessions",
     )
     assert os.path.isdir(home / ".talos" / "sessions")
+
+
+def test_keys_of_two_folders_never_collide(home: Path, tmp_path: Path) -> None:
+    """A subfolder named like a folder number (``001/``) in the first folder and a file of
+    the second folder: two episodes. Going from one folder to two and back, the index agrees
+    with the files each time."""
+    write(tmp_path / "a", {"001/x.jsonl": "kettle in a numbered folder"})
+    write(tmp_path / "b", {"x.jsonl": "kettle in the second folder"})
+    two = [str(tmp_path / "a/**"), str(tmp_path / "b")]
+    want = ["kettle in a numbered folder", "kettle in the second folder"]
+    assert indexed(home, sessions_dir=two) == want
+    assert indexed(home, sessions_dir=two[:1]) == want[:1]
+    assert indexed(home, sessions_dir=two[1:]) == want[1:]
+    assert indexed(home, sessions_dir=two) == want
+    (home / "talos.toml").write_text(f"sessions_dir = {json.dumps(two)}\n")
+    r = run("index", "--check", "--home", str(home))
+    assert r.exit_code == 0, r.output
+
+
+def test_more_folders_than_a_key_can_number_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"^sessions_dir lists 1000 folders, more than 999; "):
+        resolve_paths(tmp_path, sessions_dir=[f"s{i}" for i in range(1000)])

@@ -48,7 +48,6 @@ from talos.warn import warn
 __all__ = [
     "AGENT_NAMES",
     "EPISODE_CHARS",
-    "FOLDER_MARK",
     "FORMATS",
     "RECURSIVE_MARK",
     "Folder",
@@ -400,18 +399,15 @@ def sessions_root(sessions_dir: Path) -> tuple[Path, bool]:
 #: The sessions setting: one path, or a list of them (issue 16.4).
 Sessions = Path | Sequence[Path]
 
-#: First character of the sort key of a session in the second or a later sessions folder,
-#: followed by the folder's place in the list (three digits) and ``/``: U+10FFFF sorts after
-#: every other character (as code points and as UTF-8 bytes, so Python and SQLite agree), so
-#: the folders load one after the other, in the list's order. The first folder's keys are its
-#: relative paths, exactly as with one folder.
-FOLDER_MARK = "\U0010ffff"
-
 
 class Folder(NamedTuple):
     """One sessions folder as listed: ``root`` (as configured, ``/**`` split off),
     ``recursive``, ``real`` (its resolved path, which tells two spellings apart) and
-    ``prefix`` (of its files' sort keys: "" for the first)."""
+    ``prefix`` of its files' sort keys: "" when it is the only folder, else its place in
+    the list as three digits and ``/`` (``000/``, ``001/``…; at most
+    :data:`talos.home.MAX_SESSIONS_DIRS` folders), so the folders load one after
+    the other in the list's order and no two folders' keys can be equal. One folder's keys
+    are its relative paths, exactly as before lists (issue 16.4)."""
 
     root: Path
     recursive: bool
@@ -431,16 +427,15 @@ def session_folders(sessions: Sessions) -> list[Folder]:
         if (real, recursive) in seen:
             continue
         seen.add((real, recursive))
-        prefix = f"{FOLDER_MARK}{len(out):03d}/" if out else ""
-        out.append(Folder(root, recursive, real, prefix))
+        out.append(Folder(root, recursive, real, f"{len(out):03d}/"))
+    if len(out) == 1:
+        out[0] = out[0]._replace(prefix="")
     return out
 
 
 def folder_of(key: str, folders: Sequence[Folder]) -> Folder:
     """The folder (of :func:`session_folders`) a session's sort key belongs to."""
-    if key.startswith(FOLDER_MARK) and len(folders) > 1:
-        return folders[int(key[1:4])]
-    return folders[0]
+    return folders[int(key[:3])] if len(folders) > 1 else folders[0]
 
 
 def session_files(sessions_dir: Sessions) -> list[Path]:
@@ -455,8 +450,8 @@ def session_names(sessions_dir: Sessions, ordered: bool = True) -> list[tuple[st
     the folders' order with ``ordered=False``: sorting 30,000 names that share long prefixes
     takes 10 ms, and the index keeps each file's sort key).
 
-    The sort key is the path relative to the folder; in the second and later folders it
-    starts with :data:`FOLDER_MARK` and the folder's place. A file reached through two
+    The sort key is the path relative to the folder; with several folders it starts with
+    the folder's place in the list (:class:`Folder`). A file reached through two
     folders (``DIR`` and ``DIR/**``, a folder and a link into it) is listed once, from the
     first (issue 16.4).
 
@@ -476,13 +471,6 @@ def session_names(sessions_dir: Sessions, ordered: bool = True) -> list[tuple[st
             if real in seen:
                 continue
             seen.add(real)
-            if not folder.prefix and rel.startswith(FOLDER_MARK):
-                warn(  # episodes are global's (SPEC §7.3)
-                    f"{full}: a session name starting with U+10FFFF cannot be told from "
-                    "another folder's; skipped (rename it)",
-                    scopes={"global"},
-                )
-                continue
             out.append((folder.prefix + rel, full))
     return out
 
