@@ -24,7 +24,9 @@ Each reader yields "the first thing the user asked": the agents' own injections 
 Another agent's folder is read by pointing ``sessions_dir`` at it. A folder path whose last
 part is ``**`` (e.g. ``~/.claude/projects/**``) is read recursively, for agents that keep one
 subfolder per project or per day; files load sorted by their path relative to the folder, which
-is time order for Talos and Codex names.
+is time order for Talos and Codex names. ``sessions_dir`` may list several folders (issue 16.4):
+they load one after the other in the list's order (:func:`session_folders`, :class:`Folder`); a
+folder given twice counts once and a file reached through two of them is read once.
 """
 
 from __future__ import annotations
