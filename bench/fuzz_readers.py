@@ -51,7 +51,7 @@ sys.path.insert(0, str(HERE.parent))
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from talos import Memory, safety  # noqa: E402
+from talos import Memory, safety, scan  # noqa: E402
 from talos.errors import InputError  # noqa: E402
 from talos.home import resolve_paths  # noqa: E402
 from talos.sources import first_user_request, load_episodes, load_facts, load_skills  # noqa: E402
@@ -255,7 +255,7 @@ def run_home(h: Home, data: tuple[bytes, bytes, bytes, str]) -> None:
         _printable(result.text)
         rows = mem.explain(query or "merge csv", k=8)
         _printable(json.dumps([r.to_json() for r in rows], ensure_ascii=False))
-    _printable(json.dumps(safety.scan_home(home / "memory.md", home / "skills").to_json()))
+    _printable(json.dumps(scan.scan_home(home / "memory.md", home / "skills").to_json()))
 
 
 @dataclass

@@ -7,9 +7,9 @@ for all its members, SPEC §5.1), best first. Ties break by memory order everywh
 - :class:`TalosRanker`: a real talos home in a temporary folder (every memory a fact line tagged
   ``import`` with its date and ``ref=<id>``), asked through :class:`talos.Memory`; a row
   stands for the ids of all its merged members (and of lines identical to them). ``explain``
-  gives the top k (what a user sees); :meth:`TalosRanker.ranking` gives the full ranking through
-  the same graph, model and :func:`talos.activation.rank` that ``explain`` uses, without building the
-  per-row edge detail (``tests/test_bench.py`` checks both agree).
+  gives the top k (what a user sees); :meth:`TalosRanker.ranking` gives the full ranking
+  through the same graph, model and :func:`talos.activation.rank` that ``explain`` uses,
+  without building the per-row edge detail (``tests/test_bench.py`` checks both agree).
 - :class:`BM25Ranker`: ``bm25s`` (Lucene BM25, k1=1.5, b=0.75) over SPEC §4 keywords of each
   memory, one document per memory (no merging). Only documents scoring > 0 are ranked.
 - :class:`OverlapRanker`: plain keyword overlap, the seed score ``|q ∩ d| / |q|`` with no
@@ -150,7 +150,8 @@ class OverlapRanker:
 
 
 def make_ranker(store: Store, method: str, tmp: Path | None = None) -> Ranker:
-    """A ranker for ``method``: ``bm25``, ``overlap``, or a name in :data:`talos.activation.MODELS`."""
+    """A ranker for ``method``: ``bm25``, ``overlap``, or a name in
+    :data:`talos.activation.MODELS`."""
     if method == "bm25":
         return BM25Ranker(store)
     if method == "overlap":

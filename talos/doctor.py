@@ -40,14 +40,8 @@ from talos.index import Index
 from talos.memory import Memory
 from talos.model import Node
 from talos.render import LABELS
-from talos.safety import (
-    ScanReport,
-    fact_report,
-    mask_secrets,
-    refused_files,
-    scan_home,
-    scan_skills,
-)
+from talos.safety import mask_secrets, scan_skills
+from talos.scan import ScanReport, fact_report, refused_files, scan_home
 from talos.sources.facts import (
     claimed_scopes,
     line_warnings,
@@ -297,9 +291,9 @@ def diagnose(
             Finding(
                 "config",
                 "warn",
-                f"talos.toml: {_count(len(unknown), 'unknown key')}, ignored",
+                f"talos.toml: {_count(len(unknown), 'setting')} not used as written",
                 _details([places.text(u) for u in unknown]),
-                hint="fix the spelling or remove the key",
+                hint="fix the spelling, the type or the value, or remove the key",
             )
         )
     else:
@@ -680,7 +674,7 @@ def _scoped(
     scopes, skills-tree files whose frontmatter claims its scopes (others are ``global``'s),
     refused sessions if it sees ``global`` (episodes are global's); a refused memory file is
     the home's own and always shown."""
-    from talos.safety import ScanReport
+    from talos.scan import ScanReport
 
     raw = {n.line: n.raw for n in (_flagged_nodes(paths) if flagged is None else flagged)}
     return ScanReport(

@@ -73,6 +73,16 @@ HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
     "session_hits": int,
     "scopes": dict,
 }
+#: The range the hook clamps each number of ``[hooks]`` to (``talos.hooks.state.RANGES``, which
+#: this module's readers cannot import from the standard-library-only hook path, or back).
+HOOK_RANGES: dict[str, tuple[float, float]] = {
+    "timeout": (0.2, 30.0),
+    "idle": (1.0, 86_400.0),
+    "k": (0, 1_000_000),
+    "budget": (200, 1_000_000),
+    "session_facts": (0, 1_000_000),
+    "session_hits": (0, 1_000_000),
+}
 
 
 def canonical(path: Path, follow: bool = False) -> Path:
@@ -241,26 +251,31 @@ def _toml_where(message: str, text: str) -> str:
     return message
 
 
-def config_line(path: Path, key: str) -> int | None:
-    """1-based line of the top-level ``key = ...`` in the TOML file ``path`` (None: absent)."""
+def config_line(path: Path, key: str, table: str = "") -> int | None:
+    """1-based line of ``key = ...`` in the TOML file ``path``: a top-level key, or one of the
+    table ``table`` (``"hooks"`` for ``[hooks]``); None when absent."""
     try:
         data = fsutil.read_regular(path, fsutil.MAX_CONFIG_BYTES)
         text = data.decode("utf-8-sig", "replace")
     except OSError:
         return None
     assign = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
+    here = ""
     for no, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith("["):  # a table starts: keys below are not top-level
-            return None
-        if assign.match(line):
+        head = line.strip()
+        if head.startswith("["):  # a table starts: the keys below are its own
+            here = head.strip("[] \t").split("#")[0].strip("[] \t")
+            continue
+        if here == table and assign.match(line):
             return no
     return None
 
 
-def _where(root: Path, key: str) -> str:
-    """``talos.toml:LINE`` of ``key`` in the home ``root`` (just the file when not found)."""
+def _where(root: Path, key: str, table: str = "") -> str:
+    """``talos.toml:LINE`` of ``key`` (of ``table``) in the home ``root`` (just the file when
+    not found)."""
     file = root / CONFIG_FILE
-    no = config_line(file, key)
+    no = config_line(file, key, table)
     return f"{file}:{no}" if no else str(file)
 
 
@@ -283,12 +298,34 @@ def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
             if want is None:
                 near = difflib.get_close_matches(key, sorted(HOOK_KEYS), n=1, cutoff=0.6)
                 hint = f" (did you mean 'hooks.{near[0]}'?)" if near else ""
-                out.append(f"{_where(root, key)}: unknown key 'hooks.{key}'{hint}; ignored")
+                out.append(
+                    f"{_where(root, key, 'hooks')}: unknown key 'hooks.{key}'{hint}; ignored"
+                )
             elif (isinstance(value, bool) and want is not bool) or not isinstance(value, want):
                 out.append(
-                    f"{_where(root, key)}: hooks.{key} = {value!r} has the wrong type; "
+                    f"{_where(root, key, 'hooks')}: hooks.{key} = {value!r} has the wrong type; "
                     "the hook uses its default"
                 )
+            elif (
+                key in HOOK_RANGES
+                and isinstance(value, int | float)
+                and not (HOOK_RANGES[key][0] <= value <= HOOK_RANGES[key][1])
+            ):
+                low, high = HOOK_RANGES[key]
+                used = min(max(value, low), high)
+                side = f"below {low:g}" if value < low else f"above {high:g}"
+                out.append(
+                    f"{_where(root, key, 'hooks')}: hooks.{key} = {value!r} is {side}; "
+                    f"the hook uses {used:g}"
+                )
+            elif key == "scopes" and isinstance(value, dict):
+                for folder, scope in value.items():
+                    if not isinstance(scope, str):
+                        where = _where(root, folder, "hooks.scopes")
+                        out.append(
+                            f"{where}: hooks.scopes.{folder!r} = {scope!r} must be a scope name "
+                            "(a string); ignored"
+                        )
     return out
 
 
@@ -358,7 +395,8 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
                 return None
             return canonical(root / value)  # a default: its files are the readers' to check
         if not isinstance(value, str | os.PathLike):  # memory_file = 1: bench/fuzz_readers.py
-            raise InputError(f"{root / CONFIG_FILE}: {name} must be a path string, not {value!r}")
+            bad = f"{name} must be a path string, not {value!r}"
+            raise InputError(f"{_where(root, name)}: {bad}" if configured else bad)
         text = os.fspath(value)
         if "\0" in text:
             problem: str | None = (
@@ -400,15 +438,10 @@ def _sessions_dirs(
             that is not a usable path."""
     configured = override is None
     value = config.get("sessions_dir") if configured else override
-    if value is None or isinstance(value, str | os.PathLike):
+    if not isinstance(value, list | tuple):  # one path (or a wrong type: pick says so)
         one = pick("sessions_dir")
         assert one is not None
         return (one,)
-    if not isinstance(value, list | tuple):
-        where = f"{_where(root, 'sessions_dir')}: " if configured else ""
-        raise InputError(
-            f"{where}sessions_dir must be a path string or a list of them, not {value!r}"
-        )
     if not value:
         where = f"{_where(root, 'sessions_dir')}: " if configured else ""
         raise InputError(

@@ -62,7 +62,7 @@ from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.facts import masked_fields, tag_reasons
 from talos.sources.sessions import session_files
-from talos.sources.skills import skill_files
+from talos.sources.skills import flagged_skills, skill_files
 from talos.text import matching_keywords
 from talos.trust import View, build_view, standing
 from talos.usage import PresentKeys
@@ -288,7 +288,7 @@ class KeptState:
         in a subfolder changes no top-level skill's stat)."""
         return (
             tuple(_stat(p) for p in skill_files(self.paths.skills_dir)),
-            safety.flagged_skills(self.paths.skills_dir, self.index),
+            flagged_skills(self.paths.skills_dir, self.index),
         )
 
     def _skills(self, start: int, state: tuple[Any, ...] | None = None) -> list[Node]:

@@ -33,37 +33,27 @@ import re
 import stat
 import unicodedata
 import urllib.parse
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from talos import fsutil, secrets
 from talos.prefilter import P, Pat, fold, runnable_patterns, triggers_in
 from talos.secrets import mask_secrets
-from talos.warn import warn
-
-if TYPE_CHECKING:
-    from talos.model import Node
 
 __all__ = [
     "MAX_SKILL_BYTES",
     "RULES",
-    "FactReport",
     "FileReport",
     "Finding",
-    "ScanReport",
-    "fact_report",
-    "flagged_skills",
     "instruction_reasons",
     "keep_fact",
     "mask_secrets",
-    "refused_files",
-    "scan_facts",
-    "scan_home",
     "scan_skills",
     "scan_text",
     "skeleton",
+    "text_reasons",
 ]
 
 #: The token-shape patterns of :mod:`talos.secrets` (kept here for the property tests).
@@ -1393,14 +1383,15 @@ def scan_text(text: str, lines: bool = False) -> list[Finding]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _text_reasons(text: str) -> tuple[str, ...]:
+def text_reasons(text: str) -> tuple[str, ...]:
+    """The reasons :func:`scan_text` finds in ``text``, as strings (cached per text)."""
     return tuple(str(f) for f in scan_text(text))
 
 
 def instruction_reasons(text: str) -> list[str]:
     """The reasons the fact ``text`` is a command rather than a record ([] when benign,
     SPEC §8.2): the red flags of :data:`RULES`, each as ``"reason: evidence"``."""
-    return list(_text_reasons(text))
+    return list(text_reasons(text))
 
 
 def keep_fact(text: str) -> bool:
@@ -1415,7 +1406,7 @@ def keep_fact(text: str) -> bool:
     ("the db password is in the team vault"). Episodes are not records a person curates:
     they are delivered masked (SPEC §8.3, :func:`talos.secrets.mask_secrets`).
     """
-    return not _text_reasons(text)
+    return not text_reasons(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1703,139 +1694,3 @@ def _scan_entries(entries: list[tuple[str, str, _Entry]], root: str = "") -> lis
             kind = "skill" if "/" not in rel and rel.lower().endswith(".md") else "file"
             out.append(FileReport(path, kind, found[rel]))
     return out
-
-
-_WARNED: set[tuple[str, tuple[str, ...]]] = set()
-
-
-def flagged_skills(skills_dir: Path, store: ScanStore | None = None) -> frozenset[str]:
-    """File names of the top-level skills (``skills_dir/NAME.md``) the scan flags; each new
-    finding is reported once per process on stderr. This is the hook every route passes
-    (:func:`talos.sources.skills.load_skills`), so a flagged skill is never a node."""
-    out: set[str] = set()
-    for rep in scan_skills(skills_dir, store):
-        if rep.kind != "skill":
-            continue
-        out.add(os.path.basename(rep.path))
-        key = (rep.path, rep.reasons)
-        if key not in _WARNED:
-            from talos.sources.skills import skill_scopes  # imported on use: skills imports us
-
-            rules = ", ".join(dict.fromkeys(f.reason for f in rep.findings))
-            if warn(  # only for a request that may see the skill (SPEC §7.3)
-                f"{mask_secrets(rep.path)}: not loaded, flagged by the safety scan ({rules}); "
-                "see talos scan",
-                scopes=skill_scopes(Path(rep.path)),
-            ):
-                _WARNED.add(key)
-    return frozenset(out)
-
-
-# ---------------------------------------------------------------------------------------------
-# Fact report and the whole home (talos scan)
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class FactReport:
-    """A memory.md line the fact filter excludes: ``path``, 1-based ``line``, ``text``
-    (secrets masked) and its ``reasons``."""
-
-    path: str
-    line: int
-    text: str
-    reasons: tuple[str, ...]
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "text": self.text,
-            "reasons": list(self.reasons),
-        }
-
-
-def scan_facts(memory_file: Path) -> list[FactReport]:
-    """The lines of ``memory_file`` that :func:`keep_fact` rejects, in file order (SPEC §8.2)."""
-    from talos.sources.facts import load_facts  # talos.sources imports us
-
-    return [r for n in load_facts(memory_file, keep_fact=None) if (r := fact_report(n))]
-
-
-def fact_report(n: Node) -> FactReport | None:
-    """The report :func:`scan_facts` gives of the fact node ``n`` (``None`` when it passes):
-    also for a caller that holds the nodes already (``talos doctor``, issue 12 item 8)."""
-    from talos.sources.facts import tag_reasons  # talos.sources imports us
-
-    reasons = _text_reasons(n.text) + (tag_reasons(n.raw) if n.fields else ())
-    return FactReport(n.path, n.line, mask_secrets(n.text), reasons) if reasons else None
-
-
-@dataclass(frozen=True, slots=True)
-class ScanReport:
-    """Everything ``talos scan`` found: flagged ``skills`` (files of the skills tree),
-    ``facts``, and the memory file or sessions talos ``refused`` to read. ``clean`` when all
-    are empty."""
-
-    skills: list[FileReport] = field(default_factory=list)
-    facts: list[FactReport] = field(default_factory=list)
-    refused: list[FileReport] = field(default_factory=list)
-
-    @property
-    def clean(self) -> bool:
-        return not self.skills and not self.facts and not self.refused
-
-    def to_json(self) -> dict[str, object]:
-        """``{"clean", "skills", "facts"}``, and ``"refused"`` when a file was refused (the key
-        is left out otherwise, so the shape scripts knew is unchanged for them)."""
-        out: dict[str, object] = {
-            "clean": self.clean,
-            "skills": [s.to_json() for s in self.skills],
-            "facts": [f.to_json() for f in self.facts],
-        }
-        if self.refused:
-            out["refused"] = [r.to_json() for r in self.refused]
-        return out
-
-
-def refused_files(
-    memory_file: Path, sessions_dir: Path | Sequence[Path] | None = None
-) -> list[FileReport]:
-    """The memory file and the session files talos refuses to read (issue 12.3, 13.5): not a
-    regular file (a FIFO, a device, a file of /proc), larger than
-    :data:`talos.fsutil.MAX_MEMORY_BYTES`, or — for a session — a link out of its folder.
-    Each reader warns and skips them; ``talos scan`` lists them (kind ``memory``/``session``).
-    """
-    from talos.sources.sessions import refused_sessions  # here: it imports this module
-
-    out: list[FileReport] = []
-    try:
-        st: os.stat_result | None = os.stat(memory_file)
-    except (OSError, ValueError):
-        st = None
-    if st is not None:
-        kind = fsutil.file_kind(st)
-        if kind is not None:
-            out.append(FileReport(str(memory_file), "memory", (Finding(fsutil.NOT_REGULAR, kind),)))
-        elif st.st_size > fsutil.MAX_MEMORY_BYTES:
-            limit = f"{st.st_size} bytes > {fsutil.MAX_MEMORY_BYTES}"
-            out.append(FileReport(str(memory_file), "memory", (Finding("oversized", limit),)))
-    if sessions_dir is not None:
-        out += [
-            FileReport(path, "session", (Finding(reason, evidence),))
-            for path, reason, evidence in refused_sessions(sessions_dir)
-        ]
-    return out
-
-
-def scan_home(
-    memory_file: Path, skills_dir: Path, sessions_dir: Path | Sequence[Path] | None = None
-) -> ScanReport:
-    """Scan a home's skills tree and memory file (``talos scan``, SPEC §8.1, §8.2), and list
-    the files talos refuses to read (:func:`refused_files`; ``sessions_dir``: one folder or a
-    list of them, issue 16.4)."""
-    return ScanReport(
-        scan_skills(skills_dir),
-        scan_facts(memory_file),
-        refused_files(memory_file, sessions_dir),
-    )

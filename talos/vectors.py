@@ -44,6 +44,7 @@ import numpy as np
 from talos import fsutil
 from talos.errors import TalosError, state_error
 from talos.home import Paths
+from talos.index.schema import use_wal
 from talos.warn import warn
 
 __all__ = ["APP_ID", "BATCH", "FILE", "SCHEMA", "PassageEmbedder", "VectorCache", "text_hash"]
@@ -169,14 +170,7 @@ class VectorCache:
                     f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}",
                     foreign=app != APP_ID,
                 )
-            for wait in range(6000):  # WAL fails at once while another opens a new file
-                try:
-                    con.execute("PRAGMA journal_mode=WAL")
-                    break
-                except sqlite3.OperationalError as e:
-                    if wait == 5999 or "locked" not in str(e):
-                        raise
-                    time.sleep(0.01)
+            use_wal(con)  # WAL fails at once while another opens a new file: it waits
             if not tables:
                 self._create(con)
             columns = {

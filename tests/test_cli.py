@@ -408,3 +408,30 @@ def test_input_error_with_json_is_an_error_envelope(make_home) -> None:
     env = json.loads(res.stdout)
     assert (env["ok"], env["command"], env["data"]) == (False, "recall", None)
     assert "fr" in env["error"]
+
+
+def test_the_report_labels_every_kind_it_counts(tmp_path: Path) -> None:
+    """Newcomer: four counts stood under 'facts / skills / episodes' (a conflict row is a kind)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "memory.md").write_text(
+        "- team color is red <!-- user 2026-01-01 key=team.color -->\n"
+        "- team color is blue <!-- user 2026-01-01 key=team.color -->\n"
+        "- the team meets on monday\n",
+        encoding="utf-8",
+    )
+    assert run("recall", "team color", "--home", str(home)).exit_code == 0
+    got = run("report", "--home", str(home), "--plain")
+    row = next(line for line in got.stdout.splitlines() if "facts / skills" in line)
+    assert row.split("│")[1:3] == [
+        "   facts / skills / episodes / conflicts ",
+        "           1 / 0 / 0 / 1 ",
+    ]
+
+
+def test_index_check_and_rebuild_together_is_refused(tmp_path: Path) -> None:
+    """Newcomer: ``talos index --check --rebuild`` ran one of them without a word."""
+    got = run("index", "--check", "--rebuild", "--home", str(tmp_path))
+    assert got.exit_code == 1
+    assert "use --check or --rebuild, not both" in got.output
+    assert not (tmp_path / ".talos" / "index.db").exists()

@@ -322,9 +322,9 @@ def test_unknown_key_is_warned_with_a_suggestion_and_shown_by_doctor(make_home) 
     assert config == {
         "check": "config",
         "status": "warn",
-        "summary": "talos.toml: 1 unknown key, ignored",
+        "summary": "talos.toml: 1 setting not used as written",
         "details": ["talos.toml:2: unknown key 'modle' (did you mean 'model'?); ignored"],
-        "hint": "fix the spelling or remove the key",
+        "hint": "fix the spelling, the type or the value, or remove the key",
     }
 
 
@@ -336,7 +336,7 @@ def test_unknown_keys_without_a_near_name_and_in_tables(make_home) -> None:
     assert config["details"] == [
         "talos.toml:1: unknown key 'colour'; ignored",
         "talos.toml:2: unknown key 'statedir' (did you mean 'state_dir'?); ignored",
-        "talos.toml: unknown key 'hooks.x'; ignored",
+        "talos.toml:4: unknown key 'hooks.x'; ignored",
     ]
 
 
@@ -347,9 +347,9 @@ def test_hooks_table_is_known_and_its_keys_are_checked(make_home) -> None:
     doctor = json.loads(run("doctor", "--home", str(home), "--json").stdout)["data"]
     config = next(f for f in doctor["findings"] if f["check"] == "config")
     assert config["details"] == [
-        "talos.toml: unknown key 'hooks.budgte' (did you mean 'hooks.budget'?); ignored",
-        "talos.toml: hooks.server = 'yes' has the wrong type; the hook uses its default",
-        "talos.toml: hooks.k = True has the wrong type; the hook uses its default",
+        "talos.toml:3: unknown key 'hooks.budgte' (did you mean 'hooks.budget'?); ignored",
+        "talos.toml:4: hooks.server = 'yes' has the wrong type; the hook uses its default",
+        "talos.toml:5: hooks.k = True has the wrong type; the hook uses its default",
     ]
     good = home_with(make_home, "[hooks]\ntimeout = 2\nk = 3\n", name="good")
     doctor = json.loads(run("doctor", "--home", str(good), "--json").stdout)["data"]
@@ -377,3 +377,38 @@ def test_version_under_json_is_the_envelope() -> None:
         "error": None,
     }
     assert "--version" in run("--help").stdout
+
+
+def test_hook_settings_out_of_range_or_of_the_wrong_kind_are_named_by_doctor(tmp_path) -> None:
+    """A newcomer's talos.toml: ``budget = 50`` (the hook silently used 200), ``k = -3`` and a
+    scope that is not a string passed as 'config ok'; a wrong type was called unknown."""
+    from talos.home import HOOK_RANGES, unknown_keys
+    from talos.hooks.state import RANGES
+
+    assert HOOK_RANGES == RANGES  # one range for the hook and for doctor
+    (tmp_path / "talos.toml").write_text(
+        '[hooks]\nbudget = 50\nk = -3\ntimeout = "fast"\nidle = 60\n[hooks.scopes]\n"~/work" = 5\n',
+        encoding="utf-8",
+    )
+    from talos.home import load_config
+
+    got = unknown_keys(tmp_path, load_config(tmp_path))
+    toml = tmp_path / "talos.toml"
+    assert got == [
+        f"{toml}:2: hooks.budget = 50 is below 200; the hook uses 200",
+        f"{toml}:3: hooks.k = -3 is below 0; the hook uses 0",
+        f"{toml}:4: hooks.timeout = 'fast' has the wrong type; the hook uses its default",
+        f"{toml}:7: hooks.scopes.'~/work' = 5 must be a scope name (a string); ignored",
+    ]
+
+
+def test_a_path_setting_of_another_type_names_its_line(tmp_path) -> None:
+    from talos.errors import InputError
+    from talos.home import resolve_paths
+
+    (tmp_path / "talos.toml").write_text('lang = "en"\nsessions_dir = 42\n', encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        resolve_paths(tmp_path)
+    assert (
+        str(e.value) == f"{tmp_path / 'talos.toml'}:2: sessions_dir must be a path string, not 42"
+    )

@@ -333,3 +333,21 @@ def test_cli_refuses_a_bad_file_with_exit_1_and_an_envelope(user: Path) -> None:
     res = CliRunner().invoke(app, ["hook", "install", "codex", "--project", "--user"])
     assert res.exit_code == 1 and "choose --project or --user" in res.stderr
     assert os.listdir(user / ".gemini") == ["settings.json"]
+
+
+def test_uninstall_dry_run_shows_the_removal_it_does(user: Path) -> None:
+    """Newcomer: for a settings.json talos had created, ``--dry-run`` showed ``+{}`` while the
+    real uninstall removed the file (and said it kept a backup it had just removed)."""
+    path = user / ".claude" / "settings.json"
+    run("install", "claude-code")
+    dry = install.plan("uninstall", "claude-code")
+    assert [c.after for c in dry.changes] == [None]
+    assert dry.changes[0].diff().splitlines()[:2] == [f"--- {path}", "+++ /dev/null"]
+    got = CliRunner().invoke(app, ["hook", "uninstall", "claude-code"])
+    assert got.exit_code == 0, got.output
+    assert f"removed {path} (talos had created it; nothing else was in it)" in got.output
+    assert not path.exists() and not path.with_name("settings.json.talos-backup").exists()
+    # a file that held something before talos: uninstall gives back {} , not a removal
+    path.write_text("{}\n", encoding="utf-8")
+    run("install", "claude-code")
+    assert [c.after for c in install.plan("uninstall", "claude-code").changes] != [None]

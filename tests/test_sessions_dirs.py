@@ -250,8 +250,8 @@ def test_init_creates_each_folder_of_the_list_inside_the_home(tmp_path: Path) ->
     ("config", "error"),
     [
         ("sessions_dir = []\n", "talos.toml:1: sessions_dir is an empty list; name at least one"),
-        ('sessions_dir = ["a", 3]\n', "talos.toml: sessions_dir must be a path string, not 3"),
-        ("sessions_dir = 3\n", "talos.toml:1: sessions_dir must be a path string or a list"),
+        ('sessions_dir = ["a", 3]\n', "talos.toml:1: sessions_dir must be a path string, not 3"),
+        ("sessions_dir = 3\n", "talos.toml:1: sessions_dir must be a path string, not 3"),
     ],
 )
 def test_a_bad_list_is_a_clear_error(tmp_path: Path, config: str, error: str) -> None:

@@ -110,8 +110,10 @@ def hook(
         if dry_run and c.changed:
             out.out(c.diff(), end="")
         elif c.changed:
-            verb = "updated" if c.after else "removed"
-            err.print(f"{verb} {c.path} (before: {c.path.name}.talos-backup)")
+            if c.after is None:
+                err.print(f"removed {c.path} (talos had created it; nothing else was in it)")
+            else:
+                err.print(f"updated {c.path} (before: {c.path.name}.talos-backup)")
         else:
             state = "already has talos's entry" if action == "install" else "has no talos entry"
             err.print(f"{c.path}: {state}")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
-from talos.errors import state_error
+from talos.errors import InputError, state_error
 from talos.home import Paths
 from talos.index import Index, RefreshStats
 from talos.memory import Memory
@@ -40,6 +40,8 @@ def index(
       talos index --rebuild
       talos index --check --json
     """
+    if check and rebuild:  # --check changes nothing, --rebuild throws the index away
+        raise InputError("use --check or --rebuild, not both: --check changes nothing")
     paths = checked_paths(home)
     idx = Index(paths)
     try:

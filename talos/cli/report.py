@@ -49,7 +49,10 @@ def _tables(r: dict[str, Any]) -> list[Table]:
         ("empty rounds", f"{r['empty_rounds']} ({_pct(r['empty_rate'])})"),
         ("rounds with a skill body", f"{r['body_rounds']} ({_pct(r['body_rate'])})"),
         ("memories delivered", str(r["picks"])),
-        ("  facts / skills / episodes", " / ".join(str(v) for v in r["picks_by_kind"].values())),
+        (
+            "  " + " / ".join(_plural(k) for k in r["picks_by_kind"]),
+            " / ".join(str(v) for v in r["picks_by_kind"].values()),
+        ),
         ("facts & skills never recalled", f"{len(r['never_recalled'])} of {r['memories']}"),
     ):
         summary.add_row(what, value)
@@ -150,3 +153,9 @@ def report(
         return
     for table in _tables(data):
         out.print(table)
+
+
+def _plural(kind: str) -> str:
+    """``fact`` → ``facts``: the label of a kind's count (a trace may hold a ``conflict`` row
+    kind too, whose count stood under the label "facts / skills / episodes")."""
+    return kind + "s"

@@ -22,7 +22,8 @@ from talos.cli.common import (
     out,
 )
 from talos.render import shown
-from talos.safety import mask_secrets, scan_home
+from talos.safety import mask_secrets
+from talos.scan import scan_home
 
 __all__ = ["EXIT_FLAGGED", "scan"]
 

@@ -90,8 +90,9 @@ def remember(
     scope whose authority is not higher and whose validity overlaps; a value for a later window
     (--from/--until) leaves the current one in force outside that window; late evidence (observed
     before the current record) goes to history; a reflect write never replaces what the person
-    (user) or a tool said: it is stored, shadowed. Control characters (a line break, a tab, ESC)
-    are refused in the text and in every option.
+    (user) or a tool said: it is stored, shadowed. In the text, line breaks and tabs fold to
+    one space (a fact is one line); any other control or format character (ESC, NUL, a
+    zero-width or bidi character) is refused, and so is any control character in an option.
 
     Examples:
       talos remember "editor = helix" --key editor

@@ -397,6 +397,8 @@ def plan(
         changes.append(Change(path, text, _install_json(path, text, agent, command)))
     else:
         changes.append(Change(path, text, _uninstall_json(path, text)))
+    if action == "uninstall":
+        changes = [_removed_if_ours(c) for c in changes]
     if agent == "codex":
         toml_path = _target(folder / "config.toml")
         toml_text = _read(toml_path)
@@ -409,10 +411,23 @@ def plan(
     return Plan(action, agent, changes, notes)
 
 
+def _removed_if_ours(c: Change) -> Change:
+    """``c`` as uninstall applies it: a JSON file talos created (its backup is empty: there was
+    no file before) that would be left as ``{}`` is removed, backup and all. Decided in the
+    plan, so ``--dry-run`` shows the removal it does (it showed ``+{}``; newcomer's report)."""
+    if c.after is None or c.after.strip() not in ("{}", ""):
+        return c
+    try:
+        created_by_talos = c.path.with_name(c.path.name + BACKUP_SUFFIX).stat().st_size == 0
+    except OSError:
+        return c
+    return Change(c.path, c.before, None, c.notes) if created_by_talos else c
+
+
 def apply(p: Plan) -> list[Path]:
     """Write a plan's changes; returns the files written. Before each write the file as it
-    was is kept as ``NAME.talos-backup`` (an empty backup: there was no file). A JSON file
-    that uninstall leaves as ``{}`` and that did not exist before talos is removed.
+    was is kept as ``NAME.talos-backup`` (an empty backup: there was no file). A change to
+    ``None`` (a file talos created that uninstall empties) removes the file and its backup.
 
     Raises:
         OSError: a file cannot be written (the others written before it stay written).
@@ -422,16 +437,11 @@ def apply(p: Plan) -> list[Path]:
         if not c.changed:
             continue
         backup = c.path.with_name(c.path.name + BACKUP_SUFFIX)
-        try:
-            created_by_talos = backup.stat().st_size == 0
-        except FileNotFoundError:
-            created_by_talos = False
-        atomic_write_bytes(backup, (c.before or "").encode("utf-8"))
-        empty = c.after is not None and c.after.strip() in ("{}", "")
-        if p.action == "uninstall" and empty and created_by_talos:
+        if c.after is None:  # a file talos created, left empty by uninstall (_removed_if_ours)
             c.path.unlink(missing_ok=True)
             backup.unlink(missing_ok=True)
         else:
-            atomic_write_bytes(c.path, (c.after or "").encode("utf-8"))
+            atomic_write_bytes(backup, (c.before or "").encode("utf-8"))
+            atomic_write_bytes(c.path, c.after.encode("utf-8"))
         written.append(c.path)
     return written

@@ -43,6 +43,17 @@ __all__ = [
 #: this standard-library module cannot import; tests/test_hooks.py checks they are equal.
 MIN_BUDGET = 200
 
+#: The range each number of ``[hooks]`` is clamped to (``talos.home.HOOK_RANGES`` says the same
+#: to ``talos doctor``; tests/test_config.py checks they are equal).
+RANGES: dict[str, tuple[float, float]] = {
+    "timeout": (0.2, 30.0),
+    "idle": (1.0, 86_400.0),
+    "k": (0, 1_000_000),
+    "budget": (MIN_BUDGET, 1_000_000),
+    "session_facts": (0, 1_000_000),
+    "session_hits": (0, 1_000_000),
+}
+
 DEFAULTS: dict[str, Any] = {
     "timeout": 2.5,
     "server": True,
@@ -153,13 +164,12 @@ def hook_state(home: str | None = None) -> HookState:
     hooks = data.get("hooks")
     if isinstance(hooks, dict):
         s = state.settings
-        s["timeout"] = _number(hooks.get("timeout"), DEFAULTS["timeout"], 0.2, 30.0)
-        s["idle"] = _number(hooks.get("idle"), DEFAULTS["idle"], 1.0, 86_400.0)
+        s["timeout"] = _number(hooks.get("timeout"), DEFAULTS["timeout"], *RANGES["timeout"])
+        s["idle"] = _number(hooks.get("idle"), DEFAULTS["idle"], *RANGES["idle"])
         if isinstance(hooks.get("server"), bool):
             s["server"] = hooks["server"]
         for key in ("k", "budget", "session_facts", "session_hits"):
-            low = MIN_BUDGET if key == "budget" else 0
-            s[key] = int(_number(hooks.get(key), DEFAULTS[key], low, 1_000_000))
+            s[key] = int(_number(hooks.get(key), DEFAULTS[key], *RANGES[key]))
     return state
 
 

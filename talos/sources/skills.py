@@ -7,7 +7,7 @@ from pathlib import Path
 
 from talos import fsutil
 from talos.model import Node
-from talos.safety import MAX_SKILL_BYTES, ScanStore, flagged_skills
+from talos.safety import MAX_SKILL_BYTES, ScanStore, mask_secrets, scan_skills
 from talos.text import MATCH_MAX, fold_whitespace, matching_keywords
 from talos.warn import warn
 
@@ -15,6 +15,7 @@ __all__ = [
     "DESC_MAX",
     "MAX_SKILL_BYTES",
     "NAME_MAX",
+    "flagged_skills",
     "load_skills",
     "parse_frontmatter",
     "read_skill",
@@ -208,3 +209,27 @@ def load_skills(
             )
         )
     return nodes
+
+
+_WARNED: set[tuple[str, tuple[str, ...]]] = set()
+
+
+def flagged_skills(skills_dir: Path, store: ScanStore | None = None) -> frozenset[str]:
+    """File names of the top-level skills (``skills_dir/NAME.md``) the scan flags; each new
+    finding is reported once per process on stderr. This is the hook every route passes
+    (:func:`load_skills`), so a flagged skill is never a node."""
+    out: set[str] = set()
+    for rep in scan_skills(skills_dir, store):
+        if rep.kind != "skill":
+            continue
+        out.add(os.path.basename(rep.path))
+        key = (rep.path, rep.reasons)
+        if key not in _WARNED:
+            rules = ", ".join(dict.fromkeys(f.reason for f in rep.findings))
+            if warn(  # only for a request that may see the skill (SPEC §7.3)
+                f"{mask_secrets(rep.path)}: not loaded, flagged by the safety scan ({rules}); "
+                "see talos scan",
+                scopes=skill_scopes(Path(rep.path)),
+            ):
+                _WARNED.add(key)
+    return frozenset(out)
