@@ -231,7 +231,8 @@ def test_scan_lists_refused_sessions_of_every_folder(home: Path, tmp_path: Path)
 
 
 def test_init_creates_each_folder_of_the_list_inside_the_home(tmp_path: Path) -> None:
-    """init makes the flat folders inside the home, never a pattern nor one outside."""
+    """init makes each folder of the list inside the home (``deep/**``: ``deep``), never one
+    named like a pattern nor one outside."""
     h = tmp_path / "h"
     h.mkdir()
     (h / "talos.toml").write_text(
@@ -241,7 +242,7 @@ def test_init_creates_each_folder_of_the_list_inside_the_home(tmp_path: Path) ->
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)["data"]
     assert (h / ".talos/sessions").is_dir() and (h / "logs").is_dir()
-    assert not (h / "deep").exists() or not (h / "deep" / "**").exists()
+    assert sorted(p.name for p in (h / "deep").iterdir()) == []  # the folder, never "**"
     assert not (tmp_path / "elsewhere").exists()
     assert [s["path"] for s in data["not_created"]] == [str(tmp_path / "elsewhere")]
 
