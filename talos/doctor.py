@@ -49,7 +49,7 @@ from talos.sources.facts import (
     parse_fact_line,
     read_memory,
 )
-from talos.sources.sessions import session_files, sessions_root
+from talos.sources.sessions import RECURSIVE_MARK, session_files, session_folders
 from talos.sources.skills import skill_files, skill_scopes
 from talos.text import matching_keywords
 from talos.trust import (
@@ -474,8 +474,16 @@ def _check_skills(paths: Paths, places: _Places, add: Add, seen: frozenset[str] 
 
 
 def _check_sessions(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
-    root, _recursive = sessions_root(paths.sessions_dir)
-    name = places.folder(paths.sessions_dir)
+    """One finding per sessions folder (issue 16.4: ``sessions_dir`` may be a list), in load
+    order; a folder given twice counts once (:func:`session_folders`)."""
+    for folder in session_folders(paths.sessions_dirs):
+        configured = folder.root / RECURSIVE_MARK if folder.recursive else folder.root
+        _check_sessions_folder(folder.root, configured, places.folder(configured), add, seen)
+
+
+def _check_sessions_folder(
+    root: Path, configured: Path, name: str, add: Add, seen: frozenset[str] | None
+) -> None:
     if not root.is_dir():
         status = "warn" if root.exists() else "info"
         what = "is not a folder" if root.exists() else "does not exist: no episodes"
@@ -486,7 +494,7 @@ def _check_sessions(paths: Paths, places: _Places, add: Add, seen: frozenset[str
     except OSError as e:
         add(Finding("sessions", "warn", f"{name}: cannot list ({e.strerror})"))
         return
-    count = len(session_files(paths.sessions_dir)) if _sees(_GLOBAL, seen) else 0  # global's
+    count = len(session_files(configured)) if _sees(_GLOBAL, seen) else 0  # global's
     add(Finding("sessions", "ok", f"{name}: {_count(count, 'session file')}"))
 
 
@@ -622,12 +630,12 @@ def _check_safety(
     from the index's verdicts (:func:`_indexed_facts`); without them memory.md is scanned."""
     with _captured():
         if flagged is None:
-            report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dir)
+            report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dirs)
         else:
             report = ScanReport(
                 scan_skills(paths.skills_dir),
                 [r for n in flagged if (r := fact_report(n)) is not None],
-                refused_files(paths.memory_file, paths.sessions_dir),
+                refused_files(paths.memory_file, paths.sessions_dirs),
             )
     if seen is not None:
         report = _scoped(report, paths, seen, flagged)

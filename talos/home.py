@@ -20,6 +20,7 @@ import os
 import re
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from talos.warn import warn
 __all__ = [
     "CONFIG_FILE",
     "KNOWN_KEYS",
+    "MAX_SESSIONS_DIRS",
     "Paths",
     "canonical",
     "config_line",
@@ -43,6 +45,10 @@ __all__ = [
 ]
 
 CONFIG_FILE = "talos.toml"
+
+#: Most folders ``sessions_dir`` may list: a session's sort key numbers its folder with three
+#: digits (:class:`talos.sources.sessions.Folder`).
+MAX_SESSIONS_DIRS = 999
 
 _DEFAULTS = {
     "memory_file": "memory.md",
@@ -161,6 +167,13 @@ class Paths:
     state_dir: Path
     trace_file: Path
     config: dict[str, Any]
+    #: Every sessions folder, in load order (issue 16.4: ``sessions_dir`` may be a list);
+    #: ``sessions_dir`` is the first. Empty when constructed by hand: then ``(sessions_dir,)``.
+    sessions_dirs: tuple[Path, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.sessions_dirs:
+            object.__setattr__(self, "sessions_dirs", (self.sessions_dir,))
 
     @property
     def usage_db(self) -> Path:
@@ -346,7 +359,9 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
     Args:
         home: the home folder or ``None`` (see :func:`resolve_home`).
         **overrides: ``memory_file``, ``skills_dir``, ``sessions_dir``, ``state_dir``,
-            ``trace_file``; ``None`` means "use talos.toml or the default".
+            ``trace_file``; ``None`` means "use talos.toml or the default". ``sessions_dir``
+            (here or in talos.toml) may also be a list of folders (issue 16.4): they load in
+            the list's order, a folder given twice (two spellings) counts once.
 
     Returns:
         :class:`Paths`, every one canonical (:func:`canonical`) but an overriding
@@ -368,11 +383,12 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
             _WARNED_KEYS.add(message)
             warn(message)
 
-    def pick(name: str) -> Path | None:
-        value = overrides.get(name)
-        configured = value is None
-        if configured:
-            value = config.get(name)
+    def pick(name: str, value: Any = None, configured: bool | None = None) -> Path | None:
+        if configured is None:
+            value = overrides.get(name)
+            configured = value is None
+            if configured:
+                value = config.get(name)
         if value is None:
             value = _DEFAULTS[name]
             if value is None:
@@ -402,6 +418,45 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
     state = pick("state_dir")
     assert state is not None
     trace = pick("trace_file") or state / "recall_trace.jsonl"
-    memory, skills, sessions = pick("memory_file"), pick("skills_dir"), pick("sessions_dir")
-    assert memory is not None and skills is not None and sessions is not None
-    return Paths(root, memory, skills, sessions, state, trace, config)
+    memory, skills = pick("memory_file"), pick("skills_dir")
+    assert memory is not None and skills is not None
+    folders = _sessions_dirs(root, config, overrides.get("sessions_dir"), pick)
+    return Paths(root, memory, skills, folders[0], state, trace, config, folders)
+
+
+def _sessions_dirs(
+    root: Path, config: dict[str, Any], override: Any, pick: Callable[..., Path | None]
+) -> tuple[Path, ...]:
+    """The sessions folders: ``override`` (a path or a list of paths) > talos.toml's
+    ``sessions_dir`` (a string or an array of strings) > the default; each checked as one
+    path setting (``pick``). Spellings that :func:`canonical` makes equal count once; a
+    folder reached through two links is one folder when listed
+    (:func:`talos.sources.sessions.session_folders`).
+
+    Raises:
+        InputError: an empty list, one of more than :data:`MAX_SESSIONS_DIRS` entries, or an entry
+            that is not a usable path."""
+    configured = override is None
+    value = config.get("sessions_dir") if configured else override
+    if not isinstance(value, list | tuple):  # one path (or a wrong type: pick says so)
+        one = pick("sessions_dir")
+        assert one is not None
+        return (one,)
+    if not value:
+        where = f"{_where(root, 'sessions_dir')}: " if configured else ""
+        raise InputError(
+            f"{where}sessions_dir is an empty list; name at least one folder, or remove it"
+        )
+    if len(value) > MAX_SESSIONS_DIRS:
+        where = f"{_where(root, 'sessions_dir')}: " if configured else ""
+        raise InputError(
+            f"{where}sessions_dir lists {len(value)} folders, more than {MAX_SESSIONS_DIRS}; "
+            "use DIR/** for a folder of folders"
+        )
+    out: list[Path] = []
+    for item in value:
+        p = pick("sessions_dir", item, configured)
+        assert p is not None
+        if p not in out:
+            out.append(p)
+    return tuple(out)

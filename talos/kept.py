@@ -245,7 +245,7 @@ class KeptState:
         return Tokens(
             False,
             _stat(self.paths.memory_file),
-            tuple(_stat(p) for p in session_files(self.paths.sessions_dir)),
+            tuple(_stat(p) for p in session_files(self.paths.sessions_dirs)),
             skills,
         )
 
@@ -301,7 +301,7 @@ class KeptState:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
             if self.keep_fact is not safety.keep_fact:
                 facts = [m for n in facts if (m := _masked_fact(n)) is not None]
-            block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dir))
+            block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dirs))
         return facts + self._skills(len(facts), skills), block
 
     def _skills_state(self) -> tuple[Any, ...]:

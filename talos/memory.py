@@ -250,6 +250,7 @@ class Memory:
         home: the home folder (``None``: ``$TALOS_HOME``, else the platform data dir, §2).
         memory_file, skills_dir, sessions_dir, state_dir, trace_file: override single paths
             (relative ones resolve against the home); default from ``talos.toml`` or §2.
+            ``sessions_dir`` may be a list of folders, read in its order (issue 16.4).
         scopes: authorized scopes of every request (SPEC §7.3), default ``("global",)``.
         keep_fact: filter on fact texts; default :func:`talos.safety.keep_fact` (§8.2);
             ``None`` keeps every line.
@@ -272,7 +273,7 @@ class Memory:
         *,
         memory_file: str | os.PathLike[str] | None = None,
         skills_dir: str | os.PathLike[str] | None = None,
-        sessions_dir: str | os.PathLike[str] | None = None,
+        sessions_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
         state_dir: str | os.PathLike[str] | None = None,
         trace_file: str | os.PathLike[str] | None = None,
         scopes: Sequence[str] = DEFAULT_SCOPES,

@@ -9,6 +9,7 @@ rules on every load, so the rules cannot import the sources: this module is the 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,7 +88,9 @@ class ScanReport:
         return out
 
 
-def refused_files(memory_file: Path, sessions_dir: Path | None = None) -> list[FileReport]:
+def refused_files(
+    memory_file: Path, sessions_dir: Path | Sequence[Path] | None = None
+) -> list[FileReport]:
     """The memory file and the session files talos refuses to read (issue 12.3, 13.5): not a
     regular file (a FIFO, a device, a file of /proc), larger than
     :data:`talos.fsutil.MAX_MEMORY_BYTES`, or — for a session — a link out of its folder.
@@ -113,9 +116,12 @@ def refused_files(memory_file: Path, sessions_dir: Path | None = None) -> list[F
     return out
 
 
-def scan_home(memory_file: Path, skills_dir: Path, sessions_dir: Path | None = None) -> ScanReport:
+def scan_home(
+    memory_file: Path, skills_dir: Path, sessions_dir: Path | Sequence[Path] | None = None
+) -> ScanReport:
     """Scan a home's skills tree and memory file (``talos scan``, SPEC §8.1, §8.2), and list
-    the files talos refuses to read (:func:`refused_files`)."""
+    the files talos refuses to read (:func:`refused_files`; ``sessions_dir``: one folder or a
+    list of them, issue 16.4)."""
     return ScanReport(
         scan_skills(skills_dir),
         scan_facts(memory_file),

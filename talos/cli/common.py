@@ -193,13 +193,14 @@ ModelOpt = Annotated[
     ),
 ]
 SessionsDirOpt = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         "--sessions-dir",
         metavar="DIR",
         help="Read past sessions from this folder (Talos, Claude Code or Codex CLI .jsonl "
-        "transcripts; quote 'DIR/**' to include its subfolders; relative to the home). Default: "
-        "sessions_dir in talos.toml, else .talos/sessions.",
+        "transcripts; quote 'DIR/**' to include its subfolders; relative to the home); repeat "
+        "it to read several, in that order. Default: sessions_dir in talos.toml, else "
+        ".talos/sessions.",
         show_default=False,
     ),
 ]
@@ -313,6 +314,8 @@ def open_memory(home: Path | None, lang: str | None = None, **kw: Any) -> Memory
     if lang is not None and lang not in ("en", "zh"):
         raise TalosError(f"--lang must be en or zh, not {lang!r}")
     checked_paths(home, check_lang=lang is None)
+    if "sessions_dir" in kw:  # --sessions-dir, repeatable (issue 16.4): not given is []
+        kw["sessions_dir"] = kw["sessions_dir"] or None
     try:
         return Memory(home, lang=lang, **kw)
     except ValueError as e:

@@ -75,8 +75,8 @@ def init(
             skipped.append({"path": str(path), "reason": why})
         return why is None
 
-    sessions = sessions_root(paths.sessions_dir)[0]
-    for folder in (paths.skills_dir, sessions, paths.state_dir):
+    sessions = dict.fromkeys(sessions_root(d)[0] for d in paths.sessions_dirs)  # each of a list
+    for folder in (paths.skills_dir, *sessions, paths.state_dir):
         if not folder.is_dir() and allowed(folder):
             folder.mkdir(parents=True, exist_ok=True)
             created.append(str(folder))

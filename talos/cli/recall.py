@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -27,6 +28,7 @@ from talos.cli.common import (
 )
 from talos.model import node_identity, node_provenance
 from talos.render import MIN_BUDGET, check_budget, kind_label, shown, shown_with_members
+from talos.sources.sessions import sessions_root
 
 __all__ = ["explain", "recall"]
 
@@ -99,7 +101,8 @@ def recall(
         out.out(result.text)
     else:
         p = mem.paths
-        if not (p.memory_file.exists() or p.skills_dir.exists() or p.sessions_dir.exists()):
+        folders = [sessions_root(d)[0] for d in p.sessions_dirs]
+        if not (p.memory_file.exists() or p.skills_dir.exists() or any(map(Path.exists, folders))):
             err.print(
                 f"nothing recalled: {p.home} has no memory.md, skills/ or sessions yet "
                 "(talos init --example, or --home / TALOS_HOME to point at your home)"

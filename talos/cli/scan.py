@@ -58,7 +58,7 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
       talos scan --json
     """
     paths = checked_paths(home)
-    report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dir)
+    report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dirs)
     if as_json:
         # ok follows the exit code, as everywhere: false when something was flagged (exit 4).
         emit(

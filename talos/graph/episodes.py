@@ -404,7 +404,8 @@ class EpisodeBlock:
         """The positions of the episodes read from ``paths``, ascending, or ``None`` when one
         is not in the block. Episodes are in the order of the index's sort keys, which is the
         order of their paths within one folder: each is found by bisection (no decoding of
-        30,000 paths), else by a scan."""
+        30,000 paths), else by a scan (several sessions folders, whose paths do not sort in
+        load order: issue 16.4)."""
         out: list[int] = []
         known: dict[str, int] | None = None
         for path in paths:

@@ -71,7 +71,7 @@ from talos.index.schema import APP_ID, COLUMNS, MIGRATIONS, SCHEMA, meta
 from talos.index.sessions import Progress, SessionRows
 from talos.index.signatures import READERS, size_mtime
 from talos.model import Node
-from talos.sources.sessions import sessions_root
+from talos.sources.sessions import session_folders
 from talos.warn import warn
 
 __all__ = [
@@ -156,8 +156,9 @@ class Index:
         """
         stats = RefreshStats()
         memory_sig = self._facts.look()
-        root, recursive = sessions_root(self.paths.sessions_dir)
-        dir_sig = signatures.settled(signatures.dir_sig(root))
+        folders = session_folders(self.paths.sessions_dirs)
+        recursive = any(f.recursive for f in folders)
+        dir_sig = sum((signatures.settled(signatures.dir_sig(f.root)) for f in folders), ())
         quick = (
             not full
             and not recursive
@@ -189,10 +190,10 @@ class Index:
             if meta(con, "memory_sig") != json.dumps([str(self.paths.memory_file), *memory_sig]):
                 self._facts.refresh(con, memory_sig, stats)
             stored_dir = meta(con, "sessions_sig")
-            dir_key = json.dumps([str(self.paths.sessions_dir), *dir_sig])
+            dir_key = self._dir_key(dir_sig)
             self._sessions.refresh(
                 con,
-                root,
+                folders,
                 full or recursive or stored_dir != dir_key,
                 full or recursive,
                 stats,
@@ -255,12 +256,19 @@ class Index:
         if (
             meta.get("readers") != READERS
             or meta.get("memory_sig") != json.dumps([str(self.paths.memory_file), *memory_sig])
-            or meta.get("sessions_sig") != json.dumps([str(self.paths.sessions_dir), *dir_sig])
+            or meta.get("sessions_sig") != self._dir_key(dir_sig)
             or any(size_mtime(Path(p)) != (size, mtime) for p, size, mtime in pending)
         ):
             return None
         self._sessions.pending = {p: (size, mtime) for p, size, mtime in pending}
         return meta.get("facts_token"), meta.get("sessions_token")
+
+    def _dir_key(self, dir_sig: tuple[Any, ...]) -> str:
+        """The stored signature of the sessions folders: the folder and its signature (one
+        folder, as before issue 16.4), or the list of folders and their signatures."""
+        dirs = self.paths.sessions_dirs
+        named: Any = str(dirs[0]) if len(dirs) == 1 else [str(d) for d in dirs]
+        return json.dumps([named, *dir_sig])
 
     def _settle(
         self,

@@ -42,7 +42,7 @@ def check(index: Index, full: bool | None = None) -> list[str]:
     from talos.sources.sessions import load_episodes
 
     problems = _check_facts(index, full)
-    want_e = {(n.path, n.text) for n in load_episodes(index.paths.sessions_dir)}
+    want_e = {(n.path, n.text) for n in load_episodes(index.paths.sessions_dirs)}
     have_e = {(n.path, n.text) for n in index.episodes()}
     for path, text in sorted(want_e - have_e)[:20]:
         problems.append(f"{path}: episode {text!r} is not indexed")

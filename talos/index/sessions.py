@@ -19,7 +19,7 @@ from talos.index import signatures
 from talos.index.schema import meta, session_rows
 from talos.index.signatures import size_mtime
 from talos.model import Node
-from talos.sources.sessions import episode_node, session_names
+from talos.sources.sessions import Folder, episode_node, folder_of, session_names
 
 if TYPE_CHECKING:
     from talos.index import RefreshStats
@@ -56,14 +56,15 @@ class SessionRows:
     def refresh(
         self,
         con: sqlite3.Connection,
-        root: Path,
+        folders: list[Folder],
         listed: bool,
         sweep: bool,
         stats: RefreshStats,
         progress: Progress | None,
     ) -> None:
         """Bring the sessions table up to date inside the caller's write transaction:
-        ``listed`` lists the folder (it changed), ``sweep`` compares every row's size and
+        ``folders`` are the sessions folders (:func:`talos.sources.sessions.session_folders`),
+        ``listed`` lists them (one changed), ``sweep`` compares every row's size and
         mtime (``talos index``, recursive mode); ``progress(done, total)`` while files are
         read. Counts go to ``stats``."""
         # Rows are keyed by sort key (the path relative to the folder). Unlisted (the folder
@@ -90,9 +91,11 @@ class SessionRows:
         ]
         last = max(meta(con, "sessions_high") or "", newest or "") or None
         if listed:
-            files = session_names(self.paths.sessions_dir, ordered=False)
+            files = session_names(self.paths.sessions_dirs, ordered=False)
             names = dict(files)
-            here = json.dumps([str(root), *signatures.dir_sig(root)[3:]])  # path, device, inode
+            places = [[str(f.root), *signatures.dir_sig(f.root)[3:]] for f in folders]
+            # path, device, inode (of one folder as before issue 16.4, else a list of them)
+            here = json.dumps(places[0] if len(places) == 1 else places)
             moved = sweep or meta(con, "sessions_root") != here
             if moved:
                 stored = {
@@ -150,7 +153,7 @@ class SessionRows:
         for done, (rel, full) in enumerate(todo, 1):
             p = Path(full)
             size, mtime = size_mtime(p)
-            node = episode_node(p, folder=root)
+            node = episode_node(p, folder=folder_of(rel, folders).root)
             if rel in episodes_reread:
                 appended = False  # an episode was re-read: changed, or gone
             elif node is not None and last is not None and rel <= last:
@@ -210,7 +213,8 @@ class SessionRows:
         self.sig = None
 
     def episodes(self, con: sqlite3.Connection, start: int = 0) -> list[Node]:
-        """Episode nodes in load order (sorted by path relative to the sessions folder)."""
+        """Episode nodes in load order (sorted by sort key: folder by folder, each by path
+        relative to it; :func:`talos.sources.sessions.session_names`)."""
         return [
             Node(
                 kind="episode",

@@ -24,7 +24,9 @@ Each reader yields "the first thing the user asked": the agents' own injections 
 Another agent's folder is read by pointing ``sessions_dir`` at it. A folder path whose last
 part is ``**`` (e.g. ``~/.claude/projects/**``) is read recursively, for agents that keep one
 subfolder per project or per day; files load sorted by their path relative to the folder, which
-is time order for Talos and Codex names.
+is time order for Talos and Codex names. ``sessions_dir`` may list several folders (issue 16.4):
+they load one after the other in the list's order (:func:`session_folders`, :class:`Folder`); a
+folder given twice counts once and a file reached through two of them is read once.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,12 +52,16 @@ __all__ = [
     "EPISODE_CHARS",
     "FORMATS",
     "RECURSIVE_MARK",
+    "Folder",
     "Origin",
+    "Sessions",
     "detect",
     "first_user_request",
+    "folder_of",
     "load_episodes",
     "refused_sessions",
     "session_files",
+    "session_folders",
     "session_names",
     "session_origin",
     "sessions_root",
@@ -392,24 +398,100 @@ def sessions_root(sessions_dir: Path) -> tuple[Path, bool]:
     return sessions_dir, False
 
 
-def session_files(sessions_dir: Path) -> list[Path]:
+#: The sessions setting: one path, or a list of them (issue 16.4).
+Sessions = Path | Sequence[Path]
+
+
+class Folder(NamedTuple):
+    """One sessions folder as listed: ``root`` (as configured, ``/**`` split off),
+    ``recursive``, ``real`` (its resolved path, which tells two spellings apart) and
+    ``prefix`` of its files' sort keys: "" when it is the only folder, else its place in
+    the list as three digits and ``/`` (``000/``, ``001/``…; at most
+    :data:`talos.home.MAX_SESSIONS_DIRS` folders), so the folders load one after
+    the other in the list's order and no two folders' keys can be equal. One folder's keys
+    are its relative paths, exactly as before lists (issue 16.4)."""
+
+    root: Path
+    recursive: bool
+    real: str
+    prefix: str
+
+
+def session_folders(sessions: Sessions) -> list[Folder]:
+    """The sessions folders in load order, a folder given twice (two spellings, a link and
+    its target, with the same ``/**``) kept once, at its first place (issue 16.4)."""
+    entries = [sessions] if isinstance(sessions, Path) else list(sessions)
+    out: list[Folder] = []
+    seen: set[tuple[str, bool]] = set()
+    for entry in entries:
+        root, recursive = sessions_root(entry)
+        real = os.path.realpath(root)
+        if (real, recursive) in seen:
+            continue
+        seen.add((real, recursive))
+        out.append(Folder(root, recursive, real, f"{len(out):03d}/"))
+    if len(out) == 1:
+        out[0] = out[0]._replace(prefix="")
+    return out
+
+
+def folder_of(key: str, folders: Sequence[Folder]) -> Folder:
+    """The folder (of :func:`session_folders`) a session's sort key belongs to."""
+    return folders[int(key[:3])] if len(folders) > 1 else folders[0]
+
+
+def session_files(sessions_dir: Sessions) -> list[Path]:
     """The ``*.jsonl`` files of ``sessions_dir``, sorted by path relative to the folder (for
     flat folders: by name, which is time order); [] when missing. ``DIR/**`` also reads every
-    subfolder of DIR."""
-    root = sessions_root(sessions_dir)[0]
-    return [root / name for name, _path in session_names(sessions_dir)]
+    subfolder of DIR. Several folders: one after the other, in the list's order."""
+    return [Path(full) for _key, full in session_names(sessions_dir)]
 
 
-def session_names(sessions_dir: Path, ordered: bool = True) -> list[tuple[str, str]]:
-    """:func:`session_files` as ``(path relative to the folder, full path)`` strings, in the
-    same order (in the folder's order with ``ordered=False``: sorting 30,000 names that
-    share long prefixes takes 10 ms, and the index keeps each file's sort key).
+def session_names(sessions_dir: Sessions, ordered: bool = True) -> list[tuple[str, str]]:
+    """:func:`session_files` as ``(sort key, full path)`` strings, in the same order (in
+    the folders' order with ``ordered=False``: sorting 30,000 names that share long prefixes
+    takes 10 ms, and the index keeps each file's sort key).
+
+    The sort key is the path relative to the folder; with several folders it starts with
+    the folder's place in the list (:class:`Folder`). A file reached through two
+    folders (``DIR`` and ``DIR/**``, a folder and a link into it) is listed once, from the
+    first (issue 16.4).
 
     A flat folder is listed with ``os.scandir`` (the file type comes with the listing) and
     paths are joined as strings: at 30,000 sessions pathlib's glob, a stat per file and a
     sort key built per path took about a second of every refresh that found the folder
     changed (SPEC §11)."""
-    root, recursive = sessions_root(sessions_dir)
+    folders = session_folders(sessions_dir)
+    if len(folders) == 1:
+        return _folder_names(folders[0].root, folders[0].recursive, ordered)
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for folder in folders:
+        names = _folder_names(folder.root, folder.recursive, ordered)
+        if not any(_overlap(folder, other) for other in folders if other is not folder):
+            out += [(folder.prefix + rel, full) for rel, full in names]  # the common case
+            continue
+        base = folder.real if folder.real.endswith(os.sep) else folder.real + os.sep
+        for rel, full in names:
+            real = base + rel
+            if real not in seen:
+                seen.add(real)
+                out.append((folder.prefix + rel, full))
+    return out
+
+
+def _overlap(a: Folder, b: Folder) -> bool:
+    """Whether one file can be listed from both folders: the same folder, or one inside the
+    other that is read with ``/**``. (Only then are the files told apart by their real path,
+    a set lookup per file: 14 ms a refresh at 3,000 sessions.)"""
+    if a.real == b.real:
+        return True
+    inside = os.path.commonpath([a.real, b.real])
+    return (inside == a.real and a.recursive) or (inside == b.real and b.recursive)
+
+
+def _folder_names(root: Path, recursive: bool, ordered: bool) -> list[tuple[str, str]]:
+    """:func:`session_names` of one folder: ``(path relative to it, full path)``."""
     try:
         if recursive:
             found = [(p.relative_to(root).as_posix(), str(p)) for p in root.rglob("*.jsonl")]
@@ -467,11 +549,19 @@ def _refused(root: Path, path: str) -> bool:
     return True
 
 
-def refused_sessions(sessions_dir: Path) -> list[tuple[str, str, str]]:
-    """The files of a sessions folder that talos refuses to read, as ``(path, reason,
-    evidence)`` sorted by path: links that lead outside the folder, ``.jsonl`` entries that
-    are not regular files (issue 13.5; ``talos scan`` lists them)."""
-    root, recursive = sessions_root(sessions_dir)
+def refused_sessions(sessions_dir: Sessions) -> list[tuple[str, str, str]]:
+    """The files of the sessions folders that talos refuses to read, as ``(path, reason,
+    evidence)`` sorted by path: links that lead outside their folder, ``.jsonl`` entries that
+    are not regular files (issue 13.5; ``talos scan`` lists them). A file reached through two
+    folders is listed once."""
+    out: set[tuple[str, str, str]] = set()
+    for folder in session_folders(sessions_dir):
+        out.update(_refused_in(folder.root, folder.recursive))
+    return sorted(out)
+
+
+def _refused_in(root: Path, recursive: bool) -> list[tuple[str, str, str]]:
+    """:func:`refused_sessions` of one folder."""
     real = os.path.realpath(root)
     out: list[tuple[str, str, str]] = []
     try:
@@ -492,7 +582,7 @@ def refused_sessions(sessions_dir: Path) -> list[tuple[str, str, str]]:
         refusal = fsutil.entry_refusal(path, lst, real)
         if refusal is not None:
             out.append((path, *refusal))
-    return sorted(out)
+    return out
 
 
 def _readable(root: Path, name: str) -> bool:
@@ -518,17 +608,20 @@ def _is_jsonl(name: str) -> bool:
 _FOLD = os.path.normcase if os.name == "nt" else None
 
 
-def load_episodes(sessions_dir: Path, start: int = 0) -> list[Node]:
+def load_episodes(sessions_dir: Sessions, start: int = 0) -> list[Node]:
     """Read each session file's opening request into an episode node (SPEC §3.3).
 
+    Args:
+        sessions_dir: a sessions folder or a list of them (issue 16.4).
+
     Returns:
-        Episode nodes in load order (:func:`session_files`); text = first 80 characters of
-        the request.
+        Episode nodes in load order (:func:`session_files`: folder by folder, in the list's
+        order, each sorted by path); text = first 80 characters of the request.
     """
     nodes: list[Node] = []
-    root = sessions_root(sessions_dir)[0]
-    for path in session_files(sessions_dir):
-        node = episode_node(path, start + len(nodes), root)
+    folders = session_folders(sessions_dir)
+    for key, full in session_names(sessions_dir):
+        node = episode_node(Path(full), start + len(nodes), folder_of(key, folders).root)
         if node is not None:
             nodes.append(node)
     return nodes
