@@ -5,7 +5,8 @@ Every method is asked every answerable question of the verdict sets and a set of
 queries, and judged on what its block delivers, beside Recall@5 of its ranking:
 
 - methods: ``talos`` (``Memory.recall`` as it ships: its ``picked`` rows are the block, its
-  ``explain`` the ranking); ``bm25`` / ``bm25-uni`` (bm25s over the analyzer of
+  ``explain`` the ranking; ``talos:MODEL``, or ``--model MODEL``, with that model, e.g.
+  ``talos:evidence``); ``bm25`` / ``bm25-uni`` (bm25s over the analyzer of
   ``bench/analyzer.py``: NLTK stop words, Snowball stemming, CJK bigrams / + unigrams; (k1, b)
   tuned on dev, ``tune-bm25``); ``bm25-kw`` (the older baseline on SPEC §4 keyword sets);
   ``fts5-porter``, ``fts5-trigram``, ``fts5-bigram`` (SQLite FTS5 ``bm25()``,
@@ -24,6 +25,8 @@ queries, and judged on what its block delivers, beside Recall@5 of its ranking:
   skills, see ``body-rate``).
 
     python3 bench/relevance.py baselines --data ../shared/bench --split both --json rel.json
+    python3 bench/relevance.py baselines --split both --model evidence --method talos \
+        --method bm25 --method contiguity-floor      # contiguity-floor: dev only
     python3 bench/relevance.py tune-bm25 --data ../shared/bench         # dev only
     python3 bench/relevance.py body-rate --data ../shared/bench --sessions 1000
 
@@ -202,9 +205,13 @@ class _Rows:
 def make_delivery(method: str, store: Store, lang: str, tmp: Path) -> Delivery:
     """The delivery of ``method`` for one pool (module docstring); baselines deliver their
     top 5."""
-    if method == "talos":
+    if method == "talos" or method.startswith("talos:"):
+        model = method.partition(":")[2] or A.DEFAULT_MODEL
+        if model not in A.MODEL_NAMES:
+            raise ValueError(f"unknown model {model!r}: choose one of {', '.join(A.MODEL_NAMES)}")
+        # the ids of a row come from the home's nodes, whichever model ranks them
         ranker = TalosRanker(store, "bipartite", tmp)
-        memory = Memory(tmp / "home", keep_fact=None)
+        memory = Memory(tmp / "home", keep_fact=None, model=model)
         return RecallDelivery(memory, ranker._ids)
     if method in ("bm25", "bm25-uni"):
         uni = method == "bm25-uni"
@@ -527,6 +534,11 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help=f"repeatable (default: {', '.join(METHODS)}; dev only: {', '.join(PROTOTYPES)})",
     )
+    ap.add_argument(
+        "--model",
+        choices=A.MODEL_NAMES,
+        help="the talos method's model (its label becomes talos:MODEL; default: the default)",
+    )
     ap.add_argument("--split", choices=["dev", "test", "both"], default="dev")
     ap.add_argument("--limit", type=int, default=0, help="at most N questions per set and split")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -555,6 +567,8 @@ def main(argv: list[str] | None = None) -> int:
         payload = body_rate(args.data, args.sessions, queries, console, _proto_gates())
     else:
         methods = args.method or list(METHODS)
+        if args.model:
+            methods = [f"talos:{args.model}" if m == "talos" else m for m in methods]
         res = run(pools(datasets, splits, args.limit), methods, args.jobs)
         payload = report(res, methods, splits, console, args.bootstrap)
     console.print(f"{time.time() - start:.0f} s; data: {args.data}; jobs: {args.jobs}")

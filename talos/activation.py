@@ -28,10 +28,12 @@ if TYPE_CHECKING:
 __all__ = [
     "DECAY",
     "DEFAULT_MODEL",
+    "EVIDENCE",
     "FLOW_DECAY",
     "HOPS",
     "HUB_POWER",
     "MODELS",
+    "MODEL_NAMES",
     "SPREAD_DECAY",
     "THRESH",
     "Activation",
@@ -373,6 +375,13 @@ MODELS: dict[str, Model] = {
 #: 0.625 / 0.294 — a tie with BM25 within noise) and that passes the invariants of
 #: tests/test_quality_invariants.py. ``classic`` stays selectable (``model="classic"``).
 DEFAULT_MODEL = "bipartite"
+#: The ``evidence`` model (issue 15, :mod:`talos.evidence`): BM25 evidence seeds on the
+#: analyzer's terms and contiguity edges, ranked over a term index the kept state holds per
+#: graph (not a ``(graph, keywords)`` function, so :class:`talos.Memory` runs it), delivered
+#: through the relevance floor and the body gate (:func:`talos.selection.select_evidence`).
+EVIDENCE = "evidence"
+#: Every model name a person may select (``Memory(model=…)``, ``--model``, ``model =``).
+MODEL_NAMES: tuple[str, ...] = (*MODELS, EVIDENCE)
 
 
 def rank_arrays(

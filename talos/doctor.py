@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from talos import audit, fsutil
-from talos.activation import MODELS
+from talos.activation import MODEL_NAMES
 from talos.errors import TalosError
 from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_paths, unknown_keys
 from talos.index import Index
@@ -160,8 +160,10 @@ def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
             f"{where('lang')}: lang must be one of {', '.join(sorted(LABELS))}, not {lang!r}"
         )
     model = paths.config.get("model")
-    if model is not None and (not isinstance(model, str) or model not in MODELS):
-        out.append(f"{where('model')}: model must be one of {', '.join(MODELS)}, not {model!r}")
+    if model is not None and (not isinstance(model, str) or model not in MODEL_NAMES):
+        out.append(
+            f"{where('model')}: model must be one of {', '.join(MODEL_NAMES)}, not {model!r}"
+        )
     return out
 
 

@@ -38,25 +38,29 @@ Constants (dev split; ``rank_lab.py sweep``, ``contiguity_lab.py sweep``): ``K1 
 ``B_CJK = 0.75`` (BM25's textbook values, the dev surface flat around them), ``K3 = 1``,
 ``D = 0.1``, contiguity ``C = 0.5`` (with ``w = 2``, ``FALL = 0.5``, symmetric).
 
-How ``Memory`` calls it (once issue 14's refactor lands)
---------------------------------------------------------
-*Kept state, per graph (one per authorized view):* a :class:`TermIndex` over the nodes'
+How ``Memory`` calls it (``Memory(model="evidence")``)
+-----------------------------------------------------
+*Kept state, per graph (one per authorized view; :meth:`talos.kept.KeptState.evidence_index`,
+built in-process by :func:`of_nodes`, not stored yet):* a :class:`TermIndex` over the nodes'
 matching texts in node order (a skill's first 1200 characters without its not-for clauses,
 SPEC §3.2; a fact's text, with its heading path once item 4 lands) and the
 :class:`~talos.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
 file order — a merged node at each member's line —, contexts from
 contiguity.memory_contexts(memory.md), index.n)``; skills and episodes are in no context.
-The index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``, ``tf``, ``cjk``, as
-``talos.graph.episodes`` keeps the keyword incidence) and the edges (``src``, ``dst``, ``share``,
-``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest without re-analysing a text. A
-changed line re-analyses that line only (its row of counts) and re-links its context run.
-*Per query:* ``terms = analyze(query)``; ``ev = activate(index, query_vector(index, terms),
-graph=links)``; the ranking is ``ev.final`` best first (ties: node order); the block's rows
-``relevance.deliver(ev, top[:k], links)`` (only these are hits, item 6); the body
-``relevance.earns_body(order, is_skill, ev.final, own)`` with ``seeds, scale =
-body_evidence(index, terms)`` and ``own = lambda i: (seeds[i], scale)``. *explain* shows
-``ev.seeds``, ``ev.final``, each row's evidence score ``final × ev.scale``, where ``deliver``
-cut, and ``analyzer.analyze_written(query)`` for the matched terms as written.
+The follow-up: the index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``,
+``tf``, ``cjk``, as ``talos.graph.episodes`` keeps the keyword incidence) and the edges
+(``src``, ``dst``, ``share``, ``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest
+without re-analysing a text. A changed line re-analyses that line only (its row of counts)
+and re-links its context run.
+*Per query* (:meth:`talos.Memory.recall`, :func:`talos.selection.select_evidence`): ``terms =
+analyze(query)``; ``ev = activate(index, query_vector(index, terms), graph=links,
+at_least=SMALL_HOME)``; the ranking is ``ev.final`` best first (ties: node order); the
+block's rows ``relevance.deliver(ev, top[:k], links)`` (only these are hits, item 6); the
+body ``relevance.earns_body(order, is_skill, ev.final, own)`` with ``seeds, scale =
+body_evidence(index, terms, at_least=SMALL_HOME)`` and ``own = lambda i: (seeds[i], scale)``.
+*explain* shows ``ev.seeds``, ``ev.final``, each row's evidence score ``final × ev.scale``,
+where ``deliver`` cut, and ``analyzer.analyze_written(query)`` for the matched terms as
+written.
 *Cost* (``bench/contiguity_lab.py cost --sessions 30000``: 16,599 nodes, 797,332 node–term
 entries, 2,000 edges; 200 queries, load 2.5 on 2 cores): the whole query above, median 7.5 ms
 (p90 11.3 ms); ``activate`` alone 5.4 ms with contiguity, 5.1 ms without; the term index from
@@ -68,15 +72,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from talos.analyzer import analyze, is_cjk, without_unigrams
-from talos.contiguity import Links
+from talos.contiguity import Links, links, memory_contexts
+from talos.text import MATCH_MAX, drop_not_for
+
+if TYPE_CHECKING:
+    from talos.model import Node
 
 __all__ = [
     "HOPS",
     "SHARE",
+    "SMALL_HOME",
     "Evidence",
     "Params",
     "Query",
@@ -84,6 +94,8 @@ __all__ = [
     "activate",
     "body_evidence",
     "collection",
+    "matching_text",
+    "of_nodes",
     "query_vector",
     "seeds",
     "spread",
@@ -262,6 +274,19 @@ def collection(index: TermIndex, postings: np.ndarray) -> tuple[float, float]:
     return float(len(cand)), float(held.mean()) if len(held) else 1.0
 
 
+#: The small-home rule: BM25's statistics over at least this many candidates, ``(for a word
+#: term and every term no node holds, for a CJK term)``; what :class:`talos.Memory` ranks with.
+#: ``talos init --example``'s home (13 nodes) found nothing for "how should I format your
+#: answers" (one candidate: every IDF ``ln(1 + 0.5/1.5)``, evidence score 0.17 < 0.65) nor for
+#: "画一个流程图" (0.30): with few candidates ``Z`` is too small for the relevance floor
+#: whatever the match. Dev (``bench/relevance.py baselines --model evidence``), against none:
+#: R@5 unchanged on LoCoMo and the Chinese set; LoCoMo empty blocks for other conversations
+#: 91% → 86%, chores 100% → 99%; Chinese set 40% → 46%, chores 91% → 95%; MADial en R@5
+#: 0.496 → 0.486. One bound for both (``(n, n)``) cost the Chinese pools (18–88 nodes) their
+#: empty blocks (40% → 13% at 100); 60 for words leaves the "answers" query empty.
+SMALL_HOME = (100.0, 20.0)
+
+
 def sat_query(qtf: np.ndarray, k3: float) -> np.ndarray:
     """``qw = qtf·(k3+1)/(qtf+k3)``; ``k3 = 0``: 1 per distinct term."""
     return qtf * (k3 + 1) / (qtf + k3) if k3 > 0 else np.ones_like(qtf)
@@ -272,10 +297,13 @@ def seeds(
     q: Query,
     p: Params = Params(),
     statistics: Callable[[TermIndex, np.ndarray], tuple[float, float]] = collection,
+    at_least: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, float]:
     """``(s, Z)`` (module docstring): ``s`` is ``float64[index.n]``; all zeros and ``Z = 0``
     when no node holds a query term. ``statistics``: ``(n, ℓ̄)`` of the postings
-    (:func:`collection`; the tests pass home-wide ones to show what they break)."""
+    (:func:`collection`; the tests pass home-wide ones to show what they break).
+    ``at_least``: the small-home rule (:data:`SMALL_HOME`), ``n`` at least its first value for
+    a word term and every unknown term, its second for a CJK term; None: ``n`` as it is."""
     acc: np.ndarray = np.zeros(index.n)
     if not q.known:
         return acc, 0.0
@@ -286,8 +314,15 @@ def seeds(
     n, mean_cjk = statistics(index, nodes)
     df = index.df[q.ids]
     qw = sat_query(q.qtf, p.k3)
-    w = qw * np.log1p((n - df + 0.5) / (df + 0.5))
-    z = float(w.sum() + (sat_query(q.unknown, p.k3) * np.log1p((n - 0.5) / 1.5)).sum())
+    n_unknown = n
+    if at_least is None:
+        w = qw * np.log1p((n - df + 0.5) / (df + 0.5))
+    else:
+        words, cjk_n = at_least
+        n_t = np.where(index.cjk[q.ids], max(n, cjk_n), max(n, words))
+        w = qw * np.log1p((n_t - df + 0.5) / (df + 0.5))
+        n_unknown = max(n, words)
+    z = float(w.sum() + (sat_query(q.unknown, p.k3) * np.log1p((n_unknown - 0.5) / 1.5)).sum())
     k = np.full(len(nodes), p.k1)
     cjk = np.repeat(index.cjk[q.ids], lens)
     k[cjk] = p.k1 * (1 - p.b_cjk + p.b_cjk * index.cjk_len[nodes[cjk]] / mean_cjk)
@@ -317,8 +352,22 @@ def keyword_hops(index: TermIndex, a: np.ndarray, decay: float, hops: int = HOPS
         else:
             mass = np.bincount(index.term, weights=np.repeat(x, index.counts), minlength=words)
         each = mass / np.maximum(index.df, 1.0)
-        a = a * keep + np.add.reduceat(each[index.term], index.ptr[:-1])
+        a = a * keep + _node_sums(index, each[index.term])
     return a
+
+
+def _node_sums(index: TermIndex, x: np.ndarray) -> np.ndarray:
+    """Per node, the sum of ``x`` (one value per node-major entry). ``np.add.reduceat`` over
+    the rows that hold a term (it would give a termless row its neighbour's first entry, and
+    fail on a last one); 0.0 for the others. When every row holds a term it is the one
+    ``reduceat`` call over ``ptr[:-1]``: the same floats."""
+    held = index.counts > 0
+    if held.all():
+        return np.add.reduceat(x, index.ptr[:-1]) if index.n else np.zeros(0)
+    out = np.zeros(index.n)
+    if held.any():
+        out[held] = np.add.reduceat(x, index.ptr[:-1][held])
+    return out
 
 
 def spread(
@@ -356,21 +405,67 @@ def activate(
     graph: Links | None = None,
     share: float = SHARE,
     statistics: Callable[[TermIndex, np.ndarray], tuple[float, float]] = collection,
+    at_least: tuple[float, float] | None = None,
 ) -> Evidence:
-    """The model (module docstring): :func:`seeds`, then :data:`HOPS` hops of :func:`spread`
-    (contiguity along ``graph`` when given). Returns :class:`Evidence` (``final`` is
-    ``seeds`` when nothing is seeded)."""
-    s, z = seeds(index, q, p, statistics)
+    """The model (module docstring): :func:`seeds` (``at_least``: the small-home rule), then
+    :data:`HOPS` hops of :func:`spread` (contiguity along ``graph`` when given). Returns
+    :class:`Evidence` (``final`` is ``seeds`` when nothing is seeded)."""
+    s, z = seeds(index, q, p, statistics, at_least)
     if z <= 0 or not s.any():
         return Evidence(s, s, z)
     return Evidence(spread(index, s, p.decay, graph, share), s, z)
 
 
 def body_evidence(
-    index: TermIndex, terms: Iterable[str], p: Params = Params()
+    index: TermIndex,
+    terms: Iterable[str],
+    p: Params = Params(),
+    at_least: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, float]:
     """``(seeds, √Z)`` over the query's ``terms`` *without CJK unigrams*: what a skill's own
     evidence for the body gate is counted over (``talos.relevance.earns_body``; with unigrams,
     shared characters gave 18% of a ``make_home.py`` home's Chinese chores a body)."""
-    s, z = seeds(index, query_vector(index, without_unigrams(terms)), p)
+    s, z = seeds(index, query_vector(index, without_unigrams(terms)), p, at_least=at_least)
     return s, float(np.sqrt(z))
+
+
+def matching_text(node: Node) -> str:
+    """What ``node`` is matched by (SPEC §3.2, as its keywords): a skill's first
+    :data:`~talos.text.MATCH_MAX` characters of its file, a fact's or an episode's text; the
+    not-for clauses dropped."""
+    return drop_not_for((node.body if node.kind == "skill" else node.text)[:MATCH_MAX])
+
+
+#: What ``str.splitlines`` breaks a line at besides ``\n``: kept inside a line so that
+#: :func:`~talos.contiguity.memory_contexts` numbers lines as the fact reader does.
+_OTHER_BREAKS = str.maketrans(dict.fromkeys("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
+
+
+def of_nodes(
+    nodes: Sequence[Node], memory_file: str, memory_text: str | None
+) -> tuple[TermIndex, Links]:
+    """The model's kept state for one graph (module docstring, "How Memory calls it"): the
+    :class:`TermIndex` of ``nodes`` (a graph's, in node order: row ``i`` is node ``i``; the
+    analyzer terms of :func:`matching_text`, a node without any holds no term) and the
+    contiguity :class:`~talos.contiguity.Links` of the facts read from ``memory_file``, each
+    at its line and its merged members' lines, in the contexts of ``memory_text``
+    (:func:`~talos.contiguity.memory_contexts`; ``None``: no edge). Skills, episodes,
+    conflict and override lines are in no context.
+
+    Cost (``bench/evidence_build.py``, one run, load of other work on 2 cores): 0.21 s at 3,000
+    sessions (2,860 nodes, 119,000 node–term entries, 214 edges), 1.9 s at 30,000 (17,300
+    nodes, 820,000 entries, 2,110 edges), once per graph; a recall once it is kept, median
+    3.5 ms / 10.4 ms against the default model's 3.9 ms / 8.4 ms in the same run. Storing the
+    arrays in index.db (:meth:`TermIndex.from_arrays`, 65 ms) is the follow-up."""
+    counts = [Counter(analyze(matching_text(n))) for n in nodes]
+    index = TermIndex(counts, [[] for _ in counts])
+    if memory_text is None:
+        return index, links([], [], index.n)
+    ctx = memory_contexts("\n".join(x.translate(_OTHER_BREAKS) for x in memory_text.split("\n")))
+    lines = sorted(
+        (line, i)
+        for i, n in enumerate(nodes)
+        for line in {m.line for m in n.family() if m.kind == "fact" and m.path == memory_file}
+        if line > 0
+    )
+    return index, links([i for _ln, i in lines], [ctx.get(ln) for ln, _i in lines], index.n)

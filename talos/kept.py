@@ -28,7 +28,9 @@ inputs (the index's two generations or the files' stats, and the skills'), taken
   :class:`talos.Memory` (:meth:`KeptState.wrote`), so the next call builds (or patches) again;
 - ``stored``: the graph read from the stored records, by ``(tokens, day)``, never with
   overrides;
-- ``usage_keys``: the usage keys in view (:class:`talos.usage.PresentKeys`), by graph identity.
+- ``usage_keys``: the usage keys in view (:class:`talos.usage.PresentKeys`), by graph identity;
+- ``evidence``: the ``evidence`` model's term index and contiguity edges of a graph
+  (:func:`talos.evidence.of_nodes`), by graph identity; built in-process on first use.
 
 Without the index ``rows`` and ``episodes`` are not kept: the files are read again whenever the
 view is built. It never calls back into :mod:`talos.memory`.
@@ -49,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from talos import safety
+from talos.contiguity import Links
+from talos.evidence import TermIndex, of_nodes
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.graph import Graph, StackedNodes
 from talos.graph.incidence import Incidence, Vocabulary
@@ -60,7 +64,7 @@ from talos.index import Index
 from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.sources import load_episodes, load_facts, load_skills
-from talos.sources.facts import masked_fields, tag_reasons
+from talos.sources.facts import masked_fields, read_memory, tag_reasons
 from talos.sources.sessions import session_files
 from talos.sources.skills import flagged_skills, skill_files
 from talos.text import matching_keywords
@@ -173,6 +177,7 @@ class KeptState:
         self.built: Built | None = None
         self.fresh: tuple[Any, ...] | None = None
         self.usage_keys = PresentKeys()
+        self.evidence: tuple[Graph, TermIndex, Links] | None = None
 
     def view(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> tuple[View, Graph]:
         """The authorized active view at ``at`` (default today) and its graph, after one look
@@ -192,6 +197,22 @@ class KeptState:
     def present(self, graph: Graph) -> dict[str, frozenset[str]]:
         """The usage keys in view of ``graph``, per scope (:meth:`_present_keys`)."""
         return self._present_keys(graph)
+
+    def evidence_index(self, graph: Graph) -> tuple[TermIndex, Links]:
+        """The ``evidence`` model's :class:`~talos.evidence.TermIndex` and contiguity
+        :class:`~talos.contiguity.Links` of ``graph`` (:func:`talos.evidence.of_nodes` over
+        its nodes and memory.md as it is now), kept while the graph is the same object. An
+        unreadable memory.md costs the edges only (its facts are not in the graph then)."""
+        if self.evidence is not None and self.evidence[0] is graph:
+            return self.evidence[1], self.evidence[2]
+        try:
+            data = read_memory(self.paths.memory_file)
+            text: str | None = data.decode("utf-8", errors="replace")
+        except OSError:
+            text = None
+        index, edges = of_nodes(graph.nodes, str(self.paths.memory_file), text)
+        self.evidence = (graph, index, edges)
+        return index, edges
 
     def wrote(self) -> None:
         """A write went through :class:`talos.Memory`: the next call builds its view again

@@ -13,15 +13,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from talos import safety
-from talos.activation import DEFAULT_MODEL, MODELS, Activation, contributions, rank
+from talos.activation import (
+    DEFAULT_MODEL,
+    EVIDENCE,
+    MODEL_NAMES,
+    MODELS,
+    Activation,
+    DenseActivation,
+    Model,
+    contributions,
+    rank,
+)
+from talos.analyzer import analyze, analyze_written
+from talos.contiguity import Links
 from talos.errors import InputError
+from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence, query_vector
+from talos.evidence import activate as evidence_activate
 from talos.graph.graph import Graph
 from talos.home import Paths, resolve_paths
 from talos.index import Index
 from talos.kept import KeptState
 from talos.model import Node, node_identity, node_provenance
+from talos.relevance import deliver
 from talos.render import Pick, check_budget, fit_block, labels
-from talos.selection import left_out, select
+from talos.selection import evidence_order, left_out, select, select_evidence
 from talos.sources import load_facts
 from talos.sources.facts import parse_fact_line, tag_reasons
 from talos.sources.skills import parse_frontmatter, read_skill
@@ -55,6 +70,17 @@ __all__ = [
 ]
 
 _DEFAULT: Any = object()
+#: The rows a recall delivers by default (``Memory.recall``'s ``k``; explain marks its cut).
+RECALL_K = 5
+
+
+def _no_graph_model(_graph: Graph, _kw: Any) -> Activation:
+    raise TypeError("the evidence model runs over the kept term index (Memory)")
+
+
+#: ``evidence``'s ranking constants for :func:`talos.selection.left_out` (thresh 0: every node
+#: the query reaches is ranked); its activation is :meth:`Memory._evidence`, not a graph model.
+_EVIDENCE_RANKING = Model(EVIDENCE, _no_graph_model, 0.0)
 
 
 @dataclass(slots=True)
@@ -103,6 +129,13 @@ class Row:
     ``hops`` its activation gained in each hop, ``edges`` the contributions that carried it
     (``[{"hop", "from", "weight", "from_activation"}]``: each neighbour active before that
     hop), ``node`` the node with its provenance.
+
+    The ``evidence`` model only (``None`` / empty otherwise): ``score`` is the row's evidence
+    score (activation × √Z, :mod:`talos.evidence`), ``evidence`` the same unrounded, ``cut``
+    where a recall of the default ``k`` = 5 leaves it out ("" delivered, ``floor`` cut by the
+    relevance floor, ``beyond-k``), ``terms`` the query's terms the node holds as
+    ``{"written", "analyzed"}`` (:func:`talos.analyzer.analyze_written`; ``answers`` →
+    ``answer``), ``hops`` one gain for both hops.
     """
 
     score: float
@@ -113,6 +146,9 @@ class Row:
     seed: float = 0.0
     hops: list[float] = field(default_factory=list)
     edges: list[dict[str, Any]] = field(default_factory=list)
+    evidence: float | None = None
+    cut: str | None = None
+    terms: list[dict[str, str]] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.score, self.kind, self.text))
@@ -126,7 +162,7 @@ class Row:
     def to_json(self) -> dict[str, Any]:
         """The row with identity, activation detail, merged members and provenance."""
         n = self.node
-        return {
+        out: dict[str, Any] = {
             "score": self.score,
             "kind": self.kind,
             "text": self.text,
@@ -139,6 +175,9 @@ class Row:
             "members": [{"text": m.text, **node_identity(m)} for m in n.members],
             "provenance": node_provenance(n),
         }
+        if self.evidence is not None:
+            out.update(evidence=self.evidence, cut=self.cut, terms=self.terms)
+        return out
 
 
 @dataclass(slots=True)
@@ -256,8 +295,10 @@ class Memory:
         lang = lang or str(self.paths.config.get("lang", "en"))
         labels(lang)
         self.model = model or str(self.paths.config.get("model", DEFAULT_MODEL))
-        if self.model not in MODELS:
-            raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
+        if self.model not in MODEL_NAMES:
+            raise ValueError(
+                f"unknown model {self.model!r}; choose one of: {', '.join(MODEL_NAMES)}"
+            )
         self._kept = KeptState(
             self.paths,
             tuple(scopes),
@@ -351,7 +392,21 @@ class Memory:
         self, query: str, at: dt.date | None, overrides: Mapping[str, str] | None = None
     ) -> tuple[Graph, Activation]:
         graph = self.view(at, overrides)[1]
+        if self.model == EVIDENCE:
+            ev = self._evidence(graph, analyze(query))[2]
+            return graph, DenseActivation([ev.seeds, ev.final])
         return graph, MODELS[self.model].activate(graph, keywords(query))
+
+    def _ranking(self) -> Model:
+        """The model's ranking constants (``evidence``: every node reached is ranked)."""
+        return _EVIDENCE_RANKING if self.model == EVIDENCE else MODELS[self.model]
+
+    def _evidence(self, graph: Graph, terms: list[str]) -> tuple[TermIndex, Links, Evidence]:
+        """The ``evidence`` model's activation of the analyzed query ``terms`` over the term
+        index and contiguity edges the kept state holds for ``graph`` (and those two)."""
+        index, edges = self._kept.evidence_index(graph)
+        q = query_vector(index, terms)
+        return index, edges, evidence_activate(index, q, graph=edges, at_least=SMALL_HOME)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -389,7 +444,15 @@ class Memory:
         """
         check_budget(budget, unit)  # a bad budget fails before anything is written
         graph = self._kept.recall_graph(at, overrides)
-        act = MODELS[self.model].activate(graph, keywords(query))
+        if self.model == EVIDENCE:
+            terms = analyze(query)
+            index, edges, ev = self._evidence(graph, terms)
+            picks = select_evidence(
+                graph, index, edges, ev, body_evidence(index, terms, at_least=SMALL_HOME), k
+            )
+        else:
+            act = MODELS[self.model].activate(graph, keywords(query))
+            picks = select(graph, act, MODELS[self.model], k)
         rows = [
             RecallRow(
                 graph.nodes[i].key,
@@ -399,7 +462,7 @@ class Memory:
                 body,
                 graph.nodes[i],
             )
-            for s, i, body in select(graph, act, MODELS[self.model], k)
+            for s, i, body in picks
         ]
         text, kept = fit_block(
             [Pick(r.node, r.score, r.body) for r in rows], self.lang, budget, unit
@@ -427,12 +490,40 @@ class Memory:
         Returns:
             :class:`Row` objects; each unpacks as ``(score, kind, text)``.
         """
+        if self.model == EVIDENCE:
+            return self._explain_evidence(query, k, self.view(at, overrides)[1])
         graph, act = self._activate(query, at, overrides)
         out: list[Row] = []
         for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
             n = graph.nodes[i]
             seed, gains, edges = contributions(graph, act, i)
             out.append(Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges))
+        return out
+
+    def _explain_evidence(self, query: str, k: int, graph: Graph) -> list[Row]:
+        """:meth:`explain` for the ``evidence`` model (:class:`Row`'s last fields): the first
+        ``k`` rows of the ranking, each marked where a recall of 5 rows cuts it."""
+        index, edges, ev = self._evidence(graph, analyze(query))
+        order = evidence_order(ev.final)
+        shown = order[: max(k, 0)].tolist()
+        kept = set(deliver(ev, order[:RECALL_K].tolist(), edges))
+        written = analyze_written(query)
+        out: list[Row] = []
+        for rank_no, i in enumerate(shown):
+            n = graph.nodes[i]
+            held = {index.vocab[t] for t in index.term[index.ptr[i] : index.ptr[i + 1]]}
+            seen: set[tuple[str, str]] = set()
+            terms = []
+            for w, t in written:
+                if t in held and (w, t) not in seen:
+                    seen.add((w, t))
+                    terms.append({"written": w, "analyzed": t})
+            final, seed = float(ev.final[i]), float(ev.seeds[i])
+            score = final * ev.scale
+            cut = "" if i in kept else ("floor" if rank_no < RECALL_K else "beyond-k")
+            row = Row(round(score, 2), n.kind, n.with_members(), n, final, seed, [final - seed])
+            row.evidence, row.cut, row.terms = score, cut, terms
+            out.append(row)
         return out
 
     @_heard
@@ -653,7 +744,7 @@ class Memory:
         qk = keywords(query)
         view, graph = self.view(at, overrides)
         _graph, act = self._activate(query, at, overrides)
-        beyond, below = left_out(act, MODELS[self.model], k)
+        beyond, below = left_out(act, self._ranking(), k)
         out = [WhyNot(graph.nodes[i], "beyond-k", f"rank {r}", a) for i, r, a in beyond]
         out += [WhyNot(graph.nodes[i], "below-threshold", "", a) for i, a in below]
         for e in view.excluded:

@@ -6,18 +6,29 @@ ranking earns its body when it leads the second-best skill by the model's ``body
 as the only ranked skill, scores at least ``body_floor``. The relevance floor and the budget go
 here too. :func:`left_out` gives :meth:`talos.Memory.why_not` the ranked rows beyond ``k`` and
 the active ones below the threshold.
+
+The ``evidence`` model is delivered by :func:`select_evidence`: the relevance floor
+(:func:`talos.relevance.deliver`: an unrelated query gets an empty block) and the body gate
+(:func:`talos.relevance.earns_body`: a skill that matches no query word gets no body), with the
+small-home rule :func:`small_home_scale`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
 
 from talos.activation import Activation, Model, rank, rank_arrays
+from talos.relevance import deliver, earns_body
 
 if TYPE_CHECKING:
+    from talos.contiguity import Links
+    from talos.evidence import Evidence, TermIndex
     from talos.graph.graph import Graph
 
-__all__ = ["body_skill", "left_out", "select"]
+__all__ = ["body_skill", "evidence_order", "left_out", "select", "select_evidence"]
 
 
 def select(graph: Graph, act: Activation, model: Model, k: int) -> list[tuple[float, int, bool]]:
@@ -71,3 +82,50 @@ def left_out(
     over = [(i, ranked.index(i) + 1, round(final[i], 2)) for i in beyond]
     under = [(i, round(a, 2)) for i, a in final.items() if i not in top and i not in beyond]
     return over, under
+
+
+def evidence_order(final: np.ndarray, k: int | None = None) -> np.ndarray:
+    """Node positions of the ``evidence`` ranking, best first: every node with a final
+    activation above 0, exactly equal ones in node order; ``k``: its first ``k``."""
+    idx = np.flatnonzero(final > 0)
+    order = idx[np.argsort(-final[idx], kind="stable")]
+    return order if k is None else order[: max(k, 0)]
+
+
+def select_evidence(
+    graph: Graph,
+    index: TermIndex,
+    edges: Links,
+    ev: Evidence,
+    body: tuple[np.ndarray, float],
+    k: int,
+) -> list[tuple[float, int, bool]]:
+    """The rows an ``evidence`` recall delivers, in block order: ``[(evidence score rounded to
+    2 places, node position, body), ...]``; ``[]`` is an empty block.
+
+    The first ``k`` rows of :func:`evidence_order` through the relevance floor
+    (:func:`talos.relevance.deliver` with the contiguity ``edges``); ``body`` is true for the
+    skill that earns it (:func:`talos.relevance.earns_body` with ``body`` =
+    :func:`talos.evidence.body_evidence`'s ``(seeds, √Z)``), when it is delivered.
+    """
+    if k <= 0 or not index.n:
+        return []
+    order = evidence_order(ev.final)
+    top = order[:k].tolist()
+    rows = deliver(ev, top, edges)
+    if not rows:
+        return []
+    skill = np.zeros(index.n, dtype=bool)
+    skill[: graph.records] = graph.skill_mask()  # episodes follow the records
+    # the ranked skills after the first k are all the body gate reads beyond them
+    rest = [int(i) for i in order[k:][skill[order[k:]]]] if len(order) > k else []
+    seeds, scale = body
+    best = earns_body(
+        top + rest,
+        lambda i: bool(skill[i]),
+        cast("Sequence[float]", ev.final),  # indexed only
+        lambda i: (float(seeds[i]), scale),
+        k,
+    )
+    score = ev.final * ev.scale
+    return [(round(float(score[i]), 2), i, i == best) for i in rows]

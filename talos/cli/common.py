@@ -182,6 +182,16 @@ LangOpt = Annotated[
         show_default=False,
     ),
 ]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        help="Ranking model: bipartite, classic, flow, damped or evidence (default: model in "
+        "talos.toml, else bipartite).",
+        show_default=False,
+    ),
+]
 SessionsDirOpt = Annotated[
     list[str] | None,
     typer.Option(

@@ -12,6 +12,7 @@ from talos.cli.common import (
     HomeOpt,
     JsonOpt,
     LangOpt,
+    ModelOpt,
     OverrideOpt,
     PlainOpt,
     ScopeOpt,
@@ -57,6 +58,7 @@ def recall(
     scope: ScopeOpt = None,
     at: AtOpt = None,
     override: OverrideOpt = None,
+    model: ModelOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the context block of memories relevant to QUERY.
@@ -71,7 +73,7 @@ def recall(
       talos recall "deploy the billing service" --budget 2000
     """
     check_budget(budget)  # before the home is opened: a bad argument changes nothing
-    mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
+    mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope), model=model)
     result = mem.recall(
         query, k=k, at=parse_date(at), overrides=parse_overrides(override), budget=budget
     )
@@ -128,6 +130,7 @@ def explain(
             help="Also list in-scope records that did not make it, with a typed reason.",
         ),
     ] = False,
+    model: ModelOpt = None,
     as_json: JsonOpt = False,
     plain: PlainOpt = False,
 ) -> None:
@@ -137,13 +140,16 @@ def explain(
     (the default when stdout is not a terminal) gives {"rows": [...]} with, per row, the node's
     identity, seed activation, per-hop gain, the edges that carried it, merged members and
     provenance; --why-not adds "why_not": in-scope records left out and why (below-threshold,
-    beyond-k, shadowed, conflict, superseded, expired, unsafe, ...).
+    beyond-k, shadowed, conflict, superseded, expired, unsafe, ...). With --model evidence the
+    score is each row's evidence score, and a "cut" column marks the rows a recall of 5 leaves
+    out (floor: below the relevance floor; beyond-k); --json adds per row "evidence", "cut" and
+    "terms" (each matched query term as written and as analyzed).
 
     Examples:
       talos explain "upgrade rust dependencies" -k 10
       talos explain "deploy region" --why-not --json
     """
-    mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
+    mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope), model=model)
     day, overrides = parse_date(at), parse_overrides(override)
     rows = mem.explain(query, k=k, at=day, overrides=overrides)
     missed = mem.why_not(query, k=k, at=day, overrides=overrides) if why_not else []
@@ -163,9 +169,13 @@ def explain(
     table.add_column("score", justify="right")
     table.add_column("kind")
     table.add_column("text", overflow="fold")
+    marked = any(r.cut is not None for r in rows)  # the evidence model marks the floor's cut
+    if marked:
+        table.add_column("cut")
     for no, r in enumerate(rows, 1):
         text = shown_with_members(r.node, mem.lang)  # stored text: one line each, bounded
-        table.add_row(str(no), f"{r.score:.2f}", kind_label(r.kind, mem.lang), text)
+        cells = [str(no), f"{r.score:.2f}", kind_label(r.kind, mem.lang), text]
+        table.add_row(*cells, *([r.cut or ""] if marked else []))
     if rows:
         out.print(table)
     if why_not and not missed:

@@ -1,0 +1,212 @@
+"""The ``evidence`` model wired into :class:`talos.Memory` (issue 15): selectable by name, its
+term index kept per graph, delivered through the relevance floor and the body gate
+(``talos.selection.select_evidence``), explained with its cut and matched terms."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from talos import Memory
+from talos import evidence as E
+from talos.cli import app
+from talos.selection import evidence_order, select_evidence
+
+KUBE = (
+    "---\nname: kubernetes-rollout\ndescription: roll out a new release to the cluster with "
+    "kubectl\n---\nApply the manifest, watch the rollout, roll back on failure.\n"
+)
+PG = (
+    "---\nname: postgres-restore\ndescription: restore a postgres database from a nightly "
+    "dump\n---\nStop the app, pg_restore the dump, check row counts.\n"
+)
+FACTS = (
+    "- New python projects use ruff for lint and pytest for tests\n"
+    "- The billing service deploys on fridays\n"
+)
+
+
+def run(*args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    """``talos init --example``'s home (13 nodes: what a new user tries first)."""
+    home = tmp_path / "example"
+    assert run("init", "--example", "--home", str(home)).exit_code == 0
+    return home
+
+
+@pytest.fixture
+def skills_home(make_home: Callable[..., Path]) -> Path:
+    return make_home(
+        memory=FACTS, skills={"kubernetes-rollout.md": KUBE, "postgres-restore.md": PG}
+    )
+
+
+def picked(home: Path, query: str, **kw: object) -> list[tuple[str, str, bool]]:
+    with Memory(home, model="evidence", **kw) as mem:  # type: ignore[arg-type]
+        return [(r.kind, r.text[:30], r.body) for r in mem.recall(query).picked]
+
+
+def test_an_unrelated_query_prints_nothing(example: Path) -> None:
+    """Issue 15: every block was filled to k (the default model still delivers 5 rows here)."""
+    res = run("recall", "--home", str(example), "--model", "evidence", "write a poem about spring")
+    assert (res.exit_code, res.stdout) == (0, "")
+    assert "nothing recalled" in res.stderr
+    res = run("recall", "--home", str(example), "--model", "evidence", "帮我写一首关于春天的诗")
+    assert (res.exit_code, res.stdout) == (0, "")
+    with Memory(example) as mem:  # the default model, for contrast
+        assert len(mem.recall("write a poem about spring").picked) > 0
+
+
+def test_the_example_home_queries_deliver_their_fact(example: Path) -> None:
+    """The known problem of the small home: candidate statistics made ``Z`` too small, the
+    floor emptied both blocks (0.17 and 0.30 < 0.65); ``SMALL_HOME`` delivers the fact.
+    "answers" finds "answer" through the analyzer's stemming."""
+    got = picked(example, "how should I format your answers")
+    assert got[0] == ("fact", "The person prefers short answe", False)
+    chart = ("fact", "画流程图用 mermaid,节点名不要带括号", False)
+    assert picked(example, "画一个流程图") == [chart]
+    # variants of both: fewer words, the other order
+    assert picked(example, "answer format")[0] == ("fact", "The person prefers short answe", False)
+    assert picked(example, "流程图怎么画") == [chart]
+
+
+def test_without_the_small_home_rule_the_floor_empties_them(
+    example: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("talos.memory.SMALL_HOME", None)
+    assert picked(example, "how should I format your answers") == []
+    assert picked(example, "画一个流程图") == []
+    assert picked(example, "answer format") == []
+
+
+def test_answers_finds_answer(make_home: Callable[..., Path]) -> None:
+    # two sections: contiguity links lines of one heading only (no neighbour delivered)
+    home = make_home(memory="## Style\n- Keep each answer short\n## Ops\n- Deploy on fridays\n")
+    assert picked(home, "how should I format your answers") == [
+        ("fact", "Keep each answer short", False)
+    ]
+    with Memory(home, model="bipartite") as mem:  # SPEC §4 keywords: "answers" ≠ "answer"
+        assert [r.text for r in mem.recall("format your answers").picked] == []
+
+
+def test_a_skill_that_matches_no_query_word_gets_no_body(skills_home: Path) -> None:
+    """Issue 15: "set up a new python project with lint" got the Kubernetes rollout skill's
+    body because of the word "new" (the default model still gives it)."""
+    q = "set up a new python project with lint"
+    assert picked(skills_home, q) == [
+        ("fact", "New python projects use ruff f", False),
+        ("fact", "The billing service deploys on", False),  # its contiguity neighbour
+    ]
+    with Memory(skills_home) as mem:
+        assert [r.node.name for r in mem.recall(q).picked if r.body] == ["kubernetes-rollout"]
+    assert picked(skills_home, "roll out the new release") == [
+        ("skill", "kubernetes-rollout — roll out ", True)
+    ]
+
+
+def test_the_body_gate_reads_the_skills_own_evidence(skills_home: Path) -> None:
+    """A skill delivered and leading the other skills still gets no body when its own seed
+    evidence is no evidence (``relevance.earns_body``); hand-made activations, exact values."""
+    with Memory(skills_home, model="evidence") as mem:
+        graph = mem.graph()
+        index, edges = mem._kept.evidence_index(graph)
+    kinds = [n.kind for n in graph.nodes]
+    skill = kinds.index("skill")
+    final = np.zeros(index.n)
+    final[skill] = 0.5
+    ev = E.Evidence(final, final.copy(), 4.0)  # seed 0.5 ≥ WHOLE: the block holds the skill
+    own = np.zeros(index.n)
+    own[skill] = 0.2  # 0.2 × √4 = 0.4 < BODY_FLOOR, 0.2 < WHOLE
+    assert select_evidence(graph, index, edges, ev, (own, 2.0), 5) == [(1.0, skill, False)]
+    own[skill] = 0.3  # 0.6 ≥ BODY_FLOOR
+    assert select_evidence(graph, index, edges, ev, (own, 2.0), 5) == [(1.0, skill, True)]
+
+
+def test_usage_counts_only_delivered_rows(skills_home: Path) -> None:
+    with Memory(skills_home, model="evidence") as mem:
+        mem.recall("write a poem about spring")
+        mem.recall("set up a new python project with lint")
+        hits = {k: s.hits for k, s in mem.usage().items() if s.hits}
+    assert hits == {
+        "fact:New python projects use ruff for lint and pytest for tests": 1,
+        "fact:The billing service deploys on fridays": 1,
+    }
+    trace = (skills_home / ".talos" / "recall_trace.jsonl").read_text().splitlines()
+    assert [len(json.loads(line)["picked"]) for line in trace] == [0, 2]
+
+
+def test_explain_marks_the_floor_and_shows_terms(example: Path) -> None:
+    q = "merge two csv files on the user id column"
+    res = run("explain", "--home", str(example), "--model", "evidence", "--json", q)
+    rows = json.loads(res.stdout)["data"]["rows"]
+    assert [(r["kind"], r["cut"]) for r in rows[:3]] == [
+        ("skill", ""),
+        ("fact", "floor"),
+        ("fact", "floor"),
+    ]
+    assert [r["cut"] for r in rows[5:]] == ["beyond-k"] * (len(rows) - 5)
+    assert rows[0]["terms"] == [
+        {"written": "merge", "analyzed": "merg"},
+        {"written": "csv", "analyzed": "csv"},
+        {"written": "files", "analyzed": "file"},
+        {"written": "column", "analyzed": "column"},
+    ]
+    assert rows[0]["score"] == round(rows[0]["evidence"], 2)
+    plain = run("explain", "--home", str(example), "--model", "evidence", "--plain", q)
+    assert plain.stdout.count("floor") == 4  # rows 2-5 below the floor, still listed
+    # the other models' rows carry none of it
+    default = json.loads(run("explain", "--home", str(example), "--json", q).stdout)
+    assert "cut" not in default["data"]["rows"][0]
+
+
+def test_the_model_name_works_from_the_cli_and_talos_toml(skills_home: Path) -> None:
+    q = "set up a new python project with lint"
+    a = run("recall", "--home", str(skills_home), "--model", "evidence", "--json", q)
+    (skills_home / "talos.toml").write_text('model = "evidence"\n')
+    b = run("recall", "--home", str(skills_home), "--json", q)
+    bodies = [json.loads(r.stdout)["data"]["bodies"] for r in (a, b)]
+    assert bodies == [0, 0]
+    assert json.loads(a.stdout)["data"]["picked"] == json.loads(b.stdout)["data"]["picked"]
+    bad = run("recall", "--home", str(skills_home), "--model", "evidenc", q)
+    assert bad.exit_code == 1
+    assert "unknown model 'evidenc'" in bad.stderr and "evidence" in bad.stderr
+    assert Memory(skills_home).model == "evidence"
+
+
+def test_the_term_index_is_kept_per_graph(skills_home: Path) -> None:
+    """Kept by graph identity: reused while the graph is, made again after an edit."""
+    with Memory(skills_home, model="evidence") as mem:
+        mem.recall("deploy")
+        kept = mem._kept.evidence
+        mem.recall("billing")
+        assert mem._kept.evidence is kept
+        with (skills_home / "memory.md").open("a") as f:
+            f.write("- The staging cluster deploys on mondays\n")
+        got = mem.recall("staging cluster").picked
+        assert got[0].text == "The staging cluster deploys on mondays"
+        assert mem._kept.evidence is not kept
+
+
+def test_a_node_without_analyzer_terms_holds_none(make_home: Callable[..., Path]) -> None:
+    """Every word of "what is it about" is a stop word of the analyzer (SPEC §4 keeps "what"
+    and "about"): a termless last row made ``np.add.reduceat`` fail, a termless row in the
+    middle got its neighbour's first entry."""
+    home = make_home(memory="# Ops\n- Deploy on fridays\n# Misc\n- what is it about\n")
+    assert picked(home, "deploy") == [("fact", "Deploy on fridays", False)]
+    idx = E.TermIndex([E.Counter(a=1), E.Counter(), E.Counter(a=1, b=1)], [[], [], []])
+    got = E.keyword_hops(idx, np.array([1.0, 0.0, 0.0]), 0.1)
+    assert got[1] == 0.0 and got.sum() == pytest.approx(1.0)
+
+
+def test_evidence_order_ties_by_node_order() -> None:
+    assert evidence_order(np.array([0.0, 0.2, 0.5, 0.2])).tolist() == [2, 1, 3]
+    assert evidence_order(np.array([0.0, 0.2, 0.5, 0.2]), 2).tolist() == [2, 1]
