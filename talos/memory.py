@@ -467,8 +467,13 @@ class Memory:
         text, kept = fit_block(
             [Pick(r.node, r.score, r.body) for r in rows], self.lang, budget, unit
         )
-        # only delivered rows are hits (SPEC §6.3): ``kept`` is a prefix of the rows
-        rows = [dataclasses.replace(r, body=p.body) for r, p in zip(rows, kept, strict=False)]
+        # only delivered rows are hits (SPEC §6.3)
+        delivered = {id(p.node): p for p in kept}  # a prefix of the rows, or one of them
+        rows = [
+            dataclasses.replace(r, body=delivered[id(r.node)].body)
+            for r in rows
+            if id(r.node) in delivered
+        ]
         write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
         self._count(graph, rows)
         return Recall(text, rows)

@@ -601,15 +601,17 @@ def fit_block(
     cut mark) to the longest that fits, down to :data:`MIN_BODY` characters, else the skill
     is shown by name; then the least relevant rows (the last in rank order) are left out. A
     last line then says what was left out, and it counts towards the budget. When not even
-    the heading and the first row fit, the block is empty.
+    the first row fits, the first row in rank order that fits is delivered alone (with that
+    line); when none does, the block is empty.
 
     Args:
         picks: the rows in rank order. lang: ``en`` or ``zh``. budget: most ``unit`` the
             block may take; ``None``: no bound. unit: one of :data:`UNITS`.
 
     Returns:
-        ``(text, delivered)``: ``delivered`` is a prefix of ``picks``, a pick's ``body``
-        false when its body was left out; ``("", [])`` when nothing was picked or fits.
+        ``(text, delivered)``: ``delivered`` is a prefix of ``picks`` (or, when not even the
+        first row fits, the first single row that does), a pick's ``body`` false when its
+        body was left out; ``("", [])`` when nothing was picked or fits.
 
     Raises:
         InputError: ``budget`` below :data:`MIN_BUDGET`, an unknown ``unit``
@@ -655,6 +657,12 @@ def fit_block(
         if kept + size(note, unit) <= room:
             return heading + "\n" + "\n".join(entries[:n]) + note, rows[:n]
         kept -= sizes[n - 1]
+    # 3. not even the first row fits: the first in rank order that does, alone (a long top
+    # row left a small budget with nothing, and MCP said no memory was relevant; newcomer)
+    note = "\n" + _left_out(len(rows) - 1, body is not None, budget, unit, lang)
+    for i in range(1, len(rows)):
+        if sizes[i] + size(note, unit) <= room:
+            return heading + "\n" + entries[i] + note, [rows[i]]
     return "", []
 
 

@@ -118,7 +118,11 @@ def test_the_least_relevant_rows_go_first_and_one_line_says_so() -> None:
         assert render_block(facts, budget=budget) == block(
             FACTS[0], f"(2 more recalled rows left out to stay within {budget} characters)"
         )
-    assert render_block(facts, budget=218) == ""
+    # 218: the first fact and the line do not fit; the shorter second fact does, alone
+    assert render_block(facts, budget=218) == block(
+        FACTS[1], "(2 more recalled rows left out to stay within 218 characters)"
+    )
+    assert render_block(facts, budget=200) == ""  # no row fits beside the line
 
 
 def test_the_heading_and_a_row_fit_or_the_block_is_empty() -> None:
@@ -231,3 +235,31 @@ def test_mcp_budget(home: Path) -> None:
     with pytest.raises(ToolError):
         asyncio.run(server.call_tool("recall", {"query": "billing deploy", "budget": 50}))
     assert len(trace(home)) == 1
+
+
+def test_a_top_row_too_long_for_the_budget_gives_way_to_one_that_fits(tmp_path: Path) -> None:
+    """Newcomer: ``--budget 250`` under a long top row printed nothing (and MCP said no memory
+    was relevant) although a later, short row fit. It is delivered alone, with the line
+    saying what was left out, and only it is traced."""
+    long = Node("fact", "the billing deploy " + "runs through many careful steps " * 5, frozenset())
+    short = Node("fact", "vault token needed", frozenset())
+    rows = [Pick(long, 0.9, False), Pick(short, 0.5, False)]
+    text, kept = fit_block(rows, budget=200)
+    assert text == block(
+        "- [fact] vault token needed",
+        "(1 more recalled row left out to stay within 200 characters)",
+    )
+    assert size(text, "chars") <= 200
+    assert kept == [rows[1]]
+    # through Memory: the trace holds the delivered row only
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "memory.md").write_text(
+        "- the billing deploy " + "runs through many careful steps " * 5 + "\n"
+        "- billing needs the vault token\n",
+        encoding="utf-8",
+    )
+    got = Memory(home).recall("billing deploy vault token", budget=200)
+    assert got.text.splitlines()[1] == "- [fact] billing needs the vault token"
+    trace = json.loads((home / ".talos" / "recall_trace.jsonl").read_text().splitlines()[-1])
+    assert [p["key"] for p in trace["picked"]] == ["fact:billing needs the vault token"]
