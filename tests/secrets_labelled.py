@@ -92,7 +92,7 @@ LABELLED: list[tuple[str, str]] = [
     ("password: hunter22", "hunter22"),
     ('{"api_key": "9f8e7d6c5b4a39281706"}', "9f8e7d6c5b4a39281706"),
     ("secret_key = 'Zq8sdf7GH2kL9xcv'", "Zq8sdf7GH2kL9xcv"),
-    ("//registry.npmjs.org/:_authToken=0123abcd-4567-89ef-0123-456789abcdef", "0123abcd-4567"),
+    ("//npm.example.com/:_authToken=0123abcd-4567-89ef-0123-456789abcdef", "0123abcd-4567"),
     ("数据库密码是 abc12345", "abc12345"),
     ("令牌：tok3nValue99", "tok3nValue99"),
     # plain statements

@@ -349,7 +349,7 @@ HOSTILE_BODIES = [
     ("cmdkey /list", CRED),
     ("reg save HKLM\\SAM sam.hive", CRED),
     ("Get-ChildItem Env: | Where-Object Name -match 'TOKEN'", CRED),
-    ("npm config get //registry.npmjs.org/:_authToken", CRED),
+    ("npm config get //npm.example.com/:_authToken", CRED),
     ("cat ~/.mozilla/firefox/*/logins.json", CRED),
     ("sqlite3 ~/.config/google-chrome/Default/Cookies 'select * from cookies'", CRED),
     ("cat ~/.bash_history", CRED),
