@@ -54,6 +54,7 @@ __all__ = [
     "check_write_target",
     "entry_refusal",
     "file_kind",
+    "fsync_folder",
     "json_value",
     "kernel_fs",
     "kernel_root",
@@ -333,6 +334,12 @@ def atomic_write_bytes(path: Path, data: bytes, create_folders: bool = True) -> 
         if isinstance(e, OSError) and not e.filename:  # a full disk: name the file
             e.filename = str(path)
         raise
+    fsync_folder(path)
+
+
+def fsync_folder(path: Path) -> None:
+    """Make the rename of ``path`` durable: fsync its folder (a file system that cannot is
+    left as it is; the rename itself has happened)."""
     with contextlib.suppress(OSError):
         dfd = os.open(path.parent, os.O_RDONLY)
         try:

@@ -34,7 +34,13 @@ from pathlib import Path
 import filelock
 
 from talos.errors import TalosError
-from talos.fsutil import MAX_MEMORY_BYTES, FileTooLarge, check_regular, open_append
+from talos.fsutil import (
+    MAX_MEMORY_BYTES,
+    FileTooLarge,
+    check_regular,
+    fsync_folder,
+    open_append,
+)
 
 __all__ = [
     "DRAIN_SECONDS",
@@ -478,12 +484,7 @@ def replace_if_unchanged(
         if isinstance(e, OSError) and not e.filename:  # a full disk: name the file
             e.filename = str(path)
         raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    fsync_folder(path)
     return True
 
 
