@@ -31,8 +31,10 @@ import errno
 import functools
 import json
 import os
+import sqlite3
 import stat
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -65,6 +67,7 @@ __all__ = [
     "outside",
     "read_regular",
     "too_long",
+    "use_wal",
 ]
 
 #: Largest memory.md talos reads: 2.5 times the 1,000,000-line file of issue 12.8 (about
@@ -525,3 +528,24 @@ def entry_refusal(path: str, lst: os.stat_result, folder_real: str) -> tuple[str
         return NOT_REGULAR, kind
     linked = _hard_link(st)
     return (HARD_LINK, linked) if linked else None
+
+
+def use_wal(con: sqlite3.Connection, seconds: float = 60.0) -> None:
+    """Switch ``con`` to WAL, waiting up to ``seconds`` while another connection holds the new
+    file: the switch fails at once with "database is locked" (no busy handler applies), so
+    it is retried as busy_timeout would (tests/test_index_reliability.py, 3 processes opening
+    a new home at once; usage.db: 4 processes recalling at once, tests/test_concurrency.py,
+    warned 'database is locked' and lost their counts; the vectors cache opens the same way).
+
+    Raises:
+        sqlite3.OperationalError: still locked after ``seconds``, or any other failure.
+    """
+    tries = max(1, int(seconds / 0.01))
+    for wait in range(tries):
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if wait == tries - 1 or "locked" not in str(e):
+                raise
+            time.sleep(0.01)

@@ -35,6 +35,7 @@ from talos.fsutil import (
     lock,
     open_append,
     read_regular,
+    use_wal,
 )
 from talos.text import json_dumps
 from talos.warn import warn
@@ -549,7 +550,7 @@ class SqliteUsage:
             self._check_schema(con, version)
         else:
             self._foreign(con)
-        con.execute("PRAGMA journal_mode=WAL")
+        use_wal(con)  # fails at once while another process opens the new file: waits
         con.execute("BEGIN IMMEDIATE")
         try:
             version = con.execute("PRAGMA user_version").fetchone()[0]

@@ -44,7 +44,6 @@ import numpy as np
 from talos import fsutil
 from talos.errors import TalosError, state_error
 from talos.home import Paths
-from talos.index.schema import use_wal
 from talos.warn import warn
 
 __all__ = ["APP_ID", "BATCH", "FILE", "SCHEMA", "PassageEmbedder", "VectorCache", "text_hash"]
@@ -170,7 +169,7 @@ class VectorCache:
                     f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}",
                     foreign=app != APP_ID,
                 )
-            use_wal(con)  # WAL fails at once while another opens a new file: it waits
+            fsutil.use_wal(con)  # WAL fails at once while another opens a new file: it waits
             if not tables:
                 self._create(con)
             columns = {

@@ -30,7 +30,6 @@ __all__ = [
     "discard",
     "meta",
     "session_rows",
-    "use_wal",
 ]
 
 #: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
@@ -126,7 +125,7 @@ def open_index(file: Path) -> sqlite3.Connection:
             raise sqlite3.DatabaseError(
                 f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}"
             )
-        use_wal(con)
+        fsutil.use_wal(con)
         if not tables:
             create(con)
         elif version < SCHEMA:
@@ -252,23 +251,3 @@ def session_rows(rows: list[Any]) -> list[Any]:
         if not all(isinstance(v, str) for v in row):
             raise damaged("sessions", f"path {row[0]!r}")
     return rows
-
-
-def use_wal(con: sqlite3.Connection, seconds: float = 60.0) -> None:
-    """Switch ``con`` to WAL, waiting up to ``seconds`` while another connection holds the new
-    file: the switch fails at once with "database is locked" (no busy handler applies), so
-    it is retried as busy_timeout would (tests/test_index_reliability.py, 3 processes opening
-    a new home at once; the vectors cache opens the same way).
-
-    Raises:
-        sqlite3.OperationalError: still locked after ``seconds``, or any other failure.
-    """
-    tries = max(1, int(seconds / 0.01))
-    for wait in range(tries):
-        try:
-            con.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as e:
-            if wait == tries - 1 or "locked" not in str(e):
-                raise
-            time.sleep(0.01)
