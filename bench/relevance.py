@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -71,7 +72,7 @@ from rich.console import Console
 from rich.table import Table
 
 import talos.activation as A
-from talos import Memory
+from talos import Memory, hybrid
 
 __all__ = ["BM25_PARAMS", "METHODS", "PROTOTYPES", "Pool", "make_delivery", "pools", "run"]
 
@@ -202,16 +203,65 @@ class _Rows:
         return Scored(rows, [-float(i) for i in range(len(rows))])
 
 
+#: Where the ``+dense`` methods keep their vectors across runs and pools: passages keyed as
+#: in a home's ``vectors.db`` (float16), query vectors (float32, as a recall uses them).
+DENSE_CACHE = Path(tempfile.gettempdir()) / "talos-dense-bench"
+
+
+class _QueryVectors:
+    """The queries of an embedder seen as passages, so a :class:`talos.vectors.VectorCache`
+    keeps them (model id ``…/query``)."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+        self.dim = base.dim
+
+    @property
+    def model_id(self) -> str:
+        return self.base.model_id + "/query"
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.base.queries(texts)
+
+
+def dense_leg(home: Path) -> hybrid.Leg:
+    """The dense leg of a bench home: talos's own, but its vectors in :data:`DENSE_CACHE` (one
+    cache for every pool and run) and its query vectors cached too (a question is asked of
+    every other pool as an unrelated query; a MADial context query takes 1-2 s to embed)."""
+    from talos.dense import Embedder
+    from talos.home import resolve_paths
+    from talos.vectors import VectorCache
+
+    class CachedQueries(Embedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cache = VectorCache(
+                DENSE_CACHE / "queries.db", _QueryVectors(self), dtype="float32"
+            )
+
+        def query(self, text: str) -> np.ndarray:
+            return self.cache.vectors([text])[0]
+
+    DENSE_CACHE.mkdir(parents=True, exist_ok=True)
+    embedder = CachedQueries()
+    cache = VectorCache(DENSE_CACHE / "passages.db", embedder)
+    return hybrid.Leg(resolve_paths(home), embedder=embedder, cache=cache)
+
+
 def make_delivery(method: str, store: Store, lang: str, tmp: Path) -> Delivery:
     """The delivery of ``method`` for one pool (module docstring); baselines deliver their
-    top 5."""
+    top 5. ``talos:MODEL+dense``: with the dense leg (:func:`dense_leg`), its vectors embedded
+    first."""
     if method == "talos" or method.startswith("talos:"):
-        model = method.partition(":")[2] or A.DEFAULT_MODEL
+        model, plus, _ = (method.partition(":")[2] or A.DEFAULT_MODEL).partition("+dense")
         if model not in A.MODEL_NAMES:
             raise ValueError(f"unknown model {model!r}: choose one of {', '.join(A.MODEL_NAMES)}")
         # the ids of a row come from the home's nodes, whichever model ranks them
         ranker = TalosRanker(store, "bipartite", tmp)
-        memory = Memory(tmp / "home", keep_fact=None, model=model)
+        leg: hybrid.Leg | bool = dense_leg(tmp / "home") if plus else False
+        memory = Memory(tmp / "home", keep_fact=None, model=model, dense=leg)
+        if plus:
+            memory.embed()
         return RecallDelivery(memory, ranker._ids)
     if method in ("bm25", "bm25-uni"):
         uni = method == "bm25-uni"
@@ -230,6 +280,8 @@ def _task(
     args: tuple[str, Pool],
 ) -> tuple[str, Pool, list[dict[str, float]], list[dict[str, float]]]:
     method, pool = args
+    if os.environ.get("TALOS_BENCH_GATE"):  # the +dense methods' gate, swept on dev
+        hybrid.GATE = float(os.environ["TALOS_BENCH_GATE"])
     with tempfile.TemporaryDirectory(prefix="talos-rel-") as tmp:
         d = make_delivery(method, pool.store, pool.lang, Path(tmp))
         ans = [block_metrics(d.block(q), gold) for _o, q, gold in pool.answerable]

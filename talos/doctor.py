@@ -164,6 +164,9 @@ def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
         out.append(
             f"{where('model')}: model must be one of {', '.join(MODEL_NAMES)}, not {model!r}"
         )
+    dense = paths.config.get("dense")
+    if dense is not None and not isinstance(dense, bool):
+        out.append(f"{where('dense')}: dense must be true or false, not {dense!r}")
     return out
 
 
@@ -320,6 +323,7 @@ def diagnose(
             return diag
         _check_tags(facts, places, add)
         _check_index(mem, places, add, seen)
+        _check_dense(mem, places, add)
         _check_usage(paths, places, add)
         _check_safety(paths, places, add, seen, flagged)
         _check_view(mem, at, places, add)
@@ -590,6 +594,37 @@ def _check_index(mem: Memory, places: _Places, add: Add, seen: frozenset[str] | 
         return
     summary = f"{name} up to date: {_count(facts, 'fact')}, {_count(episodes, 'episode')}"
     add(Finding("index", "info" if notes else "ok", summary, _details(notes)))
+
+
+def _check_dense(mem: Memory, places: _Places, add: Add) -> None:
+    """The dense leg's state (issue 17): off; asked for but unable to run (the install
+    command); or on, with its model and how many memories still lack a vector. The engine is
+    not loaded."""
+    from talos import hybrid
+
+    if not mem.dense:
+        add(Finding("dense", "ok", "off: lexical recall (dense = true in talos.toml turns it on)"))
+        return
+    why = hybrid.available()
+    if why:
+        add(Finding("dense", "warn", f"asked for but off: {why}", hint=hybrid.INSTALL))
+        return
+    leg = hybrid.Leg(mem.paths)
+    try:
+        lacking = leg.cache.missing(hybrid.node_texts(mem.nodes())[0])
+        stored = leg.cache.count()
+    except TalosError as e:
+        add(Finding("dense", "warn", places.text(str(e)), hint="talos index"))
+        return
+    finally:
+        leg.close()
+    name = places.path(leg.cache.path)
+    summary = f"on: {leg.embedder.model_id}, {_count(stored, 'vector')} in {name}"
+    if lacking:
+        summary += f"; {_count(lacking, 'text')} without one"
+        add(Finding("dense", "info", summary, hint="talos index"))
+    else:
+        add(Finding("dense", "ok", summary))
 
 
 def _check_usage(paths: Paths, places: _Places, add: Add) -> None:

@@ -60,7 +60,7 @@ _DEFAULTS = {
 
 #: Every key ``talos.toml`` may hold; any other is reported (a typo such as ``modle`` was
 #: silently ignored, issue 12.7). A module that reads a new key adds it here.
-KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model", "hooks"})
+KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model", "hooks", "dense"})
 #: Keys of the ``[hooks]`` table (:data:`talos.hooks.state.DEFAULTS` plus the scope table) and
 #: the type each value must have; a wrong one is reported, and the hook uses its default.
 HOOK_KEYS: dict[str, type | tuple[type, ...]] = {

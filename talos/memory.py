@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from talos import safety
+from talos import hybrid, safety
 from talos.activation import (
     DEFAULT_MODEL,
     EVIDENCE,
@@ -26,7 +26,7 @@ from talos.activation import (
 )
 from talos.analyzer import analyze, analyze_written
 from talos.contiguity import Links
-from talos.errors import InputError
+from talos.errors import InputError, TalosError
 from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence, query_vector
 from talos.evidence import activate as evidence_activate
 from talos.graph.graph import Graph
@@ -59,6 +59,11 @@ from talos.usage import (
 from talos.warn import audience, warn
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    import numpy as np
+
+    from talos.dense import Fusion
     from talos.writer import Forgotten, RememberResult, Restored
 
 __all__ = [
@@ -136,6 +141,11 @@ class Row:
     relevance floor, ``beyond-k``), ``terms`` the query's terms the node holds as
     ``{"written", "analyzed"}`` (:func:`talos.analyzer.analyze_written`; ``answers`` →
     ``answer``), ``hops`` one gain for both hops.
+
+    With the dense leg on (issue 17), ``score`` is the fused RRF score and ``legs`` holds
+    ``{"fused": score, "lexical": {"rank", "score"}, "dense": {"rank", "score"}}`` (1-based
+    ranks; the lexical score is the evidence score, the dense one the cosine; ``None`` where
+    that leg does not rank the row).
     """
 
     score: float
@@ -149,6 +159,7 @@ class Row:
     evidence: float | None = None
     cut: str | None = None
     terms: list[dict[str, str]] = field(default_factory=list)
+    legs: dict[str, Any] | None = None
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.score, self.kind, self.text))
@@ -177,6 +188,8 @@ class Row:
         }
         if self.evidence is not None:
             out.update(evidence=self.evidence, cut=self.cut, terms=self.terms)
+        if self.legs is not None:
+            out["legs"] = self.legs
         return out
 
 
@@ -262,6 +275,10 @@ class Memory:
         usage: where usage counts live (default: SQLite in the state folder).
         index: keep a persistent index in the state folder so recall reads nothing it has
             read before (SPEC §11); ``False`` reads every file on every call.
+        dense: the dense leg (issue 17, :mod:`talos.hybrid`) on the ``evidence`` model:
+            ``None`` as ``dense`` in talos.toml (default off), ``True`` / ``False``, or a
+            :class:`talos.hybrid.Leg` (its embedder and vector cache). Asked for where it
+            cannot run: one warning naming the install command, and the lexical recall.
 
     Raises:
         InputError: ``talos.toml`` is invalid. ValueError: unknown ``lang`` or ``model``.
@@ -283,6 +300,7 @@ class Memory:
         model: str | None = None,
         usage: UsageStore | None = None,
         index: bool = True,
+        dense: bool | hybrid.Leg | None = None,
     ) -> None:
         self.paths: Paths = resolve_paths(
             home,
@@ -310,6 +328,14 @@ class Memory:
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
+        self._leg: hybrid.Leg | None = dense if isinstance(dense, hybrid.Leg) else None
+        #: Whether recall and explain fuse the dense leg by default (per call: ``dense=``).
+        self.dense: bool = (
+            hybrid.asked(self.paths.config, self.paths.home)
+            if dense is None
+            else dense is not False
+        )
+        self._dense_warned = False
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -340,6 +366,8 @@ class Memory:
         """Close the index and usage connections now (they reopen on demand). A sqlite3
         connection is otherwise freed only by the cycle collector, holding its file open."""
         self._kept.close()
+        if self._leg is not None:
+            self._leg.close()
         closer = getattr(self.usage_store, "close", None)
         if callable(closer):
             closer()
@@ -408,6 +436,71 @@ class Memory:
         q = query_vector(index, terms)
         return index, edges, evidence_activate(index, q, graph=edges, at_least=SMALL_HOME)
 
+    # -- the dense leg (issue 17, talos.hybrid) --------------------------------------------
+
+    def _dense_leg(self, dense: bool | None) -> hybrid.Leg | None:
+        """The dense leg when this call fuses it (``dense``, else :attr:`dense`), or None:
+        off, or asked for where it cannot run (one warning per Memory: the install command;
+        another model than ``evidence``), and the recall is lexical."""
+        if not (self.dense if dense is None else dense):
+            return None
+        if self.model != EVIDENCE:
+            self._dense_warn(
+                f'the dense leg fuses with the evidence model (model = "evidence" in '
+                f"talos.toml, or --model evidence); model {self.model} recalls without it"
+            )
+            return None
+        if self._leg is None:
+            why = hybrid.available()
+            if why:
+                self._dense_warn(f"{why}; recalled with the lexical leg only")
+                return None
+            self._leg = hybrid.Leg(self.paths)
+        return self._leg
+
+    def _dense_warn(self, message: str) -> None:
+        if not self._dense_warned:
+            self._dense_warned = True
+            warn(message)
+
+    def _query_soon(self, leg: hybrid.Leg | None, query: str) -> Future[np.ndarray] | None:
+        """The query's vector, started in the embedder's thread (it overlaps the lexical
+        leg); None without the leg or when its model cannot load (warned once)."""
+        if leg is None:
+            return None
+        try:
+            return leg.embedder.query_soon(query)
+        except TalosError as e:
+            self._dense_warn(f"{e}; recalled with the lexical leg only")
+            return None
+
+    def _fused(
+        self,
+        leg: hybrid.Leg | None,
+        pending: Future[np.ndarray] | None,
+        graph: Graph,
+        ev: Evidence,
+    ) -> Fusion | None:
+        """The fused ranking once the lexical leg is done, or None (lexical recall)."""
+        if leg is None or pending is None:
+            return None
+        try:
+            return leg.rank(graph, pending.result(), ev)
+        except TalosError as e:
+            self._dense_warn(f"{e}; recalled with the lexical leg only")
+            return None
+
+    @_heard
+    def embed(self, progress: Callable[[int, int], None] | None = None) -> int | None:
+        """Embed every record and episode of the home that has no vector yet (``talos
+        index`` with the dense leg on): only new or changed texts, all of them after a model
+        change. Returns how many were embedded, or None when the leg is off or cannot run
+        (warned). ``progress(done, total)`` after each batch of 32."""
+        leg = self._dense_leg(None)
+        if leg is None:
+            return None
+        return leg.index(self.nodes(), progress)
+
     # -- reading ---------------------------------------------------------------------------
 
     @_heard
@@ -419,6 +512,7 @@ class Memory:
         overrides: dict[str, str] | None = None,
         budget: int | None = None,
         unit: str = "chars",
+        dense: bool | None = None,
     ) -> Recall:
         """Recall the memories relevant to ``query`` as a context block (SPEC §6.1).
 
@@ -435,6 +529,9 @@ class Memory:
             budget: most ``unit`` (``chars``, ``utf16``, ``bytes``) the block may take (SPEC
                 §6.1 rule 6, :func:`talos.render.fit_block`); ``None``: no bound. The trace and
                 usage count only the rows delivered within it.
+            dense: fuse the dense leg for this call (``None``: :attr:`dense`); the rows are
+                then cut from the fused ranking (:func:`talos.hybrid.select`), their score the
+                fused one.
 
         Returns:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
@@ -446,11 +543,17 @@ class Memory:
         graph = self._kept.recall_graph(at, overrides)
         if self.model == EVIDENCE:
             terms = analyze(query)
+            leg = self._dense_leg(dense)
+            pending = self._query_soon(leg, query)
             index, edges, ev = self._evidence(graph, terms)
-            picks = select_evidence(
-                graph, index, edges, ev, body_evidence(index, terms, at_least=SMALL_HOME), k
-            )
+            body = body_evidence(index, terms, at_least=SMALL_HOME)
+            fusion = self._fused(leg, pending, graph, ev)
+            if fusion is not None:
+                picks = hybrid.select(graph, index, edges, ev, body, fusion, k)
+            else:
+                picks = select_evidence(graph, index, edges, ev, body, k)
         else:
+            self._dense_leg(dense)  # warns when asked for
             act = MODELS[self.model].activate(graph, keywords(query))
             picks = select(graph, act, MODELS[self.model], k)
         rows = [
@@ -489,14 +592,18 @@ class Memory:
         k: int = 8,
         at: dt.date | None = None,
         overrides: Mapping[str, str] | None = None,
+        dense: bool | None = None,
     ) -> list[Row]:
         """The top ``k`` ranked rows with how each was reached (SPEC §6.2). No side effects.
+        ``dense``: fuse the dense leg (``None``: :attr:`dense`); each row then shows both
+        legs' rank and score (:attr:`Row.legs`).
 
         Returns:
             :class:`Row` objects; each unpacks as ``(score, kind, text)``.
         """
         if self.model == EVIDENCE:
-            return self._explain_evidence(query, k, self.view(at, overrides)[1])
+            return self._explain_evidence(query, k, self.view(at, overrides)[1], dense)
+        self._dense_leg(dense)  # warns when asked for
         graph, act = self._activate(query, at, overrides)
         out: list[Row] = []
         for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
@@ -505,10 +612,21 @@ class Memory:
             out.append(Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges))
         return out
 
-    def _explain_evidence(self, query: str, k: int, graph: Graph) -> list[Row]:
+    def _explain_evidence(
+        self, query: str, k: int, graph: Graph, dense: bool | None = None
+    ) -> list[Row]:
         """:meth:`explain` for the ``evidence`` model (:class:`Row`'s last fields): the first
-        ``k`` rows of the ranking, each marked where a recall of 5 rows cuts it."""
-        index, edges, ev = self._evidence(graph, analyze(query))
+        ``k`` rows of the ranking (the fused one with the dense leg), each marked where a
+        recall of 5 rows cuts it."""
+        leg = self._dense_leg(dense)
+        pending = self._query_soon(leg, query)
+        terms_q = analyze(query)
+        index, edges, ev = self._evidence(graph, terms_q)
+        fusion = self._fused(leg, pending, graph, ev)
+        if fusion is not None:
+            body = body_evidence(index, terms_q, at_least=SMALL_HOME)
+            picked = hybrid.select(graph, index, edges, ev, body, fusion, RECALL_K)
+            return self._explain_fused(query, k, graph, index, ev, fusion, picked)
         order = evidence_order(ev.final)
         shown = order[: max(k, 0)].tolist()
         kept = set(deliver(ev, order[:RECALL_K].tolist(), edges))
@@ -528,6 +646,40 @@ class Memory:
             cut = "" if i in kept else ("floor" if rank_no < RECALL_K else "beyond-k")
             row = Row(round(score, 2), n.kind, n.with_members(), n, final, seed, [final - seed])
             row.evidence, row.cut, row.terms = score, cut, terms
+            out.append(row)
+        return out
+
+    def _explain_fused(
+        self,
+        query: str,
+        k: int,
+        graph: Graph,
+        index: TermIndex,
+        ev: Evidence,
+        fusion: Fusion,
+        picked: list[tuple[float, int, bool]],
+    ) -> list[Row]:
+        """:meth:`explain` with the dense leg: the fused ranking's first ``k`` rows, each
+        with both legs' rank and score (:attr:`Row.legs`) and its cut."""
+        cuts = hybrid.cuts([i for _s, i, _b in picked], fusion, RECALL_K, k)
+        written = analyze_written(query)
+        out: list[Row] = []
+        for j, leg_row in enumerate(fusion.rows(max(k, 0))):
+            i = leg_row.node
+            n = graph.nodes[i]
+            held = {index.vocab[t] for t in index.term[index.ptr[i] : index.ptr[i + 1]]}
+            terms = list(
+                {(w, t): {"written": w, "analyzed": t} for w, t in written if t in held}.values()
+            )
+            final, seed = float(ev.final[i]), float(ev.seeds[i])
+            fused = round(leg_row.score, 3)
+            row = Row(fused, n.kind, n.with_members(), n, final, seed, [final - seed])
+            row.evidence, row.cut, row.terms = final * ev.scale, cuts[j], terms
+            row.legs = {
+                "fused": leg_row.score,
+                "lexical": {"rank": leg_row.lexical_rank, "score": leg_row.lexical_score},
+                "dense": {"rank": leg_row.dense_rank, "score": leg_row.dense_score},
+            }
             out.append(row)
         return out
 

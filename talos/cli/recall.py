@@ -9,6 +9,7 @@ import typer
 
 from talos.cli.common import (
     AtOpt,
+    DenseOpt,
     HomeOpt,
     JsonOpt,
     LangOpt,
@@ -26,6 +27,7 @@ from talos.cli.common import (
     parse_overrides,
     scopes_from,
 )
+from talos.memory import Row
 from talos.model import node_identity, node_provenance
 from talos.render import MIN_BUDGET, check_budget, kind_label, shown, shown_with_members
 from talos.sources.sessions import sessions_root
@@ -59,6 +61,7 @@ def recall(
     at: AtOpt = None,
     override: OverrideOpt = None,
     model: ModelOpt = None,
+    dense: DenseOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the context block of memories relevant to QUERY.
@@ -73,7 +76,9 @@ def recall(
       talos recall "deploy the billing service" --budget 2000
     """
     check_budget(budget)  # before the home is opened: a bad argument changes nothing
-    mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope), model=model)
+    mem = open_memory(
+        home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope), model=model, dense=dense
+    )
     result = mem.recall(
         query, k=k, at=parse_date(at), overrides=parse_overrides(override), budget=budget
     )
@@ -131,6 +136,7 @@ def explain(
         ),
     ] = False,
     model: ModelOpt = None,
+    dense: DenseOpt = None,
     as_json: JsonOpt = False,
     plain: PlainOpt = False,
 ) -> None:
@@ -143,13 +149,17 @@ def explain(
     beyond-k, shadowed, conflict, superseded, expired, unsafe, ...). With --model evidence the
     score is each row's evidence score, and a "cut" column marks the rows a recall of 5 leaves
     out (floor: below the relevance floor; beyond-k); --json adds per row "evidence", "cut" and
-    "terms" (each matched query term as written and as analyzed).
+    "terms" (each matched query term as written and as analyzed). With --dense the rows are
+    the fused ranking: the score is the fused one, the "lexical" and "dense" columns give each
+    leg's rank and score (the evidence score, the cosine), and --json adds per row "legs".
 
     Examples:
       talos explain "upgrade rust dependencies" -k 10
       talos explain "deploy region" --why-not --json
     """
-    mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope), model=model)
+    mem = open_memory(
+        home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope), model=model, dense=dense
+    )
     day, overrides = parse_date(at), parse_overrides(override)
     rows = mem.explain(query, k=k, at=day, overrides=overrides)
     missed = mem.why_not(query, k=k, at=day, overrides=overrides) if why_not else []
@@ -170,11 +180,18 @@ def explain(
     table.add_column("kind")
     table.add_column("text", overflow="fold")
     marked = any(r.cut is not None for r in rows)  # the evidence model marks the floor's cut
+    legs = any(r.legs is not None for r in rows)  # the dense leg: each leg's rank and score
+    if legs:
+        table.add_column("lexical", justify="right")
+        table.add_column("dense", justify="right")
     if marked:
         table.add_column("cut")
     for no, r in enumerate(rows, 1):
         text = shown_with_members(r.node, mem.lang)  # stored text: one line each, bounded
-        cells = [str(no), f"{r.score:.2f}", kind_label(r.kind, mem.lang), text]
+        score = f"{r.score:.3f}" if legs else f"{r.score:.2f}"
+        cells = [str(no), score, kind_label(r.kind, mem.lang), text]
+        if legs:
+            cells += [_leg(r, "lexical"), _leg(r, "dense")]
         table.add_row(*cells, *([r.cut or ""] if marked else []))
     if rows:
         out.print(table)
@@ -192,3 +209,12 @@ def explain(
             kind = kind_label(w.node.kind, mem.lang)
             miss.add_row(w.reason, score, kind, shown(w.node.text, mem.lang), shown(w.detail))
         out.print(miss)
+
+
+def _leg(row: Row, name: str) -> str:
+    """One leg's cell of a fused explain row: ``#RANK SCORE``, or ``-`` where that leg does
+    not rank the row."""
+    leg = (row.legs or {}).get(name) or {}
+    if leg.get("rank") is None:
+        return "-"
+    return f"#{leg['rank']} {leg['score']:.2f}"

