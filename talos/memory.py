@@ -549,7 +549,9 @@ class Memory:
             body = body_evidence(index, terms, at_least=SMALL_HOME)
             fusion = self._fused(leg, pending, graph, ev)
             if fusion is not None:
-                picks = hybrid.select(graph, index, edges, ev, body, fusion, k)
+                picks = hybrid.select(
+                    graph, index, edges, ev, body, fusion, k, hybrid.gate_for(query)
+                )
             else:
                 picks = select_evidence(graph, index, edges, ev, body, k)
         else:
@@ -625,7 +627,8 @@ class Memory:
         fusion = self._fused(leg, pending, graph, ev)
         if fusion is not None:
             body = body_evidence(index, terms_q, at_least=SMALL_HOME)
-            picked = hybrid.select(graph, index, edges, ev, body, fusion, RECALL_K)
+            gate = hybrid.gate_for(query)
+            picked = hybrid.select(graph, index, edges, ev, body, fusion, RECALL_K, gate)
             return self._explain_fused(query, k, graph, index, ev, fusion, picked)
         order = evidence_order(ev.final)
         shown = order[: max(k, 0)].tolist()
