@@ -92,6 +92,8 @@ SETS: dict[str, tuple[str, list[tuple[str, list[str] | None]]]] = {
     "LoCoMo 1-4": ("en", [("locomo", None)]),
     "Chinese set": ("zh", [("madial-zh", ["context"]), ("memorybank-cn", ["probe"])]),
     "MADial en": ("en", [("madial-en", ["context"])]),
+    # issue 17's MADial target is the last user turn (the dense lab's "MADial en last-turn")
+    "MADial en last turn": ("en", [("madial-en", ["last-turn"])]),
 }
 
 METHODS = ("talos", "bm25", "bm25-uni", "bm25-kw", "fts5-porter", "fts5-trigram", "fts5-bigram")

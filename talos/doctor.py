@@ -597,13 +597,16 @@ def _check_index(mem: Memory, places: _Places, add: Add, seen: frozenset[str] | 
 
 
 def _check_dense(mem: Memory, places: _Places, add: Add) -> None:
-    """The dense leg's state (issue 17): off; asked for but unable to run (the install
-    command); or on, with its model and how many memories still lack a vector. The engine is
-    not loaded."""
+    """The dense leg's state (issue 17), when talos.toml names it (a home that never asked
+    for it gets no finding: the default install is model-free): off; asked for but unable to
+    run (the install command); or on, with its model and how many texts still lack a
+    vector. The engine is not loaded."""
     from talos import hybrid
 
+    if "dense" not in mem.paths.config:
+        return
     if not mem.dense:
-        add(Finding("dense", "ok", "off: lexical recall (dense = true in talos.toml turns it on)"))
+        add(Finding("dense", "ok", "off (dense = false in talos.toml): lexical recall"))
         return
     why = hybrid.available()
     if why:

@@ -337,10 +337,17 @@ def test_doctor_reports_the_state(
         f = next(f for f in diagnose(home).findings if f.check == "dense")
         return f.status, f.summary
 
-    assert dense() == ("ok", "off: lexical recall (dense = true in talos.toml turns it on)")
+    assert [f.check for f in diagnose(home).findings if f.check == "dense"] == []
+    (home / "talos.toml").write_text("dense = false\n", encoding="utf-8")
+    assert dense() == ("ok", "off (dense = false in talos.toml): lexical recall")
     (home / "talos.toml").write_text("dense = true\n", encoding="utf-8")
     monkeypatch.setattr(hybrid, "available", lambda: "the dense leg needs the optional extra")
     assert dense() == ("warn", "asked for but off: the dense leg needs the optional extra")
+    monkeypatch.setattr(hybrid, "available", lambda: None)
+    monkeypatch.setattr(D, "Embedder", TopicEmbedder)
+    assert dense() == ("info", "on: topics-1, 0 vectors in .talos/vectors.db; 4 texts without one")
+    Memory(home, model="evidence", dense=True).embed()
+    assert dense() == ("ok", "on: topics-1, 4 vectors in .talos/vectors.db")
 
 
 # -- the real model ----------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""What the dense leg adds to a warm recall (issue 17's cost line: target ≤ 15 ms), measured
+through ``Memory.recall`` on a real home, paired in one process.
+
+Two ``Memory`` objects on the same home (its vectors embedded by ``talos index``): the
+``evidence`` model alone and with the dense leg. After one warm-up pass of every query on
+each (the kept state, the matrix, the engine loaded), each round asks every query of each in
+turn, so both sides share the machine's load; printed: median / p90 of each side and of the
+per-query difference. ``--threads`` sets ``OMP_NUM_THREADS`` before the engine loads (one
+process per setting); ``--query-chars`` cuts a query to its first N characters before it is
+embedded (the lexical leg still reads it whole).
+
+    python3 ../shared/bench/make_home.py /tmp/h3k --sessions 3000
+    printf 'model = "evidence"\\ndense = true\\n' > /tmp/h3k/talos.toml && talos index --home /tmp/h3k
+    python3 bench/hybrid_latency.py --data ../shared/bench --home /tmp/h3k --threads 1
+    python3 bench/hybrid_latency.py --data ../shared/bench --home /tmp/h3k --threads 2
+
+Queries: the first ``--queries`` / 2 LoCoMo dev questions and MemoryBank cn dev probes
+(short, as an agent's task text is). The data is read in place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def pct(xs: list[float], p: float) -> float:
+    return sorted(xs)[min(len(xs) - 1, int(p * len(xs)))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--home", type=Path, required=True)
+    ap.add_argument("--queries", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--query-chars", type=int, default=0)
+    args = ap.parse_args(argv)
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    from datasets import load_all
+
+    from talos import Memory
+    from talos import dense as D
+
+    if args.query_chars:
+        base = D.Embedder.queries
+
+        def cut(self, texts):  # type: ignore[no-untyped-def]
+            return base(self, [t[: args.query_chars] for t in texts])
+
+        D.Embedder.queries = cut  # type: ignore[method-assign]
+    by = {ds.name: ds for ds in load_all(args.data)}
+    half = args.queries // 2
+    qs = [q.query for _s, q in by["locomo"].questions("dev")][:half]
+    qs += [q.query for _s, q in by["memorybank-cn"].questions("dev")][: args.queries - half]
+    lex = Memory(args.home, model="evidence", dense=False)
+    hyb = Memory(args.home, model="evidence", dense=True)
+    for q in qs:  # warm-up: kept state, matrix, engine
+        lex.recall(q)
+        hyb.recall(q)
+    t_lex: list[float] = []
+    t_hyb: list[float] = []
+    for _ in range(args.rounds):
+        for q in qs:
+            t0 = time.perf_counter()
+            lex.recall(q)
+            t1 = time.perf_counter()
+            hyb.recall(q)
+            t2 = time.perf_counter()
+            t_lex.append((t1 - t0) * 1000)
+            t_hyb.append((t2 - t1) * 1000)
+    diff = [b - a for a, b in zip(t_lex, t_hyb, strict=True)]
+    print(
+        f"{args.home} · {len(qs)} queries × {args.rounds} rounds · threads {args.threads}"
+        + (f" · query cut {args.query_chars}" if args.query_chars else "")
+    )
+    for name, xs in (("evidence", t_lex), ("evidence + dense", t_hyb), ("added", diff)):
+        print(f"{name:>18}: median {statistics.median(xs):.1f} ms, p90 {pct(xs, 0.9):.1f} ms")
+    lex.close()
+    hyb.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
