@@ -5,8 +5,9 @@
 ``fusion``: each leg's first 50 nodes per question (the ``evidence`` ranking by final
 activation, the dense one by cosine) are taken once, then RRF ``1/(k + lexical rank) + w/(k
 + dense rank)`` is scored for every (k, w) of the grid: R@5 of the fused ranking per set, and
-the objective fixed before the run — the mean R@5 of LoCoMo 1-4, the Chinese set and MADial en
-among settings that keep LoCoMo ≥ the lexical leg.
+the objective fixed before the run — the mean R@5 of issue 17's targets (LoCoMo 1-4, the
+Chinese set, MADial en's last turn; :data:`TARGETS`) among settings that keep LoCoMo ≥ the
+lexical leg.
 
 ``gate`` (at ``talos.hybrid``'s K and W):
 
@@ -43,6 +44,7 @@ from datasets import DEFAULT_DATA, load_all
 from delivery import Block, block_metrics
 from relevance import make_delivery, pools
 
+from talos import hybrid
 from talos.analyzer import analyze
 from talos.relevance import deliver
 
@@ -59,7 +61,8 @@ def parts(memory: Any, ids: Any, query: str) -> tuple[list[list[str]], list[bool
     graph = memory._kept.recall_graph(None, None)
     index, edges, ev = memory._evidence(graph, analyze(query))
     leg = memory._leg
-    fusion = leg.rank(graph, leg.embedder.query(query), ev)
+    sure = hybrid.lexical_evidence(ev, edges)
+    fusion = leg.rank(graph, leg.embedder.query(query), ev, sure)
     top = fusion.order[:5].tolist()
     lexical = set(deliver(ev, top, edges)) if index.n else set()
     ranking = [ids(graph.nodes[i]) for i in fusion.order[:10].tolist()]
@@ -71,20 +74,21 @@ def parts(memory: Any, ids: Any, query: str) -> tuple[list[list[str]], list[bool
     return ranking, [n in lexical for n in top], cos
 
 
-def legs(memory: Any, ids: Any, query: str, n: int = 50) -> tuple[list[Any], list[Any]]:
-    """Each leg's first ``n`` nodes for ``query`` as id lists: (lexical, dense)."""
+def legs(memory: Any, ids: Any, query: str, n: int = 50) -> tuple[list[Any], list[Any], bool]:
+    """Each leg's first ``n`` nodes for ``query`` as id lists (lexical, dense), and whether
+    the lexical floor delivers a row of the lexical top 5 (the lexical leg has evidence)."""
+    from talos.dense import score
     from talos.selection import evidence_order
 
     graph = memory._kept.recall_graph(None, None)
-    _index, _edges, ev = memory._evidence(graph, analyze(query))
+    index, edges, ev = memory._evidence(graph, analyze(query))
     leg = memory._leg
     kept = leg.kept(graph)
-    from talos.dense import score
-
     d = score(leg.embedder.query(query), kept.matrix, kept.candidates)
     dense = d.nodes[np.lexsort((d.nodes, -d.scores))][:n].tolist()
     lexical = evidence_order(ev.final)[:n].tolist()
-    return [ids(graph.nodes[i]) for i in lexical], [ids(graph.nodes[i]) for i in dense]
+    sure = bool(deliver(ev, lexical[:5], edges)) if index.n else False
+    return [ids(graph.nodes[i]) for i in lexical], [ids(graph.nodes[i]) for i in dense], sure
 
 
 def fused_top(lex: list[Any], dense: list[Any], k: float, w: float, top: int = 5) -> list[Any]:
@@ -107,6 +111,13 @@ def recall_at(ranking: list[Any], gold: Any, k: int = 5) -> float:
     return len({i for row in ranking[:k] for i in row} & want) / len(want)
 
 
+#: The objective's sets: issue 17's three targets (the dense lab's: MADial en's last turn).
+TARGETS = ("LoCoMo 1-4", "Chinese set", "MADial en last turn")
+#: ``fusion --weak W ...``: also sweep the dense weight of the queries for which the lexical
+#: floor delivers nothing (its ranks are then no evidence).
+WEAK: list[float] = []
+
+
 def sweep_fusion(data: Path, limit: int) -> int:
     start = time.time()
     got: dict[str, list[Any]] = {}
@@ -118,29 +129,33 @@ def sweep_fusion(data: Path, limit: int) -> int:
             d.memory.close()
     ks = [1, 3, 5, 10, 20, 30, 60]
     ws = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0]
-    base = {s: float(np.mean([recall_at(lx, g) for g, lx, _d in v])) for s, v in got.items()}
-    alone = {s: float(np.mean([recall_at(dn, g) for g, _l, dn in v])) for s, v in got.items()}
+    base = {s: float(np.mean([recall_at(v[1], v[0]) for v in vs])) for s, vs in got.items()}
+    alone = {s: float(np.mean([recall_at(v[2], v[0]) for v in vs])) for s, vs in got.items()}
+    sure = {s: float(np.mean([v[3] for v in vs])) for s, vs in got.items()}
     print("lexical alone:", {s: round(x, 3) for s, x in base.items()})
     print("dense alone:", {s: round(x, 3) for s, x in alone.items()})
-    best: tuple[float, float, float] | None = None
-    print("k | w | " + " | ".join(got) + " | mean")
-    for k in ks:
-        for w in ws:
-            r = {
-                s: float(np.mean([recall_at(fused_top(lx, dn, k, w), g) for g, lx, dn in v]))
-                for s, v in got.items()
-            }
-            mean = float(np.mean(list(r.values())))
-            ok = r.get("LoCoMo 1-4", 1.0) >= base.get("LoCoMo 1-4", 0.0)
-            print(
-                f"{k} | {w} | "
-                + " | ".join(f"{x:.3f}" for x in r.values())
-                + f" | {mean:.3f}"
-                + ("" if ok else " *")
+    print("lexical floor delivers:", {s: round(x, 3) for s, x in sure.items()})
+    grid = [(k, w, w) for k in ks for w in ws]
+    if WEAK:
+        grid = [(k, w, ww) for k in (3, 5, 10) for w in (0.5, 0.75) for ww in WEAK]
+    best: tuple[float, float, float, float] | None = None
+    print("k | w | w without lexical evidence | " + " | ".join(got) + " | mean")
+    for k, w, ww in grid:
+        r = {
+            s: float(
+                np.mean(
+                    [recall_at(fused_top(lx, dn, k, w if ok else ww), g) for g, lx, dn, ok in vs]
+                )
             )
-            if ok and (best is None or mean > best[0]):
-                best = (mean, k, w)
-    print(f"best admissible (mean, k, w): {best}; {time.time() - start:.0f} s")
+            for s, vs in got.items()
+        }
+        mean = float(np.mean([r[s] for s in TARGETS if s in r]))
+        ok = r.get("LoCoMo 1-4", 1.0) >= base.get("LoCoMo 1-4", 0.0)
+        cells = " | ".join(f"{x:.3f}" for x in r.values())
+        print(f"{k} | {w} | {ww} | {cells} | {mean:.3f}" + ("" if ok else " *"))
+        if ok and (best is None or mean > best[0]):
+            best = (mean, k, w, ww)
+    print(f"best admissible (mean, k, w, w weak): {best}; {time.time() - start:.0f} s")
     return 0
 
 
@@ -151,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--z", action="store_true", help="gate: on the z-score of the cosine")
+    ap.add_argument("--weak", type=float, nargs="*", help="fusion: see WEAK")
     ap.add_argument(
         "--relative",
         type=float,
@@ -161,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.command == "fusion":
+        WEAK.extend(args.weak or [])
         return sweep_fusion(args.data, args.limit)
     global Z
     Z = args.z
@@ -182,10 +199,15 @@ def main(argv: list[str] | None = None) -> int:
         for gate in [*(Z_GRID if Z else grid), 99.0]:  # 99: no dense-only row (the floor alone)
 
             def block(
-                ranking: list[Any], lex: list[bool], cos: list[float], g: float = gate
+                ranking: list[Any],
+                lex: list[bool],
+                cos: list[float],
+                g: float = gate,
+                label: str = label,
             ) -> Block:
                 if args.relative:  # g is the margin; the gate is the set's language's
-                    a = args.relative[1] if label == "Chinese set" else args.relative[0]
+                    zh = label == "Chinese set"
+                    a = args.relative[1] if zh else args.relative[0]
                     top = max(cos) if cos else 0.0
                     picked = [
                         ranking[j]

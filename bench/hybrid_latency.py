@@ -11,7 +11,8 @@ process per setting); ``--query-chars`` cuts a query to its first N characters b
 embedded (the lexical leg still reads it whole).
 
     python3 ../shared/bench/make_home.py /tmp/h3k --sessions 3000
-    printf 'model = "evidence"\\ndense = true\\n' > /tmp/h3k/talos.toml && talos index --home /tmp/h3k
+    printf 'model = "evidence"\\ndense = true\\n' > /tmp/h3k/talos.toml
+    talos index --home /tmp/h3k
     python3 bench/hybrid_latency.py --data ../shared/bench --home /tmp/h3k --threads 1
     python3 bench/hybrid_latency.py --data ../shared/bench --home /tmp/h3k --threads 2
 

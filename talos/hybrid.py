@@ -55,6 +55,7 @@ __all__ = [
     "INLINE",
     "INSTALL",
     "MARGIN",
+    "W_WEAK",
     "K",
     "Leg",
     "W",
@@ -62,6 +63,7 @@ __all__ = [
     "available",
     "cuts",
     "gate_for",
+    "lexical_evidence",
     "node_texts",
     "problem",
     "select",
@@ -80,12 +82,16 @@ GATE = 0.85
 GATE_CJK = 0.90
 MARGIN = 0.015
 #: RRF's constant and the dense leg's weight over the ``evidence`` ranking (which weighs 1),
-#: read at each call. Re-tuned on dev for this lexical leg (``bench/hybrid_gate.py fusion``;
-#: ``talos.dense``'s k = 3, w = 1.5 were tuned over ``bipartite`` and took LoCoMo 1-4 from
-#: 0.642 to 0.597): the best mean R@5 of LoCoMo 1-4, the Chinese set and MADial en among the
-#: settings that keep LoCoMo ≥ lexical — 0.644 / 0.718 / 0.606 against 0.642 / 0.731 / 0.486.
+#: read at each call; :data:`W_WEAK` when the lexical floor delivers nothing for the query
+#: (:func:`lexical_evidence`: its ranks are then no evidence, the dense leg leads). Re-tuned
+#: on dev for this lexical leg (``bench/hybrid_gate.py fusion --weak``; ``talos.dense``'s
+#: k = 3, w = 1.5 were tuned over ``bipartite`` and took LoCoMo 1-4 from 0.642 to 0.597): the
+#: best mean R@5 of issue 17's targets among the settings that keep LoCoMo 1-4 ≥ lexical —
+#: LoCoMo 0.642, Chinese set 0.751, MADial en last turn 0.543, against 0.642 / 0.731 / 0.448
+#: (one weight: k 5, w 0.75 gave 0.644 / 0.718 / 0.493).
 K = 5.0
-W = 0.75
+W = 0.5
+W_WEAK = 1.5
 #: At most this many texts without a vector are embedded inside a recall (~2 CPU-s); more
 #: means ``talos index`` has not run since they were written: that recall is lexical.
 INLINE = 32
@@ -130,6 +136,14 @@ def gate_for(query: str) -> float:
     from talos.analyzer import is_cjk
 
     return GATE_CJK if any(is_cjk(c) for c in query) else GATE
+
+
+def lexical_evidence(ev: Evidence, edges: Links, k: int = 5) -> bool:
+    """Whether the lexical floor delivers a row of the ``evidence`` ranking's first ``k``
+    (:func:`talos.relevance.deliver`): the lexical leg found evidence for the query."""
+    from talos.selection import evidence_order
+
+    return bool(deliver(ev, evidence_order(ev.final, k).tolist(), edges))
 
 
 def node_texts(nodes: Sequence[Node]) -> tuple[list[str], dict[int, list[int]]]:
@@ -240,11 +254,14 @@ class Leg:
         )
         return self._kept
 
-    def rank(self, graph: Graph, query: np.ndarray, ev: Evidence) -> Fusion | None:
+    def rank(
+        self, graph: Graph, query: np.ndarray, ev: Evidence, sure: bool = True
+    ) -> Fusion | None:
         """The fused ranking of ``graph``'s nodes for the query vector and the lexical
         evidence ``ev`` (:func:`talos.dense.fuse`, RRF with :data:`K`, :data:`W`; the lexical
-        score shown per row is the evidence score, activation × √Z); ``None`` when
-        :meth:`kept` is."""
+        score shown per row is the evidence score, activation × √Z); ``sure``: the lexical
+        leg has evidence (:func:`lexical_evidence`), else the dense weight is :data:`W_WEAK`.
+        ``None`` when :meth:`kept` is."""
         from talos.dense import fuse, score
         from talos.selection import evidence_order
 
@@ -252,7 +269,8 @@ class Leg:
         if kept is None:
             return None
         cosines = score(query, kept.matrix, kept.candidates)
-        return fuse(evidence_order(ev.final), cosines, k=K, w=W, lexical_scores=ev.final * ev.scale)
+        w = W if sure else W_WEAK
+        return fuse(evidence_order(ev.final), cosines, K, w, ev.final * ev.scale)
 
 
 def select(

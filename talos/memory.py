@@ -480,12 +480,14 @@ class Memory:
         pending: Future[np.ndarray] | None,
         graph: Graph,
         ev: Evidence,
+        edges: Links,
     ) -> Fusion | None:
         """The fused ranking once the lexical leg is done, or None (lexical recall)."""
         if leg is None or pending is None:
             return None
         try:
-            return leg.rank(graph, pending.result(), ev)
+            sure = hybrid.lexical_evidence(ev, edges)
+            return leg.rank(graph, pending.result(), ev, sure)
         except TalosError as e:
             self._dense_warn(f"{e}; recalled with the lexical leg only")
             return None
@@ -547,7 +549,7 @@ class Memory:
             pending = self._query_soon(leg, query)
             index, edges, ev = self._evidence(graph, terms)
             body = body_evidence(index, terms, at_least=SMALL_HOME)
-            fusion = self._fused(leg, pending, graph, ev)
+            fusion = self._fused(leg, pending, graph, ev, edges)
             if fusion is not None:
                 picks = hybrid.select(
                     graph, index, edges, ev, body, fusion, k, hybrid.gate_for(query)
@@ -624,7 +626,7 @@ class Memory:
         pending = self._query_soon(leg, query)
         terms_q = analyze(query)
         index, edges, ev = self._evidence(graph, terms_q)
-        fusion = self._fused(leg, pending, graph, ev)
+        fusion = self._fused(leg, pending, graph, ev, edges)
         if fusion is not None:
             body = body_evidence(index, terms_q, at_least=SMALL_HOME)
             gate = hybrid.gate_for(query)

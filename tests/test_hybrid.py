@@ -168,14 +168,14 @@ def test_another_model_warns_and_recalls_without_the_leg(
 def test_a_paraphrase_is_recalled_through_the_gate(topic_home: tuple[Path, TopicEmbedder]) -> None:
     """ "pet" and "name" are in no fact of the view: the lexical recall is empty; the dense
     leg's cosine for "My cat is called Miso" (0.995 ≥ GATE) delivers it, at the fused score
-    of a dense first alone (W / (K + 1) = 0.75 / 6); the deploy fact (cosine 0.02) is ranked
-    but cut by the gate."""
-    assert (hybrid.K, hybrid.W) == (5.0, 0.75)
+    of a dense first alone when the lexical leg has no evidence (W_WEAK / (K + 1) = 1.5 / 6);
+    the deploy fact (cosine 0.02) is ranked but cut by the gate."""
+    assert (hybrid.K, hybrid.W, hybrid.W_WEAK) == (5.0, 0.5, 1.5)
     home, emb = topic_home
     assert Memory(home, model="evidence").recall("name of my pet").picked == []
     mem = Memory(home, model="evidence", dense=leg_of(home, emb))
     got = mem.recall("name of my pet")
-    assert [(p.text, p.score) for p in got.picked] == [("My cat is called Miso", 0.125)]
+    assert [(p.text, p.score) for p in got.picked] == [("My cat is called Miso", 0.25)]
     assert mem.recall("name of my pet", dense=False).picked == []
     rows = mem.explain("name of my pet")
     assert [(r.text, r.cut) for r in rows] == [
@@ -212,25 +212,28 @@ def test_only_the_views_records_are_embedded_and_scored(
 def test_explain_shows_each_legs_rank_and_score(topic_home: tuple[Path, TopicEmbedder]) -> None:
     """ "deploy pet pet": the deploy fact is the lexical leg's first (below the floor), the cat
     fact its second (by contiguity); the dense leg orders them the other way (cosines
-    (2 + 0.04) / (√5.04 · √4.04) = 0.452 and (4 + 0.04) / (√5.04 · √4.04) = 0.895). Fused
-    (K 5, W 0.75): 1/6 + 0.75/7 = 0.274 and 1/7 + 0.75/6 = 0.268."""
+    (4 + 0.04) / (√5.04 · √4.04) = 0.895 and (2 + 0.04) / (√5.04 · √4.04) = 0.452). The
+    lexical floor delivers nothing, so the dense leg weighs W_WEAK: 1/7 + 1.5/6 = 0.393 and
+    1/6 + 1.5/7 = 0.381. "where is the deploy region" has lexical evidence: W, 1/6 + 0.5/6."""
     home, emb = topic_home
     mem = Memory(home, model="evidence", dense=leg_of(home, emb))
     first, second = (r.to_json() for r in mem.explain("deploy pet pet"))
-    assert first["text"] == "The deploy region is eu-west-1"
-    assert first["legs"]["lexical"]["rank"] == 1 and first["legs"]["dense"]["rank"] == 2
-    assert first["legs"]["dense"]["score"] == pytest.approx(2.04 / (5.04**0.5 * 4.04**0.5))
-    assert first["legs"]["fused"] == pytest.approx(1 / 6 + 0.75 / 7)
-    assert first["legs"]["lexical"]["score"] == pytest.approx(first["evidence"])
-    assert first["legs"]["lexical"]["score"] < 0.65  # below the floor, below the gate
-    assert first["score"] == 0.274
-    assert first["cut"] == "floor"
-    assert second["text"] == "My cat is called Miso"
-    assert second["legs"]["lexical"]["rank"] == 2 and second["legs"]["dense"]["rank"] == 1
-    assert second["legs"]["dense"]["score"] == pytest.approx(4.04 / (5.04**0.5 * 4.04**0.5))
-    assert second["legs"]["fused"] == pytest.approx(1 / 7 + 0.75 / 6)
-    assert second["score"] == 0.268
-    assert second["cut"] == ""
+    assert first["text"] == "My cat is called Miso"
+    assert first["legs"]["lexical"]["rank"] == 2 and first["legs"]["dense"]["rank"] == 1
+    assert first["legs"]["dense"]["score"] == pytest.approx(4.04 / (5.04**0.5 * 4.04**0.5))
+    assert first["legs"]["fused"] == pytest.approx(1 / 7 + 1.5 / 6)
+    assert first["score"] == 0.393
+    assert first["cut"] == ""
+    assert second["text"] == "The deploy region is eu-west-1"
+    assert second["legs"]["lexical"]["rank"] == 1 and second["legs"]["dense"]["rank"] == 2
+    assert second["legs"]["dense"]["score"] == pytest.approx(2.04 / (5.04**0.5 * 4.04**0.5))
+    assert second["legs"]["fused"] == pytest.approx(1 / 6 + 1.5 / 7)
+    assert second["legs"]["lexical"]["score"] == pytest.approx(second["evidence"])
+    assert second["legs"]["lexical"]["score"] < 0.65  # below the floor, below the gate
+    assert second["score"] == 0.381
+    assert second["cut"] == "floor"
+    top = mem.explain("where is the deploy region")[0]
+    assert (top.text, top.score, top.cut) == ("The deploy region is eu-west-1", 0.25, "")
 
 
 def test_explain_table_has_both_legs_columns(
@@ -245,8 +248,8 @@ def test_explain_table_has_both_legs_columns(
     assert res.exit_code == 0, res.output
     lines = [ln for ln in res.output.splitlines() if "Miso" in ln or "eu-west-1" in ln]
     assert [" ".join(ln.replace("│", " ").split()) for ln in lines] == [
-        "1 0.274 fact The deploy region is eu-west-1 #1 0.45 #2 0.45 floor",
-        "2 0.268 fact My cat is called Miso #2 0.16 #1 0.90",
+        "1 0.393 fact My cat is called Miso #2 0.16 #1 0.90",
+        "2 0.381 fact The deploy region is eu-west-1 #1 0.45 #2 0.45 floor",
     ]
     res = CliRunner().invoke(app, ["explain", "name of my pet", *args[2:], "--json"])
     data = json.loads(res.output)["data"]["rows"]
@@ -260,7 +263,7 @@ def test_usage_and_trace_count_delivered_rows_only(topic_home: tuple[Path, Topic
     mem.recall("name of my pet")
     lines = (home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[-1])["picked"] == [
-        {"key": "fact:My cat is called Miso", "score": 0.125, "body": False}
+        {"key": "fact:My cat is called Miso", "score": 0.25, "body": False}
     ]
     usage = mem.usage()
     assert usage["fact:My cat is called Miso"].hits == 1
