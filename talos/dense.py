@@ -29,34 +29,25 @@ install stays model-free.
   MADial en last turn 0.403 → 0.522. It returns each leg's rank and score per row, what
   ``explain`` shows.
 
-How ``Memory`` calls it (once issue 14's refactor lands)
---------------------------------------------------------
-*On:* ``dense = true`` in talos.toml or ``--dense``; :func:`unavailable` is checked then, and
-its sentence is the error (exit 1), never a traceback. Off, none of this module runs.
-*Index* (``talos index``, and any refresh): the texts are every node member's matching text
+How ``Memory`` calls it (:mod:`talos.hybrid`)
+---------------------------------------------
+*On:* ``dense = true`` in talos.toml, ``--dense``, or ``Memory(dense=True)``;
+:func:`unavailable` is checked then, and its sentence is one warning, followed by the lexical
+recall. Off, none of this module runs.
+*Index* (``talos index``, :meth:`talos.Memory.embed`): every node member's matching text
 (a fact line, a skill's first 1200 characters without its not-for clauses, an episode's
-request — the texts the lexical leg analyses); ``talos.vectors.VectorCache(paths.state_dir /
-"vectors.db", Embedder()).ensure(texts, progress=bar)`` embeds only the new ones (a new
-session is one text, ~55 CPU-ms), storing each batch as it goes, so an interrupted first
-build keeps what it did; ``prune(texts)`` after a full refresh drops what no node holds.
-*Kept state, per graph (one per authorized view):* the ``float32`` matrix
-``cache.vectors(texts)`` in member order, and ``Candidates.of(members)``, ``members[node]`` =
-the rows of that node's members. It is rebuilt when the graph's generation changes, from the
-cache, not re-embedded (measured below: 3,360 rows 40 ms, 33,060 rows 0.4–0.6 s; the matrix
-is 5.2 / 51 MB in memory); a Memory that keeps it across a refresh should append the new
-rows instead.
-*Per query, in recall and explain:* ``pending = embedder.query_soon(query)`` (its own thread:
-ctypes releases the GIL, so it overlaps the lexical leg's spreading), then ``qvec =
-pending.result()`` once the lexical leg is done; the lexical order
-``ev.final`` best first over the view; ``dense = score(qvec, matrix, candidates)`` where
-``candidates`` holds the view's nodes only (scope, validity window, conflicts filtered
-first); ``f = fuse(lexical_order, dense, lexical_scores=ev.final)``; ``f.order`` is the
-ranking the block is cut from. The relevance floor and the body gate (:mod:`talos.relevance`)
-stay on the lexical evidence, since RRF's score is made of ranks, not evidence: the dense
-leg reorders what the floor lets through (the lab's dense-only floor — top cosine 0.833 —
-empties 90% of LoCoMo's unrelated blocks: a candidate for a later gate). *explain* shows
-``f.rows()``: fused score, lexical rank and activation, dense rank and cosine; ``--json``
-carries them as they are.
+request — the texts the lexical leg analyses) goes through ``VectorCache.ensure`` with the
+progress bar; only new texts are embedded (a new session is one text).
+*Kept state* (:class:`talos.hybrid.Leg`): the ``float32`` matrix of the graph's texts and
+``Candidates.of(members)``, rebuilt when the graph changes from the rows of the last one
+(by text) and the cache.
+*Per query, in recall and explain:* ``query_soon`` before the lexical leg, ``score`` over the
+view's nodes, :func:`fuse` with :data:`talos.hybrid.K` / :data:`talos.hybrid.W` (re-tuned on
+dev over the ``evidence`` ranking: this module's k = 3, w = 1.5 were tuned over
+``bipartite``). The block is cut from the fused order by the lexical floor plus the dense
+cosine gate :data:`talos.hybrid.GATE` (RRF's score is made of ranks, not evidence).
+*explain* shows ``f.rows()``: fused score, lexical rank and evidence score, dense rank and
+cosine; ``--json`` carries them as ``legs``.
 *Cost* (``python3 bench/dense_leg.py --data ../shared/bench --sessions 3000 30000 --home
 H3K``, H3K a ``make_home.py --sessions 3000`` home; one compute thread, passive wait, float16
 file; 2 shared cores, load 2–4; medians / p90 over 40 dev queries, one run):
