@@ -1062,3 +1062,17 @@ def test_a_date_that_is_not_a_date_is_named_on_recall(make_home, capsys) -> None
         f"talos: warning: {home / 'memory.md'}:2: until=2027-02-30 is not a date: the record "
         "is never used; fix the date in its tag (YYYY-MM-DD)\n"
     )
+
+
+def test_history_never_breaks_an_id_across_lines(make_home) -> None:
+    """The ids are what ``restore`` takes; an 80-column pipe broke ``r6941516dd9`` after its
+    10th character, so the id could not be copied. Long texts still fold in their cells."""
+    home = make_home()
+    assert (
+        cli(home, "remember", "The editor of choice is helix, with the default keymap").exit_code
+        == 0
+    )
+    rid = data(cli(home, "history", "--json"))[0]["id"]  # type: ignore[index]
+    table = cli(home, "history", "--plain", env={"COLUMNS": "80"}).stdout
+    assert len(rid) == 11 and rid in table and "remember" in table
+    assert max(len(line) for line in table.splitlines()) <= 80
