@@ -306,6 +306,7 @@ def test_contiguity_that_creates_activation_breaks_an_invariant(
         return a
 
     monkeypatch.setattr(C, "spread", creating)
+
     # the chores home's topic lines are untagged and under no heading, so in no context now:
     # give every line one context, as before that rule, to keep the case that shows the leak
     def one_context(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
