@@ -263,15 +263,12 @@ def test_memory_contexts_are_section_and_date() -> None:
         "- a deeper note\n"
         "## Home\n"
         "- water the plants\n"
-        "#hashtag is not a heading but a line\n"
+        "#hashtag is not a heading but a line <!-- user 2026-01-03 -->\n"
     )
-    assert C.memory_contexts(text) == {
-        2: (("Memory",), "", 1),
+    assert C.memory_contexts(text) == {  # untagged lines are in no context
         5: (("Memory", "Project: billing"), "2026-01-02", 3),
         6: (("Memory", "Project: billing"), "2026-01-02", 3),
-        8: (("Memory", "Project: billing", "Notes"), "", 4),
-        10: (("Memory", "Home"), "", 5),
-        11: (("Memory", "Home"), "", 5),
+        11: (("Memory", "Home"), "2026-01-03", 5),
     }
 
 
@@ -325,8 +322,10 @@ def test_home_model_links_facts_by_section_and_date(tmp_path: Path) -> None:
 
     home = rank_lab.write_home(
         tmp_path / "h",
-        "# Work\n- deploy the api on fridays\n- ask Bob before a deploy\n"
-        "# Home\n- water the plants weekly\n- the cat eats at seven\n",
+        "# Work\n- deploy the api on fridays <!-- user 2026-01-02 -->\n"
+        "- ask Bob before a deploy <!-- user 2026-01-02 -->\n"
+        "# Home\n- water the plants weekly <!-- user 2026-01-02 -->\n"
+        "- the cat eats at seven <!-- user 2026-01-02 -->\n",
         {"s.md": "---\nname: s\ndescription: a skill about plants\n---\n\nbody\n"},
     )
     _idx, kinds, labels, g = lab.home_model(home)
