@@ -210,28 +210,30 @@ def test_only_the_views_records_are_embedded_and_scored(
 
 
 def test_explain_shows_each_legs_rank_and_score(topic_home: tuple[Path, TopicEmbedder]) -> None:
-    """ "deploy pet pet": the deploy fact is the lexical leg's first (below the floor), the cat
-    fact its second (by contiguity); the dense leg orders them the other way (cosines
-    (4 + 0.04) / (√5.04 · √4.04) = 0.895 and (2 + 0.04) / (√5.04 · √4.04) = 0.452). The
-    lexical floor delivers nothing, so the dense leg weighs W_WEAK: 1/7 + 1.5/6 = 0.393 and
-    1/6 + 1.5/7 = 0.381. "where is the deploy region" has lexical evidence: W, 1/6 + 0.5/6."""
+    """ "deploy pet pet": the deploy fact is the lexical leg's only row (below the floor: the
+    untagged cat line is in no context, so nothing spreads to it); the dense leg ranks the
+    cat fact first (cosines (4 + 0.04) / (√5.04 · √4.04) = 0.895 and (2 + 0.04) / (√5.04 ·
+    √4.04) = 0.452). The lexical floor delivers nothing, so the dense leg weighs W_WEAK:
+    1/6 + 1.5/7 = 0.381 and 1.5/6 = 0.25; the gate delivers the cat fact. "where is the
+    deploy region" has lexical evidence: W, 1/6 + 0.5/6."""
     home, emb = topic_home
     mem = Memory(home, model="evidence", dense=leg_of(home, emb))
     first, second = (r.to_json() for r in mem.explain("deploy pet pet"))
-    assert first["text"] == "My cat is called Miso"
-    assert first["legs"]["lexical"]["rank"] == 2 and first["legs"]["dense"]["rank"] == 1
-    assert first["legs"]["dense"]["score"] == pytest.approx(4.04 / (5.04**0.5 * 4.04**0.5))
-    assert first["legs"]["fused"] == pytest.approx(1 / 7 + 1.5 / 6)
-    assert first["score"] == 0.393
-    assert first["cut"] == ""
-    assert second["text"] == "The deploy region is eu-west-1"
-    assert second["legs"]["lexical"]["rank"] == 1 and second["legs"]["dense"]["rank"] == 2
-    assert second["legs"]["dense"]["score"] == pytest.approx(2.04 / (5.04**0.5 * 4.04**0.5))
-    assert second["legs"]["fused"] == pytest.approx(1 / 6 + 1.5 / 7)
-    assert second["legs"]["lexical"]["score"] == pytest.approx(second["evidence"])
-    assert second["legs"]["lexical"]["score"] < 0.65  # below the floor, below the gate
-    assert second["score"] == 0.381
-    assert second["cut"] == "floor"
+    assert first["text"] == "The deploy region is eu-west-1"
+    assert first["legs"]["lexical"]["rank"] == 1 and first["legs"]["dense"]["rank"] == 2
+    assert first["legs"]["dense"]["score"] == pytest.approx(2.04 / (5.04**0.5 * 4.04**0.5))
+    assert first["legs"]["fused"] == pytest.approx(1 / 6 + 1.5 / 7)
+    assert first["legs"]["lexical"]["score"] == pytest.approx(first["evidence"])
+    assert first["legs"]["lexical"]["score"] < 0.65  # below the floor, below the gate
+    assert first["score"] == 0.381
+    assert first["cut"] == "floor"
+    assert second["text"] == "My cat is called Miso"
+    assert second["legs"]["lexical"] == {"rank": None, "score": None}
+    assert second["legs"]["dense"]["rank"] == 1
+    assert second["legs"]["dense"]["score"] == pytest.approx(4.04 / (5.04**0.5 * 4.04**0.5))
+    assert second["legs"]["fused"] == pytest.approx(1.5 / 6)
+    assert second["score"] == 0.25
+    assert second["cut"] == ""
     top = mem.explain("where is the deploy region")[0]
     assert (top.text, top.score, top.cut) == ("The deploy region is eu-west-1", 0.25, "")
 
@@ -248,8 +250,8 @@ def test_explain_table_has_both_legs_columns(
     assert res.exit_code == 0, res.output
     lines = [ln for ln in res.output.splitlines() if "Miso" in ln or "eu-west-1" in ln]
     assert [" ".join(ln.replace("│", " ").split()) for ln in lines] == [
-        "1 0.393 fact My cat is called Miso #2 0.16 #1 0.90",
-        "2 0.381 fact The deploy region is eu-west-1 #1 0.45 #2 0.45 floor",
+        "1 0.381 fact The deploy region is eu-west-1 #1 0.61 #2 0.45 floor",
+        "2 0.250 fact My cat is called Miso - #1 0.90",
     ]
     res = CliRunner().invoke(app, ["explain", "name of my pet", *args[2:], "--json"])
     data = json.loads(res.output)["data"]["rows"]
