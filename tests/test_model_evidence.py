@@ -102,10 +102,9 @@ def test_a_skill_that_matches_no_query_word_gets_no_body(skills_home: Path) -> N
     """Issue 15: "set up a new python project with lint" got the Kubernetes rollout skill's
     body because of the word "new" (the default model still gives it)."""
     q = "set up a new python project with lint"
-    assert picked(skills_home, q) == [
-        ("fact", "New python projects use ruff f", False),
-        ("fact", "The billing service deploys on", False),  # its contiguity neighbour
-    ]
+    # its contiguity neighbour "The billing service deploys on fridays" holds no query word:
+    # not delivered (relevance.NEIGHBOUR)
+    assert picked(skills_home, q) == [("fact", "New python projects use ruff f", False)]
     with Memory(skills_home) as mem:
         assert [r.node.name for r in mem.recall(q).picked if r.body] == ["kubernetes-rollout"]
     assert picked(skills_home, "roll out the new release") == [
@@ -136,12 +135,9 @@ def test_usage_counts_only_delivered_rows(skills_home: Path) -> None:
         mem.recall("write a poem about spring")
         mem.recall("set up a new python project with lint")
         hits = {k: s.hits for k, s in mem.usage().items() if s.hits}
-    assert hits == {
-        "fact:New python projects use ruff for lint and pytest for tests": 1,
-        "fact:The billing service deploys on fridays": 1,
-    }
+    assert hits == {"fact:New python projects use ruff for lint and pytest for tests": 1}
     trace = (skills_home / ".talos" / "recall_trace.jsonl").read_text().splitlines()
-    assert [len(json.loads(line)["picked"]) for line in trace] == [0, 2]
+    assert [len(json.loads(line)["picked"]) for line in trace] == [0, 1]
 
 
 def test_explain_marks_the_floor_and_shows_terms(example: Path) -> None:
