@@ -72,6 +72,9 @@ def test_the_example_home_queries_deliver_their_fact(example: Path) -> None:
     "answers" finds "answer" through the analyzer's stemming."""
     got = picked(example, "how should I format your answers")
     assert got[0] == ("fact", "The person prefers short answe", False)
+    # and only it: the next line under its heading ("Deploy region is eu-west-1") holds no
+    # query word and is no longer delivered beside it (relevance.NEIGHBOUR; a newcomer's report)
+    assert got == [("fact", "The person prefers short answe", False)]
     chart = ("fact", "画流程图用 mermaid,节点名不要带括号", False)
     assert picked(example, "画一个流程图") == [chart]
     # variants of both: fewer words, the other order
