@@ -1,12 +1,13 @@
 """The relevance floor and the skill body gate (SPEC §6.1 rules 2 and 5, issue 15 items 2–3):
 pure functions over one query's :class:`talos.evidence.Evidence`, every constant derived on the
-dev split (``bench/README.md`` "Relevance floor on the contiguity ranking", "Body gate on the
-evidence score").
+dev split (``bench/README.md`` "Relevance floor on the contiguity ranking", "The block's
+trade-off and the Chinese ranking", "Body gate on the evidence score").
 
 A row is *evidence* for a query when its evidence score (activation × √Z, comparable across
 query lengths) clears a floor, or when its own seed holds about the whole query. The block is
-empty when the best seed is no evidence; a skill earns its body only when it leads the other
-skills **and** matches the query itself.
+empty when the best seed is no evidence; it holds the rows whose own seed is near the best
+one's and, beside them, contiguity neighbours that hold a part of the query themselves. A
+skill earns its body only when it leads the other skills **and** matches the query itself.
 """
 
 from __future__ import annotations
