@@ -82,6 +82,20 @@ def test_the_example_home_queries_deliver_their_fact(example: Path) -> None:
     assert picked(example, "流程图怎么画") == [chart]
 
 
+def test_the_example_home_skill_queries_get_their_body(example: Path) -> None:
+    """The body floor is not so high that a small home's skills lose their body: the
+    example home's skill queries, in the skill's words and in other words."""
+    for q, skill in (
+        ("upgrade the rust toolchain", "rust-upgrade"),
+        ("bump rust to the latest version", "rust-upgrade"),
+        ("the service is throwing errors, check the logs", "log-triage"),
+        ("merge two csv files on the user id column", "csv-merge"),
+    ):
+        with Memory(example, model="evidence") as mem:
+            got = [r.node.name for r in mem.recall(q).picked if r.body]
+        assert got == [skill], q
+
+
 def test_without_the_small_home_rule_the_floor_empties_them(
     example: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -129,8 +143,10 @@ def test_the_body_gate_reads_the_skills_own_evidence(skills_home: Path) -> None:
     own = np.zeros(index.n)
     own[skill] = 0.2  # 0.2 × √4 = 0.4 < BODY_FLOOR, 0.2 < WHOLE
     assert select_evidence(graph, index, edges, ev, (own, 2.0), 5) == [(1.0, skill, False)]
-    own[skill] = 0.3  # 0.6 ≥ BODY_FLOOR
-    assert select_evidence(graph, index, edges, ev, (own, 2.0), 5) == [(1.0, skill, True)]
+    own[skill] = 0.3  # 0.6 < BODY_FLOOR 0.9 (it was ≥ the old 0.59)
+    assert select_evidence(graph, index, edges, ev, (own, 2.0), 5) == [(1.0, skill, False)]
+    own[skill] = 0.35  # 0.35 × 3 = 1.05 ≥ BODY_FLOOR
+    assert select_evidence(graph, index, edges, ev, (own, 3.0), 5) == [(1.0, skill, True)]
 
 
 def test_usage_counts_only_delivered_rows(skills_home: Path) -> None:
