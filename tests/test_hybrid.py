@@ -443,7 +443,7 @@ def test_a_second_dense_only_row_needs_the_margin(
 ) -> None:
     """Two rows no query word reaches, both over the gate: cosines 2.04 / (1.0198 · 2.01) =
     0.995 and 3.04 / (1.0198 · 3.1686) = 0.941; the second is 0.054 below the best, beyond
-    MARGIN (0.015), so only the best is delivered; a wider margin delivers both."""
+    MARGIN (0.01), so only the best is delivered; a wider margin delivers both."""
     home = make_home(memory="- Miso the cat\n- cat cat miso bread\n")
     mem = Memory(home, model="evidence", dense=leg_of(home, TopicEmbedder()))
     assert [p.text for p in mem.recall("pet").picked] == ["Miso the cat"]
