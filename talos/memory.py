@@ -542,11 +542,12 @@ class Memory:
             InputError: ``budget`` below :data:`talos.render.MIN_BUDGET`, an unknown ``unit``.
         """
         check_budget(budget, unit)  # a bad budget fails before anything is written
+        # the query's vector first: its embedding overlaps the look at the files too
+        leg = self._dense_leg(dense)
+        pending = self._query_soon(leg, query) if self.model == EVIDENCE else None
         graph = self._kept.recall_graph(at, overrides)
         if self.model == EVIDENCE:
             terms = analyze(query)
-            leg = self._dense_leg(dense)
-            pending = self._query_soon(leg, query)
             index, edges, ev = self._evidence(graph, terms)
             body = body_evidence(index, terms, at_least=SMALL_HOME)
             fusion = self._fused(leg, pending, graph, ev, edges)
@@ -557,7 +558,6 @@ class Memory:
             else:
                 picks = select_evidence(graph, index, edges, ev, body, k)
         else:
-            self._dense_leg(dense)  # warns when asked for
             act = MODELS[self.model].activate(graph, keywords(query))
             picks = select(graph, act, MODELS[self.model], k)
         rows = [
