@@ -22,6 +22,10 @@ the chores.
 
     python3 bench/hybrid_gate.py fusion --data ../shared/bench                 # dev only
     python3 bench/hybrid_gate.py gate --data ../shared/bench --json gate.json  # dev only
+    python3 bench/hybrid_gate.py paired --data ../shared/bench --split test
+
+``paired``: R@5 of ``talos:evidence+dense`` minus ``talos:evidence`` per question, through
+``Memory.recall`` / ``explain`` (``relevance.run``), with its paired 95% bootstrap interval.
 
 The vectors come from ``relevance.DENSE_CACHE`` (embedded on first use). The data is read in
 place and never copied into the repository.
@@ -161,7 +165,8 @@ def sweep_fusion(data: Path, limit: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=["fusion", "gate"])
+    ap.add_argument("command", choices=["fusion", "gate", "paired"])
+    ap.add_argument("--split", choices=["dev", "test"], default="dev", help="paired only")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--json", type=Path)
@@ -176,6 +181,20 @@ def main(argv: list[str] | None = None) -> int:
         "dense-only row may fall below the block's best cosine",
     )
     args = ap.parse_args(argv)
+    if args.command == "paired":
+        from relevance import bootstrap, run
+
+        methods = ["talos:evidence+dense", "talos:evidence"]
+        res = run(pools(load_all(args.data), [args.split], args.limit), methods)
+        for label in dict.fromkeys(k[0] for k in res):
+            a = np.array([m["R@5"] for m in res[(label, args.split, methods[0])][0]])
+            b = np.array([m["R@5"] for m in res[(label, args.split, methods[1])][0]])
+            lo, hi = bootstrap(a - b)
+            print(
+                f"{label} ({args.split}, n {len(a)}): {a.mean():.3f} - {b.mean():.3f} = "
+                f"{(a - b).mean():+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            )
+        return 0
     if args.command == "fusion":
         WEAK.extend(args.weak or [])
         return sweep_fusion(args.data, args.limit)
