@@ -80,11 +80,21 @@ def main(argv: list[str] | None = None) -> int:
             t_lex.append((t1 - t0) * 1000)
             t_hyb.append((t2 - t1) * 1000)
     diff = [b - a for a, b in zip(t_lex, t_hyb, strict=True)]
+    t_emb: list[float] = []
+    leg = hyb._leg
+    assert leg is not None
+    for _ in range(args.rounds):
+        for q in qs:  # the query's embedding alone, for the break-down
+            t0 = time.perf_counter()
+            leg.embedder.query(q)
+            t_emb.append((time.perf_counter() - t0) * 1000)
     print(
         f"{args.home} · {len(qs)} queries × {args.rounds} rounds · threads {args.threads}"
+        f" · load {os.getloadavg()[0]:.1f}"
         + (f" · query cut {args.query_chars}" if args.query_chars else "")
     )
-    for name, xs in (("evidence", t_lex), ("evidence + dense", t_hyb), ("added", diff)):
+    rows = (("evidence", t_lex), ("evidence + dense", t_hyb), ("added", diff))
+    for name, xs in (*rows, ("query embedding", t_emb)):
         print(f"{name:>18}: median {statistics.median(xs):.1f} ms, p90 {pct(xs, 0.9):.1f} ms")
     lex.close()
     hyb.close()

@@ -53,6 +53,9 @@ class TopicEmbedder:
         self.calls += list(texts)
         return np.stack([self.vector(t) for t in texts]) if texts else np.zeros((0, 4))
 
+    def load(self) -> None:
+        """Nothing to load (the real one maps its weights)."""
+
     def query_soon(self, text: str) -> Future[np.ndarray]:
         self.queried.append(text)
         f: Future[np.ndarray] = Future()
@@ -449,3 +452,19 @@ def test_a_second_dense_only_row_needs_the_margin(
     assert [p.text for p in mem.recall("pet").picked] == ["Miso the cat"]
     monkeypatch.setattr(hybrid, "MARGIN", 0.06)
     assert [p.text for p in mem.recall("pet").picked] == ["Miso the cat", "cat cat miso bread"]
+
+
+def test_prepare_warms_the_leg(topic_home: tuple[Path, TopicEmbedder]) -> None:
+    """The hook server's warm-up (``Memory.prepare``) builds the vector matrix, so its first
+    recall reads nothing more; off, prepare leaves the leg alone."""
+    home, emb = topic_home
+    leg = leg_of(home, emb)
+    Memory(home, model="evidence", dense=False).prepare()
+    mem = Memory(home, model="evidence", dense=leg)
+    assert leg._kept is None
+    mem.prepare()
+    assert leg._kept is not None
+    assert sorted(emb.calls) == ["My cat is called Miso", "The deploy region is eu-west-1"]
+    kept = leg._kept
+    mem.recall("name of my pet")
+    assert leg._kept is kept

@@ -86,8 +86,8 @@ def _index(
     start = time.perf_counter()
     stats = _run(idx, rebuild, show=not as_json)
     with Memory(paths.home, dense=dense) as mem:  # the blocks a recall reads: warm
-        mem.prepare()
         embedded = _embed(mem, show=not as_json) if mem.dense else None
+        mem.prepare()
     seconds = time.perf_counter() - start
     facts, episodes = idx.counts()  # counted by the index: no node built (1M facts: 10 s)
     counts = {"facts": facts, "episodes": episodes}
