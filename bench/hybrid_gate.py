@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -66,7 +67,7 @@ def parts(memory: Any, ids: Any, query: str) -> tuple[list[list[str]], list[bool
     index, edges, ev = memory._evidence(graph, analyze(query))
     leg = memory._leg
     sure = hybrid.lexical_evidence(ev, edges)
-    fusion = leg.rank(graph, leg.embedder.query(query), ev, sure)
+    fusion = leg.rank(graph, leg.embedder.query(hybrid.query_text(query)), ev, sure)
     top = fusion.order[:5].tolist()
     lexical = set(deliver(ev, top, edges)) if index.n else set()
     ranking = [ids(graph.nodes[i]) for i in fusion.order[:10].tolist()]
@@ -88,7 +89,7 @@ def legs(memory: Any, ids: Any, query: str, n: int = 50) -> tuple[list[Any], lis
     index, edges, ev = memory._evidence(graph, analyze(query))
     leg = memory._leg
     kept = leg.kept(graph)
-    d = score(leg.embedder.query(query), kept.matrix, kept.candidates)
+    d = score(leg.embedder.query(hybrid.query_text(query)), kept.matrix, kept.candidates)
     dense = d.nodes[np.lexsort((d.nodes, -d.scores))][:n].tolist()
     lexical = evidence_order(ev.final)[:n].tolist()
     sure = bool(deliver(ev, lexical[:5], edges)) if index.n else False
@@ -181,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         "dense-only row may fall below the block's best cosine",
     )
     args = ap.parse_args(argv)
+    if os.environ.get("TALOS_BENCH_QUERY_CHARS"):  # e.g. "256" (last 256) or "-256" (first)
+        n = int(os.environ["TALOS_BENCH_QUERY_CHARS"])
+        hybrid.QUERY_CHARS, hybrid.QUERY_END = abs(n), n > 0
     if args.command == "paired":
         from relevance import bootstrap, run
 

@@ -66,6 +66,7 @@ __all__ = [
     "lexical_evidence",
     "node_texts",
     "problem",
+    "query_text",
     "select",
 ]
 
@@ -96,6 +97,16 @@ W_WEAK = 1.5
 #: At most this many texts without a vector are embedded inside a recall (~2 CPU-s); more
 #: means ``talos index`` has not run since they were written: that recall is lexical.
 INLINE = 32
+#: A query is embedded by at most this many characters, its last ones (an agent's request
+#: and a dialogue's latest turn come last; None: whole, up to :data:`talos.dense.MAX_CHARS`);
+#: the lexical leg still reads all of it. The embedding's cost grows with the text (one
+#: thread, a loaded machine: 64 characters of English 65 ms, 512 219 ms; 1,200 of Chinese
+#: 2.6 s). Dev (``TALOS_BENCH_QUERY_CHARS``, ``bench/README.md`` "Hybrid recall"): the
+#: shortest cut keeping the fusion objective within 0.005 and every set's block R@5 within
+#: 0.015 of the whole query's — 256 (objective 0.645 vs 0.646; the first 256 instead: 0.636;
+#: the last 128 cost the Chinese set's block 0.544 → 0.510). Short task texts are unchanged.
+QUERY_CHARS: int | None = 256
+QUERY_END = True
 #: What to run to get the leg.
 INSTALL = dense.INSTALL
 
@@ -129,6 +140,13 @@ def available() -> str | None:
     from talos.dense import unavailable
 
     return unavailable()
+
+
+def query_text(query: str) -> str:
+    """What of ``query`` the dense leg embeds (:data:`QUERY_CHARS`, :data:`QUERY_END`)."""
+    if QUERY_CHARS is None or len(query) <= QUERY_CHARS:
+        return query
+    return query[-QUERY_CHARS:] if QUERY_END else query[:QUERY_CHARS]
 
 
 def gate_for(query: str) -> float:

@@ -478,7 +478,7 @@ class Memory:
         if leg is None:
             return None
         try:
-            return leg.embedder.query_soon(query)
+            return leg.embedder.query_soon(hybrid.query_text(query))
         except TalosError as e:
             self._dense_warn(f"{e}; recalled with the lexical leg only")
             return None
