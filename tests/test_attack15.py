@@ -1,0 +1,441 @@
+"""Attacks on the relevance work of issue 15 and the agent hooks of issue 16, with the
+``evidence`` model (lane attack15). Each test is one input found to break a promise of the
+issues, written as the behaviour the issues promise; those that fail today are marked
+``xfail(strict=True)`` with what happens instead, so the lead can remove the mark with the fix.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from talos.cli.init import example_dir
+from talos.hooks.context import Responder
+from talos.memory import Memory
+from talos.render import size
+
+EVIDENCE = 'model = "evidence"\n'
+
+
+def home_of(
+    tmp_path: Path,
+    memory: str | None = None,
+    skills: dict[str, str] | None = None,
+    config: str = EVIDENCE,
+    name: str = "home",
+) -> Path:
+    home = tmp_path / name
+    home.mkdir()
+    if memory is not None:
+        (home / "memory.md").write_text(memory, encoding="utf-8")
+    if skills:
+        (home / "skills").mkdir()
+        for fname, text in skills.items():
+            (home / "skills" / fname).write_text(text, encoding="utf-8")
+    (home / "talos.toml").write_text(config, encoding="utf-8")
+    return home
+
+
+def example_home(tmp_path: Path, config: str = EVIDENCE) -> Path:
+    """The quickstart's home (``talos init --example``) with the evidence model."""
+    src = example_dir()
+    home = home_of(tmp_path, (src / "memory.md.example").read_text(encoding="utf-8"), None, config)
+    shutil.copytree(src / "skills", home / "skills")
+    return home
+
+
+def facts(*lines: str) -> str:
+    return "".join(f"- {line}\n" for line in lines)
+
+
+def skill(name: str, description: str, body: str, extra: str = "") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n\n{body}\n"
+
+
+def texts(home: Path, query: str, **kw: object) -> list[str]:
+    return [r.text for r in Memory(home, model="evidence").recall(query, **kw).picked]
+
+
+def bodies(home: Path, query: str) -> list[str]:
+    """The names of the skills whose body the block delivers."""
+    got = Memory(home, model="evidence").recall(query).picked
+    return [r.node.name for r in got if r.body]
+
+
+#: A person's small home (a new user's: far below the small-home bound of 100 candidates).
+THREE = facts(
+    "I use vim for editing",
+    "The billing service deploys on fridays",
+    "Alice reviews the deploy scripts",
+)
+
+#: The classic list of the most common English nouns, verbs and adjectives; none is a stop word.
+_COMMON = """time person year way day thing man world life hand part child eye woman place work
+week case point government company number group problem fact get make go know take see come
+think look want give use find tell ask seem feel try leave call good new first last long great
+little old right big high different small large next early young important bad able need help
+set run change show start keep let put mean turn move play live believe bring happen write
+provide sit stand lose pay meet include continue learn lead understand watch follow stop create
+speak read allow add spend grow open walk win offer remember love consider appear buy wait
+serve die send expect build stay fall cut reach kill remain suggest raise pass sell require
+report decide pull file code data list name line page test fix issue"""
+COMMON = _COMMON.split()
+
+
+# -- 1. unrelated queries get rows ---------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="small-home rule: a 2-term query sharing one word with a fact (df 1) scores "
+    "0.4545/2 x sqrt(2 x 4.21) = 0.66 >= FLOOR 0.65, so 'how do I use docker' gets the vim fact",
+)
+def test_a_small_home_gives_nothing_for_a_task_sharing_one_common_word(tmp_path: Path) -> None:
+    home = home_of(tmp_path, THREE)
+    assert texts(home, "how do I use docker") == []
+    assert texts(home, "edit my photo") == []  # "edit" ~ "editing"
+    one = home_of(tmp_path, facts("I use vim for editing text files"), name="one")
+    assert texts(one, "how do I use docker") == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a line of 144 common words is delivered alone for 4 of 6 unrelated coding chores "
+    "(the issue's own 'set up a new python project with lint' among them)",
+)
+def test_a_line_of_common_words_is_no_evidence_for_unrelated_chores(tmp_path: Path) -> None:
+    stuffed = " ".join(COMMON)
+    home = home_of(
+        tmp_path,
+        facts(
+            "Keep each answer short and in English",
+            "The billing service deploys on fridays",
+            "Alice reviews the deploy scripts",
+            "The new office opens in March",
+            "My cat is called Miso",
+            stuffed,
+        ),
+    )
+    assert texts(home, "when does the billing service deploy") == [
+        "The billing service deploys on fridays"
+    ]
+    got = {
+        q: texts(home, q)
+        for q in (
+            "set up a new python project with lint",
+            "find large files on disk",
+            "write a unit test for the parser",
+            "make the build faster",
+            "rename a git branch",
+            "reverse a linked list",
+        )
+    }
+    assert got == {q: [] for q in got}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a skill's matching text is its whole file, frontmatter keys included: 'name' and "
+    "'description' are terms of every skill, so 'what is your name' lists three skills in the "
+    "quickstart home and 'description' all four",
+)
+def test_frontmatter_keys_are_not_words_of_a_skill(tmp_path: Path) -> None:
+    home = example_home(tmp_path)
+    assert texts(home, "what is your name") == []
+    assert texts(home, "a name for the baby") == []
+    assert texts(home, "description") == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="in the quickstart home 'fix my bicycle tire' gets the log-triage and rust-upgrade "
+    "skills (both say 'fix'), 'ERROR' the same two",
+)
+def test_the_quickstart_home_gives_nothing_for_unrelated_tasks(tmp_path: Path) -> None:
+    home = example_home(tmp_path)
+    assert texts(home, "fix my bicycle tire") == []
+    assert texts(home, "write a poem about the sea") == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="contiguity: a line under the same heading that matches no query word is delivered "
+    "beside the match: 'how should I format your answers' (the issue's query) and 'short "
+    "story' both deliver 'Deploy region is eu-west-1 ...' (seed 0.0, score 0.17) in the "
+    "quickstart home",
+)
+def test_the_quickstart_block_holds_only_what_the_query_is_about(tmp_path: Path) -> None:
+    home = example_home(tmp_path)
+    short = "The person prefers short answers with the command first, explanation after"
+    assert texts(home, "how should I format your answers") == [short]
+    assert texts(home, "short story") == []  # or [short]; never the deploy region
+
+
+# -- 1b. clearly relevant facts the floor drops --------------------------------------------
+
+DEPLOYS = facts(
+    "Deploy region is eu-west-1",
+    "Never deploy on fridays; deploy on tuesdays",
+    "Alice approves each deploy",
+    "The cat is called Miso",
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the relative floor is on seeds, and a term said twice saturates higher (tf 2: "
+    "0.625, tf 1: 0.4545 < 0.8 x 0.625): for 'deploy' two facts that say it once are cut "
+    "('floor') though each holds the whole query (seed 0.45 >= WHOLE) at evidence 0.84",
+)
+def test_every_fact_holding_a_one_word_query_is_delivered(tmp_path: Path) -> None:
+    home = home_of(tmp_path, DEPLOYS)
+    want = [
+        "Never deploy on fridays; deploy on tuesdays",
+        "Deploy region is eu-west-1",
+        "Alice approves each deploy",
+    ]
+    assert texts(home, "deploy") == want
+    assert texts(home, "deploys") == want
+
+
+PERSON = facts(
+    "I use vim with the gruvbox theme for editing",
+    "The work project uses Python 3.12 and poetry",
+    "We deploy the shop on Tuesdays after the standup",
+    "The staging database is postgres 16 on port 5433",
+    "I am learning Rust in my spare time",
+    "Time zone: Europe/Berlin",
+    "The deploy runs at 2am",
+    "Our catalogue has 4,000 products",
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="two deploy facts (df 2) and a 2-term query: seed 0.4545 x 3.7 / 7.9 = 0.21, "
+    "evidence 0.60 < 0.65; 'deploy schedule', 'deploy time' and 'deployment time' get nothing "
+    "while 'when do we deploy' gets both",
+)
+def test_a_second_word_does_not_hide_the_facts_of_the_first(tmp_path: Path) -> None:
+    home = home_of(tmp_path, PERSON)
+    both = ["We deploy the shop on Tuesdays after the standup", "The deploy runs at 2am"]
+    assert texts(home, "when do we deploy") == both
+    for q in ("deploy schedule", "deployment time"):
+        assert set(both) <= set(texts(home, q)), q
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="British/American spelling and one shared word of three: 'how many products in "
+    "the catalog' gets nothing of 'Our catalogue has 4,000 products'",
+)
+def test_catalog_finds_catalogue(tmp_path: Path) -> None:
+    home = home_of(tmp_path, PERSON)
+    assert texts(home, "how many products in the catalog") == ["Our catalogue has 4,000 products"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Chinese: '我们部署在哪里' (where do we deploy) gets nothing of the quickstart's "
+    "'部署区域是 eu-west-1,测试环境端口 8080' (evidence 0.55 < 0.65); so do '部署到哪里' and "
+    "'服务部署在哪'; 'where do we deploy' finds the English fact",
+)
+def test_a_chinese_question_finds_the_chinese_fact(tmp_path: Path) -> None:
+    home = example_home(tmp_path)
+    assert texts(home, "where do we deploy") == [
+        "Deploy region is eu-west-1; the staging service listens on port 8080"
+    ]
+    for q in ("我们部署在哪里", "部署到哪里", "服务部署在哪"):
+        assert texts(home, q) == ["部署区域是 eu-west-1,测试环境端口 8080"], q
+
+
+# -- 2. skill bodies -----------------------------------------------------------------------
+
+CSV = skill(
+    "csv-merge",
+    "Merge several csv files into one table, aligned on a key column",
+    "1. Read every file.\n2. Outer-join on the key column.",
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a lone skill gets its whole body for 'what is your name', 'name a dog' and "
+    "'description': the frontmatter keys are matched as its words",
+)
+def test_a_lone_skill_gets_no_body_for_its_frontmatter_keys(tmp_path: Path) -> None:
+    home = home_of(tmp_path, facts("I use vim"), {"csv-merge.md": CSV})
+    for q in ("what is your name", "name a dog", "description"):
+        assert bodies(home, q) == [], q
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="'upgrade my phone' gets the rust-upgrade body in the quickstart home (one word of "
+    "three); 'change my name' gets it too ('change' in its body + the frontmatter 'name')",
+)
+def test_the_quickstart_home_gives_no_body_for_an_unrelated_task(tmp_path: Path) -> None:
+    home = example_home(tmp_path)
+    assert bodies(home, "upgrade rust dependencies") == ["rust-upgrade"]  # its own task
+    assert bodies(home, "upgrade my phone") == []
+    assert bodies(home, "change my name") == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a skill whose description repeats common words (each twice) earns its body for "
+    "'make this function faster', 'how do I make sourdough bread', 'what time is it in tokyo'",
+)
+def test_a_description_of_repeated_common_words_earns_no_body(tmp_path: Path) -> None:
+    helper = skill("helper", " ".join(w for w in COMMON[:60] for _ in range(2)), "Do it.")
+    k8s = skill(
+        "k8s-rollout",
+        "Roll out a new release to the kubernetes cluster with kubectl",
+        "1. kubectl apply\n2. kubectl rollout status",
+    )
+    home = home_of(
+        tmp_path, PERSON, {"csv-merge.md": CSV, "k8s-rollout.md": k8s, "helper.md": helper}
+    )
+    for q in ("make this function faster", "how do I make sourdough bread"):
+        assert bodies(home, q) == [], q
+    assert bodies(home, "what time is it in tokyo") == []
+
+
+# -- 3. filler counts as use ---------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a reflect line of the same day as the match is delivered by contiguity with seed "
+    "0.0 (score 0.17), counted as a hit in all 9 recalls, and dead() proposes nothing",
+)
+def test_a_neighbour_that_matches_no_query_word_is_no_hit(tmp_path: Path) -> None:
+    home = home_of(
+        tmp_path,
+        "- Keep answers short, the command first <!-- reflect 2026-09-14 -->\n"
+        "- Deploy region is eu-west-1 <!-- reflect 2026-09-14 -->\n"
+        "- The cat is called Miso\n",
+    )
+    mem = Memory(home, model="evidence")
+    for _ in range(9):
+        got = mem.recall("how should I format your answers")
+    assert [r.text for r in got.picked] == ["Keep answers short, the command first"]
+    assert mem.usage()["fact:Deploy region is eu-west-1"].hits == 0
+    assert [s.text for s in mem.dead()] == ["Deploy region is eu-west-1"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a talos-written skill matched only by its frontmatter key 'name' gets its body "
+    "and a hit for 'what should I name this variable' (8 of 8), so dead() never proposes it",
+)
+def test_a_skill_matched_only_by_its_frontmatter_is_no_hit(tmp_path: Path) -> None:
+    home = home_of(
+        tmp_path,
+        facts("I use vim for editing"),
+        {
+            "csv-merge.md": skill(
+                "csv-merge", "Merge csv files on a key column", "1. Join.", "source: reflect\n"
+            )
+        },
+    )
+    mem = Memory(home, model="evidence")
+    for _ in range(8):
+        got = mem.recall("what should I name this variable")
+    assert got.picked == []
+    assert [s.kind for s in mem.dead()] == ["skill"]
+
+
+# -- why-not: the same analyzer, and the floor's cut named ---------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="why_not matches excluded records with SPEC §4 keywords, not the analyzer: "
+    "'answer' lists the expired fact, 'answers' and full-width 'ａｎｓｗｅｒ' do not",
+)
+def test_why_not_uses_the_analyzer(tmp_path: Path) -> None:
+    home = home_of(
+        tmp_path,
+        "- Keep each answer short <!-- user 2026-01-01 until=2026-02-01 -->\n"
+        "- The cat is called Miso\n",
+    )
+    mem = Memory(home, model="evidence")
+    want = [("expired", "Keep each answer short")]
+    assert [(w.reason, w.node.text) for w in mem.why_not("answer")] == want
+    assert [(w.reason, w.node.text) for w in mem.why_not("answers")] == want
+    assert [(w.reason, w.node.text) for w in mem.why_not("ａｎｓｗｅｒ")] == want
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="'deployment time' recalls nothing (both deploy facts cut by the floor, explain "
+    "says so) and why_not names nothing at all: the floor is no reason it knows; in a home "
+    "without the cat line it listed 'My cat Miso ...' (no shared word) as beyond-k rank 9",
+)
+def test_why_not_names_what_the_floor_cut(tmp_path: Path) -> None:
+    home = home_of(tmp_path, PERSON + facts("My cat Miso needs her medicine every morning"))
+    mem = Memory(home, model="evidence")
+    assert mem.recall("deployment time").picked == []
+    named = {w.node.text: w.reason for w in mem.why_not("deployment time")}
+    assert "The deploy runs at 2am" in named
+    assert "My cat Miso needs her medicine every morning" not in named
+
+
+# -- 4. budget -----------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="when the best row does not fit, fit_block delivers a lower row alone: 'deploy' "
+    "at --budget 300 gives only 'Alice reviews the deploy scripts', the most relevant fact "
+    "left out first",
+)
+def test_a_budget_never_keeps_a_lower_row_instead_of_the_best(tmp_path: Path) -> None:
+    top = "The release checklist: deploy " + " ".join(f"step{i}" for i in range(100))
+    home = home_of(tmp_path, facts(top[:590], "Alice reviews the deploy scripts"))
+    assert len(texts(home, "deploy")) == 2
+    got = texts(home, "deploy", budget=300)
+    assert got in ([], [top[:590]])
+
+
+@pytest.mark.parametrize("unit", ["chars", "utf16", "bytes"])
+def test_the_budget_holds_for_wide_characters(tmp_path: Path, unit: str) -> None:
+    """Held: astral characters (2 UTF-16 units, 4 bytes) and CJK in facts and a body."""
+    wide = "deploy 😀𝔘 部署数据 café " * 30
+    home = home_of(
+        tmp_path,
+        facts(*(f"{wide[: 60 + 40 * i]} {i}" for i in range(6))),
+        {"d.md": skill("deploy-data", "deploy 部署 data", "\n".join([wide] * 20))},
+    )
+    mem = Memory(home, model="evidence")
+    for budget in (200, 233, 401, 777, 1500):
+        text = mem.recall("deploy 部署", budget=budget, unit=unit).text
+        assert size(text, unit) <= budget, (budget, size(text, unit))
+
+
+# -- 5. hooks ------------------------------------------------------------------------------
+
+HOOKS = EVIDENCE + "[hooks]\nserver = false\ntimeout = 30\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="through the hooks the quickstart home gives context for unrelated prompts: "
+    "claude-code 'fix my bicycle tire' two skill rows, gemini 'upgrade my phone' the whole "
+    "rust-upgrade body",
+)
+def test_a_hook_gives_no_context_for_an_unrelated_prompt(tmp_path: Path) -> None:
+    home = example_home(tmp_path, HOOKS)
+    r = Responder(str(home))
+    try:
+        ok = {"hook_event_name": "UserPromptSubmit", "prompt": "which port does staging use"}
+        assert "port 8080" in r.answer("claude-code", ok)
+        cc = {"hook_event_name": "UserPromptSubmit", "prompt": "fix my bicycle tire"}
+        assert r.answer("claude-code", cc) == ""
+        gem = {"hook_event_name": "BeforeAgent", "prompt": "upgrade my phone"}
+        assert r.answer("gemini", gem) == ""
+    finally:
+        r.close()
