@@ -358,6 +358,34 @@ def test_a_description_of_repeated_common_words_earns_no_body(tmp_path: Path) ->
     assert bodies(home, "what time is it in tokyo") == []
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="two skills whose descriptions differ in one word: the exact description of "
+    "deploy-staging gets no body (lead 3.10 / 2.66 = 1.17 < BODY_LEAD 1.2) while 'deploy "
+    "staging' gets it; the same for deploy-production",
+)
+def test_the_exact_description_of_a_skill_earns_its_body(tmp_path: Path) -> None:
+    def deploy(where: str, values: str) -> str:
+        return skill(
+            f"deploy-{where}",
+            f"Deploy the billing service to the {where} cluster with helm and check the rollout",
+            f"1. helm upgrade --install billing ./chart -f {values}\n2. kubectl rollout status",
+        )
+
+    home = home_of(
+        tmp_path,
+        facts("I use vim"),
+        {
+            "deploy-staging.md": deploy("staging", "staging.yaml"),
+            "deploy-production.md": deploy("production", "prod.yaml"),
+        },
+    )
+    assert bodies(home, "deploy staging") == ["deploy-staging"]
+    exact = "Deploy the billing service to the {} cluster with helm and check the rollout"
+    assert bodies(home, exact.format("staging")) == ["deploy-staging"]
+    assert bodies(home, exact.format("production")) == ["deploy-production"]
+
+
 # -- 3. filler counts as use ---------------------------------------------------------------
 
 
