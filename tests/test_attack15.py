@@ -543,6 +543,34 @@ def test_a_hook_gives_no_context_for_an_unrelated_prompt(tmp_path: Path) -> None
         r.close()
 
 
+LONG_PROMPT = (
+    "I'm working on the billing service today and I need to get the new invoice export "
+    "feature ready. Can you help me write the deploy script changes, update the tests, and "
+    "tell me on which day we deploy it? Also check the CI config and make sure the lint "
+    "passes before I open the PR."
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a prompt as agents send it (55 words) that asks on which day the billing service "
+    "deploys gets nothing: the evidence score falls as 1/sqrt(Z) with the prompt's length "
+    "(the fact's 0.51 < 0.65); the same question in 21 words gets the fact",
+)
+def test_a_long_prompt_still_gets_the_fact_it_asks_for(tmp_path: Path) -> None:
+    home = home_of(tmp_path, PERSON + THREE, config=HOOKS)
+    fact = "The billing service deploys on fridays"
+    short = "Which day does the billing service deploy? I need the invoice export ready."
+    assert fact in texts(home, short)
+    assert fact in texts(home, LONG_PROMPT)
+    r = Responder(str(home))
+    try:
+        event = {"hook_event_name": "UserPromptSubmit", "prompt": LONG_PROMPT}
+        assert fact in r.answer("claude-code", event)
+    finally:
+        r.close()
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="the resident server counts usage after its reply whether or not the reply reached "
