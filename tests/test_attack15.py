@@ -293,6 +293,17 @@ def test_catalog_finds_catalogue(tmp_path: Path) -> None:
 
 @pytest.mark.xfail(
     strict=True,
+    reason="no accent folding: 'where is my resume' gets nothing of 'My résumé is in "
+    "~/docs/cv.pdf' ('cafe nero' finds 'Café Nero' only through 'nero')",
+)
+def test_resume_finds_resume_with_accents(tmp_path: Path) -> None:
+    home = home_of(tmp_path, facts("My résumé is in ~/docs/cv.pdf", "I use vim"))
+    assert texts(home, "résumé") == ["My résumé is in ~/docs/cv.pdf"]
+    assert texts(home, "where is my resume") == ["My résumé is in ~/docs/cv.pdf"]
+
+
+@pytest.mark.xfail(
+    strict=True,
     reason="Chinese: '我们部署在哪里' (where do we deploy) gets nothing of the quickstart's "
     "'部署区域是 eu-west-1,测试环境端口 8080' (evidence 0.55 < 0.65); so do '部署到哪里' and "
     "'服务部署在哪'; 'where do we deploy' finds the English fact",
