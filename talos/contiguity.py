@@ -10,7 +10,7 @@ them). Dev: LoCoMo R@5 0.580 → 0.642, Chinese set 0.708 → 0.731 (``bench/REA
 **Context.** The fact lines of ``memory.md`` in file order; a line's *context* is its section
 (the texts of the markdown headings above it, outermost first, issue 15 item 4), its
 observed date (the provenance tag's date, "" untagged) and its paragraph (a blank line ends
-one): :func:`memory_contexts`. An untagged line under no heading is in no context. A *context
+one): :func:`memory_contexts`. An untagged line is in no context. A *context
 run* is a maximal run of consecutive fact lines of one context; lines that are no node (too
 short, filtered) are skipped, a line in no context ends the run, and consecutive lines of the
 same node count once (four identical lines are one line).
@@ -177,9 +177,11 @@ def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
     tag's date (``talos.sources.facts.strip_tag``; "" untagged), ``paragraph`` = the number of
     blank lines and headings above it (a blank line ends a run, as it ends a markdown paragraph).
 
-    An untagged line under no heading is in no context: hand-written notes one a line are
-    independent facts, and linking them delivered the next line of the file with no query word
-    ("set up a new python project with lint" → "The billing service deploys on fridays").
+    An untagged line is in no context: hand-written notes one a line are independent facts,
+    under a heading too, and linking them delivered the next line of the file with no query
+    word ("set up a new python project with lint" → "The billing service deploys on fridays";
+    "how should I format your answers" → "Deploy region is eu-west-1" under ``# Memory``).
+    Dated lines (a session's turns, a day's ``remember``) are what the effect was measured on.
     Heading lines and blank lines are in none. Which lines are facts is the caller's (the
     home's nodes)."""
     out: dict[int, tuple[tuple[str, ...], str, int]] = {}
@@ -196,6 +198,6 @@ def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
             para += 1
             continue
         date = strip_tag(line)[2]
-        if path or date:
+        if date:
             out[no] = (tuple(t for _lv, t in path), date, para)
     return out

@@ -205,15 +205,18 @@ def test_the_answer_after_the_question_is_reached_in_one_hop() -> None:
     assert rank_of(con, node[PICNIC[3]]) == 4  # after the picnic lines and the opening turn
     assert all(rank_of(con, node[t]) > 4 for t in EARLIER)  # another day: not reached
     top = np.argsort(-con.final, kind="stable")[:5]
-    got = C.deliver(con, top, g, 0.65, 0.4, 0.8)
+    got = C.deliver(con, top, g, 0.65, 0.4, 0.8, neighbour=0.0)  # the lab's rule
     assert [texts[idx.node_of.index(n)] for n in got] == [
         PICNIC[1],
         PICNIC[2],
         PICNIC[3],  # the answer, beside the question (it hands the answer the most)
     ]
+    # the shipped neighbour rule (talos.relevance.NEIGHBOUR) trades this answer, which holds
+    # only the speaker's name, for fewer filler rows (bench/README "The block's trade-off")
+    assert node[PICNIC[3]] not in C.deliver(con, top, g, 0.65, 0.4, 0.8)
     # the opening turn was written before the evidence: reached, ranked, not delivered
     assert rank_of(con, node[PICNIC[0]]) == 3
-    assert node[PICNIC[0]] in C.deliver(con, top, g, 0.65, 0.4, 0.8, after=False)
+    assert node[PICNIC[0]] in C.deliver(con, top, g, 0.65, 0.4, 0.8, after=False, neighbour=0.0)
     assert C.deliver(con, top, g, 0.65, 0.4, 0.8, beside=False) == [
         node[PICNIC[1]],
         node[PICNIC[2]],
@@ -263,15 +266,12 @@ def test_memory_contexts_are_section_and_date() -> None:
         "- a deeper note\n"
         "## Home\n"
         "- water the plants\n"
-        "#hashtag is not a heading but a line\n"
+        "#hashtag is not a heading but a line <!-- user 2026-01-03 -->\n"
     )
-    assert C.memory_contexts(text) == {
-        2: (("Memory",), "", 1),
+    assert C.memory_contexts(text) == {  # untagged lines are in no context
         5: (("Memory", "Project: billing"), "2026-01-02", 3),
         6: (("Memory", "Project: billing"), "2026-01-02", 3),
-        8: (("Memory", "Project: billing", "Notes"), "", 4),
-        10: (("Memory", "Home"), "", 5),
-        11: (("Memory", "Home"), "", 5),
+        11: (("Memory", "Home"), "2026-01-03", 5),
     }
 
 
@@ -325,8 +325,10 @@ def test_home_model_links_facts_by_section_and_date(tmp_path: Path) -> None:
 
     home = rank_lab.write_home(
         tmp_path / "h",
-        "# Work\n- deploy the api on fridays\n- ask Bob before a deploy\n"
-        "# Home\n- water the plants weekly\n- the cat eats at seven\n",
+        "# Work\n- deploy the api on fridays <!-- user 2026-01-02 -->\n"
+        "- ask Bob before a deploy <!-- user 2026-01-02 -->\n"
+        "# Home\n- water the plants weekly <!-- user 2026-01-02 -->\n"
+        "- the cat eats at seven <!-- user 2026-01-02 -->\n",
         {"s.md": "---\nname: s\ndescription: a skill about plants\n---\n\nbody\n"},
     )
     _idx, kinds, labels, g = lab.home_model(home)
