@@ -96,6 +96,15 @@ def test_the_example_home_skill_queries_get_their_body(example: Path) -> None:
         assert got == [skill], q
 
 
+def test_a_fact_holding_every_query_word_is_delivered_beside_a_skill(example: Path) -> None:
+    """The skill holds the words more often (name, description, body), and the relative rule
+    cut the fact that holds them all (issue 15: the block is evidence, not the lead alone)."""
+    assert picked(example, "upgrade rust dependencies") == [
+        ("skill", "rust-upgrade — Upgrade rust de", True),
+        ("fact", "Run cargo update in a branch a", False),
+    ]
+
+
 def test_without_the_small_home_rule_the_floor_empties_them(
     example: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -60,9 +60,21 @@ def ev_of(seeds: list[float], final: list[float], z: float) -> E.Evidence:
 
 
 def test_own_rows_need_a_share_of_the_best_seed() -> None:
-    ev = ev_of([0.5, 0.46, 0.44], [0.5, 0.46, 0.44], 4.0)
-    assert R.deliver(ev, [0, 1, 2], C.no_links(3)) == [0, 1]  # 0.44 < 0.9 × 0.5
+    ev = ev_of([0.35, 0.32, 0.3], [0.35, 0.32, 0.3], 4.0)
+    assert R.deliver(ev, [0, 1, 2], C.no_links(3)) == [0, 1]  # 0.3 < 0.9 × 0.35
     assert R.deliver(ev, [0, 1, 2], C.no_links(3), relative=0.8) == [0, 1, 2]
+
+
+def test_a_row_holding_the_whole_query_joins_the_block() -> None:
+    """The failing input: "upgrade rust dependencies" on the example home delivered the
+    rust-upgrade skill (seed 0.568) and cut the cargo fact that holds every query word (seed
+    0.455 < 0.9 × 0.568). A seed ≥ WHOLE joins a block that has a row near the best seed, in
+    rank order; alone it makes no block (the best seed spread below the first k)."""
+    ev = ev_of([0.57, 0.2, 0.455, 0.7], [0.57, 0.3, 0.455, 0.1], 4.0)
+    assert R.deliver(ev, [0, 1, 2], C.no_links(4)) == []  # best seed (node 3) not among them
+    ev = ev_of([0.57, 0.2, 0.455], [0.57, 0.3, 0.455], 4.0)
+    assert R.deliver(ev, [0, 1, 2], C.no_links(3)) == [0, 2]
+    assert R.deliver(ev, [0, 1, 2], C.no_links(3), whole=0.5) == [0]
 
 
 def test_contiguity_rows_only_when_written_after_an_own_row() -> None:
