@@ -366,6 +366,35 @@ def test_a_description_of_repeated_common_words_earns_no_body(tmp_path: Path) ->
 
 @pytest.mark.xfail(
     strict=True,
+    reason="the issue's own home shape: 'set up a new python project with lint' is empty now, "
+    "but 'apply for a new job' (1.05) and 'release notes for my band's new album' (0.97) get "
+    "the whole kubernetes-rollout body through 'new' + 'apply' (its body) / 'release'",
+)
+def test_the_kubernetes_body_is_not_for_new_jobs_or_albums(tmp_path: Path) -> None:
+    k8s = skill(
+        "kubernetes-rollout",
+        "Roll out a new release to the cluster with kubectl",
+        "1. kubectl apply -f release.yaml\n2. kubectl rollout status deploy/app\n"
+        "3. roll back with kubectl rollout undo",
+    )
+    pg = skill(
+        "postgres-restore",
+        "Restore a postgres database from a nightly dump",
+        "1. pg_restore -d app dump.sql\n2. check row counts",
+    )
+    home = home_of(
+        tmp_path,
+        facts("Keep each answer short and in English", "The billing service deploys on fridays"),
+        {"kubernetes-rollout.md": k8s, "postgres-restore.md": pg},
+    )
+    assert bodies(home, "roll out a new release with kubectl") == ["kubernetes-rollout"]
+    assert texts(home, "set up a new python project with lint") == []
+    assert bodies(home, "apply for a new job") == []
+    assert bodies(home, "release notes for my band's new album") == []
+
+
+@pytest.mark.xfail(
+    strict=True,
     reason="two skills whose descriptions differ in one word: the exact description of "
     "deploy-staging gets no body (lead 3.10 / 2.66 = 1.17 < BODY_LEAD 1.2) while 'deploy "
     "staging' gets it; the same for deploy-production",
