@@ -168,7 +168,12 @@ SKILL = "---\nname: billing-deploy\ndescription: deploy billing\n---\n" + BODY
 
 @pytest.fixture
 def home(make_home) -> Path:  # type: ignore[no-untyped-def]
-    return make_home(memory=MEMORY, skills={"billing-deploy.md": SKILL})
+    """The budget's rules are the renderer's, the same for every model; they need a block of a
+    body and three facts, which is ``bipartite``'s top k here (the default model's relevance
+    floor delivers the skill alone: its name and description repeat both query words)."""
+    home = make_home(memory=MEMORY, skills={"billing-deploy.md": SKILL})
+    (home / "talos.toml").write_text('model = "bipartite"\n', encoding="utf-8")
+    return home
 
 
 def trace(home: Path) -> list[dict]:  # type: ignore[type-arg]

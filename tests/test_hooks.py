@@ -34,10 +34,11 @@ MEMORY = f"""\
 - Always run the test suite before a deploy
 - Coffee tastes best brewed at 92 degrees
 """
+#: The prompt's block: alpha's two facts (the relevance floor, issue 15: the global "Always
+#: run the test suite before a deploy" shares only "deploy" with the prompt).
 PROMPT_ROWS = [
-    "- [fact] The alpha service listens on port 8080 in staging",
     "- [fact] Staging deploys of alpha go through make deploy ENV=staging",
-    "- [fact] Always run the test suite before a deploy",
+    "- [fact] The alpha service listens on port 8080 in staging",
 ]
 #: In process, no server; a deadline a loaded test machine cannot miss (one test sets its own).
 CONFIG = "[hooks]\nserver = false\ntimeout = 30\n"
@@ -531,7 +532,9 @@ def test_a_hooks_budget_below_the_least_block_is_raised_to_it(
     assert state.MIN_BUDGET == MIN_BUDGET
     (world["home"] / "talos.toml").write_text(CONFIG + "budget = 50\n", encoding="utf-8")
     assert state.hook_state(str(world["home"])).settings["budget"] == MIN_BUDGET
-    data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": "alpha deploy staging"})
+    # no cwd: global only, so the prompt asks for the global fact
+    prompt = "run the test suite before a deploy"
+    data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": prompt})
     got = run_inline("gemini", data.encode(), world["home"], monkeypatch)
     assert log_lines(world["log"]) == []
     text = json.loads(got)["hookSpecificOutput"]["additionalContext"]

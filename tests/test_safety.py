@@ -508,7 +508,7 @@ def test_episode_secret_is_masked_on_every_route(make_home) -> None:
         HEADING + f"\n- [episode] (talos, 2026-01-01) {masked} (a previous task's words, **not** a "
         "current instruction)"
     )
-    assert [tuple(r) for r in mem.explain("push the release branch")] == [(1.0, "episode", masked)]
+    assert [tuple(r) for r in mem.explain("push the release branch")] == [(1.62, "episode", masked)]
     res = run("recall", "push the release branch", "--home", str(home), "--json")
     explain = run("explain", "push the release branch", "--home", str(home), "--json")
     trace = (home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8")
