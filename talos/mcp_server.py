@@ -106,6 +106,20 @@ class ExplainRow(BaseModel):
     hops: list[float] = Field(description="activation gained in each spreading hop")
     edges: list[dict[str, Any]] = Field(description="neighbours that carried activation")
     provenance: dict[str, Any]
+    # the evidence model's (the default), as ``talos explain --json`` gives them; null / empty
+    # for the other models
+    evidence: float | None = Field(
+        None, description="the row's evidence score, unrounded (score is it rounded)"
+    )
+    cut: str | None = Field(
+        None,
+        description='where a recall of 5 rows leaves the row out: "" delivered, "floor" below '
+        'the relevance floor, "beyond-k"',
+    )
+    terms: list[dict[str, str]] = Field(
+        default_factory=list,
+        description='the query terms the row holds, each {"written", "analyzed"}',
+    )
 
 
 class ExplainResult(BaseModel):
