@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from talos import Memory
-from talos.activation import MODELS
+from talos.activation import DEFAULT_MODEL, MODELS
 
 __all__ = ["HOME", "LABELS", "copy_home", "decided_right", "half", "score", "today_gate"]
 
@@ -174,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     console.print(
         table(f"Skill body gate on bench/bodies_home ({len(LABELS)} labelled queries)", rows)
     )
-    for model in ("bipartite",):
-        console.print(f"\nwrong with today's {model}:")
+    for model in (DEFAULT_MODEL,):
+        console.print(f"\nwrong with the default model, {model}:")
         for m in misses[model]:
             console.print(f"  {m}")
     return 0
