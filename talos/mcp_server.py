@@ -275,7 +275,9 @@ def build_server(
         k: Annotated[int, Field(ge=0, le=100, description="How many rows to show.")] = 8,
     ) -> ExplainResult:
         """Show how a query ranks the memories: score, kind and text of the top rows, with the
-        seed activation, the gain of each hop and the neighbours that carried it.
+        seed activation, the gain of each hop and the neighbours that carried it; under the
+        evidence model (the default), each row's evidence score, where the relevance floor cut
+        it ("cut") and the query terms it holds as written and as analyzed ("terms").
 
         For debugging why something was (or was not) recalled. No side effects.
         """
