@@ -37,10 +37,11 @@ import numpy as np
 from talos import dense
 from talos.errors import InputError
 from talos.evidence import matching_text
-from talos.relevance import deliver, earns_body
+from talos.relevance import BODY_FLOOR, BODY_LEAD, deliver, earns_body
 from talos.warn import warn
 
 if TYPE_CHECKING:
+    from talos.activation import Model
     from talos.contiguity import Links
     from talos.dense import Embedder, Fusion
     from talos.evidence import Evidence, TermIndex
@@ -301,6 +302,7 @@ def select(
     fusion: Fusion,
     k: int,
     gate: float | None = None,
+    model: Model | None = None,
 ) -> list[tuple[float, int, bool]]:
     """The rows a hybrid recall delivers, in fused order: ``[(fused score rounded to 3
     places, node position, body), ...]``; ``[]`` is an empty block.
@@ -311,7 +313,8 @@ def select(
     best cosine among the ``k``.
     ``body``: :func:`talos.evidence.body_evidence`'s ``(seeds, √Z)``; the skill that earns it
     (:func:`talos.relevance.earns_body` over the fused order and score) gets its body when it
-    is delivered.
+    is delivered; ``model``: its ``body_lead`` and ``body_floor`` (``None``:
+    :mod:`talos.relevance`'s), as :func:`talos.selection.select_evidence`.
     """
     if k <= 0 or not len(fusion.order):
         return []
@@ -330,12 +333,15 @@ def select(
     order = fusion.order
     rest = [int(i) for i in order[k:][skill[order[k:]]]] if len(order) > k else []
     seeds, scale = body
+    lead, floor = (BODY_LEAD, BODY_FLOOR) if model is None else (model.body_lead, model.body_floor)
     best = earns_body(
         top + rest,
         lambda i: bool(skill[i]),
         cast("Sequence[float]", fused),
         lambda i: (float(seeds[i]), scale),
         k,
+        lead,
+        floor,
     )
     return [(round(float(fused[i]), 3), i, i == best) for i in rows]
 

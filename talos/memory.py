@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from talos import hybrid, safety
 from talos.activation import (
     DEFAULT_MODEL,
-    EVIDENCE,
-    MODEL_NAMES,
     MODELS,
+    TERMS,
     Activation,
     DenseActivation,
     Model,
@@ -27,8 +26,7 @@ from talos.activation import (
 from talos.analyzer import analyze, analyze_written
 from talos.contiguity import Links
 from talos.errors import InputError, TalosError
-from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence, query_vector
-from talos.evidence import activate as evidence_activate
+from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence
 from talos.graph.graph import Graph
 from talos.home import Paths, resolve_paths
 from talos.index import Index
@@ -77,15 +75,6 @@ __all__ = [
 _DEFAULT: Any = object()
 #: The rows a recall delivers by default (``Memory.recall``'s ``k``; explain marks its cut).
 RECALL_K = 5
-
-
-def _no_graph_model(_graph: Graph, _kw: Any) -> Activation:
-    raise TypeError("the evidence model runs over the kept term index (Memory)")
-
-
-#: ``evidence``'s ranking constants for :func:`talos.selection.left_out` (thresh 0: every node
-#: the query reaches is ranked); its activation is :meth:`Memory._evidence`, not a graph model.
-_EVIDENCE_RANKING = Model(EVIDENCE, _no_graph_model, 0.0)
 
 
 @dataclass(slots=True)
@@ -269,9 +258,9 @@ class Memory:
             ``None`` keeps every line.
         blocked: skill file paths excluded on every route (in addition to the safety scan).
         lang: ``en`` or ``zh`` labels (default: ``lang`` in talos.toml, else ``en``).
-        model: activation model name in :data:`talos.activation.MODELS` (default
-            :data:`talos.activation.DEFAULT_MODEL`, ``bipartite``, chosen on the test split in
-            bench/README.md; ``classic`` reproduces the reference rankings exactly).
+        model: ranking model name in :data:`talos.activation.MODELS` (default: ``model`` in
+            talos.toml, else :data:`talos.activation.DEFAULT_MODEL`, chosen on the test split
+            in bench/README.md; ``classic`` reproduces the reference rankings exactly).
         usage: where usage counts live (default: SQLite in the state folder).
         index: keep a persistent index in the state folder so recall reads nothing it has
             read before (SPEC §11); ``False`` reads every file on every call.
@@ -313,10 +302,8 @@ class Memory:
         lang = lang or str(self.paths.config.get("lang", "en"))
         labels(lang)
         self.model = model or str(self.paths.config.get("model", DEFAULT_MODEL))
-        if self.model not in MODEL_NAMES:
-            raise ValueError(
-                f"unknown model {self.model!r}; choose one of: {', '.join(MODEL_NAMES)}"
-            )
+        if self.model not in MODELS:
+            raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
         self._kept = KeptState(
             self.paths,
             tuple(scopes),
@@ -412,7 +399,7 @@ class Memory:
         the model and the graph's vector matrix (the hook server's warm-up), embedding at
         most :data:`talos.hybrid.INLINE` missing texts."""
         graph = self._kept.recall_graph(at, None)
-        leg = self._dense_leg(None) if self.model == EVIDENCE else None
+        leg = self._dense_leg(None) if self.ranking.over == TERMS else None
         if leg is not None:
             try:
                 leg.embedder.load()
@@ -425,25 +412,31 @@ class Memory:
         """The graph of the authorized active view at ``at`` (default: today)."""
         return self.view(at)[1]
 
-    def _activate(
-        self, query: str, at: dt.date | None, overrides: Mapping[str, str] | None = None
+    @property
+    def ranking(self) -> Model:
+        """The ranking model in use (:data:`talos.activation.MODELS`), with its constants."""
+        return MODELS[self.model]
+
+    @_heard
+    def activation(
+        self, query: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> tuple[Graph, Activation]:
+        """The model's activation of ``query`` over the graph of the view at ``at`` (and that
+        graph), as :func:`talos.activation.rank` ranks it with ``self.ranking.thresh``. A
+        :data:`~talos.activation.TERMS` model's is its seeds and final levels
+        (:class:`~talos.activation.DenseActivation`); no side effects."""
         graph = self.view(at, overrides)[1]
-        if self.model == EVIDENCE:
-            ev = self._evidence(graph, analyze(query))[2]
+        if self.ranking.over == TERMS:
+            ev = self._terms(graph, analyze(query))[2]
             return graph, DenseActivation([ev.seeds, ev.final])
-        return graph, MODELS[self.model].activate(graph, keywords(query))
+        return graph, self.ranking.activate(graph, keywords(query))
 
-    def _ranking(self) -> Model:
-        """The model's ranking constants (``evidence``: every node reached is ranked)."""
-        return _EVIDENCE_RANKING if self.model == EVIDENCE else MODELS[self.model]
-
-    def _evidence(self, graph: Graph, terms: list[str]) -> tuple[TermIndex, Links, Evidence]:
-        """The ``evidence`` model's activation of the analyzed query ``terms`` over the term
-        index and contiguity edges the kept state holds for ``graph`` (and those two)."""
+    def _terms(self, graph: Graph, terms: list[str]) -> tuple[TermIndex, Links, Evidence]:
+        """A :data:`~talos.activation.TERMS` model's activation of the analyzed query ``terms``
+        over the term index and contiguity edges the kept state holds for ``graph`` (and
+        those two), with the small-home rule (:data:`talos.evidence.SMALL_HOME`)."""
         index, edges = self._kept.evidence_index(graph)
-        q = query_vector(index, terms)
-        return index, edges, evidence_activate(index, q, graph=edges, at_least=SMALL_HOME)
+        return index, edges, self.ranking.activate(index, edges, terms, SMALL_HOME)
 
     # -- the dense leg (issue 17, talos.hybrid) --------------------------------------------
 
@@ -453,7 +446,7 @@ class Memory:
         another model than ``evidence``), and the recall is lexical."""
         if not (self.dense if dense is None else dense):
             return None
-        if self.model != EVIDENCE:
+        if self.ranking.over != TERMS:
             self._dense_warn(
                 f'the dense leg fuses with the evidence model (model = "evidence" in '
                 f"talos.toml, or --model evidence); model {self.model} recalls without it"
@@ -553,22 +546,21 @@ class Memory:
         check_budget(budget, unit)  # a bad budget fails before anything is written
         # the query's vector first: its embedding overlaps the look at the files too
         leg = self._dense_leg(dense)
-        pending = self._query_soon(leg, query) if self.model == EVIDENCE else None
+        pending = self._query_soon(leg, query) if self.ranking.over == TERMS else None
         graph = self._kept.recall_graph(at, overrides)
-        if self.model == EVIDENCE:
+        model = self.ranking
+        if model.over == TERMS:
             terms = analyze(query)
-            index, edges, ev = self._evidence(graph, terms)
+            index, edges, ev = self._terms(graph, terms)
             body = body_evidence(index, terms, at_least=SMALL_HOME)
             fusion = self._fused(leg, pending, graph, ev, edges)
             if fusion is not None:
-                picks = hybrid.select(
-                    graph, index, edges, ev, body, fusion, k, hybrid.gate_for(query)
-                )
+                gate = hybrid.gate_for(query)
+                picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, model)
             else:
-                picks = select_evidence(graph, index, edges, ev, body, k)
+                picks = select_evidence(graph, index, edges, ev, body, k, model)
         else:
-            act = MODELS[self.model].activate(graph, keywords(query))
-            picks = select(graph, act, MODELS[self.model], k)
+            picks = select(graph, model.activate(graph, keywords(query)), model, k)
         rows = [
             RecallRow(
                 graph.nodes[i].key,
@@ -614,32 +606,33 @@ class Memory:
         Returns:
             :class:`Row` objects; each unpacks as ``(score, kind, text)``.
         """
-        if self.model == EVIDENCE:
-            return self._explain_evidence(query, k, self.view(at, overrides)[1], dense)
+        if self.ranking.over == TERMS:
+            return self._explain_terms(query, k, self.view(at, overrides)[1], dense)
         self._dense_leg(dense)  # warns when asked for
-        graph, act = self._activate(query, at, overrides)
+        graph, act = self.activation(query, at, overrides)
         out: list[Row] = []
-        for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
+        for a, i in rank(act, self.ranking.thresh)[: max(k, 0)]:
             n = graph.nodes[i]
             seed, gains, edges = contributions(graph, act, i)
             out.append(Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges))
         return out
 
-    def _explain_evidence(
+    def _explain_terms(
         self, query: str, k: int, graph: Graph, dense: bool | None = None
     ) -> list[Row]:
-        """:meth:`explain` for the ``evidence`` model (:class:`Row`'s last fields): the first
-        ``k`` rows of the ranking (the fused one with the dense leg), each marked where a
-        recall of 5 rows cuts it."""
+        """:meth:`explain` for a :data:`~talos.activation.TERMS` model (:class:`Row`'s last
+        fields): the first ``k`` rows of the ranking (the fused one with the dense leg), each
+        marked where a recall of 5 rows cuts it."""
         leg = self._dense_leg(dense)
         pending = self._query_soon(leg, query)
         terms_q = analyze(query)
-        index, edges, ev = self._evidence(graph, terms_q)
+        index, edges, ev = self._terms(graph, terms_q)
         fusion = self._fused(leg, pending, graph, ev, edges)
         if fusion is not None:
             body = body_evidence(index, terms_q, at_least=SMALL_HOME)
             gate = hybrid.gate_for(query)
-            picked = hybrid.select(graph, index, edges, ev, body, fusion, RECALL_K, gate)
+            model = self.ranking
+            picked = hybrid.select(graph, index, edges, ev, body, fusion, RECALL_K, gate, model)
             return self._explain_fused(query, k, graph, index, ev, fusion, picked)
         order = evidence_order(ev.final)
         shown = order[: max(k, 0)].tolist()
@@ -914,8 +907,8 @@ class Memory:
         """
         qk = keywords(query)
         view, graph = self.view(at, overrides)
-        _graph, act = self._activate(query, at, overrides)
-        beyond, below = left_out(act, self._ranking(), k)
+        _graph, act = self.activation(query, at, overrides)
+        beyond, below = left_out(act, self.ranking, k)
         out = [WhyNot(graph.nodes[i], "beyond-k", f"rank {r}", a) for i, r, a in beyond]
         out += [WhyNot(graph.nodes[i], "below-threshold", "", a) for i, a in below]
         for e in view.excluded:

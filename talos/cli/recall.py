@@ -146,12 +146,13 @@ def explain(
     (the default when stdout is not a terminal) gives {"rows": [...]} with, per row, the node's
     identity, seed activation, per-hop gain, the edges that carried it, merged members and
     provenance; --why-not adds "why_not": in-scope records left out and why (below-threshold,
-    beyond-k, shadowed, conflict, superseded, expired, unsafe, ...). With --model evidence the
-    score is each row's evidence score, and a "cut" column marks the rows a recall of 5 leaves
-    out (floor: below the relevance floor; beyond-k); --json adds per row "evidence", "cut" and
-    "terms" (each matched query term as written and as analyzed). With --dense the rows are
-    the fused ranking: the score is the fused one, the "lexical" and "dense" columns give each
-    leg's rank and score (the evidence score, the cosine), and --json adds per row "legs".
+    beyond-k, shadowed, conflict, superseded, expired, unsafe, ...). With the evidence model
+    (the default) the score is each row's evidence score, and a "cut" column marks the rows a
+    recall of 5 leaves out (floor: below the relevance floor; beyond-k); --json adds per row
+    "evidence", "cut" and "terms" (each matched query term as written and as analyzed). With
+    --dense the rows are the fused ranking: the score is the fused one, the "lexical" and
+    "dense" columns give each leg's rank and score (the evidence score, the cosine), and --json
+    adds per row "legs".
 
     Examples:
       talos explain "upgrade rust dependencies" -k 10
