@@ -62,8 +62,8 @@ def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
 
 #: Frontmatter keys whose values are provenance (SPEC §7.1), not what a skill is about.
 PROVENANCE_KEYS = frozenset(
-    "src source born date id key scope from until verified ref conf by supersedes "
-    "superseded_by status".split()
+    {"src", "source", "born", "date", "id", "key", "scope", "from", "until", "verified", "ref"}
+    | {"conf", "by", "supersedes", "superseded_by", "status"}
 )
 
 
