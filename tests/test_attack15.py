@@ -137,9 +137,8 @@ def test_a_line_of_common_words_is_no_evidence_for_unrelated_chores(tmp_path: Pa
 
 def test_frontmatter_keys_are_not_words_of_a_skill(tmp_path: Path) -> None:
     """'description' reached all four skills of the quickstart home through their frontmatter
-    key. 'what is your name' still reaches the skills whose bodies say "name" (a one-word
-    query matched in the text: ``test_a_small_home_gives_nothing_for_a_task_sharing_one_common_word``
-    is that kind of break)."""
+    key. 'what is your name' still reaches the skills whose bodies say "name": a one-word query
+    matched in the text, the kind of break of the small-home test above."""
     home = example_home(tmp_path)
     assert texts(home, "description") == []
     assert texts(home, "source scope") == []
@@ -637,13 +636,10 @@ def test_a_long_prompt_still_gets_the_fact_it_asks_for(tmp_path: Path) -> None:
         r.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the resident server counts usage after its reply whether or not the reply reached "
-    "the hook: a hook that gave up (its deadline, os._exit) leaves the rows it never "
-    "delivered counted as hits (server.serve: sendall's OSError is suppressed, then flush)",
-)
 def test_a_reply_the_hook_never_read_is_no_hit(tmp_path: Path) -> None:
+    """The resident server counted usage after its reply whether or not the reply reached
+    the hook: a hook that gave up at its deadline left the rows it never delivered counted
+    as hits (sendall's error was suppressed, then the counts flushed)."""
     import json
     import os
     import subprocess
