@@ -487,12 +487,9 @@ def test_dead_proposes_a_fact_that_only_a_common_word_matched(tmp_path: Path) ->
 # -- why-not: the same analyzer, and the floor's cut named ---------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="why_not matches excluded records with SPEC §4 keywords, not the analyzer: "
-    "'answer' lists the expired fact, 'answers' and full-width 'ａｎｓｗｅｒ' do not",
-)
 def test_why_not_uses_the_analyzer(tmp_path: Path) -> None:
+    """why_not matched excluded records by SPEC §4 keywords: 'answers' and 'ａｎｓｗｅｒ' named
+    nothing of an expired 'answer' fact."""
     home = home_of(
         tmp_path,
         "- Keep each answer short <!-- user 2026-01-01 until=2026-02-01 -->\n"
@@ -505,13 +502,9 @@ def test_why_not_uses_the_analyzer(tmp_path: Path) -> None:
     assert [(w.reason, w.node.text) for w in mem.why_not("ａｎｓｗｅｒ")] == want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'deployment time' recalls nothing (both deploy facts cut by the floor, explain "
-    "says so) and why_not names nothing at all: the floor is no reason it knows; in a home "
-    "without the cat line it listed 'My cat Miso ...' (no shared word) as beyond-k rank 9",
-)
 def test_why_not_names_what_the_floor_cut(tmp_path: Path) -> None:
+    """'deployment time' recalls nothing and why_not named nothing: the floor was no reason it
+    knew; and it listed a fact sharing no word as beyond-k."""
     home = home_of(tmp_path, PERSON + facts("My cat Miso needs her medicine every morning"))
     mem = Memory(home, model="evidence")
     assert mem.recall("deployment time").picked == []
