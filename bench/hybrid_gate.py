@@ -64,7 +64,7 @@ def parts(memory: Any, ids: Any, query: str) -> tuple[list[list[str]], list[bool
     lexical floor delivers each, and its cosine standing (``z``: in standard deviations
     above the mean cosine of the view's nodes, when ``GATE_Z`` is set)."""
     graph = memory._kept.recall_graph(None, None)
-    index, edges, ev = memory._evidence(graph, analyze(query))
+    index, edges, ev = memory._terms(graph, analyze(query))
     leg = memory._leg
     sure = hybrid.lexical_evidence(ev, edges)
     fusion = leg.rank(graph, leg.embedder.query(hybrid.query_text(query)), ev, sure)
@@ -86,7 +86,7 @@ def legs(memory: Any, ids: Any, query: str, n: int = 50) -> tuple[list[Any], lis
     from talos.selection import evidence_order
 
     graph = memory._kept.recall_graph(None, None)
-    index, edges, ev = memory._evidence(graph, analyze(query))
+    index, edges, ev = memory._terms(graph, analyze(query))
     leg = memory._leg
     kept = leg.kept(graph)
     d = score(leg.embedder.query(hybrid.query_text(query)), kept.matrix, kept.candidates)
