@@ -573,13 +573,11 @@ CONTINUE = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the hook answers every prompt, and in the quickstart home 7 of 28 continuation "
-    "prompts get context, 4 a whole skill body: 'try again' log-triage, 'run it' and 'now the "
-    "tests' rust-upgrade, 'and the other file?' csv-merge and 3 facts; 'fix it' two skill rows",
-)
 def test_a_hook_gives_no_context_for_a_continuation_prompt(tmp_path: Path) -> None:
+    """The hook answered every prompt: 7 of 28 continuation prompts got context on the
+    quickstart home, 4 a whole skill body. Held since a hook asks only a prompt that holds
+    two distinct terms (hooks.context.MIN_PROMPT_TERMS); a prompt naming a task still gets
+    its block."""
     home = example_home(tmp_path, HOOKS)
     r = Responder(str(home))
     try:
@@ -587,6 +585,8 @@ def test_a_hook_gives_no_context_for_a_continuation_prompt(tmp_path: Path) -> No
             q: r.answer("claude-code", {"hook_event_name": "UserPromptSubmit", "prompt": q})
             for q in CONTINUE
         }
+        named = {"hook_event_name": "UserPromptSubmit", "prompt": "upgrade rust dependencies"}
+        assert "rust-upgrade" in r.answer("claude-code", named)
     finally:
         r.close()
     assert got == {q: "" for q in CONTINUE}
