@@ -25,13 +25,12 @@ hands on less and keeps the rest. Built in one pass, O(lines·w).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from talos.sources.facts import strip_tag
+from talos.sources.facts import Outline, strip_tag
 
 __all__ = [
     "BACK",
@@ -166,24 +165,28 @@ def links(
     return Links(ptr, src, dst, share, out, fwd)
 
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})(?:\s+|$)(.*)$")
-
-
-def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str]]:
+def memory_contexts(
+    text: str, sections: bool = False
+) -> dict[int, tuple[tuple[str, ...], str] | tuple[tuple[str, ...], str, int]]:
     """``{line number (1-based): (headings, date)}`` of every non-heading, non-blank line of a
     ``memory.md`` text: ``headings`` = the texts of the headings above it, outermost first (a
-    heading ends the sections of its level and deeper, SPEC §3.1), ``date`` = its provenance
-    tag's date (``talos.sources.facts.strip_tag``; "" untagged). Which lines are facts is the
+    heading ends the sections of its level and deeper, SPEC §3.1; headings as the fact reader
+    reads them, :class:`talos.sources.facts.Outline`: closing ``#`` run dropped, none inside a
+    code fence), ``date`` = its provenance tag's date (``talos.sources.facts.strip_tag``; ""
+    untagged). ``sections``: each context also holds how many headings came before the line,
+    so that a heading always ends a run, also between two sections of the same path (issue 15
+    item 4: facts on either side of a heading are no neighbours). Which lines are facts is the
     caller's (the home's nodes)."""
-    out: dict[int, tuple[tuple[str, ...], str]] = {}
-    path: list[tuple[int, str]] = []
+    out: dict[int, tuple[tuple[str, ...], str] | tuple[tuple[str, ...], str, int]] = {}
+    outline = Outline()
+    seen = 0
     for no, line in enumerate(text.splitlines(), 1):
-        m = _HEADING.match(line)
-        if m:
-            level = len(m.group(1))
-            path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2).strip())]
+        level, path = outline.step(line)
+        if level:
+            seen += 1
             continue
         if not line.strip():
             continue
-        out[no] = (tuple(t for _lv, t in path), strip_tag(line)[2])
+        date = strip_tag(line)[2]
+        out[no] = (path, date, seen) if sections else (path, date)
     return out

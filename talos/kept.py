@@ -147,9 +147,18 @@ def _masked_fact(n: Node) -> Node | None:
 
 class KeptState:
     """The state one :class:`talos.Memory` keeps between calls, and the routes that bring it up
-    to date (module docstring). ``paths``, ``scopes``, ``keep_fact``, ``blocked`` and ``lang``
-    are fixed for the life of the object; ``index`` is ``None`` without the index or after it
-    failed (then the files are read directly)."""
+    to date (module docstring). ``paths``, ``scopes``, ``keep_fact``, ``blocked``, ``lang`` and
+    ``headings`` are fixed for the life of the object; ``index`` is ``None`` without the index
+    or after it failed (then the files are read directly).
+
+    ``headings``: a markdown heading of memory.md labels the facts beneath it and is no node
+    on any route (SPEC §3.1, every model but ``classic``; :class:`talos.sources.facts.Outline`).
+    ``False`` keeps the reference behaviour: the heading's text is a fact. The index keeps
+    every line's row either way (one index for every model); the facts are told apart here.
+    Only ``evidence`` matches on the heading path (:func:`talos.evidence.of_nodes`): the keyword
+    models (``bipartite``, ``flow``, …) keep each fact's own keyword set, so for them a heading
+    is just left out (joining its keywords would also change which facts merge, SPEC §5.1,
+    and their rankings on every home with a ``# Memory`` line)."""
 
     def __init__(
         self,
@@ -159,8 +168,10 @@ class KeptState:
         blocked: set[str],
         lang: str,
         index: bool = True,
+        headings: bool = True,
     ) -> None:
         self.paths = paths
+        self.headings = headings
         self.scopes = scopes
         self.keep_fact = keep_fact
         self.blocked = blocked
@@ -302,6 +313,8 @@ class KeptState:
             if self.keep_fact is not safety.keep_fact:
                 facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dirs))
+        if self.headings:  # a heading labels the facts beneath it; it is none (SPEC §3.1)
+            facts = [n for n in facts if not n.heading_level]
         return facts + self._skills(len(facts), skills), block
 
     def _skills_state(self) -> tuple[Any, ...]:
@@ -513,7 +526,8 @@ class KeptState:
 
     def _records_token(self, tokens: Tokens, day: dt.date) -> str:
         """What the records of a view depend on: the indexed facts' version, the skills
-        (stats, scan verdicts), scopes, date, language, blocked skills and talos's code."""
+        (stats, scan verdicts), scopes, date, language, blocked skills, whether headings are
+        facts (``classic``) and talos's code."""
         assert self.index is not None
         return hashlib.sha256(
             json.dumps(
@@ -526,6 +540,7 @@ class KeptState:
                     day.isoformat(),
                     self.lang,
                     sorted(self.blocked),
+                    self.headings,
                 ]
             ).encode("utf-8", "surrogatepass")
         ).hexdigest()

@@ -83,6 +83,9 @@ class PickedRow(BaseModel):
     body: bool = Field(description="whether the skill's file content was delivered")
     path: str = Field(description="the file the memory comes from")
     line: int | None = Field(default=None, description="line in memory.md (facts only)")
+    heading: str | None = Field(
+        default=None, description="the markdown heading a fact stands under (facts only)"
+    )
     provenance: dict[str, Any]
 
 
@@ -240,6 +243,7 @@ def build_server(
                     text=r.text,
                     score=r.score,
                     body=r.body,
+                    heading=r.heading or None,
                     provenance=node_provenance(r.node),
                     **node_identity(r.node),
                 )

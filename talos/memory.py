@@ -38,7 +38,7 @@ from talos.relevance import deliver
 from talos.render import Pick, check_budget, fit_block, labels
 from talos.selection import evidence_order, left_out, select, select_evidence
 from talos.sources import load_facts
-from talos.sources.facts import parse_fact_line, tag_reasons
+from talos.sources.facts import heading_label, parse_fact_line, tag_reasons
 from talos.sources.skills import parse_frontmatter, read_skill
 from talos.text import keywords
 from talos.trust import (
@@ -86,7 +86,9 @@ _EVIDENCE_RANKING = Model(EVIDENCE, _no_graph_model, 0.0)
 @dataclass(slots=True)
 class RecallRow:
     """A picked row: ``key`` (``kind:text80``), ``kind``, ``text``, rounded ``score``,
-    ``body`` (whether the skill body was delivered), and the ``node`` itself."""
+    ``body`` (whether the skill body was delivered), the ``node`` itself, and ``heading``: the
+    nearest markdown heading a fact stands under, as stored ("" for none, and always with
+    ``classic``; SPEC §3.1, the block shows it cut, :func:`talos.render.heading_shown`)."""
 
     key: str
     kind: str
@@ -94,6 +96,7 @@ class RecallRow:
     score: float
     body: bool
     node: Node = field(repr=False)
+    heading: str = ""
 
     def as_trace(self) -> dict[str, object]:
         """The row as a trace entry ``{"key", "score", "body"}`` (SPEC §6.3). A request-scoped
@@ -306,6 +309,7 @@ class Memory:
             {str(Path(p).resolve()) for p in (blocked or ())},
             lang,
             index,
+            headings=self.model != "classic",  # classic: a heading is a fact (SPEC §3.1)
         )
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
@@ -330,6 +334,12 @@ class Memory:
     def lang(self) -> str:
         """The language of labels and skill bodies; fixed for the life of the object."""
         return self._kept.lang
+
+    @property
+    def headings(self) -> bool:
+        """Whether a markdown heading of memory.md labels the facts beneath it and is no record
+        (every model but ``classic``, SPEC §3.1); fixed for the life of the object."""
+        return self._kept.headings
 
     @property
     def index(self) -> Index | None:
@@ -461,11 +471,12 @@ class Memory:
                 s,
                 body,
                 graph.nodes[i],
+                self.heading(graph.nodes[i]),
             )
             for s, i, body in picks
         ]
         text, kept = fit_block(
-            [Pick(r.node, r.score, r.body) for r in rows], self.lang, budget, unit
+            [Pick(r.node, r.score, r.body, r.heading) for r in rows], self.lang, budget, unit
         )
         # only delivered rows are hits (SPEC §6.3)
         delivered = {id(p.node): p for p in kept}  # a prefix of the rows, or one of them
@@ -477,6 +488,12 @@ class Memory:
         write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
         self._count(graph, rows)
         return Recall(text, rows)
+
+    def heading(self, node: Node) -> str:
+        """The markdown heading ``node`` is shown under: a fact's nearest heading as stored
+        (SPEC §3.1, :func:`talos.sources.facts.heading_label`); "" for none, and always with
+        ``classic``, whose headings are facts."""
+        return heading_label(node) if self.headings else ""
 
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
@@ -758,6 +775,8 @@ class Memory:
         if self.keep_fact is not None:
             default = self.keep_fact is safety.keep_fact
             for n in load_facts(self.paths.memory_file, None):
+                if n.heading_level and self.headings:
+                    continue  # a heading is no record (SPEC §3.1)
                 tag = tag_reasons(n.raw) if default and n.fields else ()
                 if (
                     authorized(n, self.scopes)

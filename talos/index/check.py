@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.stored import BLOCK_VERSION, BlockError
 from talos.index.blocks import caught_up, changes
-from talos.index.facts import indexed_fact, parse_line, stored_line
+from talos.index.facts import COLUMNS, indexed_fact, parse_line, stored_line
 from talos.index.schema import meta
 from talos.safety import keep_fact
 from talos.sources.facts import MAX_FACT_BYTES, read_memory, tag_reasons
@@ -60,9 +60,7 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
     con = index._connect()
     rows = index._facts.held(meta(con, "facts_token"))  # this object wrote or read it last
     if rows is None:
-        rows = con.execute(
-            "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-        ).fetchall()
+        rows = con.execute(f"SELECT {COLUMNS} FROM facts ORDER BY line").fetchall()
     try:
         data = read_memory(path)
     except OSError:
