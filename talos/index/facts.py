@@ -22,11 +22,11 @@ from talos.model import Node
 from talos.safety import keep_fact, mask_secrets
 from talos.sources.facts import (
     MAX_FACT_BYTES,
+    Outline,
     bad_lines_warning,
     claimed_scopes,
     long_lines_warning,
     masked_fields,
-    Outline,
     parse_fact_line,
     read_memory,
     structural,

@@ -23,8 +23,8 @@ __all__ = [
     "Outline",
     "ParsedFact",
     "claimed_scopes",
-    "heading_of",
     "heading_label",
+    "heading_of",
     "load_facts",
     "parse_fact_line",
     "strip_tag",
@@ -133,9 +133,9 @@ class Outline:
         fence = _FENCE.match(line.rstrip()) if "`" in line or "~" in line else None
         if self._fence is not None:
             char, width = self._fence
-            if fence and fence.group(1)[0] == char and len(fence.group(1)) >= width:
-                if not fence.group(2).strip():
-                    self._fence = None
+            run = fence.group(1) if fence is not None else ""
+            if run[:1] == char and len(run) >= width and fence and not fence.group(2).strip():
+                self._fence = None
             return 0, self.path
         if fence:
             self._fence = (fence.group(1)[0], len(fence.group(1)))
@@ -148,9 +148,8 @@ class Outline:
         level, text = got
         self._path = [(lv, t) for lv, t in self._path if lv < level]
         above = self.path
-        if text and (self._shown is not None and not self._shown(text)):
-            text = ""
-        elif text and claimed_scopes(line) != {"global"}:
+        withheld = self._shown is not None and not self._shown(text)
+        if text and (withheld or claimed_scopes(line) != {"global"}):
             text = ""
         self._path.append((level, text))
         return level, above
