@@ -1,4 +1,5 @@
-"""Facts: the lines of ``memory.md`` with their provenance tags (SPEC §3.1, §7.1)."""
+"""Facts: the lines of ``memory.md`` with their provenance tags, and its markdown headings
+(:class:`Outline`: which lines are headings, the heading path above each line) (SPEC §3.1, §7.1)."""
 
 from __future__ import annotations
 
