@@ -8,8 +8,9 @@ them). Dev: LoCoMo R@5 0.580 → 0.642, Chinese set 0.708 → 0.731 (``bench/REA
 "Contiguity").
 
 **Context.** The fact lines of ``memory.md`` in file order; a line's *context* is its section
-(the texts of the markdown headings above it, outermost first, issue 15 item 4) and its
-observed date (the provenance tag's date, "" untagged): :func:`memory_contexts`. A *context
+(the texts of the markdown headings above it, outermost first, issue 15 item 4), its
+observed date (the provenance tag's date, "" untagged) and its paragraph (a blank line ends
+one): :func:`memory_contexts`. An untagged line is in no context. A *context
 run* is a maximal run of consecutive fact lines of one context; lines that are no node (too
 short, filtered) are skipped, a line in no context ends the run, and consecutive lines of the
 same node count once (four identical lines are one line).
@@ -165,28 +166,32 @@ def links(
     return Links(ptr, src, dst, share, out, fwd)
 
 
-def memory_contexts(
-    text: str, sections: bool = False
-) -> dict[int, tuple[tuple[str, ...], str] | tuple[tuple[str, ...], str, int]]:
-    """``{line number (1-based): (headings, date)}`` of every non-heading, non-blank line of a
-    ``memory.md`` text: ``headings`` = the texts of the headings above it, outermost first (a
+def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
+    """``{line number (1-based): (headings, date, paragraph)}`` of the ``memory.md`` lines that
+    are in a context: ``headings`` = the texts of the headings above the line, outermost first (a
     heading ends the sections of its level and deeper, SPEC §3.1; headings as the fact reader
     reads them, :class:`talos.sources.facts.Outline`: closing ``#`` run dropped, none inside a
     code fence), ``date`` = its provenance tag's date (``talos.sources.facts.strip_tag``; ""
-    untagged). ``sections``: each context also holds how many headings came before the line,
-    so that a heading always ends a run, also between two sections of the same path (issue 15
-    item 4: facts on either side of a heading are no neighbours). Which lines are facts is the
-    caller's (the home's nodes)."""
-    out: dict[int, tuple[tuple[str, ...], str] | tuple[tuple[str, ...], str, int]] = {}
+    untagged), ``paragraph`` = the number of blank lines and headings above it (a blank line
+    ends a run, as it ends a markdown paragraph; a heading ends one too, also between two
+    sections of one name: facts on either side of a heading are no neighbours, issue 15 item 4).
+
+    An untagged line is in no context: hand-written notes one a line are independent facts,
+    under a heading too, and linking them delivered the next line of the file with no query
+    word ("set up a new python project with lint" → "The billing service deploys on fridays";
+    "how should I format your answers" → "Deploy region is eu-west-1" under ``# Memory``).
+    Dated lines (a session's turns, a day's ``remember``) are what the effect was measured on.
+    Heading lines and blank lines are in none. Which lines are facts is the caller's (the
+    home's nodes)."""
+    out: dict[int, tuple[tuple[str, ...], str, int]] = {}
     outline = Outline()
-    seen = 0
+    para = 0
     for no, line in enumerate(text.splitlines(), 1):
         level, path = outline.step(line)
-        if level:
-            seen += 1
-            continue
-        if not line.strip():
+        if level or not line.strip():
+            para += 1
             continue
         date = strip_tag(line)[2]
-        out[no] = (path, date, seen) if sections else (path, date)
+        if date:
+            out[no] = (path, date, para)
     return out

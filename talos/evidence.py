@@ -46,8 +46,8 @@ matching texts in node order (a skill's first 1200 characters without its not-fo
 SPEC §3.2; a fact's text, and each term of its heading path it lacks at tf 1) and the
 :class:`~talos.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
 file order — a merged node at each member's line —, contexts from
-contiguity.memory_contexts(memory.md, sections=True), index.n)`` (a heading ends a run; its
-line is no node); skills and episodes are in no context.
+contiguity.memory_contexts(memory.md), index.n)`` (a heading ends a run; its line is no
+node); skills and episodes are in no context.
 The follow-up: the index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``,
 ``tf``, ``cjk``, as ``talos.graph.episodes`` keeps the keyword incidence) and the edges
 (``src``, ``dst``, ``share``, ``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest
@@ -477,7 +477,7 @@ def of_nodes(
     if memory_text is None:
         return index, links([], [], index.n)
     text = "\n".join(x.translate(_OTHER_BREAKS) for x in memory_text.split("\n"))
-    ctx = memory_contexts(text, sections=True)
+    ctx = memory_contexts(text)
     lines = sorted(
         (line, i)
         for i, n in enumerate(nodes)
