@@ -157,8 +157,11 @@ class KeptState:
     every line's row either way (one index for every model); the facts are told apart here.
     Only ``evidence`` matches on the heading path (:func:`talos.evidence.of_nodes`): the keyword
     models (``bipartite``, ``flow``, …) keep each fact's own keyword set, so for them a heading
-    is just left out (joining its keywords would also change which facts merge, SPEC §5.1,
-    and their rankings on every home with a ``# Memory`` line)."""
+    is just left out. Tried: with the heading's keywords joined, every fact under ``# Memory``
+    shares ``memory``, a hop reaches all of them, and ``bipartite`` (no relevance floor) filled
+    "kettle descales" with "Deploy region is eu-west-1" — a hit, so ``dead`` no longer proposed
+    it (``tests/test_headings.py::test_dead_never_lists_a_heading``, issue 15 "filler counts as
+    use")."""
 
     def __init__(
         self,
