@@ -192,6 +192,7 @@ class KeptState:
         self.fresh: tuple[Any, ...] | None = None
         self.usage_keys = PresentKeys()
         self.evidence: tuple[Graph, TermIndex, Links] | None = None
+        self.relabelled: dict[int, tuple[Node, Node]] = {}
 
     def view(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> tuple[View, Graph]:
         """The authorized active view at ``at`` (default today) and its graph, after one look
@@ -310,7 +311,7 @@ class KeptState:
             if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
             else:  # a withheld line's row is kept masked (Index.indexed_fact)
-                facts = [n for n, _safe in rows if self._keep(n.text)]
+                facts = self._headings_kept([n for n, _safe in rows if self._keep(n.text)])
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
             if self.keep_fact is not safety.keep_fact:
@@ -319,6 +320,26 @@ class KeptState:
         if self.headings:  # a heading labels the facts beneath it; it is none (SPEC §3.1)
             facts = [n for n in facts if not n.heading_level]
         return facts + self._skills(len(facts), skills), block
+
+    def _headings_kept(self, facts: list[Node]) -> list[Node]:
+        """``facts`` (the index's rows, read for a fact filter other than the default) with
+        each heading of their path that this filter rejects shown as ``""``, as
+        :func:`~talos.sources.facts.load_facts` labels them (the index's rows hold the default
+        filter's verdicts only). A node is the same object while its row is (SPEC §11)."""
+        memo: dict[int, tuple[Node, Node]] = {}
+        out: list[Node] = []
+        for n in facts:
+            if all(not h or self._keep(h) for h in n.headings):
+                out.append(n)
+                continue
+            got = self.relabelled.get(id(n))
+            if got is None or got[0] is not n:
+                kept = tuple(h if h and self._keep(h) else "" for h in n.headings)
+                got = (n, dataclasses.replace(n, headings=kept))
+            memo[id(n)] = got
+            out.append(got[1])
+        self.relabelled = memo
+        return out
 
     def _skills_state(self) -> tuple[Any, ...]:
         """Each skill file's size and mtime, and the names the safety scan flags (a payload

@@ -371,7 +371,8 @@ def load_facts(
     Returns:
         Fact nodes with ``line`` (1-based) and ``raw`` (the exact line) as identity; nodes
         whose keyword set is empty are dropped (SPEC §4). Each carries its heading level and
-        heading path (:class:`Outline`, ``keep_fact`` deciding which headings may label): a
+        heading path (:class:`Outline`; a heading labels when the default fact filter and
+        ``keep_fact`` keep its text, else it stands as ``""``): a
         heading line is a node here, with its text as ``classic`` reads it; every other model
         leaves it out (:class:`talos.kept.KeptState`).
     """
@@ -385,7 +386,7 @@ def load_facts(
     nodes: list[Node] = []
     bad: list[int] = []
     long: list[int] = []
-    outline = Outline(keep_fact)
+    outline = Outline(_labels(keep_fact))
     for no, blob in enumerate(lines, 1):
         if len(blob) > MAX_FACT_BYTES:
             if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
@@ -427,6 +428,17 @@ def load_facts(
     if long:
         warn(long_lines_warning(path, long))
     return nodes
+
+
+def _labels(keep_fact: Callable[[str], bool] | None) -> Callable[[str], bool]:
+    """Which headings may label the facts beneath them: those the default fact filter keeps
+    (:func:`talos.safety.keep_fact`; a label is stored text in the block, and the index keeps
+    that filter's verdicts) and ``keep_fact`` keeps too."""
+    from talos import safety  # imported on use: safety reads facts for talos scan
+
+    if keep_fact is None or keep_fact is safety.keep_fact:
+        return safety.keep_fact
+    return lambda text: safety.keep_fact(text) and keep_fact(text)
 
 
 def _default(keep_fact: Callable[[str], bool]) -> bool:
