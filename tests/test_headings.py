@@ -472,3 +472,19 @@ def test_a_fact_filter_of_ones_own_decides_the_labels_too(
             again = [n.headings for n in mem.nodes()]
         want = [("",), ("",)] if keep else [("Project: codename falcon",), ("",)]
         assert got == again == want
+
+
+def test_the_index_check_compares_the_heading_paths(make_home: Callable[..., Path]) -> None:
+    home = make_home(memory=NEWCOMER)
+    with Memory(home, model="evidence") as mem:
+        mem.recall("billing")
+        assert mem.index is not None and mem.index.check(full=True) == []
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    con.execute("""UPDATE facts SET headings='["Memory", "Project: old"]' WHERE line=3""")
+    con.commit()
+    con.close()
+    with Memory(home, model="evidence") as mem:
+        assert mem.index is not None
+        assert mem.index.check(full=True) == [
+            f"facts differ from {home / 'memory.md'}: 8 indexed, 8 in the file"
+        ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.stored import BLOCK_VERSION, BlockError
 from talos.index.blocks import caught_up, changes
-from talos.index.facts import COLUMNS, indexed_fact, parse_line, stored_line
+from talos.index.facts import COLUMNS, headings_column, indexed_fact, parse_line, stored_line
 from talos.index.schema import meta
 from talos.safety import keep_fact
 from talos.sources.facts import MAX_FACT_BYTES, read_memory, tag_reasons
@@ -69,11 +69,16 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
     blobs = data.split(b"\n") if data else []
     if full or (full is None and len(blobs) <= CHECK_ALL_LINES):
         want = [
-            (n.line, *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)))
+            (
+                n.line,
+                *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)),
+                n.heading_level,
+                headings_column(n.headings),
+            )
             for n in load_facts(path)
         ]
         want = [w for w in want if w[2]]
-        have = [(r[0], r[2], frozenset(r[3].split())) for r in rows]
+        have = [(r[0], r[2], frozenset(r[3].split()), r[8], r[9]) for r in rows]
         if want == have:
             return []
         return [f"facts differ from {path}: {len(have)} indexed, {len(want)} in the file"]

@@ -38,7 +38,7 @@ from talos.warn import audible, warn
 if TYPE_CHECKING:
     from talos.index import RefreshStats
 
-__all__ = ["FactRows", "indexed_fact", "parse_line", "stored_line"]
+__all__ = ["COLUMNS", "FactRows", "headings_column", "indexed_fact", "parse_line", "stored_line"]
 
 _UNSEEN: Any = object()
 _MARKS = ", ".join("?" * 10)
