@@ -488,3 +488,21 @@ def test_the_index_check_compares_the_heading_paths(make_home: Callable[..., Pat
         assert mem.index.check(full=True) == [
             f"facts differ from {home / 'memory.md'}: 8 indexed, 8 in the file"
         ]
+
+
+def test_the_sampled_check_of_a_withheld_line_under_a_heading(
+    make_home: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long memory.md is checked line by line against the rows: a withheld line's row
+    keeps it masked, also under a heading (the row's last column is its heading path now,
+    not its verdict: read as one, every line under a heading looked unmasked)."""
+    import talos.index.check
+
+    monkeypatch.setattr(talos.index.check, "CHECK_ALL_LINES", 0)
+    home = make_home(
+        memory="## Accounts\n- my password is hunter2hunter2 for the router\n"
+        "- the kettle descales\n"
+    )
+    with Memory(home, model="evidence") as mem:
+        mem.recall("kettle")
+        assert mem.index is not None and mem.index.check() == []

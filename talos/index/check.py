@@ -95,7 +95,7 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
             if line is not None and parse_line(line) is not None:
                 return [f"facts differ from {path}: line {no} is a fact, not indexed"]
             continue
-        if line is None or stored_line(line, row) != row[1]:  # masked when withheld
+        if line is None or stored_line(line, row[7]) != row[1]:  # masked when withheld
             return [f"facts differ from {path}: line {no} is not the indexed line"]
         seen += 1
         if seen % step == 0:

@@ -127,10 +127,11 @@ def indexed_fact(text: str, safe: bool) -> tuple[str, frozenset[str]]:
     return text, matching_keywords(text)
 
 
-def stored_line(line: str, entry: tuple[Any, ...]) -> str:
-    """The raw line a facts row keeps: masked when the line is withheld (``entry[-1]``)."""
+def stored_line(line: str, safe: int | bool) -> str:
+    """The raw line a facts row keeps: masked when the line is withheld (``safe`` false: the
+    parse's last field, a row's ``safe`` column)."""
     raw = line.rstrip("\r")
-    return raw if entry[-1] else mask_secrets(raw)
+    return raw if safe else mask_secrets(raw)
 
 
 class FactRows:
@@ -239,7 +240,7 @@ class FactRows:
                 under = column.get(path)
                 if under is None:
                     under = column[path] = headings_column(path)
-                rows.append((no, stored_line(line, entry), *entry, level, under))
+                rows.append((no, stored_line(line, entry[-1]), *entry, level, under))
         self._line_cache = fresh
         heard = [no for no in bad if audible(claimed_scopes(blobs[no - 1]))]  # §7.3
         loud = [no for no in long if audible(claimed_scopes(blobs[no - 1]))]
@@ -336,7 +337,7 @@ class FactRows:
             if (at is None) != (entry is None):
                 return False  # a line became a fact or stopped being one: rows shift
             if at is not None and entry is not None:
-                new_rows[at] = row = (i + 1, stored_line(line, entry), *entry, *rows[at][8:])
+                new_rows[at] = row = (i + 1, stored_line(line, entry[-1]), *entry, *rows[at][8:])
                 writes.append(row)
         con.executemany(f"INSERT OR REPLACE INTO facts({COLUMNS}) VALUES ({_MARKS})", writes)
         self._patched_from = rows
