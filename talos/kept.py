@@ -308,7 +308,9 @@ class KeptState:
                 indexed = False
         if indexed:
             self.rows, self.episodes = (gen[0], rows), (gen[1], block)
-            if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
+            if self.keep_fact is safety.keep_fact and self.headings:  # one pass (SPEC §3.1)
+                facts = [n for n, safe in rows if safe and not n.heading_level]
+            elif self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
             else:  # a withheld line's row is kept masked (Index.indexed_fact)
                 facts = self._headings_kept([n for n, _safe in rows if self._keep(n.text)])
@@ -317,8 +319,8 @@ class KeptState:
             if self.keep_fact is not safety.keep_fact:
                 facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dirs))
-        if self.headings:  # a heading labels the facts beneath it; it is none (SPEC §3.1)
-            facts = [n for n in facts if not n.heading_level]
+        if self.headings and (not indexed or self.keep_fact is not safety.keep_fact):
+            facts = [n for n in facts if not n.heading_level]  # labels, no facts (SPEC §3.1)
         return facts + self._skills(len(facts), skills), block
 
     def _headings_kept(self, facts: list[Node]) -> list[Node]:

@@ -235,7 +235,10 @@ class FactRows:
             else:
                 stats.lines_parsed += 1
                 entry = fresh[line] = parse_line(line)
-            level, path = outline.step(line)
+            if "#" in line or "`" in line or "~" in line:  # no other line changes the outline
+                level, path = outline.step(line)
+            else:
+                level, path = 0, outline.path
             if entry is not None:
                 under = column.get(path)
                 if under is None:

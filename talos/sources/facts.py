@@ -116,17 +116,14 @@ class Outline:
             ``global`` stands as ``""`` too: its text is of that scope (§7.3).
     """
 
-    __slots__ = ("_fence", "_path", "_shown")
+    __slots__ = ("_fence", "_open", "_shown", "path")
 
     def __init__(self, shown: Callable[[str], bool] | None = None) -> None:
         self._shown = shown
         self._fence: tuple[str, int] | None = None  # the open fence's character and length
-        self._path: list[tuple[int, str]] = []
-
-    @property
-    def path(self) -> tuple[str, ...]:
-        """The texts of the headings open now, outermost first."""
-        return tuple(t for _lv, t in self._path)
+        self._open: list[tuple[int, str]] = []  # (level, text) of the headings open now
+        #: The texts of the headings open now, outermost first (one tuple per section).
+        self.path: tuple[str, ...] = ()
 
     def step(self, line: str) -> tuple[int, tuple[str, ...]]:
         """Read the next line: ``(level, path)``: ``level`` 1–6 when it is a heading (0
@@ -147,12 +144,13 @@ class Outline:
         if got is None:
             return 0, self.path
         level, text = got
-        self._path = [(lv, t) for lv, t in self._path if lv < level]
-        above = self.path
+        self._open = [(lv, t) for lv, t in self._open if lv < level]
+        above = tuple(t for _lv, t in self._open)
         withheld = self._shown is not None and not self._shown(text)
         if text and (withheld or claimed_scopes(line) != {"global"}):
             text = ""
-        self._path.append((level, text))
+        self._open.append((level, text))
+        self.path = (*above, text)
         return level, above
 
 
@@ -398,7 +396,10 @@ def load_facts(
             if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
                 bad.append(no)
             continue
-        level, headings = outline.step(line)
+        if "#" in line or "`" in line or "~" in line:  # no other line changes the outline
+            level, headings = outline.step(line)
+        else:
+            level, headings = 0, outline.path
         parsed = parse_fact_line(line)
         if parsed is None or (keep_fact is not None and not keep_fact(parsed.text)):
             continue
