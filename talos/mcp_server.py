@@ -108,6 +108,9 @@ class ExplainRow(BaseModel):
     seed: float = Field(description="activation from the query's own keywords")
     hops: list[float] = Field(description="activation gained in each spreading hop")
     edges: list[dict[str, Any]] = Field(description="neighbours that carried activation")
+    heading: str | None = Field(
+        default=None, description="the markdown heading a fact stands under (facts only)"
+    )
     provenance: dict[str, Any]
 
 

@@ -139,6 +139,8 @@ class Row:
     relevance floor, ``beyond-k``), ``terms`` the query's terms the node holds as
     ``{"written", "analyzed"}`` (:func:`talos.analyzer.analyze_written`; ``answers`` →
     ``answer``), ``hops`` one gain for both hops.
+
+    ``heading``: the nearest markdown heading a fact stands under (:meth:`Memory.heading`).
     """
 
     score: float
@@ -152,6 +154,7 @@ class Row:
     evidence: float | None = None
     cut: str | None = None
     terms: list[dict[str, str]] = field(default_factory=list)
+    heading: str = ""
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.score, self.kind, self.text))
@@ -177,6 +180,7 @@ class Row:
             "edges": self.edges,
             "members": [{"text": m.text, **node_identity(m)} for m in n.members],
             "provenance": node_provenance(n),
+            "heading": self.heading or None,
         }
         if self.evidence is not None:
             out.update(evidence=self.evidence, cut=self.cut, terms=self.terms)
@@ -519,7 +523,9 @@ class Memory:
         for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
             n = graph.nodes[i]
             seed, gains, edges = contributions(graph, act, i)
-            out.append(Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges))
+            row = Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges)
+            row.heading = self.heading(n)
+            out.append(row)
         return out
 
     def _explain_evidence(self, query: str, k: int, graph: Graph) -> list[Row]:
@@ -545,6 +551,7 @@ class Memory:
             cut = "" if i in kept else ("floor" if rank_no < RECALL_K else "beyond-k")
             row = Row(round(score, 2), n.kind, n.with_members(), n, final, seed, [final - seed])
             row.evidence, row.cut, row.terms = score, cut, terms
+            row.heading = self.heading(n)
             out.append(row)
         return out
 

@@ -297,6 +297,15 @@ def test_recall_json_has_a_heading_field(make_home: Callable[..., Path]) -> None
         "the green tea is oolong": None,  # above every heading
     }
     assert picked("deploy region") == {"Deploy region is eu-west-1": "Project: billing"}
+    for model in ("evidence", "bipartite", "classic"):
+        args = ["explain", "deploy region", "--json", "--home", str(home), "--model", model]
+        out = CliRunner().invoke(app, args)
+        assert out.exit_code == 0, out.output
+        rows = json.loads(out.stdout)["data"]["rows"]
+        want = None if model == "classic" else "Project: billing"
+        assert [(r["text"], r["heading"]) for r in rows][:1] == [
+            ("Deploy region is eu-west-1", want)
+        ]
 
 
 @pytest.mark.parametrize(
@@ -506,3 +515,19 @@ def test_the_sampled_check_of_a_withheld_line_under_a_heading(
     with Memory(home, model="evidence") as mem:
         mem.recall("kettle")
         assert mem.index is not None and mem.index.check() == []
+
+
+def test_the_mcp_tools_give_the_heading(make_home: Callable[..., Path]) -> None:
+    import asyncio
+
+    from talos.mcp_server import build_server
+
+    home = make_home(memory=NEWCOMER)
+    server = build_server(Memory(home, model="evidence"))
+    recall = asyncio.run(server.call_tool("recall", {"query": "deploy region"})).structured_content
+    explain = asyncio.run(server.call_tool("explain", {"query": "deploy region"}))
+    explain = explain.structured_content
+    assert [(p["text"], p["heading"]) for p in recall["picked"]] == [
+        ("Deploy region is eu-west-1", "Project: billing")
+    ]
+    assert explain["rows"][0]["heading"] == "Project: billing"
