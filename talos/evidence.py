@@ -43,10 +43,11 @@ How ``Memory`` calls it (``Memory(model="evidence")``)
 *Kept state, per graph (one per authorized view; :meth:`talos.kept.KeptState.evidence_index`,
 built in-process by :func:`of_nodes`, not stored yet):* a :class:`TermIndex` over the nodes'
 matching texts in node order (a skill's first 1200 characters without its not-for clauses,
-SPEC §3.2; a fact's text, with its heading path once item 4 lands) and the
+SPEC §3.2; a fact's text, and each term of its heading path it lacks at tf 1) and the
 :class:`~talos.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
 file order — a merged node at each member's line —, contexts from
-contiguity.memory_contexts(memory.md), index.n)``; skills and episodes are in no context.
+contiguity.memory_contexts(memory.md), index.n)`` (a heading ends a run; its line is no
+node); skills and episodes are in no context.
 The follow-up: the index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``,
 ``tf``, ``cjk``, as ``talos.graph.episodes`` keeps the keyword incidence) and the edges
 (``src``, ``dst``, ``share``, ``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest
@@ -440,6 +441,20 @@ def matching_text(node: Node) -> str:
     return drop_not_for(node.text[:MATCH_MAX])
 
 
+def _with_headings(counts: Counter[str], node: Node) -> Counter[str]:
+    """A fact's term counts with its heading path as context (SPEC §3.1, issue 15 item 4):
+    each term of the headings above it that the fact does not hold joins at tf 1; the fact's
+    own terms keep their counts. tf 1, not a tuned weight: no bench set has headings (LoCoMo
+    and the Chinese set are dialogue turns), so there is nothing to tune it on. ``classic``
+    never reaches this (it ranks over keywords); the headings' own lines are no node here."""
+    if node.kind != "fact" or not node.headings:
+        return counts
+    for term in analyze(" ".join(h for h in node.headings if h)):
+        if term not in counts:
+            counts[term] = 1
+    return counts
+
+
 #: What ``str.splitlines`` breaks a line at besides ``\n``: kept inside a line so that
 #: :func:`~talos.contiguity.memory_contexts` numbers lines as the fact reader does.
 _OTHER_BREAKS = str.maketrans(dict.fromkeys("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
@@ -461,11 +476,12 @@ def of_nodes(
     nodes, 820,000 entries, 2,110 edges), once per graph; a recall once it is kept, median
     3.5 ms / 10.4 ms against the default model's 3.9 ms / 8.4 ms in the same run. Storing the
     arrays in index.db (:meth:`TermIndex.from_arrays`, 65 ms) is the follow-up."""
-    counts = [Counter(analyze(matching_text(n))) for n in nodes]
+    counts = [_with_headings(Counter(analyze(matching_text(n))), n) for n in nodes]
     index = TermIndex(counts, [[] for _ in counts])
     if memory_text is None:
         return index, links([], [], index.n)
-    ctx = memory_contexts("\n".join(x.translate(_OTHER_BREAKS) for x in memory_text.split("\n")))
+    text = "\n".join(x.translate(_OTHER_BREAKS) for x in memory_text.split("\n"))
+    ctx = memory_contexts(text)
     lines = sorted(
         (line, i)
         for i, n in enumerate(nodes)

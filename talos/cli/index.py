@@ -88,8 +88,9 @@ def _index(
     with Memory(paths.home, dense=dense) as mem:  # the blocks a recall reads: warm
         embedded = _embed(mem, show=not as_json) if mem.dense else None
         mem.prepare()
+        headings = mem.headings
     seconds = time.perf_counter() - start
-    facts, episodes = idx.counts()  # counted by the index: no node built (1M facts: 10 s)
+    facts, episodes = idx.counts(headings)  # counted by the index: no node built (1M facts: 10 s)
     counts = {"facts": facts, "episodes": episodes}
     data = {
         "file": str(idx.file),
