@@ -27,7 +27,7 @@ model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from talos import dense
+from talos.analyzer import analyze, without_unigrams
 from talos.errors import InputError
 from talos.evidence import matching_text
 from talos.relevance import BODY_FLOOR, BODY_LEAD, deliver, earns_body
@@ -304,6 +305,7 @@ def select(
     k: int,
     gate: float | None = None,
     model: Model | None = None,
+    terms: Collection[str] | None = None,
 ) -> list[tuple[float, int, bool]]:
     """The rows a hybrid recall delivers, in fused order: ``[(fused score rounded to 3
     places, node position, body), ...]``; ``[]`` is an empty block.
@@ -315,7 +317,8 @@ def select(
     ``body``: :func:`talos.evidence.body_evidence`'s ``(seeds, √Z)``; the skill that earns it
     (:func:`talos.relevance.earns_body` over the fused order and score) gets its body when it
     is delivered; ``model``: its ``body_lead`` and ``body_floor`` (``None``:
-    :mod:`talos.relevance`'s), as :func:`talos.selection.select_evidence`.
+    :mod:`talos.relevance`'s), and ``terms`` (the query's analyzed terms: a skill whose label
+    holds none earns no body), as :func:`talos.selection.select_evidence`.
     """
     if k <= 0 or not len(fusion.order):
         return []
@@ -335,11 +338,18 @@ def select(
     rest = [int(i) for i in order[k:][skill[order[k:]]]] if len(order) > k else []
     seeds, scale = body
     lead, floor = (BODY_LEAD, BODY_FLOOR) if model is None else (model.body_lead, model.body_floor)
+    asked = frozenset(without_unigrams(terms)) if terms is not None else None
+
+    def own(i: int) -> tuple[float, float]:
+        if asked is not None and asked.isdisjoint(analyze(graph.nodes[i].text)):
+            return 0.0, scale  # its label holds no query term: not what it is for
+        return float(seeds[i]), scale
+
     best = earns_body(
         top + rest,
         lambda i: bool(skill[i]),
         cast("Sequence[float]", fused),
-        lambda i: (float(seeds[i]), scale),
+        own,
         k,
         lead,
         floor,

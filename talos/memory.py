@@ -570,9 +570,9 @@ class Memory:
             fusion = self._fused(leg, pending, graph, ev, edges)
             if fusion is not None:
                 gate = hybrid.gate_for(query)
-                picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, model)
+                picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, model, terms)
             else:
-                picks = select_evidence(graph, index, edges, ev, body, k, model)
+                picks = select_evidence(graph, index, edges, ev, body, k, model, terms)
         else:
             picks = select(graph, model.activate(graph, keywords(query)), model, k)
         rows = [
@@ -655,7 +655,9 @@ class Memory:
             body = body_evidence(index, terms_q, at_least=SMALL_HOME)
             gate = hybrid.gate_for(query)
             model = self.ranking
-            picked = hybrid.select(graph, index, edges, ev, body, fusion, RECALL_K, gate, model)
+            picked = hybrid.select(
+                graph, index, edges, ev, body, fusion, RECALL_K, gate, model, terms_q
+            )
             return self._explain_fused(query, k, graph, index, ev, fusion, picked)
         order = evidence_order(ev.final)
         shown = order[: max(k, 0)].tolist()

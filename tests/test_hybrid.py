@@ -483,3 +483,22 @@ def test_a_long_query_is_embedded_by_its_last_characters(
     rows = mem.explain(long)
     assert emb.queried == [long[-256:]]
     assert rows[0].legs is not None and rows[0].legs["lexical"]["rank"] == 1  # "deploy"
+
+
+def test_the_body_gate_reads_the_skills_label_with_the_leg_on(
+    make_home: Callable[..., Path],
+) -> None:
+    """Main's rule (a skill whose label holds no query term earns no body) holds on the fused
+    ranking too: "what time is it for me now" reaches pg-slow-query only through "time" in
+    its steps."""
+    pg = (
+        "---\nname: pg-slow-query\ndescription: find why a postgres query is slow\n---\n"
+        "Run EXPLAIN ANALYZE, read the time of each node, add the missing index, compare the "
+        "time before and after, and keep the plan in the ticket.\n"
+    )
+    home = make_home(memory=MEMORY, skills={"pg-slow-query.md": pg})
+    mem = Memory(home, model="evidence", dense=leg_of(home, TopicEmbedder()))
+    got = mem.recall("what time is it for me now")
+    assert [(p.kind, p.body) for p in got.picked if p.kind == "skill"] in ([], [("skill", False)])
+    got = mem.recall("why is this postgres query slow")
+    assert [(p.kind, p.body) for p in got.picked] == [("skill", True)]
