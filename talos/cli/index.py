@@ -104,7 +104,8 @@ def _index(
         emit("index", data)
     else:
         err.print(
-            f"index {idx.file}: {counts['facts']} facts, {counts['episodes']} episodes; "
+            f"index {idx.file}: {_count(counts['facts'], 'fact')}, "
+            f"{_count(counts['episodes'], 'episode')}; "
             f"read {stats.sessions_read} session file(s) in {seconds:.1f} s"
             + ("" if embedded is None else f"; embedded {embedded} text(s)")
         )
@@ -137,6 +138,11 @@ def _embed(mem: Memory, show: bool) -> int | None:
             bar.update(task, completed=done, total=total)
 
         return mem.embed(progress)
+
+
+def _count(n: int, what: str) -> str:
+    """``1 episode``, ``2 episodes``."""
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 def _run(idx: Index, rebuild: bool, show: bool) -> RefreshStats:
