@@ -94,6 +94,7 @@ __all__ = [
     "activate",
     "body_evidence",
     "collection",
+    "contiguity_of",
     "matching_text",
     "of_nodes",
     "query_vector",
@@ -459,8 +460,19 @@ def of_nodes(
     arrays in index.db (:meth:`TermIndex.from_arrays`, 65 ms) is the follow-up."""
     counts = [Counter(analyze(matching_text(n))) for n in nodes]
     index = TermIndex(counts, [[] for _ in counts])
+    return index, contiguity_of(nodes, len(nodes), memory_file, memory_text)
+
+
+def contiguity_of(
+    records: Sequence[Node], n: int, memory_file: str, memory_text: str | None
+) -> Links:
+    """The contiguity :class:`~talos.contiguity.Links` of :func:`of_nodes` alone, over ``n``
+    nodes whose facts are all among the first ones, ``records`` (a graph's records: episodes
+    are never facts, so none is built); what a process builds beside a term index read from
+    stored rows (:mod:`talos.termrows`)."""
+    nodes = records
     if memory_text is None:
-        return index, links([], [], index.n)
+        return links([], [], n)
     ctx = memory_contexts("\n".join(x.translate(_OTHER_BREAKS) for x in memory_text.split("\n")))
     lines = sorted(
         (line, i)
@@ -468,4 +480,4 @@ def of_nodes(
         for line in {m.line for m in n.family() if m.kind == "fact" and m.path == memory_file}
         if line > 0
     )
-    return index, links([i for _ln, i in lines], [ctx.get(ln) for ln, _i in lines], index.n)
+    return links([i for _ln, i in lines], [ctx.get(ln) for ln, _i in lines], n)
