@@ -38,7 +38,8 @@ MEMORY = (
 )
 SESSIONS = {
     "2026-01-01-a.jsonl": "roll out the billing release to the cluster",
-    "2026-01-02-b.jsonl": "the cluster: roll out the billing release to",  # merged episodes
+    # the same keywords: merged, the last is the node's text (the release counted twice)
+    "2026-01-02-b.jsonl": "roll out the billing release to the cluster, the release",
     "2026-01-03-c.jsonl": "画一个流程图 for the deploy",
 }
 
@@ -171,6 +172,28 @@ def test_rows_are_stored_again_after_store_after_new_texts(
     Memory(home, model="evidence").prepare()  # two texts the stored rows lack: stored
     Memory(home, model="evidence").prepare()
     assert seen == ["one new session", "another new session"]
+
+
+def test_rows_no_node_holds_any_more_are_dropped_when_stored(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Most stored rows gone from the home (memory.md rewritten, sessions removed): the rows
+    stored next hold the current texts alone, and a new process analyses nothing."""
+    Memory(home, model="evidence").prepare()
+    for f in (home / ".talos" / "sessions").iterdir():
+        f.unlink()
+    (home / "memory.md").write_text("- tea is brewed at 80 degrees\n- 茶要用八十度的水\n")
+    monkeypatch.setattr("talos.kept.STORE_AFTER", 2)
+    Memory(home, model="evidence").prepare()
+    token, data = _row(home)  # type: ignore[misc]
+    rows = TermRows.from_bytes(data, token)
+    assert len(rows) == 4  # two facts, two skills
+    assert "billing" not in rows.vocab and "brew" in rows.vocab
+    seen = count_analyses(monkeypatch)
+    with Memory(home, model="evidence") as mem:
+        got, want, _e, _w = stored_and_analysed(mem)
+    assert_same(got, want)
+    assert seen == []
 
 
 def test_index_command_stores_the_rows_for_the_evidence_model(home: Path) -> None:
@@ -326,5 +349,19 @@ def test_text_key_and_rows_of_a_text(home: Path) -> None:
     assert rows.cjk.tolist() == [False, True, True, True, True, True, True, True]
     assert rows.ptr.tolist() == [0, 8, 8, 9]
     assert rows.keys[text_key("flow")] == 2
-    index, _rows = rows.index(["flow", "the and"])
-    assert index.vocab == ["flow"] and index.ptr.tolist() == [0, 1, 1]
+    index, used = rows.index(["流程", "flow", "the and"])  # 流程 is new: analysed, added
+    assert used.tolist() == [3, 2, 1]
+    assert index.vocab == ["flow", "流", "流程", "程"]  # the terms held, renumbered
+    assert index.term.tolist() == [1, 2, 3, 0] and index.ptr.tolist() == [0, 3, 4, 4]
+
+
+def test_a_view_of_a_few_stored_rows(home: Path) -> None:
+    """Variant: rows stored by a wider view, read by the default one (a row, and its terms
+    "ask" and "bob", no node's here)."""
+    Memory(home, model="evidence", scopes=("global", "project:beta")).prepare()
+    with Memory(home, model="evidence") as mem:
+        got, want, _e, _w = stored_and_analysed(mem)
+        rows = mem._kept.term_rows[1]  # type: ignore[index]
+    assert_same(got, want)
+    assert got.n == 7 and len(rows) == 8 and rows.added == 0
+    assert "bob" in rows.vocab and "bob" not in got.vocab
