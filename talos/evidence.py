@@ -40,18 +40,18 @@ Constants (dev split; ``rank_lab.py sweep``, ``contiguity_lab.py sweep``): ``K1 
 
 How ``Memory`` calls it (``Memory(model="evidence")``)
 -----------------------------------------------------
-*Kept state, per graph (one per authorized view; :meth:`talos.kept.KeptState.evidence_index`,
-built in-process by :func:`of_nodes`, not stored yet):* a :class:`TermIndex` over the nodes'
+*Kept state, per graph (one per authorized view; :meth:`talos.kept.KeptState.evidence_index`;
+without the index built in-process by :func:`of_nodes`):* a :class:`TermIndex` over the nodes'
 matching texts in node order (a skill's first 1200 characters without its not-for clauses,
 SPEC §3.2; a fact's text, with its heading path once item 4 lands) and the
 :class:`~talos.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
 file order — a merged node at each member's line —, contexts from
 contiguity.memory_contexts(memory.md), index.n)``; skills and episodes are in no context.
-The follow-up: the index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``,
-``tf``, ``cjk``, as ``talos.graph.episodes`` keeps the keyword incidence) and the edges
-(``src``, ``dst``, ``share``, ``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest
-without re-analysing a text. A changed line re-analyses that line only (its row of counts)
-and re-links its context run.
+With the index, the term index is gathered from the analyzed term rows index.db keeps per
+matching text (:class:`talos.termrows.TermRows`: node-major ``vocab``, ``cjk``, ``ptr``,
+``term``, ``tf``, keyed by the text's hash) and completed by :meth:`TermIndex.from_arrays`,
+float for float this one; a new session or a changed line analyses its own text only. The
+edges are linked again per graph (:func:`contiguity_of`, over the records alone).
 *Per query* (:meth:`talos.Memory.recall`, :func:`talos.selection.select_evidence`): ``terms =
 analyze(query)``; ``ev = activate(index, query_vector(index, terms), graph=links,
 at_least=SMALL_HOME)``; the ranking is ``ev.final`` best first (ties: node order); the
@@ -456,8 +456,9 @@ def of_nodes(
     Cost (``bench/evidence_build.py``, one run, load of other work on 2 cores): 0.21 s at 3,000
     sessions (2,860 nodes, 119,000 node–term entries, 214 edges), 1.9 s at 30,000 (17,300
     nodes, 820,000 entries, 2,110 edges), once per graph; a recall once it is kept, median
-    3.5 ms / 10.4 ms against the default model's 3.9 ms / 8.4 ms in the same run. Storing the
-    arrays in index.db (:meth:`TermIndex.from_arrays`, 65 ms) is the follow-up."""
+    3.5 ms / 10.4 ms against the default model's 3.9 ms / 8.4 ms in the same run. With the
+    index, :class:`talos.kept.KeptState` gathers the same index from stored term rows instead
+    (:mod:`talos.termrows`)."""
     counts = [Counter(analyze(matching_text(n))) for n in nodes]
     index = TermIndex(counts, [[] for _ in counts])
     return index, contiguity_of(nodes, len(nodes), memory_file, memory_text)

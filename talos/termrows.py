@@ -26,9 +26,9 @@ fresh-process ``talos recall --model evidence`` at 30,000 sessions … (filled i
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
-import heapq
 import operator
 from collections import Counter
 from collections.abc import Sequence
@@ -105,7 +105,7 @@ class TermRows:
     maps a text's key to its row. ``added``: rows analysed since the rows were read (or made).
     """
 
-    __slots__ = ("_lookup", "added", "cjk", "keys", "ptr", "term", "tf", "vocab")
+    __slots__ = ("added", "cjk", "keys", "ptr", "term", "tf", "vocab")
 
     def __init__(
         self,
@@ -123,7 +123,6 @@ class TermRows:
         self.tf = tf
         self.keys = keys
         self.added = 0
-        self._lookup: dict[str, int] | None = None
 
     @classmethod
     def empty(cls) -> TermRows:
@@ -158,18 +157,29 @@ class TermRows:
 
     def _add(self, texts: dict[bytes, str]) -> None:
         """Analyse ``texts`` (by key) and append their rows; new terms take their place in the
-        sorted vocabulary (every held row renumbered, still ascending)."""
+        sorted vocabulary (found by bisection: no map of every term is made), every held row
+        renumbered, still ascending."""
         counts = [Counter(analyze(t)) for t in texts.values()]
-        lookup = self._terms()
-        new = sorted({t for c in counts for t in c} - lookup.keys())
+        vocab = self.vocab
+        wanted = sorted({t for c in counts for t in c})
+        new = [t for t in wanted if not _holds(vocab, t)]
         if new:
-            vocab = list(heapq.merge(self.vocab, new))
-            lookup = {t: i for i, t in enumerate(vocab)}
-            remap = np.fromiter((lookup[t] for t in self.vocab), np.int32, len(self.vocab))
-            self.term = remap[self.term] if len(self.term) else self.term
-            self.cjk = np.fromiter((is_cjk(t) for t in vocab), bool, len(vocab))
-            self.vocab, self._lookup = vocab, lookup
-        rows = [sorted((lookup[t], n) for t, n in c.items()) for c in counts]
+            at = [bisect.bisect_left(vocab, t) for t in new]  # ascending: ``new`` is sorted
+            # an old term moves up by the new terms inserted before it
+            shift = np.searchsorted(np.asarray(at), np.arange(len(vocab)), side="right")
+            if len(self.term):
+                self.term = (self.term + shift[self.term]).astype(np.int32)
+            merged: list[str] = []
+            last = 0
+            for i, t in zip(at, new, strict=True):
+                merged += vocab[last:i]
+                merged.append(t)
+                last = i
+            merged += vocab[last:]
+            self.cjk = np.insert(self.cjk, at, [is_cjk(t) for t in new])
+            self.vocab = vocab = merged
+        ids = {t: bisect.bisect_left(vocab, t) for t in wanted}
+        rows = [sorted((ids[t], n) for t, n in c.items()) for c in counts]
         lens = np.fromiter((len(r) for r in rows), np.int64, len(rows))
         self.ptr = np.concatenate([self.ptr, self.ptr[-1] + np.cumsum(lens)])
         self.term = np.concatenate(
@@ -182,12 +192,6 @@ class TermRows:
         for i, k in enumerate(texts):
             self.keys[k] = start + i
         self.added += len(texts)
-
-    def _terms(self) -> dict[str, int]:
-        """Term → id, made on first use (a process that analyses nothing needs none)."""
-        if self._lookup is None:
-            self._lookup = {t: i for i, t in enumerate(self.vocab)}
-        return self._lookup
 
     def index(self, texts: Sequence[str]) -> tuple[TermIndex, np.ndarray]:
         """The :class:`~talos.evidence.TermIndex` of one node per text in order (row ``i`` is
@@ -301,6 +305,12 @@ class TermRows:
             ok = bool(np.all((np.diff(term) > 0) | first[1:]))
         if not ok:
             raise BlockError("inconsistent term rows")
+
+
+def _holds(vocab: list[str], term: str) -> bool:
+    """Whether the sorted ``vocab`` holds ``term`` (bisection)."""
+    i = bisect.bisect_left(vocab, term)
+    return i < len(vocab) and vocab[i] == term
 
 
 def _runs(starts: Any, lengths: Any) -> np.ndarray:

@@ -353,6 +353,19 @@ def test_text_key_and_rows_of_a_text(home: Path) -> None:
     assert used.tolist() == [3, 2, 1]
     assert index.vocab == ["flow", "流", "流程", "程"]  # the terms held, renumbered
     assert index.term.tolist() == [1, 2, 3, 0] and index.ptr.tolist() == [0, 3, 4, 4]
+    # a new term sorting first: every held row renumbered, its terms the same strings
+    assert rows.rows(["apples"]).tolist() == [4]
+    assert rows.vocab[:2] == ["appl", "flow"] and rows.cjk[:2].tolist() == [False, False]
+    assert [rows.vocab[t] for t in rows.term[: rows.ptr[1]]] == [
+        "flow",
+        "图",
+        "流",
+        "流程",
+        "画",
+        "画流",
+        "程",
+        "程图",
+    ]
 
 
 def test_a_view_of_a_few_stored_rows(home: Path) -> None:
