@@ -71,6 +71,18 @@ def assert_same(got: TermIndex, want: TermIndex) -> None:
         assert np.array_equal(a, b), name
 
 
+def assert_term_major(index: TermIndex) -> None:
+    """``knode``/``ktf``/``kptr`` as defined: term ``t``'s holders ascending with their counts,
+    built here by a loop over the node-major rows."""
+    held: list[list[tuple[int, float]]] = [[] for _ in index.vocab]
+    for i in range(index.n):
+        for j in range(int(index.ptr[i]), int(index.ptr[i + 1])):
+            held[int(index.term[j])].append((i, float(index.tf[j])))
+    assert index.kptr.tolist() == np.cumsum([0] + [len(h) for h in held]).tolist()
+    assert index.knode.tolist() == [i for h in held for i, _c in h]
+    assert index.ktf.tolist() == [c for h in held for _i, c in h]
+
+
 def stored_and_analysed(mem: Memory) -> tuple[TermIndex, TermIndex, Any, Any]:
     """The kept state's index and edges of the recall graph, and of_nodes's over its nodes."""
     graph = mem._kept.recall_graph(None, None)
@@ -119,6 +131,7 @@ def test_stored_rows_give_of_nodes_index_before_and_after_a_refresh(
         got, want, edges, want_edges = stored_and_analysed(mem)
     assert_same(got, want)
     assert same_edges(edges, want_edges)
+    assert_term_major(got)
     assert got.n == nodes
     seen = count_analyses(monkeypatch)
     with Memory(home, model="evidence", scopes=scopes) as mem:  # a new process: no analysis
