@@ -24,6 +24,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -98,20 +99,58 @@ def run(base: Path, cache: Path, codes: dict[str, Path], rounds: int) -> dict[st
     return out
 
 
+def in_process(home: Path, reps: int) -> dict[str, float]:
+    """In this process (the code of this tree), medians in ms over ``reps``: the term index
+    and edges of the recall graph from the stored rows (a new ``Memory`` each time: the rows
+    read from index.db, the texts hashed, the rows gathered), and analysed by
+    :func:`talos.evidence.of_nodes` over the same nodes."""
+    from talos import Memory
+    from talos.evidence import of_nodes
+
+    stored, analysed = [], []
+    for _ in range(reps):
+        mem = Memory(home, model="evidence")
+        graph = mem._kept.recall_graph(None, None)
+        t = time.perf_counter()
+        index, _edges = mem._kept.evidence_index(graph)
+        stored.append(time.perf_counter() - t)
+        text = mem.paths.memory_file.read_text(encoding="utf-8")
+        t = time.perf_counter()
+        of_nodes(graph.nodes, str(mem.paths.memory_file), text)
+        analysed.append(time.perf_counter() - t)
+        mem.close()
+    return {
+        "nodes": index.n,
+        "entries": len(index.term),
+        "stored rows ms": round(1000 * statistics.median(stored), 1),
+        "analysed ms": round(1000 * statistics.median(analysed), 1),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "bench")
     ap.add_argument("--sessions", type=int, nargs="+", default=[3000, 30000])
-    ap.add_argument("--before", type=Path, required=True, help="source tree of the old code")
+    ap.add_argument("--before", type=Path, default=None, help="source tree of the old code")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--reps", type=int, default=5, help="in-process repetitions")
+    ap.add_argument("--in-process-only", action="store_true")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "talos-terms")
     a = ap.parse_args()
     a.cache.mkdir(parents=True, exist_ok=True)
-    codes = {"before": a.before.resolve(), "after": HERE.parent}
+    if a.before is None and not a.in_process_only:
+        ap.error("--before DIR is needed (or --in-process-only)")
+    codes = {"before": (a.before or HERE.parent).resolve(), "after": HERE.parent}
     for n in a.sessions:
         base = make_home(a.data, a.cache, n)
-        got = run(base, a.cache, codes, a.rounds)
-        print(n, "sessions:", json.dumps(got, ensure_ascii=False), flush=True)
+        if not a.in_process_only:
+            got = run(base, a.cache, codes, a.rounds)
+            print(n, "sessions:", json.dumps(got, ensure_ascii=False), flush=True)
+        home = a.cache / f"{base.name}-after"  # the copy run() built, else a new one
+        if not (home / ".talos" / "index.db").exists():
+            copy_home(base, home)
+        got = in_process(home, a.reps)
+        print(n, "sessions, in-process:", json.dumps(got), flush=True)
     return 0
 
 
