@@ -8,8 +8,9 @@ them). Dev: LoCoMo R@5 0.580 → 0.642, Chinese set 0.708 → 0.731 (``bench/REA
 "Contiguity").
 
 **Context.** The fact lines of ``memory.md`` in file order; a line's *context* is its section
-(the texts of the markdown headings above it, outermost first, issue 15 item 4) and its
-observed date (the provenance tag's date, "" untagged): :func:`memory_contexts`. A *context
+(the texts of the markdown headings above it, outermost first, issue 15 item 4), its
+observed date (the provenance tag's date, "" untagged) and its paragraph (a blank line ends
+one): :func:`memory_contexts`. An untagged line is in no context. A *context
 run* is a maximal run of consecutive fact lines of one context; lines that are no node (too
 short, filtered) are skipped, a line in no context ends the run, and consecutive lines of the
 same node count once (four identical lines are one line).
@@ -169,21 +170,34 @@ def links(
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})(?:\s+|$)(.*)$")
 
 
-def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str]]:
-    """``{line number (1-based): (headings, date)}`` of every non-heading, non-blank line of a
-    ``memory.md`` text: ``headings`` = the texts of the headings above it, outermost first (a
+def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
+    """``{line number (1-based): (headings, date, paragraph)}`` of the ``memory.md`` lines that
+    are in a context: ``headings`` = the texts of the headings above the line, outermost first (a
     heading ends the sections of its level and deeper, SPEC §3.1), ``date`` = its provenance
-    tag's date (``talos.sources.facts.strip_tag``; "" untagged). Which lines are facts is the
-    caller's (the home's nodes)."""
-    out: dict[int, tuple[tuple[str, ...], str]] = {}
+    tag's date (``talos.sources.facts.strip_tag``; "" untagged), ``paragraph`` = the number of
+    blank lines and headings above it (a blank line ends a run, as it ends a markdown paragraph).
+
+    An untagged line is in no context: hand-written notes one a line are independent facts,
+    under a heading too, and linking them delivered the next line of the file with no query
+    word ("set up a new python project with lint" → "The billing service deploys on fridays";
+    "how should I format your answers" → "Deploy region is eu-west-1" under ``# Memory``).
+    Dated lines (a session's turns, a day's ``remember``) are what the effect was measured on.
+    Heading lines and blank lines are in none. Which lines are facts is the caller's (the
+    home's nodes)."""
+    out: dict[int, tuple[tuple[str, ...], str, int]] = {}
     path: list[tuple[int, str]] = []
+    para = 0
     for no, line in enumerate(text.splitlines(), 1):
         m = _HEADING.match(line)
         if m:
             level = len(m.group(1))
             path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2).strip())]
+            para += 1
             continue
         if not line.strip():
+            para += 1
             continue
-        out[no] = (tuple(t for _lv, t in path), strip_tag(line)[2])
+        date = strip_tag(line)[2]
+        if date:
+            out[no] = (tuple(t for _lv, t in path), date, para)
     return out

@@ -107,6 +107,15 @@ def _well_formed(rec: Any, latest: float) -> bool:
 _UNREADABLE = frozenset({"global"})
 
 
+def _key_text(key: str, texts: dict[str, str]) -> str:
+    """The text of a traced row: the whole text of the memory that holds ``key`` now, else the
+    key's own (SPEC §6.3: ``text[:80]``) with "…" when it may have been cut there."""
+    if key in texts:
+        return texts[key]
+    text = key.partition(":")[2]
+    return text + "…" if len(text) >= 80 else text
+
+
 def _day(t: float) -> dt.date:
     return dt.datetime.fromtimestamp(t, dt.UTC).date()
 
@@ -177,20 +186,6 @@ def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[
             r, e, b = per_day.get(d, (0, 0, 0))
             days.append({"day": d.isoformat(), "recalls": r, "empty": e, "body": b})
 
-    ranked = sorted(keys.items(), key=lambda kv: -kv[1]["picks"])  # stable: first picked first
-    most = [
-        {
-            "key": key,
-            "kind": key.partition(":")[0],
-            "text": key.partition(":")[2],
-            "picks": v["picks"],
-            "bodies": v["bodies"],
-            "mean_score": round(statistics.fmean(v["scores"]), 4) if v["scores"] else None,
-            "last_day": v["last"].isoformat(),
-        }
-        for key, v in ranked[: max(top, 0)]
-    ]
-
     usage = mem.usage()
     members: list[Node] = []
     seen_ids: set[tuple[str, str, int]] = set()
@@ -201,6 +196,21 @@ def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[
             if n.kind != "episode" and ident not in seen_ids:
                 seen_ids.add(ident)
                 members.append(n)
+    texts = {n.key: n.text for n in members}  # a trace key holds 80 characters of the text
+    ranked = sorted(keys.items(), key=lambda kv: -kv[1]["picks"])  # stable: first picked first
+    most = [
+        {
+            "key": key,
+            "kind": key.partition(":")[0],
+            "text": _key_text(key, texts),
+            "picks": v["picks"],
+            "bodies": v["bodies"],
+            "mean_score": round(statistics.fmean(v["scores"]), 4) if v["scores"] else None,
+            "last_day": v["last"].isoformat(),
+        }
+        for key, v in ranked[: max(top, 0)]
+    ]
+
     never = []
     for n in members:
         stat = usage.get(n.key)

@@ -365,6 +365,12 @@ def build_view(
             active.append(n)
         elif what == "excluded":
             view.excluded.append(Excluded(n, reason, by))
+            if n.kind == "fact" and window_problem(n):  # a typo that hides the record for good
+                warn(
+                    f"{n.path}:{n.line}: {by}: the record is never used; fix the date in its "
+                    "tag (YYYY-MM-DD)",
+                    scopes=claimed_scopes(n.raw),
+                )
         elif what == "unreadable":  # its scope is unknown: never named, not even by why-not
             warn(
                 f"{n.path}:{n.line}: unreadable provenance tag ({reason}); line not used",

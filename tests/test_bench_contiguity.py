@@ -263,15 +263,12 @@ def test_memory_contexts_are_section_and_date() -> None:
         "- a deeper note\n"
         "## Home\n"
         "- water the plants\n"
-        "#hashtag is not a heading but a line\n"
+        "#hashtag is not a heading but a line <!-- user 2026-01-03 -->\n"
     )
-    assert C.memory_contexts(text) == {
-        2: (("Memory",), ""),
-        5: (("Memory", "Project: billing"), "2026-01-02"),
-        6: (("Memory", "Project: billing"), "2026-01-02"),
-        8: (("Memory", "Project: billing", "Notes"), ""),
-        10: (("Memory", "Home"), ""),
-        11: (("Memory", "Home"), ""),
+    assert C.memory_contexts(text) == {  # untagged lines are in no context
+        5: (("Memory", "Project: billing"), "2026-01-02", 3),
+        6: (("Memory", "Project: billing"), "2026-01-02", 3),
+        11: (("Memory", "Home"), "2026-01-03", 5),
     }
 
 
@@ -306,6 +303,14 @@ def test_contiguity_that_creates_activation_breaks_an_invariant(
         return a
 
     monkeypatch.setattr(C, "spread", creating)
+
+    # the chores home's topic lines are untagged and under no heading, so in no context now:
+    # give every line one context, as before that rule, to keep the case that shows the leak
+    def one_context(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
+        lines = enumerate(text.splitlines(), 1)
+        return {no: ((), "", 0) for no, ln in lines if ln.strip() and ln.lstrip()[:1] != "#"}
+
+    monkeypatch.setattr(C, "memory_contexts", one_context)
     fails = rank_lab.check_invariants(GOLDEN, tmp_path, lab.RECOMMENDED, lab.activations)
     assert [f.split(":", 1)[0] for f in fails] == ["(d) the deploy skill is not in the top 5"]
 
@@ -317,8 +322,10 @@ def test_home_model_links_facts_by_section_and_date(tmp_path: Path) -> None:
 
     home = rank_lab.write_home(
         tmp_path / "h",
-        "# Work\n- deploy the api on fridays\n- ask Bob before a deploy\n"
-        "# Home\n- water the plants weekly\n- the cat eats at seven\n",
+        "# Work\n- deploy the api on fridays <!-- user 2026-01-02 -->\n"
+        "- ask Bob before a deploy <!-- user 2026-01-02 -->\n"
+        "# Home\n- water the plants weekly <!-- user 2026-01-02 -->\n"
+        "- the cat eats at seven <!-- user 2026-01-02 -->\n",
         {"s.md": "---\nname: s\ndescription: a skill about plants\n---\n\nbody\n"},
     )
     _idx, kinds, labels, g = lab.home_model(home)

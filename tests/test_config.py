@@ -412,3 +412,22 @@ def test_a_path_setting_of_another_type_names_its_line(tmp_path) -> None:
     assert (
         str(e.value) == f"{tmp_path / 'talos.toml'}:2: sessions_dir must be a path string, not 42"
     )
+
+
+def test_init_on_an_existing_home_lists_what_it_kept(tmp_path) -> None:
+    """A second ``init`` printed only ``home: H``: nothing said the home was already set up.
+    Now every file and folder found is listed as kept, and one line says so; a folder of the
+    first run is never listed as kept by that run (``.talos/sessions`` makes ``.talos``)."""
+    home = tmp_path / "h"
+    first = run("init", "--home", str(home), "--json")
+    assert json.loads(first.stdout)["data"]["kept"] == []
+    res = run("init", "--home", str(home))
+    assert res.exit_code == 0, res.output
+    assert res.stderr.splitlines() == [
+        f"home: {home}",
+        f"  kept existing {home / 'skills'}",
+        f"  kept existing {home / '.talos' / 'sessions'}",
+        f"  kept existing {home / '.talos'}",
+        f"  kept existing {home / 'memory.md'}",
+        "  nothing to create: the home is already set up",
+    ]

@@ -148,9 +148,7 @@ def test_memory_contexts() -> None:
         "- water the plants\n"
     )
     assert C.memory_contexts(text) == {
-        2: (("Work",), "2026-03-01"),
-        4: (("Work", "Billing"), ""),
-        7: (("Home",), ""),
+        2: (("Work",), "2026-03-01", 1),  # the untagged lines 4 and 7 are in no context
     }
 
 

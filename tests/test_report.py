@@ -141,3 +141,20 @@ def test_cli_json_text_and_html(home: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["data"]["recalls"] == 5
     assert page.read_text(encoding="utf-8") == render_html(build_report(Memory(home)))
+
+
+def test_most_recalled_shows_the_whole_text_or_marks_the_cut(make_home) -> None:
+    """A trace key holds 80 characters of a memory's text (SPEC §6.3); the report showed that
+    cut with no mark ("… and needs an a"). Now a memory still in view shows its whole text,
+    and one that is gone shows the key's text with "…"."""
+    long = "the deployment pipeline for the billing service needs an approval from on-call first"
+    home = make_home(memory=f"- {long}\n")
+    mem = Memory(home)
+    (key,) = [n.key for n in mem.graph().nodes]
+    gone = "fact:" + "x" * 80
+    rounds = [{"picked": [{"key": k, "score": 1.0}], "q": "q" * 12, "t": _t("2026-07-01", 8)}
+              for k in (key, gone)]  # fmt: skip
+    mem.paths.trace_file.parent.mkdir(parents=True, exist_ok=True)
+    mem.paths.trace_file.write_text("".join(json.dumps(r) + "\n" for r in rounds))
+    texts = [m["text"] for m in build_report(Memory(home))["most_recalled"]]
+    assert texts == [long, "x" * 80 + "…"]

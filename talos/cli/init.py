@@ -54,7 +54,7 @@ def init(
     platform's data folder for talos. --example also copies the bundled example memory.md and sample
     skills, so recall has something to find at once. Nothing is created outside the home or from a
     pattern (a talos.toml path elsewhere, sessions_dir = "DIR/**"): such paths are listed as not
-    created.
+    created. What is already there is listed as kept, so a second init changes nothing and says so.
 
     Examples:
       talos init
@@ -76,8 +76,15 @@ def init(
         return why is None
 
     sessions = dict.fromkeys(sessions_root(d)[0] for d in paths.sessions_dirs)  # each of a list
-    for folder in (paths.skills_dir, *sessions, paths.state_dir):
-        if not folder.is_dir() and allowed(folder):
+    folders = (paths.skills_dir, *sessions, paths.state_dir)
+    there = [f.is_dir() for f in folders]  # before any is made (.talos/sessions makes .talos)
+    for folder, was in zip(folders, there, strict=True):
+        if was:
+            if not fsutil.outside(folder, home_real):  # another agent's folder is not ours
+                kept.append(str(folder))
+        elif folder.is_dir():
+            continue
+        elif allowed(folder):
             folder.mkdir(parents=True, exist_ok=True)
             created.append(str(folder))
     src = example_dir() if example else None
@@ -87,7 +94,7 @@ def init(
         if src is not None and target.is_file() and target.stat().st_size == 0:
             fsutil.atomic_write_bytes(target, (src / "memory.md.example").read_bytes())
             created.append(str(mem))
-        elif src is not None:
+        else:
             kept.append(str(mem))
     elif allowed(mem):
         content = (src / "memory.md.example").read_bytes() if src is not None else b""
@@ -112,3 +119,5 @@ def init(
         err.print(f"  kept existing {p}")
     for item in skipped:
         err.print(f"  not created {item['path']}: {item['reason']}")
+    if not created and not skipped:
+        err.print("  nothing to create: the home is already set up")

@@ -300,7 +300,8 @@ def history(
 
     table = Table(title=f"history{' of ' + shown(target) if target else ''}")
     for col in ("time (UTC)", "op", "id", "key", "before", "after", "reason"):
-        table.add_column(col, overflow="fold")
+        # an id is what `talos restore` takes: it is never broken across lines
+        table.add_column(col, overflow="fold", no_wrap=col in ("op", "id"))
     for e in rows:
         when = dt.datetime.fromtimestamp(int(e.get("t", 0)), dt.UTC).strftime("%Y-%m-%d %H:%M")
         cells = (
