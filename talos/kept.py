@@ -210,7 +210,8 @@ class KeptState:
         :class:`~talos.contiguity.Links` of ``graph`` (those of :func:`talos.evidence.of_nodes`
         over its nodes and memory.md as it is now, float for float), kept while the graph is
         the same object. With the index the term index is gathered from stored term rows
-        (:meth:`_stored_terms`: 0.21 s → … at 3,000 sessions, 1.9 s → … at 30,000). An
+        (:meth:`_stored_terms`; in-process 485 → 71 ms at 3,000 sessions, 2,352 → 362 ms at
+        30,000 in one run, ``bench/termstore.py``). An
         unreadable memory.md costs the edges only (its facts are not in the graph then)."""
         if self.evidence is not None and self.evidence[0] is graph:
             return self.evidence[1], self.evidence[2]
