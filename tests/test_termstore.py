@@ -391,3 +391,25 @@ def test_a_view_of_a_few_stored_rows(home: Path) -> None:
     assert_same(got, want)
     assert got.n == 7 and len(rows) == 8 and rows.added == 0
     assert "bob" in rows.vocab and "bob" not in got.vocab
+
+
+def test_a_foreign_terms_table_rebuilds_the_index(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``terms`` table of other columns (and a forged row in it) is not talos's: the index is
+    rebuilt from the files, with a warning naming the missing column, and the row never used."""
+    Memory(home, model="evidence").prepare()
+    con = sqlite3.connect(_db(home))
+    con.execute("DROP TABLE terms")
+    con.execute("CREATE TABLE terms(name TEXT PRIMARY KEY, data BLOB)")
+    con.execute("INSERT INTO terms VALUES ('rows', x'00')")
+    con.commit()
+    con.close()
+    capsys.readouterr()
+    with Memory(home, model="evidence") as mem:
+        got, want, _e, _w = stored_and_analysed(mem)
+    assert_same(got, want)
+    err = capsys.readouterr().err
+    assert err.startswith("talos: warning: ") and "terms.token" in err and "rebuild" in err
+    token, data = _row(home)  # type: ignore[misc]
+    assert token == analyzer_token() and len(TermRows.from_bytes(data, token)) == 7
