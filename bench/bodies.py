@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from talos import Memory
-from talos.activation import MODELS
+from talos.activation import MODEL_NAMES
 
 __all__ = ["HOME", "LABELS", "copy_home", "decided_right", "half", "score", "today_gate"]
 
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     misses: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="talos-bodies-") as tmp:
-        for model in MODELS:
+        for model in MODEL_NAMES:
             home = copy_home(Path(tmp) / model)
             with Memory(home, model=model) as mem:
                 gate = today_gate(mem)
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(
         table(f"Skill body gate on bench/bodies_home ({len(LABELS)} labelled queries)", rows)
     )
-    for model in ("bipartite",):
+    for model in ("bipartite", "evidence"):
         console.print(f"\nwrong with today's {model}:")
         for m in misses[model]:
             console.print(f"  {m}")

@@ -550,8 +550,11 @@ RankedCut = Callable[[Ranked], list[int]]
 def seed_cut(
     floor: float, relative: float, beside: bool, whole: float = 0.4, after: bool = True
 ) -> RankedCut:
-    """:func:`contiguity.deliver` over the first 5 rows."""
-    return lambda r: C.deliver(r.ev, r.top[:5], r.graph, floor, whole, relative, beside, after)
+    """:func:`contiguity.deliver` over the first 5 rows, without the neighbour rule this lab
+    predates (``talos.relevance.NEIGHBOUR``, ``bench/tune_lab.py``)."""
+    return lambda r: C.deliver(
+        r.ev, r.top[:5], r.graph, floor, whole, relative, beside, after, neighbour=0.0
+    )
 
 
 def final_cut(floor: float, relative: float, whole: float = 0.4) -> RankedCut:
@@ -737,7 +740,7 @@ class ContiguityDelivery:
         top = L.ranked(ev.final, 10)
         if self.floor:
             fl, whole, rel = RECOMMENDED_FLOOR
-            got = C.deliver(ev, top[:5], self.graph, fl, whole, rel)
+            got = C.deliver(ev, top[:5], self.graph, fl, whole, rel, neighbour=0.0)
         else:
             got = [int(n) for n in top[:5]]
         ids = self.index.ids

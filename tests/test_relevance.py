@@ -60,9 +60,21 @@ def ev_of(seeds: list[float], final: list[float], z: float) -> E.Evidence:
 
 
 def test_own_rows_need_a_share_of_the_best_seed() -> None:
-    ev = ev_of([0.5, 0.41, 0.39], [0.5, 0.41, 0.39], 4.0)
-    assert R.deliver(ev, [0, 1, 2], C.no_links(3)) == [0, 1]  # 0.39 < 0.8 × 0.5
-    assert R.deliver(ev, [0, 1, 2], C.no_links(3), relative=0.7) == [0, 1, 2]
+    ev = ev_of([0.35, 0.32, 0.3], [0.35, 0.32, 0.3], 4.0)
+    assert R.deliver(ev, [0, 1, 2], C.no_links(3)) == [0, 1]  # 0.3 < 0.9 × 0.35
+    assert R.deliver(ev, [0, 1, 2], C.no_links(3), relative=0.8) == [0, 1, 2]
+
+
+def test_a_row_holding_the_whole_query_joins_the_block() -> None:
+    """The failing input: "upgrade rust dependencies" on the example home delivered the
+    rust-upgrade skill (seed 0.568) and cut the cargo fact that holds every query word (seed
+    0.455 < 0.9 × 0.568). A seed ≥ WHOLE joins a block that has a row near the best seed, in
+    rank order; alone it makes no block (the best seed spread below the first k)."""
+    ev = ev_of([0.57, 0.2, 0.455, 0.7], [0.57, 0.3, 0.455, 0.1], 4.0)
+    assert R.deliver(ev, [0, 1, 2], C.no_links(4)) == []  # best seed (node 3) not among them
+    ev = ev_of([0.57, 0.2, 0.455], [0.57, 0.3, 0.455], 4.0)
+    assert R.deliver(ev, [0, 1, 2], C.no_links(3)) == [0, 2]
+    assert R.deliver(ev, [0, 1, 2], C.no_links(3), whole=0.5) == [0]
 
 
 def test_contiguity_rows_only_when_written_after_an_own_row() -> None:
@@ -70,10 +82,23 @@ def test_contiguity_rows_only_when_written_after_an_own_row() -> None:
     written after the evidence and is delivered beside it; node 1, before it, is not (dev:
     rows written after their evidence row are gold 13-21% of the time, before it 1-7%)."""
     graph = C.links([1, 0, 2], [((), "d")] * 3, 3)
-    ev = ev_of([0.5, 0.0, 0.0], [0.3, 0.1, 0.1], 4.0)
+    ev = ev_of([0.5, 0.3, 0.3], [0.3, 0.1, 0.1], 4.0)
     assert R.deliver(ev, [0, 2, 1], graph) == [0, 2]
     assert R.deliver(ev, [0, 2, 1], graph, after=False) == [0, 2, 1]
     assert R.deliver(ev, [0, 2, 1], graph, beside=False) == [0]
+
+
+def test_a_contiguity_row_needs_a_seed_of_its_own() -> None:
+    """Dev, LoCoMo: rows reached by contiguity alone filled the block (1.44 non-gold rows per
+    block without the rule, 0.90 with it at 0.5 × the best seed). Lines: node 0 (the
+    evidence), then nodes 1 and 2, one context; node 1 holds 0.24 (< 0.5 × 0.5), node 2
+    0.26 of the query."""
+    graph = C.links([0, 1, 2], [((), "d")] * 3, 3)
+    ev = ev_of([0.5, 0.24, 0.26], [0.3, 0.2, 0.1], 4.0)
+    assert R.NEIGHBOUR == 0.5
+    assert R.deliver(ev, [0, 1, 2], graph) == [0, 2]
+    assert R.deliver(ev, [0, 1, 2], graph, neighbour=0.0) == [0, 1, 2]
+    assert R.deliver(ev_of([0.5, 0.0, 0.0], [0.3, 0.2, 0.1], 4.0), [0, 1, 2], graph) == [0]
 
 
 def test_relevance_floor_without_contiguity() -> None:
