@@ -100,8 +100,7 @@ class TalosRanker:
     def ranked(self, query: str) -> list[tuple[float, int]]:
         """The full ranking as ``(activation, node index)`` pairs, best first (the indices are
         positions in ``self.memory.graph().nodes``; ``bench/dense_lab.py`` fuses on them)."""
-        graph = self.memory.graph()
-        return rank(self.model.activate(graph, keywords(query)), self.model.thresh)
+        return rank(self.memory.activation(query)[1], self.model.thresh)
 
     def ids(self, index: int) -> list[str]:
         """The memory ids node ``index`` of the graph stands for (its family, identical lines)."""

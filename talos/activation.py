@@ -6,9 +6,15 @@ the *decay* factor. The ``classic`` model is the reference one and stays golden-
 (``../shared/golden``); other models register themselves in :data:`MODELS`:
 
 - ``damped``: hub-damped seeds (:func:`hub_seed`), no spreading — an ablation;
-- ``bipartite`` (the default): hub-damped seeds, mass-conserving spreading over the
+- ``bipartite``: hub-damped seeds, mass-conserving spreading over the
   node–keyword bipartite graph;
-- ``flow``: hub-damped seeds, mass-conserving spreading over the SPEC §5.2 edges.
+- ``flow``: hub-damped seeds, mass-conserving spreading over the SPEC §5.2 edges;
+- ``evidence`` (the default): BM25 evidence seeds on the analyzer's terms (SPEC §4.1), hops
+  over the node–term graph and the contiguity edges (:mod:`talos.evidence`, issue 15).
+
+A model says what it ranks over (:attr:`Model.over`): :data:`KEYWORDS`, the graph's keyword
+incidence, or :data:`TERMS`, the term index and contiguity edges :class:`talos.kept.KeptState`
+holds per graph; :class:`talos.Memory` asks the model, never its name.
 
 Why they exist, how they were tuned (dev split only) and how they compare with BM25:
 ``bench/README.md``. The graph they run on is :mod:`talos.graph`.
@@ -16,25 +22,31 @@ Why they exist, how they were tuned (dev split only) and how they compare with B
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from talos import relevance
+from talos.evidence import SMALL_HOME, Evidence, TermIndex, query_vector
+from talos.evidence import activate as activate_evidence
+
 if TYPE_CHECKING:
+    from talos.contiguity import Links
     from talos.graph.graph import Graph
 
 __all__ = [
     "DECAY",
     "DEFAULT_MODEL",
-    "EVIDENCE",
     "FLOW_DECAY",
     "HOPS",
     "HUB_POWER",
+    "KEYWORDS",
     "MODELS",
     "MODEL_NAMES",
     "SPREAD_DECAY",
+    "TERMS",
     "THRESH",
     "Activation",
     "DenseActivation",
@@ -43,6 +55,7 @@ __all__ = [
     "classic",
     "contributions",
     "damped",
+    "evidence",
     "flow",
     "hub_seed",
     "hub_weight",
@@ -335,24 +348,56 @@ def flow(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     return Activation(seeds, hops)
 
 
+def evidence(
+    index: TermIndex,
+    edges: Links,
+    terms: Sequence[str],
+    at_least: tuple[float, float] | None = SMALL_HOME,
+) -> Evidence:
+    """The ``evidence`` model (issue 15, :mod:`talos.evidence`): BM25 evidence seeds of the
+    analyzed query ``terms`` (:func:`talos.analyzer.analyze`, with repeats) over ``index``,
+    then :data:`talos.evidence.HOPS` hops over the node–term graph and the contiguity
+    ``edges``. ``at_least``: the small-home rule (:data:`talos.evidence.SMALL_HOME`; without
+    it the example home's two queries found nothing). Returns the
+    :class:`~talos.evidence.Evidence` (``final``, ``seeds``: one value per node; ``z``: the
+    query's evidence, idf units)."""
+    return activate_evidence(index, query_vector(index, terms), graph=edges, at_least=at_least)
+
+
+#: :attr:`Model.over`: the model ranks over the graph's keyword incidence (SPEC §4 keywords):
+#: ``activate(graph, keywords(query)) -> Activation``.
+KEYWORDS = "keywords"
+#: :attr:`Model.over`: the model ranks over the term index and the contiguity edges the kept
+#: state holds per graph (:meth:`talos.kept.KeptState.evidence_index`), on analyzer terms
+#: (SPEC §4.1): ``activate(index, edges, analyze(query), at_least) -> Evidence``, delivered by
+#: the relevance floor (:func:`talos.selection.select_evidence`, SPEC §6.1 rule 5).
+TERMS = "terms"
+
+
 @dataclass(frozen=True, slots=True)
 class Model:
     """An activation model with the constants its score scale needs.
 
     Attributes:
         name: the name users select (``--model``).
-        activate: ``(graph, query_keywords) -> Activation``.
+        activate: what scores the nodes; its arguments and result depend on ``over``
+            (:data:`KEYWORDS`: ``(graph, query_keywords) -> Activation``; :data:`TERMS`:
+            ``(term_index, contiguity_edges, query_terms, at_least) -> Evidence``, ``at_least``
+            the small-home rule).
         thresh: a node must exceed this unrounded activation to be ranked (SPEC §5.3).
         body_lead: the best skill earns its body when it scores at least this times the
             second-best skill (SPEC §6.1).
-        body_floor: ... or, as the only ranked skill, when it scores at least this.
+        body_floor: ... or, as the only ranked skill, when it scores at least this; for a
+            :data:`TERMS` model, the floor on the skill's own seed evidence (SPEC §6.1 rule 5).
+        over: :data:`KEYWORDS` or :data:`TERMS`.
     """
 
     name: str
-    activate: Callable[[Graph, set[str] | frozenset[str]], Activation]
+    activate: Callable[..., Any]
     thresh: float = THRESH
     body_lead: float = 1.7
     body_floor: float = 0.35
+    over: str = KEYWORDS
 
 
 #: Activation models by name. ``classic`` is the reference (golden-exact).
@@ -369,19 +414,21 @@ MODELS: dict[str, Model] = {
     "damped": Model("damped", damped, 0.01, 1.25, 0.40),
     "bipartite": Model("bipartite", bipartite, 0.005, 1.20, 0.225),
     "flow": Model("flow", flow, 0.0075, 1.25, 0.25),
+    # Every node the query reaches is ranked (thresh 0); the relevance floor decides what is
+    # delivered, and the body gate is talos.relevance.earns_body with its dev constants.
+    "evidence": Model(
+        "evidence", evidence, 0.0, relevance.BODY_LEAD, relevance.BODY_FLOOR, over=TERMS
+    ),
 }
-#: Chosen on the test split (bench/README.md): the only candidate whose Recall@5 beats both
-#: BM25 and classic on LoCoMo (0.499 vs 0.439 / 0.000) and on the Chinese set (0.626 vs
-#: 0.625 / 0.294 — a tie with BM25 within noise) and that passes the invariants of
-#: tests/test_quality_invariants.py. ``classic`` stays selectable (``model="classic"``).
-DEFAULT_MODEL = "bipartite"
-#: The ``evidence`` model (issue 15, :mod:`talos.evidence`): BM25 evidence seeds on the
-#: analyzer's terms and contiguity edges, ranked over a term index the kept state holds per
-#: graph (not a ``(graph, keywords)`` function, so :class:`talos.Memory` runs it), delivered
-#: through the relevance floor and the body gate (:func:`talos.selection.select_evidence`).
-EVIDENCE = "evidence"
+#: Chosen on the test split (bench/README.md "Ranking model for issue 15"; issue 15): LoCoMo
+#: test Recall@5 0.585 against the tuned BM25's 0.539 (Δ +0.046, 95% CI [+0.013, +0.078]);
+#: ``bipartite`` lost to that BM25 on held-out conversations (0.493 vs 0.530). Through the
+#: relevance floor 95% of LoCoMo test questions about another conversation get an empty block
+#: (``bipartite``: 0%, every block filled to ``k``). ``bipartite`` stays selectable, and
+#: ``classic`` is the reference (golden-exact).
+DEFAULT_MODEL = "evidence"
 #: Every model name a person may select (``Memory(model=…)``, ``--model``, ``model =``).
-MODEL_NAMES: tuple[str, ...] = (*MODELS, EVIDENCE)
+MODEL_NAMES: tuple[str, ...] = tuple(MODELS)
 
 
 def rank_arrays(

@@ -106,6 +106,20 @@ class ExplainRow(BaseModel):
     hops: list[float] = Field(description="activation gained in each spreading hop")
     edges: list[dict[str, Any]] = Field(description="neighbours that carried activation")
     provenance: dict[str, Any]
+    # the evidence model's (the default), as ``talos explain --json`` gives them; null / empty
+    # for the other models
+    evidence: float | None = Field(
+        None, description="the row's evidence score, unrounded (score is it rounded)"
+    )
+    cut: str | None = Field(
+        None,
+        description='where a recall of 5 rows leaves the row out: "" delivered, "floor" below '
+        'the relevance floor, "beyond-k"',
+    )
+    terms: list[dict[str, str]] = Field(
+        default_factory=list,
+        description='the query terms the row holds, each {"written", "analyzed"}',
+    )
 
 
 class ExplainResult(BaseModel):
@@ -261,7 +275,9 @@ def build_server(
         k: Annotated[int, Field(ge=0, le=100, description="How many rows to show.")] = 8,
     ) -> ExplainResult:
         """Show how a query ranks the memories: score, kind and text of the top rows, with the
-        seed activation, the gain of each hop and the neighbours that carried it.
+        seed activation, the gain of each hop and the neighbours that carried it; under the
+        evidence model (the default), each row's evidence score, where the relevance floor cut
+        it ("cut") and the query terms it holds as written and as analyzed ("terms").
 
         For debugging why something was (or was not) recalled. No side effects.
         """

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from talos import safety
 from talos.activation import (
     DEFAULT_MODEL,
-    EVIDENCE,
-    MODEL_NAMES,
     MODELS,
+    TERMS,
     Activation,
     DenseActivation,
     Model,
@@ -27,8 +26,7 @@ from talos.activation import (
 from talos.analyzer import analyze, analyze_written
 from talos.contiguity import Links
 from talos.errors import InputError
-from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence, query_vector
-from talos.evidence import activate as evidence_activate
+from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence
 from talos.graph.graph import Graph
 from talos.home import Paths, resolve_paths
 from talos.index import Index
@@ -72,15 +70,6 @@ __all__ = [
 _DEFAULT: Any = object()
 #: The rows a recall delivers by default (``Memory.recall``'s ``k``; explain marks its cut).
 RECALL_K = 5
-
-
-def _no_graph_model(_graph: Graph, _kw: Any) -> Activation:
-    raise TypeError("the evidence model runs over the kept term index (Memory)")
-
-
-#: ``evidence``'s ranking constants for :func:`talos.selection.left_out` (thresh 0: every node
-#: the query reaches is ranked); its activation is :meth:`Memory._evidence`, not a graph model.
-_EVIDENCE_RANKING = Model(EVIDENCE, _no_graph_model, 0.0)
 
 
 @dataclass(slots=True)
@@ -256,9 +245,9 @@ class Memory:
             ``None`` keeps every line.
         blocked: skill file paths excluded on every route (in addition to the safety scan).
         lang: ``en`` or ``zh`` labels (default: ``lang`` in talos.toml, else ``en``).
-        model: activation model name in :data:`talos.activation.MODELS` (default
-            :data:`talos.activation.DEFAULT_MODEL`, ``bipartite``, chosen on the test split in
-            bench/README.md; ``classic`` reproduces the reference rankings exactly).
+        model: ranking model name in :data:`talos.activation.MODELS` (default: ``model`` in
+            talos.toml, else :data:`talos.activation.DEFAULT_MODEL`, chosen on the test split
+            in bench/README.md; ``classic`` reproduces the reference rankings exactly).
         usage: where usage counts live (default: SQLite in the state folder).
         index: keep a persistent index in the state folder so recall reads nothing it has
             read before (SPEC §11); ``False`` reads every file on every call.
@@ -295,10 +284,8 @@ class Memory:
         lang = lang or str(self.paths.config.get("lang", "en"))
         labels(lang)
         self.model = model or str(self.paths.config.get("model", DEFAULT_MODEL))
-        if self.model not in MODEL_NAMES:
-            raise ValueError(
-                f"unknown model {self.model!r}; choose one of: {', '.join(MODEL_NAMES)}"
-            )
+        if self.model not in MODELS:
+            raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
         self._kept = KeptState(
             self.paths,
             tuple(scopes),
@@ -391,25 +378,31 @@ class Memory:
         """The graph of the authorized active view at ``at`` (default: today)."""
         return self.view(at)[1]
 
-    def _activate(
-        self, query: str, at: dt.date | None, overrides: Mapping[str, str] | None = None
+    @property
+    def ranking(self) -> Model:
+        """The ranking model in use (:data:`talos.activation.MODELS`), with its constants."""
+        return MODELS[self.model]
+
+    @_heard
+    def activation(
+        self, query: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> tuple[Graph, Activation]:
+        """The model's activation of ``query`` over the graph of the view at ``at`` (and that
+        graph), as :func:`talos.activation.rank` ranks it with ``self.ranking.thresh``. A
+        :data:`~talos.activation.TERMS` model's is its seeds and final levels
+        (:class:`~talos.activation.DenseActivation`); no side effects."""
         graph = self.view(at, overrides)[1]
-        if self.model == EVIDENCE:
-            ev = self._evidence(graph, analyze(query))[2]
+        if self.ranking.over == TERMS:
+            ev = self._terms(graph, analyze(query))[2]
             return graph, DenseActivation([ev.seeds, ev.final])
-        return graph, MODELS[self.model].activate(graph, keywords(query))
+        return graph, self.ranking.activate(graph, keywords(query))
 
-    def _ranking(self) -> Model:
-        """The model's ranking constants (``evidence``: every node reached is ranked)."""
-        return _EVIDENCE_RANKING if self.model == EVIDENCE else MODELS[self.model]
-
-    def _evidence(self, graph: Graph, terms: list[str]) -> tuple[TermIndex, Links, Evidence]:
-        """The ``evidence`` model's activation of the analyzed query ``terms`` over the term
-        index and contiguity edges the kept state holds for ``graph`` (and those two)."""
+    def _terms(self, graph: Graph, terms: list[str]) -> tuple[TermIndex, Links, Evidence]:
+        """A :data:`~talos.activation.TERMS` model's activation of the analyzed query ``terms``
+        over the term index and contiguity edges the kept state holds for ``graph`` (and
+        those two), with the small-home rule (:data:`talos.evidence.SMALL_HOME`)."""
         index, edges = self._kept.evidence_index(graph)
-        q = query_vector(index, terms)
-        return index, edges, evidence_activate(index, q, graph=edges, at_least=SMALL_HOME)
+        return index, edges, self.ranking.activate(index, edges, terms, SMALL_HOME)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -447,15 +440,14 @@ class Memory:
         """
         check_budget(budget, unit)  # a bad budget fails before anything is written
         graph = self._kept.recall_graph(at, overrides)
-        if self.model == EVIDENCE:
+        model = self.ranking
+        if model.over == TERMS:
             terms = analyze(query)
-            index, edges, ev = self._evidence(graph, terms)
-            picks = select_evidence(
-                graph, index, edges, ev, body_evidence(index, terms, at_least=SMALL_HOME), k
-            )
+            index, edges, ev = self._terms(graph, terms)
+            body = body_evidence(index, terms, at_least=SMALL_HOME)
+            picks = select_evidence(graph, index, edges, ev, body, k, model)
         else:
-            act = MODELS[self.model].activate(graph, keywords(query))
-            picks = select(graph, act, MODELS[self.model], k)
+            picks = select(graph, model.activate(graph, keywords(query)), model, k)
         rows = [
             RecallRow(
                 graph.nodes[i].key,
@@ -498,20 +490,21 @@ class Memory:
         Returns:
             :class:`Row` objects; each unpacks as ``(score, kind, text)``.
         """
-        if self.model == EVIDENCE:
-            return self._explain_evidence(query, k, self.view(at, overrides)[1])
-        graph, act = self._activate(query, at, overrides)
+        if self.ranking.over == TERMS:
+            return self._explain_terms(query, k, self.view(at, overrides)[1])
+        graph, act = self.activation(query, at, overrides)
         out: list[Row] = []
-        for a, i in rank(act, MODELS[self.model].thresh)[: max(k, 0)]:
+        for a, i in rank(act, self.ranking.thresh)[: max(k, 0)]:
             n = graph.nodes[i]
             seed, gains, edges = contributions(graph, act, i)
             out.append(Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges))
         return out
 
-    def _explain_evidence(self, query: str, k: int, graph: Graph) -> list[Row]:
-        """:meth:`explain` for the ``evidence`` model (:class:`Row`'s last fields): the first
-        ``k`` rows of the ranking, each marked where a recall of 5 rows cuts it."""
-        index, edges, ev = self._evidence(graph, analyze(query))
+    def _explain_terms(self, query: str, k: int, graph: Graph) -> list[Row]:
+        """:meth:`explain` for a :data:`~talos.activation.TERMS` model (:class:`Row`'s last
+        fields): the first ``k`` rows of the ranking, each marked where a recall of 5 rows
+        cuts it."""
+        index, edges, ev = self._terms(graph, analyze(query))
         order = evidence_order(ev.final)
         shown = order[: max(k, 0)].tolist()
         kept = set(deliver(ev, order[:RECALL_K].tolist(), edges))
@@ -751,8 +744,8 @@ class Memory:
         """
         qk = keywords(query)
         view, graph = self.view(at, overrides)
-        _graph, act = self._activate(query, at, overrides)
-        beyond, below = left_out(act, self._ranking(), k)
+        _graph, act = self.activation(query, at, overrides)
+        beyond, below = left_out(act, self.ranking, k)
         out = [WhyNot(graph.nodes[i], "beyond-k", f"rank {r}", a) for i, r, a in beyond]
         out += [WhyNot(graph.nodes[i], "below-threshold", "", a) for i, a in below]
         for e in view.excluded:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from talos.activation import Activation, Model, rank, rank_arrays
-from talos.relevance import deliver, earns_body
+from talos.relevance import BODY_FLOOR, BODY_LEAD, deliver, earns_body
 
 if TYPE_CHECKING:
     from talos.contiguity import Links
@@ -99,6 +99,7 @@ def select_evidence(
     ev: Evidence,
     body: tuple[np.ndarray, float],
     k: int,
+    model: Model | None = None,
 ) -> list[tuple[float, int, bool]]:
     """The rows an ``evidence`` recall delivers, in block order: ``[(evidence score rounded to
     2 places, node position, body), ...]``; ``[]`` is an empty block.
@@ -106,7 +107,8 @@ def select_evidence(
     The first ``k`` rows of :func:`evidence_order` through the relevance floor
     (:func:`talos.relevance.deliver` with the contiguity ``edges``); ``body`` is true for the
     skill that earns it (:func:`talos.relevance.earns_body` with ``body`` =
-    :func:`talos.evidence.body_evidence`'s ``(seeds, √Z)``), when it is delivered.
+    :func:`talos.evidence.body_evidence`'s ``(seeds, √Z)``, and ``model``'s ``body_lead``
+    and ``body_floor``; ``None``: :mod:`talos.relevance`'s), when it is delivered.
     """
     if k <= 0 or not index.n:
         return []
@@ -120,12 +122,15 @@ def select_evidence(
     # the ranked skills after the first k are all the body gate reads beyond them
     rest = [int(i) for i in order[k:][skill[order[k:]]]] if len(order) > k else []
     seeds, scale = body
+    lead, floor = (BODY_LEAD, BODY_FLOOR) if model is None else (model.body_lead, model.body_floor)
     best = earns_body(
         top + rest,
         lambda i: bool(skill[i]),
         cast("Sequence[float]", ev.final),  # indexed only
         lambda i: (float(seeds[i]), scale),
         k,
+        lead,
+        floor,
     )
     score = ev.final * ev.scale
     return [(round(float(score[i]), 2), i, i == best) for i in rows]

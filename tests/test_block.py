@@ -734,11 +734,9 @@ def _scan_home(make_home: Callable[..., Path]) -> Path:
 
 
 SCAN_QUERY = "set up the deploy database keys"
-SCAN_PICKED = [
-    "skill:deploy — deploy the database keys",
-    "episode:deploy the database keys again",
-    "fact:the deploy database runs on port 5432",
-]
+#: What the relevance floor delivers: the skill; the episode's and the fact's seeds are under
+#: RELATIVE x the skill's (the fact holds no "keys")
+SCAN_PICKED = ["skill:deploy — deploy the database keys"]
 
 
 def _no_scan(*_args: object) -> None:

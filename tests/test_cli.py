@@ -420,7 +420,8 @@ def test_the_report_labels_every_kind_it_counts(tmp_path: Path) -> None:
         "- the team meets on monday\n",
         encoding="utf-8",
     )
-    assert run("recall", "team color", "--home", str(home)).exit_code == 0
+    assert run("recall", "team color", "--home", str(home)).exit_code == 0  # the conflict
+    assert run("recall", "when does the team meet", "--home", str(home)).exit_code == 0
     got = run("report", "--home", str(home), "--plain")
     row = next(line for line in got.stdout.splitlines() if "facts / skills" in line)
     assert row.split("│")[1:3] == [

@@ -34,10 +34,11 @@ MEMORY = f"""\
 - Always run the test suite before a deploy
 - Coffee tastes best brewed at 92 degrees
 """
+#: The prompt's block: alpha's two facts (the relevance floor, issue 15: the global "Always
+#: run the test suite before a deploy" shares only "deploy" with the prompt).
 PROMPT_ROWS = [
-    "- [fact] The alpha service listens on port 8080 in staging",
     "- [fact] Staging deploys of alpha go through make deploy ENV=staging",
-    "- [fact] Always run the test suite before a deploy",
+    "- [fact] The alpha service listens on port 8080 in staging",
 ]
 #: In process, no server; a deadline a loaded test machine cannot miss (one test sets its own).
 CONFIG = "[hooks]\nserver = false\ntimeout = 30\n"
@@ -531,8 +532,75 @@ def test_a_hooks_budget_below_the_least_block_is_raised_to_it(
     assert state.MIN_BUDGET == MIN_BUDGET
     (world["home"] / "talos.toml").write_text(CONFIG + "budget = 50\n", encoding="utf-8")
     assert state.hook_state(str(world["home"])).settings["budget"] == MIN_BUDGET
-    data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": "alpha deploy staging"})
+    # no cwd: global only, so the prompt asks for the global fact
+    prompt = "run the test suite before a deploy"
+    data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": prompt})
     got = run_inline("gemini", data.encode(), world["home"], monkeypatch)
     assert log_lines(world["log"]) == []
     text = json.loads(got)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith(HEADING + "\n- [fact] ") and len(text) <= MIN_BUDGET
+
+
+# -- nothing relevant → no context at all (issue 16 acceptance, under the default model) -----
+
+#: Unrelated prompts that share a word with a fact ("best" with the coffee, "service" with
+#: alpha's port fact): ``bipartite`` delivered those facts as filler rows.
+UNRELATED = (
+    "What is the best way to learn the piano?",
+    "Write a short poem about the service of spring",
+)
+PROMPT_FIXTURES = (
+    ("claude-code", "claude-code-UserPromptSubmit", "UserPromptSubmit"),
+    ("codex", "codex-UserPromptSubmit", "UserPromptSubmit"),
+    ("gemini", "gemini-BeforeAgent", "BeforeAgent"),
+)
+
+
+def with_prompt(name: str, cwd: Path, prompt: str) -> bytes:
+    """The agent's documented event ``name`` with its prompt replaced by ``prompt``."""
+    event = json.loads(fixture(name, cwd))
+    event["prompt"] = prompt
+    return json.dumps(event).encode()
+
+
+@pytest.mark.parametrize(("agent", "name", "event"), PROMPT_FIXTURES)
+def test_an_unrelated_prompt_gets_no_context_at_all(
+    world: dict[str, Path], agent: str, name: str, event: str
+) -> None:
+    """Each agent takes an empty stdout with exit 0 as "no context" (agents.py: not an empty
+    object, not a heading); the related prompt of the same event still gets its block."""
+    for prompt in UNRELATED:
+        got = run_process(agent, with_prompt(name, world["cwd"], prompt), world["home"])
+        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
+    got = run_process(agent, fixture(name, world["cwd"]), world["home"])
+    assert (got.returncode, got.stderr) == (0, b"")
+    assert got.stdout.decode() == expected(event, PROMPT_ROWS)
+    assert log_lines(world["log"]) == []
+    trace = (world["home"] / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8")
+    assert [len(json.loads(line)["picked"]) for line in trace.splitlines()] == [0, 0, 2]
+
+
+def test_session_start_lists_only_what_prompts_were_given(world: dict[str, Path]) -> None:
+    """SessionStart's rule: the project's own facts, then the records recalled most often.
+    Only delivered rows are hits, so unrelated prompts (whose filler the old default counted:
+    the coffee fact, hit three times, led the list) add nothing to it."""
+    outside = Path("/")  # no git root: global only, no project facts
+    for _ in range(3):
+        data = with_prompt("claude-code-UserPromptSubmit", outside, UNRELATED[0])
+        assert run_process("claude-code", data, world["home"]).stdout == b""
+    data = with_prompt("claude-code-UserPromptSubmit", outside, "run the tests before a deploy")
+    assert run_process("claude-code", data, world["home"]).stdout.decode() == expected(
+        "UserPromptSubmit", ["- [fact] Always run the test suite before a deploy"]
+    )
+    got = run_process("claude-code", fixture("claude-code-SessionStart", outside), world["home"])
+    assert got.stdout.decode() == expected(
+        "SessionStart", ["- [fact] Always run the test suite before a deploy"]
+    )
+    # in the project: its own facts first, then the one recalled
+    got = run_process(
+        "claude-code", fixture("claude-code-SessionStart", world["cwd"]), world["home"]
+    )
+    assert got.stdout.decode() == expected(
+        "SessionStart", [*SESSION_ROWS, "- [fact] Always run the test suite before a deploy"]
+    )
+    assert log_lines(world["log"]) == []

@@ -56,13 +56,13 @@ def picked(home: Path, query: str, **kw: object) -> list[tuple[str, str, bool]]:
 
 
 def test_an_unrelated_query_prints_nothing(example: Path) -> None:
-    """Issue 15: every block was filled to k (the default model still delivers 5 rows here)."""
+    """Issue 15: every block was filled to k (``bipartite`` still delivers 5 rows here)."""
     res = run("recall", "--home", str(example), "--model", "evidence", "write a poem about spring")
     assert (res.exit_code, res.stdout) == (0, "")
     assert "nothing recalled" in res.stderr
     res = run("recall", "--home", str(example), "--model", "evidence", "帮我写一首关于春天的诗")
     assert (res.exit_code, res.stdout) == (0, "")
-    with Memory(example) as mem:  # the default model, for contrast
+    with Memory(example, model="bipartite") as mem:  # the old default, for contrast
         assert len(mem.recall("write a poem about spring").picked) > 0
 
 
@@ -126,12 +126,12 @@ def test_answers_finds_answer(make_home: Callable[..., Path]) -> None:
 
 def test_a_skill_that_matches_no_query_word_gets_no_body(skills_home: Path) -> None:
     """Issue 15: "set up a new python project with lint" got the Kubernetes rollout skill's
-    body because of the word "new" (the default model still gives it)."""
+    body because of the word "new" (``bipartite`` still gives it)."""
     q = "set up a new python project with lint"
     # its next line "The billing service deploys on fridays" is in no context (untagged) and
     # holds no query word (relevance.NEIGHBOUR): not delivered
     assert picked(skills_home, q) == [("fact", "New python projects use ruff f", False)]
-    with Memory(skills_home) as mem:
+    with Memory(skills_home, model="bipartite") as mem:
         assert [r.node.name for r in mem.recall(q).picked if r.body] == ["kubernetes-rollout"]
     assert picked(skills_home, "roll out the new release") == [
         ("skill", "kubernetes-rollout — roll out ", True)
@@ -225,8 +225,8 @@ def test_explain_marks_the_floor_and_shows_terms(example: Path) -> None:
     plain = run("explain", "--home", str(example), "--model", "evidence", "--plain", q)
     assert plain.stdout.count("floor") == 4  # rows 2-5 below the floor, still listed
     # the other models' rows carry none of it
-    default = json.loads(run("explain", "--home", str(example), "--json", q).stdout)
-    assert "cut" not in default["data"]["rows"][0]
+    other = run("explain", "--home", str(example), "--model", "bipartite", "--json", q)
+    assert "cut" not in json.loads(other.stdout)["data"]["rows"][0]
 
 
 def test_the_model_name_works_from_the_cli_and_talos_toml(skills_home: Path) -> None:

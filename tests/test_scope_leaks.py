@@ -60,15 +60,17 @@ def home(make_home) -> Path:  # type: ignore[no-untyped-def]
 
 
 def test_report_under_alpha_shows_nothing_of_a_beta_recall(home: Path, tmp_path: Path) -> None:
-    """The reported input: after a beta recall (a skill body, a fact, a conflict line),
+    """The reported input: after beta recalls (a skill body, a fact, a conflict line),
     ``report --scope project:alpha`` listed beta's most-recalled records and conflict line.
     Now the trace line records the request's scopes and report reads only lines whose scopes
     are all authorized: alpha sees no recall at all — table, --json and --html. (Checked:
     with ``read_trace`` ignoring ``scopes`` this fails on the first assertion.)"""
-    rec = Memory(home, scopes=("project:beta",)).recall("kestrel pipeline owner")
-    assert [r.kind for r in rec.picked] == ["skill", "fact", "conflict"]
-    line = json.loads((home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8"))
-    assert line["scopes"] == ["project:beta"]
+    beta = Memory(home, scopes=("project:beta",))
+    rec = beta.recall("kestrel pipeline owner")
+    assert [(r.kind, r.body) for r in rec.picked] == [("skill", True), ("fact", False)]
+    assert [r.kind for r in beta.recall("beta owner mallory or trent").picked] == ["conflict"]
+    lines = (home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["scopes"] for line in lines] == [["project:beta"]] * 2
 
     page = tmp_path / "alpha.html"
     r = cli(home, "report", "--json", "--html", str(page), *ALPHA_ONLY)
@@ -85,7 +87,7 @@ def test_report_under_alpha_shows_nothing_of_a_beta_recall(home: Path, tmp_path:
 
     # beta itself still sees its recall
     beta = envelope(cli(home, "report", "--json", *BETA_ONLY))["data"]
-    assert (beta["recalls"], beta["body_rounds"]) == (1, 1)
+    assert (beta["recalls"], beta["body_rounds"]) == (2, 1)
     assert [m["kind"] for m in beta["most_recalled"]] == ["skill", "fact", "conflict"]
 
 

@@ -32,10 +32,12 @@ from talos.cli import app
 runner = click.testing.CliRunner()
 COMMAND = typer.main.get_command(app)
 
-#: Nine recalls of "pelican": the zebra note is then seen 9 times and never hit (dead).
+#: Nine recalls of "pelican": the zebra note is then seen 9 times and never hit (dead). It is
+#: of another day than the pelican line: lines of one day are contiguity neighbours, which the
+#: relevance floor may deliver beside each other (talos.relevance.deliver).
 MEMORY = (
     "- the staging db is called pelican <!-- reflect 2026-01-01 -->\n"
-    "- an old note about the zebra crossing <!-- reflect 2026-01-01 -->\n"
+    "- an old note about the zebra crossing <!-- reflect 2026-01-02 -->\n"
     "- i wrote this line by hand about the harbour\n"
 )
 

@@ -247,7 +247,7 @@ def test_3_reflect_write_is_stored_shadowed(make_home) -> None:
     assert (r.exit_code, r.stdout) == (0, "eu-west-1\n")
     r = cli(home, "explain", "deploy region", "--why-not", "--json")
     d = data(r)
-    assert [(x["text"], x["score"]) for x in d["rows"]] == [("deploy region = eu-west-1", 1.0)]
+    assert [(x["text"], x["score"]) for x in d["rows"]] == [("deploy region = eu-west-1", 1.32)]
     assert [(w["text"], w["id"], w["reason"], w["detail"]) for w in d["why_not"]] == [
         ("deploy region = us-east-2", rid, "shadowed", lid(REGION))
     ]

@@ -187,8 +187,8 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         metavar="MODEL",
-        help="Ranking model: bipartite, classic, flow, damped or evidence (default: model in "
-        "talos.toml, else bipartite).",
+        help="Ranking model: evidence, bipartite, classic, flow or damped (default: model in "
+        "talos.toml, else evidence).",
         show_default=False,
     ),
 ]
