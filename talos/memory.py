@@ -367,10 +367,11 @@ class Memory:
         process starts warm: the episode block and the records block of the default view
         (SPEC §11). No usage is counted and no trace is written. ``talos index`` calls it;
         without it the first recall after a build pays for both (1.2 s and 183 MB at
-        30,000 sessions, against 0.45 s and 88 MB warm). With the ``evidence`` model, also
-        the analyzed term rows of the graph's texts (:mod:`talos.termrows`)."""
+        30,000 sessions, against 0.45 s and 88 MB warm). With a model over terms
+        (``evidence``), also the analyzed term rows of the graph's texts
+        (:mod:`talos.termrows`)."""
         graph = self._kept.recall_graph(at, None)
-        if self.model == EVIDENCE:
+        if self.ranking.over == TERMS:
             self._kept.evidence_index(graph)
 
     @_heard
