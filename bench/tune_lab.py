@@ -145,7 +145,7 @@ def asked(
             qs += [(kind, q, []) for _o, q, kind in pool.unrelated]
             for kind, q, gold in qs:
                 terms = analyze(q)
-                index, edges, ev = mem._evidence(graph, terms)
+                index, edges, ev = mem._terms(graph, terms)
                 top = evidence_order(ev.final, 10).tolist()
                 a = Asked(kind, gold, ev, top, index, edges, ids, terms, pool.dataset)
                 if base is not None and kind == "answerable":

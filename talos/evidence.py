@@ -78,6 +78,7 @@ import numpy as np
 
 from talos.analyzer import analyze, is_cjk, without_unigrams
 from talos.contiguity import Links, links, memory_contexts
+from talos.sources.skills import frontmatter_as_text
 from talos.text import MATCH_MAX, drop_not_for
 
 if TYPE_CHECKING:
@@ -435,9 +436,12 @@ def body_evidence(
 
 def matching_text(node: Node) -> str:
     """What ``node`` is matched by (SPEC §3.2, as its keywords): a skill's first
-    :data:`~talos.text.MATCH_MAX` characters of its file, a fact's or an episode's text; the
-    not-for clauses dropped."""
-    return drop_not_for((node.body if node.kind == "skill" else node.text)[:MATCH_MAX])
+    :data:`~talos.text.MATCH_MAX` characters of its file with its frontmatter read as words
+    (:func:`~talos.sources.skills.frontmatter_as_text`: no key names, no provenance), a fact's
+    or an episode's text; the not-for clauses dropped."""
+    if node.kind == "skill":
+        return drop_not_for(frontmatter_as_text(node.body[:MATCH_MAX]))
+    return drop_not_for(node.text[:MATCH_MAX])
 
 
 #: What ``str.splitlines`` breaks a line at besides ``\n``: kept inside a line so that

@@ -149,6 +149,23 @@ class Responder:
             if isinstance(store, DeferredUsage):
                 store.flush()
 
+    def queued(self) -> dict[int, int]:
+        """How many recalls' counts wait, per open :class:`Memory` (by ``id``)."""
+        return {
+            id(mem): len(mem.usage_store.pending)
+            for mem in self._open.values()
+            if isinstance(mem.usage_store, DeferredUsage)
+        }
+
+    def unqueue(self, before: dict[int, int]) -> None:
+        """Drop the counts queued since :meth:`queued` gave ``before``: an answer the agent
+        never read delivered nothing, so its rows are no hits (a hook past its deadline
+        closes the socket, and the reply cannot be sent on a closed Unix socket)."""
+        for mem in self._open.values():
+            store = mem.usage_store
+            if isinstance(store, DeferredUsage):
+                del store.pending[before.get(id(mem), 0) :]
+
     def close(self) -> None:
         """Write pending usage counts and close every open :class:`Memory`."""
         while self._open:

@@ -71,6 +71,17 @@ class _Server:
         self.digest = state.config_digest
         self._responder: Any = None
 
+    def queued(self) -> dict[int, int]:
+        """How many recalls' usage counts wait in each open :class:`Memory` (by its id)."""
+        if self._responder is None:
+            return {}
+        return self._responder.queued()
+
+    def unqueue(self, before: dict[int, int]) -> None:
+        """Drop the usage counts queued since :meth:`queued` gave ``before``."""
+        if self._responder is not None:
+            self._responder.unqueue(before)
+
     @property
     def responder(self) -> Any:
         if self._responder is None:
@@ -199,6 +210,7 @@ def serve(home: str | None = None) -> int:
                 uid = peer_uid(conn)
                 if uid is not None and uid != os.getuid():
                     continue  # not ours: no answer, not a word
+                before = server.queued()
                 try:
                     reply, done = server.handle(_read_request(conn))
                 except (OSError, ValueError) as e:
@@ -206,9 +218,11 @@ def serve(home: str | None = None) -> int:
                 if done:  # stop listening before the word goes out: a client that heard
                     _unbind(sock, bound)  # ``restart`` and reconnected at once was reset
                     sock, bound = None, None
-                with contextlib.suppress(OSError):
+                try:
                     conn.settimeout(_READ_TIMEOUT)
                     conn.sendall(reply)
+                except OSError:  # the hook gave up (its deadline): it delivered nothing,
+                    server.unqueue(before)  # so nothing of this answer is a hit (issue 15.6)
             if server._responder is not None:  # usage counts, once the agent has its answer
                 try:
                     server._responder.flush()

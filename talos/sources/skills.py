@@ -60,6 +60,35 @@ def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
     return {}, text
 
 
+#: Frontmatter keys whose values are provenance (SPEC §7.1), not what a skill is about.
+PROVENANCE_KEYS = frozenset(
+    {"src", "source", "born", "date", "id", "key", "scope", "from", "until", "verified", "ref"}
+    | {"conf", "by", "supersedes", "superseded_by", "status"}
+)
+
+
+def frontmatter_as_text(text: str) -> str:
+    """``text`` with its frontmatter (:func:`parse_frontmatter`'s block) read as words: each
+    line's value without its key, the provenance fields (:data:`PROVENANCE_KEYS`) and the
+    ``---`` lines dropped; the rest as it is. What every model but ``classic`` matches a skill
+    by: the keys ``name:`` and ``description:`` are words of every skill, so "what is your
+    name" reached all four skills of the example home and "change my name" won a body."""
+    if not text.startswith("---"):
+        return text
+    lines = text.split("\n")
+    for i in range(1, len(lines)):
+        if lines[i].strip() == "---":
+            values = []
+            for line in lines[1:i]:
+                key, colon, value = line.partition(":")
+                if not colon:
+                    values.append(line)
+                elif key.strip().lower() not in PROVENANCE_KEYS:
+                    values.append(value.strip())
+            return "\n".join([*values, *lines[i + 1 :]])
+    return text
+
+
 def skill_label(name: str, desc: str, lang: str = "en") -> str:
     """The label ``name — description`` with bounded length (SPEC §3.2, §6.7).
 
