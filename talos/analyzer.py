@@ -15,7 +15,9 @@ why-not, the index, MCP, the bench). The steps, as measured on the dev split
 4. Snowball (Porter2) English stemming of the non-CJK tokens, with PyStemmer (identical stems
    to snowballstemmer's pure-Python one, 58× faster). Dev: +0.033 LoCoMo, +0.05 MADial en.
 5. A CJK run: its overlapping character bigrams (a run of one: the character), then its
-   unigrams (dev: Chinese set 0.606 → 0.641); SPEC §4's CJK stop words (的 了 … 一个) dropped.
+   unigrams (dev: Chinese set 0.606 → 0.641); CJK stop words dropped (:func:`cjk_stop_words`:
+   SPEC §4's 的 了 … 一个 and the one- and two-character words of ``bm25s``'s Chinese list,
+   这个 什么 怎么 我们 可以 …).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "CJK_STOP",
     "analyze",
     "analyze_written",
+    "cjk_stop_words",
     "is_cjk",
     "is_unigram",
     "stem",
@@ -70,6 +73,20 @@ def stop_words() -> frozenset[str]:
     """NLTK's English stop list, 179 lower-case unstemmed words, as ``bm25s`` ships it
     (``STOPWORDS_EN_PLUS``; MIT licence). Raises ImportError when bm25s is not installed."""
     return frozenset(_bm25s_stopwords().STOPWORDS_EN_PLUS)
+
+
+@cache
+def cjk_stop_words() -> frozenset[str]:
+    """The CJK terms that are no evidence: SPEC §4's :data:`CJK_STOP` and the words of one or
+    two characters of ``bm25s``'s Chinese stop list (``STOPWORDS_CHINESE``, 794 of its 841;
+    a longer word is never one term). Without them the bigrams of function words matched:
+    "这个函数为什么很慢" delivered "为什么要写测试", and a line of 我们 可以 怎么 什么 … was
+    delivered for 11 of 15 Chinese coding chores. Dev (``bench/tune_lab.py``): Chinese set R@5 0.731
+    (unchanged, BM25 over the same analyzer 0.644), block 0.49 → 0.44 non-gold rows, kept 59.5%
+    → 60.0%, unrelated pools empty 46% → 62%, chores 95% → 97.5%; the check set (MADial zh
+    last turns) 0.504 → 0.466."""
+    extra = {w for w in _bm25s_stopwords().STOPWORDS_CHINESE if len(w) <= 2}
+    return CJK_STOP | frozenset(extra)
 
 
 @cache
@@ -127,7 +144,7 @@ def terms(
         text: any text (``None``: no terms). stop: English stop words (default
             :func:`stop_words`). stem_word: ``word -> stem`` (default :func:`stemmer`).
         unigrams: also emit every character of a CJK run of two or more. nfkc: NFKC-fold
-            first. min_len: shortest non-CJK token kept. cjk_stop: drop :data:`CJK_STOP`.
+            first. min_len: shortest non-CJK token kept. cjk_stop: drop :func:`cjk_stop_words`.
 
     Returns:
         The terms in text order, with repeats (BM25 counts them); a CJK run gives its
@@ -151,7 +168,8 @@ def terms(
             if unigrams:
                 out.extend(cjk)
     if cjk_stop:
-        out = [t for t in out if t not in CJK_STOP]
+        stops_cjk = cjk_stop_words()
+        out = [t for t in out if t not in stops_cjk]
     return out
 
 
@@ -185,4 +203,5 @@ def analyze_written(text: str | None) -> list[tuple[str, str]]:
         else:
             out.extend((cjk[i : i + 2], cjk[i : i + 2]) for i in range(len(cjk) - 1))
             out.extend((c, c) for c in cjk)
-    return [(w, t) for w, t in out if t not in CJK_STOP]
+    stops_cjk = cjk_stop_words()
+    return [(w, t) for w, t in out if t not in stops_cjk]

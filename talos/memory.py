@@ -26,7 +26,7 @@ from talos.activation import (
 from talos.analyzer import analyze, analyze_written
 from talos.contiguity import Links
 from talos.errors import InputError
-from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence
+from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence, matching_text
 from talos.graph.graph import Graph
 from talos.home import Paths, resolve_paths
 from talos.index import Index
@@ -739,28 +739,45 @@ class Memory:
         overrides: Mapping[str, str] | None = None,
     ) -> list[WhyNot]:
         """In-scope records that share a keyword with ``query`` but are not among the top
-        ``k`` rows, each with a typed reason (SPEC §6.2 ``--why-not``): ``below-threshold``,
-        ``beyond-k``, ``shadowed``, ``conflict``, ``superseded``, ``deleted``, ``expired``,
-        ``not-yet-valid``, ``overridden``, ``unsafe``. Records of other scopes never appear.
+        ``k`` rows, each with a typed reason (SPEC §6.2 ``--why-not``): ``below-floor`` (a
+        :data:`~talos.activation.TERMS` model's relevance floor cut it: "evidence 0.60"; such a
+        model matches by the analyzer's terms, and names only rows holding one),
+        ``below-threshold``, ``beyond-k``, ``shadowed``, ``conflict``, ``superseded``,
+        ``deleted``, ``expired``, ``not-yet-valid``, ``overridden``, ``unsafe``. Records of other
+        scopes never appear.
         """
-        qk = keywords(query)
         view, graph = self.view(at, overrides)
-        _graph, act = self.activation(query, at, overrides)
-        beyond, below = left_out(act, self.ranking, k)
-        out = [WhyNot(graph.nodes[i], "beyond-k", f"rank {r}", a) for i, r, a in beyond]
-        out += [WhyNot(graph.nodes[i], "below-threshold", "", a) for i, a in below]
+        if self.ranking.over == TERMS:  # the analyzer's terms, and the relevance floor
+            terms = frozenset(analyze(query))
+
+            def shares(n: Node) -> bool:
+                return not terms.isdisjoint(analyze(matching_text(n)))
+
+            out = [
+                WhyNot(r.node, "below-floor" if r.cut == "floor" else "beyond-k",
+                       f"evidence {r.evidence:.2f}" if r.cut == "floor" else f"rank {no}",
+                       round(r.evidence or 0.0, 2))
+                for no, r in enumerate(self._explain_terms(query, max(k, RECALL_K), graph), 1)
+                if r.cut and r.seed > 0  # a row reached by spreading alone shares no term
+            ]  # fmt: skip
+        else:
+            qk = keywords(query)
+
+            def shares(n: Node) -> bool:
+                return bool(n.keywords & qk)
+
+            _graph, act = self.activation(query, at, overrides)
+            beyond, below = left_out(act, self.ranking, k)
+            out = [WhyNot(graph.nodes[i], "beyond-k", f"rank {r}", a) for i, r, a in beyond]
+            out += [WhyNot(graph.nodes[i], "below-threshold", "", a) for i, a in below]
         for e in view.excluded:
-            if e.node.keywords & qk:
+            if shares(e.node):
                 out.append(WhyNot(e.node, e.reason, e.by))
         if self.keep_fact is not None:
             default = self.keep_fact is safety.keep_fact
             for n in load_facts(self.paths.memory_file, None):
                 tag = tag_reasons(n.raw) if default and n.fields else ()
-                if (
-                    authorized(n, self.scopes)
-                    and n.keywords & qk
-                    and (tag or not self.keep_fact(n.text))
-                ):
+                if authorized(n, self.scopes) and shares(n) and (tag or not self.keep_fact(n.text)):
                     # The text itself is withheld: why-not output reaches agents too (MCP),
                     # and the point of the filter is that this line never reaches a prompt.
                     found = [*safety.instruction_reasons(n.text), *tag]

@@ -15,6 +15,7 @@ from talos.analyzer import (
     CJK_STOP,
     analyze,
     analyze_written,
+    cjk_stop_words,
     is_unigram,
     stem,
     stop_words,
@@ -45,19 +46,23 @@ def test_stop_words_carry_no_match() -> None:
 
 
 def test_cjk_bigrams_then_unigrams() -> None:
-    assert analyze("恢复数据库") == [
+    assert analyze("恢复数据库") == [  # 据 ("according to") is a stop character
         *("恢复", "复数", "数据", "据库"),
-        *("恢", "复", "数", "据", "库"),
+        *("恢", "复", "数", "库"),
     ]
-    assert analyze("数 据") == ["数", "据"]  # a run of one: the character
+    assert analyze("数 库") == ["数", "库"]  # a run of one: the character
     assert terms("恢复数据", unigrams=False) == ["恢复", "复数", "数据"]
 
 
 def test_cjk_stop_words_are_dropped() -> None:
-    """SPEC §4's CJK stop words: as unigrams (的 我) and as the bigram 一个."""
-    assert analyze("我的数据") == ["我的", "的数", "数据", "数", "据"]
-    assert analyze("一个") == ["一", "个"]
-    assert "一个" in CJK_STOP
+    """SPEC §4's CJK stop words (的 我, the bigram 一个) and bm25s's Chinese list of one and two
+    characters (我的 这个 什么 怎么 …): the attack's "这个函数为什么很慢" matched "为什么要写测试"
+    by 什么."""
+    assert analyze("我的数据") == ["的数", "数据", "数"]
+    assert analyze("一个") == []
+    assert "一个" in CJK_STOP and {"这个", "什么", "怎么", "我们", "可以"} <= cjk_stop_words()
+    assert not {"部署", "流程", "函数", "数据"} & cjk_stop_words()
+    assert "什么" not in analyze("这个函数为什么很慢")
 
 
 def test_nfkc_folds_full_width_and_ligatures() -> None:
@@ -88,13 +93,12 @@ def test_as_written_pairs() -> None:
         ("dbs", "dbs"),
         ("数据", "数据"),
         ("数", "数"),
-        ("据", "据"),
     ]
 
 
 def test_without_unigrams() -> None:
     assert without_unigrams(analyze("把这个函数改成异步的")) == [
-        *("把这", "这个", "个函", "函数", "数改", "改成", "成异", "异步", "步的"),
+        *("把这", "个函", "函数", "数改", "改成", "成异", "异步", "步的"),  # 这个: a stop word
     ]
     assert is_unigram("数") and not is_unigram("数据") and not is_unigram("a")
 

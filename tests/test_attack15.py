@@ -177,27 +177,18 @@ ZH = facts(
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CJK stop words are dropped only as single characters: the bigrams of 这个 (this), "
-    "为什么 (why), 怎么 (how) match, so 'why is this function slow' (0.68) and 'why is my "
-    "computer slow' (0.71) get 'why write tests', 'how to bake a cake' gets 'when unsure "
-    "how, ask me first' (1.04)",
-)
 def test_chinese_function_words_are_no_evidence(tmp_path: Path) -> None:
+    """The bigrams of 这个 / 什么 / 怎么 matched: 'why is this function slow' got 'why write
+    tests'. Held since the analyzer drops bm25s's Chinese stop words (analyzer.cjk_stop_words)."""
     home = home_of(tmp_path, ZH)
     assert texts(home, "部署区域") == ["部署区域是 eu-west-1,测试环境端口 8080"]
     for q in ("这个函数为什么很慢", "我的电脑为什么很慢", "怎么做蛋糕"):
         assert texts(home, q) == [], q
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a line of common Chinese function words (我们 可以 怎么 什么 这个 帮我 为什么 "
-    "如何 需要 …) beside five plain Chinese facts is delivered alone for 11 of 15 everyday "
-    "coding chores written in Chinese (these 7 among them); without it none gets a row",
-)
 def test_a_line_of_chinese_function_words_is_no_evidence_for_chores(tmp_path: Path) -> None:
+    """A line of Chinese function words was delivered for 11 of 15 coding chores. Held since
+    the analyzer drops bm25s's Chinese stop words."""
     five = facts(
         "画流程图用 mermaid,节点名不要带括号",
         "用户喜欢简洁的回答,先给命令再解释",
@@ -487,12 +478,9 @@ def test_dead_proposes_a_fact_that_only_a_common_word_matched(tmp_path: Path) ->
 # -- why-not: the same analyzer, and the floor's cut named ---------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="why_not matches excluded records with SPEC §4 keywords, not the analyzer: "
-    "'answer' lists the expired fact, 'answers' and full-width 'ａｎｓｗｅｒ' do not",
-)
 def test_why_not_uses_the_analyzer(tmp_path: Path) -> None:
+    """why_not matched excluded records by SPEC §4 keywords: 'answers' and 'ａｎｓｗｅｒ' named
+    nothing of an expired 'answer' fact."""
     home = home_of(
         tmp_path,
         "- Keep each answer short <!-- user 2026-01-01 until=2026-02-01 -->\n"
@@ -505,13 +493,9 @@ def test_why_not_uses_the_analyzer(tmp_path: Path) -> None:
     assert [(w.reason, w.node.text) for w in mem.why_not("ａｎｓｗｅｒ")] == want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'deployment time' recalls nothing (both deploy facts cut by the floor, explain "
-    "says so) and why_not names nothing at all: the floor is no reason it knows; in a home "
-    "without the cat line it listed 'My cat Miso ...' (no shared word) as beyond-k rank 9",
-)
 def test_why_not_names_what_the_floor_cut(tmp_path: Path) -> None:
+    """'deployment time' recalls nothing and why_not named nothing: the floor was no reason it
+    knew; and it listed a fact sharing no word as beyond-k."""
     home = home_of(tmp_path, PERSON + facts("My cat Miso needs her medicine every morning"))
     mem = Memory(home, model="evidence")
     assert mem.recall("deployment time").picked == []

@@ -206,11 +206,12 @@ def test_body_evidence_leaves_out_single_cjk_characters(tmp_path: Path) -> None:
 
     facts = ("今天天气不错", "周末去爬山", "晚饭吃面条", "买了一本书", "这家店很好", "那个人很高")
     facts += ("改天再说吧", "异地的朋友", "把门关上", "的确如此", "成都很远", "步行上班")
-    skill = "---\nname: tidy\ndescription: 个人成长的步骤\n---\n\n这个函数一步一步做成。\n"
+    # (这个 and 个 are stop words of the analyzer now: the case shares 那段 instead)
+    skill = "---\nname: tidy\ndescription: 成长步骤改良\n---\n\n那段函数逐步改成。\n"
     home = lab.write_home(tmp_path / "h", "".join(f"- {f}\n" for f in facts), {"tidy.md": skill})
-    query = "把这个函数改成异步的"  # the skill leads; it shares 这个 函数 and 7 characters
-    assert lab.body_gate(home, 0.59, unigrams=True)(query) == "tidy"  # evidence 0.79
-    assert lab.body_gate(home, 0.59)(query) is None  # 0.24 over its bigrams
+    query = "把那段函数改成异步的"  # the skill leads; it shares 那段 函数 改成 and 7 characters
+    assert lab.body_gate(home, 0.59, unigrams=True)(query) == "tidy"
+    assert lab.body_gate(home, 0.59)(query) is None  # over its bigrams
 
 
 @needs_bench

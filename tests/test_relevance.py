@@ -157,4 +157,6 @@ def test_body_evidence_leaves_out_single_cjk_characters() -> None:
     with_uni, _z = E.seeds(idx, E.query_vector(idx, terms))
     bigrams, _scale = E.body_evidence(idx, terms)
     assert bigrams[0] < with_uni[0]
-    assert E.query_vector(idx, [t for t in terms if len(t) == 2]).known == 2  # 这个, 函数
+    assert (
+        E.query_vector(idx, [t for t in terms if len(t) == 2]).known == 1
+    )  # 函数 (这个: a stop word)

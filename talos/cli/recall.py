@@ -139,9 +139,9 @@ def explain(
     Score, kind and text of the top K rows. No side effects: no trace line, no usage change. --json
     (the default when stdout is not a terminal) gives {"rows": [...]} with, per row, the node's
     identity, seed activation, per-hop gain, the edges that carried it, merged members and
-    provenance; --why-not adds "why_not": in-scope records left out and why (below-threshold,
-    beyond-k, shadowed, conflict, superseded, expired, unsafe, ...). With the evidence model
-    (the default) the score is each row's evidence score, and a "cut" column marks the rows a
+    provenance; --why-not adds "why_not": in-scope records left out and why (below-floor, below-
+    threshold, beyond-k, shadowed, conflict, superseded, expired, unsafe, ...). With the evidence
+    model (the default) the score is each row's evidence score, and a "cut" column marks the rows a
     recall of 5 leaves out (floor: below the relevance floor; beyond-k); --json adds per row
     "evidence", "cut" and "terms" (each matched query term as written and as analyzed).
 
