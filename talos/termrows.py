@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from talos.analyzer import analyze, is_cjk, stop_words
+from talos.analyzer import analyze, cjk_stop_words, is_cjk, stop_words
 from talos.evidence import TermIndex, matching_text
 from talos.graph.graph import StackedNodes
 from talos.graph.stored import BlockError, _pack, _unpack
@@ -68,14 +68,15 @@ def text_key(text: str) -> bytes:
 
 @functools.cache
 def analyzer_token() -> str:
-    """A digest of what decides a text's terms: the analyzer's code, its stop list and the
-    stemmer's version. Stored rows of another token are analysed again."""
+    """A digest of what decides a text's terms: the analyzer's code, its English and CJK stop
+    lists and the stemmer's version. Stored rows of another token are analysed again."""
     import Stemmer  # type: ignore[import-not-found]  # no stubs
 
     import talos.analyzer
 
     h = hashlib.sha256(Path(str(talos.analyzer.__file__)).read_bytes())
-    h.update("\n".join(sorted(stop_words())).encode())
+    for words in (stop_words(), cjk_stop_words()):  # data of bm25s: its version may change it
+        h.update("\n".join(sorted(words)).encode() + b"\0")
     h.update(str(getattr(Stemmer, "__version__", "")).encode())
     return h.hexdigest()[:16]
 

@@ -413,3 +413,22 @@ def test_a_foreign_terms_table_rebuilds_the_index(
     assert err.startswith("talos: warning: ") and "terms.token" in err and "rebuild" in err
     token, data = _row(home)  # type: ignore[misc]
     assert token == analyzer_token() and len(TermRows.from_bytes(data, token)) == 7
+
+
+def test_the_analyzer_token_follows_the_stop_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stop lists are bm25s's data, not talos's code: another list is another token (rows
+    made with the old list are analysed again)."""
+    import talos.analyzer
+
+    before = analyzer_token()
+    analyzer_token.cache_clear()
+    monkeypatch.setattr(TR, "cjk_stop_words", lambda: talos.analyzer.cjk_stop_words() - {"这个"})
+    changed = analyzer_token()
+    analyzer_token.cache_clear()
+    monkeypatch.setattr(TR, "cjk_stop_words", talos.analyzer.cjk_stop_words)
+    monkeypatch.setattr(TR, "stop_words", lambda: talos.analyzer.stop_words() - {"the"})
+    english = analyzer_token()
+    analyzer_token.cache_clear()
+    assert len({before, changed, english}) == 3
+    monkeypatch.undo()
+    assert analyzer_token() == before
