@@ -5,7 +5,8 @@ matches on the terms of :func:`analyze`, the one analyzer every route calls (rec
 why-not, the index, MCP, the bench). The steps, as measured on the dev split
 (``bench/README.md`` "Analyzer"; ``bench/analyzer.py`` is a caller of this module):
 
-1. NFKC folding (full-width ``ＡＢＣ１２`` → ``abc12``, ligatures), then ``str.lower``.
+1. NFKC folding (full-width ``ＡＢＣ１２`` → ``abc12``, ligatures), then ``str.lower``; a
+   word's accents are dropped (:func:`unaccented`: ``résumé`` → ``resume``).
 2. Tokens: runs of letters and digits of any script but CJK (``café`` is one token; an
    apostrophe splits ``caroline's`` → ``caroline``, ``s``), and runs of CJK characters (Han,
    kana, Hangul). A non-CJK token shorter than 2 characters is dropped (as SPEC §4).
@@ -41,6 +42,7 @@ __all__ = [
     "stemmer",
     "stop_words",
     "terms",
+    "unaccented",
     "without_unigrams",
 ]
 
@@ -103,6 +105,16 @@ def stem(word: str) -> str:
     return stemmer()(word)
 
 
+def unaccented(word: str) -> str:
+    """``word`` without its combining marks (NFKD, then every mark dropped): "résumé" →
+    "resume", "naïve" → "naive", so a query typed without accents finds a fact written with
+    them (the attack pass: "where is my resume" missed "My résumé is in ~/docs"). A word of
+    plain ASCII is returned as it is."""
+    if word.isascii():
+        return word
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
 def is_cjk(term: str) -> bool:
     """A term of CJK characters (Han, kana, Hangul: the analyzer's CJK runs); ``term`` is not
     empty."""
@@ -159,6 +171,7 @@ def terms(
     out: list[str] = []
     for cjk, word in _TOKEN.findall(s):
         if word:
+            word = unaccented(word)
             if len(word) >= min_len and word not in stops:
                 out.append(st(word))
         elif len(cjk) == 1:
@@ -196,8 +209,9 @@ def analyze_written(text: str | None) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for cjk, word in _TOKEN.findall(s):
         if word:
-            if len(word) >= 2 and word not in stops:
-                out.append((word, st(word)))
+            bare = unaccented(word)
+            if len(bare) >= 2 and bare not in stops:
+                out.append((word, st(bare)))
         elif len(cjk) == 1:
             out.append((cjk, cjk))
         else:

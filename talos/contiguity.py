@@ -26,13 +26,12 @@ hands on less and keeps the rest. Built in one pass, O(lines·w).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from talos.sources.facts import strip_tag
+from talos.sources.facts import Outline, strip_tag
 
 __all__ = [
     "BACK",
@@ -167,15 +166,15 @@ def links(
     return Links(ptr, src, dst, share, out, fwd)
 
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})(?:\s+|$)(.*)$")
-
-
 def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
     """``{line number (1-based): (headings, date, paragraph)}`` of the ``memory.md`` lines that
     are in a context: ``headings`` = the texts of the headings above the line, outermost first (a
-    heading ends the sections of its level and deeper, SPEC §3.1), ``date`` = its provenance
-    tag's date (``talos.sources.facts.strip_tag``; "" untagged), ``paragraph`` = the number of
-    blank lines and headings above it (a blank line ends a run, as it ends a markdown paragraph).
+    heading ends the sections of its level and deeper, SPEC §3.1; headings as the fact reader
+    reads them, :class:`talos.sources.facts.Outline`: closing ``#`` run dropped, none inside a
+    code fence), ``date`` = its provenance tag's date (``talos.sources.facts.strip_tag``; ""
+    untagged), ``paragraph`` = the number of blank lines and headings above it (a blank line
+    ends a run, as it ends a markdown paragraph; a heading ends one too, also between two
+    sections of one name: facts on either side of a heading are no neighbours, issue 15 item 4).
 
     An untagged line is in no context: hand-written notes one a line are independent facts,
     under a heading too, and linking them delivered the next line of the file with no query
@@ -185,19 +184,14 @@ def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
     Heading lines and blank lines are in none. Which lines are facts is the caller's (the
     home's nodes)."""
     out: dict[int, tuple[tuple[str, ...], str, int]] = {}
-    path: list[tuple[int, str]] = []
+    outline = Outline()
     para = 0
     for no, line in enumerate(text.splitlines(), 1):
-        m = _HEADING.match(line)
-        if m:
-            level = len(m.group(1))
-            path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2).strip())]
-            para += 1
-            continue
-        if not line.strip():
+        level, path = outline.step(line)
+        if level or not line.strip():
             para += 1
             continue
         date = strip_tag(line)[2]
         if date:
-            out[no] = (tuple(t for _lv, t in path), date, para)
+            out[no] = (path, date, para)
     return out

@@ -440,6 +440,8 @@ def _check_memory(
             warned = line_warnings(mf, read_memory(mf))
         except OSError as e:
             warned = [f"{mf}: cannot read ({e.strerror}); no facts loaded"]
+    if mem.headings:  # a heading labels the facts beneath it; it is none (SPEC §3.1)
+        every = [n for n in every if not n.heading_level]
     facts = every if seen is None else [n for n in every if _visible(n.raw, seen)]
     if warned:
         add(
@@ -561,9 +563,13 @@ def _check_index(mem: Memory, places: _Places, add: Add, seen: frozenset[str] | 
         with _captured() as warned:
             idx.refresh()
             problems = idx.check()
-            facts, episodes = idx.counts()  # counted by the index, no node built
+            facts, episodes = idx.counts(mem.headings)  # counted by the index, no node built
             if seen is not None:
-                facts = sum(_visible(n.raw, seen) for n in idx.facts())
+                facts = sum(
+                    _visible(n.raw, seen)
+                    for n in idx.facts()
+                    if not (n.heading_level and mem.headings)
+                )
             episodes = episodes if _sees(_GLOBAL, seen) else 0  # global's
     except (OSError, sqlite3.Error) as e:
         add(

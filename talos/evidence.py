@@ -43,15 +43,17 @@ How ``Memory`` calls it (``Memory(model="evidence")``)
 *Kept state, per graph (one per authorized view; :meth:`talos.kept.KeptState.evidence_index`;
 without the index built in-process by :func:`of_nodes`):* a :class:`TermIndex` over the nodes'
 matching texts in node order (a skill's first 1200 characters without its not-for clauses,
-SPEC §3.2; a fact's text, with its heading path once item 4 lands) and the
+SPEC §3.2; a fact's text, and each term of its heading path it lacks at tf 1) and the
 :class:`~talos.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
 file order — a merged node at each member's line —, contexts from
-contiguity.memory_contexts(memory.md), index.n)``; skills and episodes are in no context.
+contiguity.memory_contexts(memory.md), index.n)`` (a heading ends a run; its line is no
+node); skills and episodes are in no context.
 With the index, the term index is gathered from the analyzed term rows index.db keeps per
-matching text (:class:`talos.termrows.TermRows`: node-major ``vocab``, ``cjk``, ``ptr``,
-``term``, ``tf``, keyed by the text's hash) and completed by :meth:`TermIndex.from_arrays`,
-float for float this one; a new session or a changed line analyses its own text only. The
-edges are linked again per graph (:func:`contiguity_of`, over the records alone).
+matching text and heading path (:class:`talos.termrows.TermRows`: node-major ``vocab``,
+``cjk``, ``ptr``, ``term``, ``tf``, keyed by their hash; :func:`heading_context`,
+:func:`counts_of`) and completed by :meth:`TermIndex.from_arrays`, float for float this one;
+a new session, a changed line or heading analyses its own text only. The edges are linked
+again per graph (:func:`contiguity_of`, over the records alone).
 *Per query* (:meth:`talos.Memory.recall`, :func:`talos.selection.select_evidence`): ``terms =
 analyze(query)``; ``ev = activate(index, query_vector(index, terms), graph=links,
 at_least=SMALL_HOME)``; the ranking is ``ev.final`` best first (ties: node order); the
@@ -96,6 +98,8 @@ __all__ = [
     "body_evidence",
     "collection",
     "contiguity_of",
+    "counts_of",
+    "heading_context",
     "matching_text",
     "of_nodes",
     "query_vector",
@@ -444,6 +448,39 @@ def matching_text(node: Node) -> str:
     return drop_not_for(node.text[:MATCH_MAX])
 
 
+def _with_headings(counts: Counter[str], node: Node) -> Counter[str]:
+    """A fact's term counts with its heading path as context (SPEC §3.1, issue 15 item 4):
+    each term of the headings above it that the fact does not hold joins at tf 1; the fact's
+    own terms keep their counts. tf 1, not a tuned weight: no bench set has headings (LoCoMo
+    and the Chinese set are dialogue turns), so there is nothing to tune it on. ``classic``
+    never reaches this (it ranks over keywords); the headings' own lines are no node here."""
+    return _in_context(counts, heading_context(node))
+
+
+def heading_context(node: Node) -> str:
+    """The text whose terms :func:`_with_headings` adds to ``node``'s: a fact's heading path
+    joined by spaces, "" for any other node or a fact under no heading."""
+    if node.kind != "fact" or not node.headings:
+        return ""
+    return " ".join(h for h in node.headings if h)
+
+
+def counts_of(text: str, context: str = "") -> Counter[str]:
+    """The term counts of a node matched by ``text`` under the heading path ``context``
+    (:func:`matching_text`, :func:`heading_context`): what :func:`of_nodes` counts, from the
+    two strings alone (what :mod:`talos.termrows` stores a row of)."""
+    return _in_context(Counter(analyze(text)), context)
+
+
+def _in_context(counts: Counter[str], context: str) -> Counter[str]:
+    """``counts`` with each term of ``context`` they lack at tf 1."""
+    if context:
+        for term in analyze(context):
+            if term not in counts:
+                counts[term] = 1
+    return counts
+
+
 #: What ``str.splitlines`` breaks a line at besides ``\n``: kept inside a line so that
 #: :func:`~talos.contiguity.memory_contexts` numbers lines as the fact reader does.
 _OTHER_BREAKS = str.maketrans(dict.fromkeys("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
@@ -466,26 +503,27 @@ def of_nodes(
     3.5 ms / 10.4 ms against the default model's 3.9 ms / 8.4 ms in the same run. With the
     index, :class:`talos.kept.KeptState` gathers the same index from stored term rows instead
     (:mod:`talos.termrows`)."""
-    counts = [Counter(analyze(matching_text(n))) for n in nodes]
+    counts = [_with_headings(Counter(analyze(matching_text(n))), n) for n in nodes]
     index = TermIndex(counts, [[] for _ in counts])
     return index, contiguity_of(nodes, len(nodes), memory_file, memory_text)
 
 
 def contiguity_of(
-    records: Sequence[Node], n: int, memory_file: str, memory_text: str | None
+    records: Sequence[Node], size: int, memory_file: str, memory_text: str | None
 ) -> Links:
-    """The contiguity :class:`~talos.contiguity.Links` of :func:`of_nodes` alone, over ``n``
+    """The contiguity :class:`~talos.contiguity.Links` of :func:`of_nodes` alone, over ``size``
     nodes whose facts are all among the first ones, ``records`` (a graph's records: episodes
     are never facts, so none is built); what a process builds beside a term index read from
     stored rows (:mod:`talos.termrows`)."""
     nodes = records
     if memory_text is None:
-        return links([], [], n)
-    ctx = memory_contexts("\n".join(x.translate(_OTHER_BREAKS) for x in memory_text.split("\n")))
+        return links([], [], size)
+    text = "\n".join(x.translate(_OTHER_BREAKS) for x in memory_text.split("\n"))
+    ctx = memory_contexts(text)
     lines = sorted(
         (line, i)
         for i, n in enumerate(nodes)
         for line in {m.line for m in n.family() if m.kind == "fact" and m.path == memory_file}
         if line > 0
     )
-    return links([i for _ln, i in lines], [ctx.get(ln) for ln, _i in lines], n)
+    return links([i for _ln, i in lines], [ctx.get(ln) for ln, _i in lines], size)

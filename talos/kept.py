@@ -153,9 +153,21 @@ def _masked_fact(n: Node) -> Node | None:
 
 class KeptState:
     """The state one :class:`talos.Memory` keeps between calls, and the routes that bring it up
-    to date (module docstring). ``paths``, ``scopes``, ``keep_fact``, ``blocked`` and ``lang``
-    are fixed for the life of the object; ``index`` is ``None`` without the index or after it
-    failed (then the files are read directly)."""
+    to date (module docstring). ``paths``, ``scopes``, ``keep_fact``, ``blocked``, ``lang`` and
+    ``headings`` are fixed for the life of the object; ``index`` is ``None`` without the index
+    or after it failed (then the files are read directly).
+
+    ``headings``: a markdown heading of memory.md labels the facts beneath it and is no node
+    on any route (SPEC §3.1, every model but ``classic``; :class:`talos.sources.facts.Outline`).
+    ``False`` keeps the reference behaviour: the heading's text is a fact. The index keeps
+    every line's row either way (one index for every model); the facts are told apart here.
+    Only ``evidence`` matches on the heading path (:func:`talos.evidence.of_nodes`): the keyword
+    models (``bipartite``, ``flow``, …) keep each fact's own keyword set, so for them a heading
+    is just left out. Tried: with the heading's keywords joined, every fact under ``# Memory``
+    shares ``memory``, a hop reaches all of them, and ``bipartite`` (no relevance floor) filled
+    "kettle descales" with "Deploy region is eu-west-1" — a hit, so ``dead`` no longer proposed
+    it (``tests/test_headings.py::test_dead_never_lists_a_heading``, issue 15 "filler counts as
+    use")."""
 
     def __init__(
         self,
@@ -165,8 +177,10 @@ class KeptState:
         blocked: set[str],
         lang: str,
         index: bool = True,
+        headings: bool = True,
     ) -> None:
         self.paths = paths
+        self.headings = headings
         self.scopes = scopes
         self.keep_fact = keep_fact
         self.blocked = blocked
@@ -184,6 +198,7 @@ class KeptState:
         self.fresh: tuple[Any, ...] | None = None
         self.usage_keys = PresentKeys()
         self.evidence: tuple[Graph, TermIndex, Links] | None = None
+        self.relabelled: dict[int, tuple[Node, Node]] = {}
         self.term_rows: tuple[bool, TermRows] | None = None  # (read from index.db, rows)
 
     def view(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> tuple[View, Graph]:
@@ -335,16 +350,40 @@ class KeptState:
                 indexed = False
         if indexed:
             self.rows, self.episodes = (gen[0], rows), (gen[1], block)
-            if self.keep_fact is safety.keep_fact:  # the index holds its verdicts
+            if self.keep_fact is safety.keep_fact and self.headings:  # one pass (SPEC §3.1)
+                facts = [n for n, safe in rows if safe and not n.heading_level]
+            elif self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
             else:  # a withheld line's row is kept masked (Index.indexed_fact)
-                facts = [n for n, _safe in rows if self._keep(n.text)]
+                facts = self._headings_kept([n for n, _safe in rows if self._keep(n.text)])
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
             if self.keep_fact is not safety.keep_fact:
                 facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dirs))
+        if self.headings and (not indexed or self.keep_fact is not safety.keep_fact):
+            facts = [n for n in facts if not n.heading_level]  # labels, no facts (SPEC §3.1)
         return facts + self._skills(len(facts), skills), block
+
+    def _headings_kept(self, facts: list[Node]) -> list[Node]:
+        """``facts`` (the index's rows, read for a fact filter other than the default) with
+        each heading of their path that this filter rejects shown as ``""``, as
+        :func:`~talos.sources.facts.load_facts` labels them (the index's rows hold the default
+        filter's verdicts only). A node is the same object while its row is (SPEC §11)."""
+        memo: dict[int, tuple[Node, Node]] = {}
+        out: list[Node] = []
+        for n in facts:
+            if all(not h or self._keep(h) for h in n.headings):
+                out.append(n)
+                continue
+            got = self.relabelled.get(id(n))
+            if got is None or got[0] is not n:
+                kept = tuple(h if h and self._keep(h) else "" for h in n.headings)
+                got = (n, dataclasses.replace(n, headings=kept))
+            memo[id(n)] = got
+            out.append(got[1])
+        self.relabelled = memo
+        return out
 
     def _skills_state(self) -> tuple[Any, ...]:
         """Each skill file's size and mtime, and the names the safety scan flags (a payload
@@ -555,7 +594,8 @@ class KeptState:
 
     def _records_token(self, tokens: Tokens, day: dt.date) -> str:
         """What the records of a view depend on: the indexed facts' version, the skills
-        (stats, scan verdicts), scopes, date, language, blocked skills and talos's code."""
+        (stats, scan verdicts), scopes, date, language, blocked skills, whether headings are
+        facts (``classic``) and talos's code."""
         assert self.index is not None
         return hashlib.sha256(
             json.dumps(
@@ -568,6 +608,7 @@ class KeptState:
                     day.isoformat(),
                     self.lang,
                     sorted(self.blocked),
+                    self.headings,
                 ]
             ).encode("utf-8", "surrogatepass")
         ).hexdigest()

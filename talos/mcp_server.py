@@ -83,6 +83,9 @@ class PickedRow(BaseModel):
     body: bool = Field(description="whether the skill's file content was delivered")
     path: str = Field(description="the file the memory comes from")
     line: int | None = Field(default=None, description="line in memory.md (facts only)")
+    heading: str | None = Field(
+        default=None, description="the markdown heading a fact stands under (facts only)"
+    )
     provenance: dict[str, Any]
 
 
@@ -105,6 +108,9 @@ class ExplainRow(BaseModel):
     seed: float = Field(description="activation from the query's own keywords")
     hops: list[float] = Field(description="activation gained in each spreading hop")
     edges: list[dict[str, Any]] = Field(description="neighbours that carried activation")
+    heading: str | None = Field(
+        default=None, description="the markdown heading a fact stands under (facts only)"
+    )
     provenance: dict[str, Any]
     # the evidence model's (the default), as ``talos explain --json`` gives them; null / empty
     # for the other models
@@ -254,6 +260,7 @@ def build_server(
                     text=r.text,
                     score=r.score,
                     body=r.body,
+                    heading=r.heading or None,
                     provenance=node_provenance(r.node),
                     **node_identity(r.node),
                 )

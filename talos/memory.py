@@ -36,7 +36,7 @@ from talos.relevance import deliver
 from talos.render import Pick, check_budget, fit_block, labels
 from talos.selection import evidence_order, left_out, select, select_evidence
 from talos.sources import load_facts
-from talos.sources.facts import parse_fact_line, tag_reasons
+from talos.sources.facts import heading_label, parse_fact_line, tag_reasons
 from talos.sources.skills import parse_frontmatter, read_skill
 from talos.text import keywords
 from talos.trust import (
@@ -75,7 +75,9 @@ RECALL_K = 5
 @dataclass(slots=True)
 class RecallRow:
     """A picked row: ``key`` (``kind:text80``), ``kind``, ``text``, rounded ``score``,
-    ``body`` (whether the skill body was delivered), and the ``node`` itself."""
+    ``body`` (whether the skill body was delivered), the ``node`` itself, and ``heading``: the
+    nearest markdown heading a fact stands under, as stored ("" for none, and always with
+    ``classic``; SPEC §3.1, the block shows it cut, :func:`talos.render.heading_shown`)."""
 
     key: str
     kind: str
@@ -83,6 +85,7 @@ class RecallRow:
     score: float
     body: bool
     node: Node = field(repr=False)
+    heading: str = ""
 
     def as_trace(self) -> dict[str, object]:
         """The row as a trace entry ``{"key", "score", "body"}`` (SPEC §6.3). A request-scoped
@@ -125,6 +128,8 @@ class Row:
     relevance floor, ``beyond-k``), ``terms`` the query's terms the node holds as
     ``{"written", "analyzed"}`` (:func:`talos.analyzer.analyze_written`; ``answers`` →
     ``answer``), ``hops`` one gain for both hops.
+
+    ``heading``: the nearest markdown heading a fact stands under (:meth:`Memory.heading`).
     """
 
     score: float
@@ -138,6 +143,7 @@ class Row:
     evidence: float | None = None
     cut: str | None = None
     terms: list[dict[str, str]] = field(default_factory=list)
+    heading: str = ""
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.score, self.kind, self.text))
@@ -163,6 +169,7 @@ class Row:
             "edges": self.edges,
             "members": [{"text": m.text, **node_identity(m)} for m in n.members],
             "provenance": node_provenance(n),
+            "heading": self.heading or None,
         }
         if self.evidence is not None:
             out.update(evidence=self.evidence, cut=self.cut, terms=self.terms)
@@ -293,6 +300,7 @@ class Memory:
             {str(Path(p).resolve()) for p in (blocked or ())},
             lang,
             index,
+            headings=self.model != "classic",  # classic: a heading is a fact (SPEC §3.1)
         )
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
@@ -317,6 +325,12 @@ class Memory:
     def lang(self) -> str:
         """The language of labels and skill bodies; fixed for the life of the object."""
         return self._kept.lang
+
+    @property
+    def headings(self) -> bool:
+        """Whether a markdown heading of memory.md labels the facts beneath it and is no record
+        (every model but ``classic``, SPEC §3.1); fixed for the life of the object."""
+        return self._kept.headings
 
     @property
     def index(self) -> Index | None:
@@ -457,11 +471,12 @@ class Memory:
                 s,
                 body,
                 graph.nodes[i],
+                self.heading(graph.nodes[i]),
             )
             for s, i, body in picks
         ]
         text, kept = fit_block(
-            [Pick(r.node, r.score, r.body) for r in rows], self.lang, budget, unit
+            [Pick(r.node, r.score, r.body, r.heading) for r in rows], self.lang, budget, unit
         )
         # only delivered rows are hits (SPEC §6.3)
         delivered = {id(p.node): p for p in kept}  # a prefix of the rows, or one of them
@@ -473,6 +488,12 @@ class Memory:
         write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
         self._count(graph, rows)
         return Recall(text, rows)
+
+    def heading(self, node: Node) -> str:
+        """The markdown heading ``node`` is shown under: a fact's nearest heading as stored
+        (SPEC §3.1, :func:`talos.sources.facts.heading_label`); "" for none, and always with
+        ``classic``, whose headings are facts."""
+        return heading_label(node) if self.headings else ""
 
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
@@ -498,7 +519,9 @@ class Memory:
         for a, i in rank(act, self.ranking.thresh)[: max(k, 0)]:
             n = graph.nodes[i]
             seed, gains, edges = contributions(graph, act, i)
-            out.append(Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges))
+            row = Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges)
+            row.heading = self.heading(n)
+            out.append(row)
         return out
 
     def _explain_terms(self, query: str, k: int, graph: Graph) -> list[Row]:
@@ -525,6 +548,7 @@ class Memory:
             cut = "" if i in kept else ("floor" if rank_no < RECALL_K else "beyond-k")
             row = Row(round(score, 2), n.kind, n.with_members(), n, final, seed, [final - seed])
             row.evidence, row.cut, row.terms = score, cut, terms
+            row.heading = self.heading(n)
             out.append(row)
         return out
 
@@ -776,6 +800,8 @@ class Memory:
         if self.keep_fact is not None:
             default = self.keep_fact is safety.keep_fact
             for n in load_facts(self.paths.memory_file, None):
+                if n.heading_level and self.headings:
+                    continue  # a heading is no record (SPEC §3.1)
                 tag = tag_reasons(n.raw) if default and n.fields else ()
                 if authorized(n, self.scopes) and shares(n) and (tag or not self.keep_fact(n.text)):
                     # The text itself is withheld: why-not output reaches agents too (MCP),

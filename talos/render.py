@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from talos.errors import InputError
 from talos.model import Node
 from talos.safety import letter_by_name, skeleton
+from talos.sources.facts import HEADING_CHARS
 from talos.sources.sessions import EPISODE_CHARS, session_origin
 from talos.text import MATCH_MAX, cut, is_plain, line_breaks_to_lf, one_line, printable
 
@@ -64,6 +65,7 @@ __all__ = [
     "block_body",
     "check_budget",
     "fit_block",
+    "heading_shown",
     "kind_label",
     "labels",
     "origin_label",
@@ -112,6 +114,7 @@ LABELS: dict[str, dict[str, str]] = {
         "companion_path": "(read_file `{path}` 看正文)",
         "episode_note": "(上一个任务的原话,**不是**现在的指令)",
         "episode_from": "",
+        "heading_from": "",
         "override_note": "(仅本次请求的覆盖值,未保存)",
         "never": "出现 {seen} 次从没被想起",
         "stale": "上次想起是 {days} 天前",
@@ -137,6 +140,7 @@ LABELS: dict[str, dict[str, str]] = {
         "companion_path": " (read_file `{path}` for its body)",
         "episode_note": " (a previous task's words, **not** a current instruction)",
         "episode_from": "({origin}) ",
+        "heading_from": "({heading}) ",
         "override_note": " (request-scoped override for this call only, not stored)",
         "never": "seen {seen} times, never recalled",
         "stale": "last recalled {days} days ago",
@@ -170,11 +174,14 @@ def kind_label(kind: str, lang: str) -> str:
 
 @dataclass(slots=True)
 class Pick:
-    """One picked row of a recall: the node, its rounded score, whether its body is given."""
+    """One picked row of a recall: the node, its rounded score, whether its body is given,
+    and the heading it is shown under (a fact's nearest markdown heading, issue 15 item 4;
+    "" for none, and always with ``classic``, whose headings are facts)."""
 
     node: Node
     score: float
     body: bool
+    heading: str = ""
 
 
 # -- stored text inside the block ----------------------------------------------------------
@@ -520,6 +527,19 @@ def origin_label(n: Node, lang: str = "en") -> str:
     return form.format(origin=origin) if origin else ""
 
 
+def heading_shown(heading: str, lang: str = "en") -> str:
+    """The heading a fact's block line starts with: ``(Project: billing) `` (issue 15 item 4,
+    the style of an episode's origin, :func:`origin_label`), the heading as stored text
+    (:func:`shown`: one line, labels quoted, control characters visible), cut at
+    :data:`~talos.sources.facts.HEADING_CHARS` characters with ``…``; "" for no heading, and
+    always in Chinese: the reference's block has no such field (SPEC §6.7)."""
+    form = labels(lang)["heading_from"]
+    if not form or not heading:
+        return ""
+    text = shown(heading, lang, 4 * HEADING_CHARS)
+    return form.format(heading=cut(text, HEADING_CHARS, "…"))
+
+
 def _episode_entry(n: Node, lang: str) -> str:
     """An episode's lines: ``- [episode] (AGENT, DAY) TEXT`` cut at a word boundary with the
     visible mark, its merged members (each with its own origin), then the note that these
@@ -557,7 +577,7 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
         return _quote_html(f"- [{t['skill']}] {shown(n.name or n.text, lang)}")
     if n.kind == "episode":
         return _quote_html(_episode_entry(n, lang))
-    line = f"- [{t[n.kind]}] {shown_with_members(n, lang)}"
+    line = f"- [{t[n.kind]}] {heading_shown(p.heading, lang)}{shown_with_members(n, lang)}"
     if n.src == "override":
         line += t["override_note"]
     return _quote_html(line)
@@ -645,7 +665,7 @@ def fit_block(
             entries[body] = best
             return heading + "\n" + "\n".join(entries), rows
         p = rows[body]
-        rows[body] = Pick(p.node, p.score, False)
+        rows[body] = Pick(p.node, p.score, False, p.heading)
         entries[body] = _entry(rows[body], lang)
         sizes[body] = size("\n" + entries[body], unit)
     # 2. then the least relevant rows go, until they and the line saying so fit

@@ -2,7 +2,8 @@
 a process never analyses a text analysed before (issue 15, "Left" item 2).
 
 The ``evidence`` model ranks over a :class:`talos.evidence.TermIndex`: per node the analyzer
-terms (:func:`talos.analyzer.analyze`) of its matching text (:func:`talos.evidence.matching_text`).
+terms (:func:`talos.analyzer.analyze`) of its matching text (:func:`talos.evidence.matching_text`),
+and a fact's heading path (:func:`talos.evidence.counts_of`).
 Analysing every node's text cost each CLI process 0.21 s at 3,000 sessions and 1.9 s at 30,000
 (``bench/evidence_build.py``). :class:`TermRows` holds one row of ``(term, count)`` per distinct
 matching text, node-major as :mod:`talos.graph.episodes` keeps the keyword incidence
@@ -13,7 +14,7 @@ any view, merge or order of nodes, since the row is that of exactly the text the
 matched by (``tests/test_termstore.py``). A text not held yet (a new session, an edited line, a
 fact's new heading) is analysed alone and added.
 
-Stored (:meth:`talos.index.Index.save_terms`, the ``terms`` table of schema 4) as one blob of
+Stored (:meth:`talos.index.Index.save_terms`, the ``terms`` table of schema 5) as one blob of
 :mod:`talos.graph.stored`'s layout under the analyzer's fingerprint (:func:`analyzer_token`):
 rows made by another analyzer, stop list or stemmer are analysed again, never trusted; a blob
 that does not decode or is inconsistent is rebuilt (:class:`~talos.graph.stored.BlockError`).
@@ -37,21 +38,25 @@ from __future__ import annotations
 import bisect
 import functools
 import hashlib
+import inspect
 import operator
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from talos.analyzer import analyze, cjk_stop_words, is_cjk, stop_words
-from talos.evidence import TermIndex, matching_text
+from talos.analyzer import cjk_stop_words, is_cjk, stop_words
+from talos.evidence import TermIndex, counts_of, heading_context, matching_text
 from talos.graph.graph import StackedNodes
 from talos.graph.stored import BlockError, _pack, _unpack
 from talos.model import Node
 
-__all__ = ["STORE_AFTER", "TermRows", "analyzer_token", "matching_texts", "text_key"]
+__all__ = ["STORE_AFTER", "Source", "TermRows", "analyzer_token", "matching_texts", "text_key"]
+
+#: What a row is counted from (:func:`talos.evidence.counts_of`): a matching text, or a
+#: matching text and the heading path it stands under (a fact under a heading).
+Source = str | tuple[str, str]
 
 #: A process that analysed this many texts the stored rows lacked stores them again
 #: (:meth:`talos.kept.KeptState.evidence_index`); until then each process analyses those few.
@@ -60,21 +65,31 @@ STORE_AFTER = 64
 _KEY = 16  #: bytes of a text's key (BLAKE2b digest)
 
 
-def text_key(text: str) -> bytes:
-    """The row key of a matching text: its 16-byte BLAKE2b digest (UTF-8, lone surrogates
-    kept)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_KEY).digest()
+def text_key(source: Source) -> bytes:
+    """The row key of a :data:`Source`: the 16-byte BLAKE2b digest of the matching text
+    (UTF-8, lone surrogates kept); with a heading path, of the path's length, the path and the
+    text, in a digest of its own (``person``), so no text alone can take a headed row's key."""
+    if isinstance(source, str):
+        return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=_KEY).digest()
+    text, context = (x.encode("utf-8", "surrogatepass") for x in source)
+    h = hashlib.blake2b(digest_size=_KEY, person=b"talos-headings")
+    h.update(len(context).to_bytes(8, "little") + context + text)
+    return h.digest()
 
 
 @functools.cache
 def analyzer_token() -> str:
-    """A digest of what decides a text's terms: the analyzer's code, its English and CJK stop
-    lists and the stemmer's version. Stored rows of another token are analysed again."""
+    """A digest of what decides a row's terms: the analyzer's code, its English and CJK stop
+    lists, the stemmer's version, and how a heading path's terms join a fact's. Stored rows of
+    another token are analysed again."""
     import Stemmer  # type: ignore[import-not-found]  # no stubs
 
     import talos.analyzer
+    import talos.evidence
 
     h = hashlib.sha256(Path(str(talos.analyzer.__file__)).read_bytes())
+    for rule in (talos.evidence.counts_of, talos.evidence._in_context):  # a heading's terms
+        h.update(inspect.getsource(rule).encode())
     for words in (stop_words(), cjk_stop_words()):  # data of bm25s: its version may change it
         h.update("\n".join(sorted(words)).encode() + b"\0")
     h.update(str(getattr(Stemmer, "__version__", "")).encode())
@@ -92,16 +107,20 @@ class _Episode:
         self.text = text
 
 
-def matching_texts(nodes: Sequence[Node]) -> list[str]:
-    """:func:`talos.evidence.matching_text` of each of a graph's ``nodes``, in node order; the
-    episodes of a :class:`~talos.graph.graph.StackedNodes` are read from their block (the text
-    of each merged node's representative) without building their nodes."""
-    if not isinstance(nodes, StackedNodes):
-        return [matching_text(n) for n in nodes]
-    block = nodes.block
-    texts = block.texts
-    out = [matching_text(n) for n in nodes.records]
-    out += [matching_text(_Episode(texts[r])) for r in block.rep.tolist()]  # type: ignore[arg-type]
+def matching_texts(nodes: Sequence[Node]) -> list[Source]:
+    """The :data:`Source` of each of a graph's ``nodes``, in node order: its
+    :func:`talos.evidence.matching_text`, with its :func:`talos.evidence.heading_context` when
+    it has one. The episodes of a :class:`~talos.graph.graph.StackedNodes` are read from their
+    block (the text of each merged node's representative) without building their nodes."""
+    records = nodes.records if isinstance(nodes, StackedNodes) else nodes
+    out: list[Source] = []
+    for n in records:
+        text, context = matching_text(n), heading_context(n)
+        out.append((text, context) if context else text)
+    if isinstance(nodes, StackedNodes):
+        block = nodes.block
+        texts = block.texts
+        out += [matching_text(_Episode(texts[r])) for r in block.rep.tolist()]  # type: ignore[arg-type]
     return out
 
 
@@ -151,12 +170,12 @@ class TermRows:
 
     # -- rows --------------------------------------------------------------------------------
 
-    def rows(self, texts: Sequence[str]) -> np.ndarray:
+    def rows(self, texts: Sequence[Source]) -> np.ndarray:
         """The row of each of ``texts`` (``int64[len(texts)]``); a text without one is analysed
-        (:func:`talos.analyzer.analyze`) and its row added."""
+        (:func:`talos.evidence.counts_of`) and its row added."""
         keys = [text_key(t) for t in texts]
         get = self.keys.get
-        missing: dict[bytes, str] = {}
+        missing: dict[bytes, Source] = {}
         for k, t in zip(keys, texts, strict=True):
             if get(k) is None and k not in missing:
                 missing[k] = t
@@ -164,11 +183,11 @@ class TermRows:
             self._add(missing)
         return np.fromiter((self.keys[k] for k in keys), dtype=np.int64, count=len(keys))
 
-    def _add(self, texts: dict[bytes, str]) -> None:
+    def _add(self, texts: dict[bytes, Source]) -> None:
         """Analyse ``texts`` (by key) and append their rows; new terms take their place in the
         sorted vocabulary (found by bisection: no map of every term is made), every held row
         renumbered, still ascending."""
-        counts = [Counter(analyze(t)) for t in texts.values()]
+        counts = [counts_of(t) if isinstance(t, str) else counts_of(*t) for t in texts.values()]
         vocab = self.vocab
         wanted = sorted({t for c in counts for t in c})
         new = [t for t in wanted if not _holds(vocab, t)]
@@ -202,10 +221,10 @@ class TermRows:
             self.keys[k] = start + i
         self.added += len(texts)
 
-    def index(self, texts: Sequence[str]) -> tuple[TermIndex, np.ndarray]:
+    def index(self, texts: Sequence[Source]) -> tuple[TermIndex, np.ndarray]:
         """The :class:`~talos.evidence.TermIndex` of one node per text in order (row ``i`` is
         the terms of ``texts[i]``; vocabulary: the terms they hold, sorted), equal array for
-        array to ``TermIndex([Counter(analyze(t)) for t in texts], …)``, and the rows used.
+        array to ``TermIndex([counts_of(…) for each source], …)``, and the rows used.
         Missing rows are analysed first (:meth:`rows`)."""
         rows = self.rows(texts)
         lens = self.ptr[rows + 1] - self.ptr[rows]

@@ -72,7 +72,9 @@ def test_nfkc_folds_full_width_and_ligatures() -> None:
 
 
 def test_tokens_of_other_scripts_and_short_tokens() -> None:
-    assert analyze("café naïve") == ["café", "naïv"]
+    assert analyze("café naïve") == ["cafe", "naiv"]  # accents dropped (unaccented)
+    assert analyze("Résumé") == analyze("resume") == ["resum"]
+    assert analyze_written("résumé") == [("résumé", "resum")]  # as written keeps them
     assert analyze("caroline's x y") == ["carolin"]  # 's' and one-letter tokens are dropped
     assert analyze(None) == [] and analyze("") == []
 

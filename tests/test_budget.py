@@ -215,7 +215,7 @@ def test_cli_budget(home: Path) -> None:
     assert res.stdout == (
         block(
             "- [skill] billing-deploy",
-            FACTS[0],  # the fact ranked first of the two (explain: 0.4555 against 0.4541)
+            FACTS[0],  # the first-ranked of the two facts (both 1.16: node order breaks the tie)
             "(a skill body and 1 more recalled row left out to stay within 260 characters)",
         )
         + "\n"

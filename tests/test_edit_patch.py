@@ -108,7 +108,7 @@ def test_random_in_place_edits_equal_a_fresh_memory(
         assert _state(kept, queries) == _state(Memory(home, index=False), queries), step
     # the patch paths were taken (else this compared two full builds)
     assert taken["facts"] >= 10
-    assert taken["view"] >= 3
+    assert taken["view"] >= 2  # a heading edit changes the records (issue 15 item 4)
 
 
 def test_usage_counts_after_patched_edits_equal_fresh_processes(

@@ -99,13 +99,13 @@ def same_edges(a: Any, b: Any) -> bool:
 def count_analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts talos.termrows analyses from now on (of_nodes's own analyses are not seen)."""
     seen: list[str] = []
-    real = TR.analyze
+    real = TR.counts_of
 
-    def counted(text: str) -> list[str]:
+    def counted(text: str, context: str = "") -> Any:
         seen.append(text)
-        return real(text)
+        return real(text, context)
 
-    monkeypatch.setattr(TR, "analyze", counted)
+    monkeypatch.setattr(TR, "counts_of", counted)
     return seen
 
 
@@ -331,15 +331,15 @@ def test_a_blob_names_its_analyzer(home: Path) -> None:
     assert len(TermRows.from_bytes(data, token)) == 7
 
 
-def test_schema_three_index_gains_the_terms_table(
+def test_schema_four_index_gains_the_terms_table(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An index of schema 3 (before the term rows) is migrated, not discarded: its tables are
+    """An index of schema 4 (before the term rows) is migrated, not discarded: its tables are
     kept and the rows stored in the new table."""
     Memory(home).prepare()
     con = sqlite3.connect(_db(home))
     con.execute("DROP TABLE terms")
-    con.execute("PRAGMA user_version=3")
+    con.execute("PRAGMA user_version=4")
     con.commit()
     con.close()
     capsys.readouterr()
@@ -348,7 +348,7 @@ def test_schema_three_index_gains_the_terms_table(
     assert_same(got, want)
     assert capsys.readouterr().err == ""
     con = sqlite3.connect(_db(home))
-    assert con.execute("PRAGMA user_version").fetchone()[0] == talos.index.SCHEMA == 4
+    assert con.execute("PRAGMA user_version").fetchone()[0] == talos.index.SCHEMA == 5
     con.close()
     assert _row(home) is not None
 
@@ -432,3 +432,29 @@ def test_the_analyzer_token_follows_the_stop_lists(monkeypatch: pytest.MonkeyPat
     assert len({before, changed, english}) == 3
     monkeypatch.undo()
     assert analyzer_token() == before
+
+
+def test_a_heading_is_part_of_a_fact_row(
+    make_home: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fact's row holds its heading path's terms (issue 15 item 4): keyed by text and path,
+    so a renamed heading analyses the facts under it again, and only those."""
+    memory = (
+        "# Billing service\n- deploys on fridays\n- needs the vault token\n"
+        "# Search\n- the index rebuilds nightly\n"
+    )
+    home = make_home(memory=memory)
+    with Memory(home, model="evidence") as mem:
+        got, want, _e, _w = stored_and_analysed(mem)
+    assert_same(got, want)
+    assert "bill" in got.vocab and "search" in got.vocab
+    seen = count_analyses(monkeypatch)
+    (home / "memory.md").write_text(memory.replace("# Billing", "# Payments"))
+    with Memory(home, model="evidence") as mem:
+        got, want, _e, _w = stored_and_analysed(mem)
+    assert_same(got, want)
+    assert "payment" in got.vocab and "bill" not in got.vocab
+    assert sorted(seen) == ["deploys on fridays", "needs the vault token"]
+    assert text_key(("deploys on fridays", "Billing service")) != text_key(
+        "deploys on fridays Billing service"
+    )

@@ -81,8 +81,9 @@ def _index(idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool) 
     stats = _run(idx, rebuild, show=not as_json)
     with Memory(paths.home) as mem:  # the blocks a recall reads: its first call is warm
         mem.prepare()
+        headings = mem.headings
     seconds = time.perf_counter() - start
-    facts, episodes = idx.counts()  # counted by the index: no node built (1M facts: 10 s)
+    facts, episodes = idx.counts(headings)  # counted by the index: no node built (1M facts: 10 s)
     counts = {"facts": facts, "episodes": episodes}
     data = {
         "file": str(idx.file),

@@ -90,6 +90,7 @@ def recall(
                         "text": r.text,
                         "score": r.score,
                         "body": r.body,
+                        "heading": r.heading or None,
                         **node_identity(r.node),
                         "provenance": node_provenance(r.node),
                     }

@@ -201,8 +201,9 @@ def _concat(old: _Strings, values: Sequence[str]) -> _Strings:
 def node_to_json(n: Node, keywords: bool = True) -> list[Any]:
     """A node (with its merged members) as JSON-able lists; :func:`node_from_json` inverts it.
     ``keywords=False`` leaves the keyword sets out (``None``): a records block has them in its
-    incidence, and a merged node's members hold its keyword set by definition (SPEC §5.1)."""
-    return [
+    incidence, and a merged node's members hold its keyword set by definition (SPEC §5.1).
+    A fact's heading level and path (SPEC §3.1) follow only when it has one."""
+    out = [
         n.kind,
         n.text,
         sorted(n.keywords) if keywords else None,
@@ -217,11 +218,15 @@ def node_to_json(n: Node, keywords: bool = True) -> list[Any]:
         n.fields,
         [node_to_json(m, keywords) for m in n.members],
     ]
+    if n.heading_level or n.headings:
+        out += [n.heading_level, list(n.headings)]
+    return out
 
 
 def node_from_json(v: list[Any], keywords: frozenset[str] | None = None) -> Node:
     """The node :func:`node_to_json` wrote; ``keywords`` for one written without them."""
-    kind, text, kw, order, path, line, raw, body, name, src, born, fields, members = v
+    kind, text, kw, order, path, line, raw, body, name, src, born, fields, members = v[:13]
+    level, headings = v[13:] if len(v) == 15 else (0, ())
     return Node(
         str(kind),
         str(text),
@@ -236,4 +241,6 @@ def node_from_json(v: list[Any], keywords: frozenset[str] | None = None) -> Node
         str(born),
         {str(k): str(x) for k, x in fields.items()},
         [node_from_json(m, keywords) for m in members],
+        int(level),
+        tuple(str(h) for h in headings),
     )

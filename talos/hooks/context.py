@@ -30,6 +30,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from talos.analyzer import analyze, without_unigrams
 from talos.hooks import agents, scope
 from talos.hooks.state import DEFAULTS
 from talos.memory import Memory, Recall
@@ -41,6 +42,18 @@ __all__ = ["MAX_QUERY", "DeferredUsage", "Responder", "budget", "reply", "sessio
 #: Characters of a prompt used as the query: a pasted log of a megabyte would otherwise cost
 #: seconds of keyword extraction for nothing the first lines do not say.
 MAX_QUERY = 8_000
+#: Fewest distinct terms (analyzer terms, no single CJK character) a prompt needs to be asked
+#: at all: a hook fires on every prompt, and the ones a person types mid-task name no task
+#: ("fix it", "try again", "now the tests", "and the other file?" gave 7 of 28 such prompts
+#: context on the example home, 4 a whole skill body). ``talos recall`` has no such rule: one
+#: word asked on purpose is a query.
+MIN_PROMPT_TERMS = 2
+
+
+def names_a_task(prompt: str) -> bool:
+    """Whether a hook's ``prompt`` holds :data:`MIN_PROMPT_TERMS` distinct terms."""
+    return len(set(without_unigrams(analyze(prompt)))) >= MIN_PROMPT_TERMS
+
 
 #: Memories kept open per scope list in one server (one per project worked in lately).
 _OPEN = 4
@@ -76,7 +89,7 @@ def session_picks(mem: Memory, project: str | None, facts: int, hits: int) -> li
         (n for n in records if id(n) not in taken and hit_count(n) > 0),
         key=lambda n: (-hit_count(n), n.order),
     )[:hits]
-    return [Pick(n, 0.0, False) for n in own + often]
+    return [Pick(n, 0.0, False, mem.heading(n)) for n in own + often]
 
 
 class DeferredUsage:
@@ -197,7 +210,7 @@ class Responder:
             if ev.kind == "prompt":
                 query = ev.prompt.strip()[:MAX_QUERY]
                 text = ""
-                if query:
+                if names_a_task(query):
                     # cut by recall itself: the rows the agent never gets are no hits
                     got: Recall = mem.recall(query, k=s["k"], budget=limit, unit=agent.unit)
                     text = got.text

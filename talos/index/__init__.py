@@ -364,11 +364,13 @@ class Index:
             .fetchall()
         )
 
-    def counts(self) -> tuple[int, int]:
-        """``(facts, episodes)`` indexed, counted by the index (no row is read)."""
+    def counts(self, headings: bool = True) -> tuple[int, int]:
+        """``(facts, episodes)`` indexed, counted by the index (no row is read). ``headings``:
+        a markdown heading's row is no fact (every model but ``classic``, SPEC §3.1)."""
         con = self._connect()
+        where = " WHERE level = 0" if headings else ""
         return con.execute(
-            "SELECT (SELECT count(*) FROM facts),"
+            f"SELECT (SELECT count(*) FROM facts{where}),"
             " (SELECT count(*) FROM sessions WHERE text IS NOT NULL)"
         ).fetchone()
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.stored import BLOCK_VERSION, BlockError
 from talos.index.blocks import caught_up, changes
-from talos.index.facts import indexed_fact, parse_line, stored_line
+from talos.index.facts import COLUMNS, headings_column, indexed_fact, parse_line, stored_line
 from talos.index.schema import meta
 from talos.safety import keep_fact
 from talos.sources.facts import MAX_FACT_BYTES, read_memory, tag_reasons
@@ -60,9 +60,7 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
     con = index._connect()
     rows = index._facts.held(meta(con, "facts_token"))  # this object wrote or read it last
     if rows is None:
-        rows = con.execute(
-            "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-        ).fetchall()
+        rows = con.execute(f"SELECT {COLUMNS} FROM facts ORDER BY line").fetchall()
     try:
         data = read_memory(path)
     except OSError:
@@ -71,11 +69,16 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
     blobs = data.split(b"\n") if data else []
     if full or (full is None and len(blobs) <= CHECK_ALL_LINES):
         want = [
-            (n.line, *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)))
+            (
+                n.line,
+                *indexed_fact(n.text, keep_fact(n.text) and not tag_reasons(n.raw)),
+                n.heading_level,
+                headings_column(n.headings),
+            )
             for n in load_facts(path)
         ]
         want = [w for w in want if w[2]]
-        have = [(r[0], r[2], frozenset(r[3].split())) for r in rows]
+        have = [(r[0], r[2], frozenset(r[3].split()), r[8], r[9]) for r in rows]
         if want == have:
             return []
         return [f"facts differ from {path}: {len(have)} indexed, {len(want)} in the file"]
@@ -92,7 +95,7 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
             if line is not None and parse_line(line) is not None:
                 return [f"facts differ from {path}: line {no} is a fact, not indexed"]
             continue
-        if line is None or stored_line(line, row) != row[1]:  # masked when withheld
+        if line is None or stored_line(line, row[7]) != row[1]:  # masked when withheld
             return [f"facts differ from {path}: line {no} is not the indexed line"]
         seen += 1
         if seen % step == 0:

@@ -22,12 +22,14 @@ from talos.model import Node
 from talos.safety import keep_fact, mask_secrets
 from talos.sources.facts import (
     MAX_FACT_BYTES,
+    Outline,
     bad_lines_warning,
     claimed_scopes,
     long_lines_warning,
     masked_fields,
     parse_fact_line,
     read_memory,
+    structural,
     tag_reasons,
 )
 from talos.text import matching_keywords
@@ -36,20 +38,32 @@ from talos.warn import audible, warn
 if TYPE_CHECKING:
     from talos.index import RefreshStats
 
-__all__ = ["FactRows", "indexed_fact", "parse_line", "stored_line"]
+__all__ = ["COLUMNS", "FactRows", "headings_column", "indexed_fact", "parse_line", "stored_line"]
 
 _UNSEEN: Any = object()
+_MARKS = ", ".join("?" * 10)
+
+
+#: The columns of a facts row, in order (``SELECT`` and ``INSERT`` use them all).
+COLUMNS = "line, raw, text, kw, src, born, fields, safe, level, headings"
 
 
 def _fact_rows(rows: list[Any]) -> list[Any]:
-    """``rows`` of ``facts`` (line, raw, text, kw, src, born, fields, safe), checked."""
-    for line, raw, text, kw, src, born, fields, safe in rows:
+    """``rows`` of ``facts`` (:data:`COLUMNS`), checked."""
+    for line, raw, text, kw, src, born, fields, safe, level, headings in rows:
         if not (
             isinstance(line, int)
-            and all(isinstance(v, str) for v in (raw, text, kw, src, born, fields))
+            and all(isinstance(v, str) for v in (raw, text, kw, src, born, fields, headings))
             and (safe is None or isinstance(safe, int))
+            and isinstance(level, int)
+            and 0 <= level <= 6
         ):
             raise damaged("facts", f"line {line!r}")
+    paths = {r[9] for r in rows if r[9]}
+    for text in paths:
+        got = _field(text)
+        if not isinstance(got, list) or not all(isinstance(h, str) for h in got):
+            raise damaged("facts", f"headings {text[:40]!r}")
     tagged = [r[6] for r in rows if r[6]]
     for value, text in zip(_fields_of(tagged), tagged, strict=True):  # one decode for all
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
@@ -70,12 +84,22 @@ def _fields_of(texts: list[str]) -> list[dict[str, str]]:
     return got
 
 
+def _headings_of(text: str) -> tuple[str, ...]:
+    """The heading path a ``facts.headings`` column holds (checked by :func:`_fact_rows`)."""
+    return tuple(json.loads(text)) if text else ()
+
+
 def _field(text: str) -> Any:
     """One row's tag fields, or ``None`` when they do not decode (a damaged row)."""
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
         return None
+
+
+def headings_column(path: tuple[str, ...]) -> str:
+    """A heading path as the ``facts.headings`` column keeps it: a JSON list, "" for none."""
+    return json.dumps(list(path), ensure_ascii=False) if path else ""
 
 
 def parse_line(line: str) -> tuple[str, str, str, str, str, int] | None:
@@ -103,10 +127,11 @@ def indexed_fact(text: str, safe: bool) -> tuple[str, frozenset[str]]:
     return text, matching_keywords(text)
 
 
-def stored_line(line: str, entry: tuple[Any, ...]) -> str:
-    """The raw line a facts row keeps: masked when the line is withheld (``entry[-1]``)."""
+def stored_line(line: str, safe: int | bool) -> str:
+    """The raw line a facts row keeps: masked when the line is withheld (``safe`` false: the
+    parse's last field, a row's ``safe`` column)."""
     raw = line.rstrip("\r")
-    return raw if entry[-1] else mask_secrets(raw)
+    return raw if safe else mask_secrets(raw)
 
 
 class FactRows:
@@ -181,9 +206,7 @@ class FactRows:
         stored = None
         if old is None:
             stored = _fact_rows(
-                con.execute(
-                    "SELECT line, raw, text, kw, src, born, fields, safe FROM facts ORDER BY line"
-                ).fetchall()
+                con.execute(f"SELECT {COLUMNS} FROM facts ORDER BY line").fetchall()
             )
         if not self._line_cache:
             # This object has parsed nothing yet (the index was built by another process):
@@ -191,9 +214,11 @@ class FactRows:
             # only the edited line, not 3,000 (SPEC §11).
             old_rows = self._rows or stored or []
             # (a withheld line's row keeps its line masked: it is no key, it is parsed again)
-            self._line_cache = {r[1]: tuple(r[2:]) for r in old_rows if r[7]}
+            self._line_cache = {r[1]: tuple(r[2:8]) for r in old_rows if r[7]}
         cache = self._line_cache
         fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
+        outline = Outline(keep_fact)  # the index keeps the default filter's verdicts
+        column: dict[tuple[str, ...], str] = {}
         for no, blob in enumerate(blobs, 1):
             if len(blob) > MAX_FACT_BYTES:
                 long.append(no)  # not a fact (parse_fact_line); never decoded, never stored
@@ -210,8 +235,15 @@ class FactRows:
             else:
                 stats.lines_parsed += 1
                 entry = fresh[line] = parse_line(line)
+            if "#" in line or "`" in line or "~" in line:  # no other line changes the outline
+                level, path = outline.step(line)
+            else:
+                level, path = 0, outline.path
             if entry is not None:
-                rows.append((no, stored_line(line, entry), *entry))
+                under = column.get(path)
+                if under is None:
+                    under = column[path] = headings_column(path)
+                rows.append((no, stored_line(line, entry[-1]), *entry, level, under))
         self._line_cache = fresh
         heard = [no for no in bad if audible(claimed_scopes(blobs[no - 1]))]  # §7.3
         loud = [no for no in long if audible(claimed_scopes(blobs[no - 1]))]
@@ -232,7 +264,7 @@ class FactRows:
             return
         if old is None:
             con.execute("DELETE FROM facts")
-            con.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            con.executemany(f"INSERT INTO facts({COLUMNS}) VALUES ({_MARKS})", rows)
         else:  # an edit writes the rows it changed, not the file
             before = {r[0]: r for r in old}
             after = {r[0]: r for r in rows}
@@ -241,7 +273,7 @@ class FactRows:
                 [(no,) for no in before.keys() - after.keys()],
             )
             con.executemany(
-                "INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO facts({COLUMNS}) VALUES ({_MARKS})",
                 [r for no, r in after.items() if before.get(no) != r],
             )
         self._rows, self._patched_from = rows, None
@@ -272,7 +304,9 @@ class FactRows:
         """Apply an edit that changed lines in place (same line count, each line a fact
         before and after, or neither) to the rows this object wrote last: compare the raw
         lines, parse and write only the changed ones; unchanged rows keep their objects.
-        ``False`` when a full re-read is needed (SPEC §11: a one-line edit costs one line)."""
+        ``False`` when a full re-read is needed (SPEC §11: a one-line edit costs one line):
+        also when a changed line is or was a heading or a code fence
+        (:func:`~talos.sources.facts.structural`), which re-labels the lines after it."""
         prev, rows = self._blobs, self._rows
         if (
             prev is None
@@ -293,8 +327,11 @@ class FactRows:
         for i in changed:
             try:
                 line = blobs[i].decode("utf-8")
+                before = prev[i].decode("utf-8")
             except UnicodeDecodeError:
                 return False
+            if structural(line) or structural(before):
+                return False  # a heading or a fence: the lines after it change their path
             entry = self._line_cache.get(line, _UNSEEN)
             if entry is _UNSEEN:
                 stats.lines_parsed += 1
@@ -303,9 +340,9 @@ class FactRows:
             if (at is None) != (entry is None):
                 return False  # a line became a fact or stopped being one: rows shift
             if at is not None and entry is not None:
-                new_rows[at] = row = (i + 1, stored_line(line, entry), *entry)
+                new_rows[at] = row = (i + 1, stored_line(line, entry[-1]), *entry, *rows[at][8:])
                 writes.append(row)
-        con.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", writes)
+        con.executemany(f"INSERT OR REPLACE INTO facts({COLUMNS}) VALUES ({_MARKS})", writes)
         self._patched_from = rows
         self._rows, self._blobs = new_rows, blobs
         self._set_memory_sig(con, sig, stats)
@@ -329,10 +366,7 @@ class FactRows:
             try:  # the rows and the token they belong to, from one snapshot
                 token = meta(con, "facts_token")
                 rows = _fact_rows(
-                    con.execute(
-                        "SELECT line, raw, text, kw, src, born, fields, safe FROM facts"
-                        " ORDER BY line"
-                    ).fetchall()
+                    con.execute(f"SELECT {COLUMNS} FROM facts ORDER BY line").fetchall()
                 )
             finally:
                 con.execute("COMMIT")
@@ -357,12 +391,12 @@ class FactRows:
             return prev[1]
         path = str(self.path)
         old = self._fact_nodes
-        # A row is known by its line and exact text: the rest is parsed from them by the
-        # same readers (READERS). Each new row's tag fields are decoded in one call: a
-        # json.loads per row was a third of building 1,000,000 nodes (issue 12 item 8).
+        # A row is known by its line, exact text and heading path: the rest is parsed from
+        # them by the same readers (READERS). Each new row's tag fields are decoded in one
+        # call: a json.loads per row was a third of building 1,000,000 nodes (issue 12 item 8).
         nodes: list[Node | None] = (
             [
-                n if (n := old.get((row[0], row[1]))) is not None and n.order == i else None
+                n if (n := old.get((row[0], row[1], row[9]))) is not None and n.order == i else None
                 for i, row in enumerate(rows)
             ]
             if old
@@ -370,23 +404,29 @@ class FactRows:
         )
         fields = _fields_of([r[6] for r, n in zip(rows, nodes, strict=True) if n is None and r[6]])
         at = 0
+        paths: dict[str, tuple[str, ...]] = {}
         for i, row in enumerate(rows):
             if nodes[i] is None:
-                line, raw, text, kw, src, born, tag, _safe = row
+                line, raw, text, kw, src, born, tag, _safe, level, under = row
                 if tag:
                     got, at = fields[at], at + 1
                 else:
                     got = {}
                 kws = frozenset(kw.split())
-                nodes[i] = Node("fact", text, kws, i, path, line, raw, "", "", src, born, got)
+                heads = paths.get(under)
+                if heads is None:
+                    heads = paths[under] = _headings_of(under)
+                nodes[i] = Node(
+                    "fact", text, kws, i, path, line, raw, "", "", src, born, got, [], level, heads
+                )
         built = cast(list[Node], nodes)  # every one is set above
-        self._fact_nodes = {(r[0], r[1]): n for r, n in zip(rows, built, strict=True)}
+        self._fact_nodes = {(r[0], r[1], r[9]): n for r, n in zip(rows, built, strict=True)}
         out = [(n, bool(r[7])) for n, r in zip(built, rows, strict=True)]
         self._fact_out = (rows, out)
         return out
 
     def _fact_node(self, i: int, row: tuple[Any, ...]) -> tuple[Node, bool]:
-        line, raw, text, kw, src, born, fields, safe = row
+        line, raw, text, kw, src, born, fields, safe, level, under = row
         node = Node(
             kind="fact",
             text=text,
@@ -398,6 +438,8 @@ class FactRows:
             src=src,
             born=born,
             fields=json.loads(fields) if fields else {},
+            heading_level=level,
+            headings=_headings_of(under),
         )
         return node, bool(safe)
 

@@ -34,7 +34,7 @@ __all__ = [
 
 #: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
 #: a newer or unknown one is rebuilt.
-SCHEMA = 4
+SCHEMA = 5
 #: ``PRAGMA application_id``: tells our index from any other SQLite file.
 APP_ID = 0x7A105  # "talos"
 
@@ -55,10 +55,19 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 3: the log of removed sessions, so the episode block loses their episodes instead of
     #    being merged again (EpisodeBlock.remove; issue 12 item 7).
     3: ("CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, path TEXT, sortkey TEXT)",),
-    # 4: the analyzed term rows of the ``evidence`` model's matching texts
+    # 4: each fact row's heading level and heading path (SPEC §3.1, issue 15 item 4): which
+    #    lines are markdown headings and which headings stand above each line depend on the
+    #    lines before it, so a row cannot be parsed from its line alone; the rows are re-read.
+    4: (
+        "ALTER TABLE facts ADD COLUMN level INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE facts ADD COLUMN headings TEXT NOT NULL DEFAULT ''",
+        "DELETE FROM facts",
+        "DELETE FROM meta WHERE k='memory_sig'",
+    ),
+    # 5: the analyzed term rows of the ``evidence`` model's matching texts
     #    (talos.termrows.TermRows), so a process never analyses a text analysed before
     #    (issue 15: 1.9 s per process at 30,000 sessions).
-    4: ("CREATE TABLE IF NOT EXISTS terms(name TEXT PRIMARY KEY, token TEXT, data BLOB)",),
+    5: ("CREATE TABLE IF NOT EXISTS terms(name TEXT PRIMARY KEY, token TEXT, data BLOB)",),
 }
 
 
@@ -66,7 +75,10 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 COLUMNS = {
     ("meta", "k"),
     ("meta", "v"),
-    *(("facts", c) for c in ("line", "raw", "text", "kw", "src", "born", "fields", "safe")),
+    *(
+        ("facts", c)
+        for c in ("line", "raw", "text", "kw", "src", "born", "fields", "safe", "level", "headings")
+    ),
     *(("sessions", c) for c in ("path", "sortkey", "size", "mtime_ns", "text", "kw")),
     ("blocks", "name"),
     ("blocks", "token"),

@@ -1,4 +1,4 @@
-"""The ``terms`` table (schema 4): the analyzed term rows of matching texts
+"""The ``terms`` table (schema 5): the analyzed term rows of matching texts
 (:class:`talos.termrows.TermRows`), one blob under the analyzer's fingerprint (SPEC §11: a
 cache of the files; a row of another type or token is not used).
 

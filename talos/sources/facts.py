@@ -1,4 +1,5 @@
-"""Facts: the lines of ``memory.md`` with their provenance tags (SPEC §3.1, §7.1)."""
+"""Facts: the lines of ``memory.md`` with their provenance tags, and its markdown headings
+(:class:`Outline`: which lines are headings, the heading path above each line) (SPEC §3.1, §7.1)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,19 @@ from talos.text import matching_keywords
 from talos.warn import audible, warn
 
 __all__ = [
+    "HEADING_CHARS",
     "MAX_FACT_BYTES",
     "MIN_FACT_CHARS",
     "TAG",
+    "Outline",
     "ParsedFact",
     "claimed_scopes",
+    "heading_label",
+    "heading_of",
     "load_facts",
     "parse_fact_line",
     "strip_tag",
+    "structural",
     "tag_reasons",
     "too_long",
 ]
@@ -58,6 +64,101 @@ TAG = re.compile(
 _FIELD = re.compile(r"([A-Za-z_][\w.\-]*)=(\S*)")
 _COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.S)
 _SCOPE = re.compile(r"(?<![\w.\-])scope=(\S+?)(?=\s|-->|$)")
+
+
+#: Most characters of a heading shown before a fact in the block (``(Project: billing) …``,
+#: issue 15 item 4: "briefly"); a longer one is cut with ``…``.
+HEADING_CHARS = 40
+
+#: A CommonMark ATX heading (after the provenance tag is removed): at most 3 spaces, 1–6 ``#``,
+#: then a space, a tab or the line's end; ``#hashtag`` and ``#!`` are no heading.
+_ATX = re.compile(r"\ufeff?[ ]{0,3}(#{1,6})(?:[ \t]+(.*))?$", re.S)
+#: A closing sequence of ``#``: after a space or tab (or alone), at the end (CommonMark).
+_CLOSING = re.compile(r"(?:^|[ \t]+)#+$")
+#: A code fence: at most 3 spaces, then 3 or more backticks (no backtick in the info string
+#: after them) or tildes (CommonMark).
+_FENCE = re.compile(r"\ufeff?[ ]{0,3}(`{3,}(?=[^`]*$)|~{3,})(.*)$", re.S)
+
+
+def heading_of(line: str) -> tuple[int, str] | None:
+    """``(level, text)`` when ``line`` (one memory.md line) is a markdown ATX heading, else
+    ``None`` (SPEC §3.1; CommonMark, fences aside: :class:`Outline`). The provenance tag is
+    removed first, then the closing ``#`` run and surrounding whitespace: ``## Project: billing
+    ##`` → ``(2, "Project: billing")``; ``#`` alone → ``(1, "")``."""
+    m = TAG.search(line)
+    body = (line[: m.start()] if m else line).rstrip()
+    h = _ATX.match(body)
+    if h is None:
+        return None
+    text = _CLOSING.sub("", (h.group(2) or "").strip()).strip()
+    return len(h.group(1)), text
+
+
+def structural(line: str) -> bool:
+    """Whether ``line`` may change the outline of the lines after it: a heading or a code
+    fence line, inside a fence or not (an edit of one re-labels what follows)."""
+    return heading_of(line) is not None or _FENCE.match(line.rstrip()) is not None
+
+
+class Outline:
+    """memory.md's headings, read line by line in file order (SPEC §3.1, issue 15 item 4).
+
+    :meth:`step` takes every line (each one, also the lines that are no fact) and says whether
+    it is a heading and under which headings it stands. A heading ends the sections of its
+    level and deeper. Inside a fenced code block (`````` or ``~~~``, closed by a fence of the
+    same character at least as long, or by the file's end: CommonMark) a ``#`` line is no
+    heading; it stays a line like any other.
+
+    Args:
+        shown: whether a heading's text may label the facts beneath it (``None``: every one);
+            a heading it rejects (the fact filter's verdict, SPEC §8.2) still ends sections,
+            and stands in the path as ``""``. A heading whose tag names a scope other than
+            ``global`` stands as ``""`` too: its text is of that scope (§7.3).
+    """
+
+    __slots__ = ("_fence", "_open", "_shown", "path")
+
+    def __init__(self, shown: Callable[[str], bool] | None = None) -> None:
+        self._shown = shown
+        self._fence: tuple[str, int] | None = None  # the open fence's character and length
+        self._open: list[tuple[int, str]] = []  # (level, text) of the headings open now
+        #: The texts of the headings open now, outermost first (one tuple per section).
+        self.path: tuple[str, ...] = ()
+
+    def step(self, line: str) -> tuple[int, tuple[str, ...]]:
+        """Read the next line: ``(level, path)``: ``level`` 1–6 when it is a heading (0
+        otherwise), ``path`` the headings above it (for a heading: the ones it stays under)."""
+        fence = _FENCE.match(line.rstrip()) if "`" in line or "~" in line else None
+        if self._fence is not None:
+            char, width = self._fence
+            run = fence.group(1) if fence is not None else ""
+            if run[:1] == char and len(run) >= width and fence and not fence.group(2).strip():
+                self._fence = None
+            return 0, self.path
+        if fence:
+            self._fence = (fence.group(1)[0], len(fence.group(1)))
+            return 0, self.path
+        if "#" not in line:
+            return 0, self.path
+        got = heading_of(line)
+        if got is None:
+            return 0, self.path
+        level, text = got
+        self._open = [(lv, t) for lv, t in self._open if lv < level]
+        above = tuple(t for _lv, t in self._open)
+        withheld = self._shown is not None and not self._shown(text)
+        if text and (withheld or claimed_scopes(line) != {"global"}):
+            text = ""
+        self._open.append((level, text))
+        self.path = (*above, text)
+        return level, above
+
+
+def heading_label(n: Node) -> str:
+    """The heading a fact shows in the block: its nearest heading's text (issue 15 item 4,
+    "nearest heading only"), "" when it has none or may not show it. Not yet sanitised: the
+    block places it as stored text (:mod:`talos.render`)."""
+    return n.headings[-1] if n.kind == "fact" and n.headings else ""
 
 
 def claimed_scopes(line: str | bytes) -> frozenset[str]:
@@ -267,7 +368,11 @@ def load_facts(
 
     Returns:
         Fact nodes with ``line`` (1-based) and ``raw`` (the exact line) as identity; nodes
-        whose keyword set is empty are dropped (SPEC §4).
+        whose keyword set is empty are dropped (SPEC §4). Each carries its heading level and
+        heading path (:class:`Outline`; a heading labels when the default fact filter and
+        ``keep_fact`` keep its text, else it stands as ``""``): a
+        heading line is a node here, with its text as ``classic`` reads it; every other model
+        leaves it out (:class:`talos.kept.KeptState`).
     """
     try:
         lines = read_lines(path)
@@ -279,6 +384,7 @@ def load_facts(
     nodes: list[Node] = []
     bad: list[int] = []
     long: list[int] = []
+    outline = Outline(_labels(keep_fact))
     for no, blob in enumerate(lines, 1):
         if len(blob) > MAX_FACT_BYTES:
             if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
@@ -290,6 +396,10 @@ def load_facts(
             if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
                 bad.append(no)
             continue
+        if "#" in line or "`" in line or "~" in line:  # no other line changes the outline
+            level, headings = outline.step(line)
+        else:
+            level, headings = 0, outline.path
         parsed = parse_fact_line(line)
         if parsed is None or (keep_fact is not None and not keep_fact(parsed.text)):
             continue
@@ -310,6 +420,8 @@ def load_facts(
                 src=parsed.src,
                 born=parsed.born,
                 fields=parsed.fields,
+                heading_level=level,
+                headings=headings,
             )
         )
     if bad:
@@ -317,6 +429,17 @@ def load_facts(
     if long:
         warn(long_lines_warning(path, long))
     return nodes
+
+
+def _labels(keep_fact: Callable[[str], bool] | None) -> Callable[[str], bool]:
+    """Which headings may label the facts beneath them: those the default fact filter keeps
+    (:func:`talos.safety.keep_fact`; a label is stored text in the block, and the index keeps
+    that filter's verdicts) and ``keep_fact`` keeps too."""
+    from talos import safety  # imported on use: safety reads facts for talos scan
+
+    if keep_fact is None or keep_fact is safety.keep_fact:
+        return safety.keep_fact
+    return lambda text: safety.keep_fact(text) and keep_fact(text)
 
 
 def _default(keep_fact: Callable[[str], bool]) -> bool:
