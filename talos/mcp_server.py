@@ -48,7 +48,7 @@ import filelock
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from talos.errors import TalosError, failure_message
 from talos.memory import Memory
@@ -209,6 +209,37 @@ def remember_description(allow_tool_writes: bool) -> str:
     )
 
 
+def argument_error(tool: str, error: ValidationError) -> str:
+    """A bad tool call said in one line a model can act on: ``remember: source: must be one of
+    'reflect', 'tool' (got 'user')``. The SDK's own text is pydantic's, with its input dump and
+    an address on the web (the newcomer's pass: "For further information visit https://…")."""
+    parts = []
+    for e in error.errors(include_url=False):
+        where = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
+        if e.get("type") == "missing":
+            parts.append(f"{where}: required")
+        elif e.get("type") == "literal_error":
+            allowed = (e.get("ctx") or {}).get("expected", "")
+            parts.append(f"{where}: must be {allowed} (got {e.get('input')!r})")
+        else:
+            parts.append(f"{where}: {e.get('msg', 'invalid')}")
+    return f"{tool}: " + "; ".join(parts)
+
+
+class TalosMCPServer(MCPServer):
+    """:class:`MCPServer` whose argument errors are one plain line (:func:`argument_error`)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The SDK's ``call_tool``; a :class:`ToolError` caused by a pydantic
+        ``ValidationError`` of the arguments is raised again with :func:`argument_error`."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            if isinstance(e.__cause__, ValidationError):
+                raise ToolError(argument_error(name, e.__cause__)) from None
+            raise
+
+
 def build_server(
     memory: Memory, worker: ThreadPoolExecutor | None = None, *, allow_tool_writes: bool = False
 ) -> MCPServer:
@@ -225,7 +256,7 @@ def build_server(
     async def call(fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(thread, _run, fn)
 
-    server: MCPServer = MCPServer(
+    server: MCPServer = TalosMCPServer(
         name="talos", instructions=INSTRUCTIONS, log_level="WARNING", version=_version()
     )
 

@@ -460,7 +460,7 @@ class Memory:
             terms = analyze(query)
             index, edges, ev = self._terms(graph, terms)
             body = body_evidence(index, terms, at_least=SMALL_HOME)
-            picks = select_evidence(graph, index, edges, ev, body, k, model)
+            picks = select_evidence(graph, index, edges, ev, body, k, model, terms)
         else:
             picks = select(graph, model.activate(graph, keywords(query)), model, k)
         rows = [

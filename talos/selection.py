@@ -15,12 +15,13 @@ small-home rule :func:`small_home_scale`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from talos.activation import Activation, Model, rank, rank_arrays
+from talos.analyzer import analyze, without_unigrams
 from talos.relevance import BODY_FLOOR, BODY_LEAD, deliver, earns_body
 
 if TYPE_CHECKING:
@@ -100,9 +101,15 @@ def select_evidence(
     body: tuple[np.ndarray, float],
     k: int,
     model: Model | None = None,
+    terms: Collection[str] | None = None,
 ) -> list[tuple[float, int, bool]]:
     """The rows an ``evidence`` recall delivers, in block order: ``[(evidence score rounded to
     2 places, node position, body), ...]``; ``[]`` is an empty block.
+
+    ``terms``: the query's analyzed terms; a skill whose label (name — description) holds none
+    of them (without single CJK characters) earns no body, however its body matches: the
+    label says what the skill is for ("what time is it for me now" won a 700-character SQL
+    procedure through "time" in its steps).
 
     The first ``k`` rows of :func:`evidence_order` through the relevance floor
     (:func:`talos.relevance.deliver` with the contiguity ``edges``); ``body`` is true for the
@@ -123,11 +130,18 @@ def select_evidence(
     rest = [int(i) for i in order[k:][skill[order[k:]]]] if len(order) > k else []
     seeds, scale = body
     lead, floor = (BODY_LEAD, BODY_FLOOR) if model is None else (model.body_lead, model.body_floor)
+    asked = frozenset(without_unigrams(terms)) if terms is not None else None
+
+    def own(i: int) -> tuple[float, float]:
+        if asked is not None and asked.isdisjoint(analyze(graph.nodes[i].text)):
+            return 0.0, scale  # its label holds no query term: not what it is for
+        return float(seeds[i]), scale
+
     best = earns_body(
         top + rest,
         lambda i: bool(skill[i]),
         cast("Sequence[float]", ev.final),  # indexed only
-        lambda i: (float(seeds[i]), scale),
+        own,
         k,
         lead,
         floor,

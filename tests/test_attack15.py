@@ -631,7 +631,11 @@ def test_a_reply_the_hook_never_read_is_no_hit(tmp_path: Path) -> None:
     from talos.hooks.state import hook_state
 
     home = home_of(tmp_path, THREE, config=EVIDENCE + "[hooks]\ntimeout = 30\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(client.__file__).resolve().parents[2])}
+    env = {  # the talos these tests imported (CI: an installed copy beside the checkout)
+        **os.environ,
+        "PYTHONPATH": str(Path(client.__file__).resolve().parents[2]),
+        "PYTHONSAFEPATH": "1",  # `python -m` would put the checkout first: a restart, no stop
+    }
     server = subprocess.Popen(
         [sys.executable, "-m", "talos.hooks.server", "--home", str(home)],
         stdin=subprocess.DEVNULL,

@@ -148,6 +148,14 @@ def test_the_first_hook_starts_the_server_and_the_next_ones_reuse_it(home: Path)
     assert (run / "hook.lock").read_text().strip() == first["pid"]
     assert _server_pids(home) == [int(first["pid"])]
     assert log_lines(home) == []
+    # `talos hook status --json` types its fields for a script (they were all strings)
+    from typer.testing import CliRunner
+
+    from talos.cli import app
+
+    res = CliRunner().invoke(app, ["hook", "status", "--home", str(home), "--json"])
+    got = json.loads(res.stdout)["data"]
+    assert (got["running"], got["pid"], got["current"]) == (True, int(first["pid"]), True)
 
 
 def test_one_server_per_home(home: Path) -> None:

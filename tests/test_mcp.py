@@ -79,6 +79,7 @@ def test_tools_over_stdio(tmp_path: Path) -> None:
         out["get"] = await s.call_tool("get", {"key": "deploy.region"})
         out["vpn"] = await s.call_tool("recall", {"query": "okta token vpn"})
         out["as_user"] = await s.call_tool("remember", {"text": "x is y", "source": "user"})
+        out["no_query"] = await s.call_tool("recall", {})
         out["remember"] = await s.call_tool(
             "remember", {"text": "builds run on the ci runner named kestrel", "key": "ci.runner"}
         )
@@ -124,8 +125,11 @@ def test_tools_over_stdio(tmp_path: Path) -> None:
     # The work-scoped fact is invisible to a global-scoped server.
     assert _text(out["vpn"]) == NOTHING_RECALLED
 
-    # A model cannot write with the person's authority: the schema refuses it.
+    # A model cannot write with the person's authority: the schema refuses it, in one line a
+    # model can act on (the SDK's own text was pydantic's dump with a web address).
     assert out["as_user"].is_error
+    assert _text(out["as_user"]) == "remember: source: must be 'reflect' or 'tool' (got 'user')"
+    assert out["no_query"].is_error and _text(out["no_query"]) == "recall: query: required"
 
     written = out["remember"].structured_content
     assert written["status"] == "active"

@@ -271,3 +271,22 @@ def test_a_node_without_analyzer_terms_holds_none(make_home: Callable[..., Path]
 def test_evidence_order_ties_by_node_order() -> None:
     assert evidence_order(np.array([0.0, 0.2, 0.5, 0.2])).tolist() == [2, 1, 3]
     assert evidence_order(np.array([0.0, 0.2, 0.5, 0.2]), 2).tolist() == [2, 1]
+
+
+def test_a_skill_whose_label_holds_no_query_word_earns_no_body(
+    make_home: Callable[..., Path],
+) -> None:
+    """The newcomer's failing input: "what time is it for me now" delivered the whole
+    pg-slow-query body (about 700 characters of SQL steps) through "time" in its steps. The
+    label (name — description) says what a skill is for; the skill's own words in the label
+    still earn the body."""
+    pg = (
+        "---\nname: pg-slow-query\ndescription: find why a postgres query is slow\n---\n"
+        "Run EXPLAIN ANALYZE, read the time of each node, add the missing index, compare the "
+        "time before and after, and keep the plan in the ticket.\n"
+    )
+    home = make_home(memory=FACTS, skills={"pg-slow-query.md": pg})
+    assert [b for *_r, b in picked(home, "what time is it for me now")] == [False]
+    assert picked(home, "why is this postgres query slow") == [
+        ("skill", "pg-slow-query — find why a pos", True)
+    ]

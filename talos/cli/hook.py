@@ -142,8 +142,12 @@ def _server(action: str, home: Path | None, as_json: bool) -> None:
     h = str(home) if home else None
     if action == "status":
         info = client.ping(h)
-        if as_json:
-            emit("hook", {"running": info is not None, **(info or {})})
+        if as_json:  # typed for a script: pid a number, current a boolean
+            typed: dict[str, object] = dict(info or {})
+            if info is not None:
+                typed["pid"] = int(info["pid"]) if info["pid"].isdigit() else info["pid"]
+                typed["current"] = info["current"] == "True"
+            emit("hook", {"running": info is not None, **typed})
         elif info is None:
             err.print("no talos hook server is running for this home")
         else:
