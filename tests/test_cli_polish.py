@@ -598,3 +598,16 @@ def test_a_command_runs_helps_and_fails_alike_in_its_one_command_app(
                 for text in (str(res.exit_code), res.stdout, res.stderr)
             )
         assert seen["got"] == seen["want"], args
+
+
+def test_index_counts_and_the_explain_title_say_what_there_is(make_home) -> None:
+    """The newcomer's pass: ``talos index`` said "1 episodes", and ``explain -k 30`` was titled
+    "top 30" over the 13 rows a small home ranks."""
+    h = make_home(
+        memory="- the csv export uses semicolons\n- deploys run on fridays\n",
+        sessions={"s1.jsonl": '{"role": "user", "content": "merge the csv files"}\n'},
+    )
+    res = cli("index", "--home", str(h))
+    assert "2 facts, 1 episode; read 1 session file(s)" in res.stderr
+    table = cli("explain", "csv", "-k", "30", "--plain", "--home", str(h), env={"COLUMNS": "120"})
+    assert table.stdout.splitlines()[0].strip() == "explain · 2 ranked of the top 30 asked"

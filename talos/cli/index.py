@@ -96,9 +96,15 @@ def _index(idx: Index, paths: Paths, check: bool, rebuild: bool, as_json: bool) 
         emit("index", data)
     else:
         err.print(
-            f"index {idx.file}: {counts['facts']} facts, {counts['episodes']} episodes; "
+            f"index {idx.file}: {_count(counts['facts'], 'fact')}, "
+            f"{_count(counts['episodes'], 'episode')}; "
             f"read {stats.sessions_read} session file(s) in {seconds:.1f} s"
         )
+
+
+def _count(n: int, what: str) -> str:
+    """``1 episode``, ``2 episodes``."""
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 def _run(idx: Index, rebuild: bool, show: bool) -> RefreshStats:

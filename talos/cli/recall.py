@@ -165,7 +165,9 @@ def explain(
         return
     from rich.table import Table  # imported on use: start-up of every command
 
-    table = Table(title=f"explain · top {k}", show_lines=False)
+    # the title says how many rows there are: fewer than k when fewer were ranked
+    title = f"top {k}" if len(rows) >= k else f"{len(rows)} ranked of the top {k} asked"
+    table = Table(title=f"explain · {title}", show_lines=False)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("kind")
