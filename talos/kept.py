@@ -181,6 +181,8 @@ class KeptState:
     ) -> None:
         self.paths = paths
         self.headings = headings
+        #: How many level-1 headings memory.md had when it was last read without the index.
+        self.tops = 0
         self.scopes = scopes
         self.keep_fact = keep_fact
         self.blocked = blocked
@@ -270,6 +272,16 @@ class KeptState:
                 self.term_rows = (True, out)
                 out.added = 0
         return index
+
+    def top_headings(self) -> int:
+        """How many level-1 markdown headings memory.md holds: the index's count, else the
+        count of the last read of the file (:meth:`talos.Memory.heading`)."""
+        if self.index is not None:
+            try:
+                return self.index.top_headings()
+            except (OSError, sqlite3.Error):
+                pass
+        return self.tops
 
     def wrote(self) -> None:
         """A write went through :class:`talos.Memory`: the next call builds its view again
@@ -361,6 +373,8 @@ class KeptState:
             if self.keep_fact is not safety.keep_fact:
                 facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dirs))
+        if self.headings and not indexed:  # a file of one top heading: its title
+            self.tops = sum(1 for n in facts if n.heading_level == 1)
         if self.headings and (not indexed or self.keep_fact is not safety.keep_fact):
             facts = [n for n in facts if not n.heading_level]  # labels, no facts (SPEC §3.1)
         return facts + self._skills(len(facts), skills), block

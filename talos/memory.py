@@ -305,6 +305,7 @@ class Memory:
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
+        self._titled: tuple[Graph, str | None] | None = None  # Memory._title's, per graph
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -471,7 +472,7 @@ class Memory:
                 s,
                 body,
                 graph.nodes[i],
-                self.heading(graph.nodes[i]),
+                self.heading(graph.nodes[i], graph),
             )
             for s, i, body in picks
         ]
@@ -489,11 +490,32 @@ class Memory:
         self._count(graph, rows)
         return Recall(text, rows)
 
-    def heading(self, node: Node) -> str:
+    def heading(self, node: Node, graph: Graph | None = None) -> str:
         """The markdown heading ``node`` is shown under: a fact's nearest heading as stored
         (SPEC §3.1, :func:`talos.sources.facts.heading_label`); "" for none, and always with
-        ``classic``, whose headings are facts."""
-        return heading_label(node) if self.headings else ""
+        ``classic``, whose headings are facts. ``graph``: the view ``node`` is in; the file's
+        title — its only level-1 heading, above every fact of the view — is shown on none:
+        it tells no fact from another (the example home's block said ``(Memory)`` on every
+        row). A lone ``## Billing`` section still labels its facts."""
+        if not self.headings:
+            return ""
+        label = heading_label(node)
+        if label and graph is not None and node.headings == (self._title(graph),):
+            return ""
+        return label
+
+    def _title(self, graph: Graph) -> str | None:
+        """The heading every fact of ``graph`` stands under first, when it is memory.md's only
+        level-1 heading (kept per graph object)."""
+        if self._titled is not None and self._titled[0] is graph:
+            return self._titled[1]
+        title = None
+        if self._kept.top_headings() == 1:
+            facts = (n for n in graph.nodes[: graph.records] if n.kind == "fact")
+            firsts = {n.headings[0] if n.headings else None for n in facts}
+            title = next(iter(firsts)) if len(firsts) == 1 else None
+        self._titled = (graph, title)
+        return title
 
     def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
         """Usage: every fact/skill in view is seen once, every picked family member is hit."""
@@ -520,7 +542,7 @@ class Memory:
             n = graph.nodes[i]
             seed, gains, edges = contributions(graph, act, i)
             row = Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges)
-            row.heading = self.heading(n)
+            row.heading = self.heading(n, graph)
             out.append(row)
         return out
 
@@ -548,7 +570,7 @@ class Memory:
             cut = "" if i in kept else ("floor" if rank_no < RECALL_K else "beyond-k")
             row = Row(round(score, 2), n.kind, n.with_members(), n, final, seed, [final - seed])
             row.evidence, row.cut, row.terms = score, cut, terms
-            row.heading = self.heading(n)
+            row.heading = self.heading(n, graph)
             out.append(row)
         return out
 

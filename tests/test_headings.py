@@ -531,3 +531,20 @@ def test_the_mcp_tools_give_the_heading(make_home: Callable[..., Path]) -> None:
         ("Deploy region is eu-west-1", "Project: billing")
     ]
     assert explain["rows"][0]["heading"] == "Project: billing"
+
+
+def test_the_files_title_labels_no_fact(make_home: Callable[..., Path]) -> None:
+    """The example home's block said ``(Memory)`` on every row: memory.md's only level-1
+    heading, above every fact, tells no fact from another. A lone ``## Billing`` section
+    still labels its facts, and a second top heading makes the first a section."""
+    for n, (memory, want) in enumerate(
+        (
+            ("# Memory\n- Deploy on fridays\n- Water the plants\n", "- [fact] Deploy on fridays"),
+            ("## Billing\n- Deploy on fridays\n", "- [fact] (Billing) Deploy on fridays"),
+            ("# Memory\n## Billing\n- Deploy on fridays\n", "- [fact] (Billing) Deploy on fridays"),
+            ("# Memory\n- Deploy on fridays\n# Home\n- Water the plants\n",
+             "- [fact] (Memory) Deploy on fridays"),
+        )
+    ):  # fmt: skip
+        with Memory(make_home(memory=memory, name=f"h{n}"), model="evidence") as mem:
+            assert mem.recall("deploy").text.split("\n")[1] == want, memory

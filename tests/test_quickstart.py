@@ -43,11 +43,10 @@ def test_the_readme_example_queries(tmp_path: Path) -> None:
     home = tmp_path / "demo-home"
     assert run("init", "--example", "--home", str(home)).exit_code == 0
     said = {
-        "how should I format your answers": [  # labelled by its heading (issue 15 item 4)
-            "- [fact] (Memory) The person prefers short answers with the command first, "
-            "explanation after"
+        "how should I format your answers": [  # `# Memory` is the file's title: no label
+            "- [fact] The person prefers short answers with the command first, explanation after"
         ],
-        "画一个流程图": ["- [fact] (Memory) 画流程图用 mermaid,节点名不要带括号"],
+        "画一个流程图": ["- [fact] 画流程图用 mermaid,节点名不要带括号"],
     }
     text = README.read_text(encoding="utf-8")
     for query, rows in said.items():

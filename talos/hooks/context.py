@@ -89,7 +89,8 @@ def session_picks(mem: Memory, project: str | None, facts: int, hits: int) -> li
         (n for n in records if id(n) not in taken and hit_count(n) > 0),
         key=lambda n: (-hit_count(n), n.order),
     )[:hits]
-    return [Pick(n, 0.0, False, mem.heading(n)) for n in own + often]
+    graph = mem.graph()
+    return [Pick(n, 0.0, False, mem.heading(n, graph)) for n in own + often]
 
 
 class DeferredUsage:

@@ -374,6 +374,13 @@ class Index:
             " (SELECT count(*) FROM sessions WHERE text IS NOT NULL)"
         ).fetchone()
 
+    def top_headings(self) -> int:
+        """How many level-1 markdown headings memory.md's rows hold (one query; what
+        :meth:`talos.Memory.heading` asks to tell a file's title from a section)."""
+        return int(
+            self._connect().execute("SELECT count(*) FROM facts WHERE level = 1").fetchone()[0]
+        )
+
     def check(self, full: bool | None = None) -> list[str]:
         """Compare the index with the files without changing it; returns differences
         (:func:`talos.index.check.check`: ``full`` parses every line of memory.md again, else
