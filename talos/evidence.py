@@ -40,19 +40,20 @@ Constants (dev split; ``rank_lab.py sweep``, ``contiguity_lab.py sweep``): ``K1 
 
 How ``Memory`` calls it (``Memory(model="evidence")``)
 -----------------------------------------------------
-*Kept state, per graph (one per authorized view; :meth:`talos.kept.KeptState.evidence_index`,
-built in-process by :func:`of_nodes`, not stored yet):* a :class:`TermIndex` over the nodes'
+*Kept state, per graph (one per authorized view; :meth:`talos.kept.KeptState.evidence_index`;
+without the index built in-process by :func:`of_nodes`):* a :class:`TermIndex` over the nodes'
 matching texts in node order (a skill's first 1200 characters without its not-for clauses,
 SPEC §3.2; a fact's text, and each term of its heading path it lacks at tf 1) and the
 :class:`~talos.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
 file order — a merged node at each member's line —, contexts from
 contiguity.memory_contexts(memory.md), index.n)`` (a heading ends a run; its line is no
 node); skills and episodes are in no context.
-The follow-up: the index file keeps the node-major arrays (``vocab``, ``ptr``, ``term``,
-``tf``, ``cjk``, as ``talos.graph.episodes`` keeps the keyword incidence) and the edges
-(``src``, ``dst``, ``share``, ``ahead``); :meth:`TermIndex.from_arrays` rebuilds the rest
-without re-analysing a text. A changed line re-analyses that line only (its row of counts)
-and re-links its context run.
+With the index, the term index is gathered from the analyzed term rows index.db keeps per
+matching text and heading path (:class:`talos.termrows.TermRows`: node-major ``vocab``,
+``cjk``, ``ptr``, ``term``, ``tf``, keyed by their hash; :func:`heading_context`,
+:func:`counts_of`) and completed by :meth:`TermIndex.from_arrays`, float for float this one;
+a new session, a changed line or heading analyses its own text only. The edges are linked
+again per graph (:func:`contiguity_of`, over the records alone).
 *Per query* (:meth:`talos.Memory.recall`, :func:`talos.selection.select_evidence`): ``terms =
 analyze(query)``; ``ev = activate(index, query_vector(index, terms), graph=links,
 at_least=SMALL_HOME)``; the ranking is ``ev.final`` best first (ties: node order); the
@@ -96,6 +97,9 @@ __all__ = [
     "activate",
     "body_evidence",
     "collection",
+    "contiguity_of",
+    "counts_of",
+    "heading_context",
     "matching_text",
     "of_nodes",
     "query_vector",
@@ -186,7 +190,10 @@ class TermIndex:
         self.cjk_len = np.bincount(
             self.entry_node, weights=self.tf * self.cjk[self.term], minlength=self.n
         )
-        order = np.argsort(self.term, kind="stable")  # stable: holders stay ascending
+        # stable: holders stay ascending; on 16-bit ids numpy sorts by radix (820,000 entries
+        # at 30,000 sessions: 20 ms against 112 ms, the same order)
+        key = self.term.astype(np.uint16) if len(self.vocab) <= 1 << 16 else self.term
+        order = np.argsort(key, kind="stable")
         self.kptr = np.zeros(len(self.vocab) + 1, dtype=np.intp)
         np.cumsum(self.df.astype(np.intp), out=self.kptr[1:])
         self.knode = self.entry_node[order]
@@ -447,11 +454,30 @@ def _with_headings(counts: Counter[str], node: Node) -> Counter[str]:
     own terms keep their counts. tf 1, not a tuned weight: no bench set has headings (LoCoMo
     and the Chinese set are dialogue turns), so there is nothing to tune it on. ``classic``
     never reaches this (it ranks over keywords); the headings' own lines are no node here."""
+    return _in_context(counts, heading_context(node))
+
+
+def heading_context(node: Node) -> str:
+    """The text whose terms :func:`_with_headings` adds to ``node``'s: a fact's heading path
+    joined by spaces, "" for any other node or a fact under no heading."""
     if node.kind != "fact" or not node.headings:
-        return counts
-    for term in analyze(" ".join(h for h in node.headings if h)):
-        if term not in counts:
-            counts[term] = 1
+        return ""
+    return " ".join(h for h in node.headings if h)
+
+
+def counts_of(text: str, context: str = "") -> Counter[str]:
+    """The term counts of a node matched by ``text`` under the heading path ``context``
+    (:func:`matching_text`, :func:`heading_context`): what :func:`of_nodes` counts, from the
+    two strings alone (what :mod:`talos.termrows` stores a row of)."""
+    return _in_context(Counter(analyze(text)), context)
+
+
+def _in_context(counts: Counter[str], context: str) -> Counter[str]:
+    """``counts`` with each term of ``context`` they lack at tf 1."""
+    if context:
+        for term in analyze(context):
+            if term not in counts:
+                counts[term] = 1
     return counts
 
 
@@ -474,12 +500,24 @@ def of_nodes(
     Cost (``bench/evidence_build.py``, one run, load of other work on 2 cores): 0.21 s at 3,000
     sessions (2,860 nodes, 119,000 node–term entries, 214 edges), 1.9 s at 30,000 (17,300
     nodes, 820,000 entries, 2,110 edges), once per graph; a recall once it is kept, median
-    3.5 ms / 10.4 ms against the default model's 3.9 ms / 8.4 ms in the same run. Storing the
-    arrays in index.db (:meth:`TermIndex.from_arrays`, 65 ms) is the follow-up."""
+    3.5 ms / 10.4 ms against the default model's 3.9 ms / 8.4 ms in the same run. With the
+    index, :class:`talos.kept.KeptState` gathers the same index from stored term rows instead
+    (:mod:`talos.termrows`)."""
     counts = [_with_headings(Counter(analyze(matching_text(n))), n) for n in nodes]
     index = TermIndex(counts, [[] for _ in counts])
+    return index, contiguity_of(nodes, len(nodes), memory_file, memory_text)
+
+
+def contiguity_of(
+    records: Sequence[Node], size: int, memory_file: str, memory_text: str | None
+) -> Links:
+    """The contiguity :class:`~talos.contiguity.Links` of :func:`of_nodes` alone, over ``size``
+    nodes whose facts are all among the first ones, ``records`` (a graph's records: episodes
+    are never facts, so none is built); what a process builds beside a term index read from
+    stored rows (:mod:`talos.termrows`)."""
+    nodes = records
     if memory_text is None:
-        return index, links([], [], index.n)
+        return links([], [], size)
     text = "\n".join(x.translate(_OTHER_BREAKS) for x in memory_text.split("\n"))
     ctx = memory_contexts(text)
     lines = sorted(
@@ -488,4 +526,4 @@ def of_nodes(
         for line in {m.line for m in n.family() if m.kind == "fact" and m.path == memory_file}
         if line > 0
     )
-    return index, links([i for _ln, i in lines], [ctx.get(ln) for ln, _i in lines], index.n)
+    return links([i for _ln, i in lines], [ctx.get(ln) for ln, _i in lines], size)

@@ -29,8 +29,11 @@ inputs (the index's two generations or the files' stats, and the skills'), taken
 - ``stored``: the graph read from the stored records, by ``(tokens, day)``, never with
   overrides;
 - ``usage_keys``: the usage keys in view (:class:`talos.usage.PresentKeys`), by graph identity;
-- ``evidence``: the ``evidence`` model's term index and contiguity edges of a graph
-  (:func:`talos.evidence.of_nodes`), by graph identity; built in-process on first use.
+- ``evidence``: the ``evidence`` model's term index and contiguity edges of a graph, by graph
+  identity; the index gathered from ``term_rows`` (with the index) or
+  :func:`talos.evidence.of_nodes` (without);
+- ``term_rows``: the analyzed term rows of matching texts (:class:`talos.termrows.TermRows`),
+  read from index.db once, never stale (a row is a function of its text).
 
 Without the index ``rows`` and ``episodes`` are not kept: the files are read again whenever the
 view is built. It never calls back into :mod:`talos.memory`.
@@ -50,9 +53,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from talos import safety
 from talos.contiguity import Links
-from talos.evidence import TermIndex, of_nodes
+from talos.evidence import TermIndex, contiguity_of, of_nodes
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.graph import Graph, StackedNodes
 from talos.graph.incidence import Incidence, Vocabulary
@@ -67,6 +72,7 @@ from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.facts import masked_fields, read_memory, tag_reasons
 from talos.sources.sessions import session_files
 from talos.sources.skills import flagged_skills, skill_files
+from talos.termrows import STORE_AFTER, TermRows, analyzer_token, matching_texts
 from talos.text import matching_keywords
 from talos.trust import View, build_view, standing
 from talos.usage import PresentKeys
@@ -195,6 +201,7 @@ class KeptState:
         self.usage_keys = PresentKeys()
         self.evidence: tuple[Graph, TermIndex, Links] | None = None
         self.relabelled: dict[int, tuple[Node, Node]] = {}
+        self.term_rows: tuple[bool, TermRows] | None = None  # (read from index.db, rows)
 
     def view(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> tuple[View, Graph]:
         """The authorized active view at ``at`` (default today) and its graph, after one look
@@ -217,8 +224,11 @@ class KeptState:
 
     def evidence_index(self, graph: Graph) -> tuple[TermIndex, Links]:
         """The ``evidence`` model's :class:`~talos.evidence.TermIndex` and contiguity
-        :class:`~talos.contiguity.Links` of ``graph`` (:func:`talos.evidence.of_nodes` over
-        its nodes and memory.md as it is now), kept while the graph is the same object. An
+        :class:`~talos.contiguity.Links` of ``graph`` (those of :func:`talos.evidence.of_nodes`
+        over its nodes and memory.md as it is now, float for float), kept while the graph is
+        the same object. With the index the term index is gathered from stored term rows
+        (:meth:`_stored_terms`; in-process 485 → 71 ms at 3,000 sessions, 2,352 → 362 ms at
+        30,000 in one run, ``bench/termstore.py``). An
         unreadable memory.md costs the edges only (its facts are not in the graph then)."""
         if self.evidence is not None and self.evidence[0] is graph:
             return self.evidence[1], self.evidence[2]
@@ -227,9 +237,41 @@ class KeptState:
             text: str | None = data.decode("utf-8", errors="replace")
         except OSError:
             text = None
-        index, edges = of_nodes(graph.nodes, str(self.paths.memory_file), text)
+        if self.index is None:  # the files read directly: the reference route
+            index, edges = of_nodes(graph.nodes, str(self.paths.memory_file), text)
+        else:
+            index = self._stored_terms(graph)
+            head = graph.nodes[: graph.records]
+            edges = contiguity_of(head, len(graph.nodes), str(self.paths.memory_file), text)
         self.evidence = (graph, index, edges)
         return index, edges
+
+    def _stored_terms(self, graph: Graph) -> TermIndex:
+        """The term index of ``graph`` gathered from the analyzed term rows index.db keeps
+        (:class:`talos.termrows.TermRows`, read once per object): only texts no row holds are
+        analysed, and the rows are stored again once :data:`talos.termrows.STORE_AFTER` were
+        (or when none were stored); most rows no node's any more are then dropped."""
+        assert self.index is not None
+        token = analyzer_token()
+        if self.term_rows is None:
+            rows = None
+            with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
+                data = self.index.load_terms(token)
+                if data is not None:
+                    try:
+                        rows = TermRows.from_bytes(data, token)
+                    except BlockError as e:
+                        warn(f"{self.index.file}: stored term rows unusable ({e}); rebuilding them")
+            self.term_rows = (rows is not None, rows or TermRows.empty())
+        stored, rows = self.term_rows
+        index, used = rows.index(matching_texts(graph.nodes))
+        if rows.added and (not stored or rows.added >= STORE_AFTER):
+            out = rows.kept(used) if 2 * len(np.unique(used)) < len(rows) else rows
+            with contextlib.suppress(OSError, sqlite3.Error):
+                self.index.save_terms(token, out.to_bytes(token))
+                self.term_rows = (True, out)
+                out.added = 0
+        return index
 
     def top_headings(self) -> int:
         """How many level-1 markdown headings memory.md holds: the index's count, else the

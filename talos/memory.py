@@ -410,10 +410,14 @@ class Memory:
         process starts warm: the episode block and the records block of the default view
         (SPEC §11). No usage is counted and no trace is written. ``talos index`` calls it;
         without it the first recall after a build pays for both (1.2 s and 183 MB at
-        30,000 sessions, against 0.45 s and 88 MB warm). With the dense leg on, it also loads
-        the model and the graph's vector matrix (the hook server's warm-up), embedding at
-        most :data:`talos.hybrid.INLINE` missing texts."""
+        30,000 sessions, against 0.45 s and 88 MB warm). With a model over terms
+        (``evidence``), also the analyzed term rows of the graph's texts
+        (:mod:`talos.termrows`); with the dense leg on, it also loads the model and the
+        graph's vector matrix (the hook server's warm-up), embedding at most
+        :data:`talos.hybrid.INLINE` missing texts."""
         graph = self._kept.recall_graph(at, None)
+        if self.ranking.over == TERMS:
+            self._kept.evidence_index(graph)
         leg = self._dense_leg(None) if self.ranking.over == TERMS else None
         if leg is not None:
             try:

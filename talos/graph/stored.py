@@ -111,6 +111,14 @@ _LAYOUT: dict[str, dict[str, str]] = {
         "kw_ptr": "int64",
         "kw_node": "int32",
     },
+    "terms": {  # talos.termrows.TermRows: the analyzed term rows of matching texts
+        "vocab": "bytes",
+        "cjk": "uint8",
+        "keys": "bytes",
+        "ptr": "int64",
+        "term": "int32",
+        "tf": "int32",
+    },
     "records": {
         "texts": "bytes",
         "texts_off": "int64",

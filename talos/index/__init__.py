@@ -6,7 +6,9 @@ filter's verdict), the episode of every session file, with the size and mtime of
 came from, and in ``blocks``: the merged episode block (:class:`talos.graph.EpisodeBlock`, per
 version of the sessions), the records block of the last view built
 (:class:`talos.graph.RecordsBlock`, per token of all it depends on) and the last skills scan
-(:func:`talos.safety.scan_skills`, per tree signature). Skills themselves (a few dozen small
+(:func:`talos.safety.scan_skills`, per tree signature); in ``terms``: the analyzed term rows
+of the ``evidence`` model's matching texts (:class:`talos.termrows.TermRows`, per analyzer
+fingerprint). Skills themselves (a few dozen small
 files) are read directly. Schema changes are migrations (:data:`MIGRATIONS`); an index of
 unknown schema, application id or columns is rebuilt.
 
@@ -44,6 +46,7 @@ makes):
 * ``facts.py``: memory.md in the facts table (:class:`FactRows`, a line's row, masking);
 * ``sessions.py``: the sessions folder in the sessions table (:class:`SessionRows`);
 * ``blocks.py``: the stored episode block, records block and skills scan;
+* ``terms.py``: the analyzed term rows of the ``evidence`` model (:mod:`talos.termrows`);
 * ``check.py``: the index against the files (``talos doctor``, ``talos index --check``).
 
 A name a test patches is set in the module that reads it (``talos.index.blocks.STORE_AFTER``);
@@ -65,7 +68,7 @@ from typing import Any
 
 from talos.graph.episodes import EpisodeBlock
 from talos.home import Paths
-from talos.index import blocks, schema, signatures
+from talos.index import blocks, schema, signatures, terms
 from talos.index.facts import FactRows, indexed_fact
 from talos.index.schema import APP_ID, COLUMNS, MIGRATIONS, SCHEMA, meta
 from talos.index.sessions import Progress, SessionRows
@@ -335,6 +338,14 @@ class Index:
     def save_records(self, token: str, data: bytes) -> None:
         """Keep a records block under ``token`` (one is kept: the latest)."""
         blocks.save_records(self._connect(), token, data)
+
+    def load_terms(self, token: str) -> bytes | None:
+        """The term rows stored by the analyzer ``token`` (:class:`talos.termrows.TermRows`)."""
+        return terms.load_terms(self._connect(), token)
+
+    def save_terms(self, token: str, data: bytes) -> None:
+        """Keep the term rows made by the analyzer ``token`` (one blob: the latest)."""
+        terms.save_terms(self._connect(), token, data)
 
     def load_scan(self, key: str) -> str | None:
         """The skills scan stored under ``key`` (:func:`talos.safety.scan_skills`), or None."""
