@@ -30,15 +30,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from talos import dense
-from talos.analyzer import analyze, without_unigrams
 from talos.errors import InputError
 from talos.evidence import matching_text
-from talos.relevance import BODY_FLOOR, BODY_LEAD, deliver, earns_body
+from talos.relevance import deliver
+from talos.selection import body_of
 from talos.warn import warn
 
 if TYPE_CHECKING:
@@ -329,31 +329,9 @@ def select(
     rows = [n for j, n in enumerate(top) if n in lexical or cos[j] >= floor]
     if not rows:
         return []
-    n_nodes = len(graph.nodes)
-    skill = np.zeros(n_nodes, dtype=bool)
-    skill[: graph.records] = graph.skill_mask()
-    fused = np.zeros(n_nodes)
+    fused = np.zeros(len(graph.nodes))
     fused[fusion.order] = fusion.score
-    order = fusion.order
-    rest = [int(i) for i in order[k:][skill[order[k:]]]] if len(order) > k else []
-    seeds, scale = body
-    lead, floor = (BODY_LEAD, BODY_FLOOR) if model is None else (model.body_lead, model.body_floor)
-    asked = frozenset(without_unigrams(terms)) if terms is not None else None
-
-    def own(i: int) -> tuple[float, float]:
-        if asked is not None and asked.isdisjoint(analyze(graph.nodes[i].text)):
-            return 0.0, scale  # its label holds no query term: not what it is for
-        return float(seeds[i]), scale
-
-    best = earns_body(
-        top + rest,
-        lambda i: bool(skill[i]),
-        cast("Sequence[float]", fused),
-        own,
-        k,
-        lead,
-        floor,
-    )
+    best = body_of(graph, fusion.order, k, fused, body, model, terms)
     return [(round(float(fused[i]), 3), i, i == best) for i in rows]
 
 

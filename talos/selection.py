@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from talos.evidence import Evidence, TermIndex
     from talos.graph.graph import Graph
 
-__all__ = ["body_skill", "evidence_order", "left_out", "select", "select_evidence"]
+__all__ = ["body_of", "body_skill", "evidence_order", "left_out", "select", "select_evidence"]
 
 
 def select(graph: Graph, act: Activation, model: Model, k: int) -> list[tuple[float, int, bool]]:
@@ -124,8 +124,32 @@ def select_evidence(
     rows = deliver(ev, top, edges)
     if not rows:
         return []
-    skill = np.zeros(index.n, dtype=bool)
+    best = body_of(graph, order, k, ev.final, body, model, terms)
+    score = ev.final * ev.scale
+    return [(round(float(score[i]), 2), i, i == best) for i in rows]
+
+
+def body_of(
+    graph: Graph,
+    order: np.ndarray,
+    k: int,
+    final: np.ndarray,
+    body: tuple[np.ndarray, float],
+    model: Model | None = None,
+    terms: Collection[str] | None = None,
+) -> int | None:
+    """The skill of a terms-model ranking that earns its body, or None: the body gate
+    (:func:`talos.relevance.earns_body`) over ``order`` (node positions, best first) and its
+    scores ``final`` (indexed by node), with ``body`` = :func:`talos.evidence.body_evidence`'s
+    ``(seeds, √Z)``; ``model``'s ``body_lead`` and ``body_floor`` (``None``:
+    :mod:`talos.relevance`'s). ``terms``: the query's analyzed terms; a skill whose label
+    (name — description) holds none of them earns no body, however its steps match ("what
+    time is it for me now" won a 700-character SQL procedure through "time" in its steps).
+    The lexical and the fused ranking (:mod:`talos.hybrid`) both ask it."""
+    n_nodes = len(final)
+    skill = np.zeros(n_nodes, dtype=bool)
     skill[: graph.records] = graph.skill_mask()  # episodes follow the records
+    top = order[:k].tolist()
     # the ranked skills after the first k are all the body gate reads beyond them
     rest = [int(i) for i in order[k:][skill[order[k:]]]] if len(order) > k else []
     seeds, scale = body
@@ -137,14 +161,12 @@ def select_evidence(
             return 0.0, scale  # its label holds no query term: not what it is for
         return float(seeds[i]), scale
 
-    best = earns_body(
+    return earns_body(
         top + rest,
         lambda i: bool(skill[i]),
-        cast("Sequence[float]", ev.final),  # indexed only
+        cast("Sequence[float]", final),  # indexed only
         own,
         k,
         lead,
         floor,
     )
-    score = ev.final * ev.scale
-    return [(round(float(score[i]), 2), i, i == best) for i in rows]

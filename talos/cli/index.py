@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from typing import Annotated
 
 import typer
@@ -111,45 +113,11 @@ def _index(
         )
 
 
-def _embed(mem: Memory, show: bool) -> int | None:
-    """The dense leg's vectors of every memory that lacks one (:meth:`Memory.embed`), with a
-    rich progress bar on stderr when ``show``; None when the leg cannot run (warned)."""
-    if not show:
-        return mem.embed()
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err.console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("embedding memories", total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        return mem.embed(progress)
-
-
-def _count(n: int, what: str) -> str:
-    """``1 episode``, ``2 episodes``."""
-    return f"{n} {what}" if n == 1 else f"{n} {what}s"
-
-
-def _run(idx: Index, rebuild: bool, show: bool) -> RefreshStats:
-    """Refresh (or rebuild) with a rich progress bar on stderr when ``show``."""
-    if not show:
-        return idx.rebuild() if rebuild else idx.refresh(full=True)
-    from rich.progress import (
+@contextlib.contextmanager
+def _progress(what: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr for ``what`` (gone when done), as a ``(done, total)``
+    callback."""
+    from rich.progress import (  # imported on use: start-up of every command
         BarColumn,
         MofNCompleteColumn,
         Progress,
@@ -165,9 +133,31 @@ def _run(idx: Index, rebuild: bool, show: bool) -> RefreshStats:
         console=err.console,
         transient=True,
     ) as bar:
-        task = bar.add_task("reading sessions", total=None)
+        task = bar.add_task(what, total=None)
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
+        yield progress
+
+
+def _embed(mem: Memory, show: bool) -> int | None:
+    """The dense leg's vectors of every memory that lacks one (:meth:`Memory.embed`), with a
+    rich progress bar on stderr when ``show``; None when the leg cannot run (warned)."""
+    if not show:
+        return mem.embed()
+    with _progress("embedding memories") as progress:
+        return mem.embed(progress)
+
+
+def _count(n: int, what: str) -> str:
+    """``1 episode``, ``2 episodes``."""
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+def _run(idx: Index, rebuild: bool, show: bool) -> RefreshStats:
+    """Refresh (or rebuild) with a rich progress bar on stderr when ``show``."""
+    if not show:
+        return idx.rebuild() if rebuild else idx.refresh(full=True)
+    with _progress("reading sessions") as progress:
         return idx.rebuild(progress) if rebuild else idx.refresh(full=True, progress=progress)
