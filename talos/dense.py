@@ -309,26 +309,12 @@ class Embedder:
         """:meth:`query` started in this embedder's own thread, to overlap the lexical leg
         (the engine's ctypes call releases the GIL): ``.result()`` is the vector, or raises
         what :meth:`query` raised. The model is loaded first, in the caller's thread, so
-        :class:`DenseUnavailable` is raised here, not later.
-
-        Returns once the thread holds the job (a wait of ~0.3 ms): the thread needs the GIL
-        to reach the engine, and a caller running Python straight on (the lexical leg) gives
-        it up only every ``sys.getswitchinterval()`` (5 ms), so the engine started late and
-        the overlap hid little (``bench/hybrid_latency.py``: the leg added 19.6 ms per warm
-        recall at 3,000 sessions while the embedding alone took 13.9)."""
+        :class:`DenseUnavailable` is raised here, not later."""
         self.load()
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="talos-dense")
-        started = threading.Event()
-        future = self._pool.submit(self._query_started, text, started)
-        started.wait()
-        return future
-
-    def _query_started(self, text: str, started: threading.Event) -> np.ndarray:
-        """:meth:`query` in the embedder's thread, once it has told the caller it runs."""
-        started.set()
-        return self.query(text)
+        return self._pool.submit(self.query, text)
 
 
 # -- scoring the view's nodes ------------------------------------------------------------------

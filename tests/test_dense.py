@@ -214,37 +214,6 @@ def test_query_soon_runs_in_its_own_thread() -> None:
     assert emb.query("x").tolist() == v.tolist()
 
 
-def test_query_soon_returns_once_the_engine_has_the_job() -> None:
-    """The caller goes on to the lexical leg only once the embedder's thread runs the query:
-    else that thread waits for the GIL until the caller's Python gives it up (every switch
-    interval, 5 ms by default), and the overlap hid ~4 of the query's 14 ms
-    (``bench/hybrid_latency.py``). A long switch interval makes the order certain: the
-    engine's call is logged before ``query_soon`` returns."""
-    import sys
-
-    log: list[str] = []
-
-    class Engine(FakeEngine):
-        def query(self, texts):  # type: ignore[no-untyped-def]
-            log.append("engine")
-            return super().query(texts)
-
-    emb = D.Embedder()
-    emb._model = Engine()
-    emb.query_soon("warm the thread up").result(timeout=10)
-    log.clear()
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1.0)
-    try:
-        pending = emb.query_soon("what is my cat called")
-        log.append("returned")
-        v = pending.result(timeout=10)
-    finally:
-        sys.setswitchinterval(before)
-    assert log == ["engine", "returned"]
-    assert v[:3].tolist() == pytest.approx([0.6, 0.8, 0.0])
-
-
 def test_query_soon_raises_unavailable_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(D, "unavailable", lambda: "the dense leg needs the optional extra: X")
     with pytest.raises(D.DenseUnavailable):
