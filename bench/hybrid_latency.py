@@ -8,10 +8,10 @@ each (the kept state, the matrix, the engine loaded), each round asks every quer
 turn, so both sides share the machine's load; printed: median / p90 of each side and of the
 per-query difference. ``--threads`` sets ``OMP_NUM_THREADS`` before the engine loads (one
 process per setting); ``--query-chars`` cuts a query to its first N characters before it is
-embedded (the lexical leg still reads it whole). ``--before`` adds a third side, paired in
-the same rounds: the dense leg with the query handed to the embedder's thread by a plain
-``submit`` (no start handshake: ``Embedder.query_soon`` before issue 17's latency fix), the
-three sides taking turns in a rotating order.
+embedded (the lexical leg still reads it whole). ``--parts`` adds one more round of the
+dense side alone, timed inside (perf_counter): the engine's call in the embedder's thread,
+the lexical work it overlaps (from ``query_soon`` to the wait for the vector), the wait, and
+the leg's work after it (``lexical_evidence``, ``Leg.rank``: scoring and fusion).
 
     python3 ../shared/bench/make_home.py /tmp/h3k --sessions 3000
     printf 'model = "evidence"\\ndense = true\\n' > /tmp/h3k/talos.toml
@@ -39,6 +39,55 @@ def pct(xs: list[float], p: float) -> float:
     return sorted(xs)[min(len(xs) - 1, int(p * len(xs)))]
 
 
+def parts(hyb, qs):  # type: ignore[no-untyped-def]
+    """One round of ``hyb.recall`` over ``qs`` with its parts timed (medians printed)."""
+    import talos.memory as TM
+    from talos import dense as D
+
+    at: dict[str, float] = {}
+    queries, soon, fused = D.Embedder.queries, TM.Memory._query_soon, TM.Memory._fused
+
+    def t_queries(self, texts):  # type: ignore[no-untyped-def]
+        at["e0"] = time.perf_counter()
+        out = queries(self, texts)
+        at["e1"] = time.perf_counter()
+        return out
+
+    def t_soon(self, *a):  # type: ignore[no-untyped-def]
+        out = soon(self, *a)
+        at["s1"] = time.perf_counter()
+        return out
+
+    def t_fused(self, leg, pending, *a):  # type: ignore[no-untyped-def]
+        at["f0"] = time.perf_counter()
+        if pending is not None:
+            pending.result()
+        at["f1"] = time.perf_counter()
+        out = fused(self, leg, pending, *a)
+        at["f2"] = time.perf_counter()
+        return out
+
+    D.Embedder.queries, TM.Memory._query_soon, TM.Memory._fused = t_queries, t_soon, t_fused
+    got: dict[str, list[float]] = {}
+    try:
+        for q in qs:
+            t0 = time.perf_counter()
+            hyb.recall(q)
+            t1 = time.perf_counter()
+            for name, ms in (
+                ("recall", t1 - t0),
+                ("engine, in its thread", at["e1"] - at["e0"]),
+                ("lexical, overlapped", at["f0"] - at["s1"]),
+                ("wait for the vector", at["f1"] - at["f0"]),
+                ("leg after the wait", at["f2"] - at["f1"]),
+            ):
+                got.setdefault(name, []).append(ms * 1000)
+    finally:
+        D.Embedder.queries, TM.Memory._query_soon, TM.Memory._fused = queries, soon, fused
+    for name, xs in got.items():
+        print(f"{name:>22}: median {statistics.median(xs):.2f} ms")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True)
@@ -47,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--query-chars", type=int, default=0)
-    ap.add_argument("--before", action="store_true", help="add the plain-submit side")
+    ap.add_argument("--parts", action="store_true", help="time the hybrid recall's parts")
     args = ap.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -55,8 +104,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from talos import Memory
     from talos import dense as D
-    from talos import hybrid as H
-    from talos.home import resolve_paths
 
     if args.query_chars:
         base = D.Embedder.queries
@@ -71,33 +118,21 @@ def main(argv: list[str] | None = None) -> int:
     qs += [q.query for _s, q in by["memorybank-cn"].questions("dev")][: args.queries - half]
     lex = Memory(args.home, model="evidence", dense=False)
     hyb = Memory(args.home, model="evidence", dense=True)
-    sides = {"evidence": lex, "evidence + dense": hyb}
-    if args.before:
-        emb = D.Embedder()
-
-        def submit(text):  # type: ignore[no-untyped-def]
-            emb.load()
-            if emb._pool is None:
-                emb._pool = D.ThreadPoolExecutor(1, thread_name_prefix="talos-dense")
-            return emb._pool.submit(emb.query, text)
-
-        emb.query_soon = submit  # type: ignore[method-assign]
-        plain = H.Leg(resolve_paths(args.home), embedder=emb)
-        sides["dense, plain submit"] = Memory(args.home, model="evidence", dense=plain)
     for q in qs:  # warm-up: kept state, matrix, engine
-        for mem in sides.values():
-            mem.recall(q)
-    times: dict[str, list[float]] = {name: [] for name in sides}
-    names = list(sides)
-    for r in range(args.rounds):
-        for j, q in enumerate(qs):
-            turn = (r + j) % len(names)
-            for name in names[turn:] + names[:turn]:
-                t0 = time.perf_counter()
-                sides[name].recall(q)
-                times[name].append((time.perf_counter() - t0) * 1000)
-    t_lex = times["evidence"]
-    diff = [b - a for a, b in zip(t_lex, times["evidence + dense"], strict=True)]
+        lex.recall(q)
+        hyb.recall(q)
+    t_lex: list[float] = []
+    t_hyb: list[float] = []
+    for _ in range(args.rounds):
+        for q in qs:
+            t0 = time.perf_counter()
+            lex.recall(q)
+            t1 = time.perf_counter()
+            hyb.recall(q)
+            t2 = time.perf_counter()
+            t_lex.append((t1 - t0) * 1000)
+            t_hyb.append((t2 - t1) * 1000)
+    diff = [b - a for a, b in zip(t_lex, t_hyb, strict=True)]
     t_emb: list[float] = []
     leg = hyb._leg
     assert leg is not None
@@ -111,15 +146,13 @@ def main(argv: list[str] | None = None) -> int:
         f" · load {os.getloadavg()[0]:.1f}"
         + (f" · query cut {args.query_chars}" if args.query_chars else "")
     )
-    rows: list[tuple[str, list[float]]] = [(name, times[name]) for name in names]
-    rows.append(("added", diff))
-    if args.before:
-        before = [b - a for a, b in zip(t_lex, times["dense, plain submit"], strict=True)]
-        rows.append(("added, plain submit", before))
+    rows = (("evidence", t_lex), ("evidence + dense", t_hyb), ("added", diff))
     for name, xs in (*rows, ("query embedding", t_emb)):
-        print(f"{name:>20}: median {statistics.median(xs):.1f} ms, p90 {pct(xs, 0.9):.1f} ms")
-    for mem in sides.values():
-        mem.close()
+        print(f"{name:>18}: median {statistics.median(xs):.1f} ms, p90 {pct(xs, 0.9):.1f} ms")
+    if args.parts:
+        parts(hyb, qs)
+    lex.close()
+    hyb.close()
     return 0
 
 

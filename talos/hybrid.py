@@ -13,7 +13,14 @@ model.
 - *The kept matrix* (:class:`Leg`): the float32 rows of the graph's texts, read from
   ``vectors.db`` once per graph (a new graph reuses the rows of the last one by text, so a new
   session reads one row); a few missing texts (:data:`INLINE`) are embedded on the way, more
-  than that means ``talos index`` has not run: that recall is lexical, with one warning.
+  than that means ``talos index`` has not run: that recall is lexical, with one warning
+  (the graph's texts kept: each recall only asks the cache what is still missing).
+- *Cost per warm recall* (``python3 bench/hybrid_latency.py --data ../shared/bench --home
+  H3K --threads 1 --rounds 2 --parts``, a 3,000-session home, 2 shared cores, load 1.1-1.7):
+  the leg adds ~22 ms median, nearly all the query's embedding (~19 ms alone; ~20 in its
+  thread beside the lexical leg, which hides ~4-6 ms of it); the leg's own work after the
+  vector is ~1.6 ms (scoring 0.23, fusion 0.7). Before ``talos index`` a refused recall
+  added 42.5 / 39.6 ms (two runs), now 25.3 / 28.5 (``bench/README.md`` "Hybrid recall").
 - *Scoring after the view*: the graph is the view's (scope, validity window and conflicts
   applied before it is built), so the dense leg scores exactly the lexical leg's candidates.
 - *Delivery on the fused ranking* (:func:`select`): the first ``k`` rows of the RRF ranking
