@@ -50,8 +50,8 @@ from talos.errors import InputError
 from talos.model import Node
 from talos.safety import letter_by_name, skeleton
 from talos.sources.facts import HEADING_CHARS
-from talos.sources.skills import parse_frontmatter
 from talos.sources.sessions import EPISODE_CHARS, session_origin
+from talos.sources.skills import parse_frontmatter
 from talos.text import MATCH_MAX, cut, is_plain, line_breaks_to_lf, one_line, printable
 
 __all__ = [
