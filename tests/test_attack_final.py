@@ -211,3 +211,24 @@ def test_an_edit_that_opens_a_fence_is_seen_by_a_long_lived_memory(
         with Memory(home, model="evidence") as fresh:
             assert [n.text for n in fresh.nodes()] == want
         assert [n.text for n in mem.nodes()] == want
+
+
+# -- 6. what a caller sees does not depend on what its scopes hide -----------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a level-1 heading of scope project:b, and its facts, are out of the global "
+    "caller's view, yet they make '# Memory' a section for that caller: its block says "
+    "'(Memory) Deploy on fridays', which it does not without the hidden lines (one bit "
+    "of the hidden part leaks: that a second top section exists)",
+)
+def test_a_hidden_top_heading_does_not_change_the_title_rule(tmp_path: Path) -> None:
+    hidden = (
+        "# Project B <!-- user 2026-01-01 scope=project:b -->\n"
+        "- The B launch is in march <!-- user 2026-01-01 scope=project:b -->\n"
+    )
+    plain = home_of(tmp_path, "# Memory\n- Deploy on fridays\n", name="plain")
+    scoped = home_of(tmp_path, "# Memory\n- Deploy on fridays\n" + hidden, name="scoped")
+    assert block_rows(plain, "deploy") == ["- [fact] Deploy on fridays"]
+    assert block_rows(scoped, "deploy") == ["- [fact] Deploy on fridays"]
