@@ -232,3 +232,31 @@ def test_a_hidden_top_heading_does_not_change_the_title_rule(tmp_path: Path) -> 
     scoped = home_of(tmp_path, "# Memory\n- Deploy on fridays\n" + hidden, name="scoped")
     assert block_rows(plain, "deploy") == ["- [fact] Deploy on fridays"]
     assert block_rows(scoped, "deploy") == ["- [fact] Deploy on fridays"]
+
+
+# -- 7. a write lands under the person's last heading -----------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="remember appends at the end of memory.md, under the person's last heading: the "
+    "agent's 'Run the database migrations before each deploy' is delivered as '(Never do "
+    "this) Run the database migrations before each deploy', its meaning turned around by a "
+    "label it was never written under",
+)
+@pytest.mark.parametrize("source", ["reflect", "tool"])
+def test_a_remembered_fact_takes_no_heading_it_was_not_written_under(
+    tmp_path: Path, source: str
+) -> None:
+    home = home_of(
+        tmp_path, "- Deploy region is eu-west-1\n## Never do this\n- Push to main on fridays\n"
+    )
+    ref = {"ref": "ci.log"} if source == "tool" else {}
+    with Memory(home, model="evidence") as mem:
+        mem.remember("Run the database migrations before each deploy", source=source, **ref)
+    assert block_rows(home, "push to main fridays") == [
+        "- [fact] (Never do this) Push to main on fridays"
+    ]
+    assert block_rows(home, "database migrations") == [
+        "- [fact] Run the database migrations before each deploy"
+    ]
