@@ -51,6 +51,7 @@ from talos.model import Node
 from talos.safety import letter_by_name, skeleton
 from talos.sources.facts import HEADING_CHARS
 from talos.sources.sessions import EPISODE_CHARS, session_origin
+from talos.sources.skills import parse_frontmatter
 from talos.text import MATCH_MAX, cut, is_plain, line_breaks_to_lf, one_line, printable
 
 __all__ = [
@@ -553,17 +554,29 @@ def _episode_entry(n: Node, lang: str) -> str:
     return "\n".join(lines) + t["episode_note"]
 
 
+def without_frontmatter(body: str) -> str:
+    """A skill body without its frontmatter block (``---`` … ``---``; SPEC §3.2's parser): what
+    a body cut for a budget keeps, since the header line names the file and the frontmatter
+    repeats its name and description (the newcomer's ``--budget 500`` kept ``name:`` and
+    ``description:`` and cut the steps at the second). A body without one is returned as is."""
+    fields, rest = parse_frontmatter(body)
+    return rest.lstrip("\n") if fields or rest != body else body
+
+
 def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
-    """The lines of one pick in the block (SPEC §6.1 step 3), ``body_chars`` the body's bound.
-    talos's own lines hold no HTML: :func:`_quote_html` escapes what stored text brought."""
+    """The lines of one pick in the block (SPEC §6.1 step 3), ``body_chars`` the body's bound
+    (below :data:`BODY_CHARS`, a budget's cut: the frontmatter goes first,
+    :func:`without_frontmatter`). talos's own lines hold no HTML: :func:`_quote_html` escapes
+    what stored text brought."""
     t = labels(lang)
     n = p.node
     if p.body:
-        was_cut = len(n.body) > body_chars
+        text = n.body if body_chars >= BODY_CHARS else without_frontmatter(n.body)
+        was_cut = len(text) > body_chars
         lines = [
             t["body_open"].format(path=_header_path(n.path))
             + "\n"
-            + block_body(n.body, lang, was_cut=was_cut, limit=body_chars)
+            + block_body(text, lang, was_cut=was_cut, limit=body_chars)
             + "\n"
             + t["body_close"]
         ]

@@ -266,3 +266,16 @@ def test_a_top_row_too_long_for_the_budget_gives_way_to_one_that_fits(tmp_path: 
     assert got.text.splitlines()[1] == "- [fact] billing needs the vault token"
     trace = json.loads((home / ".talos" / "recall_trace.jsonl").read_text().splitlines()[-1])
     assert [p["key"] for p in trace["picked"]] == ["fact:billing needs the vault token"]
+
+
+def test_a_body_cut_for_a_budget_drops_its_frontmatter_first(home: Path) -> None:
+    """The newcomer's ``--budget 500`` kept ``---``, ``name:`` and ``description:`` (which
+    repeat the header and the label) and cut the steps. A whole body keeps its file as it
+    is (SPEC §6.1: the first 1200 characters)."""
+    with Memory(home) as mem:
+        whole = mem.recall("billing deploy").text
+        cut = mem.recall("billing deploy", budget=len(whole) - 40).text
+    assert "name: billing-deploy" in whole and "\n---\n" in whole
+    body = cut.split("\n[end of skill body]")[0].split("\n", 2)[2]
+    assert body.startswith("Deploy the billing service.") and "name:" not in body
+    assert "…(cut at" not in body  # 40 characters fit in what the frontmatter held
