@@ -237,17 +237,13 @@ def test_a_hidden_top_heading_does_not_change_the_title_rule(tmp_path: Path) -> 
 # -- 7. a write lands under the person's last heading -----------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="remember appends at the end of memory.md, under the person's last heading: the "
-    "agent's 'Run the database migrations before each deploy' is delivered as '(Never do "
-    "this) Run the database migrations before each deploy', its meaning turned around by a "
-    "label it was never written under",
-)
 @pytest.mark.parametrize("source", ["reflect", "tool"])
 def test_a_remembered_fact_takes_no_heading_it_was_not_written_under(
     tmp_path: Path, source: str
 ) -> None:
+    """remember appends at the end of memory.md, under the person's last heading: "Run the
+    database migrations before each deploy" was delivered as "(Never do this) …". Held since
+    a line talos wrote (its tag's ``id``) takes no heading (sources.facts.written_by_talos)."""
     home = home_of(
         tmp_path, "- Deploy region is eu-west-1\n## Never do this\n- Push to main on fridays\n"
     )
