@@ -391,12 +391,16 @@ class FactRows:
             return prev[1]
         path = str(self.path)
         old = self._fact_nodes
-        # A row is known by its line, exact text and heading path: the rest is parsed from
+        # A row is known by its line, exact text, heading level and path (a "## Billing" line
+        # that an edit above put inside a code fence is a fact now, same line and text: the
+        # attacker's pass found the old heading node kept); the rest is parsed from
         # them by the same readers (READERS). Each new row's tag fields are decoded in one
         # call: a json.loads per row was a third of building 1,000,000 nodes (issue 12 item 8).
         nodes: list[Node | None] = (
             [
-                n if (n := old.get((row[0], row[1], row[9]))) is not None and n.order == i else None
+                n
+                if (n := old.get((row[0], row[1], row[8], row[9]))) is not None and n.order == i
+                else None
                 for i, row in enumerate(rows)
             ]
             if old
@@ -420,7 +424,7 @@ class FactRows:
                     "fact", text, kws, i, path, line, raw, "", "", src, born, got, [], level, heads
                 )
         built = cast(list[Node], nodes)  # every one is set above
-        self._fact_nodes = {(r[0], r[1], r[9]): n for r, n in zip(rows, built, strict=True)}
+        self._fact_nodes = {(r[0], r[1], r[8], r[9]): n for r, n in zip(rows, built, strict=True)}
         out = [(n, bool(r[7])) for n, r in zip(built, rows, strict=True)]
         self._fact_out = (rows, out)
         return out
