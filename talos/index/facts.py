@@ -38,7 +38,15 @@ from talos.warn import audible, warn
 if TYPE_CHECKING:
     from talos.index import RefreshStats
 
-__all__ = ["COLUMNS", "FactRows", "headings_column", "indexed_fact", "parse_line", "stored_line"]
+__all__ = [
+    "COLUMNS",
+    "FactRows",
+    "fields_of",
+    "headings_column",
+    "indexed_fact",
+    "parse_line",
+    "stored_line",
+]
 
 _UNSEEN: Any = object()
 _MARKS = ", ".join("?" * 10)
@@ -65,13 +73,13 @@ def _fact_rows(rows: list[Any]) -> list[Any]:
         if not isinstance(got, list) or not all(isinstance(h, str) for h in got):
             raise damaged("facts", f"headings {text[:40]!r}")
     tagged = [r[6] for r in rows if r[6]]
-    for value, text in zip(_fields_of(tagged), tagged, strict=True):  # one decode for all
+    for value, text in zip(fields_of(tagged), tagged, strict=True):  # one decode for all
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise damaged("facts", f"fields {text[:40]!r}")
     return rows
 
 
-def _fields_of(texts: list[str]) -> list[dict[str, str]]:
+def fields_of(texts: list[str]) -> list[dict[str, str]]:
     """The tag fields stored as JSON objects (``facts.fields``), decoded in one call."""
     if not texts:
         return []
@@ -406,7 +414,7 @@ class FactRows:
             if old
             else [None] * len(rows)
         )
-        fields = _fields_of([r[6] for r, n in zip(rows, nodes, strict=True) if n is None and r[6]])
+        fields = fields_of([r[6] for r, n in zip(rows, nodes, strict=True) if n is None and r[6]])
         at = 0
         paths: dict[str, tuple[str, ...]] = {}
         for i, row in enumerate(rows):
