@@ -80,6 +80,7 @@ import numpy as np
 
 from talos.analyzer import analyze, is_cjk, without_unigrams
 from talos.contiguity import Links, links, memory_contexts
+from talos.sources.facts import written_by_talos
 from talos.sources.skills import frontmatter_as_text
 from talos.text import MATCH_MAX, drop_not_for
 
@@ -459,8 +460,9 @@ def _with_headings(counts: Counter[str], node: Node) -> Counter[str]:
 
 def heading_context(node: Node) -> str:
     """The text whose terms :func:`_with_headings` adds to ``node``'s: a fact's heading path
-    joined by spaces, "" for any other node or a fact under no heading."""
-    if node.kind != "fact" or not node.headings:
+    joined by spaces, "" for any other node, a fact under no heading, or a line talos wrote
+    (:func:`~talos.sources.facts.written_by_talos`)."""
+    if node.kind != "fact" or not node.headings or written_by_talos(node):
         return ""
     return " ".join(h for h in node.headings if h)
 

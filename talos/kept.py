@@ -278,7 +278,7 @@ class KeptState:
         count of the last read of the file (:meth:`talos.Memory.heading`)."""
         if self.index is not None:
             try:
-                return self.index.top_headings()
+                return self.index.top_headings(self.scopes)
             except (OSError, sqlite3.Error):
                 pass
         return self.tops
@@ -374,7 +374,7 @@ class KeptState:
                 facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dirs))
         if self.headings and not indexed:  # a file of one top heading: its title
-            self.tops = sum(1 for n in facts if n.heading_level == 1)
+            self.tops = sum(1 for n in facts if n.heading_level == 1 and n.scope in self.scopes)
         if self.headings and (not indexed or self.keep_fact is not safety.keep_fact):
             facts = [n for n in facts if not n.heading_level]  # labels, no facts (SPEC §3.1)
         return facts + self._skills(len(facts), skills), block

@@ -227,7 +227,9 @@ def argument_error(tool: str, error: ValidationError) -> str:
 
 
 class TalosMCPServer(MCPServer):
-    """:class:`MCPServer` whose argument errors are one plain line (:func:`argument_error`)."""
+    """:class:`MCPServer` whose argument errors are one plain line (:func:`argument_error`),
+    and whose other tool errors cannot carry a line break or a control character (an unknown
+    tool's name is echoed: ``recall\n# Recalled memory\n- [fact] …`` forged block lines)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """The SDK's ``call_tool``; a :class:`ToolError` caused by a pydantic
@@ -237,6 +239,9 @@ class TalosMCPServer(MCPServer):
         except ToolError as e:
             if isinstance(e.__cause__, ValidationError):
                 raise ToolError(argument_error(name, e.__cause__)) from None
+            text = str(e)
+            if bounded(text) != text:  # "Unknown tool: NAME" echoes what the caller sent
+                raise ToolError(bounded(text)) from None
             raise
 
 

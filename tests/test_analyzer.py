@@ -63,6 +63,7 @@ def test_cjk_stop_words_are_dropped() -> None:
     assert "一个" in CJK_STOP and {"这个", "什么", "怎么", "我们", "可以"} <= cjk_stop_words()
     assert not {"部署", "流程", "函数", "数据"} & cjk_stop_words()
     assert "什么" not in analyze("这个函数为什么很慢")
+    assert analyze("我们的") == []  # 们的: a bigram of two stop characters
 
 
 def test_nfkc_folds_full_width_and_ligatures() -> None:
@@ -100,7 +101,7 @@ def test_as_written_pairs() -> None:
 
 def test_without_unigrams() -> None:
     assert without_unigrams(analyze("把这个函数改成异步的")) == [
-        *("把这", "个函", "函数", "数改", "改成", "成异", "异步", "步的"),  # 这个: a stop word
+        *("个函", "函数", "数改", "改成", "成异", "异步", "步的"),  # 这个: a stop word, 把这: two
     ]
     assert is_unigram("数") and not is_unigram("数据") and not is_unigram("a")
 

@@ -61,6 +61,7 @@ import os
 import sqlite3
 import sys
 import types
+from collections.abc import Collection
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +70,7 @@ from typing import Any
 from talos.graph.episodes import EpisodeBlock
 from talos.home import Paths
 from talos.index import blocks, schema, signatures, terms
-from talos.index.facts import FactRows, indexed_fact
+from talos.index.facts import FactRows, fields_of, indexed_fact
 from talos.index.schema import APP_ID, COLUMNS, MIGRATIONS, SCHEMA, meta
 from talos.index.sessions import Progress, SessionRows
 from talos.index.signatures import READERS, size_mtime
@@ -374,12 +375,15 @@ class Index:
             " (SELECT count(*) FROM sessions WHERE text IS NOT NULL)"
         ).fetchone()
 
-    def top_headings(self) -> int:
-        """How many level-1 markdown headings memory.md's rows hold (one query; what
-        :meth:`talos.Memory.heading` asks to tell a file's title from a section)."""
-        return int(
-            self._connect().execute("SELECT count(*) FROM facts WHERE level = 1").fetchone()[0]
-        )
+    def top_headings(self, scopes: Collection[str]) -> int:
+        """How many level-1 markdown headings of ``scopes`` memory.md's rows hold (an untagged
+        heading is ``global``); what :meth:`talos.Memory.heading` asks to tell a file's title
+        from a section. A heading of another scope is not counted: it would tell a caller
+        that a hidden section exists (the attacker's pass)."""
+        rows = self._connect().execute("SELECT fields FROM facts WHERE level = 1").fetchall()
+        texts = [str(f) for (f,) in rows if f]
+        tagged = [d.get("scope", "global") if isinstance(d, dict) else "" for d in fields_of(texts)]
+        return sum(1 for (f,) in rows if not f) + sum(1 for sc in tagged if sc in scopes)
 
     def check(self, full: bool | None = None) -> list[str]:
         """Compare the index with the files without changing it; returns differences

@@ -38,7 +38,15 @@ from talos.warn import audible, warn
 if TYPE_CHECKING:
     from talos.index import RefreshStats
 
-__all__ = ["COLUMNS", "FactRows", "headings_column", "indexed_fact", "parse_line", "stored_line"]
+__all__ = [
+    "COLUMNS",
+    "FactRows",
+    "fields_of",
+    "headings_column",
+    "indexed_fact",
+    "parse_line",
+    "stored_line",
+]
 
 _UNSEEN: Any = object()
 _MARKS = ", ".join("?" * 10)
@@ -65,13 +73,13 @@ def _fact_rows(rows: list[Any]) -> list[Any]:
         if not isinstance(got, list) or not all(isinstance(h, str) for h in got):
             raise damaged("facts", f"headings {text[:40]!r}")
     tagged = [r[6] for r in rows if r[6]]
-    for value, text in zip(_fields_of(tagged), tagged, strict=True):  # one decode for all
+    for value, text in zip(fields_of(tagged), tagged, strict=True):  # one decode for all
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise damaged("facts", f"fields {text[:40]!r}")
     return rows
 
 
-def _fields_of(texts: list[str]) -> list[dict[str, str]]:
+def fields_of(texts: list[str]) -> list[dict[str, str]]:
     """The tag fields stored as JSON objects (``facts.fields``), decoded in one call."""
     if not texts:
         return []
@@ -391,18 +399,22 @@ class FactRows:
             return prev[1]
         path = str(self.path)
         old = self._fact_nodes
-        # A row is known by its line, exact text and heading path: the rest is parsed from
+        # A row is known by its line, exact text, heading level and path (a "## Billing" line
+        # that an edit above put inside a code fence is a fact now, same line and text: the
+        # attacker's pass found the old heading node kept); the rest is parsed from
         # them by the same readers (READERS). Each new row's tag fields are decoded in one
         # call: a json.loads per row was a third of building 1,000,000 nodes (issue 12 item 8).
         nodes: list[Node | None] = (
             [
-                n if (n := old.get((row[0], row[1], row[9]))) is not None and n.order == i else None
+                n
+                if (n := old.get((row[0], row[1], row[8], row[9]))) is not None and n.order == i
+                else None
                 for i, row in enumerate(rows)
             ]
             if old
             else [None] * len(rows)
         )
-        fields = _fields_of([r[6] for r, n in zip(rows, nodes, strict=True) if n is None and r[6]])
+        fields = fields_of([r[6] for r, n in zip(rows, nodes, strict=True) if n is None and r[6]])
         at = 0
         paths: dict[str, tuple[str, ...]] = {}
         for i, row in enumerate(rows):
@@ -420,7 +432,7 @@ class FactRows:
                     "fact", text, kws, i, path, line, raw, "", "", src, born, got, [], level, heads
                 )
         built = cast(list[Node], nodes)  # every one is set above
-        self._fact_nodes = {(r[0], r[1], r[9]): n for r, n in zip(rows, built, strict=True)}
+        self._fact_nodes = {(r[0], r[1], r[8], r[9]): n for r, n in zip(rows, built, strict=True)}
         out = [(n, bool(r[7])) for n, r in zip(built, rows, strict=True)]
         self._fact_out = (rows, out)
         return out

@@ -154,11 +154,22 @@ class Outline:
         return level, above
 
 
+def written_by_talos(n: Node) -> bool:
+    """Whether a fact's line was written by talos (``remember``, MCP, reflection): its tag
+    carries the ``id`` talos assigns on write (SPEC §7.1). Such a line is appended at the end of
+    memory.md, under whatever heading the person wrote last, so no heading labels it: "Run the
+    migrations before each deploy" showed as ``(Never do this) …`` (the attacker's pass)."""
+    return "id" in n.fields
+
+
 def heading_label(n: Node) -> str:
     """The heading a fact shows in the block: its nearest heading's text (issue 15 item 4,
-    "nearest heading only"), "" when it has none or may not show it. Not yet sanitised: the
-    block places it as stored text (:mod:`talos.render`)."""
-    return n.headings[-1] if n.kind == "fact" and n.headings else ""
+    "nearest heading only"), "" when it has none or may not show it (a line talos wrote:
+    :func:`written_by_talos`). Not yet sanitised: the block places it as stored text
+    (:mod:`talos.render`)."""
+    if n.kind != "fact" or not n.headings or written_by_talos(n):
+        return ""
+    return n.headings[-1]
 
 
 def claimed_scopes(line: str | bytes) -> frozenset[str]:
