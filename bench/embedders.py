@@ -27,6 +27,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from talos.dense import unit_rows
+
 __all__ = [
     "CANDIDATES",
     "OFFLINE_ENV",
@@ -68,13 +70,8 @@ class Candidate:
     factory: Callable[[int], Embedder] = field(repr=False)
 
 
-def normalise(v: Any) -> np.ndarray:
-    """Rows of ``v`` as ``float32`` with unit L2 norm (a zero row stays zero)."""
-    a = np.asarray(v, dtype=np.float32)
-    if a.ndim == 1:
-        a = a[None, :]
-    n = np.linalg.norm(a, axis=1, keepdims=True)
-    return a / np.where(n == 0, 1, n)
+#: Rows of ``v`` as ``float32`` with unit L2 norm (a zero row stays zero): talos's own.
+normalise = unit_rows
 
 
 # -- the candidates --------------------------------------------------------------------------

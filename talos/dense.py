@@ -196,9 +196,9 @@ def clean(text: str, limit: int | None = None) -> str:
     return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
 
 
-def _normalise(a: np.ndarray) -> np.ndarray:
-    """Rows as ``float32`` with unit L2 norm (a zero row stays zero): as the lab's adapter, so
-    its digits stay the same."""
+def unit_rows(a: Any) -> np.ndarray:
+    """Rows as ``float32`` with unit L2 norm (a zero row stays zero); the bench's adapters
+    (``bench/embedders.py``) use this one too."""
     a = np.asarray(a, dtype=np.float32)
     if a.ndim == 1:
         a = a[None, :]
@@ -292,14 +292,14 @@ class Embedder:
         m = self.load()
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalise(m.passage([clean(t) for t in texts]).reshape(len(texts), self.dim))
+        return unit_rows(m.passage([clean(t) for t in texts]).reshape(len(texts), self.dim))
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of queries (``query: `` prefix), as :meth:`passages`."""
         m = self.load()
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalise(m.query([clean(t) for t in texts]).reshape(len(texts), self.dim))
+        return unit_rows(m.query([clean(t) for t in texts]).reshape(len(texts), self.dim))
 
     def query(self, text: str) -> np.ndarray:
         """One query's vector, ``(DIM,)`` float32 (~19 CPU-ms for a short query)."""

@@ -37,9 +37,9 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from talos import fsutil
 from talos.model import Node
@@ -245,18 +245,11 @@ def first_user_request(path: Path, folder: Path | str | None = None) -> str:
         The request text, or "" when there is none (or the file cannot be read).
     """
     reader: Callable[[Any], str | None] | None = None
-    budget = SESSION_SCAN_BYTES
     real = os.path.realpath(path.parent if folder is None else folder)
     try:
         with fsutil.open_entry(path, real) as f:  # never a FIFO (issue 12.3), nor outside
-            while budget > 0:
-                blob = f.readline(budget)
-                if not blob:
-                    break
-                budget -= len(blob)
-                try:
-                    obj = json.loads(blob.decode("utf-8", errors="replace"))
-                except (ValueError, RecursionError):  # [[[… too deep: bench/fuzz_readers.py
+            for obj in _json_lines(f, SESSION_SCAN_BYTES):
+                if obj is _TORN:
                     if reader is None or reader is _talos:
                         return ""
                     continue
@@ -276,6 +269,24 @@ def first_user_request(path: Path, folder: Path | str | None = None) -> str:
     except OSError:
         return ""
     return ""
+
+
+#: What :func:`_json_lines` yields for a line that is not JSON (a torn write).
+_TORN: Any = object()
+
+
+def _json_lines(f: BinaryIO, budget: int) -> Iterator[Any]:
+    """The JSON value of each line of ``f``, reading at most ``budget`` bytes; :data:`_TORN`
+    for a line that does not parse (or nests too deep: ``bench/fuzz_readers.py``)."""
+    while budget > 0:
+        blob = f.readline(budget)
+        if not blob:
+            return
+        budget -= len(blob)
+        try:
+            yield json.loads(blob.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
+            yield _TORN
 
 
 #: The agent each transcript format comes from, as an episode line names it (issue 16.4).
@@ -366,15 +377,10 @@ def _origin(name: str, size: int, mtime_ns: int) -> Origin:
     fmt, stamp = "", None
     try:
         with fsutil.open_entry(name, os.path.realpath(os.path.dirname(name) or ".")) as f:
-            left = ORIGIN_SCAN_BYTES
-            while left > 0 and not (fmt and stamp is not None):
-                blob = f.readline(left)
-                if not blob:
+            for obj in _json_lines(f, ORIGIN_SCAN_BYTES):
+                if fmt and stamp is not None:
                     break
-                left -= len(blob)
-                try:
-                    obj = json.loads(blob.decode("utf-8", errors="replace"))
-                except (ValueError, RecursionError):
+                if obj is _TORN:
                     continue
                 fmt = fmt or detect(obj) or ""
                 if stamp is None and _day_of(_stamp(obj)):
