@@ -7,8 +7,9 @@ to change from what is on disk *now* (never from a view taken before the lock: t
 entries to the audit log as *prepared*, changes memory.md, then commits.
 
 A person edits memory.md too, without taking the lock (``echo … >> memory.md``, an editor's
-save). So a write that adds one line only appends it (:func:`talos.shared_file.append_line`,
-nothing rewritten), and a write that removes lines replaces the file only if it is still the
+save). So a write that adds one line and supersedes none only appends it
+(:func:`talos.shared_file.append_line`, nothing rewritten), and a write that removes lines (or
+puts a superseding line in the old one's place) replaces the file only if it is still the
 file it read (:func:`talos.shared_file.replace_if_unchanged`); otherwise the transaction is aborted
 and the edit redone on the new content, up to :data:`MAX_ATTEMPTS` times (issue 12.1; before,
 132 to 232 of 600 person lines were lost in ``tests/test_outside_writer.py``). Lines that are not
@@ -25,7 +26,7 @@ import re
 import secrets
 import shutil
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -376,26 +377,44 @@ def _decode(blob: bytes) -> str | None:
         return None
 
 
-def _joined(
-    data: bytes, gone: AbstractSet[int] = frozenset(), append_lines: Iterable[str] = ()
-) -> bytes:
-    """memory.md ``data`` without the lines at the 0-based indexes ``gone``, with
-    ``append_lines`` after the last line (trailing blank lines dropped before them). A last
-    line without a newline stays so when nothing is added; a line added after it ends it
-    first (a line someone is still writing never gets here: the file then changes, or is
-    held open, before the replace, see :mod:`talos.shared_file`)."""
+def _joined(data: bytes, gone: AbstractSet[int]) -> bytes:
+    """memory.md ``data`` without the lines at the 0-based indexes ``gone``. A last line
+    without a newline stays so (a line someone is still writing never gets here: the file
+    then changes, or is held open, before the replace, see :mod:`talos.shared_file`)."""
     blobs = _split(data)
     tail = b""
     if data and not data.endswith(b"\n"):
         tail = b"" if len(blobs) - 1 in gone else blobs[-1]
     kept = [b for i, b in enumerate(blobs[:-1]) if i not in gone]
-    extra = [ln.encode("utf-8") for ln in append_lines]
-    if extra:
-        if tail:
-            kept, tail = [*kept, tail], b""
-        while kept and kept[-1].strip() == b"":
-            kept.pop()
-    return b"".join(b + b"\n" for b in [*kept, *extra]) + tail
+    return b"".join(b + b"\n" for b in kept) + tail
+
+
+def _blob(line: str, like: bytes) -> bytes:
+    """``line`` as bytes of memory.md, ending in ``\r`` as the line ``like`` it replaces does."""
+    return line.encode("utf-8") + (b"\r" if like.endswith(b"\r") else b"")
+
+
+def _placed(data: bytes, gone: AbstractSet[int], line: str, at: int) -> bytes:
+    """memory.md ``data`` without the lines at the 0-based indexes ``gone``, with ``line``
+    where the line at index ``at`` is: in its place when ``at`` is in ``gone`` (a supersede),
+    right after it otherwise (a record that stays in force outside the new one's window).
+
+    The point of the rule: the new value of a key stays under the heading its old line stood
+    under, instead of at the end of the file (a newcomer's superseded ``editor`` fact left
+    ``## Tools`` for the last heading, ``tests/test_supersede_place.py``). The new line ends
+    as the line at ``at`` does (``\r\n`` in a CRLF file); as the last line it gets a newline.
+    """
+    blobs = _split(data)
+    new = _blob(line, blobs[at])
+    out: list[bytes] = []
+    for i, blob in enumerate(blobs):
+        if i == at:
+            out += [new] if i in gone else [blob, new]
+        elif i not in gone:
+            out.append(blob)
+    if at == len(blobs) - 1:  # the anchor was a last line without a newline
+        out.append(b"")
+    return b"\n".join(out)
 
 
 def _settle(paths: Paths) -> None:
@@ -630,7 +649,10 @@ def remember(
     an active record of equal authority) never replaces it: it goes straight to history (the
     audit log). A lower-authority write (``reflect`` over ``user``/``tool``), and any write
     marked model-written (``by=mcp``) over a record the person wrote, is stored, shadowed.
-    Without anything to supersede the line is appended (memory.md is not rewritten).
+    Without anything to supersede the line is appended (memory.md is not rewritten); a
+    superseding line takes the place of the last (in file order) line it supersedes, and one
+    that leaves the old record in force goes right after it — under the same heading, not at
+    the end of the file (:func:`_placed`, ``tests/test_supersede_place.py``).
 
     Args:
         text: the fact, one line. key: canonical key (e.g. ``deploy.region``). source: ``user``,
@@ -766,9 +788,12 @@ def remember(
             }
         )
         result = RememberResult(own["id"], new_line, status, [r.id for r in doomed])
-        if not doomed:
+        named_at = [r.idx for r in _keyed(blobs, key) if r.id in named] if key else []
+        if not named_at:
             return _Change(records, append=new_line), result
-        return _Change(records, data=_joined(data, {r.idx for r in doomed}, [new_line])), result
+        # beside the line it supersedes, under the same heading (not at the end of the file)
+        gone = {r.idx for r in doomed}
+        return _Change(records, data=_placed(data, gone, new_line, max(named_at))), result
 
     with memory_lock(paths):
         _settle(paths)
@@ -927,10 +952,11 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
                             }
                         )
             done = Restored(now, tuple(r.id for r in doomed))
-            if not doomed and not edits:
-                return _Change([entry], append=now), done
-            blobs_now = [edits[i].encode("utf-8") if i in edits else b for i, b in enumerate(blobs)]
-            data_now = _joined(b"\n".join(blobs_now), {r.idx for r in doomed}, [now])
+            blobs_now = [_blob(edits[i], b) if i in edits else b for i, b in enumerate(blobs)]
+            # where its successor is, under the same heading, as remember places it (undoing a
+            # supersede gives the file back as it was)
+            at = max(r.idx for r in successors)
+            data_now = _placed(b"\n".join(blobs_now), {r.idx for r in doomed}, now, at)
             return _Change([*records, entry], data=data_now), done
 
         return _apply(paths, plan)
