@@ -1,4 +1,5 @@
-"""Writes to a home: remember, forget, resolve, revoke, restore (SPEC §6.5, §7.5, §7.6).
+"""Writes to a home: remember, forget, resolve, revoke, restore (SPEC §6.5, §7.5, §7.6), and
+the acknowledgement of outside edits (``talos doctor --ack``, audit log only).
 
 Every write takes the home's memory lock (``filelock``, flock-based: a dead holder releases
 it), settles any transaction a killed writer left (:func:`talos.audit.recover`), decides what
@@ -26,7 +27,7 @@ import re
 import secrets
 import shutil
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,7 @@ __all__ = [
     "RememberResult",
     "RemovedLine",
     "Restored",
+    "acknowledge",
     "check_value",
     "format_fact_line",
     "format_tag",
@@ -874,6 +876,8 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
         if removed_line is not None:
             line = _as_active(removed_line) if op == "history" else removed_line
             reason = f"restore after {op}"
+            if op == "ack":  # a removal by hand that talos doctor --ack acknowledged
+                reason = "restore after an outside edit removed it"
         elif written_line is not None:
             line, reason = written_line, "restore after an outside edit removed it"
         else:
@@ -960,6 +964,51 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
             return _Change([*records, entry], data=data_now), done
 
         return _apply(paths, plan)
+
+
+def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[audit.OutsideEdit]:
+    """Record in the audit log that the person reviewed every outside edit of memory.md
+    (``talos doctor --ack``): a record talos wrote and someone removed, edited or brought
+    back by hand. One committed transaction of ``ack`` entries, one per edit, whose
+    ``before``/``after`` are the line as the log had it and as memory.md has it now — so the
+    log's replay (:func:`talos.audit.outside_edits`) agrees with the file from here on, and
+    only later edits are findings again. Without it doctor warned forever about a line the
+    person had deleted on purpose ("nothing, if you meant it"; a newcomer's report). A
+    removed record stays restorable (``talos restore ID``). memory.md is not touched.
+
+    Args:
+        paths: the home's paths. scopes: only the edits of records of these scopes (a
+            request's view, SPEC §7.3); ``None``: every scope's.
+
+    Returns:
+        The edits acknowledged, in the log's order ([] when there were none: nothing is
+        written).
+
+    Raises:
+        filelock.Timeout: another writer held the lock for :data:`LOCK_TIMEOUT` seconds.
+        OSError: the audit log cannot be read or written.
+    """
+    with memory_lock(paths):
+        _settle(paths)
+        edits = audit.outside_edits(paths.audit_file, paths.memory_file, scopes)
+        if not edits:
+            return []
+        records = [
+            {
+                "op": "ack",
+                "id": o.id,
+                "scope": audit.entry_scope({"after": o.now, "before": o.was}),
+                "file": str(paths.memory_file),
+                "before": o.was,
+                "after": o.now,
+                "reason": f"outside edit ({o.kind}) acknowledged in talos doctor --ack",
+            }
+            for o in edits
+        ]
+        txn = audit.Txn(paths.audit_file)
+        txn.prepare(records)
+        txn.commit()
+        return edits
 
 
 def _with_field(line: str, name: str, value: str) -> str:

@@ -739,7 +739,7 @@ def test_doctor_names_a_long_record_lost_to_an_outside_edit_in_one_short_line(ma
     assert found == [
         f"record {res.id} 'talos note{' w' * 35}…' is not in memory.md: it was removed "
         "outside talos (by hand, or an editor saved an older copy over it); talos restore "
-        f"{res.id} brings it back"
+        f"{res.id} brings it back (talos doctor --ack if you meant it)"
     ]
 
 

@@ -468,13 +468,13 @@ def test_doctor_names_each_outside_edit_and_what_to_do(make_home) -> None:
     assert found.details == (
         f"record {gone.id} 'the printer is on the second floor' is not in memory.md: it was "
         "removed outside talos (by hand, or an editor saved an older copy over it); talos "
-        f"restore {gone.id} brings it back",
+        f"restore {gone.id} brings it back (talos doctor --ack if you meant it)",
         f"memory.md:1: record {vim_id} is back although talos removed it (supersede): an "
         "editor probably saved an older copy over talos's write; if you did not mean to bring "
-        "it back: talos resolve editor --keep ID",
+        "it back: talos resolve editor --keep ID (talos doctor --ack if you did)",
         f"record {helix.id} 'editor = helix' is not in memory.md: it was removed outside talos "
         "(by hand, or an editor saved an older copy over it); talos restore "
-        f"{helix.id} brings it back",
+        f"{helix.id} brings it back (talos doctor --ack if you meant it)",
         f"memory.md:2: record {edited.id} was edited outside talos; nothing to do if you meant "
         f"it (talos history {edited.id} shows what talos wrote)",
     )
