@@ -34,8 +34,16 @@ from typing import Any
 
 from talos import audit, fsutil
 from talos.activation import MODEL_NAMES
-from talos.errors import TalosError
-from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_paths, unknown_keys
+from talos.errors import InputError, TalosError
+from talos.home import (
+    CONFIG_FILE,
+    Paths,
+    config_line,
+    dead_min_days,
+    resolve_home,
+    resolve_paths,
+    unknown_keys,
+)
 from talos.index import Index
 from talos.memory import Memory
 from talos.model import Node
@@ -169,6 +177,10 @@ def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
     dense = paths.config.get("dense")
     if dense is not None and not isinstance(dense, bool):
         out.append(f"{where('dense')}: dense must be true or false, not {dense!r}")
+    try:
+        dead_min_days(paths)
+    except InputError as e:
+        out.append(str(e))
     return out
 
 
