@@ -392,7 +392,7 @@ def _joined(data: bytes, gone: AbstractSet[int]) -> bytes:
 
 
 def _blob(line: str, like: bytes) -> bytes:
-    """``line`` as bytes of memory.md, ending in ``\r`` as the line ``like`` it replaces does."""
+    """``line`` as bytes of memory.md, ending in ``\\r`` as the line ``like`` it replaces does."""
     return line.encode("utf-8") + (b"\r" if like.endswith(b"\r") else b"")
 
 
@@ -404,7 +404,7 @@ def _placed(data: bytes, gone: AbstractSet[int], line: str, at: int) -> bytes:
     The point of the rule: the new value of a key stays under the heading its old line stood
     under, instead of at the end of the file (a newcomer's superseded ``editor`` fact left
     ``## Tools`` for the last heading, ``tests/test_supersede_place.py``). The new line ends
-    as the line at ``at`` does (``\r\n`` in a CRLF file); as the last line it gets a newline.
+    as the line at ``at`` does (CR LF in a CRLF file); as the last line it gets a newline.
     """
     blobs = _split(data)
     new = _blob(line, blobs[at])
@@ -730,7 +730,7 @@ def remember(
     def plan(data: bytes) -> tuple[_Change | None, RememberResult]:
         blobs = _split(data)
         doomed: list[_Record] = []
-        kept_but_named: list[str] = []  # overlapping records left in force outside our window
+        kept_but_named: list[_Record] = []  # overlapping records in force outside our window
         status = "active"
         late_vs = ""
         for r in _keyed(blobs, key) if key else []:
@@ -751,7 +751,7 @@ def remember(
             elif covers(window, window_of(p.fields, p.born), dt.date.today()):
                 doomed.append(r)
             else:
-                kept_but_named.append(r.id)
+                kept_but_named.append(r)
         own = dict(fields)
         if late_vs:
             own["status"] = "superseded"
@@ -769,9 +769,9 @@ def remember(
                 "reason": f"late evidence: observed {observed}, before {late_vs}",
             }
             return _Change([entry]), RememberResult(own["id"], new_line, "history")
-        named = [r.id for r in doomed] + kept_but_named
+        named = doomed + kept_but_named
         if named:
-            own["supersedes"] = ",".join(named)
+            own["supersedes"] = ",".join(r.id for r in named)
         new_line = format_fact_line(text, source, observed.isoformat(), own)
         records = [
             _supersede_entry(paths, r, key or "", own["id"], f"superseded by {own['id']}")
@@ -790,12 +790,11 @@ def remember(
             }
         )
         result = RememberResult(own["id"], new_line, status, [r.id for r in doomed])
-        named_at = [r.idx for r in _keyed(blobs, key) if r.id in named] if key else []
-        if not named_at:
+        if not named:
             return _Change(records, append=new_line), result
         # beside the line it supersedes, under the same heading (not at the end of the file)
-        gone = {r.idx for r in doomed}
-        return _Change(records, data=_placed(data, gone, new_line, max(named_at))), result
+        at = max(r.idx for r in named)
+        return _Change(records, data=_placed(data, {r.idx for r in doomed}, new_line, at)), result
 
     with memory_lock(paths):
         _settle(paths)
