@@ -126,6 +126,16 @@ class ExplainRow(BaseModel):
         default_factory=list,
         description='the query terms the row holds, each {"written", "analyzed"}',
     )
+    # the dense leg's (issue 17), as ``talos explain --json`` gives them; null without it
+    legs: dict[str, Any] | None = Field(
+        None,
+        description='with the dense leg on: score is the fused one, and this holds "fused", '
+        '"lexical" and "dense" (each {"rank", "score"}: the evidence score, the cosine; '
+        'null where that leg does not rank the row), "cut_by" (what leaves the row out of a '
+        'recall of 5: [] delivered, "floor" the lexical floor with "gate" the dense gate or '
+        '"margin" below the best cosine, "k" beyond the first 5) and "cosine_floor" (the '
+        "cosine such a row needed)",
+    )
 
 
 class ExplainResult(BaseModel):
@@ -320,7 +330,9 @@ def build_server(
         """Show how a query ranks the memories: score, kind and text of the top rows, with the
         seed activation, the gain of each hop and the neighbours that carried it; under the
         evidence model (the default), each row's evidence score, where the relevance floor cut
-        it ("cut") and the query terms it holds as written and as analyzed ("terms").
+        it ("cut") and the query terms it holds as written and as analyzed ("terms"); with the
+        dense leg on (dense = true in talos.toml), the fused ranking, and per row each leg's
+        rank and score and the rules that cut it ("legs").
 
         For debugging why something was (or was not) recalled. No side effects.
         """

@@ -596,3 +596,135 @@ def test_the_overlapped_query_fuses_float_for_float_as_the_direct_one(
     assert sides[0][0][0] == [("My cat is called Miso", 0.25, False)]
     assert [len(e) for _p, e in sides[0]] == [3, 3, 3, 3, 3]
     assert all(legs is not None for _p, e in sides[0] for *_r, legs in e)
+
+
+# -- why-not and the MCP tools with the leg (stand-in model) -----------------------------------
+
+
+def test_why_not_names_each_legs_rank_and_the_dense_gate(
+    topic_home: tuple[Path, TopicEmbedder],
+) -> None:
+    """ "deploy pet pet": the deploy fact is fused first but a recall leaves it out; why-not
+    says both rules that did: the lexical floor (its evidence 0.61) and the dense gate (its
+    cosine 2.04 / (√5.04 · √4.04) = 0.452 < GATE), with each leg's rank and score."""
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    got = [w for w in mem.why_not("deploy pet pet") if w.legs is not None]
+    assert [(w.node.text, w.reason, w.score) for w in got] == [
+        ("The deploy region is eu-west-1", "below-floor", 0.61)
+    ]
+    assert got[0].detail == (
+        "fused rank 1: the lexical floor (evidence 0.61) and the dense gate "
+        "(cosine 0.452 < 0.850)"
+    )
+    legs = got[0].to_json()["legs"]
+    assert legs["lexical"]["rank"] == 1 and legs["dense"]["rank"] == 2
+    assert legs["dense"]["score"] == pytest.approx(2.04 / (5.04**0.5 * 4.04**0.5))
+    assert legs["cut_by"] == ["floor", "gate"]
+    assert legs["cosine_floor"] == pytest.approx(4.04 / (5.04**0.5 * 4.04**0.5) - hybrid.MARGIN)
+    assert [w.reason for w in mem.why_not("deploy pet pet") if w.legs is None] == ["expired"]
+
+
+def test_why_not_names_the_margin_for_a_dense_only_row(make_home: Callable[..., Path]) -> None:
+    """Two rows no query word reaches, both over the gate (cosines 0.995 and 0.941): the
+    second is listed although it holds no query term, cut by the margin, not the gate."""
+    home = make_home(memory="- Miso the cat\n- cat cat miso bread\n")
+    mem = Memory(home, model="evidence", dense=leg_of(home, TopicEmbedder()))
+    (got,) = mem.why_not("pet")
+    assert (got.node.text, got.reason) == ("cat cat miso bread", "below-floor")
+    assert got.detail == (
+        "fused rank 2: the lexical floor (no query term) and the dense margin (cosine 0.941 "
+        "< 0.980, 0.015 below the best 0.995)"
+    )
+    assert got.legs is not None and got.legs["cut_by"] == ["floor", "margin"]
+    assert got.legs["lexical"] == {"rank": None, "score": None}
+    assert Memory(home, model="evidence").why_not("pet") == []  # lexically: nothing to say
+
+
+def test_why_not_names_k_beyond_the_first_five(make_home: Callable[..., Path]) -> None:
+    words = ["api", "docs", "billing", "search", "mobile", "gateway", "ledger"]
+    home = make_home(memory="".join(f"- We deploy the {w} service with care\n" for w in words))
+    mem = Memory(home, model="evidence", dense=leg_of(home, TopicEmbedder()))
+    got = mem.why_not("deploy the billing")
+    assert [(w.node.text, w.reason, w.detail) for w in got] == [
+        (
+            f"We deploy the {w} service with care",
+            "beyond-k",
+            f"fused rank {no}: a recall delivers the first 5",
+        )
+        for no, w in ((6, "gateway"), (7, "ledger"))
+    ]
+    assert [w.legs and (w.legs["lexical"]["rank"], w.legs["cut_by"]) for w in got] == [
+        (6, ["k"]),
+        (7, ["k"]),
+    ]
+
+
+def test_explain_json_names_the_rule_that_cut_each_row(
+    topic_home: tuple[Path, TopicEmbedder],
+) -> None:
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    legs = [r.legs for r in mem.explain("deploy pet pet")]
+    assert [(g or {}).get("cut_by") for g in legs] == [["floor", "gate"], []]
+
+
+def test_why_not_table_has_both_legs_columns(
+    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, emb = topic_home
+    monkeypatch.setattr(D, "Embedder", lambda: emb)
+    monkeypatch.setattr(hybrid, "available", lambda: None)
+    args = ["explain", "deploy pet pet", "--home", str(home), "--model", "evidence", "--dense"]
+    res = CliRunner().invoke(app, [*args, "--why-not", "--plain"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    table = res.output[res.output.index("why not") :]
+    lines = [" ".join(ln.replace("│", " ").split()) for ln in table.splitlines()]
+    assert (
+        "below-floor 0.61 fact The deploy region is eu-west-1 #1 0.61 #2 0.45 fused rank 1: "
+        "the lexical floor (evidence 0.61) and the dense gate (cosine 0.452 < 0.850)"
+    ) in lines
+    res = CliRunner().invoke(app, [*args, "--why-not", "--json"])
+    missed = json.loads(res.output)["data"]["why_not"]
+    assert [m["legs"]["cut_by"] for m in missed if "legs" in m] == [["floor", "gate"]]
+
+
+def mcp_call(mem: Memory, tool: str, args: dict[str, object]) -> dict[str, object]:
+    import asyncio
+
+    from talos.mcp_server import build_server
+
+    got = asyncio.run(build_server(mem).call_tool(tool, args))
+    return got.structured_content  # type: ignore[no-any-return]
+
+
+def test_mcp_explain_carries_the_legs_as_explain_json(
+    topic_home: tuple[Path, TopicEmbedder],
+) -> None:
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    want = [r.to_json()["legs"] for r in mem.explain("deploy pet pet")]
+    mem.close()  # a Memory belongs to one thread: the server's is its worker's
+    served = Memory(home, model="evidence", dense=leg_of(home, emb))
+    rows = mcp_call(served, "explain", {"query": "deploy pet pet"})["rows"]
+    assert [r["legs"] for r in rows] == want  # type: ignore[index, union-attr]
+    assert want[1]["dense"]["rank"] == 1 and want[1]["lexical"]["rank"] is None
+    lexical = mcp_call(Memory(home, model="evidence"), "explain", {"query": "deploy pet pet"})
+    assert [r["legs"] for r in lexical["rows"]] == [None]  # type: ignore[union-attr, index]
+
+
+def test_mcp_recall_takes_the_leg_from_talos_toml(
+    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``talos mcp`` opens its Memory as every command does: ``dense = true`` in talos.toml
+    turns the leg on for its recall; the paraphrase lexical recall misses is delivered."""
+    home, emb = topic_home
+    monkeypatch.setattr(D, "Embedder", lambda: emb)
+    monkeypatch.setattr(hybrid, "available", lambda: None)
+    assert mcp_call(Memory(home), "recall", {"query": "name of my pet"})["picked"] == []
+    (home / "talos.toml").write_text("dense = true\n", encoding="utf-8")
+    got = mcp_call(Memory(home), "recall", {"query": "name of my pet"})
+    assert [(p["text"], p["score"]) for p in got["picked"]] == [  # type: ignore[union-attr, index]
+        ("My cat is called Miso", 0.25)
+    ]
+    assert emb.queried == ["name of my pet"]
