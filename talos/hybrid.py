@@ -74,6 +74,7 @@ __all__ = [
     "cut_of",
     "gate_for",
     "lexical_evidence",
+    "model_problem",
     "node_texts",
     "problem",
     "query_text",
@@ -152,6 +153,17 @@ def available() -> str | None:
     from talos.dense import unavailable
 
     return unavailable()
+
+
+def model_problem(model: str) -> tuple[str, str]:
+    """Why the leg does not run under ``model``, a keyword model (``bipartite``,
+    ``classic``: the leg fuses with the ``evidence`` ranking only, :data:`K`, :data:`W`), and
+    what to do: ``(why, what to do)``, for recall's one warning and doctor's finding."""
+    return (
+        f"the dense leg needs the evidence model, not {model}",
+        'set model = "evidence" in talos.toml (or --model evidence), or turn the leg off '
+        "(dense = false in talos.toml)",
+    )
 
 
 def query_text(query: str) -> str:

@@ -469,10 +469,8 @@ class Memory:
         if not (self.dense if dense is None else dense):
             return None
         if self.ranking.over != TERMS:
-            self._dense_warn(
-                f'the dense leg fuses with the evidence model (model = "evidence" in '
-                f"talos.toml, or --model evidence); model {self.model} recalls without it"
-            )
+            why, todo = hybrid.model_problem(self.model)
+            self._dense_warn(f"{why}: {todo}; recalled with {self.model}, without the leg")
             return None
         if self._leg is None:
             why = hybrid.available()

@@ -155,14 +155,35 @@ def test_missing_extra_warns_once_and_recalls_lexically(
     assert "The deploy region is eu-west-1" in res.output
 
 
+def keyword_model_warning(model: str) -> str:
+    return (
+        f"talos: warning: the dense leg needs the evidence model, not {model}: set model = "
+        '"evidence" in talos.toml (or --model evidence), or turn the leg off (dense = false '
+        f"in talos.toml); recalled with {model}, without the leg\n"
+    )
+
+
+@pytest.mark.parametrize("model", ["bipartite", "classic"])
 def test_another_model_warns_and_recalls_without_the_leg(
-    topic_home: tuple[Path, TopicEmbedder], capsys: pytest.CaptureFixture[str]
+    topic_home: tuple[Path, TopicEmbedder], capsys: pytest.CaptureFixture[str], model: str
 ) -> None:
+    """A keyword model with the leg asked for: one warning line per Memory (a recall
+    process), saying what to set, and that model's recall, exactly as with the leg off."""
     home, emb = topic_home
-    mem = Memory(home, model="bipartite", dense=leg_of(home, emb))
-    mem.recall("name of my pet")
+    mem = Memory(home, model=model, dense=leg_of(home, emb))
+    got = [mem.recall("the deploy region").text, mem.recall("the deploy region").text]
+    rows = mem.explain("the deploy region")
     assert emb.queried == []
-    assert "the dense leg fuses with the evidence model" in capsys.readouterr().err
+    assert capsys.readouterr().err == keyword_model_warning(model)
+    off = Memory(home, model=model)
+    assert got == [off.recall("the deploy region").text] * 2
+    assert [(r.text, r.legs) for r in rows] == [
+        (r.text, None) for r in off.explain("the deploy region")
+    ]
+    (home / "talos.toml").write_text(f'model = "{model}"\ndense = true\n', encoding="utf-8")
+    for _ in range(2):  # each process warns once
+        res = CliRunner().invoke(app, ["recall", "the deploy region", "--home", str(home)])
+        assert res.exit_code == 0 and res.stderr == keyword_model_warning(model)
 
 
 # -- recall and explain with the leg (stand-in model) ----------------------------------------
@@ -375,6 +396,14 @@ def test_doctor_reports_the_state(
         return f.status, f.summary
 
     assert [f.check for f in diagnose(home).findings if f.check == "dense"] == []
+    (home / "talos.toml").write_text('model = "bipartite"\ndense = true\n', encoding="utf-8")
+    (found,) = [f for f in diagnose(home).findings if f.check == "dense"]
+    assert (found.status, found.summary, found.hint) == (
+        "warn",
+        "asked for but off: the dense leg needs the evidence model, not bipartite",
+        'set model = "evidence" in talos.toml (or --model evidence), or turn the leg off '
+        "(dense = false in talos.toml)",
+    )
     (home / "talos.toml").write_text("dense = false\n", encoding="utf-8")
     assert dense() == ("ok", "off (dense = false in talos.toml): lexical recall")
     (home / "talos.toml").write_text("dense = true\n", encoding="utf-8")
@@ -614,8 +643,7 @@ def test_why_not_names_each_legs_rank_and_the_dense_gate(
         ("The deploy region is eu-west-1", "below-floor", 0.61)
     ]
     assert got[0].detail == (
-        "fused rank 1: the lexical floor (evidence 0.61) and the dense gate "
-        "(cosine 0.452 < 0.850)"
+        "fused rank 1: the lexical floor (evidence 0.61) and the dense gate (cosine 0.452 < 0.850)"
     )
     legs = got[0].to_json()["legs"]
     assert legs["lexical"]["rank"] == 1 and legs["dense"]["rank"] == 2
