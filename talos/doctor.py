@@ -616,8 +616,8 @@ def _check_dense(mem: Memory, places: _Places, add: Add) -> None:
         add(Finding("dense", "ok", "off (dense = false in talos.toml): lexical recall"))
         return
     if mem.ranking.over != TERMS:  # every recall warns once: say it here too
-        why, todo = hybrid.model_problem(mem.model)
-        add(Finding("dense", "warn", f"asked for but off: {why}", hint=todo))
+        needs, todo = hybrid.model_problem(mem.model)
+        add(Finding("dense", "warn", f"asked for but off: {needs}", hint=todo))
         return
     why = hybrid.available()
     if why:

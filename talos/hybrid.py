@@ -51,7 +51,7 @@ from talos.warn import warn
 if TYPE_CHECKING:
     from talos.activation import Model
     from talos.contiguity import Links
-    from talos.dense import Embedder, Fusion
+    from talos.dense import Embedder, FusedRow, Fusion
     from talos.evidence import Evidence, TermIndex
     from talos.graph.graph import Graph
     from talos.home import Paths
@@ -73,6 +73,7 @@ __all__ = [
     "available",
     "cut_of",
     "gate_for",
+    "legs_of",
     "lexical_evidence",
     "model_problem",
     "node_texts",
@@ -418,6 +419,17 @@ def verdicts(
         else:
             out.append(["floor", "gate" if cos[j] < g else "margin"])
     return out, floor
+
+
+def legs_of(row: FusedRow) -> dict[str, Any]:
+    """A fused row's ``legs`` as explain, why-not and recall give them: ``{"fused": score,
+    "lexical": {"rank", "score"}, "dense": {"rank", "score"}}`` (1-based ranks; the evidence
+    score, the cosine; ``None`` where that leg does not rank the row)."""
+    return {
+        "fused": row.score,
+        "lexical": {"rank": row.lexical_rank, "score": row.lexical_score},
+        "dense": {"rank": row.dense_rank, "score": row.dense_score},
+    }
 
 
 def cut_of(cut_by: Sequence[str]) -> str:

@@ -87,6 +87,12 @@ class PickedRow(BaseModel):
         default=None, description="the markdown heading a fact stands under (facts only)"
     )
     provenance: dict[str, Any]
+    legs: dict[str, Any] | None = Field(
+        None,
+        description='with the dense leg on: score is the fused one, and this holds "fused", '
+        '"lexical" and "dense", each {"rank", "score"} (the evidence score, the cosine; null '
+        "where that leg does not rank the row); null without the leg",
+    )
 
 
 class RecallResult(BaseModel):
@@ -308,6 +314,7 @@ def build_server(
                     body=r.body,
                     heading=r.heading or None,
                     provenance=node_provenance(r.node),
+                    legs=r.legs,
                     **node_identity(r.node),
                 )
                 for r in result.picked

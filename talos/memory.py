@@ -91,6 +91,9 @@ class RecallRow:
     body: bool
     node: Node = field(repr=False)
     heading: str = ""
+    #: With the dense leg (issue 17): each leg's rank and score (:func:`talos.hybrid.legs_of`);
+    #: ``score`` is then the fused one. ``None`` for a lexical recall. Not traced.
+    legs: dict[str, Any] | None = None
 
     def as_trace(self) -> dict[str, object]:
         """The row as a trace entry ``{"key", "score", "body"}`` (SPEC §6.3). A request-scoped
@@ -469,8 +472,8 @@ class Memory:
         if not (self.dense if dense is None else dense):
             return None
         if self.ranking.over != TERMS:
-            why, todo = hybrid.model_problem(self.model)
-            self._dense_warn(f"{why}: {todo}; recalled with {self.model}, without the leg")
+            needs, todo = hybrid.model_problem(self.model)
+            self._dense_warn(f"{needs}: {todo}; recalled with {self.model}, without the leg")
             return None
         if self._leg is None:
             why = hybrid.available()
@@ -569,6 +572,7 @@ class Memory:
         pending = self._query_soon(leg, query) if self.ranking.over == TERMS else None
         graph = self._kept.recall_graph(at, overrides)
         model = self.ranking
+        legs: dict[int, dict[str, Any]] = {}  # the dense leg's per row
         if model.over == TERMS:
             terms = analyze(query)
             index, edges, ev = self._terms(graph, terms)
@@ -577,6 +581,7 @@ class Memory:
             if fusion is not None:
                 gate = hybrid.gate_for(query)
                 picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, model, terms)
+                legs = {r.node: hybrid.legs_of(r) for r in fusion.rows(k)}
             else:
                 picks = select_evidence(graph, index, edges, ev, body, k, model, terms)
         else:
@@ -590,6 +595,7 @@ class Memory:
                 body,
                 graph.nodes[i],
                 self.heading(graph.nodes[i], graph),
+                legs.get(i),
             )
             for s, i, body in picks
         ]
@@ -733,13 +739,9 @@ class Memory:
             row = Row(fused, n.kind, n.with_members(), n, final, seed, [final - seed])
             row.evidence, row.cut, row.terms = final * ev.scale, hybrid.cut_of(cut_by[j]), terms
             row.heading = self.heading(n, graph)
-            row.legs = {
-                "fused": leg_row.score,
-                "lexical": {"rank": leg_row.lexical_rank, "score": leg_row.lexical_score},
-                "dense": {"rank": leg_row.dense_rank, "score": leg_row.dense_score},
-                "cut_by": cut_by[j],
-                "cosine_floor": None if "k" in cut_by[j] else cosine_floor,
-            }
+            row.legs = hybrid.legs_of(leg_row)
+            row.legs["cut_by"] = cut_by[j]
+            row.legs["cosine_floor"] = None if "k" in cut_by[j] else cosine_floor
             out.append(row)
         return out
 

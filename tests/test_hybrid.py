@@ -745,14 +745,28 @@ def test_mcp_recall_takes_the_leg_from_talos_toml(
     topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``talos mcp`` opens its Memory as every command does: ``dense = true`` in talos.toml
-    turns the leg on for its recall; the paraphrase lexical recall misses is delivered."""
+    turns the leg on for its recall; the paraphrase lexical recall misses is delivered, and
+    each picked row carries each leg's rank and score (``legs``), as ``recall --json``."""
     home, emb = topic_home
     monkeypatch.setattr(D, "Embedder", lambda: emb)
     monkeypatch.setattr(hybrid, "available", lambda: None)
     assert mcp_call(Memory(home), "recall", {"query": "name of my pet"})["picked"] == []
+    lexical = mcp_call(Memory(home), "recall", {"query": "the deploy region"})["picked"]
+    assert [p["legs"] for p in lexical] == [None]  # type: ignore[union-attr, index]
     (home / "talos.toml").write_text("dense = true\n", encoding="utf-8")
     got = mcp_call(Memory(home), "recall", {"query": "name of my pet"})
     assert [(p["text"], p["score"]) for p in got["picked"]] == [  # type: ignore[union-attr, index]
         ("My cat is called Miso", 0.25)
     ]
     assert emb.queried == ["name of my pet"]
+    # (2, 0, 0, 0.2) · (1, 0, 0, 0.2); a home's cache keeps float16 rows
+    cosine = pytest.approx(2.04 / (4.04**0.5 * 1.04**0.5), abs=1e-3)
+    legs = got["picked"][0]["legs"]  # type: ignore[index]
+    assert legs == {
+        "fused": 0.25,
+        "lexical": {"rank": None, "score": None},
+        "dense": {"rank": 1, "score": cosine},
+    }
+    res = CliRunner().invoke(app, ["recall", "name of my pet", "--home", str(home), "--json"])
+    assert [p["legs"] for p in json.loads(res.stdout)["data"]["picked"]] == [legs]
+    assert mcp_call(Memory(home), "recall", {"query": "name of my pet"})["text"] == got["text"]

@@ -97,6 +97,7 @@ def recall(
                         "heading": r.heading or None,
                         **node_identity(r.node),
                         "provenance": node_provenance(r.node),
+                        **({} if r.legs is None else {"legs": r.legs}),
                     }
                     for r in result.picked
                 ],
