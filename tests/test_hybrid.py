@@ -493,6 +493,51 @@ def test_real_explain_json_carries_both_legs(
     assert rows[0]["cut"] == ""
 
 
+def test_real_why_not_names_the_gate_that_cut_the_paraphrase(
+    real: D.Embedder, make_home: Callable[..., Path]
+) -> None:
+    """ "someone took my bike": the bicycle fact is the fused first; why-not says what a
+    recall did with it, with the cosine explain shows: delivered (not listed) when it clears
+    GATE, else cut by the lexical floor (no query term) and the dense gate. A Chinese query
+    is held to GATE_CJK."""
+    home = make_home(memory=REAL_MEMORY)
+    mem = Memory(home, model="evidence", dense=real_leg(home, real))
+    mem.embed()
+    top = mem.explain("someone took my bike")[0]
+    assert top.legs is not None
+    cosine = top.legs["dense"]["score"]
+    missed = {w.node.text: w for w in mem.why_not("someone took my bike")}
+    bicycle = missed.get("My bicycle was stolen outside the library last spring")
+    if cosine >= hybrid.GATE:
+        assert bicycle is None
+    else:
+        assert bicycle is not None and bicycle.reason == "below-floor"
+        assert bicycle.detail == (
+            "fused rank 1: the lexical floor (no query term) and the dense gate (cosine "
+            f"{cosine:.3f} < 0.850)"
+        )
+        assert bicycle.legs == top.legs and bicycle.legs["cut_by"] == ["floor", "gate"]
+    assert "My bike is kept in the beta garage" not in missed  # another scope
+    zh = mem.why_not("我的猫叫什么名字")
+    assert zh and all(w.detail.endswith(" < 0.905)") for w in zh if w.legs)
+    assert all(w.node.text != "我的猫叫米索，它喜欢睡在窗台上" for w in zh)
+
+
+def test_real_mcp_explain_carries_both_legs(
+    real: D.Embedder, make_home: Callable[..., Path]
+) -> None:
+    home = make_home(memory=REAL_MEMORY)
+    mem = Memory(home, model="evidence", dense=real_leg(home, real))
+    mem.embed()
+    want = [r.to_json()["legs"] for r in mem.explain("when does billing deploy", k=3)]
+    mem.close()  # a Memory belongs to one thread: the server's is its worker's
+    served = Memory(home, model="evidence", dense=real_leg(home, real))
+    rows = mcp_call(served, "explain", {"query": "when does billing deploy", "k": 3})["rows"]
+    assert [r["legs"] for r in rows] == want  # type: ignore[index, union-attr]
+    assert want[0]["lexical"]["rank"] == 1 and want[0]["dense"]["rank"] == 1
+    assert want[0]["cut_by"] == []
+
+
 def test_the_gate_follows_the_querys_script() -> None:
     assert hybrid.gate_for("where is the deploy region") == hybrid.GATE == 0.85
     assert hybrid.gate_for("我的猫叫什么") == hybrid.GATE_CJK == 0.905
