@@ -67,7 +67,8 @@ def recall(
 
     The block is for an agent's prompt. Writes one trace line and updates usage counts. Prints
     nothing (exit 0) when nothing is recalled. The block is plain text on stdout, in a pipe too (it
-    is what an agent pastes); --json gives it with the picked rows, their scores and provenance.
+    is what an agent pastes); --json gives it with the picked rows, their scores and provenance
+    (with --dense, each row's "legs": each leg's rank and score).
 
     Examples:
       talos recall "merge two csv files by user id" -k 5
@@ -153,7 +154,9 @@ def explain(
     "evidence", "cut" and "terms" (each matched query term as written and as analyzed). With
     --dense the rows are the fused ranking: the score is the fused one, the "lexical" and
     "dense" columns give each leg's rank and score (the evidence score, the cosine), and --json
-    adds per row "legs".
+    adds per row "legs", with "cut_by": what left the row out of a recall of 5 (floor: the
+    lexical floor, with gate: the dense gate, or margin: too far below the best cosine; k:
+    beyond the first 5). --why-not then says it per row, with both legs' columns.
 
     Examples:
       talos explain "upgrade rust dependencies" -k 10
