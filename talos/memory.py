@@ -1267,7 +1267,7 @@ def _why_fused(row: Row, rank_no: int, gate: float) -> WhyNot:
     leaves out, saying which rule cut it (:func:`talos.hybrid.verdicts`; ``gate``: the
     query's dense gate, :func:`talos.hybrid.gate_for`)."""
     legs = row.legs or {}
-    score = round(row.evidence or 0.0, 2)
+    score = round(row.evidence or 0.0, 2) if row.seed > 0 else None  # None: no query term
     cut_by = legs.get("cut_by") or []
     if "k" in cut_by:
         detail = f"fused rank {rank_no}: a recall delivers the first {RECALL_K}"

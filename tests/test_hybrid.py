@@ -704,7 +704,7 @@ def test_why_not_names_the_margin_for_a_dense_only_row(make_home: Callable[..., 
     home = make_home(memory="- Miso the cat\n- cat cat miso bread\n")
     mem = Memory(home, model="evidence", dense=leg_of(home, TopicEmbedder()))
     (got,) = mem.why_not("pet")
-    assert (got.node.text, got.reason) == ("cat cat miso bread", "below-floor")
+    assert (got.node.text, got.reason, got.score) == ("cat cat miso bread", "below-floor", None)
     assert got.detail == (
         "fused rank 2: the lexical floor (no query term) and the dense margin (cosine 0.941 "
         "< 0.980, 0.015 below the best 0.995)"
