@@ -10,7 +10,9 @@ a term of ``Q``, ``n = |C|``.
 - query weight ``qw(t) = qtf·(K3 + 1)/(qtf + K3)`` (a term said twice counts 1.33, thrice 1.5:
   long dialogue queries repeat what they are about);
 - term weight ``idf(t) = ln(1 + (n − df + 0.5)/(df + 0.5))``: BM25's IDF over the candidates,
-  not the home (a term no node holds: ``df = 1``);
+  not the home (a term no node holds: ``df = 1``); through ``Memory``, at most the term's idf
+  in ordinary English text, ``ln(1/(L·f(t)))`` (the background prior, :data:`PRIOR`,
+  :func:`language_idf`): in a small home every word is rare, and "use" was strong evidence;
 - ``sat(i,t) = tf·(K1 + 1)/(tf + K)``; ``K = K1`` for a word; for a CJK term
   ``K = K1·(1 − B_CJK + B_CJK·ℓ(i)/ℓ̄)``, ``ℓ(i)`` the node's count of CJK terms, ``ℓ̄`` its mean
   over the candidates holding any (dev: length normalisation costs English turns, b 0.1 →
@@ -307,14 +309,21 @@ SMALL_HOME = (100.0, 20.0)
 
 
 #: The background prior ``L``: the words of a document of ordinary text, so that a term of
-#: frequency ``f`` (:func:`background`) is held by about ``L·f`` of such documents
-#: (:func:`language_idf`, :func:`seeds`).
+#: frequency ``f`` (:func:`background`) is held by about ``L·f`` of such documents and its
+#: idf there is ``ln(1/(L·f))`` (:func:`language_idf`); a term's idf in a query's evidence is
+#: at most that (:func:`seeds`). Dev, through ``Memory`` (``bench/relevance.py baselines
+#: --model evidence``, LoCoMo R@5 / block R@5 / non-gold rows / empty for other
+#: conversations; MADial en R@5): none 0.642 / 0.453 / 0.93 / 86%, 0.486; 20 → block 0.93 /
+#: 86.2% (kept 70.4%); **40 → 0.646 / 0.455 / 0.94 / 87%, 0.496**; 80 → 0.644 / 0.450 / 0.95
+#: / 88%, 0.533; 160 → kept 68.6%, 90% empty, and the quickstart's "how should I format your
+#: answers" finds nothing ("answer" capped under 4.21). The Chinese set is unchanged (CJK
+#: terms weigh 0), as is ``bench/bodies.py`` (98%). bench/README "The background prior".
 PRIOR = 40.0
 
 
 def background(term: str) -> float:
     """A term's share of the running words of ordinary English text
-    (:func:`talos.analyzer.frequency`: ``use`` 0.0017, ``deploy`` 2.7e-5; 0.0 for a CJK term
+    (:func:`talos.analyzer.frequency`: ``use`` 0.0017, ``deploy`` 1.1e-5; 0.0 for a CJK term
     and a word no list holds, ``vim``, ``docker``): what the prior of :func:`seeds` weighs."""
     return 0.0 if is_cjk(term) else frequency(term)
 
@@ -322,8 +331,9 @@ def background(term: str) -> float:
 def language_idf(common: np.ndarray, words: float) -> np.ndarray:
     """A term's idf in ordinary text, ``ln(1/(L·f))`` (``L`` = ``words`` per document, ``f``
     its :func:`background` frequency; at least 0; ``inf`` for ``f = 0``): ``use`` (f 0.0017)
-    3.4 at ``L`` 20, ``answer`` 5.4, ``deploy`` 8.4 — against the 4.2 of a term one node of a
-    small home holds (``SMALL_HOME``). Per query term, ``float64`` like ``common``."""
+    2.69 at ``L`` 40, ``new`` 2.6, ``time`` 2.4, ``answer`` 4.7, ``deploy`` 7.7 — against the
+    4.21 of a term one node of a small home holds (``SMALL_HOME``). Per query term,
+    ``float64`` like ``common``."""
     with np.errstate(divide="ignore"):
         return np.maximum(-np.log(words * common), 0.0)
 

@@ -185,7 +185,7 @@ def test_language_idf_by_hand() -> None:
 
 
 def test_a_common_word_held_by_one_node_of_a_small_home_weighs_its_language_idf() -> None:
-    """"how do I use docker" in a home of three facts: "use" (df 1, small-home ``n`` 100)
+    """ "how do I use docker" in a home of three facts: "use" (df 1, small-home ``n`` 100)
     weighs ``ln(1 + 99.5/1.5)`` = 4.21 alone, its language idf with the prior (2.69 at
     ``L`` 40); "docker" (no node) keeps 4.21. The vim fact's evidence score falls from
     0.66 (over the floor 0.65) to 0.47."""
