@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable
@@ -237,45 +238,51 @@ def analyze_written(text: str | None) -> list[tuple[str, str]]:
 
 
 #: The rarest word :func:`common_words` keeps (a share of the running words of ordinary
-#: English text): 7,200 of the list's 29,000 words, stemmed in ~12 ms once per process; a
-#: rarer word's prior weight is nothing (``evidence.PRIOR`` × 1e-5 is a tenth of a holder).
-RAREST = 1e-5
+#: English text): the list's first 1,111 words (800 stems), read and stemmed in ~9 ms once
+#: per process. A rarer word is never capped: its idf in ordinary text at ``evidence.PRIOR``
+#: 40 would be over 5.5, the idf of a term one of 370 candidates holds, and a small home's
+#: is 4.21. Dev, against 1e-5 (4,534 stems, 45 ms): LoCoMo R@5 0.646 → 0.645, block kept
+#: 70.5% → 70.6%, the rest equal.
+RAREST = 1e-4
 
 
-def _frequency_buckets() -> list[list[str]]:
-    """``wordfreq``'s small English list as it stores it: bucket ``i`` holds the words of
-    frequency ``10^(-i/100)``. Read from its data file with msgpack (importing ``wordfreq``
+def _frequency_buckets(rarest: float) -> list[list[str]]:
+    """``wordfreq``'s small English list as it stores it, down to the words of frequency
+    ``rarest``: bucket ``i`` holds the words of frequency ``10^(-i/100)``. Read from its data
+    file with msgpack, bucket by bucket, and no further than needed (importing ``wordfreq``
     loads regex, langcodes and ftfy: 0.28 s on every ``talos recall`` process); its own
     reader when the file is elsewhere."""
     spec = importlib.util.find_spec("wordfreq")
     origin = Path(spec.origin) if spec and spec.origin else None
     path = origin.with_name("data") / "small_en.msgpack.gz" if origin else None
+    last = int(-100 * math.log10(rarest))  # the bucket of ``rarest``
     if path is None or not path.is_file():
         import wordfreq
 
-        return list(wordfreq.get_frequency_list("en", "small"))
+        return list(wordfreq.get_frequency_list("en", "small"))[: last + 1]
     import msgpack  # type: ignore[import-untyped]
 
     with gzip.open(path, "rb") as f:
-        data = msgpack.load(f, raw=False)
-    return list(data[1:])  # data[0] is the format header
+        unpacker = msgpack.Unpacker(f, raw=False)
+        size = unpacker.read_array_header()
+        unpacker.skip()  # the format header
+        return [unpacker.unpack() for _ in range(min(size - 1, last + 1))]
 
 
 @cache
 def common_words() -> dict[str, float]:
     """``{stem: frequency}``: the share of the running words of ordinary English text that
     have this analyzer's term ``stem`` — the frequencies of every surface word it stems from
-    summed (``use`` 0.0017: use, used, uses, using; ``deploy`` 1.1e-5), from ``wordfreq``'s
+    summed (``use`` 0.0016: use, used, uses, using; ``answer`` 1.5e-4), from ``wordfreq``'s
     small English list (Apache-2.0 code; its data CC-BY-SA 4.0, read, never copied), words
-    rarer than :data:`RAREST` left out. Stop words and words of one character are no term
-    (as :func:`terms`); built once per process. Raises ImportError without wordfreq."""
+    rarer than :data:`RAREST` left out (``fix`` alone is 5.6e-5: no form of it counts). Stop
+    words and words of one character are no term (as :func:`terms`); built once per process.
+    Raises ImportError without wordfreq."""
     words: list[str] = []
     freqs: list[float] = []
     stops = stop_words()
-    for i, bucket in enumerate(_frequency_buckets()):
+    for i, bucket in enumerate(_frequency_buckets(RAREST)):
         f = 10.0 ** (-i / 100)
-        if f < RAREST:
-            break
         for w in bucket:
             bare = unaccented(w)
             if len(bare) >= 2 and bare.isalnum() and bare.isascii() and w not in stops:

@@ -314,24 +314,26 @@ SMALL_HOME = (100.0, 20.0)
 #: at most that (:func:`seeds`). Dev, through ``Memory`` (``bench/relevance.py baselines
 #: --model evidence``, LoCoMo R@5 / block R@5 / non-gold rows / empty for other
 #: conversations; MADial en R@5): none 0.642 / 0.453 / 0.93 / 86%, 0.486; 20 → block 0.93 /
-#: 86.2% (kept 70.4%); **40 → 0.646 / 0.455 / 0.94 / 87%, 0.496**; 80 → 0.644 / 0.450 / 0.95
+#: 86.2% (kept 70.4%); **40 → 0.645 / 0.455 / 0.94 / 87%, 0.496**; 80 → 0.644 / 0.450 / 0.95
 #: / 88%, 0.533; 160 → kept 68.6%, 90% empty, and the quickstart's "how should I format your
 #: answers" finds nothing ("answer" capped under 4.21). The Chinese set is unchanged (CJK
-#: terms weigh 0), as is ``bench/bodies.py`` (98%). bench/README "The background prior".
+#: terms weigh 0), as is ``bench/bodies.py`` (98%); the rows but 40 with ``analyzer.RAREST``
+#: 1e-5. bench/README "The background prior".
 PRIOR = 40.0
 
 
 def background(term: str) -> float:
     """A term's share of the running words of ordinary English text
-    (:func:`talos.analyzer.frequency`: ``use`` 0.0017, ``deploy`` 1.1e-5; 0.0 for a CJK term
-    and a word no list holds, ``vim``, ``docker``): what the prior of :func:`seeds` weighs."""
+    (:func:`talos.analyzer.frequency`: ``use`` 0.0016, ``answer`` 1.5e-4; 0.0 for a CJK term,
+    a word no list holds, ``vim``, ``docker``, and one rarer than ``analyzer.RAREST``): what
+    the prior of :func:`seeds` weighs."""
     return 0.0 if is_cjk(term) else frequency(term)
 
 
 def language_idf(common: np.ndarray, words: float) -> np.ndarray:
     """A term's idf in ordinary text, ``ln(1/(L·f))`` (``L`` = ``words`` per document, ``f``
-    its :func:`background` frequency; at least 0; ``inf`` for ``f = 0``): ``use`` (f 0.0017)
-    2.69 at ``L`` 40, ``new`` 2.6, ``time`` 2.4, ``answer`` 4.7, ``deploy`` 7.7 — against the
+    its :func:`background` frequency; at least 0; ``inf`` for ``f = 0``): ``use`` (f 0.0016)
+    2.77 at ``L`` 40, ``new`` 2.64, ``time`` 2.38, ``help`` 3.79, ``answer`` 5.13 — against the
     4.21 of a term one node of a small home holds (``SMALL_HOME``). Per query term,
     ``float64`` like ``common``."""
     with np.errstate(divide="ignore"):
