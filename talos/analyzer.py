@@ -19,6 +19,10 @@ why-not, the index, MCP, the bench). The steps, as measured on the dev split
    unigrams (dev: Chinese set 0.606 → 0.641); CJK stop words dropped (:func:`cjk_stop_words`:
    SPEC §4's 的 了 … 一个 and the one- and two-character words of ``bm25s``'s Chinese list,
    这个 什么 怎么 我们 可以 …); a bigram of two stop characters is dropped too (们的).
+
+Beside the steps, :func:`frequency` tells how common a term is in ordinary English text (per
+stem, from ``wordfreq``'s small list): what the evidence model's background prior weighs
+(:func:`talos.evidence.language_idf`).
 """
 
 from __future__ import annotations
@@ -285,7 +289,7 @@ def common_words() -> dict[str, float]:
         f = 10.0 ** (-i / 100)
         for w in bucket:
             bare = unaccented(w)
-            if len(bare) >= 2 and bare.isalnum() and bare.isascii() and w not in stops:
+            if len(bare) >= 2 and bare.isalnum() and bare.isascii() and bare not in stops:
                 words.append(bare)
                 freqs.append(f)
     import Stemmer  # no stubs (the ignore is on stemmer()'s import)
