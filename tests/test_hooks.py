@@ -604,3 +604,17 @@ def test_session_start_lists_only_what_prompts_were_given(world: dict[str, Path]
         "SessionStart", [*SESSION_ROWS, "- [fact] Always run the test suite before a deploy"]
     )
     assert log_lines(world["log"]) == []
+
+
+def test_a_prompt_names_a_task_by_its_words() -> None:
+    """The hook's two-words rule counts words: a CJK word of two characters is one (修复它
+    gave the terms 修复, 复它), and words that steer the conversation count for nothing
+    ("keep going" held keep, go), while short tasks in either language stay asked."""
+    from talos.hooks.context import names_a_task, task_words
+
+    assert task_words("修复它") == {"修复"}
+    assert len(task_words("测试环境的端口是多少")) == 3
+    for q in ("keep going", "continue please", "go ahead", "carry on", "next", "继续", "接着做"):
+        assert not names_a_task(q), q
+    for q in ("deploy billing", "merge csv files", "运行测试", "部署区域", "画流程图"):
+        assert names_a_task(q), q
