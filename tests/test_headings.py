@@ -548,3 +548,42 @@ def test_the_files_title_labels_no_fact(make_home: Callable[..., Path]) -> None:
     ):  # fmt: skip
         with Memory(make_home(memory=memory, name=f"h{n}"), model="evidence") as mem:
             assert mem.recall("deploy").text.split("\n")[1] == want, memory
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_a_heading_out_of_its_window_labels_nothing(tmp_path: Path, index: bool) -> None:
+    """A heading whose own line would be out of the view (expired, not yet valid, deleted)
+    labels no fact and matches for none, on the day asked (kept.KeptState._out_of_window);
+    its section ends at the first fact not under it, and a heading in its window labels."""
+    import datetime as dt
+
+    (tmp_path / "memory.md").write_text(
+        "# Notes\n"
+        "## Release freeze: no deploys <!-- user 2026-01-01 until=2026-03-01 -->\n"
+        "- Deploy region is eu-west-1\n"
+        "### Freeze owners\n"
+        "- Alice holds the deploy keys\n"
+        "## Launch plan: billing <!-- user 2026-01-01 from=2026-06-01 -->\n"
+        "- Invoices are generated nightly by the cron job\n"
+        "## Old office <!-- user 2026-01-01 status=deleted -->\n"
+        "- The printer is on floor two\n",
+        encoding="utf-8",
+    )
+    with Memory(tmp_path, model="evidence", index=index) as mem:
+
+        def rows(query: str, day: dt.date) -> list[str]:
+            return [f"{r.heading}|{r.text}" for r in mem.recall(query, at=day).picked]
+
+        feb, apr, jul = dt.date(2026, 2, 1), dt.date(2026, 4, 1), dt.date(2026, 7, 1)
+        assert "Release freeze: no deploys|Deploy region is eu-west-1" in rows(
+            "release freeze", feb
+        )
+        assert rows("release freeze", apr) == ["Freeze owners|Alice holds the deploy keys"]
+        assert rows("deploy region", apr) == ["|Deploy region is eu-west-1"]
+        assert rows("alice keys", apr) == ["Freeze owners|Alice holds the deploy keys"]
+        assert rows("launch plan", apr) == []
+        assert rows("launch plan", jul) == [
+            "Launch plan: billing|Invoices are generated nightly by the cron job"
+        ]
+        assert rows("printer floor", jul) == ["|The printer is on floor two"]
+        assert rows("old office", jul) == []
