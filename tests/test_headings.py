@@ -20,7 +20,7 @@ import talos.index
 from talos import Memory
 from talos.cli import app
 from talos.render import LABELS, Pick, render_block
-from talos.sources.facts import Outline, heading_of, load_facts, structural
+from talos.sources.facts import Outline, heading_of, load_facts, setext_headings, structural
 
 HEAD = LABELS["en"]["heading"]
 
@@ -587,3 +587,84 @@ def test_a_heading_out_of_its_window_labels_nothing(tmp_path: Path, index: bool)
         ]
         assert rows("printer floor", jul) == ["|The printer is on floor two"]
         assert rows("old office", jul) == []
+
+
+#: memory.md shapes around setext underlines: each is read as markdown-it-py reads it.
+SETEXT_CASES = [
+    "Project billing\n===============\n- Deploy region is eu-west-1\n",
+    "Project billing\n---\n- Deploy region is eu-west-1\n",
+    "- Deploy region is eu-west-1\n---\n- Invoices are generated nightly\n",
+    "- Deploy region is eu-west-1\n===\n",
+    "* a bullet line\nlazy continuation\n---\n",
+    "> quoted line here\n---\n",
+    "---\nname: a frontmatter\n---\n- Deploy region is eu-west-1\n",
+    "First plain line\nsecond plain line\n---\n- a fact beneath\n",
+    "\n\n---\n===\n\n===\n===\n",
+    "```\ninside a fence\n---\n```\nafter the fence\n---\n",
+    "~~~~\n~~~\nstill fenced\n===\n~~~~\n",
+    "# An ATX heading\n---\nplain\n  ===  \n",
+    "    indented code line\n---\n",
+    "<!-- a comment block -->\n---\nText under it\n   -----\n",
+    "Text <!-- user 2026-01-01 -->\n====\n- fact\n***\nNext part\n-\n",
+    "1. an ordered item\n---\nwords\n-- \n",
+    "Title one\r\n===\r\n- Deploy region is eu-west-1\r\n",
+    "Para\n    ---\nmore\n= =\n",
+]
+
+
+@pytest.mark.parametrize("text", SETEXT_CASES)
+def test_setext_headings_read_as_markdown_it_reads_them(text: str) -> None:
+    """The setext rule (sources.facts.setext_headings) against the CommonMark reference
+    parser: the same lines make the same top-level setext headings, of the same level."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text.replace("\r\n", "\n"))
+    want = {}
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.markup in ("=", "-") and tok.level == 0:
+            assert tok.map is not None
+            want[tok.map[0]] = (int(tok.tag[1]), tokens[i + 1].content.replace("\n", " "))
+            for j in range(tok.map[0] + 1, tok.map[1]):
+                want[j] = (int(tok.tag[1]), None)
+    lines = text.split("\n")
+    got = {
+        i: (level, words)
+        for i, (level, words, _own) in setext_headings(text.encode(), lines).items()
+    }
+    want = {
+        i: (lv, w if w is None else w.replace(" <!-- user 2026-01-01 -->", ""))
+        for i, (lv, w) in want.items()
+    }
+    assert got == want
+
+
+def test_a_setext_heading_labels_and_is_no_fact_on_every_route(tmp_path: Path) -> None:
+    """A setext heading of two lines is one heading, no fact, and labels what follows up to
+    the next heading of its level (load_facts and the index read it alike); an edit of the
+    line above an underline re-labels (the index re-reads such a file, no in-place patch)."""
+    memory = tmp_path / "memory.md"
+    memory.write_text(
+        "# Notes\n"
+        "Project billing\n"
+        "and invoices\n"
+        "---\n"
+        "- Deploy region is eu-west-1\n"
+        "## Search\n"
+        "- The search cluster runs elasticsearch 8\n",
+        encoding="utf-8",
+    )
+    want = [
+        ("Deploy region is eu-west-1", ("Notes", "Project billing and invoices")),
+        ("The search cluster runs elasticsearch 8", ("Notes", "Search")),
+    ]
+    assert [(n.text, n.headings) for n in load_facts(memory) if not n.heading_level] == want
+    assert [n.heading_level for n in load_facts(memory)] == [1, 2, 2, 0, 2, 0]
+    with Memory(tmp_path, model="evidence") as mem:
+        assert [(n.text, n.headings) for n in mem.nodes() if n.kind == "fact"] == want
+        memory.write_text(memory.read_text().replace("Project billing\n", "- Project billing\n"))
+        assert [(n.text, n.headings) for n in mem.nodes() if n.kind == "fact"] == [
+            ("Project billing", ("Notes",)),
+            ("and invoices", ("Notes",)),
+            ("Deploy region is eu-west-1", ("Notes",)),
+            ("The search cluster runs elasticsearch 8", ("Notes", "Search")),
+        ]
