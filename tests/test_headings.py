@@ -615,7 +615,9 @@ SETEXT_CASES = [
 @pytest.mark.parametrize("text", SETEXT_CASES)
 def test_setext_headings_read_as_markdown_it_reads_them(text: str) -> None:
     """The setext rule (sources.facts.setext_headings) against the CommonMark reference
-    parser: the same lines make the same top-level setext headings, of the same level."""
+    parser: the same underlines make top-level setext headings, of the same level. The
+    heading is the line above the underline: a paragraph's lines above it stay facts (every
+    memory.md line is one), where CommonMark joins them into the heading."""
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt("commonmark").parse(text.replace("\r\n", "\n"))
@@ -623,30 +625,27 @@ def test_setext_headings_read_as_markdown_it_reads_them(text: str) -> None:
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.markup in ("=", "-") and tok.level == 0:
             assert tok.map is not None
-            want[tok.map[0]] = (int(tok.tag[1]), tokens[i + 1].content.replace("\n", " "))
-            for j in range(tok.map[0] + 1, tok.map[1]):
-                want[j] = (int(tok.tag[1]), None)
+            last = tokens[i + 1].content.split("\n")[-1].replace(" <!-- user 2026-01-01 -->", "")
+            want[tok.map[1] - 2] = (int(tok.tag[1]), last.strip())
+            want[tok.map[1] - 1] = (int(tok.tag[1]), None)
     lines = text.split("\n")
     got = {
         i: (level, words)
         for i, (level, words, _own) in setext_headings(text.encode(), lines).items()
     }
-    want = {
-        i: (lv, w if w is None else w.replace(" <!-- user 2026-01-01 -->", ""))
-        for i, (lv, w) in want.items()
-    }
     assert got == want
 
 
 def test_a_setext_heading_labels_and_is_no_fact_on_every_route(tmp_path: Path) -> None:
-    """A setext heading of two lines is one heading, no fact, and labels what follows up to
-    the next heading of its level (load_facts and the index read it alike); an edit of the
-    line above an underline re-labels (the index re-reads such a file, no in-place patch)."""
+    """A setext heading is no fact and labels what follows up to the next heading of its
+    level (load_facts and the index read it alike); the plain line above it stays a fact; an
+    edit that makes that line a bullet makes the heading its lazy text and the underline a
+    rule (the index re-reads a file holding an underline, no in-place patch)."""
     memory = tmp_path / "memory.md"
     memory.write_text(
         "# Notes\n"
-        "Project billing\n"
-        "and invoices\n"
+        "A plain fact line above it\n"
+        "Project billing and invoices\n"
         "---\n"
         "- Deploy region is eu-west-1\n"
         "## Search\n"
@@ -654,17 +653,18 @@ def test_a_setext_heading_labels_and_is_no_fact_on_every_route(tmp_path: Path) -
         encoding="utf-8",
     )
     want = [
+        ("A plain fact line above it", ("Notes",)),
         ("Deploy region is eu-west-1", ("Notes", "Project billing and invoices")),
         ("The search cluster runs elasticsearch 8", ("Notes", "Search")),
     ]
     assert [(n.text, n.headings) for n in load_facts(memory) if not n.heading_level] == want
-    assert [n.heading_level for n in load_facts(memory)] == [1, 2, 2, 0, 2, 0]
+    assert [n.heading_level for n in load_facts(memory)] == [1, 0, 2, 0, 2, 0]
     with Memory(tmp_path, model="evidence") as mem:
         assert [(n.text, n.headings) for n in mem.nodes() if n.kind == "fact"] == want
-        memory.write_text(memory.read_text().replace("Project billing\n", "- Project billing\n"))
+        memory.write_text(memory.read_text().replace("A plain", "- A plain"))
         assert [(n.text, n.headings) for n in mem.nodes() if n.kind == "fact"] == [
-            ("Project billing", ("Notes",)),
-            ("and invoices", ("Notes",)),
+            ("A plain fact line above it", ("Notes",)),
+            ("Project billing and invoices", ("Notes",)),
             ("Deploy region is eu-west-1", ("Notes",)),
             ("The search cluster runs elasticsearch 8", ("Notes", "Search")),
         ]

@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple, cast
+from typing import NamedTuple
 from urllib.parse import unquote
 
 from talos import fsutil, secrets
@@ -86,9 +86,6 @@ _FENCE = re.compile(r"\ufeff?[ ]{0,3}(`{3,}(?=[^`]*$)|~{3,})(.*)$", re.S)
 #: of ``-`` (level 2), trailing spaces or tabs. Under a paragraph it makes that paragraph a
 #: heading; elsewhere a ``---`` is a thematic break and a ``===`` is text.
 _UNDERLINE = re.compile(r"[ ]{0,3}(=+|-+)[ \t]*$")
-#: :data:`_UNDERLINE` on memory.md's bytes: a file without one has no setext heading, found
-#: without a line of Python (the rule costs nothing on the common file).
-_UNDERLINE_BYTES = re.compile(rb"(?m)^[ ]{0,3}(?:=+|-+)[ \t]*\r?$")
 #: A thematic break (CommonMark): 3 or more ``-``, ``*`` or ``_``, spaces and tabs between.
 _BREAK = re.compile(r"[ ]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 #: The start of a list item or a block quote (CommonMark): a paragraph that starts on it is
@@ -102,51 +99,129 @@ def setext_headings(
 ) -> dict[int, tuple[int, str | None, bool]]:
     """The setext headings of memory.md (SPEC §3.1; CommonMark, the form ``Title`` over a line
     of ``===`` or ``---``): ``{index: (level, text, own)}`` for every line they take, 0-based;
-    ``level`` 1 for ``=``, 2 for ``-``. The heading's first line carries its ``text`` (the
-    paragraph's lines, tags removed, joined by a space) and ``own`` (every line of it is of no
-    scope but ``global``, :func:`claimed_scopes`); its other lines and the underline carry
-    ``(None, True)``. A paragraph starts after a blank line, a heading, a thematic break, a code
-    fence or the file's start, on a line that is no list item, block quote, indented code or
-    HTML comment; inside a code fence there is none. ``{}`` at once when ``data`` (the file's
-    bytes, split into ``lines``: bytes or text) holds no underline.
+    ``level`` 1 for ``=``, 2 for ``-``. The heading's line carries its ``text`` (tag removed)
+    and ``own`` (of no scope but ``global``, :func:`claimed_scopes`); the underline carries
+    ``(None, True)``. The heading is the one line above the underline: where CommonMark makes
+    a paragraph of several lines one heading, the lines above it stay facts, as every line of
+    memory.md is one (SPEC §3.1): a file of plain lines with one ``===`` would otherwise lose
+    every fact above it to a heading. A paragraph starts after a blank line, a heading, a
+    thematic break, a code fence or the file's start, on a line that is no list item, block
+    quote, indented code or HTML comment; inside a code fence there is none. ``data`` is the
+    file's bytes, split into ``lines`` (bytes or text).
+
+    Only the lines from each underline back to the line above it that decides the state
+    (:func:`_resets`: a blank line, a list item …) are read: ``{}`` at once for a file
+    without an underline, and a file of 500,000 bullets with one ``---`` costs one line.
 
     The newcomer's failure in the other heading form: "Project billing" over "=====" was a
     fact and ranked first for "project billing" (the attacker's pass)."""
-    if _UNDERLINE_BYTES.search(data) is None:
+    if not any_underline(data):
         return {}
+    first = lines_text(data.split(b"\n", 1)[0])
+    unders = [0] if _UNDERLINE.match(first) else []
+    fences = [0] if _FENCE.match(first.rstrip()) else []
+    for found, pattern in ((unders, _UNDER_AT), (fences, _FENCE_AT)):
+        no, last = 0, 0
+        for m in pattern.finditer(data):
+            no += data.count(b"\n", last, m.start() + 1)
+            last = m.start() + 1
+            found.append(no)
+    fenced = _fenced(fences, lines)
     out: dict[int, tuple[int, str | None, bool]] = {}
-    fence: tuple[str, int] | None = None
+    for u in unders:
+        if u >= len(lines) or u in fenced:
+            continue
+        start = u - 1
+        while start >= 0 and start not in fenced and not _resets(lines[start]):
+            start -= 1
+        if start < 0 or start in fenced:  # the file's start or a fence line: no state
+            start += 1
+        texts = [lines_text(lines[x]) for x in range(start, u + 1)]
+        for at, got in _scan(texts).items():
+            out[start + at] = got
+    return out
+
+
+#: A line that may be a setext underline or a code fence, after a line end (the first line
+#: is looked at on its own).
+_UNDER_AT = re.compile(rb"\n[ ]{0,3}(?:=+|-+)[ \t]*\r?(?=\n|\Z)")
+_FENCE_AT = re.compile(rb"\n[ ]{0,3}(?:`{3}|~{3})")
+
+
+def _fenced(fences: list[int], lines: Sequence[str] | Sequence[bytes]) -> set[int]:
+    """The 0-based lines inside a code fence or on one, given the candidate fence lines
+    (CommonMark: closed by a fence of the same character at least as long, with no info
+    string, or by the file's end)."""
+    out: set[int] = set()
+    fence: tuple[str, int, int] | None = None  # char, width, the opening line
+    for at in fences:
+        f = _FENCE.match(lines_text(lines[at]).rstrip()) if at < len(lines) else None
+        if f is None:
+            continue
+        if fence is None:
+            fence = (f.group(1)[0], len(f.group(1)), at)
+        elif f.group(1)[0] == fence[0] and len(f.group(1)) >= fence[1] and not f.group(2).strip():
+            out.update(range(fence[2], at + 1))
+            fence = None
+    if fence is not None:
+        out.update(range(fence[2], len(lines)))
+    return out
+
+
+#: The first characters (after indentation) of every line :func:`_resets` may be true of, and
+#: of every line that may end a paragraph in :func:`_scan`: any other line is paragraph text.
+_MARKERS = frozenset("-*+>#_<=0123456789")
+
+
+def _plain(raw: str | bytes) -> bool:
+    """Whether a line surely is paragraph text (not blank, no block marker first): the walk of
+    :func:`setext_headings` passes 400,000 plain lines without a regex."""
+    text = lines_text(raw) if isinstance(raw, bytes) else raw
+    head = text.lstrip(" \t")[:1]
+    return bool(head) and head not in _MARKERS and not head.isspace()
+
+
+def _resets(raw: str | bytes) -> bool:
+    """Whether the outline's paragraph state after a line depends on that line alone: a blank
+    line, a list item or block quote, an ATX heading, a thematic break."""
+    if _plain(raw):
+        return False
+    line = lines_text(raw)
+    return (
+        not line.strip()
+        or _CONTAINER.match(line) is not None
+        or _BREAK.match(line) is not None
+        or heading_of(line) is not None
+    )
+
+
+def _scan(texts: list[str]) -> dict[int, tuple[int, str | None, bool]]:
+    """:func:`setext_headings` over ``texts``, lines read in order from a state of no open
+    paragraph (the first line :func:`_resets` it, or the file's start, or after a fence)."""
+    out: dict[int, tuple[int, str | None, bool]] = {}
     para: int | None = None  # the first line of the open paragraph
     held = False  # the open paragraph is inside a list item or a block quote
     comment = False  # inside an HTML comment block
-    texts = [lines_text(raw) for raw in cast("Sequence[str | bytes]", lines)]
     for i, line in enumerate(texts):
-        f = _FENCE.match(line.rstrip()) if "`" in line or "~" in line else None
-        if fence is not None:
-            run = f.group(1) if f is not None else ""
-            if run[:1] == fence[0] and len(run) >= fence[1] and f and not f.group(2).strip():
-                fence = None
-            continue
         if comment:
             comment = "-->" not in line
             continue
+        if para is not None and _plain(line):
+            continue  # the paragraph goes on
         if not line.strip():
             para, held = None, False
             continue
         under = _UNDERLINE.match(line)
         if under is not None and para is not None and not held:
-            level = 1 if under.group(1)[0] == "=" else 2
-            words = [strip_tag(texts[j])[0] for j in range(para, i)]
-            own = all(claimed_scopes(texts[j]) == {"global"} for j in range(para, i))
-            out[para] = (level, " ".join(w for w in words if w), own)
-            for j in range(para + 1, i + 1):
-                out[j] = (level, None, True)
+            # the line above is the heading; the paragraph's lines above it stay facts
+            level, text = 1 if under.group(1)[0] == "=" else 2, texts[i - 1]
+            out[i - 1] = (level, strip_tag(text)[0], claimed_scopes(text) == {"global"})
+            out[i] = (level, None, True)
             para, held = None, False
             continue
         if (
             para is not None
             and (under is None or under.group(1)[0] == "=")
-            and f is None
             and heading_of(line) is None
             and not _BREAK.match(line)
             and not _CONTAINER.match(line)
@@ -154,9 +229,7 @@ def setext_headings(
         ):
             continue  # the paragraph goes on (a lazy line of a held one too)
         para, held = None, False
-        if f is not None:
-            fence = (f.group(1)[0], len(f.group(1)))
-        elif heading_of(line) is not None or _BREAK.match(line):
+        if heading_of(line) is not None or _BREAK.match(line):
             pass
         elif line.lstrip().startswith("<!--") and len(line) - len(line.lstrip()) < 4:
             comment = "-->" not in line
@@ -201,7 +274,8 @@ def structural(line: str) -> bool:
 def any_underline(data: bytes) -> bool:
     """Whether memory.md's bytes hold a line that may be a setext underline: then an edit of
     any line may change which lines are headings (:func:`setext_headings`)."""
-    return _UNDERLINE_BYTES.search(data) is not None
+    first = data[: data.find(b"\n")] if b"\n" in data else data
+    return _UNDER_AT.search(data) is not None or bool(_UNDERLINE.match(lines_text(first)))
 
 
 class Outline:
