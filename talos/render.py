@@ -717,7 +717,9 @@ def fit_block(
     # 3. not even the first row fits: it is cut to the longest text that fits beside the line,
     # and a lower row never stands in its place (the attacker's pass: "deploy" at --budget 300
     # delivered the less relevant fact alone, the most relevant left out first)
-    note = "\n" + _left_out(len(rows) - 1, body is not None, budget, unit, lang)
+    note = ""  # a lone row cut: its cut mark says so
+    if len(rows) > 1 or body is not None:
+        note = "\n" + _left_out(len(rows) - 1, body is not None, budget, unit, lang)
     lo, hi, best = MIN_ROW, TEXT_CHARS - 1, None
     while lo <= hi:
         mid = (lo + hi) // 2
