@@ -38,6 +38,7 @@ from pathlib import Path
 from types import ModuleType
 
 __all__ = [
+    "CJK_RUN",
     "CJK_STOP",
     "analyze",
     "analyze_written",
@@ -59,6 +60,8 @@ CJK_STOP = frozenset(("的", "了", "和", "是", "在", "我", "你", "它", "�
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+#: A run of CJK characters (Han, kana, Hangul), as the analyzer's tokens cut them.
+CJK_RUN = re.compile(f"[{_CJK}]+")
 
 
 def _bm25s_stopwords() -> ModuleType:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from talos.sources.facts import Outline, strip_tag
+from talos.sources.facts import Outline, setext_headings, strip_tag
 
 __all__ = [
     "BACK",
@@ -184,10 +184,11 @@ def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
     Heading lines and blank lines are in none. Which lines are facts is the caller's (the
     home's nodes)."""
     out: dict[int, tuple[tuple[str, ...], str, int]] = {}
-    outline = Outline()
+    lines = text.splitlines()
+    outline = Outline(None, setext_headings(text.encode("utf-8", "surrogatepass"), lines))
     para = 0
-    for no, line in enumerate(text.splitlines(), 1):
-        level, path = outline.step(line)
+    for no, line in enumerate(lines, 1):
+        level, path = outline.step(line, no - 1)
         if level or not line.strip():
             para += 1
             continue

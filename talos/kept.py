@@ -41,6 +41,7 @@ view is built. It never calls back into :mod:`talos.memory`.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import datetime as dt
@@ -69,12 +70,12 @@ from talos.index import Index
 from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.sources import load_episodes, load_facts, load_skills
-from talos.sources.facts import masked_fields, read_memory, tag_reasons
+from talos.sources.facts import heading_of, masked_fields, read_memory, tag_reasons
 from talos.sources.sessions import session_files
 from talos.sources.skills import flagged_skills, skill_files
 from talos.termrows import STORE_AFTER, TermRows, analyzer_token, matching_texts
 from talos.text import matching_keywords
-from talos.trust import View, build_view, standing
+from talos.trust import View, build_view, standing, validity
 from talos.usage import PresentKeys
 from talos.warn import warn
 
@@ -201,6 +202,9 @@ class KeptState:
         self.usage_keys = PresentKeys()
         self.evidence: tuple[Graph, TermIndex, Links] | None = None
         self.relabelled: dict[int, tuple[Node, Node]] = {}
+        #: memory.md's heading lines as last read (file order), for :meth:`_out_of_window`.
+        self.heading_rows: list[Node] = []
+        self.unlabelled: dict[tuple[int, tuple[int, ...]], tuple[Node, Node]] = {}
         self.term_rows: tuple[bool, TermRows] | None = None  # (read from index.db, rows)
 
     def view(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> tuple[View, Graph]:
@@ -362,6 +366,7 @@ class KeptState:
                 indexed = False
         if indexed:
             self.rows, self.episodes = (gen[0], rows), (gen[1], block)
+            self.heading_rows = [n for n, _safe in rows if n.heading_level] if self.headings else []
             if self.keep_fact is safety.keep_fact and self.headings:  # one pass (SPEC §3.1)
                 facts = [n for n, safe in rows if safe and not n.heading_level]
             elif self.keep_fact is safety.keep_fact:  # the index holds its verdicts
@@ -370,6 +375,7 @@ class KeptState:
                 facts = self._headings_kept([n for n, _safe in rows if self._keep(n.text)])
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
+            self.heading_rows = [n for n in facts if n.heading_level] if self.headings else []
             if self.keep_fact is not safety.keep_fact:
                 facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dirs))
@@ -378,6 +384,50 @@ class KeptState:
         if self.headings and (not indexed or self.keep_fact is not safety.keep_fact):
             facts = [n for n in facts if not n.heading_level]  # labels, no facts (SPEC §3.1)
         return facts + self._skills(len(facts), skills), block
+
+    def _out_of_window(self, records: list[Node], day: dt.date) -> list[Node]:
+        """``records`` with every heading whose own line is out of the view at ``day`` shown
+        as ``""`` in the paths beneath it: expired (``until=``), not yet valid (``from=`` or
+        the tag's date) or no longer active (``status=``), as that line would be if it were a
+        fact (SPEC §7.1). Such a heading labels nothing and matches for nothing (the
+        attacker's pass: "release freeze" delivered "(Release freeze: no deploys) Deploy
+        region is eu-west-1" under a heading tagged ``until=2020-01-01``). Its section runs
+        from the heading to the first fact no longer under it. A node is the same object
+        while its row and the cut are (SPEC §11). A heading shorter than
+        :data:`~talos.sources.facts.MIN_FACT_CHARS` is no row, so its window is not read."""
+        out = [
+            h
+            for h in self.heading_rows
+            if (h.born or h.fields)
+            and (h.fields.get("status", "active") != "active" or validity(h, day) is not None)
+        ]
+        if not out:
+            self.unlabelled = {}
+            return records
+        lines = [n.line if n.kind == "fact" else 1 << 62 for n in records]
+        cut: dict[int, set[int]] = {}
+        for h in out:
+            got = heading_of(h.raw)
+            if got is None or not got[1]:
+                continue
+            depth = len(h.headings)
+            for i in range(bisect.bisect_right(lines, h.line), len(records)):
+                n = records[i]
+                if n.kind != "fact" or len(n.headings) <= depth or n.headings[depth] != got[1]:
+                    break
+                cut.setdefault(i, set()).add(depth)
+        memo: dict[tuple[int, tuple[int, ...]], tuple[Node, Node]] = {}
+        new = list(records)
+        for i, depths in cut.items():
+            n, key = records[i], (id(records[i]), tuple(sorted(depths)))
+            got_node = self.unlabelled.get(key)
+            if got_node is None or got_node[0] is not n:
+                heads = tuple("" if d in depths else t for d, t in enumerate(n.headings))
+                got_node = (n, dataclasses.replace(n, headings=heads))
+            memo[key] = got_node
+            new[i] = got_node[1]
+        self.unlabelled = memo
+        return new
 
     def _headings_kept(self, facts: list[Node]) -> list[Node]:
         """``facts`` (the index's rows, read for a fact filter other than the default) with
@@ -435,6 +485,7 @@ class KeptState:
         if self.fresh == key and self.built is not None:
             return self.built.view, self.built.graph
         records, block = self._sources(tokens.skills)
+        records = self._out_of_window(records, day)
         patched = self._patch(records, block, key[1:]) or self._restack(records, block, key[1:])
         if patched is not None:
             self.fresh = key
