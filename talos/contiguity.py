@@ -26,6 +26,7 @@ hands on less and keeps the rest. Built in one pass, O(lines·w).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,7 @@ __all__ = [
     "links",
     "memory_contexts",
     "no_links",
+    "resized",
 ]
 
 #: ``w``: lines linked each way (dev: w 1 / 2 / 3 → LoCoMo R@5 0.625 / 0.642 / 0.631).
@@ -164,6 +166,23 @@ def links(
     out = np.bincount(src, weights=share, minlength=n) if len(src) else np.zeros(n)
     fwd = np.array([pr in ahead for pr in pairs], dtype=bool)
     return Links(ptr, src, dst, share, out, fwd)
+
+
+def resized(edges: Links, n: int) -> Links:
+    """``edges`` over ``n`` nodes: what :func:`links` gives for the same lines when nodes
+    without a line (episodes, after the records) came or went, array for array.
+
+    Raises:
+        ValueError: a node ``n`` or above has an edge.
+    """
+    old = len(edges.out)
+    if n < old and (int(edges.ptr[n]) != edges.edges or (edges.edges and edges.dst.max() >= n)):
+        raise ValueError(f"a node at or above {n} has a contiguity edge")
+    if n <= old:
+        return dataclasses.replace(edges, ptr=edges.ptr[: n + 1], out=edges.out[:n])
+    more = n - old
+    ptr = np.concatenate([edges.ptr, np.full(more, edges.ptr[-1], dtype=edges.ptr.dtype)])
+    return dataclasses.replace(edges, ptr=ptr, out=np.concatenate([edges.out, np.zeros(more)]))
 
 
 def memory_contexts(text: str) -> dict[int, tuple[tuple[str, ...], str, int]]:
