@@ -163,7 +163,7 @@ def patch_index(old: TermIndex, carry: np.ndarray, rows: TermRows, fresh: np.nda
             vocab.append(w)
             last = i
         vocab += kept_words[last:]
-        lookup = dict(zip(vocab, range(len(vocab))))
+        lookup = dict(zip(vocab, range(len(vocab)), strict=True))
         cjk = np.zeros(len(vocab), dtype=bool)
         cjk[term_of[kept_terms]] = old.cjk[kept_terms]
         cjk[[i + j for j, i in enumerate(at)]] = [is_cjk(w) for w in coming]
@@ -196,10 +196,13 @@ def patch_index(old: TermIndex, carry: np.ndarray, rows: TermRows, fresh: np.nda
     term = _joined([terms_from[s][a:b] for _p, s, a, b in pieces], np.intp)
     tf = _joined([tfs_from[s][a:b] for _p, s, a, b in pieces], np.float64)
 
-    cjk_len = np.empty(n)
-    cjk_len[kept_new] = old.cjk_len[kept_old]
-    local = np.repeat(np.arange(len(new_at)), f_len)
-    cjk_len[new_at] = np.bincount(local, weights=f_tf * cjk[f_term], minlength=len(new_at))
+    if len(term):
+        cjk_len = np.empty(n)
+        cjk_len[kept_new] = old.cjk_len[kept_old]
+        local = np.repeat(np.arange(len(new_at)), f_len)
+        cjk_len[new_at] = np.bincount(local, weights=f_tf * cjk[f_term], minlength=len(new_at))
+    else:  # no entry: numpy's count of nothing is int64, weighted or not (as the gather)
+        cjk_len = np.bincount(np.zeros(0, dtype=np.intp), weights=np.zeros(0), minlength=n)
 
     # term-major, in the old lists' places: the entries of the nodes that went cut out, the
     # new rows' entries put in where their node sorts among the kept ones (which keep their
