@@ -197,7 +197,7 @@ def patch_index(old: TermIndex, carry: np.ndarray, rows: TermRows, fresh: np.nda
     tf = _joined([tfs_from[s][a:b] for _p, s, a, b in pieces], np.float64)
 
     if len(term):
-        cjk_len = np.empty(n)
+        cjk_len: np.ndarray = np.empty(n)
         cjk_len[kept_new] = old.cjk_len[kept_old]
         local = np.repeat(np.arange(len(new_at)), f_len)
         cjk_len[new_at] = np.bincount(local, weights=f_tf * cjk[f_term], minlength=len(new_at))
