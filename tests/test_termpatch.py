@@ -178,10 +178,13 @@ def test_patched_term_index_equals_a_fresh_one_across_edits_and_sessions(
                     lines[i] = f"- {text} fact {n} <!-- user 2026-01-0{1 + at % 3} -->"
                     (home / "memory.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
                 elif kind in ("session", "again"):
-                    said = text or texts[at % len(texts)]  # "again": the same keywords, merged
+                    said = text or "kettle"
+                    if kind == "again":  # the same keywords in another text: merged, its
+                        words = texts[at % len(texts)].split()  # representative changes
+                        said = " ".join([*reversed(words), words[0]])
                     names.append(f"2026-02-{n:02d}-s.jsonl")
-                    texts.append(said or "kettle")
-                    (folder / names[-1]).write_text(_session(said or "kettle"), encoding="utf-8")
+                    texts.append(said)
+                    (folder / names[-1]).write_text(_session(said), encoding="utf-8")
                 elif names:
                     (folder / names.pop(at % len(names))).unlink()
                 mem.recall(QUERIES[n % len(QUERIES)])
