@@ -80,7 +80,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from talos.analyzer import analyze, is_cjk, without_unigrams
-from talos.contiguity import Links, links, memory_contexts
+from talos.contiguity import Links, MemoryContexts, links
 from talos.sources.facts import written_by_talos
 from talos.sources.skills import frontmatter_as_text
 from talos.text import MATCH_MAX, drop_not_for
@@ -102,6 +102,7 @@ __all__ = [
     "contiguity_of",
     "counts_of",
     "heading_context",
+    "line_contexts",
     "matching_text",
     "of_nodes",
     "query_vector",
@@ -543,19 +544,21 @@ def of_nodes(
 
 
 def contiguity_of(
-    records: Sequence[Node], size: int, memory_file: str, memory_text: str | None
+    records: Sequence[Node],
+    size: int,
+    memory_file: str,
+    memory_text: str | None,
+    contexts: MemoryContexts | None = None,
 ) -> Links:
     """The contiguity :class:`~talos.contiguity.Links` of :func:`of_nodes` alone, over ``size``
     nodes whose facts are all among the first ones, ``records`` (a graph's records: episodes
     are never facts, so none is built); what a process builds beside a term index read from
-    stored rows (:mod:`talos.termrows`)."""
+    stored rows (:mod:`talos.termrows`). ``contexts``: those of :func:`line_contexts` of
+    ``memory_text``, when the caller holds them (None: read here)."""
     nodes = records
     if memory_text is None:
         return links([], [], size)
-    # one pass of the pattern, not a translation per line: 29 ms → under 1 ms at 30,000
-    # sessions' memory.md (470 kB), the same text
-    text = _OTHER_BREAKS.sub(" ", memory_text)
-    ctx = memory_contexts(text)
+    ctx = (contexts or line_contexts(memory_text)).contexts
     lines = sorted(
         (line, i)
         for i, n in enumerate(nodes)
@@ -563,3 +566,15 @@ def contiguity_of(
         if line > 0
     )
     return links([i for _ln, i in lines], [ctx.get(ln) for ln, _i in lines], size)
+
+
+def line_contexts(memory_text: str, last: MemoryContexts | None = None) -> MemoryContexts:
+    """The :class:`~talos.contiguity.MemoryContexts` of memory.md's text, each line numbered as
+    the fact reader numbers it (the other line breaks kept inside a line): brought up to date
+    from ``last`` (an earlier text's) when only plain lines changed in place
+    (:meth:`~talos.contiguity.MemoryContexts.edited`), else read line by line."""
+    # one pass of the pattern, not a translation per line: 29 ms → under 1 ms at 30,000
+    # sessions' memory.md (470 kB), the same text
+    text = _OTHER_BREAKS.sub(" ", memory_text)
+    got = last.edited(text) if last is not None else None
+    return got if got is not None else MemoryContexts.of(text)

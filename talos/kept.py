@@ -59,8 +59,8 @@ from typing import Any
 import numpy as np
 
 from talos import safety
-from talos.contiguity import Links, resized
-from talos.evidence import TermIndex, contiguity_of, of_nodes
+from talos.contiguity import Links, MemoryContexts, resized
+from talos.evidence import TermIndex, contiguity_of, line_contexts, of_nodes
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.graph import Graph, StackedNodes
 from talos.graph.incidence import Incidence, Vocabulary
@@ -260,12 +260,16 @@ class KeptState:
         except OSError:
             text = None
         rows: np.ndarray | None = None
-        edges: Links | None = None
+        contexts: MemoryContexts | None = None
         if self.index is None:  # the files read directly: the reference route
             index, edges = of_nodes(graph.nodes, str(self.paths.memory_file), text)
         else:
             got = self._patched_terms(graph)
             index, rows = got if got is not None else self._stored_terms(graph)
+            if last is not None and last.text == text:
+                contexts = last.contexts
+            elif text is not None:
+                contexts = line_contexts(text, last.contexts if last is not None else None)
             if (
                 got is not None
                 and last is not None
@@ -275,8 +279,9 @@ class KeptState:
                 edges = resized(last.links, len(graph.nodes))  # a session changes no fact
             else:
                 head = graph.nodes[: graph.records]
-                edges = contiguity_of(head, len(graph.nodes), str(self.paths.memory_file), text)
-        self.evidence = Carried(graph, index, edges, rows, text)
+                mf = str(self.paths.memory_file)
+                edges = contiguity_of(head, len(graph.nodes), mf, text, contexts)
+        self.evidence = Carried(graph, index, edges, rows, text, contexts)
         self.steps = []
         return index, edges
 

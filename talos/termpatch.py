@@ -17,7 +17,8 @@ is the same float for float.
 
 :class:`Carried` is what :class:`talos.kept.KeptState` keeps per graph for the model: the
 index, the contiguity edges, each node's row and the memory.md text the edges were linked
-in (a new session changes no fact: the edges are only :func:`talos.contiguity.resized`).
+in (a new session changes no fact: the edges are only :func:`talos.contiguity.resized`; an
+edited line only its own context, :meth:`talos.contiguity.MemoryContexts.edited`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from talos.analyzer import is_cjk
-from talos.contiguity import Links
+from talos.contiguity import Links, MemoryContexts
 from talos.evidence import TermIndex
 from talos.graph.graph import Graph
 from talos.termrows import TermRows, _runs
@@ -51,13 +52,15 @@ class Carried:
     """The ``evidence`` model's state of one graph: its term ``index`` and contiguity
     ``links``, the term row of each node (``rows``: ``int64[n]`` into the object's
     :class:`~talos.termrows.TermRows`; ``None`` without the index) and the memory.md ``text``
-    the links were made from (``None``: unreadable)."""
+    the links were made from (``None``: unreadable) with its line ``contexts`` (``None``:
+    not kept)."""
 
     graph: Graph
     index: TermIndex
     links: Links
     rows: np.ndarray | None
     text: str | None
+    contexts: MemoryContexts | None = None
 
 
 def spliced(

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import talos.kept as kept_mod
 from talos import Memory
 from talos.analyzer import analyze
-from talos.contiguity import Links, links, resized
+from talos.contiguity import Links, MemoryContexts, links, resized
 from talos.evidence import TermIndex, activate, of_nodes, query_vector
 from talos.termpatch import composed, patch_index, restacked, spliced
 from talos.termrows import Source, TermRows, matching_texts
@@ -140,15 +140,22 @@ STEP = st.one_of(
 )
 
 
-@settings(
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(steps=st.lists(STEP, min_size=1, max_size=7))
-def test_patched_term_index_equals_a_fresh_one_across_edits_and_sessions(
-    steps: Sequence[tuple[str, int, str]], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _home(root: Path) -> tuple[Path, list[str], list[str], list[str]]:
+    """A home of :data:`FACTS` and three sessions: ``(home, lines, session texts, names)``."""
+    home = root / "home"
+    folder = home / ".talos" / "sessions"
+    folder.mkdir(parents=True)
+    lines = list(FACTS)
+    (home / "memory.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    texts = ["roll out the billing release", "画一个流程图 for the deploy", "kettle tea"]
+    names = [f"2026-01-0{i + 1}-s.jsonl" for i in range(len(texts))]
+    for name, t in zip(names, texts, strict=True):
+        (folder / name).write_text(_session(t), encoding="utf-8")
+    return home, lines, texts, names
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each term index since was patched (else gathered)."""
     taken: list[bool] = []
     real = kept_mod.KeptState._patched_terms
 
@@ -158,35 +165,95 @@ def test_patched_term_index_equals_a_fresh_one_across_edits_and_sessions(
         return got
 
     monkeypatch.setattr(kept_mod.KeptState, "_patched_terms", counted)
-    with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        folder = home / ".talos" / "sessions"
-        folder.mkdir(parents=True)
-        lines = list(FACTS)
+    return taken
+
+
+def _step(home: Path, lines: list[str], texts: list[str], names: list[str], step: Any) -> None:
+    """Apply one random step: an edited line, a new session, a duplicate, a removal."""
+    n, (kind, at, text) = step
+    folder = home / ".talos" / "sessions"
+    if kind == "edit":
+        lines[at % len(lines)] = f"- {text} fact {n} <!-- user 2026-01-0{1 + at % 3} -->"
         (home / "memory.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        texts = ["roll out the billing release", "画一个流程图 for the deploy", "kettle tea"]
-        names = []
-        for i, t in enumerate(texts):
-            names.append(f"2026-01-0{i + 1}-s.jsonl")
-            (folder / names[-1]).write_text(_session(t), encoding="utf-8")
+    elif kind in ("session", "again"):
+        said = text or "kettle"
+        if kind == "again":  # the same keywords in another text: merged, its representative
+            words = texts[at % len(texts)].split()  # changes
+            said = " ".join([*reversed(words), words[0]])
+        names.append(f"2026-02-{n:02d}-s.jsonl")
+        texts.append(said)
+        (folder / names[-1]).write_text(_session(said), encoding="utf-8")
+    elif names:
+        (folder / names.pop(at % len(names))).unlink()
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(steps=st.lists(STEP, min_size=1, max_size=7))
+def test_patched_term_index_equals_a_fresh_one_across_edits_and_sessions(
+    steps: Sequence[tuple[str, int, str]],
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        home, lines, texts, names = _home(Path(tmp))
         with Memory(home, model="evidence") as mem:
             mem.recall("kettle")
             _check(mem)
-            for n, (kind, at, text) in enumerate(steps):
-                if kind == "edit":
-                    i = at % len(lines)
-                    lines[i] = f"- {text} fact {n} <!-- user 2026-01-0{1 + at % 3} -->"
-                    (home / "memory.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-                elif kind in ("session", "again"):
-                    said = text or "kettle"
-                    if kind == "again":  # the same keywords in another text: merged, its
-                        words = texts[at % len(texts)].split()  # representative changes
-                        said = " ".join([*reversed(words), words[0]])
-                    names.append(f"2026-02-{n:02d}-s.jsonl")
-                    texts.append(said)
-                    (folder / names[-1]).write_text(_session(said), encoding="utf-8")
-                elif names:
-                    (folder / names.pop(at % len(names))).unlink()
+            for n, step in enumerate(steps):
+                _step(home, lines, texts, names, (n, step))
                 mem.recall(QUERIES[n % len(QUERIES)])
                 _check(mem)
-    assert any(taken) or not steps  # the patch was taken, not only full gathers
+
+
+def test_edits_and_sessions_are_patched_not_gathered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The comparison above is not vacuous: a plain edit, a new session, a duplicate and a
+    removal each patch the last index."""
+    home, lines, texts, names = _home(tmp_path)
+    taken = _counted(monkeypatch)
+    with Memory(home, model="evidence") as mem:
+        mem.recall("kettle")
+        mem.recall("kettle")  # the first recall may read the stored records: a full build next
+        steps = [("edit", 0, "tea"), ("session", 0, "cargo 部署"), ("again", 0, "")]
+        for n, step in enumerate([*steps, ("remove", 1, ""), ("edit", 1, "csv")]):
+            _step(home, lines, texts, names, (n, step))
+            mem.recall(QUERIES[n % len(QUERIES)])
+            _check(mem)
+    assert taken[-5:] == [True] * 5, taken
+
+
+LINE = st.sampled_from(
+    [
+        "- kettle tea <!-- user 2026-01-02 -->",
+        "- deploy region <!-- user 2026-01-03 -->",
+        "- 合并表格 <!-- user 2026-01-03 -->",
+        "- csv files, untagged",
+        "# Work",
+        "## Deploys",
+        "```",
+        "~~~",
+        "",
+        "   ",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LINE, max_size=14), st.lists(st.tuples(st.integers(0, 99), LINE), max_size=4))
+def test_contexts_after_an_in_place_edit_equal_a_fresh_read(
+    lines: list[str], edits: list[tuple[int, str]]
+) -> None:
+    before = MemoryContexts.of("\n".join(lines))
+    for at, line in edits:
+        if lines:
+            lines[at % len(lines)] = line
+    text = "\n".join(lines)
+    got, want = before.edited(text), MemoryContexts.of(text)
+    if got is not None:  # None: a heading, fence or blank line changed; read again
+        assert (got.lines, got.where, got.contexts) == (want.lines, want.where, want.contexts)
+    plain = all(MemoryContexts.of(x).lines == [x] and "#" not in x for x in lines)
+    if not edits and plain:
+        assert got is not None
