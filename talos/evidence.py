@@ -71,6 +71,7 @@ its stored arrays 65 ms per process, analysing every node instead 2.5 s.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -209,11 +210,15 @@ class TermIndex:
         self.ids = [[]] * self.n  # stands for no ids: one empty list, never changed
         self.node_of = list(range(self.n))
         self.ptr, self.term, self.tf = ptr, term, tf
-        self.counts = np.diff(ptr)
-        self.entry_node = np.repeat(np.arange(self.n, dtype=np.intp), self.counts)
+        self.counts = np.diff(ptr)  # ``entry_node``: on first use (no query reads it)
         self.df, self.cjk, self.cjk_len = df, cjk, cjk_len
         self.kptr, self.knode, self.ktf = kptr, knode, ktf
         return self
+
+    @functools.cached_property
+    def entry_node(self) -> np.ndarray:
+        """Each node-major entry's node (``intp``)."""
+        return np.repeat(np.arange(self.n, dtype=np.intp), self.counts)
 
     def _derive(self, cjk: np.ndarray) -> None:
         """Everything else from ``ptr``, ``term``, ``tf`` and the CJK flags per term."""
