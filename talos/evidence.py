@@ -52,8 +52,11 @@ With the index, the term index is gathered from the analyzed term rows index.db 
 matching text and heading path (:class:`talos.termrows.TermRows`: node-major ``vocab``,
 ``cjk``, ``ptr``, ``term``, ``tf``, keyed by their hash; :func:`heading_context`,
 :func:`counts_of`) and completed by :meth:`TermIndex.from_arrays`, float for float this one;
-a new session, a changed line or heading analyses its own text only. The edges are linked
-again per graph (:func:`contiguity_of`, over the records alone).
+a new session, a changed line or heading analyses its own text only. A graph patched after an
+edit or restacked after a new or removed session gets its index patched from the last one
+(:mod:`talos.termpatch`, array for array the gathered one); the edges are linked again when a
+record or memory.md changed (:func:`contiguity_of`, over the records alone; an edited plain
+line re-reads its own context only, :func:`line_contexts`), else only resized.
 *Per query* (:meth:`talos.Memory.recall`, :func:`talos.selection.select_evidence`): ``terms =
 analyze(query)``; ``ev = activate(index, query_vector(index, terms), graph=links,
 at_least=SMALL_HOME)``; the ranking is ``ev.final`` best first (ties: node order); the

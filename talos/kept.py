@@ -28,6 +28,8 @@ inputs (the index's two generations or the files' stats, and the skills'), taken
   :class:`talos.Memory` (:meth:`KeptState.wrote`), so the next call builds (or patches) again;
 - ``stored``: the graph read from the stored records, by ``(tokens, day)``, never with
   overrides;
+- ``stored_records``: the records' token and the graph last read from them, the base of a
+  patched term index after a new session in a process that only recalls;
 - ``usage_keys``: the usage keys in view (:class:`talos.usage.PresentKeys`), by graph identity;
 - ``evidence``: the ``evidence`` model's term index and contiguity edges of a graph
   (:class:`talos.termpatch.Carried`), by graph identity; the index gathered from
@@ -214,6 +216,7 @@ class KeptState:
         self.merged: dict[tuple[Node, ...], Node] = {}
         self.standing: dict[Any, Any] = {}
         self.stored: tuple[Any, Graph] | None = None
+        self.stored_records: tuple[str, Graph] | None = None  # its records' token, the graph
         self.built: Built | None = None
         self.fresh: tuple[Any, ...] | None = None
         self.usage_keys = PresentKeys()
@@ -296,6 +299,24 @@ class KeptState:
             self.steps = []  # the chain is broken: the next index is gathered again
             return
         self.steps.append((new, carry, records))
+
+    def _stored_step(self, token: str, graph: Graph) -> None:
+        """Note how ``graph``, read from the stored records of ``token``, came from the last
+        graph read so (:meth:`_stepped`): the same records (the same token) over a block made
+        from the last one (a new or removed session in a process that only recalls, as the
+        MCP server's)."""
+        last, self.stored_records = self.stored_records, (token, graph)
+        if last is None or last[0] != token or last[1] is graph:
+            return
+        old = last[1]
+        o_nodes, n_nodes = old.nodes, graph.nodes
+        if not isinstance(o_nodes, StackedNodes) or not isinstance(n_nodes, StackedNodes):
+            self._stepped(old, graph, None, False)
+            return
+        groups = n_nodes.block.carried_from(o_nodes.block)
+        fits = groups is not None and old.records == graph.records
+        carry = restacked(graph.records, groups) if fits and groups is not None else None
+        self._stepped(old, graph, carry, False)
 
     def _patched_terms(self, graph: Graph) -> tuple[TermIndex, np.ndarray] | None:
         """The term index of ``graph`` patched from ``evidence``'s along ``steps``
@@ -668,11 +689,13 @@ class KeptState:
                 except (OSError, sqlite3.Error) as e:
                     self._drop_index(e)
                     return self._view(at, None, self._look())[1]
+                self.episodes = (gen[1], block)  # the base of the next one (a new session)
                 graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
                 graph.cache["kinds"] = stored.kinds
                 if isinstance(stored.kinds, Kinds):
                     graph.cache["skill_mask"] = stored.kinds.mask("skill")
                 self.usage_keys.loaded(graph, stored.present)
+                self._stored_step(token, graph)
                 self.stored = (key, graph)
                 return graph
             except BlockError as e:

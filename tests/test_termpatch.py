@@ -257,3 +257,24 @@ def test_contexts_after_an_in_place_edit_equal_a_fresh_read(
     plain = all(MemoryContexts.of(x).lines == [x] and "#" not in x for x in lines)
     if not edits and plain:
         assert got is not None
+
+
+def test_a_process_that_only_recalls_patches_after_new_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Variant: the graph read from the stored records (a new process, the MCP server), then
+    sessions arrive: the same records over the next block, the term index patched."""
+    home, lines, texts, names = _home(tmp_path)
+    with Memory(home, model="evidence") as mem:  # builds and stores the records block
+        mem.recall("kettle")
+    taken = _counted(monkeypatch)
+    with Memory(home, model="evidence") as mem:
+        mem.recall("kettle")
+        assert mem._kept.built is None  # read from the stored records, not built
+        steps = [("session", 0, "cargo 部署"), ("again", 0, ""), ("remove", 0, "")]
+        for n, step in enumerate(steps):
+            _step(home, lines, texts, names, (n, step))
+            mem.recall(QUERIES[n % len(QUERIES)])
+            _check(mem)
+        assert mem._kept.built is None
+    assert taken[-3:] == [True] * 3, taken
