@@ -181,7 +181,6 @@ def patch_index(old: TermIndex, carry: np.ndarray, rows: TermRows, fresh: np.nda
     counts[new_at] = f_len
     ptr = np.zeros(n + 1, dtype=np.intp)
     np.cumsum(counts, out=ptr[1:])
-    old_term = old.term if term_of is None else term_of[old.term]
     f_ptr = np.zeros(len(new_at) + 1, dtype=np.intp)
     np.cumsum(f_len, out=f_ptr[1:])
     pieces: list[tuple[int, int, int, int]] = []  # (new position, source, start, stop)
@@ -195,9 +194,19 @@ def patch_index(old: TermIndex, carry: np.ndarray, rows: TermRows, fresh: np.nda
     for j, p in enumerate(new_at.tolist()):
         pieces.append((p, 1, int(f_ptr[j]), int(f_ptr[j + 1])))
     pieces.sort()
-    terms_from, tfs_from = (old_term, f_term), (old.tf, f_tf)
-    term = _joined([terms_from[s][a:b] for _p, s, a, b in pieces], np.intp)
-    tf = _joined([tfs_from[s][a:b] for _p, s, a, b in pieces], np.float64)
+    # each piece written once into its place (renumbered on the way when terms came or went)
+    term = np.empty(int(ptr[-1]), dtype=np.intp)
+    tf = np.empty(int(ptr[-1]), dtype=np.float64)
+    for p, source, a, b in pieces:
+        into = slice(int(ptr[p]), int(ptr[p]) + b - a)
+        if source:
+            term[into], tf[into] = f_term[a:b], f_tf[a:b]
+        else:
+            if term_of is None:
+                term[into] = old.term[a:b]
+            else:
+                np.take(term_of, old.term[a:b], out=term[into])
+            tf[into] = old.tf[a:b]
 
     if len(term):
         cjk_len: np.ndarray = np.empty(n)
@@ -274,8 +283,3 @@ def _spliced(
             last = x + 1
     parts.append(arr[last:])
     return np.concatenate(parts)
-
-
-def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-    """``parts`` end to end as one ``dtype`` array (empty when there is none)."""
-    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
