@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from talos import audit, fsutil
-from talos.activation import MODEL_NAMES
+from talos.activation import MODEL_NAMES, TERMS
 from talos.errors import TalosError
 from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_paths, unknown_keys
 from talos.index import Index
@@ -604,15 +604,20 @@ def _check_index(mem: Memory, places: _Places, add: Add, seen: frozenset[str] | 
 
 def _check_dense(mem: Memory, places: _Places, add: Add) -> None:
     """The dense leg's state (issue 17), when talos.toml names it (a home that never asked
-    for it gets no finding: the default install is model-free): off; asked for but unable to
-    run (the install command); or on, with its model and how many texts still lack a
-    vector. The engine is not loaded."""
+    for it gets no finding: the default install is model-free): off; asked for under a
+    keyword model (``model = "bipartite"``: what recall warns of, with what to do); asked
+    for but unable to run (the install command); or on, with its model and how many texts
+    still lack a vector. The engine is not loaded."""
     from talos import hybrid
 
     if "dense" not in mem.paths.config:
         return
     if not mem.dense:
         add(Finding("dense", "ok", "off (dense = false in talos.toml): lexical recall"))
+        return
+    if mem.ranking.over != TERMS:  # every recall warns once: say it here too
+        needs, todo = hybrid.model_problem(mem.model)
+        add(Finding("dense", "warn", f"asked for but off: {needs}", hint=todo))
         return
     why = hybrid.available()
     if why:

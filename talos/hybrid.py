@@ -51,7 +51,7 @@ from talos.warn import warn
 if TYPE_CHECKING:
     from talos.activation import Model
     from talos.contiguity import Links
-    from talos.dense import Embedder, Fusion
+    from talos.dense import Embedder, FusedRow, Fusion
     from talos.evidence import Evidence, TermIndex
     from talos.graph.graph import Graph
     from talos.home import Paths
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from talos.vectors import VectorCache
 
 __all__ = [
+    "CUT_BY",
     "GATE",
     "GATE_CJK",
     "INLINE",
@@ -70,13 +71,16 @@ __all__ = [
     "W",
     "asked",
     "available",
-    "cuts",
+    "cut_of",
     "gate_for",
+    "legs_of",
     "lexical_evidence",
+    "model_problem",
     "node_texts",
     "problem",
     "query_text",
     "select",
+    "verdicts",
 ]
 
 #: The dense leg's absolute gate: a row the lexical floor does not deliver is delivered when
@@ -150,6 +154,17 @@ def available() -> str | None:
     from talos.dense import unavailable
 
     return unavailable()
+
+
+def model_problem(model: str) -> tuple[str, str]:
+    """Why the leg does not run under ``model``, a keyword model (``bipartite``,
+    ``classic``: the leg fuses with the ``evidence`` ranking only, :data:`K`, :data:`W`), and
+    what to do: ``(why, what to do)``, for recall's one warning and doctor's finding."""
+    return (
+        f"the dense leg needs the evidence model, not {model}",
+        'set model = "evidence" in talos.toml (or --model evidence), or turn the leg off '
+        "(dense = false in talos.toml)",
+    )
 
 
 def query_text(query: str) -> str:
@@ -311,6 +326,20 @@ class Leg:
         return fuse(evidence_order(ev.final), cosines, K, w, ev.final * ev.scale)
 
 
+def _gates(
+    index: TermIndex, edges: Links, ev: Evidence, fusion: Fusion, k: int, gate: float | None
+) -> tuple[list[int], set[int], np.ndarray, float]:
+    """:func:`select`'s rule for the fused order's first ``k`` rows: ``(those rows, the ones
+    the lexical floor delivers, their cosines (-1 where the dense leg does not rank one),
+    the cosine a row the floor leaves needs: max(gate, best cosine - MARGIN))``. One rule
+    for the block (:func:`select`) and for explain's cuts (:func:`verdicts`)."""
+    top = fusion.order[:k].tolist()
+    lexical = set(deliver(ev, top, edges)) if index.n else set()
+    cos = np.nan_to_num(fusion.dense_score[:k], nan=-1.0)
+    floor = max(GATE if gate is None else gate, float(cos.max()) - MARGIN) if top else 1.0
+    return top, lexical, cos, floor
+
+
 def select(
     graph: Graph,
     index: TermIndex,
@@ -338,10 +367,7 @@ def select(
     """
     if k <= 0 or not len(fusion.order):
         return []
-    top = fusion.order[:k].tolist()
-    lexical = set(deliver(ev, top, edges)) if index.n else set()
-    cos = np.nan_to_num(fusion.dense_score[:k], nan=-1.0)
-    floor = max(GATE if gate is None else gate, float(cos.max()) - MARGIN)
+    top, lexical, cos, floor = _gates(index, edges, ev, fusion, k, gate)
     rows = [n for j, n in enumerate(top) if n in lexical or cos[j] >= floor]
     if not rows:
         return []
@@ -351,12 +377,64 @@ def select(
     return [(round(float(fused[i]), 3), i, i == best) for i in rows]
 
 
-def cuts(delivered: Sequence[int], fusion: Fusion, k: int, limit: int) -> list[str]:
-    """explain's ``cut`` for the first ``limit`` rows of the fused order: ``""`` delivered
-    by a recall of ``k`` rows, ``floor`` among its first ``k`` but not delivered,
-    ``beyond-k``."""
-    mine = set(delivered)
-    return [
-        "" if int(n) in mine else ("floor" if j < k else "beyond-k")
-        for j, n in enumerate(fusion.order[: max(limit, 0)].tolist())
-    ]
+#: What :func:`verdicts` names: the lexical floor (:func:`talos.relevance.deliver`), the
+#: dense gate (:data:`GATE` / :data:`GATE_CJK`), the margin (:data:`MARGIN` below the best
+#: cosine of the first ``k``), and ``k`` itself.
+CUT_BY = ("floor", "gate", "margin", "k")
+
+
+def verdicts(
+    index: TermIndex,
+    edges: Links,
+    ev: Evidence,
+    fusion: Fusion,
+    k: int,
+    limit: int,
+    gate: float | None = None,
+) -> tuple[list[list[str]], float | None]:
+    """Which rules leave each of the fused order's first ``limit`` rows out of a hybrid recall
+    of ``k`` rows (:func:`select`'s rule, :func:`_gates`), for explain and why-not (issue 17:
+    "which gate cut it"): ``([cut_by, ...], cosine floor)``.
+
+    A row's ``cut_by`` is ``[]`` when it is delivered; ``["k"]`` beyond the first ``k``;
+    else ``"floor"`` (the lexical floor did not deliver it) with ``"gate"`` (its cosine is
+    below ``gate``, default :data:`GATE`) or ``"margin"`` (at or above the gate, but more
+    than :data:`MARGIN` below the best cosine of the ``k``), or ``"floor"`` alone when the
+    dense leg does not rank it. The cosine floor is what a row the lexical floor leaves
+    needs, ``max(gate, best - MARGIN)`` (None when ``k`` ≤ 0 or nothing is ranked).
+    """
+    shown = fusion.order[: max(limit, 0)].tolist()
+    if k <= 0 or not len(fusion.order):
+        return [["k"] for _n in shown], None
+    top, lexical, cos, floor = _gates(index, edges, ev, fusion, k, gate)
+    g = GATE if gate is None else gate
+    out: list[list[str]] = []
+    for j, n in enumerate(shown):
+        if j >= len(top):
+            out.append(["k"])
+        elif n in lexical or cos[j] >= floor:
+            out.append([])
+        elif int(fusion.dense_rank[j]) == 0:
+            out.append(["floor"])
+        else:
+            out.append(["floor", "gate" if cos[j] < g else "margin"])
+    return out, floor
+
+
+def legs_of(row: FusedRow) -> dict[str, Any]:
+    """A fused row's ``legs`` as explain, why-not and recall give them: ``{"fused": score,
+    "lexical": {"rank", "score"}, "dense": {"rank", "score"}}`` (1-based ranks; the evidence
+    score, the cosine; ``None`` where that leg does not rank the row)."""
+    return {
+        "fused": row.score,
+        "lexical": {"rank": row.lexical_rank, "score": row.lexical_score},
+        "dense": {"rank": row.dense_rank, "score": row.dense_score},
+    }
+
+
+def cut_of(cut_by: Sequence[str]) -> str:
+    """explain's ``cut`` for a row's :func:`verdicts`: ``""`` delivered, ``beyond-k``,
+    ``floor`` (among the first ``k``, left out by the floor and the dense gate or margin)."""
+    if not cut_by:
+        return ""
+    return "beyond-k" if "k" in cut_by else "floor"

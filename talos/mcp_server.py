@@ -87,6 +87,12 @@ class PickedRow(BaseModel):
         default=None, description="the markdown heading a fact stands under (facts only)"
     )
     provenance: dict[str, Any]
+    legs: dict[str, Any] | None = Field(
+        None,
+        description='with the dense leg on: score is the fused one, and this holds "fused", '
+        '"lexical" and "dense", each {"rank", "score"} (the evidence score, the cosine; null '
+        "where that leg does not rank the row); null without the leg",
+    )
 
 
 class RecallResult(BaseModel):
@@ -125,6 +131,16 @@ class ExplainRow(BaseModel):
     terms: list[dict[str, str]] = Field(
         default_factory=list,
         description='the query terms the row holds, each {"written", "analyzed"}',
+    )
+    # the dense leg's (issue 17), as ``talos explain --json`` gives them; null without it
+    legs: dict[str, Any] | None = Field(
+        None,
+        description='with the dense leg on: score is the fused one, and this holds "fused", '
+        '"lexical" and "dense" (each {"rank", "score"}: the evidence score, the cosine; '
+        'null where that leg does not rank the row), "cut_by" (what leaves the row out of a '
+        'recall of 5: [] delivered, "floor" the lexical floor with "gate" the dense gate or '
+        '"margin" below the best cosine, "k" beyond the first 5) and "cosine_floor" (the '
+        "cosine such a row needed)",
     )
 
 
@@ -298,6 +314,7 @@ def build_server(
                     body=r.body,
                     heading=r.heading or None,
                     provenance=node_provenance(r.node),
+                    legs=r.legs,
                     **node_identity(r.node),
                 )
                 for r in result.picked
@@ -320,7 +337,9 @@ def build_server(
         """Show how a query ranks the memories: score, kind and text of the top rows, with the
         seed activation, the gain of each hop and the neighbours that carried it; under the
         evidence model (the default), each row's evidence score, where the relevance floor cut
-        it ("cut") and the query terms it holds as written and as analyzed ("terms").
+        it ("cut") and the query terms it holds as written and as analyzed ("terms"); with the
+        dense leg on (dense = true in talos.toml), the fused ranking, and per row each leg's
+        rank and score and the rules that cut it ("legs").
 
         For debugging why something was (or was not) recalled. No side effects.
         """

@@ -91,6 +91,9 @@ class RecallRow:
     body: bool
     node: Node = field(repr=False)
     heading: str = ""
+    #: With the dense leg (issue 17): each leg's rank and score (:func:`talos.hybrid.legs_of`);
+    #: ``score`` is then the fused one. ``None`` for a lexical recall. Not traced.
+    legs: dict[str, Any] | None = None
 
     def as_trace(self) -> dict[str, object]:
         """The row as a trace entry ``{"key", "score", "body"}`` (SPEC §6.3). A request-scoped
@@ -135,9 +138,12 @@ class Row:
     ``answer``), ``hops`` one gain for both hops.
 
     With the dense leg on (issue 17), ``score`` is the fused RRF score and ``legs`` holds
-    ``{"fused": score, "lexical": {"rank", "score"}, "dense": {"rank", "score"}}`` (1-based
-    ranks; the lexical score is the evidence score, the dense one the cosine; ``None`` where
-    that leg does not rank the row).
+    ``{"fused": score, "lexical": {"rank", "score"}, "dense": {"rank", "score"}, "cut_by",
+    "cosine_floor"}`` (1-based ranks; the lexical score is the evidence score, the dense one
+    the cosine; ``None`` where that leg does not rank the row); ``cut_by`` the rules that
+    leave the row out of a recall of 5 (:func:`talos.hybrid.verdicts`: ``[]``, ``["k"]``,
+    ``["floor", "gate"]``, ``["floor", "margin"]``, ``["floor"]``), ``cosine_floor`` the
+    cosine a row the lexical floor leaves needed among those 5 (None beyond them).
 
     ``heading``: the nearest markdown heading a fact stands under (:meth:`Memory.heading`).
     """
@@ -466,10 +472,8 @@ class Memory:
         if not (self.dense if dense is None else dense):
             return None
         if self.ranking.over != TERMS:
-            self._dense_warn(
-                f'the dense leg fuses with the evidence model (model = "evidence" in '
-                f"talos.toml, or --model evidence); model {self.model} recalls without it"
-            )
+            needs, todo = hybrid.model_problem(self.model)
+            self._dense_warn(f"{needs}: {todo}; recalled with {self.model}, without the leg")
             return None
         if self._leg is None:
             why = hybrid.available()
@@ -568,6 +572,7 @@ class Memory:
         pending = self._query_soon(leg, query) if self.ranking.over == TERMS else None
         graph = self._kept.recall_graph(at, overrides)
         model = self.ranking
+        legs: dict[int, dict[str, Any]] = {}  # the dense leg's per row
         if model.over == TERMS:
             terms = analyze(query)
             index, edges, ev = self._terms(graph, terms)
@@ -576,6 +581,7 @@ class Memory:
             if fusion is not None:
                 gate = hybrid.gate_for(query)
                 picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, model, terms)
+                legs = {r.node: hybrid.legs_of(r) for r in fusion.rows(k)}
             else:
                 picks = select_evidence(graph, index, edges, ev, body, k, model, terms)
         else:
@@ -589,6 +595,7 @@ class Memory:
                 body,
                 graph.nodes[i],
                 self.heading(graph.nodes[i], graph),
+                legs.get(i),
             )
             for s, i, body in picks
         ]
@@ -678,13 +685,9 @@ class Memory:
         index, edges, ev = self._terms(graph, terms_q)
         fusion = self._fused(leg, pending, graph, ev, edges)
         if fusion is not None:
-            body = body_evidence(index, terms_q, at_least=SMALL_HOME)
             gate = hybrid.gate_for(query)
-            model = self.ranking
-            picked = hybrid.select(
-                graph, index, edges, ev, body, fusion, RECALL_K, gate, model, terms_q
-            )
-            return self._explain_fused(query, k, graph, index, ev, fusion, picked)
+            verdicts = hybrid.verdicts(index, edges, ev, fusion, RECALL_K, k, gate)
+            return self._explain_fused(query, k, graph, index, ev, fusion, verdicts)
         order = evidence_order(ev.final)
         shown = order[: max(k, 0)].tolist()
         kept = set(deliver(ev, order[:RECALL_K].tolist(), edges))
@@ -716,11 +719,12 @@ class Memory:
         index: TermIndex,
         ev: Evidence,
         fusion: Fusion,
-        picked: list[tuple[float, int, bool]],
+        verdicts: tuple[list[list[str]], float | None],
     ) -> list[Row]:
         """:meth:`explain` with the dense leg: the fused ranking's first ``k`` rows, each
-        with both legs' rank and score (:attr:`Row.legs`) and its cut."""
-        cuts = hybrid.cuts([i for _s, i, _b in picked], fusion, RECALL_K, k)
+        with both legs' rank and score, the rules that cut it (:attr:`Row.legs`, from
+        :func:`talos.hybrid.verdicts` for a recall of 5 rows) and its cut."""
+        cut_by, cosine_floor = verdicts
         written = analyze_written(query)
         out: list[Row] = []
         for j, leg_row in enumerate(fusion.rows(max(k, 0))):
@@ -733,13 +737,11 @@ class Memory:
             final, seed = float(ev.final[i]), float(ev.seeds[i])
             fused = round(leg_row.score, 3)
             row = Row(fused, n.kind, n.with_members(), n, final, seed, [final - seed])
-            row.evidence, row.cut, row.terms = final * ev.scale, cuts[j], terms
+            row.evidence, row.cut, row.terms = final * ev.scale, hybrid.cut_of(cut_by[j]), terms
             row.heading = self.heading(n, graph)
-            row.legs = {
-                "fused": leg_row.score,
-                "lexical": {"rank": leg_row.lexical_rank, "score": leg_row.lexical_score},
-                "dense": {"rank": leg_row.dense_rank, "score": leg_row.dense_score},
-            }
+            row.legs = hybrid.legs_of(leg_row)
+            row.legs["cut_by"] = cut_by[j]
+            row.legs["cosine_floor"] = None if "k" in cut_by[j] else cosine_floor
             out.append(row)
         return out
 
@@ -960,6 +962,13 @@ class Memory:
         ``below-threshold``, ``beyond-k``, ``shadowed``, ``conflict``, ``superseded``,
         ``deleted``, ``expired``, ``not-yet-valid``, ``overridden``, ``unsafe``. Records of other
         scopes never appear.
+
+        With the dense leg on (issue 17), the rows are the fused ranking's: a row left out of
+        its first 5 is ``below-floor`` also when no query term reaches it (the dense leg
+        ranked it there), a row beyond them ``beyond-k`` when it holds a term; each carries
+        :attr:`WhyNot.legs` (explain's, with ``cut_by``: ``floor`` and ``gate`` or
+        ``margin``, or ``k``), and ``detail`` says it in words: "the lexical floor (evidence
+        0.41) and the dense gate (cosine 0.801 < 0.850)".
         """
         view, graph = self.view(at, overrides)
         if self.ranking.over == TERMS:  # the analyzer's terms, and the relevance floor
@@ -968,13 +977,16 @@ class Memory:
             def shares(n: Node) -> bool:
                 return not terms.isdisjoint(analyze(matching_text(n)))
 
-            out = [
-                WhyNot(r.node, "below-floor" if r.cut == "floor" else "beyond-k",
-                       f"evidence {r.evidence:.2f}" if r.cut == "floor" else f"rank {no}",
-                       round(r.evidence or 0.0, 2))
-                for no, r in enumerate(self._explain_terms(query, max(k, RECALL_K), graph), 1)
-                if r.cut and r.seed > 0  # a row reached by spreading alone shares no term
-            ]  # fmt: skip
+            out = []
+            for no, r in enumerate(self._explain_terms(query, max(k, RECALL_K), graph), 1):
+                if r.legs is not None:  # the dense leg: a row it ranks among the first 5 too
+                    if r.cut == "floor" or (r.cut and r.seed > 0):
+                        out.append(_why_fused(r, no, hybrid.gate_for(query)))
+                elif r.cut and r.seed > 0:  # a row reached by spreading alone shares no term
+                    floor = r.cut == "floor"
+                    out.append(WhyNot(r.node, "below-floor" if floor else "beyond-k",
+                                      f"evidence {r.evidence:.2f}" if floor else f"rank {no}",
+                                      round(r.evidence or 0.0, 2)))  # fmt: skip
         else:
             qk = keywords(query)
 
@@ -1225,12 +1237,14 @@ class Decision:
 
 @dataclass(slots=True)
 class WhyNot:
-    """An in-scope record left out of explain's rows, and why (SPEC §6.2)."""
+    """An in-scope record left out of explain's rows, and why (SPEC §6.2). ``legs``: with
+    the dense leg, the row's :attr:`Row.legs` (each leg's rank and score, ``cut_by``)."""
 
     node: Node
     reason: str
     detail: str = ""
     score: float | None = None
+    legs: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -1244,4 +1258,32 @@ class WhyNot:
             "score": self.score,
             **node_identity(n),
             "provenance": node_provenance(n),
+            **({} if self.legs is None else {"legs": self.legs}),
         }
+
+
+def _why_fused(row: Row, rank_no: int, gate: float) -> WhyNot:
+    """why-not's entry for a row of the fused ranking (``rank_no``: 1-based) that a recall
+    leaves out, saying which rule cut it (:func:`talos.hybrid.verdicts`; ``gate``: the
+    query's dense gate, :func:`talos.hybrid.gate_for`)."""
+    legs = row.legs or {}
+    score = round(row.evidence or 0.0, 2) if row.seed > 0 else None  # None: no query term
+    cut_by = legs.get("cut_by") or []
+    if "k" in cut_by:
+        detail = f"fused rank {rank_no}: a recall delivers the first {RECALL_K}"
+        return WhyNot(row.node, "beyond-k", detail, score, legs)
+    cosine = (legs.get("dense") or {}).get("score")
+    if "gate" in cut_by and cosine is not None:
+        dense = f"the dense gate (cosine {cosine:.3f} < {gate:.3f})"
+    elif "margin" in cut_by and cosine is not None:
+        floor = float(legs.get("cosine_floor") or 0.0)
+        dense = (
+            f"the dense margin (cosine {cosine:.3f} < {floor:.3f}, {hybrid.MARGIN} below "
+            f"the best {floor + hybrid.MARGIN:.3f})"
+        )
+    else:
+        dense = ""
+    lexical = f"evidence {row.evidence:.2f}" if row.seed > 0 else "no query term"
+    detail = f"fused rank {rank_no}: the lexical floor ({lexical})"
+    detail += f" and {dense}" if dense else "; the dense leg does not rank it"
+    return WhyNot(row.node, "below-floor", detail, score, legs)

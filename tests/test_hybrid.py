@@ -155,14 +155,35 @@ def test_missing_extra_warns_once_and_recalls_lexically(
     assert "The deploy region is eu-west-1" in res.output
 
 
+def keyword_model_warning(model: str) -> str:
+    return (
+        f"talos: warning: the dense leg needs the evidence model, not {model}: set model = "
+        '"evidence" in talos.toml (or --model evidence), or turn the leg off (dense = false '
+        f"in talos.toml); recalled with {model}, without the leg\n"
+    )
+
+
+@pytest.mark.parametrize("model", ["bipartite", "classic"])
 def test_another_model_warns_and_recalls_without_the_leg(
-    topic_home: tuple[Path, TopicEmbedder], capsys: pytest.CaptureFixture[str]
+    topic_home: tuple[Path, TopicEmbedder], capsys: pytest.CaptureFixture[str], model: str
 ) -> None:
+    """A keyword model with the leg asked for: one warning line per Memory (a recall
+    process), saying what to set, and that model's recall, exactly as with the leg off."""
     home, emb = topic_home
-    mem = Memory(home, model="bipartite", dense=leg_of(home, emb))
-    mem.recall("name of my pet")
+    mem = Memory(home, model=model, dense=leg_of(home, emb))
+    got = [mem.recall("the deploy region").text, mem.recall("the deploy region").text]
+    rows = mem.explain("the deploy region")
     assert emb.queried == []
-    assert "the dense leg fuses with the evidence model" in capsys.readouterr().err
+    assert capsys.readouterr().err == keyword_model_warning(model)
+    off = Memory(home, model=model)
+    assert got == [off.recall("the deploy region").text] * 2
+    assert [(r.text, r.legs) for r in rows] == [
+        (r.text, None) for r in off.explain("the deploy region")
+    ]
+    (home / "talos.toml").write_text(f'model = "{model}"\ndense = true\n', encoding="utf-8")
+    for _ in range(2):  # each process warns once
+        res = CliRunner().invoke(app, ["recall", "the deploy region", "--home", str(home)])
+        assert res.exit_code == 0 and res.stderr == keyword_model_warning(model)
 
 
 # -- recall and explain with the leg (stand-in model) ----------------------------------------
@@ -375,6 +396,14 @@ def test_doctor_reports_the_state(
         return f.status, f.summary
 
     assert [f.check for f in diagnose(home).findings if f.check == "dense"] == []
+    (home / "talos.toml").write_text('model = "bipartite"\ndense = true\n', encoding="utf-8")
+    (found,) = [f for f in diagnose(home).findings if f.check == "dense"]
+    assert (found.status, found.summary, found.hint) == (
+        "warn",
+        "asked for but off: the dense leg needs the evidence model, not bipartite",
+        'set model = "evidence" in talos.toml (or --model evidence), or turn the leg off '
+        "(dense = false in talos.toml)",
+    )
     (home / "talos.toml").write_text("dense = false\n", encoding="utf-8")
     assert dense() == ("ok", "off (dense = false in talos.toml): lexical recall")
     (home / "talos.toml").write_text("dense = true\n", encoding="utf-8")
@@ -462,6 +491,51 @@ def test_real_explain_json_carries_both_legs(
     assert rows[0]["legs"]["lexical"]["rank"] == 1 and rows[0]["legs"]["dense"]["rank"] == 1
     assert 0.8 < rows[0]["legs"]["dense"]["score"] < 1.0
     assert rows[0]["cut"] == ""
+
+
+def test_real_why_not_names_the_gate_that_cut_the_paraphrase(
+    real: D.Embedder, make_home: Callable[..., Path]
+) -> None:
+    """ "someone took my bike": the bicycle fact is the fused first; why-not says what a
+    recall did with it, with the cosine explain shows: delivered (not listed) when it clears
+    GATE, else cut by the lexical floor (no query term) and the dense gate. A Chinese query
+    is held to GATE_CJK."""
+    home = make_home(memory=REAL_MEMORY)
+    mem = Memory(home, model="evidence", dense=real_leg(home, real))
+    mem.embed()
+    top = mem.explain("someone took my bike")[0]
+    assert top.legs is not None
+    cosine = top.legs["dense"]["score"]
+    missed = {w.node.text: w for w in mem.why_not("someone took my bike")}
+    bicycle = missed.get("My bicycle was stolen outside the library last spring")
+    if cosine >= hybrid.GATE:
+        assert bicycle is None
+    else:
+        assert bicycle is not None and bicycle.reason == "below-floor"
+        assert bicycle.detail == (
+            "fused rank 1: the lexical floor (no query term) and the dense gate (cosine "
+            f"{cosine:.3f} < 0.850)"
+        )
+        assert bicycle.legs == top.legs and bicycle.legs["cut_by"] == ["floor", "gate"]
+    assert "My bike is kept in the beta garage" not in missed  # another scope
+    zh = mem.why_not("我的猫叫什么名字")
+    assert zh and all(w.detail.endswith(" < 0.905)") for w in zh if w.legs)
+    assert all(w.node.text != "我的猫叫米索，它喜欢睡在窗台上" for w in zh)
+
+
+def test_real_mcp_explain_carries_both_legs(
+    real: D.Embedder, make_home: Callable[..., Path]
+) -> None:
+    home = make_home(memory=REAL_MEMORY)
+    mem = Memory(home, model="evidence", dense=real_leg(home, real))
+    mem.embed()
+    want = [r.to_json()["legs"] for r in mem.explain("when does billing deploy", k=3)]
+    mem.close()  # a Memory belongs to one thread: the server's is its worker's
+    served = Memory(home, model="evidence", dense=real_leg(home, real))
+    rows = mcp_call(served, "explain", {"query": "when does billing deploy", "k": 3})["rows"]
+    assert [r["legs"] for r in rows] == want  # type: ignore[index, union-attr]
+    assert want[0]["lexical"]["rank"] == 1 and want[0]["dense"]["rank"] == 1
+    assert want[0]["cut_by"] == []
 
 
 def test_the_gate_follows_the_querys_script() -> None:
@@ -596,3 +670,148 @@ def test_the_overlapped_query_fuses_float_for_float_as_the_direct_one(
     assert sides[0][0][0] == [("My cat is called Miso", 0.25, False)]
     assert [len(e) for _p, e in sides[0]] == [3, 3, 3, 3, 3]
     assert all(legs is not None for _p, e in sides[0] for *_r, legs in e)
+
+
+# -- why-not and the MCP tools with the leg (stand-in model) -----------------------------------
+
+
+def test_why_not_names_each_legs_rank_and_the_dense_gate(
+    topic_home: tuple[Path, TopicEmbedder],
+) -> None:
+    """ "deploy pet pet": the deploy fact is fused first but a recall leaves it out; why-not
+    says both rules that did: the lexical floor (its evidence 0.61) and the dense gate (its
+    cosine 2.04 / (√5.04 · √4.04) = 0.452 < GATE), with each leg's rank and score."""
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    got = [w for w in mem.why_not("deploy pet pet") if w.legs is not None]
+    assert [(w.node.text, w.reason, w.score) for w in got] == [
+        ("The deploy region is eu-west-1", "below-floor", 0.61)
+    ]
+    assert got[0].detail == (
+        "fused rank 1: the lexical floor (evidence 0.61) and the dense gate (cosine 0.452 < 0.850)"
+    )
+    legs = got[0].to_json()["legs"]
+    assert legs["lexical"]["rank"] == 1 and legs["dense"]["rank"] == 2
+    assert legs["dense"]["score"] == pytest.approx(2.04 / (5.04**0.5 * 4.04**0.5))
+    assert legs["cut_by"] == ["floor", "gate"]
+    assert legs["cosine_floor"] == pytest.approx(4.04 / (5.04**0.5 * 4.04**0.5) - hybrid.MARGIN)
+    assert [w.reason for w in mem.why_not("deploy pet pet") if w.legs is None] == ["expired"]
+
+
+def test_why_not_names_the_margin_for_a_dense_only_row(make_home: Callable[..., Path]) -> None:
+    """Two rows no query word reaches, both over the gate (cosines 0.995 and 0.941): the
+    second is listed although it holds no query term, cut by the margin, not the gate."""
+    home = make_home(memory="- Miso the cat\n- cat cat miso bread\n")
+    mem = Memory(home, model="evidence", dense=leg_of(home, TopicEmbedder()))
+    (got,) = mem.why_not("pet")
+    assert (got.node.text, got.reason, got.score) == ("cat cat miso bread", "below-floor", None)
+    assert got.detail == (
+        "fused rank 2: the lexical floor (no query term) and the dense margin (cosine 0.941 "
+        "< 0.980, 0.015 below the best 0.995)"
+    )
+    assert got.legs is not None and got.legs["cut_by"] == ["floor", "margin"]
+    assert got.legs["lexical"] == {"rank": None, "score": None}
+    assert Memory(home, model="evidence").why_not("pet") == []  # lexically: nothing to say
+
+
+def test_why_not_names_k_beyond_the_first_five(make_home: Callable[..., Path]) -> None:
+    words = ["api", "docs", "billing", "search", "mobile", "gateway", "ledger"]
+    home = make_home(memory="".join(f"- We deploy the {w} service with care\n" for w in words))
+    mem = Memory(home, model="evidence", dense=leg_of(home, TopicEmbedder()))
+    got = mem.why_not("deploy the billing")
+    assert [(w.node.text, w.reason, w.detail) for w in got] == [
+        (
+            f"We deploy the {w} service with care",
+            "beyond-k",
+            f"fused rank {no}: a recall delivers the first 5",
+        )
+        for no, w in ((6, "gateway"), (7, "ledger"))
+    ]
+    assert [w.legs and (w.legs["lexical"]["rank"], w.legs["cut_by"]) for w in got] == [
+        (6, ["k"]),
+        (7, ["k"]),
+    ]
+
+
+def test_explain_json_names_the_rule_that_cut_each_row(
+    topic_home: tuple[Path, TopicEmbedder],
+) -> None:
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    legs = [r.legs for r in mem.explain("deploy pet pet")]
+    assert [(g or {}).get("cut_by") for g in legs] == [["floor", "gate"], []]
+
+
+def test_why_not_table_has_both_legs_columns(
+    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, emb = topic_home
+    monkeypatch.setattr(D, "Embedder", lambda: emb)
+    monkeypatch.setattr(hybrid, "available", lambda: None)
+    args = ["explain", "deploy pet pet", "--home", str(home), "--model", "evidence", "--dense"]
+    res = CliRunner().invoke(app, [*args, "--why-not", "--plain"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    table = res.output[res.output.index("why not") :]
+    lines = [" ".join(ln.replace("│", " ").split()) for ln in table.splitlines()]
+    assert (
+        "below-floor 0.61 fact The deploy region is eu-west-1 #1 0.61 #2 0.45 fused rank 1: "
+        "the lexical floor (evidence 0.61) and the dense gate (cosine 0.452 < 0.850)"
+    ) in lines
+    res = CliRunner().invoke(app, [*args, "--why-not", "--json"])
+    missed = json.loads(res.output)["data"]["why_not"]
+    assert [m["legs"]["cut_by"] for m in missed if "legs" in m] == [["floor", "gate"]]
+
+
+def mcp_call(mem: Memory, tool: str, args: dict[str, object]) -> dict[str, object]:
+    import asyncio
+
+    from talos.mcp_server import build_server
+
+    got = asyncio.run(build_server(mem).call_tool(tool, args))
+    return got.structured_content  # type: ignore[no-any-return]
+
+
+def test_mcp_explain_carries_the_legs_as_explain_json(
+    topic_home: tuple[Path, TopicEmbedder],
+) -> None:
+    home, emb = topic_home
+    mem = Memory(home, model="evidence", dense=leg_of(home, emb))
+    want = [r.to_json()["legs"] for r in mem.explain("deploy pet pet")]
+    mem.close()  # a Memory belongs to one thread: the server's is its worker's
+    served = Memory(home, model="evidence", dense=leg_of(home, emb))
+    rows = mcp_call(served, "explain", {"query": "deploy pet pet"})["rows"]
+    assert [r["legs"] for r in rows] == want  # type: ignore[index, union-attr]
+    assert want[1]["dense"]["rank"] == 1 and want[1]["lexical"]["rank"] is None
+    lexical = mcp_call(Memory(home, model="evidence"), "explain", {"query": "deploy pet pet"})
+    assert [r["legs"] for r in lexical["rows"]] == [None]  # type: ignore[union-attr, index]
+
+
+def test_mcp_recall_takes_the_leg_from_talos_toml(
+    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``talos mcp`` opens its Memory as every command does: ``dense = true`` in talos.toml
+    turns the leg on for its recall; the paraphrase lexical recall misses is delivered, and
+    each picked row carries each leg's rank and score (``legs``), as ``recall --json``."""
+    home, emb = topic_home
+    monkeypatch.setattr(D, "Embedder", lambda: emb)
+    monkeypatch.setattr(hybrid, "available", lambda: None)
+    assert mcp_call(Memory(home), "recall", {"query": "name of my pet"})["picked"] == []
+    lexical = mcp_call(Memory(home), "recall", {"query": "the deploy region"})["picked"]
+    assert [p["legs"] for p in lexical] == [None]  # type: ignore[union-attr, index]
+    (home / "talos.toml").write_text("dense = true\n", encoding="utf-8")
+    got = mcp_call(Memory(home), "recall", {"query": "name of my pet"})
+    assert [(p["text"], p["score"]) for p in got["picked"]] == [  # type: ignore[union-attr, index]
+        ("My cat is called Miso", 0.25)
+    ]
+    assert emb.queried == ["name of my pet"]
+    # (2, 0, 0, 0.2) · (1, 0, 0, 0.2); a home's cache keeps float16 rows
+    cosine = pytest.approx(2.04 / (4.04**0.5 * 1.04**0.5), abs=1e-3)
+    legs = got["picked"][0]["legs"]  # type: ignore[index]
+    assert legs == {
+        "fused": 0.25,
+        "lexical": {"rank": None, "score": None},
+        "dense": {"rank": 1, "score": cosine},
+    }
+    res = CliRunner().invoke(app, ["recall", "name of my pet", "--home", str(home), "--json"])
+    assert [p["legs"] for p in json.loads(res.stdout)["data"]["picked"]] == [legs]
+    assert mcp_call(Memory(home), "recall", {"query": "name of my pet"})["text"] == got["text"]

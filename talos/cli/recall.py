@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -27,7 +27,6 @@ from talos.cli.common import (
     parse_overrides,
     scopes_from,
 )
-from talos.memory import Row
 from talos.model import node_identity, node_provenance
 from talos.render import MIN_BUDGET, check_budget, kind_label, shown, shown_with_members
 from talos.sources.sessions import sessions_root
@@ -68,7 +67,8 @@ def recall(
 
     The block is for an agent's prompt. Writes one trace line and updates usage counts. Prints
     nothing (exit 0) when nothing is recalled. The block is plain text on stdout, in a pipe too (it
-    is what an agent pastes); --json gives it with the picked rows, their scores and provenance.
+    is what an agent pastes); --json gives it with the picked rows, their scores and provenance
+    (with --dense, each row's "legs": each leg's rank and score).
 
     Examples:
       talos recall "merge two csv files by user id" -k 5
@@ -98,6 +98,7 @@ def recall(
                         "heading": r.heading or None,
                         **node_identity(r.node),
                         "provenance": node_provenance(r.node),
+                        **({} if r.legs is None else {"legs": r.legs}),
                     }
                     for r in result.picked
                 ],
@@ -153,7 +154,9 @@ def explain(
     "evidence", "cut" and "terms" (each matched query term as written and as analyzed). With
     --dense the rows are the fused ranking: the score is the fused one, the "lexical" and
     "dense" columns give each leg's rank and score (the evidence score, the cosine), and --json
-    adds per row "legs".
+    adds per row "legs", with "cut_by": what left the row out of a recall of 5 (floor: the
+    lexical floor, with gate: the dense gate, or margin: too far below the best cosine; k:
+    beyond the first 5). --why-not then says it per row, with both legs' columns.
 
     Examples:
       talos explain "upgrade rust dependencies" -k 10
@@ -195,7 +198,7 @@ def explain(
         score = f"{r.score:.3f}" if legs else f"{r.score:.2f}"
         cells = [str(no), score, kind_label(r.kind, mem.lang), text]
         if legs:
-            cells += [_leg(r, "lexical"), _leg(r, "dense")]
+            cells += [_leg(r.legs, "lexical"), _leg(r.legs, "dense")]
         table.add_row(*cells, *([r.cut or ""] if marked else []))
     if rows:
         out.print(table)
@@ -207,18 +210,25 @@ def explain(
         miss.add_column("score", justify="right")
         miss.add_column("kind")
         miss.add_column("text", overflow="fold")
+        fused = any(w.legs is not None for w in missed)  # the dense leg: each leg's rank
+        if fused:
+            miss.add_column("lexical", justify="right")
+            miss.add_column("dense", justify="right")
         miss.add_column("detail", overflow="fold")
         for w in missed:
             score = "" if w.score is None else f"{w.score:.2f}"
             kind = kind_label(w.node.kind, mem.lang)
-            miss.add_row(w.reason, score, kind, shown(w.node.text, mem.lang), shown(w.detail))
+            cells = [w.reason, score, kind, shown(w.node.text, mem.lang)]
+            if fused:
+                cells += [_leg(w.legs, "lexical"), _leg(w.legs, "dense")]
+            miss.add_row(*cells, shown(w.detail))
         out.print(miss)
 
 
-def _leg(row: Row, name: str) -> str:
-    """One leg's cell of a fused explain row: ``#RANK SCORE``, or ``-`` where that leg does
-    not rank the row."""
-    leg = (row.legs or {}).get(name) or {}
+def _leg(legs: dict[str, Any] | None, name: str) -> str:
+    """One leg's cell of a fused explain or why-not row (its ``legs``): ``#RANK SCORE``, or
+    ``-`` where that leg does not rank the row."""
+    leg = (legs or {}).get(name) or {}
     if leg.get("rank") is None:
         return "-"
     return f"#{leg['rank']} {leg['score']:.2f}"
