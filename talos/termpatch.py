@@ -15,6 +15,11 @@ vocabulary when terms came or went, and moves the term-major lists: the result e
 index a full gather builds array for array (``tests/test_termpatch.py``), so every ranking
 is the same float for float.
 
+Cost (``bench/scale.py --sizes 3000 30000 --model evidence --no-direct``, one run before, two
+after, load 2–4 on 2 cores; ``bench/README.md`` "Scale"): at 30,000 sessions an edit then a
+recall 424 → 31–74 ms (11.8× → 2.7–3.7× its paired warm recall), a new session then a recall
+662 → 102–181 ms (26× → 9–11×; ``bipartite`` 16–26× in the same runs).
+
 :class:`Carried` is what :class:`talos.kept.KeptState` keeps per graph for the model: the
 index, the contiguity edges, each node's row and the memory.md text the edges were linked
 in (a new session changes no fact: the edges are only :func:`talos.contiguity.resized`; an
