@@ -7,7 +7,8 @@ the file shows either all of it or none of it): it appends ``commit`` or ``abort
 never removed without a record from which it can be restored.
 
 Entry fields: ``t`` (Unix seconds), ``txn``, ``op`` (remember, supersede, history, forget,
-resolve, revoke, restore, skill-forget), ``id`` (record id), ``key``, ``scope``, ``file``,
+resolve, revoke, restore, skill-forget; ack: an outside edit the person reviewed, memory.md
+unchanged), ``id`` (record id), ``key``, ``scope``, ``file``,
 ``before``/``after`` (the full line before/after; ``None`` for none), ``reason``; a line
 appended without rewriting memory.md has ``offset`` (the file's size when it was prepared). A
 transaction that found memory.md changed by someone else before its swap ends in ``abort``.
@@ -331,13 +332,17 @@ class OutsideEdit:
     ``kind``: ``missing`` (a record talos wrote is not in memory.md), ``changed`` (its line
     was edited: the id is there, the text is not what talos wrote), ``back`` (a line talos
     removed is in memory.md again). ``line``: 1-based line in memory.md (0 when absent).
-    ``message``: a sentence that says what happened and what to do.
+    ``message``: a sentence that says what happened and what to do. ``was``: the line as the
+    log last left it (``None``: taken out); ``now``: the line in memory.md (``None``: absent)
+    — what an acknowledgement records (:func:`talos.writer.acknowledge`).
     """
 
     kind: str
     id: str
     line: int
     message: str
+    was: str | None = None
+    now: str | None = None
 
 
 def outside_edits(
@@ -394,6 +399,8 @@ def outside_edits(
                         no,
                         f"{name}:{no}: record {rid} was edited outside talos; nothing to do if "
                         f"you meant it (talos history {rid} shows what talos wrote)",
+                        str(after),
+                        lines[no - 1],
                     )
                 )
                 continue
@@ -408,7 +415,8 @@ def outside_edits(
                     0,
                     f"record {rid} {what} is not in {name}: it was removed outside talos (by "
                     "hand, or an editor saved an older copy over it); talos restore "
-                    f"{rid} brings it back",
+                    f"{rid} brings it back (talos doctor --ack if you meant it)",
+                    str(after),
                 )
             )
         elif before in where:
@@ -423,7 +431,10 @@ def outside_edits(
                     no,
                     f"{name}:{no}: record {rid} is back although talos removed it "
                     f"({e.get('op')}): an editor probably saved an older copy over talos's "
-                    f"write; if you did not mean to bring it back: {fix}",
+                    f"write; if you did not mean to bring it back: {fix} (talos doctor --ack "
+                    "if you did)",
+                    None,
+                    before,
                 )
             )
     return out

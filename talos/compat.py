@@ -135,8 +135,11 @@ def explain(
 
 
 def dead(min_seen: int = 8, stale_days: int = 90) -> list[tuple[str, str, str]]:
-    """``[(kind, text, reason), ...]``: forgetting suggestions with Chinese kinds and reasons."""
-    return [(_TO_ZH[s.kind], s.text, s.reason) for s in _memory().dead(min_seen, stale_days)]
+    """``[(kind, text, reason), ...]``: forgetting suggestions with Chinese kinds and reasons.
+    The reference's rule: ``min_seen`` recalls are enough, with no span of days
+    (``min_days=0``; :meth:`talos.Memory.dead` waits ``dead_min_days``)."""
+    found = _memory().dead(min_seen, stale_days, min_days=0)
+    return [(_TO_ZH[s.kind], s.text, s.reason) for s in found]
 
 
 def forget(items: Iterable[tuple[str, ...]]) -> int:

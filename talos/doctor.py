@@ -34,8 +34,16 @@ from typing import Any
 
 from talos import audit, fsutil
 from talos.activation import MODEL_NAMES, TERMS
-from talos.errors import TalosError
-from talos.home import CONFIG_FILE, Paths, config_line, resolve_home, resolve_paths, unknown_keys
+from talos.errors import InputError, TalosError
+from talos.home import (
+    CONFIG_FILE,
+    Paths,
+    config_line,
+    dead_min_days,
+    resolve_home,
+    resolve_paths,
+    unknown_keys,
+)
 from talos.index import Index
 from talos.memory import Memory
 from talos.model import Node
@@ -64,8 +72,10 @@ from talos.warn import audience
 
 __all__ = [
     "ATTENTION",
+    "Acknowledged",
     "Diagnosis",
     "Finding",
+    "acknowledge",
     "config_line",
     "config_problems",
     "diagnose",
@@ -167,6 +177,10 @@ def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
     dense = paths.config.get("dense")
     if dense is not None and not isinstance(dense, bool):
         out.append(f"{where('dense')}: dense must be true or false, not {dense!r}")
+    try:
+        dead_min_days(paths)
+    except InputError as e:
+        out.append(str(e))
     return out
 
 
@@ -330,6 +344,62 @@ def diagnose(
         _check_audit(paths, places, add, seen)
         _check_hooks(paths, places, add)
     return diag
+
+
+@dataclass(frozen=True, slots=True)
+class Acknowledged:
+    """What :func:`acknowledge` recorded: the ``edits`` (:class:`talos.audit.OutsideEdit`,
+    [] when there was nothing to acknowledge) and the ``memory`` file and audit ``log`` they
+    are of, as doctor names them (relative to the home)."""
+
+    edits: list[audit.OutsideEdit]
+    memory: str
+    log: str
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """``[{"id", "kind", "line"}]``: ``line`` 1-based in memory.md, 0 when absent."""
+        return [{"id": o.id, "kind": o.kind, "line": o.line} for o in self.edits]
+
+    def sentence(self) -> str:
+        """What ``talos doctor --ack`` says on stderr."""
+        if not self.edits:
+            return f"nothing to acknowledge: the audit log agrees with {self.memory}"
+        which = ", ".join(f"{o.id} {o.kind}" for o in self.edits[:MAX_DETAILS])
+        more = (
+            f", and {len(self.edits) - MAX_DETAILS} more" if len(self.edits) > MAX_DETAILS else ""
+        )
+        return (
+            f"acknowledged {_count(len(self.edits), 'outside edit')} of {self.memory} in "
+            f"{self.log} ({which}{more}); talos doctor warns only about edits made after this"
+        )
+
+
+def acknowledge(
+    home: str | os.PathLike[str] | None = None,
+    scopes: Sequence[str] = DEFAULT_SCOPES,
+    scoped: bool = False,
+) -> Acknowledged:
+    """Acknowledge the audit finding's outside edits (``talos doctor --ack``): the records
+    talos wrote that were removed, edited or brought back by hand are recorded as reviewed in
+    the audit log (:func:`talos.writer.acknowledge`), so the next diagnosis warns only about
+    edits made after it. ``scopes``/``scoped`` as for :func:`diagnose`: a request's view
+    acknowledges its own scopes' records only.
+
+    Raises:
+        TalosError: the home or its talos.toml cannot be read (doctor's own finding).
+        filelock.Timeout, OSError: the audit log cannot be written.
+    """
+    from talos import writer  # imported on use: a plain doctor writes nothing
+
+    root = resolve_home(home).absolute()
+    with _captured():
+        paths = resolve_paths(root)
+    places = _Places(root)
+    names = places.path(paths.memory_file), places.path(paths.audit_file)
+    if not paths.audit_file.exists():
+        return Acknowledged([], *names)
+    done = writer.acknowledge(paths, frozenset(scopes) if scoped else None)
+    return Acknowledged(done, *names)
 
 
 Add = Callable[[Finding], None]
@@ -841,7 +911,8 @@ def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
                 f"{name} and {mf} disagree",
                 _details(items + [places.text(m) for m in edited]),
                 hint="an interrupted write is settled by the next talos write; for an edit "
-                "made outside talos each line says what to do (nothing, if you meant it)",
+                "made outside talos each line says what to do (if you meant it: talos doctor "
+                "--ack, and doctor warns only about later edits)",
             )
         )
     elif edited:
@@ -851,6 +922,7 @@ def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
                 "info",
                 f"{mf}: {_count(len(edited), 'record')} by talos edited outside talos since",
                 _details([places.text(m) for m in edited]),
+                hint="talos doctor --ack records that you reviewed them",
             )
         )
     else:

@@ -33,11 +33,13 @@ from talos.warn import warn
 
 __all__ = [
     "CONFIG_FILE",
+    "DEAD_MIN_DAYS",
     "KNOWN_KEYS",
     "MAX_SESSIONS_DIRS",
     "Paths",
     "canonical",
     "config_line",
+    "dead_min_days",
     "load_config",
     "resolve_home",
     "resolve_paths",
@@ -60,7 +62,12 @@ _DEFAULTS = {
 
 #: Every key ``talos.toml`` may hold; any other is reported (a typo such as ``modle`` was
 #: silently ignored, issue 12.7). A module that reads a new key adds it here.
-KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model", "hooks", "dense"})
+KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model", "hooks", "dense", "dead_min_days"})
+#: Days a memory must have been counted (since the first recall that saw it) before ``talos
+#: dead`` may propose it (``dead_min_days`` in talos.toml). A newcomer's fact was proposed
+#: after 8 recalls in a new home's first ten minutes; two weeks give a fact used once a week
+#: (the Friday deploy) two chances to be recalled first.
+DEAD_MIN_DAYS = 14
 #: Keys of the ``[hooks]`` table (:data:`talos.hooks.state.DEFAULTS` plus the scope table) and
 #: the type each value must have; a wrong one is reported, and the hook uses its default.
 HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -277,6 +284,23 @@ def _where(root: Path, key: str, table: str = "") -> str:
     file = root / CONFIG_FILE
     no = config_line(file, key, table)
     return f"{file}:{no}" if no else str(file)
+
+
+def dead_min_days(paths: Paths) -> int:
+    """``dead_min_days`` of the home's talos.toml, else :data:`DEAD_MIN_DAYS` (SPEC §6.4:
+    the span a memory must have been counted before ``dead`` may propose it).
+
+    Raises:
+        InputError: the value is not a whole number of days, 0 or more
+            (``talos.toml:LINE: dead_min_days must be ...``).
+    """
+    value = paths.config.get("dead_min_days", DEAD_MIN_DAYS)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(
+            f"{_where(paths.home, 'dead_min_days')}: dead_min_days must be a whole number of "
+            f"days, 0 or more, not {value!r}"
+        )
+    return value
 
 
 def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:

@@ -354,6 +354,14 @@ def build_server(
         stale_days: Annotated[
             int, Field(ge=0, description="A fact last recalled this many days ago is stale.")
         ] = 90,
+        min_days: Annotated[
+            int | None,
+            Field(
+                ge=0,
+                description="Only facts counted for at least this many days since the first "
+                "recall that saw them (default: the home's dead_min_days, 14).",
+            ),
+        ] = None,
     ) -> DeadResult:
         """List memories whose tag says the user did not write them, never or no longer recalled.
 
@@ -361,7 +369,7 @@ def build_server(
         them with `talos forget`. The tag decides: untagged or user-tagged facts and
         skills without a source: are never listed.
         """
-        suggestions = await call(lambda: memory.dead(min_seen, stale_days))
+        suggestions = await call(lambda: memory.dead(min_seen, stale_days, min_days=min_days))
         return DeadResult(
             suggestions=[DeadRow.model_validate(_visible(s.to_json())) for s in suggestions]
         )

@@ -28,7 +28,7 @@ from talos.contiguity import Links
 from talos.errors import InputError, TalosError
 from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence, matching_text
 from talos.graph.graph import Graph
-from talos.home import Paths, resolve_paths
+from talos.home import Paths, dead_min_days, resolve_paths
 from talos.index import Index
 from talos.kept import KeptState
 from talos.model import Node, node_identity, node_provenance
@@ -755,7 +755,11 @@ class Memory:
 
     @_heard
     def dead(
-        self, min_seen: int = 8, stale_days: int = 90, at: dt.date | None = None
+        self,
+        min_seen: int = 8,
+        stale_days: int = 90,
+        at: dt.date | None = None,
+        min_days: int | None = None,
     ) -> list[Suggestion]:
         """Forgetting suggestions (SPEC §6.4): memories whose tag says talos or an agent
         wrote them (``src != user``).
@@ -763,12 +767,18 @@ class Memory:
         A fact whose tag's source is not ``user``, or a skill whose frontmatter says
         ``source:`` other than ``user`` (issue 3), qualifies when ``seen >= min_seen`` and it
         was never hit ("seen N times, never recalled") or its last hit is ``>= stale_days``
-        days ago. Merged members count too. The tag decides, not who typed the line (issue
-        12.6): untagged and ``user``-tagged lines and skills without ``source:`` are never
-        proposed; a line a person tagged ``import`` or ``reflect`` is. Each suggestion carries
-        its ``src``. A memory with hits but no recorded hit day (imported ``[seen, hits]``) is
-        not judged stale.
+        days ago — and it has been counted for at least ``min_days`` days since the first
+        recall that saw it (``None``: ``dead_min_days`` of talos.toml, else
+        :data:`talos.home.DEAD_MIN_DAYS`; a newcomer's fact was proposed after 8 recalls in
+        a new home's first ten minutes, ``tests/test_dead_span.py``). A count whose first
+        day is not known (kept before talos recorded it, or the reference's counts of
+        :mod:`talos.compat`) is judged without that span. Merged members count too. The
+        tag decides, not who typed the line (issue 12.6): untagged and ``user``-tagged lines
+        and skills without ``source:`` are never proposed; a line a person tagged ``import``
+        or ``reflect`` is. Each suggestion carries its ``src``. A memory with hits but no
+        recorded hit day (imported ``[seen, hits]``) is not judged stale.
         """
+        span = dead_min_days(self.paths) if min_days is None else min_days
         graph = self.graph(at)
         stats = {s: self.usage_store.stats(s) for s in self.scopes}
         t = labels(self.lang)
@@ -789,6 +799,8 @@ class Memory:
                 st = stats.get(n.fields.get("scope", "global"), none).get(n.key)
                 if st is None or st.seen < min_seen:
                     continue
+                if st.first_day and now - st.first_day < span:
+                    continue  # counted for too short a time to say it is not used
                 if st.hits == 0:
                     reason = never.get(st.seen) or never.setdefault(
                         st.seen, t["never"].format(seen=st.seen)

@@ -1,8 +1,11 @@
 """Trace and usage counts (SPEC §6.3).
 
 The trace is one JSON line per recall. Usage is, for every fact and skill (merged members
-included), ``seen`` (recalls that happened while it existed), ``hits`` (times it was picked) and
-``last_hit_day`` (days since 1970-01-01 UTC of the last hit; 0 = never).
+included), ``seen`` (recalls that happened while it existed), ``hits`` (times it was picked),
+``last_hit_day`` (days since 1970-01-01 UTC of the last hit; 0 = never) and ``first_day`` (the
+day of the first recall that counted it; 0 = not known: counted before talos kept that day, or
+imported from the reference's counts). ``talos dead`` needs ``first_day`` (a fact seen by 8
+recalls in a new home's first ten minutes is not "never used", :meth:`talos.Memory.dead`).
 
 Writing usage must not cost O(number of memories) per recall. :class:`SqliteUsage` keeps one
 counter of recalls per scope and, per memory, the counter value from which it has been present
@@ -79,12 +82,25 @@ def _count(value: object) -> int:
     return int(value) if 0 <= value <= _MAX_COUNT else 0
 
 
-class Stat(NamedTuple):
-    """Usage of one memory: ``seen`` recalls, ``hits`` picks, ``last_hit_day`` (0 = never)."""
-
+class _Counts(NamedTuple):
     seen: int
     hits: int
     last_hit_day: int
+
+
+class Stat(_Counts):
+    """Usage of one memory: the tuple ``(seen, hits, last_hit_day)`` (recalls, picks, day of
+    the last pick, 0 = never) that :meth:`talos.Memory.usage` has always returned, and beside
+    it ``first_day``: the day of the first recall that counted it (0 = not known). An
+    attribute, not a fourth item, so the tuple compares and unpacks as before."""
+
+    first_day: int = 0
+
+    def __new__(cls, seen: int, hits: int, last_hit_day: int, first_day: int = 0) -> Stat:
+        stat = super().__new__(cls, seen, hits, last_hit_day)
+        if first_day:
+            stat.first_day = first_day
+        return stat
 
 
 def today(now: float | None = None) -> int:
@@ -412,7 +428,8 @@ class SqliteUsage:
         import_hits: a reference ``recall_hits.json`` to import the first time (SPEC §6.3).
     """
 
-    SCHEMA = 1
+    #: 1: the counts; 2: ``usage.first_day`` (rows counted before it keep 0, "not known").
+    SCHEMA = 2
 
     def __init__(self, path: Path, import_hits: Path | None = None) -> None:
         self.path = path
@@ -562,13 +579,17 @@ class SqliteUsage:
                     "CREATE TABLE IF NOT EXISTS usage(scope TEXT NOT NULL, key TEXT NOT NULL,"
                     " base_seen INTEGER NOT NULL DEFAULT 0, since INTEGER NOT NULL DEFAULT 0,"
                     " present INTEGER NOT NULL DEFAULT 0, hits INTEGER NOT NULL DEFAULT 0,"
-                    " last_hit_day INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(scope, key))",
+                    " last_hit_day INTEGER NOT NULL DEFAULT 0,"
+                    " first_day INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(scope, key))",
                 ):
                     con.execute(stmt)
                 self._import_reference(con)
                 con.execute(f"PRAGMA user_version={self.SCHEMA}")
             else:
                 self._check_schema(con, version)
+                if version == 1:  # schema 2: the day each memory was first counted
+                    con.execute("ALTER TABLE usage ADD COLUMN first_day INTEGER NOT NULL DEFAULT 0")
+                    con.execute(f"PRAGMA user_version={self.SCHEMA}")
             con.execute("COMMIT")
         except BaseException:
             _rollback(con)
@@ -643,7 +664,7 @@ class SqliteUsage:
                     # fingerprint is still its own: then no need to read it back.
                     mine = self._synced.get(scope)
                     known = mine[1] if mine and old and old[0] == mine[0] else None
-                    self._sync_presence(con, scope, keys, n, known)
+                    self._sync_presence(con, scope, keys, n, day, known)
                     con.execute(
                         "INSERT OR REPLACE INTO fingerprints(scope, fp) VALUES (?, ?)",
                         (scope, fp),
@@ -673,6 +694,7 @@ class SqliteUsage:
         scope: str,
         keys: frozenset[str],
         n: int,
+        day: int,
         known: frozenset[str] | None = None,
     ) -> None:
         stored = (
@@ -692,10 +714,10 @@ class SqliteUsage:
             )
         new = keys - stored
         if new:
-            con.executemany(
-                "INSERT INTO usage(scope, key, since, present) VALUES (?, ?, ?, 1) "
+            con.executemany(  # a key that comes back keeps the day it was first counted
+                "INSERT INTO usage(scope, key, since, present, first_day) VALUES (?, ?, ?, 1, ?) "
                 "ON CONFLICT(scope, key) DO UPDATE SET since = excluded.since, present = 1",
-                [(scope, k, n) for k in new],
+                [(scope, k, n, day) for k in new],
             )
 
     def stats(self, scope: str) -> dict[str, Stat]:
@@ -711,16 +733,22 @@ class SqliteUsage:
         try:
             row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
             n = row[0] if row else 0
+            # a schema-1 file opened read-only (it is migrated only when it can be written)
+            first = "first_day" if _has_column(con, "usage", "first_day") else "0"
             return {
-                key: Stat(base + (n - since if present else 0), hits, day)
-                for key, base, since, present, hits, day in con.execute(
-                    "SELECT key, base_seen, since, present, hits, last_hit_day "
+                key: Stat(base + (n - since if present else 0), hits, day, first_day)
+                for key, base, since, present, hits, day, first_day in con.execute(
+                    f"SELECT key, base_seen, since, present, hits, last_hit_day, {first} "
                     "FROM usage WHERE scope=?",
                     (scope,),
                 )
             }
         except sqlite3.Error as e:
             raise self._fail(e) from e
+
+
+def _has_column(con: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(r[1] == column for r in con.execute(f"PRAGMA table_info({table})"))
 
 
 class JsonUsage:

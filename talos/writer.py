@@ -1,4 +1,5 @@
-"""Writes to a home: remember, forget, resolve, revoke, restore (SPEC §6.5, §7.5, §7.6).
+"""Writes to a home: remember, forget, resolve, revoke, restore (SPEC §6.5, §7.5, §7.6), and
+the acknowledgement of outside edits (``talos doctor --ack``, audit log only).
 
 Every write takes the home's memory lock (``filelock``, flock-based: a dead holder releases
 it), settles any transaction a killed writer left (:func:`talos.audit.recover`), decides what
@@ -7,8 +8,9 @@ to change from what is on disk *now* (never from a view taken before the lock: t
 entries to the audit log as *prepared*, changes memory.md, then commits.
 
 A person edits memory.md too, without taking the lock (``echo … >> memory.md``, an editor's
-save). So a write that adds one line only appends it (:func:`talos.shared_file.append_line`,
-nothing rewritten), and a write that removes lines replaces the file only if it is still the
+save). So a write that adds one line and supersedes none only appends it
+(:func:`talos.shared_file.append_line`, nothing rewritten), and a write that removes lines (or
+puts a superseding line in the old one's place) replaces the file only if it is still the
 file it read (:func:`talos.shared_file.replace_if_unchanged`); otherwise the transaction is aborted
 and the edit redone on the new content, up to :data:`MAX_ATTEMPTS` times (issue 12.1; before,
 132 to 232 of 600 person lines were lost in ``tests/test_outside_writer.py``). Lines that are not
@@ -25,7 +27,7 @@ import re
 import secrets
 import shutil
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +73,7 @@ __all__ = [
     "RememberResult",
     "RemovedLine",
     "Restored",
+    "acknowledge",
     "check_value",
     "format_fact_line",
     "format_tag",
@@ -376,26 +379,44 @@ def _decode(blob: bytes) -> str | None:
         return None
 
 
-def _joined(
-    data: bytes, gone: AbstractSet[int] = frozenset(), append_lines: Iterable[str] = ()
-) -> bytes:
-    """memory.md ``data`` without the lines at the 0-based indexes ``gone``, with
-    ``append_lines`` after the last line (trailing blank lines dropped before them). A last
-    line without a newline stays so when nothing is added; a line added after it ends it
-    first (a line someone is still writing never gets here: the file then changes, or is
-    held open, before the replace, see :mod:`talos.shared_file`)."""
+def _joined(data: bytes, gone: AbstractSet[int]) -> bytes:
+    """memory.md ``data`` without the lines at the 0-based indexes ``gone``. A last line
+    without a newline stays so (a line someone is still writing never gets here: the file
+    then changes, or is held open, before the replace, see :mod:`talos.shared_file`)."""
     blobs = _split(data)
     tail = b""
     if data and not data.endswith(b"\n"):
         tail = b"" if len(blobs) - 1 in gone else blobs[-1]
     kept = [b for i, b in enumerate(blobs[:-1]) if i not in gone]
-    extra = [ln.encode("utf-8") for ln in append_lines]
-    if extra:
-        if tail:
-            kept, tail = [*kept, tail], b""
-        while kept and kept[-1].strip() == b"":
-            kept.pop()
-    return b"".join(b + b"\n" for b in [*kept, *extra]) + tail
+    return b"".join(b + b"\n" for b in kept) + tail
+
+
+def _blob(line: str, like: bytes) -> bytes:
+    """``line`` as bytes of memory.md, ending in ``\\r`` as the line ``like`` it replaces does."""
+    return line.encode("utf-8") + (b"\r" if like.endswith(b"\r") else b"")
+
+
+def _placed(data: bytes, gone: AbstractSet[int], line: str, at: int) -> bytes:
+    """memory.md ``data`` without the lines at the 0-based indexes ``gone``, with ``line``
+    where the line at index ``at`` is: in its place when ``at`` is in ``gone`` (a supersede),
+    right after it otherwise (a record that stays in force outside the new one's window).
+
+    The point of the rule: the new value of a key stays under the heading its old line stood
+    under, instead of at the end of the file (a newcomer's superseded ``editor`` fact left
+    ``## Tools`` for the last heading, ``tests/test_supersede_place.py``). The new line ends
+    as the line at ``at`` does (CR LF in a CRLF file); as the last line it gets a newline.
+    """
+    blobs = _split(data)
+    new = _blob(line, blobs[at])
+    out: list[bytes] = []
+    for i, blob in enumerate(blobs):
+        if i == at:
+            out += [new] if i in gone else [blob, new]
+        elif i not in gone:
+            out.append(blob)
+    if at == len(blobs) - 1:  # the anchor was a last line without a newline
+        out.append(b"")
+    return b"\n".join(out)
 
 
 def _settle(paths: Paths) -> None:
@@ -630,7 +651,10 @@ def remember(
     an active record of equal authority) never replaces it: it goes straight to history (the
     audit log). A lower-authority write (``reflect`` over ``user``/``tool``), and any write
     marked model-written (``by=mcp``) over a record the person wrote, is stored, shadowed.
-    Without anything to supersede the line is appended (memory.md is not rewritten).
+    Without anything to supersede the line is appended (memory.md is not rewritten); a
+    superseding line takes the place of the last (in file order) line it supersedes, and one
+    that leaves the old record in force goes right after it — under the same heading, not at
+    the end of the file (:func:`_placed`, ``tests/test_supersede_place.py``).
 
     Args:
         text: the fact, one line. key: canonical key (e.g. ``deploy.region``). source: ``user``,
@@ -706,7 +730,7 @@ def remember(
     def plan(data: bytes) -> tuple[_Change | None, RememberResult]:
         blobs = _split(data)
         doomed: list[_Record] = []
-        kept_but_named: list[str] = []  # overlapping records left in force outside our window
+        kept_but_named: list[_Record] = []  # overlapping records in force outside our window
         status = "active"
         late_vs = ""
         for r in _keyed(blobs, key) if key else []:
@@ -727,7 +751,7 @@ def remember(
             elif covers(window, window_of(p.fields, p.born), dt.date.today()):
                 doomed.append(r)
             else:
-                kept_but_named.append(r.id)
+                kept_but_named.append(r)
         own = dict(fields)
         if late_vs:
             own["status"] = "superseded"
@@ -745,9 +769,9 @@ def remember(
                 "reason": f"late evidence: observed {observed}, before {late_vs}",
             }
             return _Change([entry]), RememberResult(own["id"], new_line, "history")
-        named = [r.id for r in doomed] + kept_but_named
+        named = doomed + kept_but_named
         if named:
-            own["supersedes"] = ",".join(named)
+            own["supersedes"] = ",".join(r.id for r in named)
         new_line = format_fact_line(text, source, observed.isoformat(), own)
         records = [
             _supersede_entry(paths, r, key or "", own["id"], f"superseded by {own['id']}")
@@ -766,9 +790,11 @@ def remember(
             }
         )
         result = RememberResult(own["id"], new_line, status, [r.id for r in doomed])
-        if not doomed:
+        if not named:
             return _Change(records, append=new_line), result
-        return _Change(records, data=_joined(data, {r.idx for r in doomed}, [new_line])), result
+        # beside the line it supersedes, under the same heading (not at the end of the file)
+        at = max(r.idx for r in named)
+        return _Change(records, data=_placed(data, {r.idx for r in doomed}, new_line, at)), result
 
     with memory_lock(paths):
         _settle(paths)
@@ -849,6 +875,8 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
         if removed_line is not None:
             line = _as_active(removed_line) if op == "history" else removed_line
             reason = f"restore after {op}"
+            if op == "ack":  # a removal by hand that talos doctor --ack acknowledged
+                reason = "restore after an outside edit removed it"
         elif written_line is not None:
             line, reason = written_line, "restore after an outside edit removed it"
         else:
@@ -927,13 +955,59 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
                             }
                         )
             done = Restored(now, tuple(r.id for r in doomed))
-            if not doomed and not edits:
-                return _Change([entry], append=now), done
-            blobs_now = [edits[i].encode("utf-8") if i in edits else b for i, b in enumerate(blobs)]
-            data_now = _joined(b"\n".join(blobs_now), {r.idx for r in doomed}, [now])
+            blobs_now = [_blob(edits[i], b) if i in edits else b for i, b in enumerate(blobs)]
+            # where its successor is, under the same heading, as remember places it (undoing a
+            # supersede gives the file back as it was)
+            at = max(r.idx for r in successors)
+            data_now = _placed(b"\n".join(blobs_now), {r.idx for r in doomed}, now, at)
             return _Change([*records, entry], data=data_now), done
 
         return _apply(paths, plan)
+
+
+def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[audit.OutsideEdit]:
+    """Record in the audit log that the person reviewed every outside edit of memory.md
+    (``talos doctor --ack``): a record talos wrote and someone removed, edited or brought
+    back by hand. One committed transaction of ``ack`` entries, one per edit, whose
+    ``before``/``after`` are the line as the log had it and as memory.md has it now — so the
+    log's replay (:func:`talos.audit.outside_edits`) agrees with the file from here on, and
+    only later edits are findings again. Without it doctor warned forever about a line the
+    person had deleted on purpose ("nothing, if you meant it"; a newcomer's report). A
+    removed record stays restorable (``talos restore ID``). memory.md is not touched.
+
+    Args:
+        paths: the home's paths. scopes: only the edits of records of these scopes (a
+            request's view, SPEC §7.3); ``None``: every scope's.
+
+    Returns:
+        The edits acknowledged, in the log's order ([] when there were none: nothing is
+        written).
+
+    Raises:
+        filelock.Timeout: another writer held the lock for :data:`LOCK_TIMEOUT` seconds.
+        OSError: the audit log cannot be read or written.
+    """
+    with memory_lock(paths):
+        _settle(paths)
+        edits = audit.outside_edits(paths.audit_file, paths.memory_file, scopes)
+        if not edits:
+            return []
+        records = [
+            {
+                "op": "ack",
+                "id": o.id,
+                "scope": audit.entry_scope({"after": o.now, "before": o.was}),
+                "file": str(paths.memory_file),
+                "before": o.was,
+                "after": o.now,
+                "reason": f"outside edit ({o.kind}) acknowledged in talos doctor --ack",
+            }
+            for o in edits
+        ]
+        txn = audit.Txn(paths.audit_file)
+        txn.prepare(records)
+        txn.commit()
+        return edits
 
 
 def _with_field(line: str, name: str, value: str) -> str:

@@ -19,6 +19,24 @@ def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "dead_span: the test sees talos dead's real span of days (dead_min_days)"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _dead_span(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``talos dead`` waits :data:`talos.home.DEAD_MIN_DAYS` days from a memory's first count
+    (``tests/test_dead_span.py``, marked ``dead_span``, tests that rule). Every other test's
+    recalls happen within its own second and are about other rules (min_seen, stale days,
+    sources, scopes), so for them the span is 0 — as ``dead_min_days = 0`` in talos.toml."""
+    if request.node.get_closest_marker("dead_span") is None:
+        import talos.home
+
+        monkeypatch.setattr(talos.home, "DEAD_MIN_DAYS", 0)
+
+
 @pytest.fixture
 def golden_home(tmp_path: Path) -> Callable[[str], Path]:
     """Copy a golden fixture home (tests/golden/NAME) into tmp_path and return its path."""

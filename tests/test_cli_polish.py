@@ -492,7 +492,7 @@ def test_doctor_on_a_broken_home(make_home) -> None:
             (
                 f"record {written.id} 'editor = helix' is not in memory.md: it was removed "
                 "outside talos (by hand, or an editor saved an older copy over it); "
-                f"talos restore {written.id} brings it back",
+                f"talos restore {written.id} brings it back (talos doctor --ack if you meant it)",
             ),
         ),
     ]
@@ -503,7 +503,8 @@ def test_doctor_on_a_broken_home(make_home) -> None:
         "talos scan",
         "talos resolve KEY --keep ID",
         "an interrupted write is settled by the next talos write; for an edit made outside "
-        "talos each line says what to do (nothing, if you meant it)",
+        "talos each line says what to do (if you meant it: talos doctor --ack, and doctor "
+        "warns only about later edits)",
     ]
 
     res = cli("doctor", "--home", str(home))

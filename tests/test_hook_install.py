@@ -351,3 +351,64 @@ def test_uninstall_dry_run_shows_the_removal_it_does(user: Path) -> None:
     path.write_text("{}\n", encoding="utf-8")
     run("install", "claude-code")
     assert [c.after for c in install.plan("uninstall", "claude-code").changes] != [None]
+
+
+# -- a project's settings are shared: no one's home path in them (newcomer's report) ---------
+
+
+def _repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def test_a_project_install_writes_no_home_from_talos_home(
+    user: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failing input: ``TALOS_HOME=~/notes talos hook install claude-code --project``
+    wrote ``talos hook claude-code --home /home/me/notes`` into ``.claude/settings.json``,
+    a file committed for everyone. Now the command has no ``--home``: the hook of each person
+    finds their own home ($TALOS_HOME, else the platform's data dir), and install says so."""
+    repo = _repo(tmp_path, monkeypatch)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.setenv("TALOS_HOME", str(notes))
+    res = CliRunner().invoke(app, ["hook", "install", "claude-code", "--project"])
+    assert res.exit_code == 0, res.output
+    settings = json.loads((repo / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert [h["command"] for g in settings["hooks"].values() for x in g for h in x["hooks"]] == [
+        "talos hook claude-code",
+        "talos hook claude-code",
+    ]
+    assert (
+        f"$TALOS_HOME ({notes}) is not written into the project's settings: the hook finds "
+        "each person's home as talos does ($TALOS_HOME, else the platform's data dir)"
+    ) in " ".join(res.stderr.split())
+    res = CliRunner().invoke(app, ["hook", "install", "gemini", "--project", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "--home" not in json.loads(res.stdout)["data"]["files"][0]["diff"]
+
+
+def test_a_project_install_refuses_an_explicit_home(
+    user: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--home PATH --project``: refused (exit 1), nothing written — the path is one
+    person's; the message says what to do instead."""
+    repo = _repo(tmp_path, monkeypatch)
+    monkeypatch.delenv("TALOS_HOME", raising=False)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    res = CliRunner().invoke(app, ["hook", "install", "codex", "--project", "--home", str(notes)])
+    assert res.exit_code == 1
+    assert " ".join(res.stderr.split()) == (
+        "talos hook: --home with --project would write your own path into settings the "
+        "repository shares; leave --home out (each person's hook finds their home: "
+        "$TALOS_HOME, else the platform's data dir), or install with --user"
+    )
+    assert not (repo / ".codex").exists()
+    with pytest.raises(InputError, match="--home with --project"):
+        install.plan("install", "codex", project=True, home=str(notes), cwd=str(repo))
+    # the user's own settings may name a home: one person, one machine
+    p = install.plan("install", "codex", home=str(notes))
+    assert f"hook codex --home {notes}" in (p.changes[0].after or "")

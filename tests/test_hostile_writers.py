@@ -250,7 +250,7 @@ def test_a_line_being_written_is_never_split_by_a_supersede(make_home) -> None:
     helix = mem.remember("editor = helix", key="editor")
     assert person.wait(10) == 0
     assert helix.superseded == [vim.id]
-    assert mf.read_text() == f"{MINE}- half a line and its other half\n{helix.line}\n"
+    assert mf.read_text() == f"{MINE}{helix.line}\n- half a line and its other half\n"
 
 
 def test_a_file_held_open_for_writing_is_not_replaced_under_its_writer(
@@ -576,7 +576,7 @@ def test_a_line_begun_in_the_instant_before_the_exchange_is_not_split(
     helix = mem.remember("editor = helix", key="editor")
     people[0].thread.join()
     assert helix.superseded == [vim.id]
-    assert mf.read_text() == f"{MINE}- half a line and its other half\n{helix.line}\n"
+    assert mf.read_text() == f"{MINE}{helix.line}\n- half a line and its other half\n"
 
 
 def test_an_append_that_lands_inside_a_line_being_written_is_moved_after_it(
@@ -739,7 +739,7 @@ def test_doctor_names_a_long_record_lost_to_an_outside_edit_in_one_short_line(ma
     assert found == [
         f"record {res.id} 'talos note{' w' * 35}…' is not in memory.md: it was removed "
         "outside talos (by hand, or an editor saved an older copy over it); talos restore "
-        f"{res.id} brings it back"
+        f"{res.id} brings it back (talos doctor --ack if you meant it)"
     ]
 
 
@@ -794,7 +794,7 @@ def test_a_line_finished_right_after_the_exchange_is_not_split(make_home, monkey
     helix = mem.remember("editor = helix", key="editor")
     assert helix.superseded == [vim.id]
     assert mf.read_text() == (
-        f"{MINE}- half a line and its other half\n- my next line\n{helix.line}\n"
+        f"{MINE}{helix.line}\n- half a line and its other half\n- my next line\n"
     )
 
 

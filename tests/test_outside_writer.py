@@ -241,7 +241,7 @@ def test_an_edit_made_after_talos_read_the_file_is_kept(make_home, monkeypatch) 
 
     monkeypatch.setattr(writer, "read_snapshot", read_then_person_saves)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
-    assert mf.read_text() == f"- mine\n{PERSON_SAVE}\n{res.line}\n"
+    assert mf.read_text() == f"- mine\n{res.line}\n{PERSON_SAVE}\n"
     log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
     assert [e["op"] for e in log] == ["supersede", "remember", "commit"]  # seen before prepare
     assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
@@ -274,7 +274,7 @@ def test_an_edit_while_the_audit_entry_is_written_aborts_it(make_home, monkeypat
 
     monkeypatch.setattr(shared_file, "_unchanged", person_saves_then_check)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
-    assert mf.read_text() == f"- mine\n{PERSON_SAVE}\n{res.line}\n"
+    assert mf.read_text() == f"- mine\n{res.line}\n{PERSON_SAVE}\n"
     log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
     ops = ["supersede", "remember", "abort", "supersede", "remember", "commit"]
     assert [e["op"] for e in log] == ops
@@ -329,7 +329,7 @@ def test_an_editor_save_between_the_check_and_the_swap_is_put_back(
     monkeypatch.setattr(shared_file, "_unchanged", check_then_person_saves)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     assert saves == [1]
-    assert mf.read_text() == f"- mine\n{PERSON_SAVE}\n{res.line}\n"
+    assert mf.read_text() == f"- mine\n{res.line}\n{PERSON_SAVE}\n"
     assert [p.name for p in home.iterdir() if p.name.endswith(".tmp")] == []
 
 
@@ -468,13 +468,13 @@ def test_doctor_names_each_outside_edit_and_what_to_do(make_home) -> None:
     assert found.details == (
         f"record {gone.id} 'the printer is on the second floor' is not in memory.md: it was "
         "removed outside talos (by hand, or an editor saved an older copy over it); talos "
-        f"restore {gone.id} brings it back",
+        f"restore {gone.id} brings it back (talos doctor --ack if you meant it)",
         f"memory.md:1: record {vim_id} is back although talos removed it (supersede): an "
         "editor probably saved an older copy over talos's write; if you did not mean to bring "
-        "it back: talos resolve editor --keep ID",
+        "it back: talos resolve editor --keep ID (talos doctor --ack if you did)",
         f"record {helix.id} 'editor = helix' is not in memory.md: it was removed outside talos "
         "(by hand, or an editor saved an older copy over it); talos restore "
-        f"{helix.id} brings it back",
+        f"{helix.id} brings it back (talos doctor --ack if you meant it)",
         f"memory.md:2: record {edited.id} was edited outside talos; nothing to do if you meant "
         f"it (talos history {edited.id} shows what talos wrote)",
     )
@@ -485,7 +485,7 @@ def test_doctor_names_each_outside_edit_and_what_to_do(make_home) -> None:
     assert (found.status, found.details) == (
         "info",
         (
-            f"memory.md:1: record {edited.id} was edited outside talos; nothing to do if you "
+            f"memory.md:2: record {edited.id} was edited outside talos; nothing to do if you "
             f"meant it (talos history {edited.id} shows what talos wrote)",
         ),
     )

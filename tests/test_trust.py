@@ -84,7 +84,7 @@ def test_1_supersede_with_authority_history_and_restore(make_home) -> None:
     new_id = got["id"]
     helix = f"- editor = helix <!-- user {TODAY} id={new_id} key=editor supersedes={vim_id} -->"
     assert got == {"id": new_id, "line": helix, "status": "active", "superseded": [vim_id]}
-    assert (home / "memory.md").read_text() == f"{TEA}\n{helix}\n"
+    assert (home / "memory.md").read_text() == f"{helix}\n{TEA}\n"  # in vim's place
 
     r = cli(home, "recall", "which editor do i use")
     assert (r.exit_code, r.stdout) == (0, block("- [fact] editor = helix"))
@@ -132,7 +132,7 @@ def test_1_supersede_with_authority_history_and_restore(make_home) -> None:
         0,
         f"restored {vim_id}: {VIM}\n  superseded {new_id} (restorable: talos restore {new_id})\n",
     )
-    assert (home / "memory.md").read_text() == f"{TEA}\n{VIM}\n"
+    assert (home / "memory.md").read_text() == f"{VIM}\n{TEA}\n"  # back as it was
     assert [e["op"] for e in Memory(home).history(vim_id)] == ["supersede", "restore"]
     assert [e["op"] for e in Memory(home).history(new_id)] == ["remember", "supersede"]
     assert cli(home, "get", "editor").stdout == "vim\n"

@@ -7,7 +7,7 @@ Exit codes: 0 when nothing needs attention (every finding ``ok`` or ``info``),
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,7 +24,7 @@ from talos.cli.common import (
     parse_date,
     scopes_from,
 )
-from talos.doctor import Diagnosis, diagnose
+from talos.doctor import Diagnosis, acknowledge, diagnose
 from talos.render import shown
 
 if TYPE_CHECKING:
@@ -66,6 +66,16 @@ def doctor(
     home: HomeOpt = None,
     scope: ScopeOpt = None,
     at: AtOpt = None,
+    ack: Annotated[
+        bool,
+        typer.Option(
+            "--ack",
+            help="First record in the audit log that you reviewed the edits made to memory.md "
+            "outside talos (lines talos wrote that you removed, edited or brought back): "
+            "doctor then warns only about edits made after this. Removed records stay "
+            "restorable (talos restore ID).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     plain: PlainOpt = False,
 ) -> None:
@@ -76,24 +86,30 @@ def doctor(
     does the safety scan flag anything, are there conflicts, expired records, forgetting
     suggestions, and does the audit log agree with memory.md? Each finding is ok, info (worth
     knowing, nothing to do), warn (needs attention) or error (talos cannot read the home).
-    Places are given as file:line. Changes none of your files.
+    Places are given as file:line. Changes none of your files; --ack appends to the audit log
+    only (--json: the edits it recorded under "acknowledged").
 
     Exit code: 0 when nothing needs attention, 5 when a finding is warn or error, 1 on a usage
     error.
 
     Examples:
       talos doctor
+      talos doctor --ack
       talos doctor --scope global --scope project:alpha --json
     """
     # --scope (or $TALOS_SCOPE) asks for a request's view: nothing of another scope is named
     # or counted; without it, doctor checks the whole home's files for the person
     scoped = bool(scope) or bool(os.environ.get("TALOS_SCOPE", "").strip(", "))
+    acked = acknowledge(home, scopes_from(scope), scoped=scoped) if ack else None
+    if acked is not None and not as_json:
+        err.print(shown(acked.sentence()))
     diag = diagnose(home, scopes_from(scope), parse_date(at), scoped=scoped)
     attention = [f for f in diag.findings if f.attention]
     if as_json:
+        extra = {"acknowledged": acked.to_json()} if acked is not None else {}
         emit(
             "doctor",
-            diag.to_json(),
+            {**diag.to_json(), **extra},
             ok=diag.healthy,
             error=None if diag.healthy else f"{len(attention)} finding(s) need attention",
         )

@@ -41,6 +41,17 @@ MinSeenOpt = Annotated[
         "--min-seen", metavar="N", min=0, help="Only facts seen in at least this many recalls."
     ),
 ]
+MinDaysOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--min-days",
+        metavar="DAYS",
+        min=0,
+        show_default=False,
+        help="Only memories counted for at least this many days since the first recall that "
+        "saw them (default: 14, or dead_min_days in talos.toml).",
+    ),
+]
 StaleOpt = Annotated[
     int,
     typer.Option(
@@ -75,6 +86,7 @@ def _table(suggestions: list[Suggestion]) -> Table:
 def dead(
     min_seen: MinSeenOpt = 8,
     stale_days: StaleOpt = 90,
+    min_days: MinDaysOpt = None,
     home: HomeOpt = None,
     lang: LangOpt = None,
     scope: ScopeOpt = None,
@@ -85,7 +97,9 @@ def dead(
     """List what talos wrote and never or no longer recalls; deletes nothing.
 
     A memory qualifies when it was seen in at least --min-seen recalls and never picked, or
-    last picked --stale-days or more ago, and its tag says someone other than you wrote it: a
+    last picked --stale-days or more ago, over at least --min-days days since the first recall
+    that saw it (a fact seen by 8 recalls in a new home's first minutes is not unused), and
+    its tag says someone other than you wrote it: a
     memory.md line whose tag's source is not user, a skill whose frontmatter says source:
     other than user. The tag decides, not who typed the line: an untagged line, a line tagged
     user and a skill without source: are never listed; a line you tagged import or reflect
@@ -97,7 +111,7 @@ def dead(
       talos dead --min-seen 20 --stale-days 30 --json
     """
     mem = open_memory(home, lang, scopes=scopes_from(scope))
-    suggestions = mem.dead(min_seen, stale_days, at=parse_date(at))
+    suggestions = mem.dead(min_seen, stale_days, at=parse_date(at), min_days=min_days)
     if as_json:
         emit("dead", [s.to_json() for s in suggestions])
     elif suggestions:
@@ -138,6 +152,7 @@ def forget(
     ] = False,
     min_seen: MinSeenOpt = 8,
     stale_days: StaleOpt = 90,
+    min_days: MinDaysOpt = None,
     home: HomeOpt = None,
     lang: LangOpt = None,
     scope: ScopeOpt = None,
@@ -158,7 +173,7 @@ def forget(
       talos forget --yes --json
     """
     mem = open_memory(home, lang, scopes=scopes_from(scope))
-    suggestions = mem.dead(min_seen, stale_days, at=parse_date(at))
+    suggestions = mem.dead(min_seen, stale_days, at=parse_date(at), min_days=min_days)
     if not suggestions:
         if as_json:
             emit("forget", {"removed": 0, "suggestions": [], "dry_run": dry_run})

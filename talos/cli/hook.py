@@ -23,6 +23,7 @@ _ACTIONS = ("install", "uninstall", "status", "stop")
 
 @handle_errors("hook")
 def hook(
+    ctx: typer.Context,
     action: Annotated[
         str,
         typer.Argument(
@@ -40,7 +41,13 @@ def hook(
         ),
     ] = None,
     project: Annotated[
-        bool, typer.Option("--project", help="The project's settings (under the git root).")
+        bool,
+        typer.Option(
+            "--project",
+            help="The project's settings (under the git root), shared with everyone who uses "
+            "the repository: the command is plain 'talos hook AGENT', with no --home, so each "
+            "person's hook finds their own home ($TALOS_HOME, else the platform's data dir).",
+        ),
     ] = False,
     user: Annotated[
         bool, typer.Option("--user", help="Your own settings, for every project (the default).")
@@ -55,7 +62,8 @@ def hook(
 
     talos hook install AGENT adds one entry to the agent's settings (Claude Code:
     ~/.claude/settings.json; Codex: ~/.codex/hooks.json and the hooks flag in config.toml;
-    Gemini: ~/.gemini/settings.json; --project: the repository's). From then on the agent runs
+    Gemini: ~/.gemini/settings.json; --project: the repository's, which name no home: --home
+    is refused there, $TALOS_HOME is left out). From then on the agent runs
     talos hook AGENT on each prompt and when a session starts: talos recalls from global and
     the project's scope (project:<git root folder>, or the hooks.scopes table of talos.toml) and
     the agent receives the block as data, within its size limit. Nothing relevant: nothing is
@@ -89,7 +97,17 @@ def hook(
         raise InputError("choose --project or --user, not both")
     from talos.hooks.install import apply, plan
 
-    p = plan(action, agent, project=project, home=str(home) if home else None)
+    named = home
+    if project and _from_environment(ctx, "home"):
+        # $TALOS_HOME is this person's: a project's settings are shared (PROJECT_HOME)
+        named = None
+    p = plan(action, agent, project=project, home=str(named) if named else None)
+    if named is None and home is not None and action == "install":
+        p.notes.append(
+            f"$TALOS_HOME ({home}) is not written into the project's settings: the hook finds "
+            "each person's home as talos does ($TALOS_HOME, else the platform's data dir); "
+            "start the agent with it set"
+        )
     written = [] if dry_run else apply(p)
     if as_json:
         emit(
@@ -121,6 +139,13 @@ def hook(
         err.print(note)
     if dry_run:
         err.print("dry run: nothing written")
+
+
+def _from_environment(ctx: typer.Context, name: str) -> bool:
+    """Whether option ``name`` of the running command got its value from its environment
+    variable (``--home`` from ``$TALOS_HOME``), not from the command line."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "ENVIRONMENT"
 
 
 def _advice(action: str, agent: str) -> list[str]:

@@ -87,8 +87,10 @@ def remember(
     """Append a fact to memory.md with its provenance, atomically.
 
     The write is audited and takes a lock. With --key, it supersedes older records of that key and
-    scope whose authority is not higher and whose validity overlaps; a value for a later window
-    (--from/--until) leaves the current one in force outside that window; late evidence (observed
+    scope whose authority is not higher and whose validity overlaps, and the new line takes the
+    old one's place in memory.md (under the same heading; with nothing to supersede it is
+    appended at the end); a value for a later window (--from/--until) leaves the current one in
+    force outside that window and goes right after it; late evidence (observed
     before the current record) goes to history; a reflect write never replaces what the person
     (user) or a tool said: it is stored, shadowed. In the text, line breaks and tabs fold to
     one space (a fact is one line); any other control or format character (ESC, NUL, a
@@ -330,8 +332,8 @@ def restore(
     Works for lines removed by supersede, resolve, forget or revoke, and for a record talos wrote
     that an edit outside talos removed (talos doctor names it), of an authorized scope; a
     forgotten skill file comes back from .talos/trash/. The restored record is current again:
-    the records of its key that took its place are superseded in turn (restorable). The restore
-    is audited too.
+    the records of its key that took its place are superseded in turn (restorable), and the line
+    goes back where they stand (else at the end of memory.md). The restore is audited too.
 
     Examples:
       talos history editor

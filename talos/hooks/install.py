@@ -16,6 +16,8 @@ Rules:
 * **Merge, never replace.** talos adds one matcher group per event (``UserPromptSubmit`` /
   ``BeforeAgent`` and ``SessionStart``) holding one command handler, ``talos hook AGENT``; no
   other key, group or handler is touched. A talos handler is recognised by its command.
+* **No one's home in a project's settings.** They are shared through the repository: the
+  command is ``talos hook AGENT`` with no ``--home`` (:data:`PROJECT_HOME`, AGENT_HOOKS.md).
 * **Idempotent.** Installing twice changes nothing the second time; an older talos entry
   (another path, another timeout) is updated in place.
 * **Exact removal.** ``uninstall`` removes the talos handlers, then the groups and event
@@ -48,11 +50,31 @@ from talos.errors import InputError
 from talos.fsutil import atomic_write_bytes
 from talos.hooks.scope import git_root
 
-__all__ = ["AGENT_FILES", "Change", "Plan", "apply", "hook_command", "is_talos_handler", "plan"]
+__all__ = [
+    "AGENT_FILES",
+    "PROJECT_HOME",
+    "Change",
+    "Plan",
+    "apply",
+    "hook_command",
+    "is_talos_handler",
+    "plan",
+]
 
 #: Seconds the agent gives the hook before it stops it (a backstop: the hook's own deadline
 #: is ``[hooks] timeout``).
 AGENT_TIMEOUT_S = 10
+#: Why a project's settings never name a home. They are committed and shared by several
+#: people: an absolute ``--home /home/me/notes`` there is one person's path on everyone's
+#: machine (a newcomer's report). Each agent offers a different project variable, or none
+#: (Claude Code ``$CLAUDE_PROJECT_DIR``, not always set; Gemini CLI ``$GEMINI_PROJECT_DIR``;
+#: Codex none, only ``cwd`` in the event), so the command names no home at all and the hook
+#: finds each person's as talos does (``$TALOS_HOME``, else the platform's data dir).
+PROJECT_HOME = (
+    "--home with --project would write your own path into settings the repository shares; "
+    "leave --home out (each person's hook finds their home: $TALOS_HOME, else the platform's "
+    "data dir), or install with --user"
+)
 #: Comment that marks the lines talos wrote in a TOML file.
 MARK = "# added by talos hook install"
 BACKUP_SUFFIX = ".talos-backup"
@@ -380,13 +402,16 @@ def plan(
     Args:
         action: ``install`` or ``uninstall``. agent: a key of :data:`EVENTS`. project: the
             project's settings instead of the user's. home: a talos home for ``--home`` in
-            the command (``None``: the hook finds it as talos does). cwd: the folder whose
-            git root is the project (default: the current folder).
+            the command (``None``: the hook finds it as talos does); never with ``project``.
+            cwd: the folder whose git root is the project (default: the current folder).
 
     Raises:
         InputError: a settings file is not valid JSON/TOML or not shaped as the agent
-            documents (the message names the file and line).
+            documents (the message names the file and line); ``home`` with ``project``
+            (:data:`PROJECT_HOME`).
     """
+    if action == "install" and project and home:
+        raise InputError(PROJECT_HOME)
     folder = settings_dir(agent, project, cwd)
     path = _target(folder / AGENT_FILES[agent][2])
     text = _read(path)

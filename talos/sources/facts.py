@@ -157,8 +157,9 @@ class Outline:
 def written_by_talos(n: Node) -> bool:
     """Whether a fact's line was written by talos (``remember``, MCP, reflection): its tag
     carries the ``id`` talos assigns on write (SPEC §7.1). Such a line is appended at the end of
-    memory.md, under whatever heading the person wrote last, so no heading labels it: "Run the
-    migrations before each deploy" showed as ``(Never do this) …`` (the attacker's pass)."""
+    memory.md, under whatever heading the person wrote last, or put where the line it
+    supersedes was (a model's write too), so no heading labels it: "Run the migrations before
+    each deploy" showed as ``(Never do this) …`` (the attacker's pass)."""
     return "id" in n.fields
 
 

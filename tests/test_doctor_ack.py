@@ -1,0 +1,130 @@
+"""``talos doctor --ack``: an outside edit a person reviewed is no longer warned about.
+
+The failing input (a newcomer): after a few writes, a line talos wrote deleted by hand on
+purpose and another edited in place, ``talos doctor`` warned "audit.jsonl and memory.md
+disagree" (exit 5) and said "nothing, if you meant it" — and kept warning on every run, with
+no way to say "I meant it" short of restoring the line. ``--ack`` records the reviewed state
+in the audit log itself; later doctors warn only about edits made after it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from talos import Memory
+from talos.cli import app
+from talos.doctor import diagnose
+
+runner = CliRunner()
+
+
+def _doctor(home: Path, *extra: str) -> tuple[int, dict]:
+    res = runner.invoke(app, ["doctor", "--home", str(home), "--json", *extra])
+    return res.exit_code, json.loads(res.stdout)
+
+
+def _audit(data: dict) -> dict:
+    return next(f for f in data["data"]["findings"] if f["check"] == "audit")
+
+
+def _edited_home(make_home) -> tuple[Path, Memory, list]:  # type: ignore[no-untyped-def]
+    home = make_home(memory="# notes\n- i wrote this line myself\n")
+    mem = Memory(home, index=False)
+    printer = mem.remember("the printer is on the second floor")
+    wifi = mem.remember("the wifi password hint is on the fridge")
+    plant = mem.remember("the office plant needs water on fridays")
+    mf = home / "memory.md"
+    text = mf.read_text().replace(f"{printer.line}\n", "")  # deleted on purpose
+    mf.write_text(text.replace("on the fridge", "on the freezer"))  # edited in place
+    return home, mem, [printer, wifi, plant]
+
+
+def test_ack_records_the_reviewed_edits_and_doctor_is_quiet_after(make_home) -> None:
+    home, mem, (printer, wifi, plant) = _edited_home(make_home)
+    code, before = _doctor(home)
+    assert (code, _audit(before)["status"]) == (5, "warn")
+
+    code, acked = _doctor(home, "--ack")
+    assert code == 0
+    assert acked["data"]["acknowledged"] == [
+        {"id": printer.id, "kind": "missing", "line": 0},
+        {"id": wifi.id, "kind": "changed", "line": 3},
+    ]
+    assert _audit(acked) == {
+        "check": "audit",
+        "status": "ok",
+        "summary": ".talos/audit.jsonl agrees with memory.md",
+        "details": [],
+        "hint": "",
+    }
+    # recorded in the audit log itself, as a committed transaction, shown by history
+    assert [(e["op"], e["before"], e["after"]) for e in mem.history(printer.id)][-1] == (
+        "ack",
+        printer.line,
+        None,
+    )
+    assert mem.history(wifi.id)[-1]["after"] == wifi.line.replace("fridge", "freezer")
+    code, again = _doctor(home)
+    assert (code, _audit(again)["status"]) == (0, "ok")
+
+    # only what comes after the acknowledgement is warned about
+    mf = home / "memory.md"
+    mf.write_text(mf.read_text().replace(f"{plant.line}\n", ""))
+    code, later = _doctor(home)
+    assert code == 5
+    assert _audit(later)["details"] == [
+        f"record {plant.id} 'the office plant needs water on fridays' is not in memory.md: it "
+        "was removed outside talos (by hand, or an editor saved an older copy over it); talos "
+        f"restore {plant.id} brings it back (talos doctor --ack if you meant it)"
+    ]
+
+
+def test_an_acknowledged_removal_can_still_be_restored(make_home) -> None:
+    home, mem, (printer, _wifi, _plant) = _edited_home(make_home)
+    assert _doctor(home, "--ack")[0] == 0
+    assert mem.restore(printer.id) == printer.line
+    assert printer.line in (home / "memory.md").read_text().splitlines()
+    assert mem.history(printer.id)[-1]["reason"] == "restore after an outside edit removed it"
+    assert diagnose(home).healthy
+
+
+def test_ack_with_nothing_to_acknowledge_writes_nothing(make_home) -> None:
+    home = make_home(memory="- mine\n")
+    Memory(home, index=False).remember("the printer is on the second floor")
+    log = home / ".talos" / "audit.jsonl"
+    size = log.stat().st_size
+    code, data = _doctor(home, "--ack")
+    assert (code, data["data"]["acknowledged"]) == (0, [])
+    assert log.stat().st_size == size
+    res = runner.invoke(app, ["doctor", "--home", str(home), "--ack", "--plain"])
+    assert res.exit_code == 0
+    assert "nothing to acknowledge: the audit log agrees with memory.md" in res.stderr
+
+
+def test_ack_in_a_scope_acknowledges_that_scope_only(make_home) -> None:
+    """``--scope`` is a request's view: another scope's edit is neither named nor acked."""
+    home = make_home(memory="- mine\n")
+    mem = Memory(home, index=False, scopes=["global", "project:beta"])
+    alpha = mem.remember("the alpha deploy runs on fridays", scope="global")
+    beta = mem.remember("the beta deploy runs on mondays", scope="project:beta")
+    mf = home / "memory.md"
+    mf.write_text("- mine\n")
+    code, data = _doctor(home, "--ack", "--scope", "global")
+    assert data["data"]["acknowledged"] == [{"id": alpha.id, "kind": "missing", "line": 0}]
+    code, whole = _doctor(home)
+    assert code == 5
+    assert [d.split(" ")[1] for d in _audit(whole)["details"]] == [beta.id]
+
+
+def test_plain_ack_says_what_it_recorded(make_home) -> None:
+    home, _mem, (printer, wifi, _plant) = _edited_home(make_home)
+    res = runner.invoke(app, ["doctor", "--home", str(home), "--ack", "--plain"])
+    assert res.exit_code == 0
+    said = " ".join(res.stderr.split())
+    assert (
+        f"acknowledged 2 outside edits of memory.md in .talos/audit.jsonl ({printer.id} "
+        f"missing, {wifi.id} changed); talos doctor warns only about edits made after this"
+    ) in said
