@@ -47,21 +47,26 @@ class Variant:
     """A ranking variant for the Chinese set: ``p`` (the model's constants), ``unigram`` (the
     weight of a single CJK character's query term, 1 = as shipped), ``k1_cjk`` (``K1`` of CJK
     terms; None: ``p.k1``), ``decay_cjk`` (``D`` when the query holds a CJK term; None:
-    ``p.decay``)."""
+    ``p.decay``), ``prior`` (the background prior ``L``; None: ``evidence.PRIOR``, 0: none)."""
 
     p: E.Params = field(default_factory=E.Params)
     unigram: float = 1.0
     k1_cjk: float | None = None
     decay_cjk: float | None = None
+    prior: float | None = None
 
 
 def variant_seeds(index: TermIndex, q: E.Query, v: Variant) -> tuple[np.ndarray, float]:
-    """``talos.evidence.seeds`` with the small-home rule and :class:`Variant`'s switches (the
-    same floats as it at ``Variant()``)."""
+    """``talos.evidence.seeds`` with the small-home rule, the background prior and
+    :class:`Variant`'s switches (the same floats as it at ``Variant()``)."""
     acc = np.zeros(index.n)
     if not q.known:
         return acc, 0.0
     p = v.p
+    prior = E.PRIOR if v.prior is None else v.prior
+    zero_k, zero_u = np.zeros(len(q.ids)), np.zeros(len(q.unknown))
+    common = q.common if q.common is not None and prior > 0 else zero_k
+    common_u = q.unknown_common if q.unknown_common is not None and prior > 0 else zero_u
     starts = index.kptr[q.ids]
     lens = index.kptr[q.ids + 1] - starts
     pos = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
@@ -71,12 +76,13 @@ def variant_seeds(index: TermIndex, q: E.Query, v: Variant) -> tuple[np.ndarray,
     qw = E.sat_query(q.qtf, p.k3)
     words, cjk_n = E.SMALL_HOME
     n_t = np.where(index.cjk[q.ids], max(n, cjk_n), max(n, words))
-    w = qw * np.log1p((n_t - df + 0.5) / (df + 0.5))
+    w = qw * np.minimum(np.log1p((n_t - df + 0.5) / (df + 0.5)), E.language_idf(common, prior))
     if v.unigram != 1.0:
         uni = np.array([len(index.vocab[t]) == 1 for t in q.ids]) & index.cjk[q.ids]
         w = np.where(uni, w * v.unigram, w)
     n_unknown = max(n, words)
-    z = float(w.sum() + (E.sat_query(q.unknown, p.k3) * np.log1p((n_unknown - 0.5) / 1.5)).sum())
+    idf_u = np.minimum(np.log1p((n_unknown - 0.5) / 1.5), E.language_idf(common_u, prior))
+    z = float(w.sum() + (E.sat_query(q.unknown, p.k3) * idf_u).sum())
     k1c = p.k1 if v.k1_cjk is None else v.k1_cjk
     k = np.full(len(nodes), p.k1)
     cjk = np.repeat(index.cjk[q.ids], lens)

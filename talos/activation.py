@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from talos import relevance
-from talos.evidence import SMALL_HOME, Evidence, TermIndex, query_vector
+from talos.evidence import PRIOR, SMALL_HOME, Evidence, TermIndex, query_vector
 from talos.evidence import activate as activate_evidence
 
 if TYPE_CHECKING:
@@ -353,15 +353,19 @@ def evidence(
     edges: Links,
     terms: Sequence[str],
     at_least: tuple[float, float] | None = SMALL_HOME,
+    prior: float | None = None,
 ) -> Evidence:
     """The ``evidence`` model (issue 15, :mod:`talos.evidence`): BM25 evidence seeds of the
     analyzed query ``terms`` (:func:`talos.analyzer.analyze`, with repeats) over ``index``,
     then :data:`talos.evidence.HOPS` hops over the node–term graph and the contiguity
     ``edges``. ``at_least``: the small-home rule (:data:`talos.evidence.SMALL_HOME`; without
-    it the example home's two queries found nothing). Returns the
+    it the example home's two queries found nothing). ``prior``: the background prior
+    (:data:`talos.evidence.PRIOR` when None). Returns the
     :class:`~talos.evidence.Evidence` (``final``, ``seeds``: one value per node; ``z``: the
     query's evidence, idf units)."""
-    return activate_evidence(index, query_vector(index, terms), graph=edges, at_least=at_least)
+    q = query_vector(index, terms)
+    weight = PRIOR if prior is None else prior
+    return activate_evidence(index, q, graph=edges, at_least=at_least, prior=weight)
 
 
 #: :attr:`Model.over`: the model ranks over the graph's keyword incidence (SPEC §4 keywords):

@@ -10,7 +10,9 @@ a term of ``Q``, ``n = |C|``.
 - query weight ``qw(t) = qtf·(K3 + 1)/(qtf + K3)`` (a term said twice counts 1.33, thrice 1.5:
   long dialogue queries repeat what they are about);
 - term weight ``idf(t) = ln(1 + (n − df + 0.5)/(df + 0.5))``: BM25's IDF over the candidates,
-  not the home (a term no node holds: ``df = 1``);
+  not the home (a term no node holds: ``df = 1``); through ``Memory``, at most the term's idf
+  in ordinary English text, ``ln(1/(L·f(t)))`` (the background prior, :data:`PRIOR`,
+  :func:`language_idf`): in a small home every word is rare, and "use" was strong evidence;
 - ``sat(i,t) = tf·(K1 + 1)/(tf + K)``; ``K = K1`` for a word; for a CJK term
   ``K = K1·(1 − B_CJK + B_CJK·ℓ(i)/ℓ̄)``, ``ℓ(i)`` the node's count of CJK terms, ``ℓ̄`` its mean
   over the candidates holding any (dev: length normalisation costs English turns, b 0.1 →
@@ -52,8 +54,11 @@ With the index, the term index is gathered from the analyzed term rows index.db 
 matching text and heading path (:class:`talos.termrows.TermRows`: node-major ``vocab``,
 ``cjk``, ``ptr``, ``term``, ``tf``, keyed by their hash; :func:`heading_context`,
 :func:`counts_of`) and completed by :meth:`TermIndex.from_arrays`, float for float this one;
-a new session, a changed line or heading analyses its own text only. The edges are linked
-again per graph (:func:`contiguity_of`, over the records alone).
+a new session, a changed line or heading analyses its own text only. A graph patched after an
+edit or restacked after a new or removed session gets its index patched from the last one
+(:mod:`talos.termpatch`, array for array the gathered one); the edges are linked again when a
+record or memory.md changed (:func:`contiguity_of`, over the records alone; an edited plain
+line re-reads its own context only, :func:`line_contexts`), else only resized.
 *Per query* (:meth:`talos.Memory.recall`, :func:`talos.selection.select_evidence`): ``terms =
 analyze(query)``; ``ev = activate(index, query_vector(index, terms), graph=links,
 at_least=SMALL_HOME)``; the ranking is ``ev.final`` best first (ties: node order); the
@@ -71,6 +76,8 @@ its stored arrays 65 ms per process, analysing every node instead 2.5 s.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -78,8 +85,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from talos.analyzer import analyze, is_cjk, without_unigrams
-from talos.contiguity import Links, links, memory_contexts
+from talos.analyzer import analyze, frequency, is_cjk, without_unigrams
+from talos.contiguity import Links, MemoryContexts, links
 from talos.sources.facts import written_by_talos
 from talos.sources.skills import frontmatter_as_text
 from talos.text import MATCH_MAX, drop_not_for
@@ -89,6 +96,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HOPS",
+    "PRIOR",
     "SHARE",
     "SMALL_HOME",
     "Evidence",
@@ -96,11 +104,14 @@ __all__ = [
     "Query",
     "TermIndex",
     "activate",
+    "background",
     "body_evidence",
     "collection",
     "contiguity_of",
     "counts_of",
     "heading_context",
+    "language_idf",
+    "line_contexts",
     "matching_text",
     "of_nodes",
     "query_vector",
@@ -182,6 +193,41 @@ class TermIndex:
         self._derive(np.asarray(flags, dtype=bool))
         return self
 
+    @classmethod
+    def from_parts(
+        cls,
+        *,
+        vocab: list[str],
+        lookup: dict[str, int],
+        ptr: np.ndarray,
+        term: np.ndarray,
+        tf: np.ndarray,
+        df: np.ndarray,
+        cjk: np.ndarray,
+        cjk_len: np.ndarray,
+        kptr: np.ndarray,
+        knode: np.ndarray,
+        ktf: np.ndarray,
+    ) -> TermIndex:
+        """The index from every one of its arrays, nothing derived (the class docstring says
+        what each holds; ``lookup`` is shared, never changed): what :mod:`talos.termpatch`
+        assembles from a graph's index for the next graph (``tests/test_termpatch.py``)."""
+        self = cls.__new__(cls)
+        self.vocab, self.lookup = vocab, lookup
+        self.n = len(ptr) - 1
+        self.ids = [[]] * self.n  # stands for no ids: one empty list, never changed
+        self.node_of = list(range(self.n))
+        self.ptr, self.term, self.tf = ptr, term, tf
+        self.counts = np.diff(ptr)  # ``entry_node``: on first use (no query reads it)
+        self.df, self.cjk, self.cjk_len = df, cjk, cjk_len
+        self.kptr, self.knode, self.ktf = kptr, knode, ktf
+        return self
+
+    @functools.cached_property
+    def entry_node(self) -> np.ndarray:
+        """Each node-major entry's node (``intp``)."""
+        return np.repeat(np.arange(self.n, dtype=np.intp), self.counts)
+
     def _derive(self, cjk: np.ndarray) -> None:
         """Everything else from ``ptr``, ``term``, ``tf`` and the CJK flags per term."""
         self.counts = np.diff(self.ptr)
@@ -234,11 +280,15 @@ class TermIndex:
 @dataclass(frozen=True, slots=True)
 class Query:
     """A query's analyzed terms against one index: ``ids`` (known distinct terms, ascending),
-    ``qtf`` (their counts), ``unknown`` (the counts of the distinct terms no node holds)."""
+    ``qtf`` (their counts), ``unknown`` (the counts of the distinct terms no node holds);
+    ``common`` and ``unknown_common`` (:func:`background` of each, in the same orders; None:
+    all 0, a query built without them)."""
 
     ids: np.ndarray
     qtf: np.ndarray
     unknown: np.ndarray
+    common: np.ndarray | None = None
+    unknown_common: np.ndarray | None = None
 
     @property
     def known(self) -> int:
@@ -251,11 +301,13 @@ def query_vector(index: TermIndex, terms: Iterable[str]) -> Query:
     so every float is the same under any ``PYTHONHASHSEED``."""
     c = Counter(terms)
     known = sorted((index.lookup[t], n) for t, n in c.items() if t in index.lookup)
-    unknown = [n for t, n in sorted(c.items()) if t not in index.lookup]
+    unknown = [(t, n) for t, n in sorted(c.items()) if t not in index.lookup]
     return Query(
         np.array([t for t, _n in known], dtype=np.intp),
         np.array([n for _t, n in known], dtype=np.float64),
-        np.array(unknown, dtype=np.float64),
+        np.array([n for _t, n in unknown], dtype=np.float64),
+        np.array([background(index.vocab[t]) for t, _n in known], dtype=np.float64),
+        np.array([background(t) for t, _n in unknown], dtype=np.float64),
     )
 
 
@@ -297,6 +349,38 @@ def collection(index: TermIndex, postings: np.ndarray) -> tuple[float, float]:
 SMALL_HOME = (100.0, 20.0)
 
 
+#: The background prior ``L``: the words of a document of ordinary text, so that a term of
+#: frequency ``f`` (:func:`background`) is held by about ``L·f`` of such documents and its
+#: idf there is ``ln(1/(L·f))`` (:func:`language_idf`); a term's idf in a query's evidence is
+#: at most that (:func:`seeds`). Dev, through ``Memory`` (``bench/relevance.py baselines
+#: --model evidence``, LoCoMo R@5 / block R@5 / non-gold rows / empty for other
+#: conversations; MADial en R@5): none 0.642 / 0.453 / 0.93 / 86%, 0.486; 20 → block 0.93 /
+#: 86.2% (kept 70.4%); **40 → 0.645 / 0.455 / 0.94 / 87%, 0.496**; 80 → 0.644 / 0.450 / 0.95
+#: / 88%, 0.533; 160 → kept 68.6%, 90% empty, and the quickstart's "how should I format your
+#: answers" finds nothing ("answer" capped under 4.21). The Chinese set is unchanged (CJK
+#: terms weigh 0), as is ``bench/bodies.py`` (98%); the rows but 40 with ``analyzer.RAREST``
+#: 1e-5. bench/README "The background prior".
+PRIOR = 40.0
+
+
+def background(term: str) -> float:
+    """A term's share of the running words of ordinary English text
+    (:func:`talos.analyzer.frequency`: ``use`` 0.0016, ``answer`` 1.5e-4; 0.0 for a CJK term,
+    a word no list holds, ``vim``, ``docker``, and one rarer than ``analyzer.RAREST``): what
+    the prior of :func:`seeds` weighs."""
+    return 0.0 if is_cjk(term) else frequency(term)
+
+
+def language_idf(common: np.ndarray, words: float) -> np.ndarray:
+    """A term's idf in ordinary text, ``ln(1/(L·f))`` (``L`` = ``words`` per document, ``f``
+    its :func:`background` frequency; at least 0; ``inf`` for ``f = 0``): ``use`` (f 0.0016)
+    2.77 at ``L`` 40, ``new`` 2.64, ``time`` 2.38, ``help`` 3.79, ``answer`` 5.13 — against the
+    4.21 of a term one node of a small home holds (``SMALL_HOME``). Per query term,
+    ``float64`` like ``common``."""
+    with np.errstate(divide="ignore"):
+        return np.maximum(-np.log(words * common), 0.0)
+
+
 def sat_query(qtf: np.ndarray, k3: float) -> np.ndarray:
     """``qw = qtf·(k3+1)/(qtf+k3)``; ``k3 = 0``: 1 per distinct term."""
     return qtf * (k3 + 1) / (qtf + k3) if k3 > 0 else np.ones_like(qtf)
@@ -308,12 +392,16 @@ def seeds(
     p: Params = Params(),
     statistics: Callable[[TermIndex, np.ndarray], tuple[float, float]] = collection,
     at_least: tuple[float, float] | None = None,
+    prior: float = 0.0,
 ) -> tuple[np.ndarray, float]:
     """``(s, Z)`` (module docstring): ``s`` is ``float64[index.n]``; all zeros and ``Z = 0``
     when no node holds a query term. ``statistics``: ``(n, ℓ̄)`` of the postings
     (:func:`collection`; the tests pass home-wide ones to show what they break).
     ``at_least``: the small-home rule (:data:`SMALL_HOME`), ``n`` at least its first value for
-    a word term and every unknown term, its second for a CJK term; None: ``n`` as it is."""
+    a word term and every unknown term, its second for a CJK term; None: ``n`` as it is.
+    ``prior``: the background prior (:data:`PRIOR`; 0: none): a term's idf is at most its
+    idf in ordinary text (:func:`language_idf`), so a word common in the language is weak
+    evidence where few nodes hold it; where many do, its idf is already below that."""
     acc: np.ndarray = np.zeros(index.n)
     if not q.known:
         return acc, 0.0
@@ -325,14 +413,18 @@ def seeds(
     df = index.df[q.ids]
     qw = sat_query(q.qtf, p.k3)
     n_unknown = n
-    if at_least is None:
-        w = qw * np.log1p((n - df + 0.5) / (df + 0.5))
-    else:
+    n_t: np.ndarray | float = n
+    if at_least is not None:
         words, cjk_n = at_least
         n_t = np.where(index.cjk[q.ids], max(n, cjk_n), max(n, words))
-        w = qw * np.log1p((n_t - df + 0.5) / (df + 0.5))
         n_unknown = max(n, words)
-    z = float(w.sum() + (sat_query(q.unknown, p.k3) * np.log1p((n_unknown - 0.5) / 1.5)).sum())
+    idf = np.log1p((n_t - df + 0.5) / (df + 0.5))
+    idf_u = np.full(len(q.unknown), np.log1p((n_unknown - 0.5) / 1.5))
+    if prior > 0 and q.common is not None and q.unknown_common is not None:
+        idf = np.minimum(idf, language_idf(q.common, prior))
+        idf_u = np.minimum(idf_u, language_idf(q.unknown_common, prior))
+    w = qw * idf
+    z = float(w.sum() + (sat_query(q.unknown, p.k3) * idf_u).sum())
     k = np.full(len(nodes), p.k1)
     cjk = np.repeat(index.cjk[q.ids], lens)
     k[cjk] = p.k1 * (1 - p.b_cjk + p.b_cjk * index.cjk_len[nodes[cjk]] / mean_cjk)
@@ -416,11 +508,13 @@ def activate(
     share: float = SHARE,
     statistics: Callable[[TermIndex, np.ndarray], tuple[float, float]] = collection,
     at_least: tuple[float, float] | None = None,
+    prior: float = 0.0,
 ) -> Evidence:
-    """The model (module docstring): :func:`seeds` (``at_least``: the small-home rule), then
-    :data:`HOPS` hops of :func:`spread` (contiguity along ``graph`` when given). Returns
-    :class:`Evidence` (``final`` is ``seeds`` when nothing is seeded)."""
-    s, z = seeds(index, q, p, statistics, at_least)
+    """The model (module docstring): :func:`seeds` (``at_least``: the small-home rule,
+    ``prior``: the background prior), then :data:`HOPS` hops of :func:`spread` (contiguity
+    along ``graph`` when given). Returns :class:`Evidence` (``final`` is ``seeds`` when
+    nothing is seeded)."""
+    s, z = seeds(index, q, p, statistics, at_least, prior)
     if z <= 0 or not s.any():
         return Evidence(s, s, z)
     return Evidence(spread(index, s, p.decay, graph, share), s, z)
@@ -431,11 +525,14 @@ def body_evidence(
     terms: Iterable[str],
     p: Params = Params(),
     at_least: tuple[float, float] | None = None,
+    prior: float = 0.0,
 ) -> tuple[np.ndarray, float]:
     """``(seeds, √Z)`` over the query's ``terms`` *without CJK unigrams*: what a skill's own
     evidence for the body gate is counted over (``talos.relevance.earns_body``; with unigrams,
-    shared characters gave 18% of a ``make_home.py`` home's Chinese chores a body)."""
-    s, z = seeds(index, query_vector(index, without_unigrams(terms)), p, at_least=at_least)
+    shared characters gave 18% of a ``make_home.py`` home's Chinese chores a body).
+    ``at_least``, ``prior``: as :func:`seeds`."""
+    q = query_vector(index, without_unigrams(terms))
+    s, z = seeds(index, q, p, at_least=at_least, prior=prior)
     return s, float(np.sqrt(z))
 
 
@@ -485,7 +582,7 @@ def _in_context(counts: Counter[str], context: str) -> Counter[str]:
 
 #: What ``str.splitlines`` breaks a line at besides ``\n``: kept inside a line so that
 #: :func:`~talos.contiguity.memory_contexts` numbers lines as the fact reader does.
-_OTHER_BREAKS = str.maketrans(dict.fromkeys("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def of_nodes(
@@ -511,17 +608,21 @@ def of_nodes(
 
 
 def contiguity_of(
-    records: Sequence[Node], size: int, memory_file: str, memory_text: str | None
+    records: Sequence[Node],
+    size: int,
+    memory_file: str,
+    memory_text: str | None,
+    contexts: MemoryContexts | None = None,
 ) -> Links:
     """The contiguity :class:`~talos.contiguity.Links` of :func:`of_nodes` alone, over ``size``
     nodes whose facts are all among the first ones, ``records`` (a graph's records: episodes
     are never facts, so none is built); what a process builds beside a term index read from
-    stored rows (:mod:`talos.termrows`)."""
+    stored rows (:mod:`talos.termrows`). ``contexts``: those of :func:`line_contexts` of
+    ``memory_text``, when the caller holds them (None: read here)."""
     nodes = records
     if memory_text is None:
         return links([], [], size)
-    text = "\n".join(x.translate(_OTHER_BREAKS) for x in memory_text.split("\n"))
-    ctx = memory_contexts(text)
+    ctx = (contexts or line_contexts(memory_text)).contexts
     lines = sorted(
         (line, i)
         for i, n in enumerate(nodes)
@@ -529,3 +630,15 @@ def contiguity_of(
         if line > 0
     )
     return links([i for _ln, i in lines], [ctx.get(ln) for ln, _i in lines], size)
+
+
+def line_contexts(memory_text: str, last: MemoryContexts | None = None) -> MemoryContexts:
+    """The :class:`~talos.contiguity.MemoryContexts` of memory.md's text, each line numbered as
+    the fact reader numbers it (the other line breaks kept inside a line): brought up to date
+    from ``last`` (an earlier text's) when only plain lines changed in place
+    (:meth:`~talos.contiguity.MemoryContexts.edited`), else read line by line."""
+    # one pass of the pattern, not a translation per line: 29 ms → under 1 ms at 30,000
+    # sessions' memory.md (470 kB), the same text
+    text = _OTHER_BREAKS.sub(" ", memory_text)
+    got = last.edited(text) if last is not None else None
+    return got if got is not None else MemoryContexts.of(text)

@@ -28,10 +28,15 @@ inputs (the index's two generations or the files' stats, and the skills'), taken
   :class:`talos.Memory` (:meth:`KeptState.wrote`), so the next call builds (or patches) again;
 - ``stored``: the graph read from the stored records, by ``(tokens, day)``, never with
   overrides;
+- ``stored_records``: the records' token and the graph last read from them, the base of a
+  patched term index after a new session in a process that only recalls;
 - ``usage_keys``: the usage keys in view (:class:`talos.usage.PresentKeys`), by graph identity;
-- ``evidence``: the ``evidence`` model's term index and contiguity edges of a graph, by graph
-  identity; the index gathered from ``term_rows`` (with the index) or
-  :func:`talos.evidence.of_nodes` (without);
+- ``evidence``: the ``evidence`` model's term index and contiguity edges of a graph
+  (:class:`talos.termpatch.Carried`), by graph identity; the index gathered from
+  ``term_rows`` (with the index) or :func:`talos.evidence.of_nodes` (without), or patched
+  from the last one along ``steps``;
+- ``steps``: how each graph patched or restacked since ``evidence``'s came from the one
+  before (:mod:`talos.termpatch`'s carries), while ``evidence`` is kept;
 - ``term_rows``: the analyzed term rows of matching texts (:class:`talos.termrows.TermRows`),
   read from index.db once, never stale (a row is a function of its text).
 
@@ -41,6 +46,7 @@ view is built. It never calls back into :mod:`talos.memory`.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import datetime as dt
@@ -56,8 +62,8 @@ from typing import Any
 import numpy as np
 
 from talos import safety
-from talos.contiguity import Links
-from talos.evidence import TermIndex, contiguity_of, of_nodes
+from talos.contiguity import Links, MemoryContexts, resized
+from talos.evidence import TermIndex, contiguity_of, line_contexts, of_nodes
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.graph import Graph, StackedNodes
 from talos.graph.incidence import Incidence, Vocabulary
@@ -69,12 +75,27 @@ from talos.index import Index
 from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.sources import load_episodes, load_facts, load_skills
-from talos.sources.facts import masked_fields, read_memory, tag_reasons
+from talos.sources.facts import heading_of, masked_fields, read_memory, tag_reasons
 from talos.sources.sessions import session_files
 from talos.sources.skills import flagged_skills, skill_files
-from talos.termrows import STORE_AFTER, TermRows, analyzer_token, matching_texts
+from talos.termpatch import (
+    MAX_STEPS,
+    Carried,
+    composed,
+    fresh_limit,
+    patch_index,
+    restacked,
+    spliced,
+)
+from talos.termrows import (
+    STORE_AFTER,
+    TermRows,
+    analyzer_token,
+    matching_texts,
+    matching_texts_at,
+)
 from talos.text import matching_keywords
-from talos.trust import View, build_view, standing
+from talos.trust import View, build_view, standing, validity
 from talos.usage import PresentKeys
 from talos.warn import warn
 
@@ -196,11 +217,16 @@ class KeptState:
         self.merged: dict[tuple[Node, ...], Node] = {}
         self.standing: dict[Any, Any] = {}
         self.stored: tuple[Any, Graph] | None = None
+        self.stored_records: tuple[str, Graph] | None = None  # its records' token, the graph
         self.built: Built | None = None
         self.fresh: tuple[Any, ...] | None = None
         self.usage_keys = PresentKeys()
-        self.evidence: tuple[Graph, TermIndex, Links] | None = None
+        self.evidence: Carried | None = None
+        self.steps: list[tuple[Graph, np.ndarray, bool]] = []  # (graph, carry, records changed)
         self.relabelled: dict[int, tuple[Node, Node]] = {}
+        #: memory.md's heading lines as last read (file order), for :meth:`_out_of_window`.
+        self.heading_rows: list[Node] = []
+        self.unlabelled: dict[tuple[int, tuple[int, ...]], tuple[Node, Node]] = {}
         self.term_rows: tuple[bool, TermRows] | None = None  # (read from index.db, rows)
 
     def view(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> tuple[View, Graph]:
@@ -226,31 +252,106 @@ class KeptState:
         """The ``evidence`` model's :class:`~talos.evidence.TermIndex` and contiguity
         :class:`~talos.contiguity.Links` of ``graph`` (those of :func:`talos.evidence.of_nodes`
         over its nodes and memory.md as it is now, float for float), kept while the graph is
-        the same object. With the index the term index is gathered from stored term rows
-        (:meth:`_stored_terms`; in-process 485 → 71 ms at 3,000 sessions, 2,352 → 362 ms at
-        30,000 in one run, ``bench/termstore.py``). An
-        unreadable memory.md costs the edges only (its facts are not in the graph then)."""
-        if self.evidence is not None and self.evidence[0] is graph:
-            return self.evidence[1], self.evidence[2]
+        the same object. With the index the term index is patched from the last one when
+        ``graph`` came from its graph by edits and sessions (:meth:`_patched_terms`), else
+        gathered from stored term rows (:meth:`_stored_terms`; in-process 485 → 71 ms at
+        3,000 sessions, 2,352 → 362 ms at 30,000 in one run, ``bench/termstore.py``); the
+        edges are linked again only when a record or memory.md changed. An unreadable
+        memory.md costs the edges only (its facts are not in the graph then)."""
+        last = self.evidence
+        if last is not None and last.graph is graph:
+            return last.index, last.links
         try:
             data = read_memory(self.paths.memory_file)
             text: str | None = data.decode("utf-8", errors="replace")
         except OSError:
             text = None
+        rows: np.ndarray | None = None
+        contexts: MemoryContexts | None = None
         if self.index is None:  # the files read directly: the reference route
             index, edges = of_nodes(graph.nodes, str(self.paths.memory_file), text)
         else:
-            index = self._stored_terms(graph)
-            head = graph.nodes[: graph.records]
-            edges = contiguity_of(head, len(graph.nodes), str(self.paths.memory_file), text)
-        self.evidence = (graph, index, edges)
+            got = self._patched_terms(graph)
+            index, rows = got if got is not None else self._stored_terms(graph)
+            if last is not None and last.text == text:
+                contexts = last.contexts
+            elif text is not None:
+                contexts = line_contexts(text, last.contexts if last is not None else None)
+            if (
+                got is not None
+                and last is not None
+                and last.text == text
+                and not any(records for _g, _c, records in self.steps)
+            ):
+                edges = resized(last.links, len(graph.nodes))  # a session changes no fact
+            else:
+                head = graph.nodes[: graph.records]
+                mf = str(self.paths.memory_file)
+                edges = contiguity_of(head, len(graph.nodes), mf, text, contexts)
+        self.evidence = Carried(graph, index, edges, rows, text, contexts)
+        self.steps = []
         return index, edges
 
-    def _stored_terms(self, graph: Graph) -> TermIndex:
+    def _stepped(self, old: Graph, new: Graph, carry: np.ndarray | None, records: bool) -> None:
+        """Note that ``new`` came from ``old`` by ``carry`` (:mod:`talos.termpatch`; ``None``:
+        unknown), ``records``: whether a record changed. Kept only while it continues from
+        the graph of ``evidence``, and only once the model built one."""
+        if self.evidence is None:
+            return
+        tip = self.steps[-1][0] if self.steps else self.evidence.graph
+        if carry is None or tip is not old or len(self.steps) >= MAX_STEPS:
+            self.steps = []  # the chain is broken: the next index is gathered again
+            return
+        self.steps.append((new, carry, records))
+
+    def _stored_step(self, token: str, graph: Graph) -> None:
+        """Note how ``graph``, read from the stored records of ``token``, came from the last
+        graph read so (:meth:`_stepped`): the same records (the same token) over a block made
+        from the last one (a new or removed session in a process that only recalls, as the
+        MCP server's)."""
+        last, self.stored_records = self.stored_records, (token, graph)
+        if last is None or last[0] != token or last[1] is graph:
+            return
+        old = last[1]
+        o_nodes, n_nodes = old.nodes, graph.nodes
+        if not isinstance(o_nodes, StackedNodes) or not isinstance(n_nodes, StackedNodes):
+            self._stepped(old, graph, None, False)
+            return
+        groups = n_nodes.block.carried_from(o_nodes.block)
+        fits = groups is not None and old.records == graph.records
+        carry = restacked(graph.records, groups) if fits and groups is not None else None
+        self._stepped(old, graph, carry, False)
+
+    def _patched_terms(self, graph: Graph) -> tuple[TermIndex, np.ndarray] | None:
+        """The term index of ``graph`` patched from ``evidence``'s along ``steps``
+        (:func:`talos.termpatch.patch_index`: only the new nodes' texts are looked up), or
+        ``None`` when ``graph`` did not come from it that way or too much changed."""
+        last = self.evidence
+        if (
+            last is None
+            or last.rows is None
+            or self.term_rows is None
+            or not self.steps
+            or self.steps[-1][0] is not graph
+        ):
+            return None
+        carry = composed([c for _g, c, _r in self.steps])
+        fresh = np.flatnonzero(carry < 0)
+        if len(carry) != len(graph.nodes) or len(fresh) > fresh_limit(len(carry)):
+            return None
+        rows = self.term_rows[1]
+        new_rows = rows.rows(matching_texts_at(graph.nodes, fresh.tolist()))
+        index = patch_index(last.index, carry, rows, new_rows)
+        used = np.empty(len(carry), dtype=np.int64)
+        kept = carry >= 0
+        used[kept] = last.rows[carry[kept]]
+        used[fresh] = new_rows
+        return index, self._store_rows(used)
+
+    def _stored_terms(self, graph: Graph) -> tuple[TermIndex, np.ndarray]:
         """The term index of ``graph`` gathered from the analyzed term rows index.db keeps
-        (:class:`talos.termrows.TermRows`, read once per object): only texts no row holds are
-        analysed, and the rows are stored again once :data:`talos.termrows.STORE_AFTER` were
-        (or when none were stored); most rows no node's any more are then dropped."""
+        (:class:`talos.termrows.TermRows`, read once per object), and each node's row: only
+        texts no row holds are analysed (:meth:`_store_rows`)."""
         assert self.index is not None
         token = analyzer_token()
         if self.term_rows is None:
@@ -263,15 +364,26 @@ class KeptState:
                     except BlockError as e:
                         warn(f"{self.index.file}: stored term rows unusable ({e}); rebuilding them")
             self.term_rows = (rows is not None, rows or TermRows.empty())
+        index, used = self.term_rows[1].index(matching_texts(graph.nodes))
+        return index, self._store_rows(used)
+
+    def _store_rows(self, used: np.ndarray) -> np.ndarray:
+        """Store the term rows again once :data:`talos.termrows.STORE_AFTER` texts were
+        analysed (or when none were stored), dropping most rows no node's any more (the
+        nodes' rows ``used``); returns ``used`` in the rows then held."""
+        assert self.index is not None and self.term_rows is not None
         stored, rows = self.term_rows
-        index, used = rows.index(matching_texts(graph.nodes))
         if rows.added and (not stored or rows.added >= STORE_AFTER):
-            out = rows.kept(used) if 2 * len(np.unique(used)) < len(rows) else rows
+            token = analyzer_token()
+            held = np.unique(used)
+            out = rows.kept(held) if 2 * len(held) < len(rows) else rows
             with contextlib.suppress(OSError, sqlite3.Error):
                 self.index.save_terms(token, out.to_bytes(token))
                 self.term_rows = (True, out)
                 out.added = 0
-        return index
+                if out is not rows:  # renumbered: row ``held[i]`` is row ``i`` now
+                    used = np.searchsorted(held, used)
+        return used
 
     def top_headings(self) -> int:
         """How many level-1 markdown headings memory.md holds: the index's count, else the
@@ -362,6 +474,7 @@ class KeptState:
                 indexed = False
         if indexed:
             self.rows, self.episodes = (gen[0], rows), (gen[1], block)
+            self.heading_rows = [n for n, _safe in rows if n.heading_level] if self.headings else []
             if self.keep_fact is safety.keep_fact and self.headings:  # one pass (SPEC §3.1)
                 facts = [n for n, safe in rows if safe and not n.heading_level]
             elif self.keep_fact is safety.keep_fact:  # the index holds its verdicts
@@ -370,6 +483,7 @@ class KeptState:
                 facts = self._headings_kept([n for n, _safe in rows if self._keep(n.text)])
         else:
             facts = load_facts(self.paths.memory_file, self.keep_fact)
+            self.heading_rows = [n for n in facts if n.heading_level] if self.headings else []
             if self.keep_fact is not safety.keep_fact:
                 facts = [m for n in facts if (m := _masked_fact(n)) is not None]
             block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dirs))
@@ -378,6 +492,50 @@ class KeptState:
         if self.headings and (not indexed or self.keep_fact is not safety.keep_fact):
             facts = [n for n in facts if not n.heading_level]  # labels, no facts (SPEC §3.1)
         return facts + self._skills(len(facts), skills), block
+
+    def _out_of_window(self, records: list[Node], day: dt.date) -> list[Node]:
+        """``records`` with every heading whose own line is out of the view at ``day`` shown
+        as ``""`` in the paths beneath it: expired (``until=``), not yet valid (``from=`` or
+        the tag's date) or no longer active (``status=``), as that line would be if it were a
+        fact (SPEC §7.1). Such a heading labels nothing and matches for nothing (the
+        attacker's pass: "release freeze" delivered "(Release freeze: no deploys) Deploy
+        region is eu-west-1" under a heading tagged ``until=2020-01-01``). Its section runs
+        from the heading to the first fact no longer under it. A node is the same object
+        while its row and the cut are (SPEC §11). A heading shorter than
+        :data:`~talos.sources.facts.MIN_FACT_CHARS` is no row, so its window is not read."""
+        out = [
+            h
+            for h in self.heading_rows
+            if (h.born or h.fields)
+            and (h.fields.get("status", "active") != "active" or validity(h, day) is not None)
+        ]
+        if not out:
+            self.unlabelled = {}
+            return records
+        lines = [n.line if n.kind == "fact" else 1 << 62 for n in records]
+        cut: dict[int, set[int]] = {}
+        for h in out:
+            got = heading_of(h.raw)
+            if got is None or not got[1]:
+                continue
+            depth = len(h.headings)
+            for i in range(bisect.bisect_right(lines, h.line), len(records)):
+                n = records[i]
+                if n.kind != "fact" or len(n.headings) <= depth or n.headings[depth] != got[1]:
+                    break
+                cut.setdefault(i, set()).add(depth)
+        memo: dict[tuple[int, tuple[int, ...]], tuple[Node, Node]] = {}
+        new = list(records)
+        for i, depths in cut.items():
+            n, key = records[i], (id(records[i]), tuple(sorted(depths)))
+            got_node = self.unlabelled.get(key)
+            if got_node is None or got_node[0] is not n:
+                heads = tuple("" if d in depths else t for d, t in enumerate(n.headings))
+                got_node = (n, dataclasses.replace(n, headings=heads))
+            memo[key] = got_node
+            new[i] = got_node[1]
+        self.unlabelled = memo
+        return new
 
     def _headings_kept(self, facts: list[Node]) -> list[Node]:
         """``facts`` (the index's rows, read for a fact filter other than the default) with
@@ -435,6 +593,7 @@ class KeptState:
         if self.fresh == key and self.built is not None:
             return self.built.view, self.built.graph
         records, block = self._sources(tokens.skills)
+        records = self._out_of_window(records, day)
         patched = self._patch(records, block, key[1:]) or self._restack(records, block, key[1:])
         if patched is not None:
             self.fresh = key
@@ -492,6 +651,8 @@ class KeptState:
         built.block = block
         graph = self._stack(built.head, incidence, block, len(records))
         splice_cache(b.graph, graph, sp)
+        carry = spliced(b.graph.records, len(b.graph.nodes), sp.deleted, sp.inserted, graph.records)
+        self._stepped(b.graph, graph, carry if len(carry) == len(graph.nodes) else None, True)
         if "kinds" not in graph.cache:
             graph.cache["kinds"] = [n.kind for n in built.head]
         self.usage_keys.patched(b.graph, graph, sp.removed, sp.added)
@@ -534,6 +695,10 @@ class KeptState:
             if name in b.graph.cache:
                 graph.cache[name] = b.graph.cache[name]
         self.usage_keys.carried(b.graph, graph)
+        groups = block.carried_from(b.block)
+        fits = groups is not None and len(b.graph.nodes) == len(b.head) + len(b.block)
+        carry = restacked(len(b.head), groups) if fits and groups is not None else None
+        self._stepped(b.graph, graph, carry, False)
         built = Built(records, block, when, b.view, b.head, incidence, graph, tables=b)
         self.built = built
         return b.view, graph
@@ -575,11 +740,13 @@ class KeptState:
                 except (OSError, sqlite3.Error) as e:
                     self._drop_index(e)
                     return self._view(at, None, self._look())[1]
+                self.episodes = (gen[1], block)  # the base of the next one (a new session)
                 graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
                 graph.cache["kinds"] = stored.kinds
                 if isinstance(stored.kinds, Kinds):
                     graph.cache["skill_mask"] = stored.kinds.mask("skill")
                 self.usage_keys.loaded(graph, stored.present)
+                self._stored_step(token, graph)
                 self.stored = (key, graph)
                 return graph
             except BlockError as e:

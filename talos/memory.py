@@ -26,7 +26,7 @@ from talos.activation import (
 from talos.analyzer import analyze, analyze_written
 from talos.contiguity import Links
 from talos.errors import InputError, TalosError
-from talos.evidence import SMALL_HOME, Evidence, TermIndex, body_evidence, matching_text
+from talos.evidence import PRIOR, SMALL_HOME, Evidence, TermIndex, body_evidence, matching_text
 from talos.graph.graph import Graph
 from talos.home import Paths, dead_min_days, resolve_paths
 from talos.index import Index
@@ -576,7 +576,7 @@ class Memory:
         if model.over == TERMS:
             terms = analyze(query)
             index, edges, ev = self._terms(graph, terms)
-            body = body_evidence(index, terms, at_least=SMALL_HOME)
+            body = body_evidence(index, terms, at_least=SMALL_HOME, prior=PRIOR)
             fusion = self._fused(leg, pending, graph, ev, edges)
             if fusion is not None:
                 gate = hybrid.gate_for(query)

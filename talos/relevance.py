@@ -171,15 +171,23 @@ def lead_skill(
     final: Sequence[float],
     k: int = 5,
     lead: float | None = BODY_LEAD,
+    holds_all: Callable[[int], bool] | None = None,
 ) -> int | None:
     """The lead rule of SPEC §6.1 rule 2 on this ranking: the best skill of ``order`` (the whole
     ranking, best first), when it is among the first ``k`` rows and scores ≥ ``lead`` × the
-    second skill (a lone skill needs no lead; ``lead`` None: no lead rule); else None."""
+    second skill (a lone skill needs no lead; ``lead`` None: no lead rule); else None.
+
+    ``holds_all(node)``: whether a skill holds every term of the query (its label, in
+    :func:`talos.selection.body_of`); a near tie is the best skill's when it does and the
+    second does not. Two skills whose descriptions differ in one word tied on their shared
+    words: the exact description of ``deploy-staging`` led ``deploy-production`` 1.17 to 1,
+    below the lead, and got no body (the attacker's pass)."""
     skills = [i for i in order if is_skill(i)]
     if not skills or skills[0] not in order[:k]:
         return None
     best = skills[0]
-    if lead is not None and len(skills) > 1 and final[best] < lead * final[skills[1]]:
+    near = lead is not None and len(skills) > 1 and final[best] < lead * final[skills[1]]
+    if near and (holds_all is None or not holds_all(best) or holds_all(skills[1])):
         return None
     return best
 
@@ -193,6 +201,7 @@ def earns_body(
     lead: float | None = BODY_LEAD,
     floor: float = BODY_FLOOR,
     whole: float = WHOLE,
+    holds_all: Callable[[int], bool] | None = None,
 ) -> int | None:
     """The skill that earns its body, or None (issue 15 item 3): :func:`lead_skill`, and the
     skill matches the query itself — ``own_evidence(node)`` = ``(its seed, √Z)`` over the
@@ -200,8 +209,9 @@ def earns_body(
     ``whole``). Without that second rule the best of several unrelated skills won its body
     ("set up a new python project with lint" → the Kubernetes rollout skill, via "new"); with
     CJK unigrams, shared characters (这 个 函 数) gave 18% of the Chinese chores a body.
-    Dev: 95% of ``bench/bodies_home``'s 40 labelled queries decided right (lead alone: 72%)."""
-    best = lead_skill(order, is_skill, final, k, lead)
+    Dev: 95% of ``bench/bodies_home``'s 40 labelled queries decided right (lead alone: 72%).
+    ``holds_all``: breaks a near tie of the lead rule (:func:`lead_skill`)."""
+    best = lead_skill(order, is_skill, final, k, lead, holds_all)
     if best is None:
         return None
     seed, scale = own_evidence(best)

@@ -59,6 +59,7 @@ __all__ = [
     "LABELS",
     "MIN_BODY",
     "MIN_BUDGET",
+    "MIN_ROW",
     "OPENERS",
     "TEXT_CHARS",
     "UNITS",
@@ -97,6 +98,11 @@ MIN_BUDGET = 200
 #: Fewest characters a skill body is cut to for a budget: shorter, it says too little to be
 #: worth its header and end marker, and the skill is shown by name instead.
 MIN_BODY = 200
+
+#: Fewest characters the first row's text is cut to when a budget has no room for it whole
+#: (:func:`fit_block`): shorter, it says too little to stand for the most relevant record,
+#: and the block is empty instead.
+MIN_ROW = 40
 
 #: How a budget is counted: ``chars`` (code points, the default), ``utf16`` (JavaScript's
 #: ``String.length``: Claude Code), ``bytes`` (UTF-8: Codex counts ``ceil(bytes / 4)`` tokens).
@@ -596,6 +602,23 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
     return _quote_html(line)
 
 
+def _cut_entry(p: Pick, lang: str, chars: int) -> str:
+    """The one line of ``p`` with its text cut to ``chars`` characters (with the visible cut
+    mark, at a word boundary when one is near) and no merged members: the first row when a
+    budget has no room for it whole (:func:`fit_block`)."""
+    t = labels(lang)
+    n = p.node
+    if n.kind == "skill":
+        return _quote_html(f"- [{t['skill']}] {shown(n.name or n.text, lang, chars)}")
+    if n.kind == "episode":
+        was_cut = _limits(n)[1] or len(n.text) > chars
+        text = shown(n.text, lang, chars, was_cut)
+        return _quote_html(f"- [{t['episode']}] {origin_label(n, lang)}{text}{t['episode_note']}")
+    return _quote_html(
+        f"- [{t[n.kind]}] {heading_shown(p.heading, lang)}{shown(n.text, lang, chars)}"
+    )
+
+
 def _left_out(rows: int, body: bool, budget: int, unit: str, lang: str) -> str:
     """The line saying what a budget left out: ``(3 more recalled rows left out to stay
     within 2,000 characters)``, ``(a skill body and 1 more recalled row left out …)``."""
@@ -634,17 +657,18 @@ def fit_block(
     cut mark) to the longest that fits, down to :data:`MIN_BODY` characters, else the skill
     is shown by name; then the least relevant rows (the last in rank order) are left out. A
     last line then says what was left out, and it counts towards the budget. When not even
-    the first row fits, the first row in rank order that fits is delivered alone (with that
-    line); when none does, the block is empty.
+    the first row fits, it is delivered alone with its text cut (visible mark, no merged
+    members) to the longest that fits beside that line, down to :data:`MIN_ROW` characters;
+    below that the block is empty. A lower row is never delivered in the first one's place
+    (issue 15 item 5: the least relevant rows go first).
 
     Args:
         picks: the rows in rank order. lang: ``en`` or ``zh``. budget: most ``unit`` the
             block may take; ``None``: no bound. unit: one of :data:`UNITS`.
 
     Returns:
-        ``(text, delivered)``: ``delivered`` is a prefix of ``picks`` (or, when not even the
-        first row fits, the first single row that does), a pick's ``body`` false when its
-        body was left out; ``("", [])`` when nothing was picked or fits.
+        ``(text, delivered)``: ``delivered`` is a prefix of ``picks``, a pick's ``body`` false
+        when its body was left out; ``("", [])`` when nothing was picked or fits.
 
     Raises:
         InputError: ``budget`` below :data:`MIN_BUDGET`, an unknown ``unit``
@@ -690,13 +714,23 @@ def fit_block(
         if kept + size(note, unit) <= room:
             return heading + "\n" + "\n".join(entries[:n]) + note, rows[:n]
         kept -= sizes[n - 1]
-    # 3. not even the first row fits: the first in rank order that does, alone (a long top
-    # row left a small budget with nothing, and MCP said no memory was relevant; newcomer)
-    note = "\n" + _left_out(len(rows) - 1, body is not None, budget, unit, lang)
-    for i in range(1, len(rows)):
-        if sizes[i] + size(note, unit) <= room:
-            return heading + "\n" + entries[i] + note, [rows[i]]
-    return "", []
+    # 3. not even the first row fits: it is cut to the longest text that fits beside the line,
+    # and a lower row never stands in its place (the attacker's pass: "deploy" at --budget 300
+    # delivered the less relevant fact alone, the most relevant left out first)
+    note = ""  # a lone row cut: its cut mark says so
+    if len(rows) > 1 or body is not None:
+        note = "\n" + _left_out(len(rows) - 1, body is not None, budget, unit, lang)
+    lo, hi, best = MIN_ROW, TEXT_CHARS - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        entry = _cut_entry(rows[0], lang, mid)
+        if size("\n" + entry, unit) + size(note, unit) <= room:
+            best, lo = entry, mid + 1
+        else:
+            hi = mid - 1
+    if best is None:
+        return "", []
+    return heading + "\n" + best + note, rows[:1]
 
 
 def render_block(

@@ -144,8 +144,10 @@ def body_of(
     ``(seeds, √Z)``; ``model``'s ``body_lead`` and ``body_floor`` (``None``:
     :mod:`talos.relevance`'s). ``terms``: the query's analyzed terms; a skill whose label
     (name — description) holds none of them earns no body, however its steps match ("what
-    time is it for me now" won a 700-character SQL procedure through "time" in its steps).
-    The lexical and the fused ranking (:mod:`talos.hybrid`) both ask it."""
+    time is it for me now" won a 700-character SQL procedure through "time" in its steps);
+    one whose label holds every query term wins a near tie of the lead rule against one whose
+    label does not (:func:`talos.relevance.lead_skill`). The lexical and the fused ranking
+    (:mod:`talos.hybrid`) both ask it."""
     n_nodes = len(final)
     skill = np.zeros(n_nodes, dtype=bool)
     skill[: graph.records] = graph.skill_mask()  # episodes follow the records
@@ -161,6 +163,11 @@ def body_of(
             return 0.0, scale  # its label holds no query term: not what it is for
         return float(seeds[i]), scale
 
+    def holds_all(i: int) -> bool:  # its label holds every query term (a near tie's break)
+        return (
+            asked is not None and bool(asked) and asked <= frozenset(analyze(graph.nodes[i].text))
+        )
+
     return earns_body(
         top + rest,
         lambda i: bool(skill[i]),
@@ -169,4 +176,5 @@ def body_of(
         k,
         lead,
         floor,
+        holds_all=holds_all if asked is not None else None,
     )

@@ -87,17 +87,31 @@ COMMON = _COMMON.split()
 # -- 1. unrelated queries get rows ---------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="small-home rule: a 2-term query sharing one word with a fact (df 1) scores "
-    "0.4545/2 x sqrt(2 x 4.21) = 0.66 >= FLOOR 0.65, so 'how do I use docker' gets the vim fact",
-)
 def test_a_small_home_gives_nothing_for_a_task_sharing_one_common_word(tmp_path: Path) -> None:
+    """Held since the background prior (evidence.language_idf): with the small-home rule a
+    2-term query sharing one word with a fact (df 1) scored 0.4545/2 x sqrt(2 x 4.21) = 0.66
+    >= FLOOR 0.65, so 'how do I use docker' got the vim fact; "use" now weighs its idf in
+    ordinary text, 2.77, and the fact scores 0.48."""
     home = home_of(tmp_path, THREE)
     assert texts(home, "how do I use docker") == []
-    assert texts(home, "edit my photo") == []  # "edit" ~ "editing"
+    assert texts(home, "when does the billing service deploy") == [
+        "The billing service deploys on fridays"
+    ]
     one = home_of(tmp_path, facts("I use vim for editing text files"), name="one")
     assert texts(one, "how do I use docker") == []
+    assert texts(one, "which editor do I use, vim?") == ["I use vim for editing text files"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="'edit my photo' gets 'I use vim for editing' (0.66): 'edit' (1.2e-4 of English "
+    "words) and 'photo' (1.6e-4) are as common as 'answer' (1.5e-4) and 'format' (6e-5) of "
+    "the quickstart's 'how should I format your answers', which must find its fact (0.66): "
+    "no rule on word frequency separates the two",
+)
+def test_a_small_home_gives_nothing_for_a_task_sharing_one_stem(tmp_path: Path) -> None:
+    home = home_of(tmp_path, THREE)
+    assert texts(home, "edit my photo") == []  # "edit" ~ "editing"
 
 
 @pytest.mark.xfail(
@@ -147,7 +161,9 @@ def test_frontmatter_keys_are_not_words_of_a_skill(tmp_path: Path) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="in the quickstart home 'fix my bicycle tire' gets the log-triage and rust-upgrade "
-    "skills (both say 'fix'; 0.65, 0.63), 'upgrade my phone' the rust-upgrade row (0.82)",
+    "skills (both say 'fix'; 0.66, 0.63), 'upgrade my phone' the rust-upgrade row (0.82); the "
+    "background prior leaves both: 'fix' (1.2e-4 of English words) keeps its small-home idf "
+    "4.21 (its cap would be 5.3), and 'upgrade' (1.7e-5) is rarer than 'phone' (2.3e-4)",
 )
 def test_the_quickstart_home_gives_nothing_for_unrelated_tasks(tmp_path: Path) -> None:
     home = example_home(tmp_path)
@@ -249,18 +265,26 @@ PERSON = facts(
 )
 
 
+def test_a_second_common_word_does_not_hide_the_facts_of_the_first(tmp_path: Path) -> None:
+    """Held since the background prior: "time" (held by one fact of a small home) weighed
+    4.21 in the query's evidence, as much as a word no one uses, and 'deployment time' got
+    nothing (0.62 < 0.65); it weighs its idf in ordinary text now, 2.38 (0.68)."""
+    home = home_of(tmp_path, PERSON)
+    both = ["We deploy the shop on Tuesdays after the standup", "The deploy runs at 2am"]
+    assert texts(home, "when do we deploy") == both
+    for q in ("deployment time", "deploy time"):
+        assert set(both) <= set(texts(home, q)), q
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="two deploy facts (df 2) and a 2-term query: seed 0.4545 x 3.7 / 7.9 = 0.21, "
-    "evidence 0.60 < 0.65; 'deploy schedule', 'deploy time' and 'deployment time' get nothing "
-    "while 'when do we deploy' gets both",
+    reason="two deploy facts (df 2) and a 2-term query: 'schedule' (7.5e-5 of English words, "
+    "no node holds it) keeps its 4.21, seed 0.4545 x 3.7 / 7.9 = 0.21, evidence 0.60 < 0.65",
 )
 def test_a_second_word_does_not_hide_the_facts_of_the_first(tmp_path: Path) -> None:
     home = home_of(tmp_path, PERSON)
     both = ["We deploy the shop on Tuesdays after the standup", "The deploy runs at 2am"]
-    assert texts(home, "when do we deploy") == both
-    for q in ("deploy schedule", "deployment time"):
-        assert set(both) <= set(texts(home, q)), q
+    assert set(both) <= set(texts(home, "deploy schedule"))
 
 
 @pytest.mark.xfail(
@@ -339,8 +363,9 @@ def test_a_description_of_repeated_common_words_earns_no_body(tmp_path: Path) ->
 @pytest.mark.xfail(
     strict=True,
     reason="the issue's own home shape: 'set up a new python project with lint' is empty now, "
-    "but 'apply for a new job' (1.05) and 'release notes for my band's new album' (0.97) get "
-    "the whole kubernetes-rollout body through 'new' + 'apply' (its body) / 'release'",
+    "but 'apply for a new job' gets the whole kubernetes-rollout body through 'new' + 'apply' "
+    "(its body): 0.94 >= BODY_FLOOR 0.9 with the background prior ('new' weighs 2.64, 'apply' "
+    "keeps 4.21), 1.08 without; 'release notes for my band's new album' 0.99 -> 0.87 is held",
 )
 def test_the_kubernetes_body_is_not_for_new_jobs_or_albums(tmp_path: Path) -> None:
     k8s = skill(
@@ -365,13 +390,10 @@ def test_the_kubernetes_body_is_not_for_new_jobs_or_albums(tmp_path: Path) -> No
     assert bodies(home, "release notes for my band's new album") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two skills whose descriptions differ in one word: the exact description of "
-    "deploy-staging gets no body (lead 3.10 / 2.66 = 1.17 < BODY_LEAD 1.2) while 'deploy "
-    "staging' gets it; the same for deploy-production",
-)
 def test_the_exact_description_of_a_skill_earns_its_body(tmp_path: Path) -> None:
+    """Held since a near tie of the lead rule is the skill whose label holds every query
+    term (relevance.lead_skill, holds_all): lead 1.17 < BODY_LEAD 1.2 gave no body."""
+
     def deploy(where: str, values: str) -> str:
         return skill(
             f"deploy-{where}",
@@ -449,13 +471,10 @@ def test_a_skill_matched_only_by_its_frontmatter_is_no_hit(tmp_path: Path) -> No
     assert [s.kind for s in mem.dead()] == ["skill"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="small-home rule again: a talos-written fact sharing only 'use' with the queries "
-    "is hit in 4 of 8 recalls ('how do I use docker', 'use a venv'), so dead() never "
-    "proposes it (issue 15 item 6)",
-)
 def test_dead_proposes_a_fact_that_only_a_common_word_matched(tmp_path: Path) -> None:
+    """Held since the background prior: a talos-written fact sharing only 'use' with the
+    queries was hit in 4 of 8 recalls ('how do I use docker', 'use a venv'), so dead() never
+    proposed it (issue 15 item 6)."""
     home = home_of(
         tmp_path,
         "- I use vim for editing <!-- reflect 2026-09-14 -->\n"
@@ -487,12 +506,14 @@ def test_why_not_uses_the_analyzer(tmp_path: Path) -> None:
 
 
 def test_why_not_names_what_the_floor_cut(tmp_path: Path) -> None:
-    """'deployment time' recalls nothing and why_not named nothing: the floor was no reason it
-    knew; and it listed a fact sharing no word as beyond-k."""
+    """'deployment time' recalled nothing and why_not named nothing: the floor was no reason
+    it knew; and it listed a fact sharing no word as beyond-k. (Since the background prior
+    'deployment time' finds both deploy facts; a query sharing one word of four is cut.)"""
     home = home_of(tmp_path, PERSON + facts("My cat Miso needs her medicine every morning"))
     mem = Memory(home, model="evidence")
-    assert mem.recall("deployment time").picked == []
-    named = {w.node.text: w.reason for w in mem.why_not("deployment time")}
+    query = "deployment of kubernetes helm charts"
+    assert mem.recall(query).picked == []
+    named = {w.node.text: w.reason for w in mem.why_not(query)}
     assert "The deploy runs at 2am" in named
     assert "My cat Miso needs her medicine every morning" not in named
 
@@ -500,18 +521,14 @@ def test_why_not_names_what_the_floor_cut(tmp_path: Path) -> None:
 # -- 4. budget -----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="when the best row does not fit, fit_block delivers a lower row alone: 'deploy' "
-    "at --budget 300 gives only 'Alice reviews the deploy scripts', the most relevant fact "
-    "left out first",
-)
 def test_a_budget_never_keeps_a_lower_row_instead_of_the_best(tmp_path: Path) -> None:
+    """Held since the first row is cut to fit, never replaced by a lower one
+    (render.fit_block step 3)."""
     top = "The release checklist: deploy " + " ".join(f"step{i}" for i in range(100))
     home = home_of(tmp_path, facts(top[:590], "Alice reviews the deploy scripts"))
     assert len(texts(home, "deploy")) == 2
     got = texts(home, "deploy", budget=300)
-    assert got in ([], [top[:590]])
+    assert got == [top[:590]]
 
 
 @pytest.mark.parametrize("unit", ["chars", "utf16", "bytes"])

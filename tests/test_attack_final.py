@@ -41,36 +41,29 @@ def prompt(agent: str, home: Path, text: str) -> str:
 # -- 1. headings -----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a setext heading (a line underlined with ===) is a fact: 'Project billing' is a "
-    "node and ranks first for 'project billing' (the newcomer's failure, in the other "
-    "markdown heading form); the fact beneath carries no label",
-)
-def test_a_setext_heading_is_no_fact(tmp_path: Path) -> None:
-    home = home_of(
-        tmp_path,
-        "Project billing\n===============\n- Deploy region is eu-west-1\n"
-        "- Invoices are generated nightly\n",
-    )
+@pytest.mark.parametrize(("under", "atx"), [("===============", "#"), ("---", "##")])
+def test_a_setext_heading_is_no_fact(tmp_path: Path, under: str, atx: str) -> None:
+    """'Project billing' over a line of ``===`` was a fact, ranked first for 'project
+    billing', and the fact beneath carried no label. Held since a setext heading is a
+    heading (sources.facts.setext_headings): the file reads as its ATX form, level 1 for
+    ``=`` (the file's only level-1 heading is its title, shown on no row) and 2 for ``-``."""
+    rows = "- Deploy region is eu-west-1\n- Invoices are generated nightly\n"
+    home = home_of(tmp_path, f"Project billing\n{under}\n" + rows)
+    same = home_of(tmp_path, f"{atx} Project billing\n" + rows, name="atx")
     with Memory(home, model="evidence") as mem:
         assert [n.text for n in mem.nodes()] == [
             "Deploy region is eu-west-1",
             "Invoices are generated nightly",
         ]
-    assert block_rows(home, "deploy region") == [
-        "- [fact] (Project billing) Deploy region is eu-west-1"
-    ]
+        assert [n.headings for n in mem.nodes()] == [("Project billing",)] * 2
+    label = "" if atx == "#" else "(Project billing) "
+    assert block_rows(home, "deploy region") == [f"- [fact] {label}Deploy region is eu-west-1"]
+    for q in ("deploy region", "project billing"):
+        assert block_rows(home, q) == block_rows(same, q), q
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a heading whose validity window has ended (until=2020-01-01) still labels the "
-    "fact beneath and still matches for it: 'release freeze' delivers '(Release freeze: no "
-    "deploys) Deploy region is eu-west-1', though the same tag on a fact makes "
-    "it 'expired' (why-not) and undelivered",
-)
 def test_an_expired_heading_labels_and_matches_nothing(tmp_path: Path) -> None:
+    """Held since a heading out of its window labels nothing (kept.KeptState._out_of_window)."""
     home = home_of(
         tmp_path,
         "## Release freeze: no deploys <!-- user 2026-01-01 until=2020-01-01 -->\n"
@@ -121,29 +114,21 @@ def test_a_query_of_english_stop_words_only_is_no_evidence(tmp_path: Path) -> No
 ZH_CONTINUE = ("修复它", "运行它", "还有另一个文件呢")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the two-terms rule counts a word's overlapping CJK bigrams as distinct terms: "
-    "'修复它' (fix it) gets '修复 bug 时先写一个失败的测试', '运行它' (run it) '运行测试前先启动"
-    "数据库', '还有另一个文件呢' (and the other file?) '配置文件放在 ~/.config/app'; in "
-    "English 'fix it', 'run it' get nothing",
-)
 def test_a_chinese_continuation_prompt_gets_no_context(tmp_path: Path) -> None:
     more = facts(
         "运行测试前先启动数据库", "修复 bug 时先写一个失败的测试", "配置文件放在 ~/.config/app"
     )
+    """Held since a CJK run counts its words, not its overlapping bigrams
+    (hooks.context.task_words)."""
     home = home_of(tmp_path, ZH + more, config=HOOKS)
     assert "8080" in prompt("claude-code", home, "测试环境的端口是多少")
     got = {q: prompt("claude-code", home, q) for q in ZH_CONTINUE}
     assert got == {q: "" for q in ZH_CONTINUE}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'keep going' holds two terms (keep, go), so the hook asks it, and the quickstart "
-    "home delivers '- [skill] mermaid-flow' for it",
-)
 def test_keep_going_gets_no_context_on_the_quickstart_home(tmp_path: Path) -> None:
+    """Held since words that steer the conversation name no task
+    (hooks.context.CONVERSATIONAL)."""
     home = example_home(tmp_path, HOOKS)
     got = {q: prompt("claude-code", home, q) for q in ("keep going", "continue please")}
     assert got == {"keep going": "", "continue please": ""}

@@ -118,11 +118,10 @@ def test_the_least_relevant_rows_go_first_and_one_line_says_so() -> None:
         assert render_block(facts, budget=budget) == block(
             FACTS[0], f"(2 more recalled rows left out to stay within {budget} characters)"
         )
-    # 218: the first fact and the line do not fit; the shorter second fact does, alone
-    assert render_block(facts, budget=218) == block(
-        FACTS[1], "(2 more recalled rows left out to stay within 218 characters)"
-    )
-    assert render_block(facts, budget=200) == ""  # no row fits beside the line
+    # 218: the first fact and the line do not fit, and cut it would be longer (the mark): the
+    # shorter second fact is not delivered in its place (the least relevant rows go first)
+    assert render_block(facts, budget=218) == ""
+    assert render_block(facts, budget=200) == ""
 
 
 def test_the_heading_and_a_row_fit_or_the_block_is_empty() -> None:
@@ -240,32 +239,37 @@ def test_mcp_budget(home: Path) -> None:
     assert len(trace(home)) == 1
 
 
-def test_a_top_row_too_long_for_the_budget_gives_way_to_one_that_fits(tmp_path: Path) -> None:
+def test_a_top_row_too_long_for_the_budget_is_cut_not_replaced(tmp_path: Path) -> None:
     """Newcomer: ``--budget 250`` under a long top row printed nothing (and MCP said no memory
-    was relevant) although a later, short row fit. It is delivered alone, with the line
-    saying what was left out, and only it is traced."""
+    was relevant); then a later, short row was delivered alone in its place, the most
+    relevant record left out first (the attacker's pass). The top row is delivered alone, its
+    text cut with the visible mark, with the line saying what was left out, and only it is
+    traced; a budget with no room for MIN_ROW characters of it gives an empty block."""
     long = Node("fact", "the billing deploy " + "runs through many careful steps " * 5, frozenset())
     short = Node("fact", "vault token needed", frozenset())
     rows = [Pick(long, 0.9, False), Pick(short, 0.5, False)]
-    text, kept = fit_block(rows, budget=200)
+    text, kept = fit_block(rows, budget=250)
     assert text == block(
-        "- [fact] vault token needed",
-        "(1 more recalled row left out to stay within 200 characters)",
+        "- [fact] the billing deploy runs through many careful steps runs…(cut at 62 characters)",
+        "(1 more recalled row left out to stay within 250 characters)",
     )
-    assert size(text, "chars") <= 200
-    assert kept == [rows[1]]
+    assert size(text, "chars") == 249
+    assert kept == [rows[0]]
+    assert fit_block(rows, budget=200) == ("", [])  # 39 characters of room: below MIN_ROW
     # through Memory: the trace holds the delivered row only
     home = tmp_path / "h"
     home.mkdir()
     (home / "memory.md").write_text(
-        "- the billing deploy " + "runs through many careful steps " * 5 + "\n"
+        "- the billing deploy " + "runs through many careful steps " * 5 + "vault token\n"
         "- billing needs the vault token\n",
         encoding="utf-8",
     )
-    got = Memory(home).recall("billing deploy vault token", budget=200)
-    assert got.text.splitlines()[1] == "- [fact] billing needs the vault token"
+    got = Memory(home).recall("billing deploy vault token", budget=250)
+    assert got.text.splitlines()[1].startswith("- [fact] the billing deploy runs through")
+    assert got.text.splitlines()[1].endswith("characters)")
     trace = json.loads((home / ".talos" / "recall_trace.jsonl").read_text().splitlines()[-1])
-    assert [p["key"] for p in trace["picked"]] == ["fact:billing needs the vault token"]
+    assert [p.node.text[:30] for p in got.picked] == ["the billing deploy runs throug"]
+    assert [p["key"] for p in trace["picked"]] == [got.picked[0].node.key]
 
 
 def test_a_body_cut_for_a_budget_drops_its_frontmatter_first(home: Path) -> None:

@@ -163,3 +163,54 @@ def test_the_index_from_its_stored_arrays() -> None:
     a = E.activate(idx, E.query_vector(idx, q))
     b = E.activate(again, E.query_vector(again, q))
     assert b.final.tolist() == a.final.tolist() and b.z == a.z
+
+
+# -- the background prior (issue 15: common words in a small home) -------------------------
+
+
+def test_background_frequencies_are_of_the_stem_and_of_english_words_only() -> None:
+    """``use`` sums use/used/uses/using; a word no list holds, and a CJK term, weigh 0."""
+    assert E.background("use") == pytest.approx(0.0016, rel=0.05)
+    assert E.background("use") > E.background("help") > E.background("answer") > 0
+    assert E.background("vim") == E.background("docker") == 0.0
+    assert E.background("deploy") == 0.0  # 1.1e-5 < analyzer.RAREST: never capped
+    assert E.background("部署") == E.background("部") == 0.0
+
+
+def test_language_idf_by_hand() -> None:
+    """``ln(1/(L·f))``, at least 0, infinite for a word of no list."""
+    got = E.language_idf(np.array([0.0017, 2e-4, 0.0, 0.5]), 40.0)
+    assert got[:2].tolist() == pytest.approx([math.log(1 / 0.068), math.log(1 / 0.008)])
+    assert got[2] == math.inf
+    assert got[3] == 0.0
+
+
+def test_a_common_word_held_by_one_node_of_a_small_home_weighs_its_language_idf() -> None:
+    """ "how do I use docker" in a home of three facts: "use" (df 1, small-home ``n`` 100)
+    weighs ``ln(1 + 99.5/1.5)`` = 4.21 alone, its language idf with the prior (2.77 at
+    ``L`` 40); "docker" (no node) keeps 4.21. The vim fact's evidence score falls from
+    0.66 (over the floor 0.65) to 0.48."""
+    idx = index("I use vim for editing", "The billing service deploys on fridays", "Alice")
+    q = E.query_vector(idx, analyze("how do I use docker"))
+    home = math.log1p(99.5 / 1.5)
+    lang = math.log(1 / (40.0 * E.background("use")))
+    s0, z0 = E.seeds(idx, q, at_least=E.SMALL_HOME)
+    s1, z1 = E.seeds(idx, q, at_least=E.SMALL_HOME, prior=40.0)
+    assert z0 == pytest.approx(2 * home)
+    assert z1 == pytest.approx(lang + home)
+    assert s1[0] == pytest.approx(lang / 2.2 / (lang + home))
+    assert s0[0] * math.sqrt(z0) == pytest.approx(0.66, abs=0.005)
+    assert s1[0] * math.sqrt(z1) == pytest.approx(0.48, abs=0.01)
+
+
+def test_the_prior_vanishes_where_the_home_holds_a_common_word_often() -> None:
+    """300 nodes, 60 hold "use": its idf over the home (1.60) is below its language idf
+    (2.77), so the prior changes no float; a rare word is never capped."""
+    texts = [f"we use tool{i}" if i < 60 else f"note{i} kept" for i in range(300)]
+    idx = index(*texts)
+    for query in ("use", "use tool7", "note12"):
+        q = E.query_vector(idx, analyze(query))
+        s0, z0 = E.seeds(idx, q, at_least=E.SMALL_HOME)
+        s1, z1 = E.seeds(idx, q, at_least=E.SMALL_HOME, prior=40.0)
+        assert z1 == z0, query
+        assert s1.tolist() == s0.tolist(), query

@@ -20,7 +20,7 @@ import talos.index
 from talos import Memory
 from talos.cli import app
 from talos.render import LABELS, Pick, render_block
-from talos.sources.facts import Outline, heading_of, load_facts, structural
+from talos.sources.facts import Outline, heading_of, load_facts, setext_headings, structural
 
 HEAD = LABELS["en"]["heading"]
 
@@ -548,3 +548,123 @@ def test_the_files_title_labels_no_fact(make_home: Callable[..., Path]) -> None:
     ):  # fmt: skip
         with Memory(make_home(memory=memory, name=f"h{n}"), model="evidence") as mem:
             assert mem.recall("deploy").text.split("\n")[1] == want, memory
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_a_heading_out_of_its_window_labels_nothing(tmp_path: Path, index: bool) -> None:
+    """A heading whose own line would be out of the view (expired, not yet valid, deleted)
+    labels no fact and matches for none, on the day asked (kept.KeptState._out_of_window);
+    its section ends at the first fact not under it, and a heading in its window labels."""
+    import datetime as dt
+
+    (tmp_path / "memory.md").write_text(
+        "# Notes\n"
+        "## Release freeze: no deploys <!-- user 2026-01-01 until=2026-03-01 -->\n"
+        "- Deploy region is eu-west-1\n"
+        "### Freeze owners\n"
+        "- Alice holds the deploy keys\n"
+        "## Launch plan: billing <!-- user 2026-01-01 from=2026-06-01 -->\n"
+        "- Invoices are generated nightly by the cron job\n"
+        "## Old office <!-- user 2026-01-01 status=deleted -->\n"
+        "- The printer is on floor two\n",
+        encoding="utf-8",
+    )
+    with Memory(tmp_path, model="evidence", index=index) as mem:
+
+        def rows(query: str, day: dt.date) -> list[str]:
+            return [f"{r.heading}|{r.text}" for r in mem.recall(query, at=day).picked]
+
+        feb, apr, jul = dt.date(2026, 2, 1), dt.date(2026, 4, 1), dt.date(2026, 7, 1)
+        assert "Release freeze: no deploys|Deploy region is eu-west-1" in rows(
+            "release freeze", feb
+        )
+        assert rows("release freeze", apr) == ["Freeze owners|Alice holds the deploy keys"]
+        assert rows("deploy region", apr) == ["|Deploy region is eu-west-1"]
+        assert rows("alice keys", apr) == ["Freeze owners|Alice holds the deploy keys"]
+        assert rows("launch plan", apr) == []
+        assert rows("launch plan", jul) == [
+            "Launch plan: billing|Invoices are generated nightly by the cron job"
+        ]
+        assert rows("printer floor", jul) == ["|The printer is on floor two"]
+        assert rows("old office", jul) == []
+
+
+#: memory.md shapes around setext underlines: each is read as markdown-it-py reads it.
+SETEXT_CASES = [
+    "Project billing\n===============\n- Deploy region is eu-west-1\n",
+    "Project billing\n---\n- Deploy region is eu-west-1\n",
+    "- Deploy region is eu-west-1\n---\n- Invoices are generated nightly\n",
+    "- Deploy region is eu-west-1\n===\n",
+    "* a bullet line\nlazy continuation\n---\n",
+    "> quoted line here\n---\n",
+    "---\nname: a frontmatter\n---\n- Deploy region is eu-west-1\n",
+    "First plain line\nsecond plain line\n---\n- a fact beneath\n",
+    "\n\n---\n===\n\n===\n===\n",
+    "```\ninside a fence\n---\n```\nafter the fence\n---\n",
+    "~~~~\n~~~\nstill fenced\n===\n~~~~\n",
+    "# An ATX heading\n---\nplain\n  ===  \n",
+    "    indented code line\n---\n",
+    "<!-- a comment block -->\n---\nText under it\n   -----\n",
+    "Text <!-- user 2026-01-01 -->\n====\n- fact\n***\nNext part\n-\n",
+    "1. an ordered item\n---\nwords\n-- \n",
+    "Title one\r\n===\r\n- Deploy region is eu-west-1\r\n",
+    "Para\n    ---\nmore\n= =\n",
+]
+
+
+@pytest.mark.parametrize("text", SETEXT_CASES)
+def test_setext_headings_read_as_markdown_it_reads_them(text: str) -> None:
+    """The setext rule (sources.facts.setext_headings) against the CommonMark reference
+    parser: the same underlines make top-level setext headings, of the same level. The
+    heading is the line above the underline: a paragraph's lines above it stay facts (every
+    memory.md line is one), where CommonMark joins them into the heading."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text.replace("\r\n", "\n"))
+    want = {}
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.markup in ("=", "-") and tok.level == 0:
+            assert tok.map is not None
+            last = tokens[i + 1].content.split("\n")[-1].replace(" <!-- user 2026-01-01 -->", "")
+            want[tok.map[1] - 2] = (int(tok.tag[1]), last.strip())
+            want[tok.map[1] - 1] = (int(tok.tag[1]), None)
+    lines = text.split("\n")
+    got = {
+        i: (level, words)
+        for i, (level, words, _own) in setext_headings(text.encode(), lines).items()
+    }
+    assert got == want
+
+
+def test_a_setext_heading_labels_and_is_no_fact_on_every_route(tmp_path: Path) -> None:
+    """A setext heading is no fact and labels what follows up to the next heading of its
+    level (load_facts and the index read it alike); the plain line above it stays a fact; an
+    edit that makes that line a bullet makes the heading its lazy text and the underline a
+    rule (the index re-reads a file holding an underline, no in-place patch)."""
+    memory = tmp_path / "memory.md"
+    memory.write_text(
+        "# Notes\n"
+        "A plain fact line above it\n"
+        "Project billing and invoices\n"
+        "---\n"
+        "- Deploy region is eu-west-1\n"
+        "## Search\n"
+        "- The search cluster runs elasticsearch 8\n",
+        encoding="utf-8",
+    )
+    want = [
+        ("A plain fact line above it", ("Notes",)),
+        ("Deploy region is eu-west-1", ("Notes", "Project billing and invoices")),
+        ("The search cluster runs elasticsearch 8", ("Notes", "Search")),
+    ]
+    assert [(n.text, n.headings) for n in load_facts(memory) if not n.heading_level] == want
+    assert [n.heading_level for n in load_facts(memory)] == [1, 0, 2, 0, 2, 0]
+    with Memory(tmp_path, model="evidence") as mem:
+        assert [(n.text, n.headings) for n in mem.nodes() if n.kind == "fact"] == want
+        memory.write_text(memory.read_text().replace("A plain", "- A plain"))
+        assert [(n.text, n.headings) for n in mem.nodes() if n.kind == "fact"] == [
+            ("A plain fact line above it", ("Notes",)),
+            ("Project billing and invoices", ("Notes",)),
+            ("Deploy region is eu-west-1", ("Notes",)),
+            ("The search cluster runs elasticsearch 8", ("Notes", "Search")),
+        ]

@@ -418,14 +418,19 @@ def test_budget_counts_what_each_agent_counts() -> None:
     assert agents.measure("\U0001f600", "chars") == 1
 
 
-def test_budget_drops_a_body_too_big_before_the_row_and_gives_up_when_nothing_fits() -> None:
+def test_budget_drops_a_body_too_big_before_the_row_and_cuts_a_lone_row() -> None:
     skill = node("csv-merge", "skill", body="step\n" * 400)
     text = budget([skill], "en", 300, "chars")
     # issue 15.5: one line says what was left out, the body too
     assert text == (
         HEADING + "\n- [skill] csv-merge\n(a skill body left out to stay within 300 characters)"
     )
-    assert budget([node("x" * 500)], "en", 300, "chars") == ""
+    # a lone row too long is cut to fit (its cut mark says so; nothing else was left out)
+    cut = budget([node("x" * 500)], "en", 300, "chars")
+    assert cut == HEADING + "\n- [fact] " + "x" * 166 + "…(cut at 166 characters)"
+    assert len(cut) == 300
+    # beside the line saying a second row was left out, below MIN_ROW: nothing fits
+    assert budget([node("x" * 500), node("y" * 50)], "en", 200, "chars") == ""
 
 
 def test_session_block_takes_project_facts_then_the_most_recalled(tmp_path: Path) -> None:
@@ -604,3 +609,17 @@ def test_session_start_lists_only_what_prompts_were_given(world: dict[str, Path]
         "SessionStart", [*SESSION_ROWS, "- [fact] Always run the test suite before a deploy"]
     )
     assert log_lines(world["log"]) == []
+
+
+def test_a_prompt_names_a_task_by_its_words() -> None:
+    """The hook's two-words rule counts words: a CJK word of two characters is one (修复它
+    gave the terms 修复, 复它), and words that steer the conversation count for nothing
+    ("keep going" held keep, go), while short tasks in either language stay asked."""
+    from talos.hooks.context import names_a_task, task_words
+
+    assert task_words("修复它") == {"修复"}
+    assert len(task_words("测试环境的端口是多少")) == 3
+    for q in ("keep going", "continue please", "go ahead", "carry on", "next", "继续", "接着做"):
+        assert not names_a_task(q), q
+    for q in ("deploy billing", "merge csv files", "运行测试", "部署区域", "画流程图"):
+        assert names_a_task(q), q

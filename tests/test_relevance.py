@@ -160,3 +160,17 @@ def test_body_evidence_leaves_out_single_cjk_characters() -> None:
     assert (
         E.query_vector(idx, [t for t in terms if len(t) == 2]).known == 1
     )  # 函数 (这个: a stop word)
+
+
+def test_a_near_tie_of_skills_is_the_one_holding_every_query_term() -> None:
+    """The lead rule (best ≥ BODY_LEAD × second) is broken in a near tie only by the query's
+    own terms: the best skill holds all of them and the second does not."""
+    from talos.relevance import lead_skill
+
+    final = [3.10, 2.66, 0.5]  # a lead of 1.17
+    skill = lambda i: i < 2  # noqa: E731
+    assert lead_skill([0, 1, 2], skill, final) is None
+    assert lead_skill([0, 1, 2], skill, final, holds_all=lambda i: i == 0) == 0
+    assert lead_skill([0, 1, 2], skill, final, holds_all=lambda i: True) is None
+    assert lead_skill([0, 1, 2], skill, final, holds_all=lambda i: i == 1) is None
+    assert lead_skill([0, 1, 2], skill, [3.3, 2.66, 0.5], holds_all=lambda i: False) == 0

@@ -23,12 +23,14 @@ from talos.safety import keep_fact, mask_secrets
 from talos.sources.facts import (
     MAX_FACT_BYTES,
     Outline,
+    any_underline,
     bad_lines_warning,
     claimed_scopes,
     long_lines_warning,
     masked_fields,
     parse_fact_line,
     read_memory,
+    setext_headings,
     structural,
     tag_reasons,
 )
@@ -204,7 +206,7 @@ class FactRows:
             data = b""
         blobs = data.split(b"\n") if data else []
         self._memory_bytes = data if len(sig) > 3 else None  # kept only while racy
-        if self.patch(con, blobs, sig, stats):
+        if not any_underline(data) and self.patch(con, blobs, sig, stats):
             return
         rows = []
         bad: list[int] = []
@@ -225,7 +227,9 @@ class FactRows:
             self._line_cache = {r[1]: tuple(r[2:8]) for r in old_rows if r[7]}
         cache = self._line_cache
         fresh: dict[str, tuple[str, str, str, str, str, int] | None] = {}
-        outline = Outline(keep_fact)  # the index keeps the default filter's verdicts
+        # the index keeps the default filter's verdicts
+        outline = Outline(keep_fact, setext_headings(data, blobs))
+        marks = outline.setext
         column: dict[tuple[str, ...], str] = {}
         for no, blob in enumerate(blobs, 1):
             if len(blob) > MAX_FACT_BYTES:
@@ -243,8 +247,8 @@ class FactRows:
             else:
                 stats.lines_parsed += 1
                 entry = fresh[line] = parse_line(line)
-            if "#" in line or "`" in line or "~" in line:  # no other line changes the outline
-                level, path = outline.step(line)
+            if "#" in line or "`" in line or "~" in line or (marks and no - 1 in marks):
+                level, path = outline.step(line, no - 1)  # no other line changes the outline
             else:
                 level, path = 0, outline.path
             if entry is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
@@ -23,11 +23,13 @@ __all__ = [
     "TAG",
     "Outline",
     "ParsedFact",
+    "any_underline",
     "claimed_scopes",
     "heading_label",
     "heading_of",
     "load_facts",
     "parse_fact_line",
+    "setext_headings",
     "strip_tag",
     "structural",
     "tag_reasons",
@@ -80,6 +82,170 @@ _CLOSING = re.compile(r"(?:^|[ \t]+)#+$")
 _FENCE = re.compile(r"\ufeff?[ ]{0,3}(`{3,}(?=[^`]*$)|~{3,})(.*)$", re.S)
 
 
+#: A setext heading's underline (CommonMark): at most 3 spaces, a run of ``=`` (level 1) or
+#: of ``-`` (level 2), trailing spaces or tabs. Under a paragraph it makes that paragraph a
+#: heading; elsewhere a ``---`` is a thematic break and a ``===`` is text.
+_UNDERLINE = re.compile(r"[ ]{0,3}(=+|-+)[ \t]*$")
+#: A thematic break (CommonMark): 3 or more ``-``, ``*`` or ``_``, spaces and tabs between.
+_BREAK = re.compile(r"[ ]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+#: The start of a list item or a block quote (CommonMark): a paragraph that starts on it is
+#: inside that container, and an underline below it is no setext underline ("- x" then
+#: "---" is a list and a thematic break; "- x" then "===" is the item's text "x ===").
+_CONTAINER = re.compile(r"[ ]{0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)|[ ]{0,3}>")
+
+
+def setext_headings(
+    data: bytes, lines: Sequence[str] | Sequence[bytes]
+) -> dict[int, tuple[int, str | None, bool]]:
+    """The setext headings of memory.md (SPEC §3.1; CommonMark, the form ``Title`` over a line
+    of ``===`` or ``---``): ``{index: (level, text, own)}`` for every line they take, 0-based;
+    ``level`` 1 for ``=``, 2 for ``-``. The heading's line carries its ``text`` (tag removed)
+    and ``own`` (of no scope but ``global``, :func:`claimed_scopes`); the underline carries
+    ``(None, True)``. The heading is the one line above the underline: where CommonMark makes
+    a paragraph of several lines one heading, the lines above it stay facts, as every line of
+    memory.md is one (SPEC §3.1): a file of plain lines with one ``===`` would otherwise lose
+    every fact above it to a heading. A paragraph starts after a blank line, a heading, a
+    thematic break, a code fence or the file's start, on a line that is no list item, block
+    quote, indented code or HTML comment; inside a code fence there is none. ``data`` is the
+    file's bytes, split into ``lines`` (bytes or text).
+
+    Only the lines from each underline back to the line above it that decides the state
+    (:func:`_resets`: a blank line, a list item …) are read: ``{}`` at once for a file
+    without an underline, and a file of 500,000 bullets with one ``---`` costs one line.
+
+    The newcomer's failure in the other heading form: "Project billing" over "=====" was a
+    fact and ranked first for "project billing" (the attacker's pass)."""
+    if not any_underline(data):
+        return {}
+    first = lines_text(data.split(b"\n", 1)[0])
+    unders = [0] if _UNDERLINE.match(first) else []
+    fences = [0] if _FENCE.match(first.rstrip()) else []
+    for found, pattern in ((unders, _UNDER_AT), (fences, _FENCE_AT)):
+        no, last = 0, 0
+        for m in pattern.finditer(data):
+            no += data.count(b"\n", last, m.start() + 1)
+            last = m.start() + 1
+            found.append(no)
+    fenced = _fenced(fences, lines)
+    out: dict[int, tuple[int, str | None, bool]] = {}
+    for u in unders:
+        if u >= len(lines) or u in fenced:
+            continue
+        start = u - 1
+        while start >= 0 and start not in fenced and not _resets(lines[start]):
+            start -= 1
+        if start < 0 or start in fenced:  # the file's start or a fence line: no state
+            start += 1
+        texts = [lines_text(lines[x]) for x in range(start, u + 1)]
+        for at, got in _scan(texts).items():
+            out[start + at] = got
+    return out
+
+
+#: A line that may be a setext underline or a code fence, after a line end (the first line
+#: is looked at on its own).
+_UNDER_AT = re.compile(rb"\n[ ]{0,3}(?:=+|-+)[ \t]*\r?(?=\n|\Z)")
+_FENCE_AT = re.compile(rb"\n[ ]{0,3}(?:`{3}|~{3})")
+
+
+def _fenced(fences: list[int], lines: Sequence[str] | Sequence[bytes]) -> set[int]:
+    """The 0-based lines inside a code fence or on one, given the candidate fence lines
+    (CommonMark: closed by a fence of the same character at least as long, with no info
+    string, or by the file's end)."""
+    out: set[int] = set()
+    fence: tuple[str, int, int] | None = None  # char, width, the opening line
+    for at in fences:
+        f = _FENCE.match(lines_text(lines[at]).rstrip()) if at < len(lines) else None
+        if f is None:
+            continue
+        if fence is None:
+            fence = (f.group(1)[0], len(f.group(1)), at)
+        elif f.group(1)[0] == fence[0] and len(f.group(1)) >= fence[1] and not f.group(2).strip():
+            out.update(range(fence[2], at + 1))
+            fence = None
+    if fence is not None:
+        out.update(range(fence[2], len(lines)))
+    return out
+
+
+#: The first characters (after indentation) of every line :func:`_resets` may be true of, and
+#: of every line that may end a paragraph in :func:`_scan`: any other line is paragraph text.
+_MARKERS = frozenset("-*+>#_<=0123456789")
+
+
+def _plain(raw: str | bytes) -> bool:
+    """Whether a line surely is paragraph text (not blank, no block marker first): the walk of
+    :func:`setext_headings` passes 400,000 plain lines without a regex."""
+    text = lines_text(raw) if isinstance(raw, bytes) else raw
+    head = text.lstrip(" \t")[:1]
+    return bool(head) and head not in _MARKERS and not head.isspace()
+
+
+def _resets(raw: str | bytes) -> bool:
+    """Whether the outline's paragraph state after a line depends on that line alone: a blank
+    line, a list item or block quote, an ATX heading, a thematic break."""
+    if _plain(raw):
+        return False
+    line = lines_text(raw)
+    return (
+        not line.strip()
+        or _CONTAINER.match(line) is not None
+        or _BREAK.match(line) is not None
+        or heading_of(line) is not None
+    )
+
+
+def _scan(texts: list[str]) -> dict[int, tuple[int, str | None, bool]]:
+    """:func:`setext_headings` over ``texts``, lines read in order from a state of no open
+    paragraph (the first line :func:`_resets` it, or the file's start, or after a fence)."""
+    out: dict[int, tuple[int, str | None, bool]] = {}
+    para: int | None = None  # the first line of the open paragraph
+    held = False  # the open paragraph is inside a list item or a block quote
+    comment = False  # inside an HTML comment block
+    for i, line in enumerate(texts):
+        if comment:
+            comment = "-->" not in line
+            continue
+        if para is not None and _plain(line):
+            continue  # the paragraph goes on
+        if not line.strip():
+            para, held = None, False
+            continue
+        under = _UNDERLINE.match(line)
+        if under is not None and para is not None and not held:
+            # the line above is the heading; the paragraph's lines above it stay facts
+            level, text = 1 if under.group(1)[0] == "=" else 2, texts[i - 1]
+            out[i - 1] = (level, strip_tag(text)[0], claimed_scopes(text) == {"global"})
+            out[i] = (level, None, True)
+            para, held = None, False
+            continue
+        if (
+            para is not None
+            and (under is None or under.group(1)[0] == "=")
+            and heading_of(line) is None
+            and not _BREAK.match(line)
+            and not _CONTAINER.match(line)
+            and not line.lstrip().startswith("<!--")
+        ):
+            continue  # the paragraph goes on (a lazy line of a held one too)
+        para, held = None, False
+        if heading_of(line) is not None or _BREAK.match(line):
+            pass
+        elif line.lstrip().startswith("<!--") and len(line) - len(line.lstrip()) < 4:
+            comment = "-->" not in line
+        elif len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip()) >= 4:
+            pass  # indented code
+        else:
+            para, held = i, _CONTAINER.match(line) is not None
+    return out
+
+
+def lines_text(raw: str | bytes) -> str:
+    """One line of :func:`setext_headings`'s ``lines`` as text."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    return text.rstrip("\r")
+
+
 def heading_of(line: str) -> tuple[int, str] | None:
     """``(level, text)`` when ``line`` (one memory.md line) is a markdown ATX heading, else
     ``None`` (SPEC §3.1; CommonMark, fences aside: :class:`Outline`). The provenance tag is
@@ -95,9 +261,21 @@ def heading_of(line: str) -> tuple[int, str] | None:
 
 
 def structural(line: str) -> bool:
-    """Whether ``line`` may change the outline of the lines after it: a heading or a code
-    fence line, inside a fence or not (an edit of one re-labels what follows)."""
-    return heading_of(line) is not None or _FENCE.match(line.rstrip()) is not None
+    """Whether ``line`` may change the outline of the lines after it: a heading, a code
+    fence line or a setext underline (:func:`setext_headings`), inside a fence or not (an
+    edit of one re-labels what follows)."""
+    return (
+        heading_of(line) is not None
+        or _FENCE.match(line.rstrip()) is not None
+        or _UNDERLINE.match(line.rstrip("\r")) is not None
+    )
+
+
+def any_underline(data: bytes) -> bool:
+    """Whether memory.md's bytes hold a line that may be a setext underline: then an edit of
+    any line may change which lines are headings (:func:`setext_headings`)."""
+    first = data[: data.find(b"\n")] if b"\n" in data else data
+    return _UNDER_AT.search(data) is not None or bool(_UNDERLINE.match(lines_text(first)))
 
 
 class Outline:
@@ -116,18 +294,34 @@ class Outline:
             ``global`` stands as ``""`` too: its text is of that scope (§7.3).
     """
 
-    __slots__ = ("_fence", "_open", "_shown", "path")
+    __slots__ = ("_above", "_fence", "_open", "_shown", "path", "setext")
 
-    def __init__(self, shown: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        shown: Callable[[str], bool] | None = None,
+        setext: dict[int, tuple[int, str | None, bool]] | None = None,
+    ) -> None:
         self._shown = shown
+        #: The setext headings of the file (:func:`setext_headings`), by 0-based line index:
+        #: a caller that steps only the lines holding ``#``, `````` or ``~`` steps these too.
+        self.setext = setext or {}
         self._fence: tuple[str, int] | None = None  # the open fence's character and length
         self._open: list[tuple[int, str]] = []  # (level, text) of the headings open now
+        self._above: tuple[str, ...] = ()  # the path above the last heading
         #: The texts of the headings open now, outermost first (one tuple per section).
         self.path: tuple[str, ...] = ()
 
-    def step(self, line: str) -> tuple[int, tuple[str, ...]]:
-        """Read the next line: ``(level, path)``: ``level`` 1–6 when it is a heading (0
-        otherwise), ``path`` the headings above it (for a heading: the ones it stays under)."""
+    def step(self, line: str, at: int = -1) -> tuple[int, tuple[str, ...]]:
+        """Read the next line, the file's line ``at`` (0-based; needed with :attr:`setext`):
+        ``(level, path)``: ``level`` 1–6 when it is a heading or a line of one (a setext
+        heading's paragraph lines and underline: 1 or 2), 0 otherwise; ``path`` the headings
+        above it (for a heading: the ones it stays under)."""
+        mark = self.setext.get(at) if self.setext else None
+        if mark is not None:
+            level, text, own = mark
+            if text is None:  # a further line of the heading read last, or its underline
+                return level, self._above
+            return self._heading(level, text, own)
         fence = _FENCE.match(line.rstrip()) if "`" in line or "~" in line else None
         if self._fence is not None:
             char, width = self._fence
@@ -143,14 +337,18 @@ class Outline:
         got = heading_of(line)
         if got is None:
             return 0, self.path
-        level, text = got
+        return self._heading(*got, claimed_scopes(line) == {"global"})
+
+    def _heading(self, level: int, text: str, own: bool) -> tuple[int, tuple[str, ...]]:
+        """A heading of ``level`` and ``text`` (``own``: of no scope but ``global``) read."""
         self._open = [(lv, t) for lv, t in self._open if lv < level]
         above = tuple(t for _lv, t in self._open)
         withheld = self._shown is not None and not self._shown(text)
-        if text and (withheld or claimed_scopes(line) != {"global"}):
+        if text and (withheld or not own):
             text = ""
         self._open.append((level, text))
         self.path = (*above, text)
+        self._above = above
         return level, above
 
 
@@ -396,7 +594,8 @@ def load_facts(
     nodes: list[Node] = []
     bad: list[int] = []
     long: list[int] = []
-    outline = Outline(_labels(keep_fact))
+    outline = Outline(_labels(keep_fact), setext_headings(b"\n".join(lines), lines))
+    marks = outline.setext
     for no, blob in enumerate(lines, 1):
         if len(blob) > MAX_FACT_BYTES:
             if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
@@ -408,8 +607,8 @@ def load_facts(
             if audible(claimed_scopes(blob)):  # another scope's line is not named (§7.3)
                 bad.append(no)
             continue
-        if "#" in line or "`" in line or "~" in line:  # no other line changes the outline
-            level, headings = outline.step(line)
+        if "#" in line or "`" in line or "~" in line or (marks and no - 1 in marks):
+            level, headings = outline.step(line, no - 1)  # no other line changes the outline
         else:
             level, headings = 0, outline.path
         parsed = parse_fact_line(line)
