@@ -99,10 +99,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--query-chars", type=int, default=0)
+    ap.add_argument(
+        "--spin",
+        type=int,
+        default=0,
+        help="GOMP_SPINCOUNT for the engine's threads instead of the passive wait",
+    )
     ap.add_argument("--parts", action="store_true", help="time the hybrid recall's parts")
     args = ap.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if args.spin:
+        os.environ["GOMP_SPINCOUNT"] = str(args.spin)
+    else:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from datasets import load_all
 
     from talos import Memory

@@ -28,10 +28,15 @@ inputs (the index's two generations or the files' stats, and the skills'), taken
   :class:`talos.Memory` (:meth:`KeptState.wrote`), so the next call builds (or patches) again;
 - ``stored``: the graph read from the stored records, by ``(tokens, day)``, never with
   overrides;
+- ``stored_records``: the records' token and the graph last read from them, the base of a
+  patched term index after a new session in a process that only recalls;
 - ``usage_keys``: the usage keys in view (:class:`talos.usage.PresentKeys`), by graph identity;
-- ``evidence``: the ``evidence`` model's term index and contiguity edges of a graph, by graph
-  identity; the index gathered from ``term_rows`` (with the index) or
-  :func:`talos.evidence.of_nodes` (without);
+- ``evidence``: the ``evidence`` model's term index and contiguity edges of a graph
+  (:class:`talos.termpatch.Carried`), by graph identity; the index gathered from
+  ``term_rows`` (with the index) or :func:`talos.evidence.of_nodes` (without), or patched
+  from the last one along ``steps``;
+- ``steps``: how each graph patched or restacked since ``evidence``'s came from the one
+  before (:mod:`talos.termpatch`'s carries), while ``evidence`` is kept;
 - ``term_rows``: the analyzed term rows of matching texts (:class:`talos.termrows.TermRows`),
   read from index.db once, never stale (a row is a function of its text).
 
@@ -57,8 +62,8 @@ from typing import Any
 import numpy as np
 
 from talos import safety
-from talos.contiguity import Links
-from talos.evidence import TermIndex, contiguity_of, of_nodes
+from talos.contiguity import Links, MemoryContexts, resized
+from talos.evidence import TermIndex, contiguity_of, line_contexts, of_nodes
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.graph import Graph, StackedNodes
 from talos.graph.incidence import Incidence, Vocabulary
@@ -73,7 +78,22 @@ from talos.sources import load_episodes, load_facts, load_skills
 from talos.sources.facts import heading_of, masked_fields, read_memory, tag_reasons
 from talos.sources.sessions import session_files
 from talos.sources.skills import flagged_skills, skill_files
-from talos.termrows import STORE_AFTER, TermRows, analyzer_token, matching_texts
+from talos.termpatch import (
+    MAX_STEPS,
+    Carried,
+    composed,
+    fresh_limit,
+    patch_index,
+    restacked,
+    spliced,
+)
+from talos.termrows import (
+    STORE_AFTER,
+    TermRows,
+    analyzer_token,
+    matching_texts,
+    matching_texts_at,
+)
 from talos.text import matching_keywords
 from talos.trust import View, build_view, standing, validity
 from talos.usage import PresentKeys
@@ -197,10 +217,12 @@ class KeptState:
         self.merged: dict[tuple[Node, ...], Node] = {}
         self.standing: dict[Any, Any] = {}
         self.stored: tuple[Any, Graph] | None = None
+        self.stored_records: tuple[str, Graph] | None = None  # its records' token, the graph
         self.built: Built | None = None
         self.fresh: tuple[Any, ...] | None = None
         self.usage_keys = PresentKeys()
-        self.evidence: tuple[Graph, TermIndex, Links] | None = None
+        self.evidence: Carried | None = None
+        self.steps: list[tuple[Graph, np.ndarray, bool]] = []  # (graph, carry, records changed)
         self.relabelled: dict[int, tuple[Node, Node]] = {}
         #: memory.md's heading lines as last read (file order), for :meth:`_out_of_window`.
         self.heading_rows: list[Node] = []
@@ -230,31 +252,106 @@ class KeptState:
         """The ``evidence`` model's :class:`~talos.evidence.TermIndex` and contiguity
         :class:`~talos.contiguity.Links` of ``graph`` (those of :func:`talos.evidence.of_nodes`
         over its nodes and memory.md as it is now, float for float), kept while the graph is
-        the same object. With the index the term index is gathered from stored term rows
-        (:meth:`_stored_terms`; in-process 485 → 71 ms at 3,000 sessions, 2,352 → 362 ms at
-        30,000 in one run, ``bench/termstore.py``). An
-        unreadable memory.md costs the edges only (its facts are not in the graph then)."""
-        if self.evidence is not None and self.evidence[0] is graph:
-            return self.evidence[1], self.evidence[2]
+        the same object. With the index the term index is patched from the last one when
+        ``graph`` came from its graph by edits and sessions (:meth:`_patched_terms`), else
+        gathered from stored term rows (:meth:`_stored_terms`; in-process 485 → 71 ms at
+        3,000 sessions, 2,352 → 362 ms at 30,000 in one run, ``bench/termstore.py``); the
+        edges are linked again only when a record or memory.md changed. An unreadable
+        memory.md costs the edges only (its facts are not in the graph then)."""
+        last = self.evidence
+        if last is not None and last.graph is graph:
+            return last.index, last.links
         try:
             data = read_memory(self.paths.memory_file)
             text: str | None = data.decode("utf-8", errors="replace")
         except OSError:
             text = None
+        rows: np.ndarray | None = None
+        contexts: MemoryContexts | None = None
         if self.index is None:  # the files read directly: the reference route
             index, edges = of_nodes(graph.nodes, str(self.paths.memory_file), text)
         else:
-            index = self._stored_terms(graph)
-            head = graph.nodes[: graph.records]
-            edges = contiguity_of(head, len(graph.nodes), str(self.paths.memory_file), text)
-        self.evidence = (graph, index, edges)
+            got = self._patched_terms(graph)
+            index, rows = got if got is not None else self._stored_terms(graph)
+            if last is not None and last.text == text:
+                contexts = last.contexts
+            elif text is not None:
+                contexts = line_contexts(text, last.contexts if last is not None else None)
+            if (
+                got is not None
+                and last is not None
+                and last.text == text
+                and not any(records for _g, _c, records in self.steps)
+            ):
+                edges = resized(last.links, len(graph.nodes))  # a session changes no fact
+            else:
+                head = graph.nodes[: graph.records]
+                mf = str(self.paths.memory_file)
+                edges = contiguity_of(head, len(graph.nodes), mf, text, contexts)
+        self.evidence = Carried(graph, index, edges, rows, text, contexts)
+        self.steps = []
         return index, edges
 
-    def _stored_terms(self, graph: Graph) -> TermIndex:
+    def _stepped(self, old: Graph, new: Graph, carry: np.ndarray | None, records: bool) -> None:
+        """Note that ``new`` came from ``old`` by ``carry`` (:mod:`talos.termpatch`; ``None``:
+        unknown), ``records``: whether a record changed. Kept only while it continues from
+        the graph of ``evidence``, and only once the model built one."""
+        if self.evidence is None:
+            return
+        tip = self.steps[-1][0] if self.steps else self.evidence.graph
+        if carry is None or tip is not old or len(self.steps) >= MAX_STEPS:
+            self.steps = []  # the chain is broken: the next index is gathered again
+            return
+        self.steps.append((new, carry, records))
+
+    def _stored_step(self, token: str, graph: Graph) -> None:
+        """Note how ``graph``, read from the stored records of ``token``, came from the last
+        graph read so (:meth:`_stepped`): the same records (the same token) over a block made
+        from the last one (a new or removed session in a process that only recalls, as the
+        MCP server's)."""
+        last, self.stored_records = self.stored_records, (token, graph)
+        if last is None or last[0] != token or last[1] is graph:
+            return
+        old = last[1]
+        o_nodes, n_nodes = old.nodes, graph.nodes
+        if not isinstance(o_nodes, StackedNodes) or not isinstance(n_nodes, StackedNodes):
+            self._stepped(old, graph, None, False)
+            return
+        groups = n_nodes.block.carried_from(o_nodes.block)
+        fits = groups is not None and old.records == graph.records
+        carry = restacked(graph.records, groups) if fits and groups is not None else None
+        self._stepped(old, graph, carry, False)
+
+    def _patched_terms(self, graph: Graph) -> tuple[TermIndex, np.ndarray] | None:
+        """The term index of ``graph`` patched from ``evidence``'s along ``steps``
+        (:func:`talos.termpatch.patch_index`: only the new nodes' texts are looked up), or
+        ``None`` when ``graph`` did not come from it that way or too much changed."""
+        last = self.evidence
+        if (
+            last is None
+            or last.rows is None
+            or self.term_rows is None
+            or not self.steps
+            or self.steps[-1][0] is not graph
+        ):
+            return None
+        carry = composed([c for _g, c, _r in self.steps])
+        fresh = np.flatnonzero(carry < 0)
+        if len(carry) != len(graph.nodes) or len(fresh) > fresh_limit(len(carry)):
+            return None
+        rows = self.term_rows[1]
+        new_rows = rows.rows(matching_texts_at(graph.nodes, fresh.tolist()))
+        index = patch_index(last.index, carry, rows, new_rows)
+        used = np.empty(len(carry), dtype=np.int64)
+        kept = carry >= 0
+        used[kept] = last.rows[carry[kept]]
+        used[fresh] = new_rows
+        return index, self._store_rows(used)
+
+    def _stored_terms(self, graph: Graph) -> tuple[TermIndex, np.ndarray]:
         """The term index of ``graph`` gathered from the analyzed term rows index.db keeps
-        (:class:`talos.termrows.TermRows`, read once per object): only texts no row holds are
-        analysed, and the rows are stored again once :data:`talos.termrows.STORE_AFTER` were
-        (or when none were stored); most rows no node's any more are then dropped."""
+        (:class:`talos.termrows.TermRows`, read once per object), and each node's row: only
+        texts no row holds are analysed (:meth:`_store_rows`)."""
         assert self.index is not None
         token = analyzer_token()
         if self.term_rows is None:
@@ -267,15 +364,26 @@ class KeptState:
                     except BlockError as e:
                         warn(f"{self.index.file}: stored term rows unusable ({e}); rebuilding them")
             self.term_rows = (rows is not None, rows or TermRows.empty())
+        index, used = self.term_rows[1].index(matching_texts(graph.nodes))
+        return index, self._store_rows(used)
+
+    def _store_rows(self, used: np.ndarray) -> np.ndarray:
+        """Store the term rows again once :data:`talos.termrows.STORE_AFTER` texts were
+        analysed (or when none were stored), dropping most rows no node's any more (the
+        nodes' rows ``used``); returns ``used`` in the rows then held."""
+        assert self.index is not None and self.term_rows is not None
         stored, rows = self.term_rows
-        index, used = rows.index(matching_texts(graph.nodes))
         if rows.added and (not stored or rows.added >= STORE_AFTER):
-            out = rows.kept(used) if 2 * len(np.unique(used)) < len(rows) else rows
+            token = analyzer_token()
+            held = np.unique(used)
+            out = rows.kept(held) if 2 * len(held) < len(rows) else rows
             with contextlib.suppress(OSError, sqlite3.Error):
                 self.index.save_terms(token, out.to_bytes(token))
                 self.term_rows = (True, out)
                 out.added = 0
-        return index
+                if out is not rows:  # renumbered: row ``held[i]`` is row ``i`` now
+                    used = np.searchsorted(held, used)
+        return used
 
     def top_headings(self) -> int:
         """How many level-1 markdown headings memory.md holds: the index's count, else the
@@ -543,6 +651,8 @@ class KeptState:
         built.block = block
         graph = self._stack(built.head, incidence, block, len(records))
         splice_cache(b.graph, graph, sp)
+        carry = spliced(b.graph.records, len(b.graph.nodes), sp.deleted, sp.inserted, graph.records)
+        self._stepped(b.graph, graph, carry if len(carry) == len(graph.nodes) else None, True)
         if "kinds" not in graph.cache:
             graph.cache["kinds"] = [n.kind for n in built.head]
         self.usage_keys.patched(b.graph, graph, sp.removed, sp.added)
@@ -585,6 +695,10 @@ class KeptState:
             if name in b.graph.cache:
                 graph.cache[name] = b.graph.cache[name]
         self.usage_keys.carried(b.graph, graph)
+        groups = block.carried_from(b.block)
+        fits = groups is not None and len(b.graph.nodes) == len(b.head) + len(b.block)
+        carry = restacked(len(b.head), groups) if fits and groups is not None else None
+        self._stepped(b.graph, graph, carry, False)
         built = Built(records, block, when, b.view, b.head, incidence, graph, tables=b)
         self.built = built
         return b.view, graph
@@ -626,11 +740,13 @@ class KeptState:
                 except (OSError, sqlite3.Error) as e:
                     self._drop_index(e)
                     return self._view(at, None, self._look())[1]
+                self.episodes = (gen[1], block)  # the base of the next one (a new session)
                 graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
                 graph.cache["kinds"] = stored.kinds
                 if isinstance(stored.kinds, Kinds):
                     graph.cache["skill_mask"] = stored.kinds.mask("skill")
                 self.usage_keys.loaded(graph, stored.present)
+                self._stored_step(token, graph)
                 self.stored = (key, graph)
                 return graph
             except BlockError as e:

@@ -52,7 +52,15 @@ from talos.graph.graph import StackedNodes
 from talos.graph.stored import BlockError, _pack, _unpack
 from talos.model import Node
 
-__all__ = ["STORE_AFTER", "Source", "TermRows", "analyzer_token", "matching_texts", "text_key"]
+__all__ = [
+    "STORE_AFTER",
+    "Source",
+    "TermRows",
+    "analyzer_token",
+    "matching_texts",
+    "matching_texts_at",
+    "text_key",
+]
 
 #: What a row is counted from (:func:`talos.evidence.counts_of`): a matching text, or a
 #: matching text and the heading path it stands under (a fact under a heading).
@@ -121,6 +129,22 @@ def matching_texts(nodes: Sequence[Node]) -> list[Source]:
         block = nodes.block
         texts = block.texts
         out += [matching_text(_Episode(texts[r])) for r in block.rep.tolist()]  # type: ignore[arg-type]
+    return out
+
+
+def matching_texts_at(nodes: Sequence[Node], positions: Sequence[int]) -> list[Source]:
+    """:func:`matching_texts` of the nodes at ``positions`` only (an episode of a
+    :class:`~talos.graph.graph.StackedNodes` read from its block, not built)."""
+    if not isinstance(nodes, StackedNodes):
+        return matching_texts([nodes[p] for p in positions])
+    records, block = nodes.records, nodes.block
+    start = len(records)
+    out: list[Source] = []
+    for p in positions:
+        if p < start:
+            out += matching_texts([records[p]])
+        else:
+            out.append(matching_text(_Episode(block.texts[int(block.rep[p - start])])))  # type: ignore[arg-type]
     return out
 
 

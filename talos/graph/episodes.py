@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import struct
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,6 +54,7 @@ class EpisodeBlock:
     """
 
     __slots__ = (
+        "__weakref__",
         "base",
         "first",
         "group_of",
@@ -60,6 +62,7 @@ class EpisodeBlock:
         "last",
         "mem",
         "mem_ptr",
+        "origin",
         "paths",
         "rep",
         "seq",
@@ -94,6 +97,12 @@ class EpisodeBlock:
         #: The last entry of the index's log of removed sessions (``dropped``) this block
         #: has applied (0: none); later entries are removed from it (:meth:`remove`).
         self.seq = 0
+        #: The block this one was made from (:meth:`extend`, :meth:`remove`, :meth:`copy`),
+        #: held weakly, and per merged node the node of that block it carries unchanged (the
+        #: same representative episode, the others in the same order), ``-1`` for a node that
+        #: is new or changed; ``None`` for a block built or read. What lets a term index be
+        #: patched, not gathered again, after a new session (:meth:`carried_from`).
+        self.origin: tuple[weakref.ref[EpisodeBlock], np.ndarray] | None = None
 
     # -- building ----------------------------------------------------------------------------
 
@@ -267,6 +276,10 @@ class EpisodeBlock:
             Incidence(words, ptr, node_kw, kw_ptr2, kw_node2, lookup=lookup),
         )
         out.base, out.last, out.seq = self.base, self.last, self.seq
+        carried = np.arange(len(rep), dtype=np.int64)
+        carried[n_groups:] = -1
+        carried[[g for g in positions if g < n_groups]] = -1  # a new representative
+        out.origin = (weakref.ref(self), carried)
         return out
 
     def remove(self, episodes: Sequence[int]) -> EpisodeBlock:
@@ -398,7 +411,21 @@ class EpisodeBlock:
             ),
         )
         out.base, out.last, out.seq = self.base, self.last, self.seq
+        carried = order.astype(np.int64)
+        carried[np.isin(order, hit)] = -1  # lost episodes: maybe its representative, its place
+        out.origin = (weakref.ref(self), carried)
         return out
+
+    def carried_from(self, other: EpisodeBlock) -> np.ndarray | None:
+        """Per merged node of this block, the node of ``other`` it carries unchanged (same
+        representative, the carried ones in the same order; ``-1``: new or changed), when this
+        block is ``other`` or was made from it by one :meth:`extend`, :meth:`remove` or
+        :meth:`copy` (``int64[len(self)]``); ``None`` otherwise."""
+        if other is self:
+            return np.arange(len(self), dtype=np.int64)
+        if self.origin is None or self.origin[0]() is not other:
+            return None
+        return self.origin[1]
 
     def positions(self, paths: Sequence[str]) -> list[int] | None:
         """The positions of the episodes read from ``paths``, ascending, or ``None`` when one
@@ -433,6 +460,7 @@ class EpisodeBlock:
             self.incidence,
         )
         out.base, out.last, out.seq = self.base, self.last, self.seq
+        out.origin = (weakref.ref(self), np.arange(len(self), dtype=np.int64))
         return out
 
     # -- reading -----------------------------------------------------------------------------

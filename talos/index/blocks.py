@@ -16,10 +16,13 @@ Every function takes the index's connection; :class:`talos.index.Index` holds it
 from __future__ import annotations
 
 import sqlite3
+import weakref
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.stored import BLOCK_VERSION, BlockError
@@ -222,10 +225,16 @@ class Change:
 def caught_up(block: EpisodeBlock, change: Change) -> EpisodeBlock:
     """``block`` after ``change``: removed episodes gone, new rows appended (as a build of
     the rows would merge them, tests/test_session_remove.py)."""
-    out = block.remove(change.positions)
-    out = out.extend(change.rows) if change.rows else out.copy()
+    mid = block.remove(change.positions)
+    out = mid.extend(change.rows) if change.rows else mid.copy()
     out.last = change.rows[-1][3] if change.rows else block.last
     out.seq = change.seq
+    # what ``out`` carries of ``block`` itself (``mid`` is gone once this returns)
+    first, then = mid.carried_from(block), out.carried_from(mid)
+    if first is not None and then is not None:
+        carried = np.full(len(then), -1, dtype=np.int64)
+        carried[then >= 0] = first[then[then >= 0]]
+        out.origin = (weakref.ref(block), carried)
     return out
 
 
