@@ -406,8 +406,9 @@ def _placed(data: bytes, gone: AbstractSet[int], line: str, at: int) -> bytes:
     ``## Tools`` for the last heading, ``tests/test_supersede_place.py``). The new line ends
     as the line at ``at`` does (CR LF in a CRLF file); as the last line it gets a newline.
     """
-    blobs = _split(data)
-    new = _blob(line, blobs[at])
+    bom = data.startswith(_BOM)
+    blobs = _split(data[len(_BOM) :] if bom else data)
+    new = _CONTAINER.match(blobs[at]).group(0) + _blob(line, blobs[at])  # type: ignore[union-attr]
     out: list[bytes] = []
     for i, blob in enumerate(blobs):
         if i == at:
@@ -416,7 +417,15 @@ def _placed(data: bytes, gone: AbstractSet[int], line: str, at: int) -> bytes:
             out.append(blob)
     if at == len(blobs) - 1:  # the anchor was a last line without a newline
         out.append(b"")
-    return b"\n".join(out)
+    return (_BOM if bom else b"") + b"\n".join(out)
+
+
+#: The byte-order mark some editors put first in a UTF-8 file; a rewrite keeps it.
+_BOM = b"\xef\xbb\xbf"
+#: What a line stands inside: its indent and block-quote markers (``  `` of a nested item,
+#: ``> `` of a quote). A line placed in an old line's stead or beside it takes them, so it
+#: stays in the same list or quote (``tests/test_attack_s20a.py``).
+_CONTAINER = re.compile(rb"(?:[ \t]*>[ \t]?)*[ \t]*")
 
 
 def _settle(paths: Paths) -> None:

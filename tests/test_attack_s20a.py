@@ -40,10 +40,6 @@ def _audit(data: dict) -> dict:
 # -- writes: a superseding remember puts its line in the old one's place ------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the new line is written at column 0: the nested item leaves its parent list",
-)
 def test_a_nested_list_item_keeps_its_indent_when_superseded(make_home) -> None:
     home = make_home(memory=f"# Tools\n- editors\n  - {VIM}\n  - the shell is zsh\n")
     res = Memory(home, index=False).remember("editor = helix", key="editor")
@@ -78,10 +74,6 @@ def test_restore_over_a_successor_the_person_edited_keeps_the_edit(make_home) ->
     assert any(e.get("before") == edited for e in _log(home))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the '> ' prefix is dropped: the new line leaves the quote and splits it in two",
-)
 def test_a_blockquote_record_superseded_stays_in_the_quote(make_home) -> None:
     home = make_home(memory=f"# Tools\n> - {VIM}\n> - the shell is zsh\n")
     res = Memory(home, index=False).remember("editor = helix", key="editor")
@@ -89,10 +81,6 @@ def test_a_blockquote_record_superseded_stays_in_the_quote(make_home) -> None:
     assert lines[1] == "> " + res.line
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the first line is replaced with its BOM: memory.md loses its byte-order mark",
-)
 def test_a_bom_file_keeps_its_bom_when_its_first_line_is_superseded(make_home) -> None:
     home = make_home(memory=f"\ufeff- {VIM}\n- the shell is zsh\n")
     Memory(home, index=False).remember("editor = helix", key="editor")
