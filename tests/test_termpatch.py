@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_termstore import assert_same, assert_term_major
 
 import talos.kept as kept_mod
 from talos import Memory
@@ -23,7 +24,6 @@ from talos.evidence import TermIndex, activate, of_nodes, query_vector
 from talos.sources.facts import any_underline
 from talos.termpatch import composed, patch_index, restacked, spliced
 from talos.termrows import Source, TermRows, matching_texts
-from tests.test_termstore import assert_same, assert_term_major
 
 # words, CJK, stop words (a text of these alone is a node without a term)
 WORDS = ["kettle", "tea", "deploy", "region", "csv", "cargo", "合并", "表格", "部署", "the", "is"]
