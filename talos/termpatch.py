@@ -38,7 +38,7 @@ from talos.analyzer import is_cjk
 from talos.contiguity import Links, MemoryContexts
 from talos.evidence import TermIndex
 from talos.graph.graph import Graph
-from talos.termrows import TermRows, _runs
+from talos.termrows import TermRows, _runs, merged_vocab
 
 __all__ = ["MAX_STEPS", "Carried", "composed", "fresh_limit", "patch_index", "restacked", "spliced"]
 
@@ -159,18 +159,9 @@ def patch_index(old: TermIndex, carry: np.ndarray, rows: TermRows, fresh: np.nda
     else:
         kept_terms = np.flatnonzero(held)
         kept_words = [old.vocab[t] for t in kept_terms.tolist()]
-        at = [bisect.bisect_left(kept_words, w) for w in coming]  # ascending: coming is sorted
-        marks = np.asarray(at, dtype=np.intp)
-        shift = np.searchsorted(marks, np.arange(len(kept_words)), side="right")
+        vocab, at, shift = merged_vocab(kept_words, coming)
         term_of = np.full(words, -1, dtype=np.intp)
         term_of[kept_terms] = np.arange(len(kept_terms)) + shift
-        vocab = []
-        last = 0
-        for i, w in zip(at, coming, strict=True):
-            vocab += kept_words[last:i]
-            vocab.append(w)
-            last = i
-        vocab += kept_words[last:]
         lookup = dict(zip(vocab, range(len(vocab)), strict=True))
         cjk = np.zeros(len(vocab), dtype=bool)
         cjk[term_of[kept_terms]] = old.cjk[kept_terms]

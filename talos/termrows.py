@@ -216,18 +216,9 @@ class TermRows:
         wanted = sorted({t for c in counts for t in c})
         new = [t for t in wanted if not _holds(vocab, t)]
         if new:
-            at = [bisect.bisect_left(vocab, t) for t in new]  # ascending: ``new`` is sorted
-            # an old term moves up by the new terms inserted before it
-            shift = np.searchsorted(np.asarray(at), np.arange(len(vocab)), side="right")
+            merged, at, shift = merged_vocab(vocab, new)
             if len(self.term):
                 self.term = (self.term + shift[self.term]).astype(np.int32)
-            merged: list[str] = []
-            last = 0
-            for i, t in zip(at, new, strict=True):
-                merged += vocab[last:i]
-                merged.append(t)
-                last = i
-            merged += vocab[last:]
             self.cjk = np.insert(self.cjk, at, [is_cjk(t) for t in new])
             self.vocab = vocab = merged
         ids = {t: bisect.bisect_left(vocab, t) for t in wanted}
@@ -357,6 +348,24 @@ class TermRows:
             ok = bool(np.all((np.diff(term) > 0) | first[1:]))
         if not ok:
             raise BlockError("inconsistent term rows")
+
+
+def merged_vocab(
+    vocab: Sequence[str], new: Sequence[str]
+) -> tuple[list[str], list[int], np.ndarray]:
+    """Two sorted vocabularies, ``new`` holding no term of ``vocab``, as one:
+    ``(merged, at, shift)``: ``at[j]`` the position in ``vocab`` before which ``new[j]`` goes,
+    ``shift[i]`` how many new terms go before ``vocab[i]`` (its id moves up by that)."""
+    at = [bisect.bisect_left(vocab, t) for t in new]  # ascending: ``new`` is sorted
+    shift = np.searchsorted(np.asarray(at, dtype=np.intp), np.arange(len(vocab)), side="right")
+    merged: list[str] = []
+    last = 0
+    for i, t in zip(at, new, strict=True):
+        merged += vocab[last:i]
+        merged.append(t)
+        last = i
+    merged += vocab[last:]
+    return merged, at, shift
 
 
 def _holds(vocab: list[str], term: str) -> bool:
