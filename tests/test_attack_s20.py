@@ -178,12 +178,6 @@ def test_please_go_on_in_other_languages_gets_no_context(
     assert context(home, go_on) == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'怎么查日志' (how do I check the logs) and '怎么跑测试' count one word (查日志 and "
-    "跑测试 are 3 characters, 3 // 2 = 1 bigram) and get no context, though recall finds the "
-    "fact for each and 'how do I check the logs' passes with check + log",
-)
 def test_a_short_chinese_task_gets_its_context(tmp_path: Path) -> None:
     home = home_of(
         tmp_path, facts("查日志用 journalctl -u app", "跑测试前先启动数据库"), config=HOOKS

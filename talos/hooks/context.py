@@ -70,9 +70,10 @@ def task_words(prompt: str) -> set[str]:
     counted by its words, not its overlapping bigrams (a word of two characters is one:
     "修复它" (fix it) gave the terms 修复 and 复它, so it passed the two-terms rule). A CJK
     run is cut at its stop words (:func:`talos.analyzer.cjk_stop_words`: 它, 的, 继续 …) and
-    at the conversational words; each stretch left of ``n`` characters holds ``n // 2``
-    words, its non-overlapping bigrams (a single character is no word, as
-    :func:`talos.analyzer.without_unigrams`).
+    at the conversational words; each stretch left of ``n`` characters holds ``ceil(n / 2)``
+    words, its non-overlapping bigrams and, for an odd ``n`` above 2, its last bigram ("查日志"
+    in "怎么查日志", how do I check the logs, is two: it gave one, and the task no context); a
+    single character is no word, as :func:`talos.analyzer.without_unigrams`.
 
     >>> sorted(task_words("修复它")), sorted(task_words("keep going")), len(task_words("部署区域"))
     (['修复'], [], 2)
@@ -86,6 +87,8 @@ def task_words(prompt: str) -> set[str]:
             cut = 2 if run[i : i + 2] in stops else 1 if i == len(run) or run[i] in stops else 0
             if cut:
                 got.update(stretch[j : j + 2] for j in range(0, len(stretch) - 1, 2))
+                if len(stretch) > 2 and len(stretch) % 2:
+                    got.add(stretch[-2:])  # its last character is part of a word too
                 stretch, i = "", i + cut
             else:
                 stretch, i = stretch + run[i], i + 1
