@@ -63,6 +63,13 @@ class TopicEmbedder:
         return f
 
 
+def stand_in(monkeypatch: pytest.MonkeyPatch, emb: TopicEmbedder) -> None:
+    """Every ``Embedder`` a CLI or MCP route makes is ``emb``, and the leg counts as installed
+    (the routes build their own ``Memory``: the stand-in reaches them only this way)."""
+    monkeypatch.setattr(D, "Embedder", lambda: emb)
+    monkeypatch.setattr(hybrid, "available", lambda: None)
+
+
 MEMORY = (
     "- My cat is called Miso\n"
     "- The deploy region is eu-west-1\n"
@@ -267,8 +274,7 @@ def test_explain_table_has_both_legs_columns(
 ) -> None:
     """The CLI's table: one ``#RANK SCORE`` cell per leg, ``-`` where a leg does not rank."""
     home, emb = topic_home
-    monkeypatch.setattr(D, "Embedder", lambda: emb)
-    monkeypatch.setattr(hybrid, "available", lambda: None)
+    stand_in(monkeypatch, emb)
     args = ["explain", "deploy pet pet", "--home", str(home), "--model", "evidence", "--dense"]
     res = CliRunner().invoke(app, [*args, "--plain"], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
@@ -373,8 +379,7 @@ def test_talos_index_embeds_with_the_leg_on(
 ) -> None:
     home, emb = topic_home
     (home / "talos.toml").write_text('model = "evidence"\ndense = true\n', encoding="utf-8")
-    monkeypatch.setattr(D, "Embedder", lambda: emb)
-    monkeypatch.setattr(hybrid, "available", lambda: None)
+    stand_in(monkeypatch, emb)
     res = CliRunner().invoke(app, ["index", "--home", str(home), "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["data"]["embedded"] == 4
@@ -746,8 +751,7 @@ def test_why_not_table_has_both_legs_columns(
     topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home, emb = topic_home
-    monkeypatch.setattr(D, "Embedder", lambda: emb)
-    monkeypatch.setattr(hybrid, "available", lambda: None)
+    stand_in(monkeypatch, emb)
     args = ["explain", "deploy pet pet", "--home", str(home), "--model", "evidence", "--dense"]
     res = CliRunner().invoke(app, [*args, "--why-not", "--plain"], env={"COLUMNS": "250"})
     assert res.exit_code == 0, res.output
@@ -793,8 +797,7 @@ def test_mcp_recall_takes_the_leg_from_talos_toml(
     turns the leg on for its recall; the paraphrase lexical recall misses is delivered, and
     each picked row carries each leg's rank and score (``legs``), as ``recall --json``."""
     home, emb = topic_home
-    monkeypatch.setattr(D, "Embedder", lambda: emb)
-    monkeypatch.setattr(hybrid, "available", lambda: None)
+    stand_in(monkeypatch, emb)
     assert mcp_call(Memory(home), "recall", {"query": "name of my pet"})["picked"] == []
     lexical = mcp_call(Memory(home), "recall", {"query": "the deploy region"})["picked"]
     assert [p["legs"] for p in lexical] == [None]  # type: ignore[union-attr, index]
