@@ -623,3 +623,27 @@ def test_a_prompt_names_a_task_by_its_words() -> None:
         assert not names_a_task(q), q
     for q in ("deploy billing", "merge csv files", "运行测试", "部署区域", "画流程图"):
         assert names_a_task(q), q
+
+
+def test_a_chinese_request_of_one_content_word_and_a_character_gets_context(
+    tmp_path: Path,
+) -> None:
+    """ "有什么好的书可以推荐给我吗" (can you recommend a good book?) is cut at its stop words
+    to 书 and 推荐: the lone character 书 counts beside 推荐 (two words), so the hook recalls
+    for it as ``talos recall`` does; "继续", "好的", "谢谢" and "修复它" stay no task."""
+    from talos.hooks.context import names_a_task, task_words
+
+    q = "有什么好的书可以推荐给我吗"
+    assert task_words(q) == {"书", "推荐"}
+    for no in ("继续", "好的", "谢谢", "修复它", "改一下", "好的谢谢"):
+        assert not names_a_task(no), no
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "memory.md").write_text("- 朋友推荐的书:《三体》,很好看\n", encoding="utf-8")
+    r = Responder(str(home))
+    try:
+        out = r.answer("claude-code", {"hook_event_name": "UserPromptSubmit", "prompt": q})
+        context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert context.split("\n")[1:] == ["- [fact] 朋友推荐的书:《三体》,很好看"]
+    finally:
+        r.close()

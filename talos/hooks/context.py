@@ -26,81 +26,34 @@ import contextlib
 import io
 import json
 import re
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from talos.analyzer import CJK_RUN, analyze, cjk_stop_words
 from talos.hooks import agents, scope
 from talos.hooks.state import DEFAULTS
 from talos.memory import Memory, Recall
 from talos.model import Node
 from talos.render import Pick, render_block
+from talos.tasks import CONVERSATIONAL, MIN_PROMPT_TERMS, names_a_task, task_words
 
-__all__ = ["MAX_QUERY", "DeferredUsage", "Responder", "budget", "reply", "session_picks"]
+#: The task rule lives in :mod:`talos.tasks` (sessions use it too); named here as before.
+__all__ = [
+    "CONVERSATIONAL",
+    "MAX_QUERY",
+    "MIN_PROMPT_TERMS",
+    "DeferredUsage",
+    "Responder",
+    "budget",
+    "names_a_task",
+    "reply",
+    "session_picks",
+    "task_words",
+]
 
 #: Characters of a prompt used as the query: a pasted log of a megabyte would otherwise cost
 #: seconds of keyword extraction for nothing the first lines do not say.
 MAX_QUERY = 8_000
-#: Fewest distinct words a prompt needs to be asked at all (:func:`task_words`): a hook fires
-#: on every prompt, and the ones a person types mid-task name no task ("fix it", "try again",
-#: "now the tests", "and the other file?" gave 7 of 28 such prompts context on the example
-#: home, 4 a whole skill body). ``talos recall`` has no such rule: one word asked on purpose
-#: is a query.
-MIN_PROMPT_TERMS = 2
-
-#: Words that steer the conversation and name no task (stems of the analyzer, and CJK words):
-#: a prompt made of them and stop words ("keep going", "continue please", "go ahead", "接着
-#: 做") asks the agent to go on with what it was doing; "keep going" held two terms (keep, go)
-#: and the quickstart home delivered a skill for it (the attacker's pass).
-CONVERSATIONAL = frozenset(
-    (
-        "continu", "keep", "go", "carri", "proceed", "resum", "next", "pleas", "ahead",
-        "ok", "okay", "yes", "yeah", "yep", "sure", "alright", "right", "fine", "good",
-        "great", "cool", "thank", "thx",
-        "继续", "接着", "然后", "谢谢", "好的", "再来",
-    )
-)  # fmt: skip
-
-
-def task_words(prompt: str) -> set[str]:
-    """The distinct words of ``prompt`` that may name a task: its analyzer terms
-    (:func:`talos.analyzer.analyze`) that are not :data:`CONVERSATIONAL`, with a CJK run
-    counted by its words, not its overlapping bigrams (a word of two characters is one:
-    "修复它" (fix it) gave the terms 修复 and 复它, so it passed the two-terms rule). A CJK
-    run is cut at its stop words (:func:`talos.analyzer.cjk_stop_words`: 它, 的, 继续 …) and
-    at the conversational words; each stretch left of ``n`` characters holds ``ceil(n / 2)``
-    words, its non-overlapping bigrams and, for an odd ``n`` above 2, its last bigram ("查日志"
-    in "怎么查日志", how do I check the logs, is two: it gave one, and the task no context); a
-    single character is no word, as :func:`talos.analyzer.without_unigrams`.
-
-    >>> sorted(task_words("修复它")), sorted(task_words("keep going")), len(task_words("部署区域"))
-    (['修复'], [], 2)
-    """
-    text = unicodedata.normalize("NFKC", prompt).lower()
-    got = {t for t in analyze(CJK_RUN.sub(" ", text)) if t not in CONVERSATIONAL}
-    stops = cjk_stop_words() | CONVERSATIONAL
-    for run in CJK_RUN.findall(text):
-        stretch, i = "", 0
-        while i <= len(run):
-            cut = 2 if run[i : i + 2] in stops else 1 if i == len(run) or run[i] in stops else 0
-            if cut:
-                got.update(stretch[j : j + 2] for j in range(0, len(stretch) - 1, 2))
-                if len(stretch) > 2 and len(stretch) % 2:
-                    got.add(stretch[-2:])  # its last character is part of a word too
-                stretch, i = "", i + cut
-            else:
-                stretch, i = stretch + run[i], i + 1
-    return got
-
-
-def names_a_task(prompt: str) -> bool:
-    """Whether a hook's ``prompt`` holds :data:`MIN_PROMPT_TERMS` distinct
-    :func:`task_words`."""
-    return len(task_words(prompt)) >= MIN_PROMPT_TERMS
-
-
 #: Memories kept open per scope list in one server (one per project worked in lately).
 _OPEN = 4
 
