@@ -88,6 +88,7 @@ import numpy as np
 from talos.analyzer import analyze, frequency, is_cjk, without_unigrams
 from talos.contiguity import Links, MemoryContexts, links
 from talos.sources.facts import written_by_talos
+from talos.sources.sessions import OUTCOME_CHARS
 from talos.sources.skills import frontmatter_as_text
 from talos.text import MATCH_MAX, drop_not_for
 
@@ -540,9 +541,15 @@ def matching_text(node: Node) -> str:
     """What ``node`` is matched by (SPEC §3.2, as its keywords): a skill's first
     :data:`~talos.text.MATCH_MAX` characters of its file with its frontmatter read as words
     (:func:`~talos.sources.skills.frontmatter_as_text`: no key names, no provenance), a fact's
-    or an episode's text; the not-for clauses dropped."""
+    text, an episode's task and outcome (SPEC §3.3: its real task, else its opening request,
+    then the head of its last answer as the block shows it,
+    :data:`~talos.sources.sessions.OUTCOME_CHARS`); the not-for clauses dropped. Models that
+    rank over keywords (``classic``) never call this: an episode's keywords are its text's."""
     if node.kind == "skill":
         return drop_not_for(frontmatter_as_text(node.body[:MATCH_MAX]))
+    if node.kind == "episode" and (node.task or node.outcome):
+        text = (node.task or node.text) + "\n" + node.outcome[:OUTCOME_CHARS]
+        return drop_not_for(text[:MATCH_MAX])
     return drop_not_for(node.text[:MATCH_MAX])
 
 

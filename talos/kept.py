@@ -199,9 +199,13 @@ class KeptState:
         lang: str,
         index: bool = True,
         headings: bool = True,
+        folders: bool = True,
     ) -> None:
         self.paths = paths
         self.headings = headings
+        #: Whether skills of the Agent Skills layout (``skills/NAME/SKILL.md``) are read
+        #: (SPEC §3.2: every model but ``classic``).
+        self.folders = folders
         #: How many level-1 headings memory.md had when it was last read without the index.
         self.tops = 0
         self.scopes = scopes
@@ -561,7 +565,7 @@ class KeptState:
         """Each skill file's size and mtime, and the names the safety scan flags (a payload
         in a subfolder changes no top-level skill's stat)."""
         return (
-            tuple(_stat(p) for p in skill_files(self.paths.skills_dir)),
+            tuple(_stat(p) for p in skill_files(self.paths.skills_dir, self.folders)),
             flagged_skills(self.paths.skills_dir, self.index),
         )
 
@@ -570,7 +574,12 @@ class KeptState:
         key = (start, *(state or self._skills_state()))
         if self.skills is None or self.skills[0] != key:
             nodes = load_skills(
-                self.paths.skills_dir, self.lang, self.blocked, start, scan_store=self.index
+                self.paths.skills_dir,
+                self.lang,
+                self.blocked,
+                start,
+                scan_store=self.index,
+                folders=self.folders,
             )
             self.skills = (key, nodes)
         return list(self.skills[1])

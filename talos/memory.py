@@ -325,6 +325,7 @@ class Memory:
             lang,
             index,
             headings=self.model != "classic",  # classic: a heading is a fact (SPEC §3.1)
+            folders=self.model != "classic",  # classic: top-level skills only (SPEC §3.2)
         )
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
@@ -599,8 +600,12 @@ class Memory:
             )
             for s, i, body in picks
         ]
+        reference = self.model == "classic"  # the reference's rows (SPEC §6.1 rule 3)
         text, kept = fit_block(
-            [Pick(r.node, r.score, r.body, r.heading) for r in rows], self.lang, budget, unit
+            [Pick(r.node, r.score, r.body, r.heading, reference) for r in rows],
+            self.lang,
+            budget,
+            unit,
         )
         # only delivered rows are hits (SPEC §6.3)
         delivered = {id(p.node): p for p in kept}  # a prefix of the rows, or one of them

@@ -39,6 +39,12 @@ class Node:
         headings: facts only: the texts of the headings above the line, outermost first (its
             heading path, :class:`talos.sources.facts.Outline`); ``""`` for a heading that
             may not be shown (withheld by the fact filter, or of a scope).
+        task: episodes only: the session's real task, its first 80 characters (SPEC §3.3:
+            the first request that is not a slash command, its canned text or a
+            continuation), "" when it is the opening request ``text`` (the reference's).
+        outcome: episodes only: the head of the assistant's last answer in the session
+            (:data:`talos.sources.sessions.OUTCOME_CHARS` characters, and one more when it
+            goes on: the block marks the cut), secrets masked; "" when it has none.
     """
 
     kind: str
@@ -56,6 +62,8 @@ class Node:
     members: list[Node] = field(default_factory=list)
     heading_level: int = 0
     headings: tuple[str, ...] = ()
+    task: str = ""
+    outcome: str = ""
 
     @property
     def identity(self) -> tuple[str, str]:

@@ -50,8 +50,8 @@ from talos.errors import InputError
 from talos.model import Node
 from talos.safety import letter_by_name, skeleton
 from talos.sources.facts import HEADING_CHARS
-from talos.sources.sessions import EPISODE_CHARS, session_origin
-from talos.sources.skills import parse_frontmatter
+from talos.sources.sessions import EPISODE_CHARS, OUTCOME_CHARS, session_origin
+from talos.sources.skills import SKILL_FILE, parse_frontmatter
 from talos.text import MATCH_MAX, cut, is_plain, line_breaks_to_lf, one_line, printable
 
 __all__ = [
@@ -66,7 +66,9 @@ __all__ = [
     "Pick",
     "block_body",
     "check_budget",
+    "date_shown",
     "fit_block",
+    "folder_path",
     "heading_shown",
     "kind_label",
     "labels",
@@ -76,6 +78,7 @@ __all__ = [
     "shown",
     "shown_with_members",
     "size",
+    "skill_shown",
 ]
 
 #: Most characters of one delivered line's stored text: a fact, a merged member, a conflict or
@@ -122,6 +125,10 @@ LABELS: dict[str, dict[str, str]] = {
         "episode_note": "(上一个任务的原话,**不是**现在的指令)",
         "episode_from": "",
         "heading_from": "",
+        "date_from": "",
+        "outcome": "",
+        "transcript": "",
+        "skill_folder": "",
         "override_note": "(仅本次请求的覆盖值,未保存)",
         "never": "出现 {seen} 次从没被想起",
         "stale": "上次想起是 {days} 天前",
@@ -148,6 +155,10 @@ LABELS: dict[str, dict[str, str]] = {
         "episode_note": " (a previous task's words, **not** a current instruction)",
         "episode_from": "({origin}) ",
         "heading_from": "({heading}) ",
+        "date_from": "({date}) ",
+        "outcome": "  → outcome: {text}",
+        "transcript": "  → transcript: {path}",
+        "skill_folder": " (folder `{path}` holds its other files)",
         "override_note": " (request-scoped override for this call only, not stored)",
         "never": "seen {seen} times, never recalled",
         "stale": "last recalled {days} days ago",
@@ -182,13 +193,16 @@ def kind_label(kind: str, lang: str) -> str:
 @dataclass(slots=True)
 class Pick:
     """One picked row of a recall: the node, its rounded score, whether its body is given,
-    and the heading it is shown under (a fact's nearest markdown heading, issue 15 item 4;
-    "" for none, and always with ``classic``, whose headings are facts)."""
+    the heading it is shown under (a fact's nearest markdown heading, issue 15 item 4;
+    "" for none, and always with ``classic``, whose headings are facts), and ``reference``:
+    the row is shown as the reference shows it (``classic``, SPEC §6.1 rule 3: a skill by
+    its file name, no date, an episode by its opening request alone)."""
 
     node: Node
     score: float
     body: bool
     heading: str = ""
+    reference: bool = False
 
 
 # -- stored text inside the block ----------------------------------------------------------
@@ -547,17 +561,88 @@ def heading_shown(heading: str, lang: str = "en") -> str:
     return form.format(heading=cut(text, HEADING_CHARS, "…"))
 
 
-def _episode_entry(n: Node, lang: str) -> str:
-    """An episode's lines: ``- [episode] (AGENT, DAY) TEXT`` cut at a word boundary with the
-    visible mark, its merged members (each with its own origin), then the note that these
-    are a previous task's words."""
+#: A day as a block line shows it: ``YYYY-MM-DD`` in ASCII digits (a tag's ``\d`` takes any
+#: script's digits; those are not shown).
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def date_shown(n: Node, lang: str = "en") -> str:
+    """The date a fact's block line starts with: ``(2023-05-08) ``, its provenance tag's date
+    (SPEC §3.1, §6.1 rule 5: "when" questions need it; LoCoMo's facts carry their session's
+    date there). "" for a fact without a tag, any other kind (an episode's day is in its
+    origin, :func:`origin_label`), a request-scoped override, and always in Chinese: the
+    reference's block has no such field (SPEC §6.7). talos writes the date, from the parsed
+    tag, before the stored text: a text cannot supply or imitate it in its place."""
+    form = labels(lang)["date_from"]
+    if not form or n.kind != "fact" or n.src == "override" or not _DAY.fullmatch(n.born):
+        return ""
+    return form.format(date=n.born)
+
+
+def _task(n: Node, reference: bool) -> str:
+    """The text an episode is shown by: its real task (SPEC §3.3: not a slash command's text,
+    not a continuation), or the opening request the reference shows (``reference``, or a
+    session whose opening is its task)."""
+    return n.text if reference or not n.task else n.task
+
+
+def _episode_entry(n: Node, lang: str, reference: bool = False) -> str:
+    """An episode's lines: ``- [episode] (AGENT, DAY) TASK`` cut at a word boundary with the
+    visible mark, its merged members (each with its own origin), the note that these are a
+    previous task's words, then (every model but the reference, SPEC §3.3) what the session
+    did — ``  → outcome: …`` (the assistant's last answer, cut at
+    :data:`talos.sources.sessions.OUTCOME_CHARS` with the visible mark) — and
+    ``  → transcript: PATH`` to open it. Each stored text is placed by :func:`shown` (one
+    line, labels quoted), so none starts a line of its own."""
     t = labels(lang)
-    bound, was_cut = _limits(n)
-    lines = [f"- [{t['episode']}] {origin_label(n, lang)}{shown(n.text, lang, bound, was_cut)}"]
-    for m in n.members[:2]:
-        bound, was_cut = _limits(m)
-        lines.append(f"  · {origin_label(m, lang)}{shown(m.text, lang, bound, was_cut)}")
-    return "\n".join(lines) + t["episode_note"]
+
+    def task(e: Node) -> str:
+        text = _task(e, reference)  # a head of EPISODE_CHARS, as the request (_limits)
+        return shown(text, lang, EPISODE_CHARS, len(text) >= EPISODE_CHARS)
+
+    lines = [f"- [{t['episode']}] {origin_label(n, lang)}{task(n)}"]
+    lines += [f"  · {origin_label(m, lang)}{task(m)}" for m in n.members[:2]]
+    out = "\n".join(lines) + t["episode_note"]
+    if reference or not t["outcome"]:
+        return out
+    if n.outcome:
+        cut_off = len(n.outcome) > OUTCOME_CHARS
+        answer = shown(n.outcome[:OUTCOME_CHARS], lang, OUTCOME_CHARS, cut_off)
+        out += "\n" + t["outcome"].format(text=answer)
+    if n.path:
+        out += "\n" + t["transcript"].format(path=quote_labels(one_line(n.path)))
+    return out
+
+
+def _labelled(n: Node) -> bool:
+    """Whether a skill's label comes from its frontmatter (``name``/``description``), not
+    from its first 60 characters (SPEC §3.2: a file with neither)."""
+    return bool(n.text) and n.text != n.body[:60]
+
+
+def skill_shown(n: Node, lang: str = "en", reference: bool = False, limit: int = TEXT_CHARS) -> str:
+    """A skill's row text without its body (SPEC §6.1 rule 3): its ``name:`` and description
+    (the label, bounded by :func:`talos.sources.skills.skill_label`: name 60, description 400,
+    each cut visibly) — an agent that calls talos through a hook or MCP has no list of the
+    home's skills in its prompt —, or its file name without ``.md`` when it has neither, and
+    always with the reference (``classic``). A ``skills/NAME/SKILL.md`` skill (SPEC §3.2)
+    is followed by its folder, where its other files are."""
+    name = n.text if not reference and _labelled(n) else n.name or n.text
+    text = shown(name, lang, limit)
+    form = labels(lang)["skill_folder"]
+    if form and not reference and _in_folder(n):
+        text += form.format(path=quote_labels(one_line(folder_path(n))))
+    return text
+
+
+def _in_folder(n: Node) -> bool:
+    """Whether a skill is read from the Agent Skills layout (``skills/NAME/SKILL.md``)."""
+    return n.kind == "skill" and n.path.replace("\\", "/").rsplit("/", 1)[-1] == SKILL_FILE
+
+
+def folder_path(n: Node) -> str:
+    """The folder of a ``skills/NAME/SKILL.md`` skill, with a trailing separator."""
+    return n.path[: -len(SKILL_FILE)]
 
 
 def without_frontmatter(body: str) -> str:
@@ -586,6 +671,10 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
             + "\n"
             + t["body_close"]
         ]
+        if t["skill_folder"] and not p.reference and _in_folder(n):
+            lines[0] += "\n  →" + t["skill_folder"].format(
+                path=quote_labels(one_line(folder_path(n)))
+            )
         for m in n.members[:2]:
             line = t["companion"].format(kind=t[m.kind], text=shown(m.text, lang))
             if m.path and m.kind == "skill":
@@ -593,10 +682,17 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
             lines.append(line)
         return _quote_html("\n".join(lines))
     if n.kind == "skill":
-        return _quote_html(f"- [{t['skill']}] {shown(n.name or n.text, lang)}")
+        return _quote_html(f"- [{t['skill']}] {skill_shown(n, lang, p.reference)}")
     if n.kind == "episode":
-        return _quote_html(_episode_entry(n, lang))
-    line = f"- [{t[n.kind]}] {heading_shown(p.heading, lang)}{shown_with_members(n, lang)}"
+        return _quote_html(_episode_entry(n, lang, p.reference))
+    if p.reference:
+        text = shown_with_members(n, lang)
+    else:  # each merged member with its own date
+        text = shown(n.text, lang) + "".join(
+            f"\n  · {date_shown(m, lang)}{shown(m.text, lang)}" for m in n.members[:2]
+        )
+    date = "" if p.reference else date_shown(n, lang)
+    line = f"- [{t[n.kind]}] {date}{heading_shown(p.heading, lang)}{text}"
     if n.src == "override":
         line += t["override_note"]
     return _quote_html(line)
@@ -609,13 +705,15 @@ def _cut_entry(p: Pick, lang: str, chars: int) -> str:
     t = labels(lang)
     n = p.node
     if n.kind == "skill":
-        return _quote_html(f"- [{t['skill']}] {shown(n.name or n.text, lang, chars)}")
+        return _quote_html(f"- [{t['skill']}] {skill_shown(n, lang, p.reference, chars)}")
     if n.kind == "episode":
-        was_cut = _limits(n)[1] or len(n.text) > chars
-        text = shown(n.text, lang, chars, was_cut)
+        task = _task(n, p.reference)
+        was_cut = len(task) >= EPISODE_CHARS or len(task) > chars
+        text = shown(task, lang, chars, was_cut)
         return _quote_html(f"- [{t['episode']}] {origin_label(n, lang)}{text}{t['episode_note']}")
+    date = "" if p.reference else date_shown(n, lang)
     return _quote_html(
-        f"- [{t[n.kind]}] {heading_shown(p.heading, lang)}{shown(n.text, lang, chars)}"
+        f"- [{t[n.kind]}] {date}{heading_shown(p.heading, lang)}{shown(n.text, lang, chars)}"
     )
 
 
@@ -702,7 +800,7 @@ def fit_block(
             entries[body] = best
             return heading + "\n" + "\n".join(entries), rows
         p = rows[body]
-        rows[body] = Pick(p.node, p.score, False, p.heading)
+        rows[body] = Pick(p.node, p.score, False, p.heading, p.reference)
         entries[body] = _entry(rows[body], lang)
         sizes[body] = size("\n" + entries[body], unit)
     # 2. then the least relevant rows go, until they and the line saying so fit

@@ -1490,7 +1490,8 @@ def _scan_file(
 @dataclass(frozen=True, slots=True)
 class FileReport:
     """A flagged file of the skills tree: ``path``, ``kind`` (``skill`` for a top-level
-    ``.md``, else ``file``) and its ``findings``."""
+    ``.md`` or a ``NAME/SKILL.md`` of the Agent Skills layout, SPEC §3.2; else ``file``) and
+    its ``findings``."""
 
     path: str
     kind: str
@@ -1659,6 +1660,13 @@ def _name_secret(rel: str) -> Finding | None:
     return Finding("contains a credential value (in its file name)", shown)
 
 
+def _skill_folder_file(rel: str) -> bool:
+    """Whether the relative path ``rel`` is a skill of the Agent Skills layout:
+    ``NAME/SKILL.md`` (SPEC §3.2, :data:`talos.sources.skills.SKILL_FILE`)."""
+    parts = rel.split("/")
+    return len(parts) == 2 and parts[1] == "SKILL.md"
+
+
 def _scan_entries(entries: list[tuple[str, str, _Entry]], root: str = "") -> list[FileReport]:
     """:func:`scan_skills` over a listed tree, without caches (``root``: the resolved
     folder, :func:`_scan_file`)."""
@@ -1691,6 +1699,7 @@ def _scan_entries(entries: list[tuple[str, str, _Entry]], root: str = "") -> lis
     out: list[FileReport] = []
     for path, rel, _st in entries:
         if found[rel]:
-            kind = "skill" if "/" not in rel and rel.lower().endswith(".md") else "file"
+            top = "/" not in rel and rel.lower().endswith(".md")
+            kind = "skill" if top or _skill_folder_file(rel) else "file"
             out.append(FileReport(path, kind, found[rel]))
     return out

@@ -48,6 +48,7 @@ import numpy as np
 
 from talos.analyzer import cjk_stop_words, is_cjk, stop_words
 from talos.evidence import TermIndex, counts_of, heading_context, matching_text
+from talos.graph.episodes import EpisodeBlock
 from talos.graph.graph import StackedNodes
 from talos.graph.stored import BlockError, _pack, _unpack
 from talos.model import Node
@@ -105,14 +106,16 @@ def analyzer_token() -> str:
 
 
 class _Episode:
-    """An episode as :func:`talos.evidence.matching_text` reads it (kind and text), without
-    building its :class:`Node` (members, keyword set) from the block."""
+    """An episode as :func:`talos.evidence.matching_text` reads it (kind, text, task and
+    outcome), without building its :class:`Node` (members, keyword set) from the block."""
 
-    __slots__ = ("text",)
+    __slots__ = ("outcome", "task", "text")
     kind = "episode"
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, block: EpisodeBlock, e: int) -> None:
+        self.text = block.texts[e]
+        self.task = block.tasks[e]
+        self.outcome = block.outcomes[e]
 
 
 def matching_texts(nodes: Sequence[Node]) -> list[Source]:
@@ -127,8 +130,7 @@ def matching_texts(nodes: Sequence[Node]) -> list[Source]:
         out.append((text, context) if context else text)
     if isinstance(nodes, StackedNodes):
         block = nodes.block
-        texts = block.texts
-        out += [matching_text(_Episode(texts[r])) for r in block.rep.tolist()]  # type: ignore[arg-type]
+        out += [matching_text(_Episode(block, r)) for r in block.rep.tolist()]  # type: ignore[arg-type]
     return out
 
 
@@ -144,7 +146,7 @@ def matching_texts_at(nodes: Sequence[Node], positions: Sequence[int]) -> list[S
         if p < start:
             out += matching_texts([records[p]])
         else:
-            out.append(matching_text(_Episode(block.texts[int(block.rep[p - start])])))  # type: ignore[arg-type]
+            out.append(matching_text(_Episode(block, int(block.rep[p - start]))))  # type: ignore[arg-type]
     return out
 
 

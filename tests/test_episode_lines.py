@@ -57,7 +57,10 @@ def codex_lines(text: str, stamp: str) -> str:
 
 
 def lines_of(home: Path, query: str, lang: str = "en") -> list[str]:
-    return Memory(home, lang=lang).recall(query, k=8).text.split("\n")[1:]
+    """The block's lines but the heading, and but each episode's transcript line (its path,
+    SPEC §3.3; tests/test_rows.py checks it): these tests are about the row's first line."""
+    lines = Memory(home, lang=lang).recall(query, k=8).text.split("\n")[1:]
+    return [line for line in lines if not line.startswith("  → transcript: ")]
 
 
 def test_the_reported_line_names_talos_and_the_day_and_cuts_at_a_word(make_home) -> None:
@@ -94,9 +97,10 @@ def test_claude_code_and_codex_lines_take_the_transcripts_own_day(make_home) -> 
     ]
 
 
-def test_without_a_stamp_or_a_dated_name_the_day_is_the_files_mtime(make_home) -> None:
+def test_without_a_stamp_or_a_dated_name_the_row_has_no_day(make_home) -> None:
     """Variant: talos's own format has no stamps; a name that is no real date (month 13) does
-    not count; the file's mtime (UTC) does."""
+    not count; nor does the file's mtime, which is when the file was last written (a copy, a
+    checkout), not a date the session carries (SPEC §6.1 rule 5): no day is shown."""
     home = make_home(
         sessions={
             "s1.jsonl": talos_line("descale the kettle"),
@@ -106,8 +110,8 @@ def test_without_a_stamp_or_a_dated_name_the_day_is_the_files_mtime(make_home) -
     for f in (home / ".talos" / "sessions").iterdir():
         os.utime(f, (MTIME, MTIME))
     assert sorted(lines_of(home, "kettle")) == [
-        "- [episode] (talos, 2026-11-15) descale the kettle" + NOTE,
-        "- [episode] (talos, 2026-11-15) kettle timer" + NOTE,
+        "- [episode] (talos) descale the kettle" + NOTE,
+        "- [episode] (talos) kettle timer" + NOTE,
     ]
 
 

@@ -44,6 +44,9 @@ class EpisodeBlock:
 
     Attributes:
         paths, texts: of every episode ``e`` (before merging), in load order.
+        tasks, outcomes: of every episode, as :class:`~talos.model.Node` holds them (SPEC
+            §3.3: its real task when not its text, the head of its last answer; "" for none).
+            They ride with the episode: merging looks at the keywords only.
         group_of: ``int32[episodes]``, the merged node each episode belongs to.
         rep: ``int32[groups]``, the representative (last) episode of each merged node.
         first: ``int32[groups]``, its first episode (the merged node's position).
@@ -63,9 +66,11 @@ class EpisodeBlock:
         "mem",
         "mem_ptr",
         "origin",
+        "outcomes",
         "paths",
         "rep",
         "seq",
+        "tasks",
         "texts",
     )
 
@@ -79,9 +84,13 @@ class EpisodeBlock:
         mem_ptr: Any,
         mem: Any,
         incidence: Incidence,
+        tasks: Sequence[str] | None = None,
+        outcomes: Sequence[str] | None = None,
     ) -> None:
         self.paths = paths
         self.texts = texts
+        self.tasks = tasks if tasks is not None else _Strings.of([""] * len(texts))
+        self.outcomes = outcomes if outcomes is not None else _Strings.of([""] * len(texts))
         self.group_of = group_of
         self.rep = rep
         self.first = first
@@ -110,7 +119,8 @@ class EpisodeBlock:
     def build(cls, rows: Sequence[Sequence[str]]) -> EpisodeBlock:
         """Merge episodes given as ``(path, text, keywords)`` rows in load order, where
         ``keywords`` is the sorted keyword set joined by single spaces (the index's form);
-        items after the third are ignored.
+        a fourth item (the index's sort key) is ignored, a fifth and sixth are the episode's
+        task and outcome (:func:`_extras`; "" when absent).
 
         Raises:
             ValueError: a row without keywords (episodes always have some, SPEC §3.3).
@@ -145,16 +155,18 @@ class EpisodeBlock:
             mem_ptr,
             np.asarray(members, dtype=np.int32),
             inc,
+            *_extras(rows),
         )
 
     @classmethod
     def of_nodes(cls, nodes: Sequence[Node]) -> EpisodeBlock:
         """The block of episode nodes read from the files (:func:`talos.sources.load_episodes`)."""
-        return cls.build([(n.path, n.text, " ".join(sorted(n.keywords))) for n in nodes])
+        return cls.build(
+            [(n.path, n.text, " ".join(sorted(n.keywords)), "", n.task, n.outcome) for n in nodes]
+        )
 
     def extend(self, rows: Sequence[Sequence[str]]) -> EpisodeBlock:
-        """This block with ``rows`` (as :meth:`build` takes them; items after the third are
-        ignored) appended after its episodes,
+        """This block with ``rows`` (as :meth:`build` takes them) appended after its episodes,
         merged as :meth:`build` merges all of them (SPEC §5.1): a new episode whose keyword
         set a merged node holds becomes that node's representative, the old one a member;
         any other becomes a new node at the end. Keywords seen for the first time get the
@@ -274,6 +286,8 @@ class EpisodeBlock:
             mem_ptr,
             mem,
             Incidence(words, ptr, node_kw, kw_ptr2, kw_node2, lookup=lookup),
+            _concat(_strings(self.tasks), [r[4] if len(r) > 5 else "" for r in rows]),
+            _concat(_strings(self.outcomes), [r[5] if len(r) > 5 else "" for r in rows]),
         )
         out.base, out.last, out.seq = self.base, self.last, self.seq
         carried = np.arange(len(rep), dtype=np.int64)
@@ -409,6 +423,7 @@ class EpisodeBlock:
                 held.astype(np.int32),
                 lookup=lookup,
             ),
+            *(_strings(values).take(keep) for values in self.extras),
         )
         out.base, out.last, out.seq = self.base, self.last, self.seq
         carried = order.astype(np.int64)
@@ -458,12 +473,18 @@ class EpisodeBlock:
             self.mem_ptr,
             self.mem,
             self.incidence,
+            *self.extras,
         )
         out.base, out.last, out.seq = self.base, self.last, self.seq
         out.origin = (weakref.ref(self), np.arange(len(self), dtype=np.int64))
         return out
 
     # -- reading -----------------------------------------------------------------------------
+
+    @property
+    def extras(self) -> tuple[Sequence[str], Sequence[str]]:
+        """``(tasks, outcomes)``: what an episode carries beside its text (SPEC §3.3)."""
+        return self.tasks, self.outcomes
 
     def __len__(self) -> int:
         """Number of merged nodes."""
@@ -491,6 +512,8 @@ class EpisodeBlock:
             order=start + int(self.first[g]),
             path=self.paths[rep],
             members=members,
+            task=self.tasks[rep],
+            outcome=self.outcomes[rep],
         )
 
     def episode(self, e: int, start: int = 0) -> Node:
@@ -505,6 +528,8 @@ class EpisodeBlock:
             keywords=keywords,
             order=start + e,
             path=self.paths[e],
+            task=self.tasks[e],
+            outcome=self.outcomes[e],
         )
 
     # -- storing -----------------------------------------------------------------------------
@@ -517,14 +542,18 @@ class EpisodeBlock:
         vocab = "\n".join(inc.vocab)
         if len(inc.vocab) and vocab.count("\n") != len(inc.vocab) - 1:
             raise ValueError("a keyword holds a newline")  # keywords never do (SPEC §4)
-        paths, texts = _strings(self.paths), _strings(self.texts)
         parts: list[tuple[str, str, bytes]] = [
-            ("vocab", "bytes", vocab.encode("utf-8", "surrogatepass")),
-            ("paths", "bytes", paths.buf),
-            ("paths_off", "int64", paths.off.astype(np.int64).tobytes()),
-            ("texts", "bytes", texts.buf),
-            ("texts_off", "int64", texts.off.astype(np.int64).tobytes()),
+            ("vocab", "bytes", vocab.encode("utf-8", "surrogatepass"))
         ]
+        for name, values in (
+            ("paths", self.paths),
+            ("texts", self.texts),
+            ("tasks", self.tasks),
+            ("outcomes", self.outcomes),
+        ):
+            stored = _strings(values)
+            parts.append((name, "bytes", stored.buf))
+            parts.append((f"{name}_off", "int64", stored.off.astype(np.int64).tobytes()))
         for name, arr, dtype in (
             ("group_of", self.group_of, "int32"),
             ("rep", self.rep, "int32"),
@@ -566,6 +595,8 @@ class EpisodeBlock:
                 got["mem_ptr"],
                 got["mem"],
                 inc,
+                _Strings(got["tasks"], got["tasks_off"]),
+                _Strings(got["outcomes"], got["outcomes_off"]),
             )
         except BlockError:
             raise
@@ -609,10 +640,24 @@ class EpisodeBlock:
             )
             and (not groups or int(self.rep.max()) < episodes)
             and (not len(self.mem) or int(self.mem.max()) < episodes)
-            and all(int(s.off[-1]) == len(s.buf) for s in map(_strings, (self.paths, self.texts)))
+            and len(self.tasks) == episodes
+            and len(self.outcomes) == episodes
+            and all(
+                int(s.off[-1]) == len(s.buf)
+                for s in map(_strings, (self.paths, self.texts, self.tasks, self.outcomes))
+            )
         )
         if not ok:
             raise BlockError("inconsistent block")
+
+
+def _extras(rows: Sequence[Sequence[str]]) -> tuple[_Strings, _Strings]:
+    """The tasks and outcomes of :meth:`EpisodeBlock.build`'s rows: their fifth and sixth
+    items, "" for a row without them."""
+    return (
+        _Strings.of([r[4] if len(r) > 5 else "" for r in rows]),
+        _Strings.of([r[5] if len(r) > 5 else "" for r in rows]),
+    )
 
 
 def _runs(starts: Any, lengths: Any) -> Any:

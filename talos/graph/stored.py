@@ -20,7 +20,7 @@ __all__ = ["BLOCK_VERSION", "BlockError", "node_from_json", "node_to_json"]
 
 
 #: Version of the stored layout; part of the index's block token, so another layout is rebuilt.
-BLOCK_VERSION = 5
+BLOCK_VERSION = 6  # 6: an episode's task and outcome (SPEC §3.3)
 _MAGIC = b"TALOSBLK"
 
 
@@ -101,6 +101,10 @@ _LAYOUT: dict[str, dict[str, str]] = {
         "paths_off": "int64",
         "texts": "bytes",
         "texts_off": "int64",
+        "tasks": "bytes",
+        "tasks_off": "int64",
+        "outcomes": "bytes",
+        "outcomes_off": "int64",
         "group_of": "int32",
         "rep": "int32",
         "first": "int32",

@@ -89,7 +89,8 @@ def session_picks(mem: Memory, project: str | None, facts: int, hits: int) -> li
         key=lambda n: (-hit_count(n), n.order),
     )[:hits]
     graph = mem.graph()
-    return [Pick(n, 0.0, False, mem.heading(n, graph)) for n in own + often]
+    reference = mem.model == "classic"  # the reference's rows (SPEC §6.1 rule 3)
+    return [Pick(n, 0.0, False, mem.heading(n, graph), reference) for n in own + often]
 
 
 class DeferredUsage:

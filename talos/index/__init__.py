@@ -19,12 +19,14 @@ refreshed before; one read transaction, no write, in a new one):
   before are parsed (a one-line edit parses one line).
 * sessions: one ``stat`` of the folder. Adding, removing or renaming a file changes the folder's
   mtime; then the folder is listed and only new files are read. Files without a request yet
-  (a session just started) are re-checked on every refresh. An old file rewritten in place
-  under the same name is picked up by ``talos index`` (a full sweep of sizes and mtimes), and at
-  once in recursive mode (``DIR/**``), which always sweeps. When the episodes only grew after
-  the newest one ever seen (time-stamped names) or lost some, the episode block loses the
-  removed episodes (logged in ``dropped``) and is extended by the new rows
-  (:meth:`Index.episode_block`, ``sessions_base``, ``sessions_high``) instead of merged again.
+  (a session just started) and files written within a week (a session going on: its outcome
+  changes, :data:`talos.index.sessions.LIVE_NS`) are re-checked on every refresh. An old file
+  rewritten in place under the same name is picked up by ``talos index`` (a full sweep of sizes
+  and mtimes), and at once in recursive mode (``DIR/**``), which always sweeps. When the
+  episodes only grew after the newest one ever seen (time-stamped names) or lost some, the
+  episode block loses the removed episodes (logged in ``dropped``) and is extended by the
+  new rows (:meth:`Index.episode_block`, ``sessions_base``, ``sessions_high``) instead of
+  merged again.
 * paths: rows and signatures are keyed by path, so paths arrive canonical
   (:func:`talos.home.canonical`): two spellings of one home are one index.
 * a file changed within a tick of the file system's clock may change again unseen under the
@@ -72,7 +74,7 @@ from talos.home import Paths
 from talos.index import blocks, schema, signatures, terms
 from talos.index.facts import FactRows, fields_of, indexed_fact
 from talos.index.schema import APP_ID, COLUMNS, MIGRATIONS, SCHEMA, meta
-from talos.index.sessions import Progress, SessionRows
+from talos.index.sessions import Progress, SessionRows, watched_rows
 from talos.index.signatures import READERS, size_mtime
 from talos.model import Node
 from talos.sources.sessions import session_folders
@@ -252,9 +254,7 @@ class Index:
                     " 'facts_token', 'sessions_token')"
                 ).fetchall()
             )
-            pending = con.execute(
-                "SELECT path, size, mtime_ns FROM sessions WHERE text IS NULL"
-            ).fetchall()
+            pending = [(p, size, mtime) for _k, p, size, mtime, _ in watched_rows(con)]
         finally:
             con.execute("COMMIT")
         if (

@@ -117,7 +117,8 @@ def _check_block(index: Index) -> list[str]:
         token = f"{meta(con, 'sessions_token')}:{BLOCK_VERSION}"
         base = meta(con, "sessions_base") or ""
         rows = con.execute(
-            "SELECT path, text, kw, sortkey FROM sessions WHERE text IS NOT NULL ORDER BY sortkey"
+            "SELECT path, text, kw, sortkey, task, outcome FROM sessions WHERE text IS NOT NULL"
+            " ORDER BY sortkey"
         ).fetchall()
         if row is None or row[0] is None:
             return []
@@ -137,7 +138,15 @@ def _check_block(index: Index) -> list[str]:
 
     def nodes(b: EpisodeBlock) -> list[Any]:
         return [
-            (n.path, n.text, sorted(n.keywords), n.order, [m.path for m in n.members])
+            (
+                n.path,
+                n.text,
+                sorted(n.keywords),
+                n.order,
+                [m.path for m in n.members],
+                n.task,
+                n.outcome,
+            )
             for n in (b.node(g) for g in range(len(b)))
         ]
 

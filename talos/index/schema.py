@@ -34,7 +34,7 @@ __all__ = [
 
 #: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
 #: a newer or unknown one is rebuilt.
-SCHEMA = 5
+SCHEMA = 6
 #: ``PRAGMA application_id``: tells our index from any other SQLite file.
 APP_ID = 0x7A105  # "talos"
 
@@ -68,6 +68,19 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     #    (talos.termrows.TermRows), so a process never analyses a text analysed before
     #    (issue 15: 1.9 s per process at 30,000 sessions).
     5: ("CREATE TABLE IF NOT EXISTS terms(name TEXT PRIMARY KEY, token TEXT, data BLOB)",),
+    # 6: each session's real task and outcome (SPEC §3.3: an episode is worth reading alone),
+    #    and an index of the rows by mtime, for the sessions still being written
+    #    (talos.index.sessions.LIVE_NS: a grown one is read again). The rows are re-read (their
+    #    reader changed: signatures.READERS), which fills the columns.
+    6: (
+        "ALTER TABLE sessions ADD COLUMN task TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE sessions ADD COLUMN outcome TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX IF NOT EXISTS sessions_recent ON sessions(mtime_ns)",
+        "DELETE FROM sessions",
+        "DELETE FROM dropped",
+        "DELETE FROM blocks WHERE name='episodes'",
+        "DELETE FROM meta WHERE k IN ('sessions_sig', 'sessions_base', 'sessions_high')",
+    ),
 }
 
 
@@ -79,7 +92,10 @@ COLUMNS = {
         ("facts", c)
         for c in ("line", "raw", "text", "kw", "src", "born", "fields", "safe", "level", "headings")
     ),
-    *(("sessions", c) for c in ("path", "sortkey", "size", "mtime_ns", "text", "kw")),
+    *(
+        ("sessions", c)
+        for c in ("path", "sortkey", "size", "mtime_ns", "text", "kw", "task", "outcome")
+    ),
     ("blocks", "name"),
     ("blocks", "token"),
     ("blocks", "data"),

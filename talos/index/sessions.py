@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,17 +25,40 @@ from talos.sources.sessions import Folder, episode_node, folder_of, session_name
 if TYPE_CHECKING:
     from talos.index import RefreshStats
 
-__all__ = ["Progress", "SessionRows"]
+__all__ = ["LIVE_NS", "Progress", "SessionRows", "watched_rows"]
 
 Progress = Callable[[int, int], None]
+
+#: A session written within this many nanoseconds of a refresh (its row's mtime) may still be
+#: going on: its file is looked at on every refresh like one without a request, and read again
+#: when it grew, for its outcome (SPEC §3.3: the assistant's last answer changes with every
+#: turn). An older session continued is read again by ``talos index`` (a full sweep), as a
+#: file rewritten in place. A week: the sessions of a week are tens, each one ``stat``.
+LIVE_NS = 7 * 86_400 * 10**9
+
+
+def watched_rows(con: sqlite3.Connection) -> list[tuple[str, str, int, int, bool]]:
+    """The rows whose files every refresh looks at, as ``(sortkey, path, size, mtime_ns,
+    has_request)``: sessions without a request yet, and those written within :data:`LIVE_NS`
+    (found by the index ``sessions_recent``, not a scan of 30,000 rows)."""
+    since = time.time_ns() - LIVE_NS
+    return [
+        (key, path, size, mtime, bool(has))
+        for key, path, size, mtime, has in con.execute(
+            "SELECT sortkey, path, size, mtime_ns, text IS NOT NULL FROM sessions"
+            " WHERE text IS NULL OR mtime_ns > ?",
+            (since,),
+        )
+    ]
 
 
 class SessionRows:
     """What the index keeps of the sessions table between refreshes.
 
     Staleness: ``sig`` is the folder's signature as last settled (the folder is listed again
-    when it differs); ``pending`` the files without a request yet, each with its size and mtime
-    (looked at when either changed); the sort keys of the rows are those of a sessions change
+    when it differs); ``pending`` the files without a request yet and those still being
+    written (:func:`watched_rows`), each with its size and mtime (looked at when either
+    changed); the sort keys of the rows are those of a sessions change
     token (``_keys``), used only while it is the index's token, else read again.
 
     Args:
@@ -72,12 +96,10 @@ class SessionRows:
         # a moved folder compares every row; otherwise only the sort keys are read (from
         # their index: no row is loaded) and only new, gone and pending files are looked at:
         # the listing of 30,000 files is the cost of a new session (SPEC §11).
-        pending = {
-            key: (path, size, mtime)
-            for key, path, size, mtime in con.execute(
-                "SELECT sortkey, path, size, mtime_ns FROM sessions WHERE text IS NULL"
-            )
-        }
+        pending = {key: (path, size, mtime) for key, path, size, mtime, _ in watched_rows(con)}
+        # a watched row with a request: read again when it grew (its outcome), so the
+        # episode changed and the block is built again (as a re-read of a sweep)
+        live = {key for key, _p, _s, _m, has in watched_rows(con) if has}
         todo: list[tuple[str, str]] = []  # (path relative to the folder, full path)
         episodes_reread: set[str] = set()  # rows with a request that are read again
         # Whether the episodes only grew after the newest one ever seen (sessions arrive in
@@ -139,16 +161,18 @@ class SessionRows:
                             episodes_reread.add(rel)
                 elif rel in pending and size_mtime(Path(full)) != pending[rel][1:]:
                     todo.append((rel, full))
+                    if rel in live:
+                        episodes_reread.add(rel)
             todo.sort()
             con.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_root', ?)", (here,))
             self._keys_next = (keys - gone) | {rel for rel, _full in todo}
             stats.swept = sweep
         else:
-            todo.extend(
-                (key, path)
-                for key, (path, size, mtime) in pending.items()
-                if size_mtime(Path(path)) != (size, mtime)
-            )
+            for key, (path, size, mtime) in pending.items():
+                if size_mtime(Path(path)) != (size, mtime):
+                    todo.append((key, path))
+                    if key in live:
+                        episodes_reread.add(key)
         total = len(todo)
         for done, (rel, full) in enumerate(todo, 1):
             p = Path(full)
@@ -159,8 +183,8 @@ class SessionRows:
             elif node is not None and last is not None and rel <= last:
                 appended = False  # a new episode before the newest one
             con.execute(
-                "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw,"
+                " task, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     full,
                     rel,
@@ -168,6 +192,8 @@ class SessionRows:
                     mtime,
                     None if node is None else node.text,
                     None if node is None else " ".join(sorted(node.keywords)),
+                    "" if node is None else node.task,
+                    "" if node is None else node.outcome,
                 ),
             )
             if progress is not None and (done % 200 == 0 or done == total):
@@ -194,12 +220,7 @@ class SessionRows:
             con.execute(
                 "INSERT OR REPLACE INTO meta(k, v) VALUES ('sessions_high', ?)", (last or "",)
             )
-        self.pending = {
-            path: (size, mtime)
-            for path, size, mtime in con.execute(
-                "SELECT path, size, mtime_ns FROM sessions WHERE text IS NULL"
-            )
-        }
+        self.pending = {path: (size, mtime) for _k, path, size, mtime, _ in watched_rows(con)}
 
     def committed(self, token: str | None) -> None:
         """The refresh's transaction committed: the sort keys it saw are those of ``token``."""
@@ -222,12 +243,14 @@ class SessionRows:
                 keywords=frozenset(kw.split()),
                 order=start + i,
                 path=path,
+                task=task,
+                outcome=outcome,
             )
-            for i, (path, text, kw) in enumerate(
+            for i, (path, text, kw, task, outcome) in enumerate(
                 session_rows(
                     con.execute(
-                        "SELECT path, text, kw FROM sessions WHERE text IS NOT NULL"
-                        " ORDER BY sortkey"
+                        "SELECT path, text, kw, task, outcome FROM sessions"
+                        " WHERE text IS NOT NULL ORDER BY sortkey"
                     ).fetchall()
                 )
             )

@@ -21,6 +21,13 @@ Each reader yields "the first thing the user asked": the agents' own injections 
 ``<system-reminder>`` blocks, slash-command echoes, meta and side-chain lines, the Codex
 ``<environment_context>`` / ``<user_instructions>`` / AGENTS.md preambles — are not requests.
 
+Every model but ``classic`` also reads what the session was about and what it did (SPEC §3.3,
+:func:`read_session`): its *task*, the first request that is no slash command (``/review``,
+a Claude Code ``<command-name>`` echo), nor the command's canned text that follows it before
+any answer, nor a continuation ("keep going", "继续": :func:`talos.tasks.names_a_task`, the
+hooks' rule); and its *outcome*, the assistant's last answer (read from the file's tail:
+:data:`OUTCOME_SCAN_BYTES`, growing to :data:`SESSION_SCAN_BYTES`).
+
 Another agent's folder is read by pointing ``sessions_dir`` at it. A folder path whose last
 part is ``**`` (e.g. ``~/.claude/projects/**``) is read recursively, for agents that keep one
 subfolder per project or per day; files load sorted by their path relative to the folder, which
@@ -44,6 +51,7 @@ from typing import Any, BinaryIO, NamedTuple
 from talos import fsutil
 from talos.model import Node
 from talos.safety import mask_secrets
+from talos.tasks import names_a_task
 from talos.text import matching_keywords
 from talos.warn import warn
 
@@ -51,14 +59,17 @@ __all__ = [
     "AGENT_NAMES",
     "EPISODE_CHARS",
     "FORMATS",
+    "OUTCOME_CHARS",
     "RECURSIVE_MARK",
     "Folder",
     "Origin",
     "Sessions",
+    "Summary",
     "detect",
     "first_user_request",
     "folder_of",
     "load_episodes",
+    "read_session",
     "refused_sessions",
     "session_files",
     "session_folders",
@@ -69,6 +80,21 @@ __all__ = [
 
 #: An episode's text is the first 80 characters of the session's first user request.
 EPISODE_CHARS = 80
+
+#: Most characters of a session's outcome (its assistant's last answer) that are kept, shown
+#: and matched (SPEC §3.3: bounded, a visible cut; matching sees only what can be shown, as
+#: a skill's 1200). 240: three lines of a terminal, a summary's length; a long answer's
+#: head says what was done, its tail is detail.
+OUTCOME_CHARS = 240
+
+#: Bytes of a session's tail first read for its last answer; the window grows eightfold up
+#: to :data:`SESSION_SCAN_BYTES` while no answer is in it (a Claude Code tool result can be
+#: a line of hundreds of kilobytes).
+OUTCOME_SCAN_BYTES = 256 << 10
+
+#: A slash command as a person types it: ``/review``, ``/compact keep it short``; not a path
+#: (``/etc/hosts is gone``: the name goes on with ``/``).
+_SLASH = re.compile(r"/[A-Za-z][\w:.-]*(?:\s|$)")
 
 #: A session is read until its first request, but never more than this many bytes: a
 #: transcript of junk (``/dev/zero``-like, one endless line) cannot exhaust memory.
@@ -244,31 +270,163 @@ def first_user_request(path: Path, folder: Path | str | None = None) -> str:
     Returns:
         The request text, or "" when there is none (or the file cannot be read).
     """
-    reader: Callable[[Any], str | None] | None = None
+    return _read(path, folder, outcome=False).request
+
+
+class Summary(NamedTuple):
+    """What a session file says (:func:`read_session`): ``request``, the first user request
+    (the reference's episode, :func:`first_user_request`); ``task``, the first real request
+    ("" when none is: the request stands for it); ``outcome``, the assistant's last answer
+    ("" when none)."""
+
+    request: str
+    task: str
+    outcome: str
+
+
+def read_session(path: Path, folder: Path | str | None = None) -> Summary:
+    """The opening request, the real task and the outcome of a ``.jsonl`` session (SPEC §3.3).
+
+    The request is :func:`first_user_request`'s. The task is the first request after it (or
+    it) that names a task (:func:`talos.tasks.names_a_task`, the hooks' rule: two words, not
+    "keep going" / "继续") and is neither a slash command (``/review``, a Claude Code
+    ``<command-name>`` echo) nor the text a command put in the person's turn (the next user
+    turn before any answer; a local command's output ends that). The outcome is the text
+    of the last assistant message (Claude Code's text parts, Codex ``output_text`` and
+    ``agent_message``, talos's ``content``), from the file's tail. Same limits as
+    :func:`first_user_request` (bytes read, the file opened only inside ``folder``).
+
+    Returns:
+        The :class:`Summary`; every field "" when the file has no request or cannot be read.
+    """
+    return _read(path, folder, outcome=True)
+
+
+def _read(path: Path, folder: Path | str | None, outcome: bool) -> Summary:
+    """:func:`read_session`, without the outcome unless asked."""
     real = os.path.realpath(path.parent if folder is None else folder)
     try:
         with fsutil.open_entry(path, real) as f:  # never a FIFO (issue 12.3), nor outside
-            for obj in _json_lines(f, SESSION_SCAN_BYTES):
-                if obj is _TORN:
-                    if reader is None or reader is _talos:
-                        return ""
-                    continue
-                if reader is None:
-                    fmt = detect(obj)
-                    if fmt is None:
-                        continue
-                    reader = FORMATS[fmt]
-                request = reader(obj)
-                if request:
-                    return request
+            fmt, request, task = _opening(f, outcome)
+            answer = _last_answer(f, fmt) if outcome and request else ""
+            return Summary(request, task, answer)
     except fsutil.RefusedEntry as e:
         key = (str(path), e.evidence)
         if key not in _WARNED and warn(f"{e}", scopes={"global"}):  # episodes are global's
             _WARNED.add(key)
+    except OSError:
+        pass
+    return Summary("", "", "")
+
+
+def _opening(f: BinaryIO, task: bool) -> tuple[str, str, str]:
+    """``(format, request, task)`` of an open session, read from its start: the request by
+    the reference's rules (:func:`first_user_request`), then, when ``task``, on to the first
+    real request (:func:`read_session`); the task is "" when none is found or the request
+    is it."""
+    reader: Callable[[Any], str | None] | None = None
+    fmt, request, canned = "", "", False
+    for obj in _json_lines(f, SESSION_SCAN_BYTES):
+        if obj is _TORN:
+            if reader is None or reader is _talos:
+                return fmt, request, ""
+            continue
+        if reader is None:
+            fmt = detect(obj) or ""
+            if not fmt:
+                continue
+            reader = FORMATS[fmt]
+        said = reader(obj)
+        if said:
+            first = not request
+            request = request or said
+            if not task:
+                return fmt, request, ""
+            if canned:
+                canned = False  # a command's text in the person's turn
+            elif _SLASH.match(said.lstrip()):
+                canned = True
+            elif names_a_task(said):
+                return fmt, request, "" if first else said
+        elif _answer(fmt, obj) is not None:
+            canned = False
+        elif fmt == "claude":
+            mark = _claude_mark(obj)
+            if mark:
+                canned = mark == "command"
+    return fmt, request, ""
+
+
+def _claude_mark(obj: Any) -> str:
+    """``command`` for a Claude Code user turn that echoes a slash command (its canned text
+    may follow), ``local`` for a local command's output (none follows), else ""."""
+    if not isinstance(obj, dict) or obj.get("type") != "user":
         return ""
+    msg = obj.get("message")
+    texts = _texts(msg.get("content"), ("text",)) if isinstance(msg, dict) else None
+    joined = "\n".join(texts or ())
+    if "<local-command-stdout>" in joined or "<local-command-stderr>" in joined:
+        return "local"
+    return "command" if "<command-name>" in joined else ""
+
+
+def _answer(fmt: str, obj: Any) -> str | None:
+    """The text of an assistant message of a transcript line in ``fmt`` ("" for one without
+    text: a tool call), or ``None`` for a line that is no assistant message."""
+    if not isinstance(obj, dict):
+        return None
+    texts: list[str] | None
+    if fmt == "talos":
+        if obj.get("role") != "assistant":
+            return None
+        texts = _texts(obj.get("content"), ("text", "output_text"))
+    elif fmt == "claude":
+        msg = obj.get("message")
+        if obj.get("type") != "assistant" or obj.get("isSidechain") is True:
+            return None
+        if not isinstance(msg, dict):
+            return ""
+        texts = _texts(msg.get("content"), ("text",))
+    elif fmt == "codex":
+        item = obj.get("payload") if obj.get("type") in _CODEX_TYPES else obj
+        if not isinstance(item, dict):
+            return None
+        if obj.get("type") == "event_msg":
+            if item.get("type") != "agent_message":
+                return None
+            texts = _texts(item.get("message"), ())
+        elif item.get("type") == "message" and item.get("role") == "assistant":
+            texts = _texts(item.get("content"), ("output_text", "text"))
+        else:
+            return None
+    else:
+        return None
+    return "\n".join(t.strip() for t in texts or () if t.strip())
+
+
+def _last_answer(f: BinaryIO, fmt: str) -> str:
+    """The last non-empty assistant text of an open session in ``fmt`` (:func:`_answer`),
+    read from its tail (:data:`OUTCOME_SCAN_BYTES`, growing eightfold to
+    :data:`SESSION_SCAN_BYTES`); "" when none."""
+    try:
+        size = os.fstat(f.fileno()).st_size
     except OSError:
         return ""
-    return ""
+    window = OUTCOME_SCAN_BYTES
+    while True:
+        start = max(0, size - window)
+        f.seek(start)
+        if start:
+            f.readline(SESSION_SCAN_BYTES)  # the rest of a line cut by the window
+        last = ""
+        for obj in _json_lines(f, size - start + 1):
+            if obj is not _TORN:
+                said = _answer(fmt, obj)
+                if said:
+                    last = said
+        if last or not start or window >= SESSION_SCAN_BYTES:
+            return last
+        window *= 8
 
 
 #: What :func:`_json_lines` yields for a line that is not JSON (a torn write).
@@ -355,10 +513,11 @@ def session_origin(path: str | os.PathLike[str]) -> Origin:
     The agent is the transcript's format (:func:`detect`: ``talos``, ``Claude Code``,
     ``Codex``). The day is the session's own: the first time stamp in the file up to its first
     request (Claude Code and Codex stamp every line; talos's own format has none); else a date
-    in the file's name (talos and Codex name sessions by their start); else the day the file
-    was last written (its mtime). All in UTC. Reads at most :data:`ORIGIN_SCAN_BYTES`, only a
-    regular file inside its own folder (:func:`talos.fsutil.open_entry`); cached per path,
-    size and mtime.
+    in the file's name (talos and Codex name sessions by their start); else none — the day a
+    file was last written (its mtime: a copy, a checkout, a sync) is no date of the session,
+    and a row shows only dates its data carries (SPEC §6.1 rule 5). All in UTC. Reads at
+    most :data:`ORIGIN_SCAN_BYTES`, only a regular file inside its own folder
+    (:func:`talos.fsutil.open_entry`); cached per path, size and mtime.
 
     Returns:
         The :class:`Origin`; ``Origin("", "")`` when the file is gone.
@@ -392,8 +551,6 @@ def _origin(name: str, size: int, mtime_ns: int) -> Origin:
     day = _day_of(stamp) if stamp is not None else ""
     if not day:
         day = _name_day(os.path.basename(name))
-    if not day:
-        day = dt.datetime.fromtimestamp(mtime_ns / 1e9, dt.UTC).date().isoformat()
     return Origin(AGENT_NAMES.get(fmt, ""), day)
 
 
@@ -637,16 +794,33 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
     """The episode of one session file, or ``None`` when it has no request with keywords.
 
     The text is the first 80 characters of the request, secrets masked before the cut
-    (SPEC §8.3). Used by :func:`load_episodes` and by the persistent index, so both paths
-    read a file the same way; ``folder``: the sessions folder the file must lie in (default:
-    its own).
+    (SPEC §8.3); the keywords are the text's (the reference's, which merge episodes, §5.1).
+    ``task`` is the real task's first 80 characters when it is not the request, ``outcome``
+    the first :data:`OUTCOME_CHARS` characters of the last answer and one more when it goes
+    on (the block marks the cut), both masked alike (:func:`read_session`, SPEC §3.3). Used by
+    :func:`load_episodes` and by the persistent index, so both paths read a file the same
+    way; ``folder``: the sessions folder the file must lie in (default: its own).
     """
-    request = first_user_request(path, folder)
-    if not request:
+    summary = read_session(path, folder)
+    if not summary.request:
         return None
-    request = _SURROGATE.sub("\ufffd", request)  # "\ud800" in JSON: not printable
-    text = mask_secrets(request)[:EPISODE_CHARS]
+    text = _stored(summary.request, EPISODE_CHARS)
     kw = matching_keywords(text)
     if not kw:
         return None
-    return Node(kind="episode", text=text, keywords=kw, order=order, path=str(path))
+    task = _stored(summary.task, EPISODE_CHARS)
+    return Node(
+        kind="episode",
+        text=text,
+        keywords=kw,
+        order=order,
+        path=str(path),
+        task="" if task == text else task,
+        outcome=_stored(summary.outcome, OUTCOME_CHARS + 1),
+    )
+
+
+def _stored(said: str, limit: int) -> str:
+    """A session's text as an episode keeps it: lone surrogates replaced (``"\\ud800"`` in
+    JSON: not printable), secrets masked before the cut (SPEC §8.3), ``limit`` characters."""
+    return mask_secrets(_SURROGATE.sub("\ufffd", said))[:limit] if said else ""

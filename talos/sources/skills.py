@@ -1,4 +1,7 @@
-"""Skills: ``skills/*.md`` with ``name``/``description`` frontmatter (SPEC §3.2)."""
+"""Skills: ``skills/*.md`` with ``name``/``description`` frontmatter (SPEC §3.2), and, for every
+model but ``classic``, the Agent Skills layout: a folder ``skills/NAME/`` holding ``SKILL.md``
+(:data:`SKILL_FILE`) is one skill, named ``NAME``, its body that file; the folder's other files
+are not read (the block names the folder, :func:`talos.render.skill_shown`)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ __all__ = [
     "DESC_MAX",
     "MAX_SKILL_BYTES",
     "NAME_MAX",
+    "SKILL_FILE",
     "flagged_skills",
     "load_skills",
     "parse_frontmatter",
@@ -26,6 +30,10 @@ __all__ = [
 #: Label limits (SPEC §3.2): a label is injected every round, so it must be bounded. The
 #: reference measured name ≤ 27 and description ≤ 302 characters on a real home; 60/400 cut none.
 NAME_MAX, DESC_MAX = 60, 400
+
+#: The file of a skill in the Agent Skills layout (``skills/NAME/SKILL.md``: Claude Code's
+#: ``~/.claude/skills``, Codex and other agents lay out skills so).
+SKILL_FILE = "SKILL.md"
 
 TRUNCATED_NOTE = {
     "zh": "…(描述超过 {n} 字符,已截断)",
@@ -175,19 +183,35 @@ def read_skill(path: Path) -> str | None:
         return None
 
 
-def skill_files(skills_dir: Path) -> list[Path]:
-    """The top-level ``*.md`` files of ``skills_dir``, sorted by file name ([] when missing).
+def skill_files(skills_dir: Path, folders: bool = False) -> list[Path]:
+    """The top-level ``*.md`` files of ``skills_dir``, sorted by file name ([] when missing);
+    with ``folders`` (every model but ``classic``, SPEC §3.2) also each ``NAME/SKILL.md``,
+    sorted among them by its path relative to the folder (``NAME/SKILL.md``).
 
     A link that leads outside the folder is not a skill file (issue 13.5); the safety scan
-    reports it (:func:`talos.safety.scan_skills`), and every route passes here or there."""
+    reports it (:func:`talos.safety.scan_skills`), and every route passes here or there. A
+    skill folder that is a link is not read at all: the scan does not walk into linked
+    folders, so what it holds was never scanned."""
     try:
         found = [p for p in skills_dir.glob("*.md") if p.is_file()]
+        if folders:
+            found += [
+                d / SKILL_FILE
+                for d in skills_dir.iterdir()
+                if not d.is_symlink() and d.is_dir() and (d / SKILL_FILE).is_file()
+            ]
     except OSError:
         return []
     if any(p.is_symlink() for p in found):
         real = os.path.realpath(skills_dir)
         found = [p for p in found if not (p.is_symlink() and fsutil.outside(p, real))]
-    return sorted(found, key=lambda p: p.name)
+    return sorted(found, key=lambda p: _relative(p, skills_dir))
+
+
+def _relative(path: Path, skills_dir: Path) -> str:
+    """A skill file's path relative to the skills folder, ``/``-separated (``deploy.md``,
+    ``pdf/SKILL.md``): its sort key and its name in the safety scan's reports."""
+    return path.name if path.parent == skills_dir else f"{path.parent.name}/{path.name}"
 
 
 def load_skills(
@@ -196,25 +220,30 @@ def load_skills(
     blocked: set[str] | None = None,
     start: int = 0,
     scan_store: ScanStore | None = None,
+    folders: bool = False,
 ) -> list[Node]:
     """Read the skills folder into skill nodes, sorted by file name (SPEC §3.2).
 
     Args:
-        skills_dir: the folder; only its top level is read; missing means no skills.
+        skills_dir: the folder; only its top level is read (and ``NAME/SKILL.md`` with
+            ``folders``: :func:`skill_files`); missing means no skills.
         lang: language of the truncation note in labels (``en`` or ``zh``).
         blocked: resolved paths of skills excluded on every route (the safety scan, §8.1).
         start: load order of the first node.
         scan_store: where the safety scan may keep its result between processes.
+        folders: read the Agent Skills layout too (every model but ``classic``).
 
     Returns:
         Skill nodes: ``text`` is the label (or the file's first 60 characters when it has no
         name and no description), ``body`` the first 1201 characters (the 1200 delivered,
-        SPEC §3.2, and one more that tells the block the file goes on), ``name`` the stem.
+        SPEC §3.2, and one more that tells the block the file goes on), ``name`` the stem
+        (the folder's name for a ``NAME/SKILL.md``).
     """
     nodes: list[Node] = []
     flagged = flagged_skills(skills_dir, scan_store)  # the safety scan (SPEC §8.1)
-    for path in skill_files(skills_dir):
-        if path.name in flagged or (blocked and str(path.resolve()) in blocked):
+    for path in skill_files(skills_dir, folders):
+        rel = _relative(path, skills_dir)
+        if rel in flagged or (blocked and str(path.resolve()) in blocked):
             continue
         raw = read_skill(path)
         if raw is None:
@@ -232,7 +261,7 @@ def load_skills(
                 order=start + len(nodes),
                 path=str(path),
                 body=raw[: MATCH_MAX + 1],  # one past what is delivered: the block marks a cut
-                name=path.stem,
+                name=path.parent.name if rel != path.name else path.stem,
                 src=fields.get("source", "user") or "user",
                 fields={k: v for k, v in fields.items() if k not in ("name", "description")},
             )
@@ -244,14 +273,15 @@ _WARNED: set[tuple[str, tuple[str, ...]]] = set()
 
 
 def flagged_skills(skills_dir: Path, store: ScanStore | None = None) -> frozenset[str]:
-    """File names of the top-level skills (``skills_dir/NAME.md``) the scan flags; each new
-    finding is reported once per process on stderr. This is the hook every route passes
-    (:func:`load_skills`), so a flagged skill is never a node."""
+    """Paths relative to ``skills_dir`` of the skills the scan flags (``NAME.md``, and
+    ``NAME/SKILL.md`` of the Agent Skills layout); each new finding is reported once per
+    process on stderr. This is the hook every route passes (:func:`load_skills`), so a
+    flagged skill is never a node."""
     out: set[str] = set()
     for rep in scan_skills(skills_dir, store):
         if rep.kind != "skill":
             continue
-        out.add(os.path.basename(rep.path))
+        out.add(os.path.relpath(rep.path, skills_dir).replace(os.sep, "/"))
         key = (rep.path, rep.reasons)
         if key not in _WARNED:
             rules = ", ".join(dict.fromkeys(f.reason for f in rep.findings))
