@@ -79,6 +79,7 @@ __all__ = [
     "shown_with_members",
     "size",
     "skill_shown",
+    "undated",
 ]
 
 #: Most characters of one delivered line's stored text: a fact, a merged member, a conflict or
@@ -579,6 +580,20 @@ def date_shown(n: Node, lang: str = "en") -> str:
     return form.format(date=n.born)
 
 
+#: What reads as a date label at a text's start (:func:`_read`: full-width digits and
+#: brackets folded, spaces dropped around them).
+_DATE_LIKE = re.compile(r"\(\s?[0-9]{4}\s?-\s?[0-9]{2}\s?-\s?[0-9]{2}\s?\)")
+
+
+def undated(text: str) -> str:
+    """A shown fact text that cannot pass for the date talos writes before it
+    (:func:`date_shown`): one that starts, as a reader reads it, like ``(1999-01-01)`` gets a
+    backslash before it (the markdown escape, as :func:`quote_labels` does for a label)."""
+    if "-" in text and _DATE_LIKE.match(_read(text[: 4 * 16])):
+        return "\\" + text
+    return text
+
+
 def _task(n: Node, reference: bool) -> str:
     """The text an episode is shown by: its real task (SPEC §3.3: not a slash command's text,
     not a continuation), or the opening request the reference shows (``reference``, or a
@@ -688,8 +703,8 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
     if p.reference:
         text = shown_with_members(n, lang)
     else:  # each merged member with its own date
-        text = shown(n.text, lang) + "".join(
-            f"\n  · {date_shown(m, lang)}{shown(m.text, lang)}" for m in n.members[:2]
+        text = undated(shown(n.text, lang)) + "".join(
+            f"\n  · {date_shown(m, lang)}{undated(shown(m.text, lang))}" for m in n.members[:2]
         )
     date = "" if p.reference else date_shown(n, lang)
     line = f"- [{t[n.kind]}] {date}{heading_shown(p.heading, lang)}{text}"
@@ -712,9 +727,10 @@ def _cut_entry(p: Pick, lang: str, chars: int) -> str:
         text = shown(task, lang, chars, was_cut)
         return _quote_html(f"- [{t['episode']}] {origin_label(n, lang)}{text}{t['episode_note']}")
     date = "" if p.reference else date_shown(n, lang)
-    return _quote_html(
-        f"- [{t[n.kind]}] {date}{heading_shown(p.heading, lang)}{shown(n.text, lang, chars)}"
-    )
+    text = shown(n.text, lang, chars)
+    if not p.reference:
+        text = undated(text)
+    return _quote_html(f"- [{t[n.kind]}] {date}{heading_shown(p.heading, lang)}{text}")
 
 
 def _left_out(rows: int, body: bool, budget: int, unit: str, lang: str) -> str:
