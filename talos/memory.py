@@ -37,7 +37,7 @@ from talos.render import Pick, check_budget, fit_block, labels
 from talos.selection import evidence_order, left_out, select, select_evidence
 from talos.sources import load_facts
 from talos.sources.facts import heading_label, parse_fact_line, tag_reasons
-from talos.sources.skills import parse_frontmatter, read_skill
+from talos.sources.skills import parse_frontmatter, read_skill, skill_files
 from talos.text import keywords
 from talos.trust import (
     DEFAULT_SCOPES,
@@ -901,9 +901,14 @@ class Memory:
         return done
 
     def _forget_skill(self, s: Suggestion) -> Forgotten | None:
-        """Move a suggested skill file to the trash (restorable) if it still exists and is
-        still not hand-written (``source:`` other than ``user``); ``None`` otherwise."""
+        """Move a suggested skill file to the trash (restorable) if it is still a skill of
+        this home (a top-level ``.md``, or a ``NAME/SKILL.md``: only that file goes, the
+        folder's other files were never read and stay), still exists and is still not
+        hand-written (``source:`` other than ``user``); ``None`` otherwise."""
         path = Path(s.path)
+        if s.path not in {str(p) for p in skill_files(self.paths.skills_dir, self._kept.folders)}:
+            warn(f"nothing to forget for skill {s.text!r}: {path} is not a skill of this home")
+            return None
         raw = read_skill(path) if path.is_file() else None
         if raw is None:
             warn(f"nothing to forget for skill {s.text!r}: {path} is gone or unreadable")

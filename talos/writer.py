@@ -1118,7 +1118,9 @@ def trash_skill(paths: Paths, skill: Path, reason: str, scope: str = "global") -
         trash = paths.state_dir / "trash"
         trash.mkdir(parents=True, exist_ok=True)
         rid = skill_id(skill)
-        dest = trash / f"{rid}-{skill.name}"
+        # a NAME/SKILL.md goes as NAME-SKILL.md: the trash tells one skill folder's from another's
+        name = f"{skill.parent.name}-{skill.name}" if skill.name == "SKILL.md" else skill.name
+        dest = trash / f"{rid}-{name}"
         txn = audit.Txn(paths.audit_file)
         txn.prepare(
             [
