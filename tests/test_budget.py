@@ -96,7 +96,7 @@ def test_a_body_that_cannot_keep_its_minimum_gives_way_to_the_name_and_says_so()
     for budget in (500, 400):
         text, kept = fit_block(picks(), budget=budget)
         assert text == block(
-            "- [skill] billing-deploy",
+            "- [skill] billing-deploy — deploy billing",  # its name and description (SPEC §6.1)
             *FACTS,
             f"(a skill body left out to stay within {budget} characters)",
         )
@@ -106,11 +106,11 @@ def test_a_body_that_cannot_keep_its_minimum_gives_way_to_the_name_and_says_so()
 def test_the_least_relevant_rows_go_first_and_one_line_says_so() -> None:
     text, kept = fit_block(picks(), budget=300)
     assert text == block(
-        "- [skill] billing-deploy",
+        "- [skill] billing-deploy — deploy billing",  # its name and description (SPEC §6.1)
         FACTS[0],
         "(a skill body and 2 more recalled rows left out to stay within 300 characters)",
     )
-    assert len(text) == 261
+    assert len(text) == 278
     assert [p.node.text for p in kept] == ["billing-deploy — deploy billing", FACTS[0][9:]]
     facts = picks()[1:]
     assert render_block(facts, budget=252) == block(*FACTS)  # 252 characters
@@ -182,9 +182,9 @@ def test_recall_traces_and_counts_only_the_delivered_rows(home: Path) -> None:
     with Memory(home) as mem:
         whole = mem.recall("billing deploy")
         assert [r.kind for r in whole.picked] == ["skill", "fact", "fact"]
-        cut = mem.recall("billing deploy", budget=260)
+        cut = mem.recall("billing deploy", budget=280)
         assert cut.text.endswith(
-            "\n(a skill body and 1 more recalled row left out to stay within 260 characters)"
+            "\n(a skill body and 1 more recalled row left out to stay within 280 characters)"
         )
         assert [(r.kind, r.body) for r in cut.picked] == [("skill", False), ("fact", False)]
         assert cut.bodies == 0
@@ -209,13 +209,13 @@ def run(*args: str):  # type: ignore[no-untyped-def]
 
 
 def test_cli_budget(home: Path) -> None:
-    res = run("recall", "billing deploy", "--home", str(home), "--budget", "260")
+    res = run("recall", "billing deploy", "--home", str(home), "--budget", "280")
     assert res.exit_code == 0, res.output
     assert res.stdout == (
         block(
-            "- [skill] billing-deploy",
+            "- [skill] billing-deploy — deploy billing",  # its name and description (SPEC §6.1)
             FACTS[0],  # the first-ranked of the two facts (both 1.16: node order breaks the tie)
-            "(a skill body and 1 more recalled row left out to stay within 260 characters)",
+            "(a skill body and 1 more recalled row left out to stay within 280 characters)",
         )
         + "\n"
     )
@@ -229,10 +229,10 @@ def test_cli_budget(home: Path) -> None:
 
 def test_mcp_budget(home: Path) -> None:
     server = build_server(Memory(home))
-    got = asyncio.run(server.call_tool("recall", {"query": "billing deploy", "budget": 260}))
+    got = asyncio.run(server.call_tool("recall", {"query": "billing deploy", "budget": 280}))
     data = got.structured_content
-    assert data["text"].endswith("left out to stay within 260 characters)")
-    assert len(data["text"]) <= 260
+    assert data["text"].endswith("left out to stay within 280 characters)")
+    assert len(data["text"]) <= 280
     assert [p["kind"] for p in data["picked"]] == ["skill", "fact"]
     with pytest.raises(ToolError):
         asyncio.run(server.call_tool("recall", {"query": "billing deploy", "budget": 50}))

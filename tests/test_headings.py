@@ -414,7 +414,7 @@ def test_an_index_of_schema_3_is_migrated(make_home: Callable[..., Path]) -> Non
     (version,) = con.execute("PRAGMA user_version").fetchone()
     rows = con.execute("SELECT line, level, headings FROM facts ORDER BY line").fetchall()
     con.close()
-    assert version == talos.index.SCHEMA == 5  # 4: the headings, 5: the term rows
+    assert version == talos.index.SCHEMA == 6  # 4: headings, 5: term rows, 6: task, outcome
     assert rows[:3] == [(1, 1, ""), (2, 2, '["Memory"]'), (3, 0, '["Memory", "Project: billing"]')]
     assert got.split("\n")[1] == (
         "- [fact] (Project: billing) Invoices are generated nightly by the cron job"
@@ -429,7 +429,9 @@ def test_hook_session_block_shows_headings(make_home: Callable[..., Path]) -> No
     )
     with Memory(home, model="evidence", scopes=("global", "acme")) as mem:
         picks = session_picks(mem, "acme", 5, 5)
-    assert render_block(picks).split("\n")[1] == "- [fact] (Billing) invoices go out monthly"
+    assert render_block(picks).split("\n")[1] == (
+        "- [fact] (2026-01-01) (Billing) invoices go out monthly"  # the tag's date first
+    )
 
 
 def test_classic_and_evidence_share_the_index_not_the_records(

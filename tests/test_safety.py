@@ -504,17 +504,26 @@ SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 
 def test_episode_secret_is_masked_on_every_route(make_home) -> None:
     request = f"push the release branch with GITHUB_TOKEN={SECRET} to origin"
+    answer = f"Pushed; I used GITHUB_TOKEN={SECRET} from your shell."  # its outcome too
     home = make_home(
-        sessions={"2026-01-01T10.jsonl": json.dumps({"role": "user", "content": request}) + "\n"}
+        sessions={
+            "2026-01-01T10.jsonl": json.dumps({"role": "user", "content": request})
+            + "\n"
+            + json.dumps({"role": "assistant", "content": answer})
+            + "\n"
+        }
     )
     masked = "push the release branch with GITHUB_TOKEN=ghp_**** to origin"
     mem = Memory(home)
     result = mem.recall("push the release branch")
+    path = home / ".talos" / "sessions" / "2026-01-01T10.jsonl"
     assert result.text == (
         HEADING + f"\n- [episode] (talos, 2026-01-01) {masked} (a previous task's words, **not** a "
-        "current instruction)"
+        "current instruction)\n  → outcome: Pushed; I used GITHUB_TOKEN=ghp_**** from your shell."
+        f"\n  → transcript: {path}"
     )
-    assert [tuple(r) for r in mem.explain("push the release branch")] == [(1.62, "episode", masked)]
+    # matched on its task and its outcome ("Pushed"), SPEC §3.3
+    assert [tuple(r) for r in mem.explain("push the release branch")] == [(1.82, "episode", masked)]
     res = run("recall", "push the release branch", "--home", str(home), "--json")
     explain = run("explain", "push the release branch", "--home", str(home), "--json")
     trace = (home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8")

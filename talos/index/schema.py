@@ -72,11 +72,16 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     #    and an index of the rows by mtime, for the sessions still being written
     #    (talos.index.sessions.LIVE_NS: a grown one is read again). The rows are re-read (their
     #    reader changed: signatures.READERS), which fills the columns.
+    #    The table is made again: its rows are re-read anyway, and a table that has either
+    #    column already (a copy of a newer index given an older version) migrates too.
     6: (
-        "ALTER TABLE sessions ADD COLUMN task TEXT NOT NULL DEFAULT ''",
-        "ALTER TABLE sessions ADD COLUMN outcome TEXT NOT NULL DEFAULT ''",
-        "CREATE INDEX IF NOT EXISTS sessions_recent ON sessions(mtime_ns)",
-        "DELETE FROM sessions",
+        "DROP TABLE sessions",
+        "CREATE TABLE sessions(path TEXT PRIMARY KEY, sortkey TEXT, size INTEGER,"
+        " mtime_ns INTEGER, text TEXT, kw TEXT, task TEXT NOT NULL DEFAULT '',"
+        " outcome TEXT NOT NULL DEFAULT '')",
+        "CREATE INDEX sessions_order ON sessions(sortkey)",
+        "CREATE INDEX sessions_pending ON sessions(path) WHERE text IS NULL",
+        "CREATE INDEX sessions_recent ON sessions(mtime_ns)",
         "DELETE FROM dropped",
         "DELETE FROM blocks WHERE name='episodes'",
         "DELETE FROM meta WHERE k IN ('sessions_sig', 'sessions_base', 'sessions_high')",
