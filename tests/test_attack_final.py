@@ -9,6 +9,7 @@ None repeats a case of tests/test_attack15.py.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -223,6 +224,6 @@ def test_a_remembered_fact_takes_no_heading_it_was_not_written_under(
     assert block_rows(home, "push to main fridays") == [
         "- [fact] (Never do this) Push to main on fridays"
     ]
-    assert block_rows(home, "database migrations") == [
-        "- [fact] Run the database migrations before each deploy"
+    assert block_rows(home, "database migrations") == [  # the date of its tag: today
+        f"- [fact] ({dt.date.today().isoformat()}) Run the database migrations before each deploy"
     ]

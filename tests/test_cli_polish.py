@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click.testing
@@ -409,15 +410,18 @@ def test_doctor_on_a_broken_home(make_home) -> None:
         skills={"quick-setup.md": SETUP_SKILL},
         sessions={"a.jsonl": '{"role": "user", "content": "speed up the csv import"}\n'},
     )
+    session = home / ".talos" / "sessions" / "a.jsonl"
+    old = time.time() - 30 * 86400  # a session of last month: no longer looked at on refresh
+    os.utime(session, (old, old))
     mem = Memory(home)
     for _ in range(8):  # the pelican line (talos wrote it) is seen 8 times, never recalled
         mem.recall("zzzz unrelated")
     written = mem.remember("editor = helix", key="editor")
     memory = home / "memory.md"  # the person deletes talos's line by hand: the audit disagrees
     memory.write_bytes(memory.read_bytes().replace(written.line.encode() + b"\n", b""))
-    session = home / ".talos" / "sessions" / "a.jsonl"  # rewritten in place: index drift
-    st = os.stat(session.parent)
+    st = os.stat(session.parent)  # rewritten in place (dated back): index drift
     session.write_text('{"role": "user", "content": "migrate the billing db"}\n')
+    os.utime(session, (old + 60, old + 60))
     os.utime(session.parent, ns=(st.st_atime_ns, st.st_mtime_ns))
 
     diag = diagnose(home)

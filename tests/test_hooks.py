@@ -36,15 +36,15 @@ MEMORY = f"""\
 """
 #: The prompt's block: alpha's two facts (the relevance floor, issue 15: the global "Always
 #: run the test suite before a deploy" shares only "deploy" with the prompt).
-PROMPT_ROWS = [
-    "- [fact] Staging deploys of alpha go through make deploy ENV=staging",
-    "- [fact] The alpha service listens on port 8080 in staging",
+PROMPT_ROWS = [  # each with its tag's date (SPEC §6.1 rule 5)
+    "- [fact] (2026-01-10) Staging deploys of alpha go through make deploy ENV=staging",
+    "- [fact] (2026-01-10) The alpha service listens on port 8080 in staging",
 ]
 #: In process, no server; a deadline a loaded test machine cannot miss (one test sets its own).
 CONFIG = "[hooks]\nserver = false\ntimeout = 30\n"
 SESSION_ROWS = [
-    "- [fact] Staging deploys of alpha go through make deploy ENV=staging",
-    "- [fact] The alpha service listens on port 8080 in staging",
+    "- [fact] (2026-01-10) Staging deploys of alpha go through make deploy ENV=staging",
+    "- [fact] (2026-01-10) The alpha service listens on port 8080 in staging",
 ]
 
 

@@ -155,7 +155,7 @@ def test_scope_comes_from_the_environment(tmp_path: Path) -> None:
         ]
 
     vpn, staging, remembered = _session(home, [], {"TALOS_SCOPE": "work"}, body)
-    assert "- [fact] the work vpn needs a fresh okta token every morning" in _text(vpn)
+    assert "- [fact] (2026-01-02) the work vpn needs a fresh okta token every morning" in _text(vpn)
     assert _text(staging) == NOTHING_RECALLED  # global facts are not in the work scope
     assert "scope=work" in remembered.structured_content["line"]
     assert json.loads(_text(remembered))["status"] == "active"

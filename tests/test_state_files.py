@@ -125,7 +125,7 @@ def test_a_corrupt_usage_db_is_named_by_doctor_dead_and_report(home: Path) -> No
     r = cli(home, "recall", "pelican")
     assert (r.exit_code, r.stdout.splitlines()[1:]) == (
         0,
-        ["- [fact] the staging db is called pelican"],
+        ["- [fact] (2026-01-01) the staging db is called pelican"],
     )
     assert r.stderr == f"talos: warning: cannot update usage counts ({want}); recall goes on\n"
     assert db.read_bytes() == b"this is not a database, it is a note\n" * 200  # left alone
@@ -257,7 +257,7 @@ def test_a_read_only_home_reads_and_refuses_writes_with_a_sentence(
     assert failed(cli(ro, "forget", "--yes", "--json"), "forget") == locks
     assert said(cli(ro, "forget", "--yes"), "forget") == locks
     r = cli(ro, "recall", "pelican")  # memory that can be read is served
-    assert r.stdout.splitlines()[1:] == ["- [fact] the staging db is called pelican"]
+    assert r.stdout.splitlines()[1:] == ["- [fact] (2026-01-01) the staging db is called pelican"]
     assert (home / "memory.md").read_bytes() == before
 
 
@@ -345,7 +345,7 @@ def test_a_full_disk_ends_forget_and_rebuild_with_a_sentence(small_disk: Path) -
     assert err.startswith(f"{home / '.talos' / 'index.db'}: cannot use the index (")
     assert err.endswith(full)
     r = cli(home, "recall", "pelican")
-    assert r.stdout.splitlines()[1:] == ["- [fact] the staging db is called pelican"]
+    assert r.stdout.splitlines()[1:] == ["- [fact] (2026-01-01) the staging db is called pelican"]
     assert (home / "memory.md").read_bytes() == before
 
     (small_disk / "filler").unlink()

@@ -38,6 +38,11 @@ runner = click.testing.CliRunner()
 COMMAND = typer.main.get_command(app)
 
 
+def _today() -> str:
+    """The date ``remember`` writes in a line's tag (local day), which its row shows."""
+    return dt.date.today().isoformat()
+
+
 def cli(home: Path, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     """Run ``talos ARGS --home HOME`` in-process; stdout and stderr are kept apart."""
     return runner.invoke(COMMAND, [*args, "--home", str(home)], env=env)
@@ -87,7 +92,7 @@ def test_1_supersede_with_authority_history_and_restore(make_home) -> None:
     assert (home / "memory.md").read_text() == f"{helix}\n{TEA}\n"  # in vim's place
 
     r = cli(home, "recall", "which editor do i use")
-    assert (r.exit_code, r.stdout) == (0, block("- [fact] editor = helix"))
+    assert (r.exit_code, r.stdout) == (0, block(f"- [fact] ({_today()}) editor = helix"))
     r = cli(home, "get", "editor")
     assert (r.exit_code, r.stdout) == (0, "helix\n")
     assert r.stderr == f"editor = helix  [user {TODAY} id={new_id}]\n"
@@ -147,7 +152,7 @@ def test_1_supersede_api(make_home) -> None:
     mem = Memory(home)
     res = mem.remember("editor = helix", key="editor", source="user")
     assert (res.status, res.superseded) == ("active", [lid(VIM)])
-    assert mem.recall("editor").text == block("- [fact] editor = helix").rstrip("\n")
+    assert mem.recall("editor").text == block(f"- [fact] ({_today()}) editor = helix").rstrip("\n")
     assert (mem.get("editor").reason, mem.get("editor").value) == ("ok", "helix")
 
 
@@ -242,7 +247,7 @@ def test_3_reflect_write_is_stored_shadowed(make_home) -> None:
     assert (home / "memory.md").read_text() == f"{REGION}\n{line}\n"
 
     r = cli(home, "recall", "deploy region")
-    assert r.stdout == block("- [fact] deploy region = eu-west-1")
+    assert r.stdout == block("- [fact] (2025-03-01) deploy region = eu-west-1")
     r = cli(home, "get", "deploy.region")
     assert (r.exit_code, r.stdout) == (0, "eu-west-1\n")
     r = cli(home, "explain", "deploy region", "--why-not", "--json")
@@ -335,7 +340,7 @@ def test_5_validity_is_judged_at_the_business_date(make_home) -> None:
     )
     assert r.exit_code == 0
     r = cli(home, "recall", "office wifi", "--at", "2026-05-31")
-    assert r.stdout == block("- [fact] office wifi = blue falcon")
+    assert r.stdout == block("- [fact] (2026-01-15) office wifi = blue falcon")
     r = cli(home, "recall", "office wifi", "--at", "2026-06-01")
     assert (r.exit_code, r.stdout, r.stderr) == (0, "", "nothing recalled\n")
     r = cli(home, "get", "office.wifi", "--at", "2026-06-01")
@@ -722,7 +727,7 @@ def test_8_override_wins_for_one_call_and_writes_nothing(make_home) -> None:
     assert not (home / ".talos" / "audit.jsonl").exists()
     assert "10.1.1.1" not in json.dumps({k: list(v) for k, v in Memory(home).usage().items()})
     r = cli(home, "recall", "deploy address")
-    assert r.stdout == block("- [fact] deploy address = 10.0.0.5")
+    assert r.stdout == block("- [fact] (2025-03-01) deploy address = 10.0.0.5")
     r = cli(home, "get", "deploy.address")
     assert r.stdout == "10.0.0.5\n"
 
