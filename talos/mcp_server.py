@@ -284,13 +284,17 @@ def build_server(
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     async def recall(
         query: Query,
-        k: Annotated[int, Field(ge=0, le=50, description="How many memories to return.")] = 5,
+        k: Annotated[
+            int | None,
+            Field(ge=0, le=50, description="Most memories to return (default: the home's, 20)."),
+        ] = None,
         budget: Annotated[
             int | None,
             Field(
                 ge=MIN_BUDGET,
-                description="Most characters the block may take: a skill body is cut first, "
-                "then the least relevant memories are left out, and a last line says so.",
+                description="Most characters the block may take (default: the home's budget, "
+                "2000): a skill body is cut first, then the least relevant memories are left "
+                "out, and a last line says so.",
             ),
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
