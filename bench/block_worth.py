@@ -517,6 +517,7 @@ def report(
         for r in rows
     ]
     if len(budgets) > 1:
+        ascending = sorted(set(budgets))
         for split in splits:
             t = Table(
                 title=f"Proxy curve — {split} split: block gold recall / median size in "
@@ -526,7 +527,7 @@ def report(
             )
             t.add_column("set")
             t.add_column("method")
-            for b in budgets:
+            for b in ascending:
                 t.add_column(f"{b:,}", justify="right")
             for label in BLOCK_SETS:
                 for m in methods:
@@ -542,7 +543,7 @@ def report(
                         m,
                         *(
                             f"{pts[b]['gold recall']:.3f} / {pts[b]['median size']:,.0f}"
-                            for b in budgets
+                            for b in ascending
                         ),
                     )
                 t.add_section()
