@@ -286,7 +286,7 @@ def build_server(
         query: Query,
         k: Annotated[
             int | None,
-            Field(ge=0, le=50, description="Most memories to return (default: the home's, 20)."),
+            Field(ge=0, le=50, description="Most memories to return (default: the home's, 30)."),
         ] = None,
         budget: Annotated[
             int | None,

@@ -556,7 +556,7 @@ class Memory:
 
         Args:
             query: the task text. k: most rows (>= 0; ``None``: :attr:`k`, talos.toml's
-                ``k``, 20 by default; 5 with ``classic``). at: business date (default today).
+                ``k``, 30 by default; 5 with ``classic``). at: business date (default today).
             overrides: request-scoped values ``{key: value}`` (SPEC §7.5): they replace the
                 records of that key for this call only, are marked as overrides in the block,
                 and are never written or counted.

@@ -95,7 +95,8 @@ def test_a_small_home_gives_nothing_for_a_task_sharing_one_common_word(tmp_path:
     home = home_of(tmp_path, THREE)
     assert texts(home, "how do I use docker") == []
     assert texts(home, "when does the billing service deploy") == [
-        "The billing service deploys on fridays"
+        "The billing service deploys on fridays",
+        "Alice reviews the deploy scripts",  # holds "deploy": evidence of its own
     ]
     one = home_of(tmp_path, facts("I use vim for editing text files"), name="one")
     assert texts(one, "how do I use docker") == []

@@ -181,25 +181,27 @@ def test_usage_counts_only_delivered_rows(skills_home: Path) -> None:
     assert [len(json.loads(line)["picked"]) for line in trace] == [0, 2]
 
 
-def test_a_neighbour_line_is_delivered_on_its_own_evidence(
+def test_a_neighbour_line_is_delivered_only_on_its_own_evidence(
     make_home: Callable[..., Path],
 ) -> None:
-    """Lines of one dated session hand activation to each other (the answer is the turn after
-    the question): the answer that holds no query word is delivered on the evidence it was
-    handed (0.5 ≥ relevance.ROW), in rank order. Hand-written notes one a line are
-    independent facts: an untagged line, another day or a blank line ends the run, and the
-    next line gets nothing ("set up a new python project with lint" delivered "The billing
-    service deploys on fridays" by contiguity)."""
+    """Lines of one dated session hand activation to each other, but a row is delivered on
+    its own evidence only: the answer that holds query words is delivered wherever it
+    stands (in a session, under a heading, another day, untagged), the one that holds none
+    never, even in the session ("set up a new python project with lint" delivered "The
+    billing service deploys on fridays", the next line, by contiguity)."""
     ask = "- what linter do new python projects use <!-- import 2026-03-01 -->\n"
+    answer = "- python projects use ruff, with pytest for the tests <!-- import 2026-03-01 -->\n"
     bare = "- ruff, with pytest for the tests <!-- import 2026-03-01 -->\n"
-    plain = ask.split(" <!--")[0] + "\n" + bare.split(" <!--")[0] + "\n"
+    plain = ask.split(" <!--")[0] + "\n" + answer.split(" <!--")[0] + "\n"
     q = "what linter do new python projects use"
     for n, (memory, want) in enumerate(
         (
-            (ask + bare, 2),  # one dated session
-            (ask.replace("03-01", "03-02") + bare, 1),  # two days
+            (ask + answer, 2),  # one dated session
+            (ask + bare, 1),  # the answer holds no query word
+            ("# Python\n" + ask + answer, 2),  # and under a heading
+            (ask.replace("03-01", "03-02") + answer, 2),  # two days
             (ask + "\n" + bare, 1),  # a blank line between them
-            (plain, 1),  # untagged: no context
+            (plain, 2),  # untagged
         )
     ):
         rows = picked(make_home(memory=memory, name=f"h{n}"), q)

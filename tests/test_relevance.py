@@ -85,12 +85,14 @@ def test_a_row_holding_the_whole_query_joins_the_block() -> None:
     assert R.deliver(ev, [0, 1, 2]) == [0, 2]  # the whole match stays, by its seed
 
 
-def test_a_row_reached_by_spreading_alone_is_delivered_on_its_own_evidence() -> None:
-    """A neighbour that holds no query term (seed 0) is a row like any other: delivered when
-    its activation × √Z clears ROW (dev LoCoMo: the next turn of a dialogue is often the
-    answer), never because of the row that handed it activation."""
-    ev = ev_of([0.5, 0.0, 0.0], [0.3, 0.2, 0.01], 4.0)
-    assert R.deliver(ev, [0, 1, 2]) == [0, 1]
+def test_a_row_reached_by_spreading_alone_is_no_evidence() -> None:
+    """A neighbour that holds no query term (seed 0) is not delivered, however much activation
+    a contiguity edge handed it: "which ubuntu version does the ci runner use" delivered "the
+    staging database is called pelican", the line above the runner fact, and counted it a
+    hit, so `dead` never proposed it. A row holding one query word is delivered on its own
+    evidence."""
+    ev = ev_of([0.5, 0.0, 0.01], [0.3, 0.2, 0.05], 4.0)
+    assert R.deliver(ev, [0, 1, 2]) == [0, 2]
 
 
 def test_a_long_query_has_evidence_by_what_its_best_row_holds() -> None:

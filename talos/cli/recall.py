@@ -48,7 +48,7 @@ def recall(
             "--k",
             metavar="N",
             min=0,
-            help="Most rows to deliver (default: talos.toml's k, else 20); the budget decides.",
+            help="Most rows to deliver (default: talos.toml's k, else 30); the budget decides.",
         ),
     ] = None,
     budget: Annotated[

@@ -58,7 +58,7 @@ DEFAULTS: dict[str, Any] = {
     "timeout": 2.5,
     "server": True,
     "idle": 600.0,
-    "k": None,  # None: the home's (talos.toml's k, else 20), as `talos recall`
+    "k": None,  # None: the home's (talos.toml's k, else 30), as `talos recall`
     "budget": None,  # None: the home's (talos.toml's budget, else 2,000 characters)
     "session_facts": 10,
     "session_hits": 5,
