@@ -131,11 +131,12 @@ def reference() -> Path:
             "talos.compat"
         )
     ref = Path(where).expanduser()
-    if not (ref / "tests" / "test_memory.py").is_file():
-        pytest.skip(
-            f"TALOS_REFERENCE={where} holds no tests/test_memory.py: set TALOS_REFERENCE to a "
-            "checkout of the reference project Jerry-TZ/Talos"
-        )
+    for needed in ("tests/test_memory.py", "tests/conftest.py", "agent.py", "session.py"):
+        if not (ref / needed).is_file():
+            pytest.skip(
+                f"TALOS_REFERENCE={where} holds no {needed}: set TALOS_REFERENCE to a "
+                "checkout of the reference project Jerry-TZ/Talos"
+            )
     return ref
 
 
