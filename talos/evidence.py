@@ -540,9 +540,11 @@ def matching_text(node: Node) -> str:
     """What ``node`` is matched by (SPEC §3.2, as its keywords): a skill's first
     :data:`~talos.text.MATCH_MAX` characters of its file with its frontmatter read as words
     (:func:`~talos.sources.skills.frontmatter_as_text`: no key names, no provenance), a fact's
-    or an episode's text; the not-for clauses dropped."""
+    or an episode's text; the not-for clauses dropped first, from the text as written: a
+    clause on a frontmatter line of its own (``不用于: 前端渲染``) lost its marker with the key
+    and its words matched (tests/test_not_for_frontmatter.py)."""
     if node.kind == "skill":
-        return drop_not_for(frontmatter_as_text(node.body[:MATCH_MAX]))
+        return frontmatter_as_text(drop_not_for(node.body[:MATCH_MAX]))
     return drop_not_for(node.text[:MATCH_MAX])
 
 
