@@ -1003,7 +1003,7 @@ class Memory:
             for no, r in enumerate(self._explain_terms(query, max(k, self.k), graph), 1):
                 if r.legs is not None:  # the dense leg: a row it ranks among the first 5 too
                     if r.cut == "floor" or (r.cut and r.seed > 0):
-                        out.append(_why_fused(r, no, hybrid.gate_for(query)))
+                        out.append(_why_fused(r, no, hybrid.gate_for(query), self.k))
                 elif r.cut and r.seed > 0:  # a row reached by spreading alone shares no term
                     floor = r.cut == "floor"
                     out.append(WhyNot(r.node, "below-floor" if floor else "beyond-k",
@@ -1284,15 +1284,15 @@ class WhyNot:
         }
 
 
-def _why_fused(row: Row, rank_no: int, gate: float) -> WhyNot:
+def _why_fused(row: Row, rank_no: int, gate: float, k: int) -> WhyNot:
     """why-not's entry for a row of the fused ranking (``rank_no``: 1-based) that a recall
     leaves out, saying which rule cut it (:func:`talos.hybrid.verdicts`; ``gate``: the
-    query's dense gate, :func:`talos.hybrid.gate_for`)."""
+    query's dense gate, :func:`talos.hybrid.gate_for`; ``k``: the recall's cap on rows)."""
     legs = row.legs or {}
     score = round(row.evidence or 0.0, 2) if row.seed > 0 else None  # None: no query term
     cut_by = legs.get("cut_by") or []
     if "k" in cut_by:
-        detail = f"fused rank {rank_no}: beyond the rows a recall may deliver"
+        detail = f"fused rank {rank_no}: a recall delivers at most {k} rows"
         return WhyNot(row.node, "beyond-k", detail, score, legs)
     cosine = (legs.get("dense") or {}).get("score")
     if "gate" in cut_by and cosine is not None:
