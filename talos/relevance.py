@@ -54,9 +54,9 @@ WHOLE = 0.4
 HELD = 4.5
 #: A row that holds a query term is delivered when its own evidence score (activation × √Z)
 #: is at least this, or its seed holds :data:`WHOLE`: a row the query reaches only through a
-#: common term's long tail is no evidence. Dev at 2,000 characters: 0.05 or 0.1 cost no gold on LoCoMo and the
-#: Chinese set (0.667 / 0.873), 0.2 costs 0.011 / 0.038, 0.5 costs 0.366 / 0.327 (the old
-#: relative floor's loss, seen per row).
+#: common term's long tail is no evidence. Dev at 2,000 characters: 0.05 or 0.1 cost no gold
+#: on LoCoMo and the Chinese set (0.667 / 0.873), 0.2 costs 0.011 / 0.038, 0.5 costs 0.366 /
+#: 0.327 (the old relative floor's loss, seen per row).
 ROW = 0.1
 #: The body gate's lead rule: the best skill's score ≥ 1.2 × the second skill's.
 BODY_LEAD = 1.2

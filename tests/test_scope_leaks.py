@@ -73,7 +73,7 @@ def test_report_under_alpha_shows_nothing_of_a_beta_recall(home: Path, tmp_path:
         ("fact", False),
         ("conflict", False),
     ]
-    assert [r.kind for r in beta.recall("beta owner mallory or trent").picked][0] == "conflict"
+    assert beta.recall("beta owner mallory or trent").picked[0].kind == "conflict"
     lines = (home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["scopes"] for line in lines] == [["project:beta"]] * 2
 
