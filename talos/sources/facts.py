@@ -406,12 +406,14 @@ def strip_tag(line: str) -> tuple[str, str, str]:
 
     Returns:
         ``(text, src, born)``: the line without the tag (whitespace-stripped), the tag's source
-        word, and its date. An untagged line gives ``(line.strip(), "user", "")``.
+        word in its canonical spelling (:func:`talos.canon.canonical_name`, as
+        :func:`parse_fact_line` gives it: ``USER`` is ``user``), and its date. An untagged line
+        gives ``(line.strip(), "user", "")``.
     """
     m = TAG.search(line)
     if not m:
         return line.strip(), "user", ""
-    return line[: m.start()].strip(), m.group("src"), m.group("born")
+    return line[: m.start()].strip(), canonical_name(m.group("src")), m.group("born")
 
 
 def too_long(line: str | bytes) -> bool:
