@@ -520,9 +520,7 @@ def test_recall_and_explain_show_sequences_and_obey_none(hostile_home) -> None:
     assert res.exit_code == 0
     assert_inert(res.stdout)
     assert "the deploy cluster \\x1b[2Jis staging\\x1b[8m hidden" in res.stdout
-    assert (
-        "deploy notes \\x1b]52;c;ZWNobyBoaQ==\\x07 and \\x1b]0;pwned\\x1b\\ title" in res.stdout
-    )
+    assert "deploy notes \\x1b]52;c;ZWNobyBoaQ==\\x07 and \\x1b]0;pwned\\x1b\\ title" in res.stdout
     assert "<U+202E>txt.exe" in res.stdout
     assert f"{h}/skills/dep<U+202E>loy.md" in res.stdout
     assert "run \\x1b]52;c;ZWNobyBoaQ==\\x07" in res.stdout
