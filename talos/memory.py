@@ -24,6 +24,7 @@ from talos.activation import (
     rank,
 )
 from talos.analyzer import analyze, analyze_written
+from talos.canon import canonical_name
 from talos.contiguity import Links
 from talos.errors import InputError, TalosError
 from talos.evidence import PRIOR, SMALL_HOME, Evidence, TermIndex, body_evidence, matching_text
@@ -938,8 +939,10 @@ class Memory:
         scope is indistinguishable from none), ``expired`` / ``not-yet-valid`` (records exist
         but none is valid at ``at``), or ``conflict`` (``competitors`` lists them). When
         several authorized scopes hold the key, the first scope in ``scopes`` order wins.
-        A value from a ``reflect`` record has ``inferred=True``.
+        A value from a ``reflect`` record has ``inferred=True``. ``key`` is read in its
+        canonical spelling (:func:`talos.canon.canonical_name`: ``Editor`` is ``editor``).
         """
+        key = canonical_name(key)
         view, _graph = self.view(at, overrides)
         for n in view.nodes:
             if n.src == "override" and n.fields.get("key") == key:
@@ -1117,6 +1120,7 @@ class Memory:
             InputError: ``keep`` is not an active in-scope record of ``key``, or no longer is
                 by the time the lock is held (another write changed the key meanwhile).
         """
+        key = canonical_name(key)
         view, _graph = self.view(at)
         pool = [n for n in view.nodes if n.kind == "fact" and n.fields.get("key") == key]
         pool += [
@@ -1195,7 +1199,12 @@ class Memory:
             if audit.entry_scope(e) in self.scopes
         ]
         if target:
-            rows = [e for e in rows if target in (e.get("id"), e.get("key"))]
+            name = canonical_name(target) or None
+            rows = [
+                e
+                for e in rows
+                if target == e.get("id") or name == canonical_name(str(e.get("key") or ""))
+            ]
         return rows
 
 

@@ -85,6 +85,7 @@ def test_the_readers_fingerprint_covers_the_code_that_shapes_rows() -> None:
         "sources/sessions.py",
         "safety.py",
         "text.py",
+        "canon.py",
         "secrets.py",
         "prefilter.py",
         "index/facts.py",

@@ -30,8 +30,9 @@ __all__ = [
 
 def reader_files() -> list[Path]:
     """The files of the code that decides what a file's rows are: the readers of memory.md
-    and the sessions, masking, keywords, and the index's own row makers (a line's row:
-    ``index/facts.py``; a session's row: ``index/sessions.py``)."""
+    and the sessions, masking, keywords, canonical names, and the index's own row makers (a
+    line's row: ``index/facts.py``; a session's row: ``index/sessions.py``)."""
+    import talos.canon
     import talos.prefilter
     import talos.safety
     import talos.secrets
@@ -39,7 +40,7 @@ def reader_files() -> list[Path]:
     import talos.sources.sessions
     import talos.text
 
-    mods = (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text)
+    mods = (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text, talos.canon)
     here = Path(__file__).parent
     return [Path(str(mod.__file__)) for mod in (*mods, talos.secrets, talos.prefilter)] + [
         here / "facts.py",
