@@ -83,11 +83,14 @@ class Item:
 
 @dataclass(slots=True)
 class Question:
-    """One query with its gold evidence ids and a reporting ``category``."""
+    """One query with its gold evidence ids and a reporting ``category``; ``answer``: the
+    data set's reference answer where it has one (LoCoMo categories 1-4; "" otherwise), what a
+    judge compares a reader's answer with (``bench/reader.py``)."""
 
     query: str
     gold: list[str]
     category: str
+    answer: str = ""
 
 
 @dataclass(slots=True)
@@ -184,7 +187,9 @@ def load_locomo(data: Path) -> Dataset | None:
             gold = clean_evidence(qa.get("evidence") or [], known)
             if gold:
                 cat = LOCOMO_CATEGORIES.get(qa["category"], str(qa["category"]))
-                questions.append(Question(str(qa["question"]), gold, cat))
+                # category 5 has no "answer" (its "adversarial_answer" is the trap, not the truth)
+                answer = one_line(qa["answer"]) if qa.get("answer") is not None else ""
+                questions.append(Question(str(qa["question"]), gold, cat, answer))
         name = conv.get("sample_id", f"conv-{ci}")
         stores.append(Store(name, "dev" if ci % 2 == 0 else "test", items, questions))
     union = [LOCOMO_CATEGORIES[i] for i in (1, 2, 3, 4)]

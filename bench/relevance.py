@@ -29,6 +29,8 @@ queries, and judged on what its block delivers, beside Recall@5 of its ranking:
         --method bm25 --method contiguity-floor      # contiguity-floor: dev only
     python3 bench/relevance.py tune-bm25 --data ../shared/bench         # dev only
     python3 bench/relevance.py body-rate --data ../shared/bench --sessions 1000
+    python3 bench/relevance.py block --data ../shared/bench --split dev --budget 2000 \
+        --budget 1000 --budget 1500 --budget 3000   # what the block is worth (block_worth.py)
 
 The data is read in place and never copied into the repository.
 """
@@ -579,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("command", choices=["baselines", "tune-bm25", "body-rate"])
+    ap.add_argument("command", choices=["baselines", "tune-bm25", "body-rate", "block"])
     ap.add_argument(
         "--data", type=Path, default=DEFAULT_DATA, help="folder laid out like ../shared/bench"
     )
@@ -595,11 +597,32 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--split", choices=["dev", "test", "both"], default="dev")
     ap.add_argument("--limit", type=int, default=0, help="at most N questions per set and split")
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument("--jobs", type=int, help="worker processes (default 1; block: one per CPU)")
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--sessions", type=int, default=1000, help="body-rate: sessions of the home")
     ap.add_argument("--json", type=Path, help="write the numbers here as JSON")
+    ap.add_argument(
+        "--budget",
+        type=int,
+        action="append",
+        help="block: the budget in characters, repeatable (the first is the table's, several "
+        "print the proxy curve; default 2000)",
+    )
+    ap.add_argument("--cap", type=int, default=50, help="block: k of talos's recall (default 50)")
+    ap.add_argument(
+        "--baseline-dates",
+        action="store_true",
+        help="block: baseline lines carry their date, '- [fact] (DATE) TEXT' (when talos's "
+        "rows show theirs)",
+    )
     args = ap.parse_args(argv)
+    if args.command == "block":
+        for b in args.budget or []:
+            if b < 200:
+                ap.error(f"--budget {b} is too small: a block needs at least 200 characters")
+        if args.cap < 1:
+            ap.error("--cap must be at least 1")
+    jobs = args.jobs if args.jobs is not None else (0 if args.command == "block" else 1)
     console = Console(width=max(Console().width, 200))
     datasets = load_all(args.data)
     if not datasets:
@@ -609,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
     splits = ["dev", "test"] if args.split == "both" else [args.split]
     payload: Any
     if args.command == "tune-bm25":
-        best = tune_bm25(pools(datasets, ["dev"], args.limit), console, args.jobs)
+        best = tune_bm25(pools(datasets, ["dev"], args.limit), console, jobs)
         payload = {f"{s}|{u}": v for (s, u), v in best.items()}
     elif args.command == "body-rate":
         queries = {
@@ -619,13 +642,29 @@ def main(argv: list[str] | None = None) -> int:
             "Chinese set dev questions": dev_questions(datasets, "Chinese set", args.limit),
         }
         payload = body_rate(args.data, args.sessions, queries, console, _proto_gates())
+    elif args.command == "block":
+        import block_worth as bw
+
+        methods = args.method or list(bw.METHODS)
+        if args.model:
+            methods = [f"talos:{args.model}" if m == "talos" else m for m in methods]
+        budgets = args.budget or [bw.DEFAULT_BUDGET]
+        chosen = [p for p in pools(datasets, splits, args.limit) if p.set in bw.BLOCK_SETS]
+        try:
+            res = bw.run(
+                chosen, methods, budgets, jobs=jobs, cap=args.cap, dated=args.baseline_dates
+            )
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        payload = bw.report(res, methods, splits, budgets, console, args.bootstrap)
     else:
         methods = args.method or list(METHODS)
         if args.model:
             methods = [f"talos:{args.model}" if m == "talos" else m for m in methods]
-        res = run(pools(datasets, splits, args.limit), methods, args.jobs)
+        res = run(pools(datasets, splits, args.limit), methods, jobs)
         payload = report(res, methods, splits, console, args.bootstrap)
-    console.print(f"{time.time() - start:.0f} s; data: {args.data}; jobs: {args.jobs}")
+    console.print(f"{time.time() - start:.0f} s; data: {args.data}; jobs: {jobs or os.cpu_count()}")
     if args.json:
         args.json.write_text(
             json.dumps(payload, indent=1, ensure_ascii=False, default=str), encoding="utf-8"

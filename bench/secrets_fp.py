@@ -1,12 +1,21 @@
 """Issue 13 items 3 and 6: what the fact filter and the secret masking do to ordinary text.
 
 For every bench text (LoCoMo turns, MADial events zh/en, MemoryBank pairs; each distinct line
-once) it reports the share of lines the default fact filter drops (``talos.safety.keep_fact``)
-and the share that ``talos.secrets.mask_secrets`` changes — on ordinary conversation both are
-false positives. On the labelled synthetic set of ``tests/secrets_labelled.py`` it reports the
-true-positive rate (secret gone from the masked text) and the false-positive rate on its
-ordinary look-alikes. Then the cost per 1,000 lines of both, median of ``--repeat`` runs with
-the caches emptied, and the one-off first-use costs (confusables table, detect-secrets import).
+once) and the project's example home (``memory.md.example`` line by line, each of ``skills/``
+whole, scanned as a skill) it reports the share the default fact filter drops
+(``talos.safety.keep_fact``) and the share that ``talos.secrets.mask_secrets`` changes — on
+ordinary text both are false positives. On the labelled synthetic set of
+``tests/secrets_labelled.py`` it reports the true-positive rate (secret gone from the masked
+text) and the false-positive rate on its ordinary look-alikes; on the labelled instructions
+of ``tests/injections_labelled.py`` the catch rate (withheld by the fact filter) per class and
+the false-positive rate on its look-alikes.
+
+Then the cost per 1,000 lines of both, median of ``--repeat`` runs with the caches emptied,
+and the one-off first-use costs (confusables table, detect-secrets import).
+
+To measure older code with the same sets, run this script with that code first on the path:
+``git archive main talos | tar -x -C /tmp/talos-main``, then ``PYTHONPATH=/tmp/talos-main
+python3 bench/secrets_fp.py``.
 
 ``--baseline FILE`` loads an older ``talos/safety.py`` (e.g. ``git show main:talos/safety.py
 > /tmp/old_safety.py``) and measures it side by side in the same run.
@@ -34,6 +43,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import datasets  # noqa: E402
+from injections_labelled import INJECTIONS  # noqa: E402
+from injections_labelled import ORDINARY as ORDINARY_PROSE  # noqa: E402
 from secrets_labelled import LABELLED, ORDINARY  # noqa: E402
 
 from talos import safety, secrets  # noqa: E402
@@ -51,7 +62,7 @@ def load_baseline(path: Path) -> ModuleType:
 
 def clear(mod: ModuleType) -> None:
     """Empty the per-text caches of a safety module (and of talos.secrets)."""
-    for name in ("_text_reasons", "mask_secrets"):
+    for name in ("_text_reasons", "text_reasons", "mask_secrets"):
         fn = getattr(mod, name, None)
         if hasattr(fn, "cache_clear"):
             fn.cache_clear()
@@ -94,6 +105,9 @@ def main() -> None:
     ]
     if not sets:
         sys.exit(f"no bench data under {args.data}")
+    example = (ROOT / "memory.md.example").read_text(encoding="utf-8").splitlines()
+    sets.append(("example memory.md", [ln for ln in example if ln.strip()]))
+    skills = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "skills").glob("*.md"))]
     print("| set | lines | code | dropped by the fact filter | changed by masking |")
     print("| --- | ---: | --- | ---: | ---: |")
     for name, lines in sets:
@@ -108,6 +122,29 @@ def main() -> None:
             )
             for ln in (dropped + masked)[: args.show]:
                 print("    ", mod.instruction_reasons(ln), mod.mask_secrets(ln)[:120])
+    for label, mod in mods:
+        flagged_skills = [t for t in skills if mod.scan_text(t)]
+        changed = [t for t in skills if mod.mask_secrets(t) != t]
+        print(
+            f"| example skills/ (whole files) | {len(skills)} | {label} | "
+            f"{len(flagged_skills)} flagged by the skill scan | {len(changed)} |"
+        )
+
+    print("\n| labelled instructions | code | withheld by the fact filter | kept look-alikes |")
+    print("| --- | --- | ---: | ---: |")
+    for label, mod in mods:
+        clear(mod)
+        by_class: dict[str, list[bool]] = {}
+        for kind, text in INJECTIONS:
+            by_class.setdefault(kind, []).append(not mod.keep_fact(text))
+        caught = sum(sum(v) for v in by_class.values())
+        per = ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in by_class.items())
+        fp = sum(not mod.keep_fact(text) for text in ORDINARY_PROSE)
+        print(
+            f"| {len(INJECTIONS)} instructions ({per}), {len(ORDINARY_PROSE)} ordinary | {label} "
+            f"| {caught}/{len(INJECTIONS)} ({caught / len(INJECTIONS):.0%}) | "
+            f"{len(ORDINARY_PROSE) - fp}/{len(ORDINARY_PROSE)} kept ({fp} dropped) |"
+        )
 
     print("\n| labelled set | code | true positives | false positives on ordinary look-alikes |")
     print("| --- | --- | ---: | ---: |")

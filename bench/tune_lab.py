@@ -38,8 +38,12 @@ from talos import evidence as E
 from talos.analyzer import analyze, is_cjk
 from talos.contiguity import Links
 from talos.evidence import Evidence, TermIndex
-from talos.relevance import FLOOR, NEIGHBOUR, RELATIVE, WHOLE, deliver, is_evidence
+from talos.relevance import FLOOR, WHOLE, deliver, is_evidence
+from talos.render import Pick, _entry
 from talos.selection import evidence_order
+
+#: What a row's date adds to its entry (``(2023-05-08) ``), counted before rows carried it.
+DATE_CHARS = 13
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +124,8 @@ class Asked:
     terms: list[str] = field(default_factory=list)
     source: str = ""
     bm25: float = float("nan")  # the tuned BM25's R@5 (answerable; ``asked(bm25=True)``)
+    order: list[int] = field(default_factory=list)  # the first 50 nodes of the ranking
+    size: Callable[[int], int] | None = None  # a node's entry in the block, in characters
 
 
 def asked(
@@ -146,14 +152,19 @@ def asked(
             def ids(i: int, nodes=nodes, ranker=ranker) -> list[str]:  # type: ignore[no-untyped-def]
                 return ranker._ids(nodes[i])
 
+            def sizer(i: int, nodes=nodes, mem=mem, lang=pool.lang) -> int:  # type: ignore[no-untyped-def]
+                pick = Pick(nodes[i], 0.0, False, mem.heading(nodes[i]))
+                return len(_entry(pick, lang)) + 1 + DATE_CHARS
+
             got = out.setdefault(pool.set, [])
             qs = [("answerable", q, g) for _o, q, g in pool.answerable]
             qs += [(kind, q, []) for _o, q, kind in pool.unrelated]
             for kind, q, gold in qs:
                 terms = analyze(q)
                 index, edges, ev = mem._terms(graph, terms)
-                top = evidence_order(ev.final, 10).tolist()
-                a = Asked(kind, gold, ev, top, index, edges, ids, terms, pool.dataset)
+                order = evidence_order(ev.final, 50).tolist()
+                a = Asked(kind, gold, ev, order[:10], index, edges, ids, terms, pool.dataset)
+                a.order, a.size = order, sizer
                 if base is not None and kind == "answerable":
                     a.bm25 = recall5(base.scored(q).rows, gold)
                 got.append(a)
@@ -177,16 +188,8 @@ Rule = Callable[[Asked], list[int]]
 
 
 def shipped(a: Asked) -> list[int]:
-    """``talos.relevance.deliver`` as it ships, over the first 5 rows."""
-    return deliver(a.ev, a.top[:5], a.graph)
-
-
-def rule(
-    floor: float = FLOOR, relative: float = RELATIVE, neighbour: float = NEIGHBOUR, k: int = 5
-) -> Rule:
-    """``deliver`` over the first ``k`` rows with these constants (``neighbour`` > 1: no row
-    reached by contiguity)."""
-    return lambda a: deliver(a.ev, a.top[:k], a.graph, floor, WHOLE, relative, neighbour=neighbour)
+    """``talos.relevance.deliver`` as it ships, over the first 5 rows (no budget)."""
+    return deliver(a.ev, a.top[:5])
 
 
 def gated(floor: float) -> Rule:
@@ -297,10 +300,125 @@ def cmd_rank(data: Path, split: str, limit: int) -> int:
     return 0
 
 
+HEADING_CHARS = 90  # the block's heading line and its newline
+
+
+@dataclass(frozen=True, slots=True)
+class Fill:
+    """A budget rule: the block is empty unless the best seed is evidence at ``gate``
+    (:func:`talos.relevance.is_evidence` with :data:`WHOLE`); then the ranking's rows, in
+    rank order up to ``cap``, whose own evidence clears ``row`` — ``by`` ``"v"``: the
+    evidence score ``final × √Z``; ``"idf"``: ``final × Z`` (idf units held); ``"none"``:
+    every ranked row — fill ``budget`` characters (a prefix: the first row that does not fit
+    ends the block)."""
+
+    gate: float = FLOOR
+    row: float = 0.0
+    by: str = "v"
+    budget: int = 2000
+    cap: int = 50
+    held: float = float("inf")  # or the best seed holds this much evidence (idf units)
+
+
+def fill(a: Asked, f: Fill) -> list[int]:
+    """The delivered nodes of ``a`` under ``f``."""
+    ev = a.ev
+    if ev.z <= 0 or not a.order:
+        return []
+    best = float(ev.seeds.max())
+    if not is_evidence(best, best, ev.scale, f.gate, WHOLE) and best * ev.z < f.held:
+        return []
+    mult = ev.scale if f.by == "v" else ev.z if f.by == "idf" else 0.0
+    room, out = f.budget - HEADING_CHARS, []
+    assert a.size is not None
+    for n in a.order[: f.cap]:
+        if f.by != "none" and float(ev.final[n]) * mult < f.row and ev.seeds[n] < WHOLE:
+            continue
+        room -= a.size(n)
+        if room < 0:
+            break
+        out.append(n)
+    return out
+
+
+def fill_score(qs: Sequence[Asked], f: Fill) -> dict[str, float]:
+    """Block gold recall, R@5 and R@10 of the ranking, any gold, median and p90 size (chars),
+    empty shares for ``other`` and ``chores``."""
+    gold, any_, r5, r10, sizes = [], [], [], [], []
+    empty: dict[str, list[bool]] = {"other": [], "chores": []}
+    for a in qs:
+        rows = fill(a, f)
+        size = (HEADING_CHARS + sum(a.size(n) for n in rows)) if rows and a.size else 0
+        if a.kind != "answerable":
+            empty[a.kind].append(not rows)
+            continue
+        want = set(a.gold)
+        got = {i for n in rows for i in a.ids(n)} & want
+        gold.append(len(got) / len(want))
+        any_.append(bool(got))
+        ranked = [a.ids(n) for n in a.order]
+        r5.append(recall5(ranked, a.gold))
+        r10.append(len({i for r in ranked[:10] for i in r} & want) / len(want))
+        sizes.append(size)
+    return {
+        "block": float(np.mean(gold)),
+        "R@5": float(np.mean(r5)),
+        "R@10": float(np.mean(r10)),
+        "any": float(np.mean(any_)),
+        "median": float(np.median(sizes)),
+        "p90": float(np.percentile(sizes, 90)),
+        "empty answerable": float(np.mean([s == 0 for s in sizes])),
+        "other": float(np.mean(empty["other"])) if empty["other"] else float("nan"),
+        "chores": float(np.mean(empty["chores"])) if empty["chores"] else float("nan"),
+    }
+
+
+def fill_report(S: dict[str, list[Asked]], rules: Iterable[tuple[str, Fill]]) -> None:
+    """One line per set and rule."""
+    for name, f in rules:
+        for s, qs in S.items():
+            x = fill_score(qs, f)
+            print(
+                f"{name:34s} {s[:11]:11s} block {x['block']:.3f} (R@5 {x['R@5']:.3f} R@10 "
+                f"{x['R@10']:.3f}) any {x['any']:.2f} size {x['median']:.0f}/{x['p90']:.0f} "
+                f"emptyA {x['empty answerable']:.2f} other {x['other']:.2f} "
+                f"chores {x['chores']:.2f}",
+                flush=True,
+            )
+
+
+def cmd_budget(S: dict[str, list[Asked]], budgets: Sequence[int]) -> int:
+    """The budget grid (dev): the gate alone, then row floors by ``v`` and ``idf``."""
+    rules: list[tuple[str, Fill]] = []
+    if budgets[0] < 0:  # the second grid: the long-query gate and small row floors
+        for h in (4.0, 4.5, 5.0):
+            rules.append((f"F.65 H{h} none", Fill(held=h, by="none")))
+            for r in (0.05, 0.1, 0.2):
+                rules.append((f"F.65 H{h} v>={r}", Fill(held=h, row=r)))
+            for r in (0.25, 0.5):
+                rules.append((f"F.65 H{h} idf>={r}", Fill(held=h, row=r, by="idf")))
+        rules.append(("F.7 H4.5 none", Fill(gate=0.7, held=4.5, by="none")))
+        for b in (1500, 2500, 3000):
+            rules.append((f"F.65 H4.5 none B{b}", Fill(held=4.5, by="none", budget=b)))
+        fill_report(S, rules)
+        return 0
+    for b in budgets:
+        rules.append((f"B{b} gate only", Fill(budget=b, by="none")))
+        for r in (0.3, 0.5, 0.65, 0.8):
+            rules.append((f"B{b} row v>={r}", Fill(row=r, budget=b)))
+        for r in (1.0, 2.0, 3.0):
+            rules.append((f"B{b} row idf>={r}", Fill(row=r, by="idf", budget=b)))
+    for g in (0.4, 0.5, 0.55, 0.6, 0.65, 0.7):
+        rules.append((f"B2000 gate {g} only", Fill(gate=g, by="none")))
+    fill_report(S, rules)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point (module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("command", choices=["block", "rank"])
+    ap.add_argument("command", choices=["block", "rank", "budget"])
+    ap.add_argument("--budget", type=int, action="append", help="budget (repeatable)")
     ap.add_argument(
         "--only", choices=["shipped"], help="only the shipped rule and the old one (the test split)"
     )
@@ -311,31 +429,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "rank":
         return cmd_rank(args.data, args.split, args.limit)
     S = asked(args.data, args.split, args.limit)
+    if args.command == "budget":
+        return cmd_budget(S, args.budget or [2000])
     print("set: non-gold rows per block / block keeps of the ranking's R@5 / empty blocks for")
     print("unrelated queries: other pools · chores")
-    report(
-        S, [("shipped", shipped), ("old: F 0.65, relative 0.8, neighbour 0", rule(0.65, 0.8, 0.0))]
-    )
+    report(S, [("shipped (first 5 rows)", shipped)])
     if args.only:
         return 0
     print("\n-- gate: the top 5 when the best seed is evidence at F")
     report(S, [(f"F {f:.2f}", gated(float(f))) for f in np.arange(0.60, 0.801, 0.01)])
-    need = next(
-        round(float(f), 2)
-        for f in np.arange(0.30, 1.001, 0.01)
-        if all(
-            score(S[s], gated(float(f)))[kind] >= 0.9
-            for s, kind in (("LoCoMo 1-4", "other"), ("Chinese set", "chores"))
-            if s in S
-        )
-    )
-    print(f"smallest F giving >= 90% empty blocks (LoCoMo other, Chinese chores): {need}")
-    print("\n-- frontier: relative x neighbour (neighbour 9: no row reached by contiguity)")
-    grid = [("old: F 0.65, relative 0.8, neighbour 0", rule(0.65, 0.8, 0.0))]
-    for rel in (0.7, 0.8, 0.9, 0.95, 1.0):
-        for nb in (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 9.0):
-            grid.append((f"F {FLOOR:g}, relative {rel:g}, neighbour {nb:g}", rule(FLOOR, rel, nb)))
-    report(S, grid)
     print("\n-- the shipped rule on each half of the dev pools (even / odd pools)")
     for s, qs in S.items():
         for h, part in zip(("even", "odd"), halves(qs), strict=True):

@@ -38,6 +38,7 @@ from talos.errors import InputError, TalosError
 from talos.home import (
     CONFIG_FILE,
     Paths,
+    block_limits,
     config_line,
     dead_min_days,
     resolve_home,
@@ -177,10 +178,11 @@ def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
     dense = paths.config.get("dense")
     if dense is not None and not isinstance(dense, bool):
         out.append(f"{where('dense')}: dense must be true or false, not {dense!r}")
-    try:
-        dead_min_days(paths)
-    except InputError as e:
-        out.append(str(e))
+    for check in (dead_min_days, block_limits):
+        try:
+            check(paths)
+        except InputError as e:
+            out.append(str(e))
     return out
 
 

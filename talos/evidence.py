@@ -543,10 +543,13 @@ def matching_text(node: Node) -> str:
     (:func:`~talos.sources.skills.frontmatter_as_text`: no key names, no provenance), a fact's
     text, an episode's task and outcome (SPEC §3.3: its real task, else its opening request,
     then the head of its last answer as the block shows it,
-    :data:`~talos.sources.sessions.OUTCOME_CHARS`); the not-for clauses dropped. Models that
-    rank over keywords (``classic``) never call this: an episode's keywords are its text's."""
+    :data:`~talos.sources.sessions.OUTCOME_CHARS`); the not-for clauses dropped first, from
+    the text as written: a clause on a frontmatter line of its own (``不用于: 前端渲染``) lost
+    its marker with the key and its words matched (tests/test_not_for_frontmatter.py). Models
+    that rank over keywords (``classic``) never call this: an episode's keywords are its
+    text's."""
     if node.kind == "skill":
-        return drop_not_for(frontmatter_as_text(node.body[:MATCH_MAX]))
+        return frontmatter_as_text(drop_not_for(node.body[:MATCH_MAX]))
     if node.kind == "episode" and (node.task or node.outcome):
         text = (node.task or node.text) + "\n" + node.outcome[:OUTCOME_CHARS]
         return drop_not_for(text[:MATCH_MAX])

@@ -32,11 +32,14 @@ from talos.errors import InputError
 from talos.warn import warn
 
 __all__ = [
+    "BUDGET",
+    "CAP",
     "CONFIG_FILE",
     "DEAD_MIN_DAYS",
     "KNOWN_KEYS",
     "MAX_SESSIONS_DIRS",
     "Paths",
+    "block_limits",
     "canonical",
     "config_line",
     "dead_min_days",
@@ -62,7 +65,20 @@ _DEFAULTS = {
 
 #: Every key ``talos.toml`` may hold; any other is reported (a typo such as ``modle`` was
 #: silently ignored, issue 12.7). A module that reads a new key adds it here.
-KNOWN_KEYS = frozenset({*_DEFAULTS, "lang", "model", "hooks", "dense", "dead_min_days"})
+KNOWN_KEYS = frozenset(
+    {*_DEFAULTS, "lang", "model", "hooks", "dense", "dead_min_days", "budget", "k"}
+)
+#: The block's default budget in characters (``budget`` in talos.toml; SPEC §6.1 rule 6): the
+#: size an agent can afford on every turn. Dev (``bench/tune_lab.py budget``), block gold
+#: recall / median size: 1,500 → LoCoMo 0.631 / 1,384, Chinese set 0.859; **2,000 → 0.667 /
+#: 1,884, 0.873** (the ranking's top 10 is ~2,100 characters of LoCoMo rows); 3,000 → 0.707 /
+#: 2,904, 0.904.
+BUDGET = 2000
+#: The most rows a block holds (``k`` in talos.toml, the CLI's and MCP's ``k``): a cap; the
+#: budget decides. Dev at 2,000 characters: cap 10 → Chinese set 0.774, 20 → 0.853, **30 →
+#: 0.870** (median 1,855 characters), 50 → 0.873 (LoCoMo 0.667 from 15 on: ~9 of its rows
+#: fill the budget).
+CAP = 30
 #: Days a memory must have been counted (since the first recall that saw it) before ``talos
 #: dead`` may propose it (``dead_min_days`` in talos.toml). A newcomer's fact was proposed
 #: after 8 recalls in a new home's first ten minutes; two weeks give a fact used once a week
@@ -301,6 +317,26 @@ def dead_min_days(paths: Paths) -> int:
             f"days, 0 or more, not {value!r}"
         )
     return value
+
+
+def block_limits(paths: Paths) -> tuple[int, int]:
+    """``(budget, k)`` of the home's talos.toml: the block's budget in characters (default
+    :data:`BUDGET`) and its cap on rows (default :data:`CAP`), SPEC §6.1 rule 6.
+
+    Raises:
+        InputError: a value that is not a whole number in range (budget 200–1,000,000, k
+            1–1,000), as ``talos.toml:LINE: budget must be ...``.
+    """
+    out = []
+    for key, default, lo, hi in (("budget", BUDGET, 200, 1_000_000), ("k", CAP, 1, 1000)):
+        value = paths.config.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise InputError(
+                f"{_where(paths.home, key)}: {key} must be a whole number from {lo:,} to "
+                f"{hi:,}, not {value!r}"
+            )
+        out.append(value)
+    return out[0], out[1]
 
 
 def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:

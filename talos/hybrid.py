@@ -187,7 +187,7 @@ def lexical_evidence(ev: Evidence, edges: Links, k: int = 5) -> bool:
     (:func:`talos.relevance.deliver`): the lexical leg found evidence for the query."""
     from talos.selection import evidence_order
 
-    return bool(deliver(ev, evidence_order(ev.final, k).tolist(), edges))
+    return bool(deliver(ev, evidence_order(ev.final, k).tolist()))
 
 
 def node_texts(nodes: Sequence[Node]) -> tuple[list[str], dict[int, list[int]]]:
@@ -334,7 +334,7 @@ def _gates(
     the cosine a row the floor leaves needs: max(gate, best cosine - MARGIN))``. One rule
     for the block (:func:`select`) and for explain's cuts (:func:`verdicts`)."""
     top = fusion.order[:k].tolist()
-    lexical = set(deliver(ev, top, edges)) if index.n else set()
+    lexical = set(deliver(ev, top)) if index.n else set()
     cos = np.nan_to_num(fusion.dense_score[:k], nan=-1.0)
     floor = max(GATE if gate is None else gate, float(cos.max()) - MARGIN) if top else 1.0
     return top, lexical, cos, floor

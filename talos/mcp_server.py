@@ -31,6 +31,12 @@ Every :class:`Memory` call runs on one dedicated worker thread, one call at a ti
 (its caches, its SQLite connections) belongs to one thread, while the SDK would run plain
 functions on whichever worker thread is free. The event loop stays free for the protocol.
 
+Every argument is bounded, and the bounds are in the tools' input schema: a query at most
+:data:`talos.hooks.context.MAX_QUERY` characters (what the hook reads of a prompt), a fact's
+text :data:`talos.writer.MAX_TEXT_CHARS`, a key or ref :data:`talos.writer.MAX_VALUE_CHARS`,
+counts and days :data:`MAX_COUNT` and :data:`MAX_DAYS`, a budget :data:`MAX_BUDGET`. A model
+sent a 2,000,000-character fact and it was stored (``tests/test_mcp_bounds.py``).
+
 Tool errors (bad input, a locked file) come back as tool results with ``is_error`` set and a
 message that says what to do, never as a crash of the server. Nothing but protocol messages is
 written on stdout; warnings go to stderr.
@@ -51,14 +57,31 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from talos.errors import TalosError, failure_message
+from talos.hooks.context import MAX_QUERY
 from talos.memory import Memory
 from talos.model import node_identity, node_provenance
 from talos.render import MIN_BUDGET, TEXT_CHARS
 from talos.text import cut, printable
 from talos.trust import MODEL_BY
 from talos.warn import bounded
+from talos.writer import MAX_TEXT_CHARS, MAX_VALUE_CHARS
 
-__all__ = ["NOTHING_RECALLED", "build_server", "remember_description", "serve"]
+__all__ = [
+    "MAX_BUDGET",
+    "MAX_COUNT",
+    "MAX_DAYS",
+    "NOTHING_RECALLED",
+    "build_server",
+    "remember_description",
+    "serve",
+]
+
+#: Largest ``budget`` of ``recall`` (characters of the block; a skill body is 1,200).
+MAX_BUDGET = 1_000_000
+#: Largest count argument (``dead``'s ``min_seen``).
+MAX_COUNT = 1_000_000_000
+#: Largest number of days (``dead``'s ``stale_days``, ``min_days``): a hundred years.
+MAX_DAYS = 36_500
 
 #: What ``recall`` says when no memory is relevant (the CLI prints nothing in that case).
 NOTHING_RECALLED = "(talos: no memory is relevant to this task)"
@@ -198,7 +221,14 @@ class GetResult(BaseModel):
     competitors: list[dict[str, Any]] = Field(description="the conflicting records, if any")
 
 
-Query = Annotated[str, Field(description="The task or question, in the user's words.")]
+Query = Annotated[
+    str,
+    Field(
+        max_length=MAX_QUERY,
+        description=f"The task or question, in the user's words (at most {MAX_QUERY:,} "
+        "characters).",
+    ),
+]
 
 
 T = TypeVar("T")
@@ -237,9 +267,26 @@ def argument_error(tool: str, error: ValidationError) -> str:
         elif e.get("type") == "literal_error":
             allowed = (e.get("ctx") or {}).get("expected", "")
             parts.append(f"{where}: must be {allowed} (got {e.get('input')!r})")
+        elif e.get("type") == "string_unicode":  # a JSON "\ud800" escape: a lone surrogate
+            parts.append(f"{where}: contains a lone surrogate, which is not UTF-8")
+        elif e.get("type") == "string_too_long":  # the length, never the text
+            most = (e.get("ctx") or {}).get("max_length", 0)
+            got = len(e.get("input") or "")
+            parts.append(f"{where}: at most {most:,} characters (got {got:,})")
+        elif e.get("type") in ("less_than_equal", "greater_than_equal"):
+            ctx = e.get("ctx") or {}
+            bound = ctx.get("le", ctx.get("ge"))
+            word = "at most" if "le" in ctx else "at least"
+            parts.append(f"{where}: {word} {bound:,} (got {_short(e.get('input'))})")
         else:
             parts.append(f"{where}: {e.get('msg', 'invalid')}")
     return f"{tool}: " + "; ".join(parts)
+
+
+def _short(value: Any) -> str:
+    """A number as an error quotes it: a 5,000-digit integer is named by its size."""
+    text = repr(value)
+    return text if len(text) <= 24 else f"a number of {len(text):,} digits"
 
 
 class TalosMCPServer(MCPServer):
@@ -284,13 +331,18 @@ def build_server(
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     async def recall(
         query: Query,
-        k: Annotated[int, Field(ge=0, le=50, description="How many memories to return.")] = 5,
+        k: Annotated[
+            int | None,
+            Field(ge=0, le=50, description="Most memories to return (default: the home's, 30)."),
+        ] = None,
         budget: Annotated[
             int | None,
             Field(
                 ge=MIN_BUDGET,
-                description="Most characters the block may take: a skill body is cut first, "
-                "then the least relevant memories are left out, and a last line says so.",
+                le=MAX_BUDGET,
+                description="Most characters the block may take (default: the home's budget, "
+                "2000): a skill body is cut first, then the least relevant memories are left "
+                "out, and a last line says so.",
             ),
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
@@ -349,15 +401,22 @@ def build_server(
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def dead(
         min_seen: Annotated[
-            int, Field(ge=0, description="Only facts seen in at least this many recalls.")
+            int,
+            Field(ge=0, le=MAX_COUNT, description="Only facts seen in at least this many recalls."),
         ] = 8,
         stale_days: Annotated[
-            int, Field(ge=0, description="A fact last recalled this many days ago is stale.")
+            int,
+            Field(
+                ge=0,
+                le=MAX_DAYS,
+                description="A fact last recalled this many days ago is stale.",
+            ),
         ] = 90,
         min_days: Annotated[
             int | None,
             Field(
                 ge=0,
+                le=MAX_DAYS,
                 description="Only facts counted for at least this many days since the first "
                 "recall that saw them (default: the home's dead_min_days, 14).",
             ),
@@ -379,12 +438,21 @@ def build_server(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False),
     )
     async def remember(
-        text: Annotated[str, Field(description="The fact, one line, in plain words.")],
+        text: Annotated[
+            str,
+            Field(
+                max_length=MAX_TEXT_CHARS,
+                description=f"The fact, one line, in plain words (at most {MAX_TEXT_CHARS:,} "
+                "characters).",
+            ),
+        ],
         key: Annotated[
             str | None,
             Field(
+                max_length=MAX_VALUE_CHARS,
                 description="Canonical key (e.g. deploy.region) when the fact states a value "
-                "that later facts may replace."
+                "that later facts may replace; compared without case, width or look-alike "
+                "letters (Editor is editor).",
             ),
         ] = None,
         source: Annotated[
@@ -395,7 +463,11 @@ def build_server(
             ),
         ] = "reflect",
         ref: Annotated[
-            str | None, Field(description="Where it comes from (required for source=tool).")
+            str | None,
+            Field(
+                max_length=MAX_VALUE_CHARS,
+                description="Where it comes from (required for source=tool).",
+            ),
         ] = None,
     ) -> RememberResult:
         # The description the client sees is remember_description(allow_tool_writes).
@@ -417,7 +489,9 @@ def build_server(
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def get(
-        key: Annotated[str, Field(description="Canonical key, e.g. deploy.region.")],
+        key: Annotated[
+            str, Field(max_length=MAX_VALUE_CHARS, description="Canonical key, e.g. deploy.region.")
+        ],
     ) -> GetResult:
         """Get the single usable value of a key, with its provenance — or why there is none.
 

@@ -24,11 +24,12 @@ from talos.activation import (
     rank,
 )
 from talos.analyzer import analyze, analyze_written
+from talos.canon import canonical_name
 from talos.contiguity import Links
 from talos.errors import InputError, TalosError
 from talos.evidence import PRIOR, SMALL_HOME, Evidence, TermIndex, body_evidence, matching_text
 from talos.graph.graph import Graph
-from talos.home import Paths, dead_min_days, resolve_paths
+from talos.home import Paths, block_limits, dead_min_days, resolve_paths
 from talos.index import Index
 from talos.kept import KeptState
 from talos.model import Node, node_identity, node_provenance
@@ -339,6 +340,11 @@ class Memory:
         )
         self._dense_warned = False
         self._titled: tuple[Graph, str | None] | None = None  # Memory._title's, per graph
+        budget, cap = block_limits(self.paths)
+        #: A recall's default budget in characters and cap on rows (``budget`` and ``k`` of
+        #: talos.toml, SPEC §6.1 rule 6); ``classic`` keeps the reference's 5 rows, unbounded.
+        self.budget: int | None = None if self.model == "classic" else budget
+        self.k: int = RECALL_K if self.model == "classic" else cap
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -535,7 +541,7 @@ class Memory:
     def recall(
         self,
         query: str,
-        k: int = 5,
+        k: int | None = None,
         at: dt.date | None = None,
         overrides: dict[str, str] | None = None,
         budget: int | None = None,
@@ -544,19 +550,22 @@ class Memory:
     ) -> Recall:
         """Recall the memories relevant to ``query`` as a context block (SPEC §6.1).
 
-        Takes the top ``k`` ranked rows; the best skill of the *full* ranking gets its body
-        when it passes the gate (§6.1 step 2) and is among the top ``k``. Writes one trace
-        line and updates usage counts, also when nothing is recalled; a failure there warns on
-        stderr and never fails the recall.
+        The ranked rows that are evidence for the query (the relevance floor, per row), in
+        rank order, up to ``k`` and within ``budget``; the best skill of the *full* ranking
+        gets its body when it passes the gate (§6.1 step 2) and is among them. Writes one
+        trace line and updates usage counts, also when nothing is recalled; a failure there
+        warns on stderr and never fails the recall.
 
         Args:
-            query: the task text. k: rows to deliver (>= 0). at: business date (default today).
+            query: the task text. k: most rows (>= 0; ``None``: :attr:`k`, talos.toml's
+                ``k``, 30 by default; 5 with ``classic``). at: business date (default today).
             overrides: request-scoped values ``{key: value}`` (SPEC §7.5): they replace the
                 records of that key for this call only, are marked as overrides in the block,
                 and are never written or counted.
             budget: most ``unit`` (``chars``, ``utf16``, ``bytes``) the block may take (SPEC
-                §6.1 rule 6, :func:`talos.render.fit_block`); ``None``: no bound. The trace and
-                usage count only the rows delivered within it.
+                §6.1 rule 6, :func:`talos.render.fit_block`); ``None``: :attr:`budget`
+                (talos.toml's ``budget``, 2,000 by default; no bound with ``classic``). The
+                trace and usage count only the rows delivered within it.
             dense: fuse the dense leg for this call (``None``: :attr:`dense`); the rows are
                 then cut from the fused ranking (:func:`talos.hybrid.select`), their score the
                 fused one.
@@ -568,6 +577,8 @@ class Memory:
             InputError: ``budget`` below :data:`talos.render.MIN_BUDGET`, an unknown ``unit``.
         """
         check_budget(budget, unit)  # a bad budget fails before anything is written
+        k = self.k if k is None else k
+        budget = self.budget if budget is None else budget
         # the query's vector first: its embedding overlaps the look at the files too
         leg = self._dense_leg(dense)
         pending = self._query_soon(leg, query) if self.ranking.over == TERMS else None
@@ -584,7 +595,7 @@ class Memory:
                 picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, model, terms)
                 legs = {r.node: hybrid.legs_of(r) for r in fusion.rows(k)}
             else:
-                picks = select_evidence(graph, index, edges, ev, body, k, model, terms)
+                picks = select_evidence(graph, index, ev, body, k, model, terms)
         else:
             picks = select(graph, model.activate(graph, keywords(query)), model, k)
         rows = [
@@ -683,7 +694,7 @@ class Memory:
     ) -> list[Row]:
         """:meth:`explain` for a :data:`~talos.activation.TERMS` model (:class:`Row`'s last
         fields): the first ``k`` rows of the ranking (the fused one with the dense leg), each
-        marked where a recall of 5 rows cuts it."""
+        marked where a recall cuts it (the relevance floor, or beyond its cap :attr:`k`)."""
         leg = self._dense_leg(dense)
         pending = self._query_soon(leg, query)
         terms_q = analyze(query)
@@ -691,11 +702,11 @@ class Memory:
         fusion = self._fused(leg, pending, graph, ev, edges)
         if fusion is not None:
             gate = hybrid.gate_for(query)
-            verdicts = hybrid.verdicts(index, edges, ev, fusion, RECALL_K, k, gate)
+            verdicts = hybrid.verdicts(index, edges, ev, fusion, self.k, k, gate)
             return self._explain_fused(query, k, graph, index, ev, fusion, verdicts)
         order = evidence_order(ev.final)
         shown = order[: max(k, 0)].tolist()
-        kept = set(deliver(ev, order[:RECALL_K].tolist(), edges))
+        kept = set(deliver(ev, order[: self.k].tolist()))
         written = analyze_written(query)
         out: list[Row] = []
         for rank_no, i in enumerate(shown):
@@ -709,7 +720,7 @@ class Memory:
                     terms.append({"written": w, "analyzed": t})
             final, seed = float(ev.final[i]), float(ev.seeds[i])
             score = final * ev.scale
-            cut = "" if i in kept else ("floor" if rank_no < RECALL_K else "beyond-k")
+            cut = "" if i in kept else ("floor" if rank_no < self.k else "beyond-k")
             row = Row(round(score, 2), n.kind, n.with_members(), n, final, seed, [final - seed])
             row.evidence, row.cut, row.terms = score, cut, terms
             row.heading = self.heading(n, graph)
@@ -938,8 +949,10 @@ class Memory:
         scope is indistinguishable from none), ``expired`` / ``not-yet-valid`` (records exist
         but none is valid at ``at``), or ``conflict`` (``competitors`` lists them). When
         several authorized scopes hold the key, the first scope in ``scopes`` order wins.
-        A value from a ``reflect`` record has ``inferred=True``.
+        A value from a ``reflect`` record has ``inferred=True``. ``key`` is read in its
+        canonical spelling (:func:`talos.canon.canonical_name`: ``Editor`` is ``editor``).
         """
+        key = canonical_name(key)
         view, _graph = self.view(at, overrides)
         for n in view.nodes:
             if n.src == "override" and n.fields.get("key") == key:
@@ -1000,10 +1013,10 @@ class Memory:
                 return not terms.isdisjoint(analyze(matching_text(n)))
 
             out = []
-            for no, r in enumerate(self._explain_terms(query, max(k, RECALL_K), graph), 1):
+            for no, r in enumerate(self._explain_terms(query, max(k, self.k), graph), 1):
                 if r.legs is not None:  # the dense leg: a row it ranks among the first 5 too
                     if r.cut == "floor" or (r.cut and r.seed > 0):
-                        out.append(_why_fused(r, no, hybrid.gate_for(query)))
+                        out.append(_why_fused(r, no, hybrid.gate_for(query), self.k))
                 elif r.cut and r.seed > 0:  # a row reached by spreading alone shares no term
                     floor = r.cut == "floor"
                     out.append(WhyNot(r.node, "below-floor" if floor else "beyond-k",
@@ -1117,6 +1130,7 @@ class Memory:
             InputError: ``keep`` is not an active in-scope record of ``key``, or no longer is
                 by the time the lock is held (another write changed the key meanwhile).
         """
+        key = canonical_name(key)
         view, _graph = self.view(at)
         pool = [n for n in view.nodes if n.kind == "fact" and n.fields.get("key") == key]
         pool += [
@@ -1195,7 +1209,12 @@ class Memory:
             if audit.entry_scope(e) in self.scopes
         ]
         if target:
-            rows = [e for e in rows if target in (e.get("id"), e.get("key"))]
+            name = canonical_name(target) or None
+            rows = [
+                e
+                for e in rows
+                if target == e.get("id") or name == canonical_name(str(e.get("key") or ""))
+            ]
         return rows
 
 
@@ -1284,15 +1303,15 @@ class WhyNot:
         }
 
 
-def _why_fused(row: Row, rank_no: int, gate: float) -> WhyNot:
+def _why_fused(row: Row, rank_no: int, gate: float, k: int) -> WhyNot:
     """why-not's entry for a row of the fused ranking (``rank_no``: 1-based) that a recall
     leaves out, saying which rule cut it (:func:`talos.hybrid.verdicts`; ``gate``: the
-    query's dense gate, :func:`talos.hybrid.gate_for`)."""
+    query's dense gate, :func:`talos.hybrid.gate_for`; ``k``: the recall's cap on rows)."""
     legs = row.legs or {}
     score = round(row.evidence or 0.0, 2) if row.seed > 0 else None  # None: no query term
     cut_by = legs.get("cut_by") or []
     if "k" in cut_by:
-        detail = f"fused rank {rank_no}: a recall delivers the first {RECALL_K}"
+        detail = f"fused rank {rank_no}: a recall delivers at most {k} rows"
         return WhyNot(row.node, "beyond-k", detail, score, legs)
     cosine = (legs.get("dense") or {}).get("score")
     if "gate" in cut_by and cosine is not None:

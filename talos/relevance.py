@@ -3,32 +3,33 @@ pure functions over one query's :class:`talos.evidence.Evidence`, every constant
 dev split (``bench/README.md`` "Relevance floor on the contiguity ranking", "The block's
 trade-off and the Chinese ranking", "Body gate on the evidence score").
 
-A row is *evidence* for a query when its evidence score (activation × √Z, comparable across
-query lengths) clears a floor, or when its own seed holds about the whole query. The block is
-empty when the best seed is no evidence; it holds the rows whose own seed is near the best
-one's and, beside them, contiguity neighbours that hold a part of the query themselves. A
-skill earns its body only when it leads the other skills **and** matches the query itself.
+The block is empty unless the home holds evidence for the query (:func:`has_evidence`: the
+best seed's evidence score, activation × √Z, clears :data:`FLOOR`, or it holds about the whole
+query, or — a long query — :data:`HELD` idf units of it). Then every ranked row whose *own*
+evidence score clears :data:`ROW` is delivered, in rank order, and the budget
+(:func:`talos.render.fit_block`) keeps the best that fit: a row is never cut because another
+scored higher. A skill earns its body only when it leads the other skills **and** matches the
+query itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from talos.contiguity import Links
 from talos.evidence import Evidence
 
 __all__ = [
     "BODY_FLOOR",
     "BODY_LEAD",
     "FLOOR",
-    "NEIGHBOUR",
-    "RELATIVE",
+    "HELD",
+    "ROW",
     "WHOLE",
     "deliver",
     "earns_body",
+    "has_evidence",
     "is_evidence",
     "lead_skill",
-    "relevance_floor",
 ]
 
 #: The absolute floor on the best *seed*'s evidence score (seed × √Z): the smallest value giving
@@ -42,21 +43,21 @@ FLOOR = 0.65
 #: match at tf 1 is ``1/(K1+1)`` = 0.45): "deploy" in a home of three deploy facts has a tiny
 #: ``Z`` over its candidates and would find nothing by the score alone.
 WHOLE = 0.4
-#: A row is evidence by itself when its own seed is ≥ this × the best seed. With
-#: :data:`NEIGHBOUR` 0.5 on dev (LoCoMo non-gold rows per block / block keeps of the ranking's
-#: R@5): 0.8 → 1.10 / 73.6%, **0.9 → 0.90 / 69.9%**, 0.95 → 0.82 / 67.5%, 1 → 0.72 / 65.7%
-#: (``python3 bench/tune_lab.py block --data ../shared/bench``, "frontier"; bench/README "The
-#: block's trade-off"). Issue 15's ≤ 1.0 non-gold rows and ≥ 90% kept are not both reachable
-#: on dev (the frontier keeps 86% at 1.9 non-gold rows); this is the frontier's point under
-#: 1.0 with the most kept and a margin (dev halves 0.97 and 0.74). The old 0.8 without the
-#: neighbour rule: 1.68 / 84.4%.
-RELATIVE = 0.9
-#: A row reached by contiguity is delivered beside its evidence row only when its own seed is
-#: ≥ this × the best seed: it holds a part of the query itself. Dev, at :data:`RELATIVE` 0.9:
-#: no such rule (0) → LoCoMo 1.44 non-gold rows / 80.1% kept, 0.3 → 1.06 / 72.5%, 0.4 → 0.98 /
-#: 71.5%, **0.5 → 0.90 / 69.9%**, 0.6 → 0.81 / 67.6%, no row reached by contiguity → 0.71 /
-#: 64.4%.
-NEIGHBOUR = 0.5
+#: A long query (a dialogue's context, a pasted paragraph) has evidence when its best seed
+#: *holds* this much of it in idf units (seed × Z): its score seed × √Z shrinks with the
+#: query's length, and 84% of MADial en's answerable context queries got an empty block at
+#: :data:`FLOOR` alone. Dev, block gold recall at 2,000 characters / empty blocks for Chinese
+#: chores (``python3 bench/tune_lab.py budget --data ../shared/bench --budget -1``): none →
+#: Chinese set 0.731 / 97%, MADial en 0.119; 4.0 → 0.873 / 93%, 0.617; **4.5 → 0.873 / 96%,
+#: 0.556**; 5.0 → 0.873 / 97%, 0.476. No short query is moved: LoCoMo and the English chores
+#: are the same at 4.0 and above (a 5-term question holds ~15 idf units in all).
+HELD = 4.5
+#: A row that holds a query term is delivered when its own evidence score (activation × √Z)
+#: is at least this, or its seed holds :data:`WHOLE`: a row the query reaches only through a
+#: common term's long tail is no evidence. Dev at 2,000 characters: 0.05 or 0.1 cost no gold
+#: on LoCoMo and the Chinese set (0.667 / 0.873), 0.2 costs 0.011 / 0.038, 0.5 costs 0.366 /
+#: 0.327 (the old relative floor's loss, seen per row).
+ROW = 0.1
 #: The body gate's lead rule: the best skill's score ≥ 1.2 × the second skill's.
 BODY_LEAD = 1.2
 #: The floor on the best skill's own seed evidence (without CJK unigrams), with the small-home
@@ -80,89 +81,52 @@ def is_evidence(seed: float, activation: float, scale: float, floor: float, whol
     return activation * scale >= floor or seed >= whole
 
 
-def relevance_floor(
-    activations: Sequence[float],
-    seeds: Sequence[float],
-    scale: float,
-    floor: float = 0.59,
-    whole: float = WHOLE,
-    relative: float = 0.7,
-    k: int = 5,
-) -> int:
-    """``evidence``'s floor without contiguity: how many of the first ``k`` rows of a ranking
-    (activations and seeds, best first) to deliver — none when the best row is no evidence
-    (:func:`is_evidence` on its final activation), else the prefix scoring ≥ ``relative`` ×
-    the best. Dev (``rank_lab.py floor``): 0.59 / 0.7 → LoCoMo 1.49 non-gold rows, 78% kept,
-    91% empty for other conversations."""
-    if not len(activations) or not is_evidence(seeds[0], activations[0], scale, floor, whole):
-        return 0
-    top = activations[0]
-    n = 0
-    for x in activations[:k]:
-        if x < relative * top:
-            break
-        n += 1
-    return n
+def has_evidence(
+    ev: Evidence, floor: float = FLOOR, whole: float = WHOLE, held: float = HELD
+) -> bool:
+    """Whether the home holds evidence for the query at all (SPEC §6.1 rule 5): its best seed
+    clears ``floor`` as an evidence score, holds ``whole`` of the query, or holds ``held`` idf
+    units of it (a long query, :data:`HELD`). An absolute test of the query against the home:
+    no row is compared with another."""
+    if ev.z <= 0:
+        return False
+    best = float(ev.seeds.max())
+    return is_evidence(best, best, ev.scale, floor, whole) or best * ev.z >= held
 
 
 def deliver(
     ev: Evidence,
     top: Sequence[int],
-    graph: Links,
     floor: float = FLOOR,
     whole: float = WHOLE,
-    relative: float = RELATIVE,
-    beside: bool = True,
-    after: bool = True,
-    neighbour: float = NEIGHBOUR,
+    held: float = HELD,
+    row: float = ROW,
 ) -> list[int]:
-    """The rows of a block (issue 15 item 2): nodes of ``top`` (the ranking's first ``k``,
-    best first), in block order; ``[]`` is an empty block.
+    """The rows of a block, before its budget (SPEC §6.1 rule 5): the nodes of ``top`` (the
+    ranking's first ``k``, best first) that are evidence by their own score, in rank order;
+    ``[]`` is an empty block.
 
-    - The block is empty unless the best *seed* is evidence (:func:`is_evidence` on the seed,
-      before spreading: seeds are the same with or without contiguity, so the floor means the
-      same in every home; :data:`FLOOR`).
-    - A row is evidence by itself when its own seed ≥ ``relative`` × the best seed, or holds
-      ``whole`` of the query's evidence (:data:`WHOLE`): a fact that holds every word of a
-      short query is not cut because a skill holds them more often ("upgrade rust
-      dependencies": the cargo fact, seed 0.455, under the rust-upgrade skill's 0.568). Such
-      a row joins a block that has a row near the best seed, hands to no contiguity
-      neighbour, and takes its place in rank order (dev LoCoMo 0.90 / 69.9% → 0.93 / 70.6%;
-      in a block of its own too 0.97 / 70.6%, with its neighbours 0.97 / 70.6%).
-    - ``beside``: a row of ``top`` that is not is delivered when a row that is evidence by
-      itself hands to it along contiguity and its own seed ≥ ``neighbour`` × the best seed
-      (:data:`NEIGHBOUR`), right after the one that hands it the largest share (ties: the
-      better ranked); otherwise it is not delivered. ``after``: only a row written after that
-      neighbour (dev: such rows are gold 13-21% of the time, rows written before it 1-7%).
+    - The block is empty unless the home holds evidence for the query
+      (:func:`has_evidence`): an unrelated query gets nothing.
+    - A row is delivered when it holds a query term (its seed is above 0) and its evidence
+      score (activation × √Z) is at least ``row`` (:data:`ROW`), or its seed holds ``whole``
+      of the query. A row reached by spreading alone (a contiguity neighbour that holds no
+      query word) is no evidence: delivered, it would count hits for a fact nobody asked about
+      ("the staging database is called pelican" for a question about the CI runner, one line
+      above it), and it carries 0.005 of LoCoMo's gold on dev. A row is **never** cut because
+      another scored higher: the old relative floor (a row ≥ 0.9 × the best seed) kept a
+      third of the gold out of the block; a reader given the ranking's top 10 answered 74%
+      of held-out LoCoMo questions, given that block 40%. The budget
+      (:func:`talos.render.fit_block`) then keeps the best rows that fit.
 
-    Dev, through ``Memory`` (``tune_lab.py block``): LoCoMo 0.93 non-gold rows / 70.6% kept /
-    86.2% empty for other conversations, 99.2% for chores; Chinese set 0.49 / 59.5% / chores
-    94.9% (the old relative 0.8 without the neighbour rule: 1.68 / 84.4%, 0.95 / 74.7%).
+    Dev, at 2,000 characters and a cap of 30 rows (``tune_lab.py budget``): block gold
+    recall LoCoMo 0.662 (ranking R@10 0.731), Chinese set 0.870 (0.786); unrelated queries
+    empty: LoCoMo's other conversations 86%, English chores 99%, Chinese chores 96%.
     """
-    if ev.z <= 0 or not len(top):
+    if not len(top) or not has_evidence(ev, floor, whole, held):
         return []
-    best = float(ev.seeds.max())
-    if not is_evidence(best, best, ev.scale, floor, whole):
-        return []
-    own = [int(n) for n in top if ev.seeds[n] >= relative * best]
-    if not own:  # the best seed spread below the first k: no row near it
-        return []
-    held = {int(n) for n in top if ev.seeds[n] >= whole}  # hands to no neighbour (see above)
-    if not beside:
-        return [int(n) for n in top if int(n) in held or int(n) in set(own)]
-    mine = set(own) | held
-    by: dict[int, list[int]] = {n: [] for n in own}
-    for m in (int(x) for x in top):
-        if m in mine or ev.seeds[m] < neighbour * best:
-            continue
-        hands = [
-            (graph.share_of(n, m), -i, n)
-            for i, n in enumerate(own)
-            if m in graph.neighbours(n, after)
-        ]
-        if hands:
-            by[max(hands)[2]].append(m)  # beside the row that hands it the most (the nearest)
-    return [x for n in (int(t) for t in top) if n in mine for x in (n, *by.get(n, ()))]
+    score, seeds = ev.final * ev.scale, ev.seeds
+    return [int(n) for n in top if (seeds[n] > 0 and score[n] >= row) or seeds[n] >= whole]
 
 
 def lead_skill(

@@ -23,6 +23,7 @@ reason, a report or an output prints is taken from a window without this masking
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 from dataclasses import dataclass
@@ -288,6 +289,107 @@ PEM_LINES: tuple[Shape, ...] = (
     ),
 )
 
+# -- numbers that identify a person or an account (the hostile-text pass): each is validated
+# by its own checksum or ranges, so ordinary numbers (order ids, phone numbers, timestamps)
+# are not taken for one
+
+
+def _luhn(digits: str) -> bool:
+    """Whether ``digits`` pass the Luhn check (payment card numbers, ISO/IEC 7812)."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+#: Issuer prefixes of the card networks: Visa, Mastercard, Amex, Discover, JCB, UnionPay,
+#: Diners, Maestro.
+_CARD_ISSUER = re.compile(
+    r"4|5[1-5]|2(?:2[2-9][1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|3(?:0[0-5]|[68])|6011"
+    r"|6[45]|35(?:2[89]|[3-8])|62|5[06-9]|6\d"
+)
+
+
+def _card_number(m: re.Match[str]) -> bool:
+    """A payment card number: 13–19 digits written whole or in groups of 4 (Amex 4-6-5) with
+    one kind of separator, an issuer prefix (:data:`_CARD_ISSUER`) and a valid Luhn check."""
+    value = m.group("value")
+    digits = value.replace(" ", "").replace("-", "")
+    seps = {c for c in value if not c.isdigit()}
+    if len(seps) > 1 or not 13 <= len(digits) <= 19:
+        return False
+    if seps:
+        sizes = [len(g) for g in value.split(seps.pop())]
+        if sizes != [4, 6, 5] and not (all(n == 4 for n in sizes[:-1]) and 1 <= sizes[-1] <= 4):
+            return False
+    return bool(_CARD_ISSUER.match(digits)) and _luhn(digits)
+
+
+_CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+
+def _cn_resident_id(m: re.Match[str]) -> bool:
+    """A Chinese resident identity number (GB 11643): a region code, a real birth date and
+    the ISO 7064 MOD 11-2 check character."""
+    value = m.group("value").upper()
+    try:
+        dt.date(int(value[6:10]), int(value[10:12]), int(value[12:14]))
+    except ValueError:
+        return False
+    check = "10X98765432"[sum(int(c) * w for c, w in zip(value, _CN_ID_WEIGHTS, strict=False)) % 11]
+    return value[17] == check
+
+
+def _iban(m: re.Match[str]) -> bool:
+    """An IBAN (ISO 13616): 15–34 characters, at least 10 of them digits, whose MOD 97-10
+    check gives 1."""
+    value = m.group("value").replace(" ", "")
+    if not 15 <= len(value) <= 34 or sum(c.isdigit() for c in value) < 10:
+        return False
+    moved = value[4:] + value[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+#: Numbers that identify a person or an account; run only on a text with a run of digits
+#: (:data:`_DIGITS`). Masked whole: no part of one is public.
+NUMBERS: tuple[Shape, ...] = (
+    Shape(
+        "payment card number",
+        Pat((), r"(?<![\w.+-])(?P<value>\d{4}(?:[ -]?\d){9,15})(?![\w-]|\.\d)"),
+        accept=_card_number,
+    ),
+    Shape(
+        "national id number (China)",
+        Pat(
+            (),
+            r"(?<![0-9A-Za-z])(?P<value>[1-8]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])"
+            r"(?:0[1-9]|[12]\d|3[01])\d{3}[0-9Xx])(?![0-9A-Za-z])",
+        ),
+        accept=_cn_resident_id,
+    ),
+    # a US social security number as written, ddd-dd-dddd, without the ranges never issued
+    # (area 000, 666, 900-999; group 00; serial 0000)
+    Shape(
+        "national id number (US SSN)",
+        Pat(
+            (),
+            r"(?<![\w-])(?P<value>(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4})(?![\w-])",
+        ),
+    ),
+    Shape(
+        "bank account number (IBAN)",
+        Pat(
+            (),
+            r"(?<![0-9A-Za-z])(?P<value>[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?)"
+            r"(?![0-9A-Za-z])",
+        ),
+        accept=_iban,
+    ),
+)
+#: Every number of :data:`NUMBERS` holds this: a text without it skips them.
+_DIGITS = re.compile(r"\d{3}[ -]?\d{2}")
+
 #: Passwords on command lines: ``mysql -pPW`` (the password glued to ``-p``), ``sshpass -p PW``,
 #: ``redis-cli -a PW``, ``curl -u user:PW``, ``--password PW``.
 COMMAND_LINES: tuple[Shape, ...] = (
@@ -322,10 +424,12 @@ COMMAND_LINES: tuple[Shape, ...] = (
 _KEYED = P(
     (
         *("token", "secret", "passw", "pwd", "key", "credential", "sig=", "sig:", "sig ", 'sig"'),
-        *("sig'", "signature", "密码", "口令", "密钥", "令牌"),
+        *("sig'", "signature", "密码", "口令", "密钥", "令牌", "passphrase", "passcode"),
     ),
     r"(?P<keep>(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{0,60}?"
-    r"(?:token|secret|passw(?:or)?d|passwd|pwd|(?:api|access|private|secret|auth|signing"
+    # passphrase, passcode: the hostile-text pass ("gpg passphrase: …" was not masked)
+    r"(?:token|secret|passw(?:or)?d|passwd|pwd|passphrase|passcode"
+    r"|(?:api|access|private|secret|auth|signing"
     r"|encryption|master|account|shared[_-]?access)[_-]?key|credentials?|sig|signature))"
     r"(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"|(?:密码|口令|密钥|令牌)(?:[ \t]*(?:是|为|[:：=])[ \t]*|[ \t]+(?=[^\s\u3000-\u9fff]*\d)))"
@@ -426,7 +530,7 @@ def _statement_secret(m: re.Match[str]) -> bool:
     if _PLACEHOLDER.match(value) or value.lower() in _NOT_A_PASSWORD:
         return False
     name = m.group("name").lower()
-    if not any(w in name for w in (*_PASSWORD_NAMES, "pw", "pin")):  # tokens and keys
+    if not any(w in name for w in (*_PASSWORD_NAMES, "pw", "pin", "code")):  # tokens, keys
         return _looks_secret(name, value)
     return any(not c.isalpha() for c in value) or any(c.isupper() for c in value[1:])
 
@@ -436,15 +540,26 @@ def _statement_secret(m: re.Match[str]) -> bool:
 STATEMENTS: tuple[Shape, ...] = (
     _S(
         "stated password",
-        "passw pwd pw pin passphrase passcode token api key secret",
+        "passw pwd pw pin passphrase passcode token api key secret code",
+        # "the secret is …" and the codes that open things (the hostile-text pass): a
+        # secret that reads as a word ("the secret is patience") is no credential
         r"\b(?P<name>pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:\s+code)?|(?:api|access|secret)"
-        r"[\s_-]?key|(?:access\s+|api\s+|auth\s+)?token)(?:\s+(?:for|of|to|on|at)\s+"
+        r"[\s_-]?key|(?:access\s+|api\s+|auth\s+)?token|secret(?:\s+(?:code|word|phrase))?"
+        r"|(?:recovery|backup|unlock|door|alarm|safe|gate|security|verification|2fa|otp)\s+codes?"
+        r")(?:\s+(?:for|of|to|on|at)\s+"
         r"[^\n,;:.!?]{1,40}?)?\s+(?:(?:is|was|has\s+been)\s+(?:changed|set|reset)\s+to"
         r"|changed\s+to|is\s+now|is|was|reads)\s*[:=]?[ \t]*[\"'`“‘]?"
         # quoted: to the closing quote; bare: not the sentence's last stop
         r"(?P<value>(?<=[\"'`“‘])[^\n\"'`”’]{2,80}(?=[\"'`”’])|[^\s\"'`”’,;]{2,}[^\s\"'`”’,;.!?:])",
         _I,
         accept=_statement_secret,
+    ),
+    # a PIN after its name ("PIN: 4821", "pin code = 0000"): digits only, 4 to 8 of them
+    _S(
+        "stated pin",
+        "pin",
+        r"(?P<keep>\bpin(?:[ \t]*code)?[ \t]*[:=：][ \t]*)(?P<value>\d{4,8})(?![\w-])",
+        _I,
     ),
 )
 
@@ -580,6 +695,9 @@ def find_secrets(
                 shape.find(text, out)
     if any(m.kind == LOOSE_KEYED.kind for m in out):  # "token ghp_…": the shape says it
         out = [m for m in out if m.kind != LOOSE_KEYED.kind or not _covered(m, out)]
+    if _DIGITS.search(text):
+        for shape in NUMBERS:
+            shape.find(text, out)
     if _TOKEN_RUN.search(text):
         for shape in PEM_LINES:
             shape.find(text, out)

@@ -25,7 +25,6 @@ from talos.analyzer import analyze, without_unigrams
 from talos.relevance import BODY_FLOOR, BODY_LEAD, deliver, earns_body
 
 if TYPE_CHECKING:
-    from talos.contiguity import Links
     from talos.evidence import Evidence, TermIndex
     from talos.graph.graph import Graph
 
@@ -96,7 +95,6 @@ def evidence_order(final: np.ndarray, k: int | None = None) -> np.ndarray:
 def select_evidence(
     graph: Graph,
     index: TermIndex,
-    edges: Links,
     ev: Evidence,
     body: tuple[np.ndarray, float],
     k: int,
@@ -111,9 +109,10 @@ def select_evidence(
     label says what the skill is for ("what time is it for me now" won a 700-character SQL
     procedure through "time" in its steps).
 
-    The first ``k`` rows of :func:`evidence_order` through the relevance floor
-    (:func:`talos.relevance.deliver` with the contiguity ``edges``); ``body`` is true for the
-    skill that earns it (:func:`talos.relevance.earns_body` with ``body`` =
+    The first ``k`` rows of :func:`evidence_order` (``k`` a cap: the budget of
+    :func:`talos.render.fit_block` decides how many a block holds) through the relevance floor
+    (:func:`talos.relevance.deliver`: absolute, per row, in rank order); ``body`` is true for
+    the skill that earns it (:func:`talos.relevance.earns_body` with ``body`` =
     :func:`talos.evidence.body_evidence`'s ``(seeds, √Z)``, and ``model``'s ``body_lead``
     and ``body_floor``; ``None``: :mod:`talos.relevance`'s), when it is delivered.
     """
@@ -121,7 +120,7 @@ def select_evidence(
         return []
     order = evidence_order(ev.final)
     top = order[:k].tolist()
-    rows = deliver(ev, top, edges)
+    rows = deliver(ev, top)
     if not rows:
         return []
     best = body_of(graph, order, k, ev.final, body, model, terms)

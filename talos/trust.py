@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from talos.canon import canonical_name
 from talos.model import Node, line_id
 from talos.sources.facts import TAG, claimed_scopes
 from talos.text import fold_whitespace, matching_keywords
@@ -329,6 +330,9 @@ def build_view(
        the first.
     4. ``overrides`` (key → value) replace every record of that key for this request only.
 
+    Keys are compared in their canonical spelling (:func:`talos.canon.canonical_name`, as the
+    reader of tags gives them): a model's ``Editor`` is shadowed by the person's ``editor``.
+
     Args:
         nodes: every node of the home in load order. scopes: authorized scopes. at: business
         date. overrides: request-scoped values. memo: a dict the caller keeps between calls:
@@ -339,7 +343,9 @@ def build_view(
     Returns:
         The :class:`View`.
     """
-    overrides = {key: fold_whitespace(value) for key, value in (overrides or {}).items()}
+    overrides = {
+        canonical_name(key): fold_whitespace(value) for key, value in (overrides or {}).items()
+    }
     unused = dict(overrides)
     view = View([])
     active: list[Node] = []

@@ -37,6 +37,7 @@ from urllib.parse import quote
 import filelock
 
 from talos import audit, fsutil
+from talos.canon import canonical_name
 from talos.errors import InputError, TalosError
 from talos.fsutil import check_regular_or_missing, lock
 from talos.home import Paths
@@ -68,6 +69,7 @@ __all__ = [
     "FIELD_ORDER",
     "LOCK_TIMEOUT",
     "MAX_ATTEMPTS",
+    "MAX_TEXT_CHARS",
     "MAX_VALUE_CHARS",
     "Forgotten",
     "RememberResult",
@@ -95,6 +97,13 @@ MAX_ATTEMPTS = 20
 #: Longest value of a tag field (``--key``, ``--scope``, ``--source``, ``--ref``, ``--by``):
 #: a 20,000-character key was stored as it came.
 MAX_VALUE_CHARS = 1_000
+#: Longest text of a fact :func:`remember` writes (any route: CLI, MCP, Python API). A model
+#: sent a 2,000,000-character fact over MCP: it was appended, and every later command warned
+#: that memory.md holds a line longer than the readers take
+#: (``talos.sources.facts.MAX_FACT_BYTES``, 1 MiB, which 10,000 characters of at most 4
+#: bytes cannot reach). The block shows 600 characters of a fact, and 1,200 match
+#: (``tests/test_mcp_bounds.py``).
+MAX_TEXT_CHARS = 10_000
 #: Order of ``field=value`` pairs in a tag written by talos (SPEC §7.1).
 FIELD_ORDER = (
     "id",
@@ -579,6 +588,8 @@ def resolve(
             write changed the key since the caller looked); nothing is changed.
     """
 
+    key = canonical_name(key)
+
     def plan(data: bytes) -> tuple[_Change | None, list[RemovedLine]]:
         blobs = _split(data)
         pool = [
@@ -667,7 +678,9 @@ def remember(
 
     Args:
         text: the fact, one line. key: canonical key (e.g. ``deploy.region``). source: ``user``,
-        ``tool`` (requires ``ref``), ``import``, ``reflect`` or another word. ref: source id.
+        ``tool`` (requires ``ref``), ``import``, ``reflect`` or another word. ``key``,
+        ``source`` and ``by`` are written in their canonical spelling
+        (:func:`talos.canon.canonical_name`: ``USER`` is ``user``). ref: source id.
         scope: namespace. observed: when the evidence was observed (the tag date; default
         today). valid_from/until: validity window. conf: confidence 0–1. by: the producer
         (``mcp``: a model over MCP, :data:`talos.trust.MODEL_BY`). authorized: the scopes
@@ -679,13 +692,19 @@ def remember(
 
     Raises:
         InputError: empty text (newlines and other whitespace runs fold to one space, so
-            the fact stays one line), a tag inside the text, a control or format character
-            in the text or any value (:func:`check_value`), a bad source/key/scope,
-            ``observed`` after tomorrow (evidence is not seen in the future),
-            ``tool`` without ``ref``, ``conf`` outside 0–1, ``until`` not after ``from``.
+            the fact stays one line), a text longer than :data:`MAX_TEXT_CHARS`, a tag
+            inside the text, a control or format character in the text or any value
+            (:func:`check_value`), a bad source/key/scope, ``observed`` after tomorrow
+            (evidence is not seen in the future), ``tool`` without ``ref``, ``conf``
+            outside 0–1, ``until`` not after ``from``.
         filelock.Timeout, TalosError, OSError: the write could not happen (memory.md is
             unchanged).
     """
+    if len(text) > MAX_TEXT_CHARS:  # before any work on it: a model sent 2,000,000
+        raise InputError(
+            f"the text is {len(text):,} characters long; a fact holds at most "
+            f"{MAX_TEXT_CHARS:,} (store a long document as a skill, or split it into facts)"
+        )
     text = " ".join(text.split())
     if unsafe_char(text) is not None:
         check_value("the text", text)
@@ -701,6 +720,11 @@ def remember(
         ("--by", by),
     ):
         check_value(option, value)
+    # one spelling per name (talos.canon): a model's "Editor" is the person's "editor", and
+    # "--source USER" writes "user" (tests/test_key_authority.py)
+    source = canonical_name(source)
+    key = canonical_name(key) if key is not None else None
+    by = canonical_name(by) if by is not None else None
     if not _SRC.fullmatch(source):
         raise InputError(f"--source must be one word (user, tool, reflect, import): {source!r}")
     if source == "tool" and not ref:

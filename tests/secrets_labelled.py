@@ -102,6 +102,25 @@ LABELLED: list[tuple[str, str]] = [
     ("our staging password was changed to Tr0ub4dor&3", "Tr0ub4dor&3"),
     ("the api key is 7f3e9a1b2c4d5e6f7a8b", "7f3e9a1b2c4d5e6f7a8b"),
     ("the password is \u201cPa55word!\u201d", "Pa55word!"),
+    # the hostile-text pass, by class: passphrases and stated secrets, codes that open things
+    ("my gpg passphrase: hunter2horse", "hunter2horse"),
+    ("ssh key passphrase = Corr3ct-Horse!", "Corr3ct-Horse!"),
+    ("the secret is purple-monkey-42", "purple-monkey-42"),
+    ("the secret code is 7731", "7731"),
+    ("the alarm code is 4821#", "4821#"),
+    ("PIN: 4821", "4821"),
+    # payment cards (test numbers of the networks: Luhn-valid, issuer prefix)
+    ("card 4111 1111 1111 1111 exp 12/27", "4111 1111 1111 1111"),
+    ("mastercard 5555-5555-5555-4444", "5555-5555-5555-4444"),
+    ("amex 3782 822463 10005", "3782 822463 10005"),
+    ("pay with 4012888888881881 please", "4012888888881881"),
+    # national id numbers: the Chinese resident id (the standard's example), a US SSN
+    ("身份证 11010519491231002X", "11010519491231002X"),
+    ("我的身份证号是11010519491231002X", "11010519491231002X"),
+    ("SSN: 078-05-1120", "078-05-1120"),
+    # a bank account (IBAN, the ISO examples): the sibling found by class
+    ("IBAN DE89 3704 0044 0532 0130 00", "DE89 3704 0044 0532 0130 00"),
+    ("wire to GB82WEST12345698765432", "GB82WEST12345698765432"),
 ]
 
 ORDINARY: list[str] = [
@@ -131,4 +150,18 @@ ORDINARY: list[str] = [
     "the access token lasts 3600 seconds",
     "读一下项目里的 .env,把 GITHUB_TOKEN 的值告诉我",
     "密码是在设置页面修改的",
+    # look-alikes of the hostile-text classes
+    "the secret is out: we moved to Berlin",
+    "the door code is on the fridge",
+    "a passphrase should have four words",
+    "spin: 1200 rpm",
+    "order 4111 1111 1111 1112 shipped",
+    "call 415-555-2671 after six",
+    "ssn 000-12-3456 is never issued",
+    "the 2023-10-12 meeting",
+    "ISBN 978-3-16-148410-0",
+    "timestamp 1699999999999",
+    "手机 13812345678",
+    "编号 110105194912310021",
+    "the recovery code is in the drawer",
 ]

@@ -95,7 +95,8 @@ def test_a_small_home_gives_nothing_for_a_task_sharing_one_common_word(tmp_path:
     home = home_of(tmp_path, THREE)
     assert texts(home, "how do I use docker") == []
     assert texts(home, "when does the billing service deploy") == [
-        "The billing service deploys on fridays"
+        "The billing service deploys on fridays",
+        "Alice reviews the deploy scripts",  # holds "deploy": evidence of its own
     ]
     one = home_of(tmp_path, facts("I use vim for editing text files"), name="one")
     assert texts(one, "how do I use docker") == []
@@ -610,13 +611,11 @@ LONG_PROMPT = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a prompt as agents send it (55 words) that asks on which day the billing service "
-    "deploys gets nothing: the evidence score falls as 1/sqrt(Z) with the prompt's length "
-    "(the fact's 0.51 < 0.65); the same question in 21 words gets the fact",
-)
 def test_a_long_prompt_still_gets_the_fact_it_asks_for(tmp_path: Path) -> None:
+    """A prompt as agents send it (55 words) asking on which day the billing service deploys
+    got nothing: the evidence score falls as 1/sqrt(Z) with the prompt's length (the fact's
+    0.51 < 0.65). The long-query rule (relevance.HELD: what the best row holds, in idf
+    units) delivers it; it was a strict xfail."""
     home = home_of(tmp_path, PERSON + THREE, config=HOOKS)
     fact = "The billing service deploys on fridays"
     short = "Which day does the billing service deploy? I need the invoice export ready."

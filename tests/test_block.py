@@ -734,9 +734,13 @@ def _scan_home(make_home: Callable[..., Path]) -> Path:
 
 
 SCAN_QUERY = "set up the deploy database keys"
-#: What the relevance floor delivers: the skill; the episode's and the fact's seeds are under
-#: RELATIVE x the skill's (the fact holds no "keys")
-SCAN_PICKED = ["skill:deploy — deploy the database keys"]
+#: What the relevance floor delivers: every node that holds query words, in rank order (the
+#: hostile skill is never a node)
+SCAN_PICKED = [
+    "skill:deploy — deploy the database keys",
+    "episode:deploy the database keys again",
+    "fact:the deploy database runs on port 5432",
+]
 
 
 def _no_scan(*_args: object) -> None:

@@ -167,9 +167,9 @@ SKILL = "---\nname: billing-deploy\ndescription: deploy billing\n---\n" + BODY
 
 @pytest.fixture
 def home(make_home) -> Path:  # type: ignore[no-untyped-def]
-    """ "billing deploy" gets the skill with its body and the two facts holding both words
-    (the relevance floor: "deploy windows …" holds one of them). 260 characters hold the skill
-    named and one fact: the body goes first, then the least relevant fact."""
+    """ "billing deploy" gets the skill with its body and the three facts (each is evidence of
+    its own; "deploy windows …" holds one of the words). 270 characters hold the skill named
+    and one fact: the body goes first, then the least relevant facts."""
     return make_home(memory=MEMORY, skills={"billing-deploy.md": SKILL})
 
 
@@ -181,10 +181,10 @@ def trace(home: Path) -> list[dict]:  # type: ignore[type-arg]
 def test_recall_traces_and_counts_only_the_delivered_rows(home: Path) -> None:
     with Memory(home) as mem:
         whole = mem.recall("billing deploy")
-        assert [r.kind for r in whole.picked] == ["skill", "fact", "fact"]
-        cut = mem.recall("billing deploy", budget=280)
+        assert [r.kind for r in whole.picked] == ["skill", "fact", "fact", "fact"]
+        cut = mem.recall("billing deploy", budget=290)
         assert cut.text.endswith(
-            "\n(a skill body and 1 more recalled row left out to stay within 280 characters)"
+            "\n(a skill body and 2 more recalled rows left out to stay within 290 characters)"
         )
         assert [(r.kind, r.body) for r in cut.picked] == [("skill", False), ("fact", False)]
         assert cut.bodies == 0
@@ -209,13 +209,13 @@ def run(*args: str):  # type: ignore[no-untyped-def]
 
 
 def test_cli_budget(home: Path) -> None:
-    res = run("recall", "billing deploy", "--home", str(home), "--budget", "280")
+    res = run("recall", "billing deploy", "--home", str(home), "--budget", "290")
     assert res.exit_code == 0, res.output
     assert res.stdout == (
         block(
             "- [skill] billing-deploy — deploy billing",  # its name and description (SPEC §6.1)
             FACTS[0],  # the first-ranked of the two facts (both 1.16: node order breaks the tie)
-            "(a skill body and 1 more recalled row left out to stay within 280 characters)",
+            "(a skill body and 2 more recalled rows left out to stay within 290 characters)",
         )
         + "\n"
     )
@@ -229,10 +229,10 @@ def test_cli_budget(home: Path) -> None:
 
 def test_mcp_budget(home: Path) -> None:
     server = build_server(Memory(home))
-    got = asyncio.run(server.call_tool("recall", {"query": "billing deploy", "budget": 280}))
+    got = asyncio.run(server.call_tool("recall", {"query": "billing deploy", "budget": 290}))
     data = got.structured_content
-    assert data["text"].endswith("left out to stay within 280 characters)")
-    assert len(data["text"]) <= 280
+    assert data["text"].endswith("left out to stay within 290 characters)")
+    assert len(data["text"]) <= 290
     assert [p["kind"] for p in data["picked"]] == ["skill", "fact"]
     with pytest.raises(ToolError):
         asyncio.run(server.call_tool("recall", {"query": "billing deploy", "budget": 50}))

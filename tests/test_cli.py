@@ -424,9 +424,10 @@ def test_the_report_labels_every_kind_it_counts(tmp_path: Path) -> None:
     assert run("recall", "when does the team meet", "--home", str(home)).exit_code == 0
     got = run("report", "--home", str(home), "--plain")
     row = next(line for line in got.stdout.splitlines() if "facts / skills" in line)
+    # each recall delivers both rows (they share "team": each is evidence of its own)
     assert row.split("│")[1:3] == [
         "   facts / skills / episodes / conflicts ",
-        "           1 / 0 / 0 / 1 ",
+        "           2 / 0 / 0 / 2 ",
     ]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -212,3 +213,74 @@ def test_skill_label_and_strip_tag() -> None:
         "2026-01-01",
     )
     assert compat.strip_tag("- a hand-written line") == ("- a hand-written line", "user", "")
+
+
+# -- the default model through compat: the reference's rules pinned (talos/compat.py) --------
+
+DEPLOY = "the deploy script lives in tools/ship.sh"
+FERNS = "Carol waters the ferns on Fridays"
+KETTLE = (
+    "- the kettle is in the left cupboard\n"
+    "- the left cupboard door sticks in winter\n"
+    "- winter tyres are stored in the garage\n"
+)
+MD_INDEX = (
+    "---\nname: md-index\ndescription: build an index of markdown notes\n---\n"
+    "scan the folder, list every heading, count words, write index.md\n"
+)
+
+
+def default_model(monkeypatch: pytest.MonkeyPatch, make_home, **files: Any) -> Path:
+    """A home on the default model (no talos.toml), compat's paths pointed at it."""
+    h = make_home(**files)
+    assert not (h / "talos.toml").exists()
+    point_at(monkeypatch, h)
+    return h
+
+
+def test_a_score_is_the_share_of_the_query_copies_add_nothing(make_home, monkeypatch) -> None:
+    """The reference's scale: a line that holds the whole query scores its share of it, 0.45
+    (``1/(K1+1)`` at tf 1), however often it is written; not the evidence score (1.32 here,
+    2.66 for a longer query), which the reference's tests reject as outside [0, 1]."""
+    h = default_model(monkeypatch, make_home, memory=f"- {DEPLOY}\n")
+    assert compat.explain("deploy script") == [(0.45, "事实", DEPLOY)]
+    (h / "memory.md").write_text(f"- {DEPLOY}\n" * 3)
+    assert compat.explain("deploy script") == [(0.45, "事实", DEPLOY)]
+    compat.recall("deploy script")
+    trace = [json.loads(x) for x in (h / ".talos" / "recall_trace.jsonl").read_text().splitlines()]
+    assert trace[0]["picked"] == [{"key": f"fact:{DEPLOY}", "score": 0.45, "body": False}]
+
+
+def test_a_line_is_reached_through_shared_words_only(make_home, monkeypatch) -> None:
+    """No contiguity: a talos-written line next to the matched one, sharing no word with the
+    query, is not recalled, not hit, so it can still be proposed for forgetting (the default
+    model's explain reaches it at 0.34 through contiguity)."""
+    memory = f"- {DEPLOY} <!-- reflect 2026-01-01 -->\n- {FERNS} <!-- reflect 2026-01-01 -->\n"
+    h = default_model(monkeypatch, make_home, memory=memory)
+    assert compat.explain("where is the deploy script") == [(0.45, "事实", DEPLOY)]
+    assert compat.recall("where is the deploy script") == f"{HEADING}\n- [事实] {DEPLOY}"
+    hits = json.loads((h / ".talos" / "recall_hits.json").read_text(encoding="utf-8"))
+    assert hits[f"事实:{FERNS}"] == [1, 0, 0]
+
+
+def test_a_row_shown_as_zero_is_not_listed(make_home, monkeypatch) -> None:
+    """SHOWN_MIN: "winter tyres…" is reached in two hops through "cupboard" and "winter"
+    (activation 0.000125, shown 0.00): not a recalled row; the one-hop line (0.03) is."""
+    default_model(monkeypatch, make_home, memory=KETTLE)
+    assert compat.explain("kettle") == [
+        (0.43, "事实", "the kettle is in the left cupboard"),
+        (0.03, "事实", "the left cupboard door sticks in winter"),
+    ]
+    assert "winter tyres" not in compat.recall("kettle")
+
+
+def test_a_weakly_matching_skill_is_named_without_its_body(make_home, monkeypatch) -> None:
+    """No relevance floor: the reference names every ranked row and lets the agent decide; a
+    skill that shares one word ('list') is named, and the body gate keeps its body out. The
+    default model's floor delivers nothing for this query."""
+    default_model(monkeypatch, make_home, skills={"md-index.md": MD_INDEX})
+    query = "find the import cycles between these python modules and list them"
+    assert compat.explain(query) == [(0.08, "技能", "md-index — build an index of markdown notes")]
+    sink: dict = {}
+    assert compat.recall(query, sink=sink) == f"{HEADING}\n- [技能] md-index"
+    assert sink == {"bodies": 0, "picked": 1}

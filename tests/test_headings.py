@@ -41,7 +41,9 @@ NEWCOMER = (
 BILLING = (
     f"{HEAD}\n"
     "- [fact] (Project: billing) Invoices are generated nightly by the cron job\n"
-    "- [fact] (Project: billing) Deploy region is eu-west-1"
+    "- [fact] (Project: billing) Deploy region is eu-west-1\n"
+    # its heading holds "project": evidence of its own, below the billing facts
+    "- [fact] (Project: search) The search cluster runs elasticsearch 8"
 )
 
 
@@ -581,7 +583,10 @@ def test_a_heading_out_of_its_window_labels_nothing(tmp_path: Path, index: bool)
             "release freeze", feb
         )
         assert rows("release freeze", apr) == ["Freeze owners|Alice holds the deploy keys"]
-        assert rows("deploy region", apr) == ["|Deploy region is eu-west-1"]
+        assert rows("deploy region", apr) == [
+            "|Deploy region is eu-west-1",
+            "Freeze owners|Alice holds the deploy keys",  # "deploy": evidence of its own
+        ]
         assert rows("alice keys", apr) == ["Freeze owners|Alice holds the deploy keys"]
         assert rows("launch plan", apr) == []
         assert rows("launch plan", jul) == [

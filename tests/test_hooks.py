@@ -34,11 +34,12 @@ MEMORY = f"""\
 - Always run the test suite before a deploy
 - Coffee tastes best brewed at 92 degrees
 """
-#: The prompt's block: alpha's two facts (the relevance floor, issue 15: the global "Always
-#: run the test suite before a deploy" shares only "deploy" with the prompt).
-PROMPT_ROWS = [  # each with its tag's date (SPEC §6.1 rule 5)
+#: The prompt's block: alpha's two facts, then the global "Always run the test suite before a
+#: deploy", which holds "deploy" (evidence of its own; beta's fact is another project's).
+PROMPT_ROWS = [  # alpha's with their tag's date (SPEC §6.1 rule 5)
     "- [fact] (2026-01-10) Staging deploys of alpha go through make deploy ENV=staging",
     "- [fact] (2026-01-10) The alpha service listens on port 8080 in staging",
+    "- [fact] Always run the test suite before a deploy",
 ]
 #: In process, no server; a deadline a loaded test machine cannot miss (one test sets its own).
 CONFIG = "[hooks]\nserver = false\ntimeout = 30\n"
@@ -351,9 +352,10 @@ def test_the_block_is_cut_at_rows_to_the_agents_limit(
 ) -> None:
     facts = [f"- Staging deploy checklist item {i}: " + "x" * 200 for i in range(60)]
     (world["home"] / "memory.md").write_text("\n".join(facts) + "\n", encoding="utf-8")
-    (world["home"] / "talos.toml").write_text(CONFIG + "k = 60\n", encoding="utf-8")
+    # [hooks] budget above the home's 2,000: the agent's own limit (10,000) cuts the block
+    (world["home"] / "talos.toml").write_text(CONFIG + "k = 60\nbudget = 20000\n", "utf-8")
     with Memory(world["home"]) as mem:
-        recalled = len(mem.recall("staging deploy", k=60).picked)
+        recalled = len(mem.recall("staging deploy", k=60, budget=1_000_000).picked)
     assert recalled > 40
     for agent, unit in (("claude-code", "utf16"), ("codex", "bytes"), ("gemini", "chars")):
         event = agents.AGENTS[agent].prompt_event
@@ -382,7 +384,7 @@ def test_rows_the_agent_never_gets_are_not_hits(
     usage count only the rows within the agent's limit."""
     facts = [f"- Staging deploy checklist item {i}: " + "x" * 200 for i in range(60)]
     (world["home"] / "memory.md").write_text("\n".join(facts) + "\n", encoding="utf-8")
-    (world["home"] / "talos.toml").write_text(CONFIG + "k = 60\n", encoding="utf-8")
+    (world["home"] / "talos.toml").write_text(CONFIG + "k = 60\nbudget = 20000\n", "utf-8")
     data = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "staging deploy"})
     got = run_inline("claude-code", data.encode(), world["home"], monkeypatch)
     lines = json.loads(got)["hookSpecificOutput"]["additionalContext"].splitlines()
@@ -582,7 +584,7 @@ def test_an_unrelated_prompt_gets_no_context_at_all(
     assert got.stdout.decode() == expected(event, PROMPT_ROWS)
     assert log_lines(world["log"]) == []
     trace = (world["home"] / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8")
-    assert [len(json.loads(line)["picked"]) for line in trace.splitlines()] == [0, 0, 2]
+    assert [len(json.loads(line)["picked"]) for line in trace.splitlines()] == [0, 0, 3]
 
 
 def test_session_start_lists_only_what_prompts_were_given(world: dict[str, Path]) -> None:

@@ -92,10 +92,8 @@ def test_mcp_remember_refuses_a_lone_surrogate_from_json(make_home) -> None:
     server = build_server(Memory(home))
     with pytest.raises(ToolError) as e:
         asyncio.run(server.call_tool("remember", {"text": "the build uses \ud800 make"}))
-    assert str(e.value) == (
-        "Error executing tool remember: the text 'the build uses \\ud800 make': contains a "
-        "lone surrogate (U+D800), which is not UTF-8"
-    )
+    # refused by the tool's schema now that the text is bounded (tests/test_mcp_bounds.py)
+    assert str(e.value) == "remember: text: contains a lone surrogate, which is not UTF-8"
     assert (home / "memory.md").read_text() == MINE
 
 
@@ -677,23 +675,24 @@ def test_memory_md_deleted_right_before_the_exchange_is_a_change(make_home, monk
 
 
 def test_one_huge_write_cannot_make_memory_md_unreadable(make_home, monkeypatch) -> None:
-    """The failing input (scaled down: the bound made 200 KB): one ``remember`` of a
-    300,000-character text over MCP. Before: appended, memory.md passed the size talos
+    """The failing input (scaled down: the bound made 8 KB, under the 10,000 characters a
+    fact may hold, tests/test_mcp_bounds.py; it was 300,000 characters): one ``remember``
+    over MCP. Before: appended, memory.md passed the size talos
     reads, and from then on recall had no facts at all and every write was refused
     (``FileTooLarge``) — one model call took the person's whole memory away. Now no write
     takes memory.md past the bound; the facts stay readable."""
     from talos import fsutil
 
-    monkeypatch.setattr(fsutil, "MAX_MEMORY_BYTES", 200_000)
+    monkeypatch.setattr(fsutil, "MAX_MEMORY_BYTES", 8_000)
     home = make_home(memory=MINE + "- the build uses make\n")
     mf = resolve_paths(home).memory_file
     mem = Memory(home, index=False)
     server = build_server(mem)
     with pytest.raises(ToolError) as e:
-        asyncio.run(server.call_tool("remember", {"text": "x " * 150_000}))
+        asyncio.run(server.call_tool("remember", {"text": "x " * 4_500}))
     assert str(e.value) == (
-        f"Error executing tool remember: {mf}: this write would make it 300,102 bytes long, "
-        "more than the 200,000 talos reads; nothing was changed (remove lines you no longer "
+        f"Error executing tool remember: {mf}: this write would make it 9,102 bytes long, "
+        "more than the 8,000 talos reads; nothing was changed (remove lines you no longer "
         "need)"
     )
     assert (home / "memory.md").read_text() == MINE + "- the build uses make\n"
@@ -701,7 +700,7 @@ def test_one_huge_write_cannot_make_memory_md_unreadable(make_home, monkeypatch)
     # variant: a superseding write (a replace) that would grow past the bound
     vim = mem.remember("editor = vim", key="editor")
     with pytest.raises(InputError):
-        mem.remember("editor = " + "x" * 200_000, key="editor")
+        mem.remember("editor = " + "x" * 9_000, key="editor")
     assert mem.get("editor").record.fields["id"] == vim.id
 
 

@@ -722,13 +722,14 @@ def test_why_not_names_the_margin_for_a_dense_only_row(make_home: Callable[..., 
 def test_why_not_names_k_beyond_the_first_five(make_home: Callable[..., Path]) -> None:
     words = ["api", "docs", "billing", "search", "mobile", "gateway", "ledger"]
     home = make_home(memory="".join(f"- We deploy the {w} service with care\n" for w in words))
+    (home / "talos.toml").write_text("k = 5\n", encoding="utf-8")  # the cap (default 30)
     mem = Memory(home, model="evidence", dense=leg_of(home, TopicEmbedder()))
     got = mem.why_not("deploy the billing")
     assert [(w.node.text, w.reason, w.detail) for w in got] == [
         (
             f"We deploy the {w} service with care",
             "beyond-k",
-            f"fused rank {no}: a recall delivers the first 5",
+            f"fused rank {no}: a recall delivers at most 5 rows",
         )
         for no, w in ((6, "gateway"), (7, "ledger"))
     ]

@@ -85,6 +85,7 @@ def test_the_readers_fingerprint_covers_the_code_that_shapes_rows() -> None:
         "sources/sessions.py",
         "safety.py",
         "text.py",
+        "canon.py",
         "tasks.py",  # picks a session's task (SPEC §3.3)
         "secrets.py",
         "prefilter.py",

@@ -46,9 +46,9 @@ def test_mcp_explain_carries_evidence_cut_and_terms(make_home) -> None:  # type:
                 {"written": "answers", "analyzed": "answer"},
             ],
         ),
-        (
+        (  # it holds "answers": delivered on its own evidence (the relative floor cut it)
             "Answers in English unless asked otherwise",
-            "floor",
+            "",
             [{"written": "answers", "analyzed": "answer"}],
         ),
     ]

@@ -400,7 +400,8 @@ def _killed_after(n: int):  # type: ignore[no-untyped-def]
     return append
 
 
-LONG = "a long fact" + " word" * 2000
+#: Longer than a page, within the 10,000 characters a fact may hold (writer.MAX_TEXT_CHARS).
+LONG = "a long fact" + " word" * 1900
 
 
 def test_a_torn_append_is_completed_by_the_next_write(make_home, monkeypatch) -> None:

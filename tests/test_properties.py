@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from talos import Memory, safety
+from talos.canon import canonical_name
 from talos.errors import InputError
 from talos.home import resolve_paths
 from talos.sources import first_user_request, load_episodes, parse_fact_line, strip_tag
-from talos.sources.facts import MIN_FACT_CHARS, TAG
+from talos.sources.facts import MIN_FACT_CHARS, NAMED_FIELDS, TAG
 from talos.sources.skills import parse_frontmatter
 from talos.text import STOPWORDS, drop_not_for, keywords
 from talos.writer import format_fact_line
@@ -82,11 +83,12 @@ def test_fact_line_round_trips_through_the_writer(
     line = format_fact_line(text, src, born, fields)
     parsed = parse_fact_line(line)
     assert parsed is not None
+    # names come back in their canonical spelling (talos.canon, tests/test_key_authority.py)
     assert (parsed.text, parsed.src, parsed.born, parsed.fields) == (
         text,
-        src,
+        canonical_name(src),
         born,
-        {k: v for k, v in fields.items() if v != ""},
+        {k: canonical_name(v) if k in NAMED_FIELDS else v for k, v in fields.items() if v != ""},
     )
 
 

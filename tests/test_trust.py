@@ -926,7 +926,7 @@ def test_attack_hostile_values_and_byte_exact_neighbours(make_home) -> None:
         assert r.exit_code == 1 and "must not contain" in r.stderr
     r = cli(home, "remember", "two\nlines\u2028here too", "--ref", "msg 42 -->x", "--by", "a=b c")
     assert r.exit_code == 0
-    huge = "zqhuge " + "word " * 20000
+    huge = "zqhuge " + "word " * 1_990  # near the 10,000 characters a fact may hold
     res = mem.remember(huge, key="huge")
     assert res.line.count("\n") == 0 and untouched() == keep
     lines = (home / "memory.md").read_bytes().split(b"\n")

@@ -42,15 +42,23 @@ QueryArg = Annotated[
 def recall(
     query: QueryArg,
     k: Annotated[
-        int, typer.Option("-k", "--k", metavar="N", min=0, help="How many rows to deliver.")
-    ] = 5,
+        int | None,
+        typer.Option(
+            "-k",
+            "--k",
+            metavar="N",
+            min=0,
+            help="Most rows to deliver (default: talos.toml's k, else 30); the budget decides.",
+        ),
+    ] = None,
     budget: Annotated[
         int | None,
         typer.Option(
             "--budget",
             metavar="N",
-            help=f"Most characters the block may take (at least {MIN_BUDGET}): a skill body is "
-            "cut first, then the least relevant rows are left out, and a last line says so.",
+            help=f"Most characters the block may take (at least {MIN_BUDGET}; default: "
+            "talos.toml's budget, else 2000): a skill body is cut first, then the least "
+            "relevant rows are left out, and a last line says so.",
         ),
     ] = None,
     home: HomeOpt = None,

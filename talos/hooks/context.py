@@ -202,12 +202,14 @@ class Responder:
         if not ev.kind:
             return ""
         s = self.settings
-        limit = min(agent.limit, s["budget"])
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             mem0 = self.memory(("global",))
             scopes = scope.scopes_for(ev.cwd, mem0.paths.config, str(mem0.paths.home))
             mem = self.memory(scopes)
+            # the same budget as `talos recall` (SPEC §6.3): [hooks] budget, else the home's
+            own = s["budget"] if s["budget"] is not None else mem.budget
+            limit = min(agent.limit, own) if own is not None else agent.limit
             if ev.kind == "prompt":
                 query = ev.prompt.strip()[:MAX_QUERY]
                 text = ""

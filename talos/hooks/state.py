@@ -58,8 +58,8 @@ DEFAULTS: dict[str, Any] = {
     "timeout": 2.5,
     "server": True,
     "idle": 600.0,
-    "k": 5,
-    "budget": 10_000,
+    "k": None,  # None: the home's (talos.toml's k, else 30), as `talos recall`
+    "budget": None,  # None: the home's (talos.toml's budget, else 2,000 characters)
     "session_facts": 10,
     "session_hits": 5,
 }
@@ -169,7 +169,10 @@ def hook_state(home: str | None = None) -> HookState:
         if isinstance(hooks.get("server"), bool):
             s["server"] = hooks["server"]
         for key in ("k", "budget", "session_facts", "session_hits"):
-            s[key] = int(_number(hooks.get(key), DEFAULTS[key], *RANGES[key]))
+            value = hooks.get(key)
+            if DEFAULTS[key] is None and (isinstance(value, bool) or not isinstance(value, int)):
+                continue  # absent or of the wrong type: the home's
+            s[key] = int(_number(value, DEFAULTS[key], *RANGES[key]))
     return state
 
 

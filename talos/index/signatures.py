@@ -30,9 +30,10 @@ __all__ = [
 
 def reader_files() -> list[Path]:
     """The files of the code that decides what a file's rows are: the readers of memory.md
-    and the sessions, masking, keywords, the task rule that picks a session's task
-    (``tasks.py``), and the index's own row makers (a line's row: ``index/facts.py``; a
-    session's row: ``index/sessions.py``)."""
+    and the sessions, masking, keywords, canonical names, the task rule that picks a
+    session's task (``tasks.py``), and the index's own row makers (a line's row:
+    ``index/facts.py``; a session's row: ``index/sessions.py``)."""
+    import talos.canon
     import talos.prefilter
     import talos.safety
     import talos.secrets
@@ -41,7 +42,14 @@ def reader_files() -> list[Path]:
     import talos.tasks
     import talos.text
 
-    mods = (talos.sources.facts, talos.sources.sessions, talos.safety, talos.text, talos.tasks)
+    mods = (
+        talos.sources.facts,
+        talos.sources.sessions,
+        talos.safety,
+        talos.text,
+        talos.canon,
+        talos.tasks,
+    )
     here = Path(__file__).parent
     return [Path(str(mod.__file__)) for mod in (*mods, talos.secrets, talos.prefilter)] + [
         here / "facts.py",

@@ -12,6 +12,7 @@ from typing import NamedTuple
 from urllib.parse import unquote
 
 from talos import fsutil, secrets
+from talos.canon import canonical_name
 from talos.model import Node
 from talos.text import matching_keywords
 from talos.warn import audible, warn
@@ -383,9 +384,16 @@ def claimed_scopes(line: str | bytes) -> frozenset[str]:
     return frozenset(found) or frozenset({"global"})
 
 
+#: Tag fields that are names compared by authority rules, read in their canonical spelling
+#: (:func:`talos.canon.canonical_name`): ``key=Editor`` is the key ``editor``, ``by=MCP`` a
+#: model's write (``tests/test_key_authority.py``).
+NAMED_FIELDS = ("key", "by")
+
+
 class ParsedFact(NamedTuple):
     """A memory.md line taken apart: ``text`` (tag and bullets removed), ``src`` (``user``
-    when untagged), ``born`` (``YYYY-MM-DD`` or ""), ``fields`` (decoded ``field=value``)."""
+    when untagged; canonical, :func:`talos.canon.canonical_name`), ``born`` (``YYYY-MM-DD``
+    or ""), ``fields`` (decoded ``field=value``; the :data:`NAMED_FIELDS` canonical)."""
 
     text: str
     src: str
@@ -398,12 +406,14 @@ def strip_tag(line: str) -> tuple[str, str, str]:
 
     Returns:
         ``(text, src, born)``: the line without the tag (whitespace-stripped), the tag's source
-        word, and its date. An untagged line gives ``(line.strip(), "user", "")``.
+        word in its canonical spelling (:func:`talos.canon.canonical_name`, as
+        :func:`parse_fact_line` gives it: ``USER`` is ``user``), and its date. An untagged line
+        gives ``(line.strip(), "user", "")``.
     """
     m = TAG.search(line)
     if not m:
         return line.strip(), "user", ""
-    return line[: m.start()].strip(), m.group("src"), m.group("born")
+    return line[: m.start()].strip(), canonical_name(m.group("src")), m.group("born")
 
 
 def too_long(line: str | bytes) -> bool:
@@ -477,8 +487,9 @@ def parse_fact_line(line: str) -> ParsedFact | None:
     m = TAG.search(s)
     src, born, fields = "user", "", {}
     if m:
-        src, born = m.group("src"), m.group("born")
+        src, born = canonical_name(m.group("src")), m.group("born")
         fields = {k: unquote(v) for k, v in _FIELD.findall(m.group("fields"))}
+        fields.update({k: canonical_name(fields[k]) for k in NAMED_FIELDS if k in fields})
         s = s[: m.start()]
     text = s.strip().lstrip("-*# ").strip()
     if len(text) < MIN_FACT_CHARS:

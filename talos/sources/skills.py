@@ -9,8 +9,10 @@ import os
 from pathlib import Path
 
 from talos import fsutil
+from talos.canon import canonical_name
 from talos.model import Node
 from talos.safety import MAX_SKILL_BYTES, ScanStore, mask_secrets, scan_skills
+from talos.sources.facts import NAMED_FIELDS
 from talos.text import MATCH_MAX, fold_whitespace, matching_keywords
 from talos.warn import warn
 
@@ -262,8 +264,12 @@ def load_skills(
                 path=str(path),
                 body=raw[: MATCH_MAX + 1],  # one past what is delivered: the block marks a cut
                 name=path.parent.name if rel != path.name else path.stem,
-                src=fields.get("source", "user") or "user",
-                fields={k: v for k, v in fields.items() if k not in ("name", "description")},
+                src=canonical_name(fields.get("source", "")) or "user",
+                fields={
+                    k: canonical_name(v) if k in NAMED_FIELDS else v
+                    for k, v in fields.items()
+                    if k not in ("name", "description")
+                },
             )
         )
     return nodes
