@@ -641,8 +641,8 @@ def skill_shown(n: Node, lang: str = "en", reference: bool = False, limit: int =
     each cut visibly) — an agent that calls talos through a hook or MCP has no list of the
     home's skills in its prompt —, or its file name without ``.md`` when it has neither, and
     always with the reference (``classic``) and in Chinese (the reference's block, SPEC §6.7:
-    ``- [技能] {name}``, which ``talos.compat``'s agents parse). A ``skills/NAME/SKILL.md`` skill (SPEC §3.2)
-    is followed by its folder, where its other files are."""
+    ``- [技能] {name}``, which ``talos.compat``'s agents parse). A ``skills/NAME/SKILL.md``
+    skill (SPEC §3.2) is followed by its folder, where its other files are."""
     extended = not reference and bool(labels(lang)["date_from"])  # Chinese: the reference's
     name = n.text if extended and _labelled(n) else n.name or n.text
     text = shown(name, lang, limit)

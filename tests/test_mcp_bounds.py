@@ -43,7 +43,7 @@ def test_a_two_million_character_fact_is_refused_and_nothing_is_written(make_hom
     assert message == "remember: text: at most 10,000 characters (got 2,000,000)"
     assert (home / "memory.md").read_text() == MINE
     capsys.readouterr()
-    assert Memory(home).recall("editor").text.endswith("- [fact] editor = vim")
+    assert Memory(home).recall("editor").text.endswith("- [fact] (2026-01-01) editor = vim")
     assert capsys.readouterr().err == ""
 
 
