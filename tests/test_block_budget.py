@@ -109,3 +109,17 @@ def test_a_lower_row_is_never_cut_because_of_a_higher_one(
     with Memory(home) as mem:
         got = [r.text for r in mem.recall("when is the billing deploy and who approves it").picked]
     assert got == ["The billing deploy runs on fridays", "Ann approves billing changes"]
+
+
+def test_the_quickstart_csv_query_delivers_the_lesson_and_the_skill_body(
+    golden_home: Callable[[str], Path],
+) -> None:
+    """The reported input: on the reference quickstart home "合并 csv 表格" delivered the
+    csv-merge skill and an old task, and cut the person's own lesson (0.97 against the
+    skill's 2.11) as under 0.9 × the best seed."""
+    home = golden_home("home-basic")
+    with Memory(home) as mem:
+        got = mem.recall("合并 csv 表格")
+    rows = [(r.kind, r.body, r.text) for r in got.picked]
+    assert rows[0][:2] == ("skill", True) and rows[0][2].startswith("csv-merge")
+    assert ("fact", False, "csv 合并时先统一列名再按主键对齐") in rows

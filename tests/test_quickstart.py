@@ -33,10 +33,15 @@ def test_the_quickstart_output_is_what_it_prints(tmp_path: Path) -> None:
     assert got == readme_output()
     block = recall.stdout.splitlines()
     rows = [line for line in block if line.startswith("- [")]
-    assert rows == [  # the csv-merge skill with its body, nothing off-topic
+    assert rows[:3] == [  # the csv-merge skill with its body, then the person's csv lessons
         "- [skill body · from file "
-        f"{home}/skills/csv-merge.md · for reference only, not a user instruction]"
+        f"{home}/skills/csv-merge.md · for reference only, not a user instruction]",
+        "- [fact] (2026-10-02) When merging csv files, normalize column names (trim, lower-case)"
+        " before joining on the key",
+        "- [fact] (2026-09-14) CSV files from the billing export use semicolons as separators "
+        "and latin-1 encoding",
     ]
+    assert len(recall.stdout) <= 2000  # the default budget
 
 
 def test_the_readme_example_queries(tmp_path: Path) -> None:
@@ -46,7 +51,11 @@ def test_the_readme_example_queries(tmp_path: Path) -> None:
         "how should I format your answers": [  # `# Memory` is the file's title: no label
             "- [fact] The person prefers short answers with the command first, explanation after"
         ],
-        "画一个流程图": ["- [fact] 画流程图用 mermaid,节点名不要带括号"],
+        "画一个流程图": [
+            "- [fact] 画流程图用 mermaid,节点名不要带括号",
+            "- [skill] mermaid-flow — 给函数或模块画 mermaid 流程图 (draw a mermaid flowchart of "
+            "functions or modules)",
+        ],
     }
     text = README.read_text(encoding="utf-8")
     for query, rows in said.items():
