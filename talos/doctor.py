@@ -495,12 +495,15 @@ def _check_memory(
         return [], []
     try:
         fsutil.check_regular_or_missing(mf)
-    except fsutil.NotRegularFile as e:  # a FIFO hung every command (issue 12.3)
+    except OSError as e:  # a FIFO hung every command (issue 12.3); a link loop failed doctor
+        what = (
+            e.strerror if isinstance(e, fsutil.NotRegularFile) else f"cannot be read ({e.strerror})"
+        )
         add(
             Finding(
                 "memory",
                 "warn",
-                f"{name} {e.strerror}: no facts loaded",
+                f"{name} {what}: no facts loaded",
                 hint="replace it with a regular file, or set memory_file in talos.toml",
             )
         )
@@ -534,12 +537,25 @@ def _check_memory(
     return facts, flagged
 
 
+def _missing_folder(folder: Path, missing: str, cost: str) -> tuple[str, str]:
+    """Status and words for a sources folder that is not a folder: ``info`` when it does not
+    exist, else ``warn`` with what it is — a link loop said "does not exist"."""
+    try:
+        os.stat(folder)
+    except FileNotFoundError:
+        if not os.path.islink(folder):
+            return "info", missing
+        return "warn", f"is a link to {os.path.realpath(folder)}, which does not exist: {cost}"
+    except OSError as e:
+        return "warn", f"cannot be looked at ({e.strerror}): {cost}"
+    return "warn", f"is not a folder: {cost}"
+
+
 def _check_skills(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     sd = paths.skills_dir
     name = places.folder(sd)
     if not sd.is_dir():
-        status = "warn" if sd.exists() else "info"
-        what = "is not a folder" if sd.exists() else "does not exist: no skills"
+        status, what = _missing_folder(sd, "does not exist: no skills", "no skills")
         add(Finding("skills", status, f"{name} {what}"))
         return
     try:
@@ -563,8 +579,7 @@ def _check_sessions_folder(
     root: Path, configured: Path, name: str, add: Add, seen: frozenset[str] | None
 ) -> None:
     if not root.is_dir():
-        status = "warn" if root.exists() else "info"
-        what = "is not a folder" if root.exists() else "does not exist: no episodes"
+        status, what = _missing_folder(root, "does not exist: no episodes", "no episodes")
         add(Finding("sessions", status, f"{name} {what}"))
         return
     try:
@@ -580,8 +595,9 @@ def _check_state(paths: Paths, places: _Places, add: Add) -> bool:
     """The state folder (index, usage, trace, audit); False stops the checks that need it."""
     sd = paths.state_dir
     name = places.folder(sd)
-    if sd.exists() and not sd.is_dir():
-        add(Finding("state", "error", f"{name} is not a folder; talos keeps its state there"))
+    if (sd.exists() or sd.is_symlink()) and not sd.is_dir():  # a link loop too
+        why = _refusal(sd, "folder", follow=True) or "is not a folder"
+        add(Finding("state", "error", f"{name} {why}; talos keeps its state there"))
         return False
     probe = sd if sd.is_dir() else sd.parent
     if not os.access(probe, os.W_OK | os.X_OK):
@@ -718,7 +734,18 @@ def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
     in a traceback (issue 12 item 4); recall goes on without counting. A finding only when
     they cannot (the usual report stays as it was)."""
     name = places.path(paths.usage_db)
-    if not paths.usage_db.exists():
+    if not paths.usage_db.exists() and not paths.usage_db.is_symlink():
+        return
+    why = _refusal(paths.usage_db, follow=True)  # a link loop or a dangling link: no counts
+    if why:
+        add(
+            Finding(
+                "usage",
+                "warn",
+                f"{name} {why}: recall goes on without counting; no forgetting suggestions",
+                hint=f"remove {name} (talos then starts new counts) or put back a backup",
+            )
+        )
         return
     store = SqliteUsage(paths.usage_db)
     try:
@@ -950,6 +977,10 @@ def _refusal(path: Path, want: str = "file", follow: bool = False) -> str:
     except OSError as e:  # a link loop, a name too long
         return f"cannot be looked at ({e.strerror or e})"
     mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        with contextlib.suppress(OSError):
+            noun = {"folder": "a folder", "socket": "a socket"}.get(want, "a regular file")
+            return f"is a symbolic link (to {os.readlink(path)}), not {noun}"
     if want == "folder":
         return "" if stat.S_ISDIR(mode) else f"is {fsutil.file_kind(st) or 'a file'}, not a folder"
     if want == "socket":
@@ -970,7 +1001,7 @@ def _check_own_files(paths: Paths, places: _Places, add: Add) -> None:
         paths.trace_file: "no recall is traced, and talos report cannot read it",
         paths.lock_dir / "memory.lock": "every write to memory.md is refused",
     }
-    lock_dir = _refusal(paths.lock_dir, "folder")
+    lock_dir = _refusal(paths.lock_dir, "folder", follow=True)  # the writer's mkdir follows
     if lock_dir:
         name = places.path(paths.lock_dir)
         add(
@@ -988,11 +1019,7 @@ def _check_own_files(paths: Paths, places: _Places, add: Add) -> None:
         why = _refusal(path)
         if why:
             name = places.path(path)
-            add(
-                Finding(
-                    "files", "warn", f"{name} {why}: {cost}", hint=f"remove or replace {name}"
-                )
-            )
+            add(Finding("files", "warn", f"{name} {why}: {cost}", hint=f"remove or replace {name}"))
 
 
 def _check_hooks(paths: Paths, places: _Places, add: Add) -> None:

@@ -217,7 +217,8 @@ def test_a_hook_log_linked_to_a_device_is_never_written_through(home: Path) -> N
     assert target.read_text(encoding="utf-8") == "not talos's\n"
     hooks = doctor(home)["hooks"][0]
     assert hooks["summary"] == (
-        ".talos/hook.log is a symbolic link, not a regular file: hooks that fail cannot say why"
+        f".talos/hook.log is a symbolic link (to {target}), not a regular file: hooks that fail "
+        "cannot say why"
     )
 
 
