@@ -198,8 +198,10 @@ def _without_write_permission() -> list[str]:
 
 
 def _read_only(path: Path) -> None:
+    """Folders and talos's files read-only; memory.md keeps its mode (a chmod changes its
+    ctime, which the index's signature holds: it would be "changed since indexed")."""
     for p in [path, *path.rglob("*")]:
-        if not p.is_symlink():
+        if not p.is_symlink() and p.name != "memory.md":
             os.chmod(p, 0o555 if p.is_dir() else 0o444)
 
 
