@@ -1042,6 +1042,8 @@ def _check_hooks(paths: Paths, places: _Places, add: Add) -> None:
         costs[run / "hook.lock"] = ("file", "every hook recalls in its own process")
     for path, (want, cost) in costs.items():
         why = _refusal(path, want)
+        if not why and want == "file" and path.exists() and not os.access(path, os.R_OK | os.W_OK):
+            why = "cannot be read and written by this user"
         if why:
             name = places.path(path)
             add(

@@ -298,6 +298,7 @@ def test_a_real_difference_names_its_line(home: Path) -> None:
         ["doctor"],
         ["conflicts"],
         ["history"],
+        ["mcp"],  # the MCP server's scopes are fixed at start: its tools take none
     ],
     ids=lambda c: c[0],
 )
