@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -364,7 +365,14 @@ OWN = [".talos/hook.log", ".talos/hook.log.1", ".talos/run/hook.sock", ".talos/r
 
 
 def _spoil(path: Path, how: str, outside: Path) -> None:
-    """Make ``path`` wrong in the way ``how``."""
+    """Make ``path`` wrong in the way ``how`` (what was there is removed first; a folder
+    asked to be a folder stays)."""
+    if path.is_dir() and not path.is_symlink():
+        if how == "folder":
+            return
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
     if how == "fifo":
         os.mkfifo(path)
     elif how == "folder":
@@ -387,9 +395,19 @@ HOW = ["fifo", "folder", "link-elsewhere", "link-loop", "dev-zero", "dev-full", 
 HOW += ["unreadable"]
 
 
-@pytest.mark.parametrize("server", [False, True], ids=["in-process", "server"])
-@pytest.mark.parametrize("how", HOW)
-@pytest.mark.parametrize("own", OWN)
+#: Every case: each own file in each mode, and the run folder and talos.toml (read by the
+#: hook before its deadline is armed) once each — without a readable talos.toml the home's
+#: defaults hold (the server on), so one mode is all there is.
+CASES = [(own, how, server) for own in OWN for how in HOW for server in (False, True)]
+CASES += [(".talos/run", how, True) for how in HOW if how != "folder"]
+CASES += [("talos.toml", how, True) for how in HOW]
+
+
+@pytest.mark.parametrize(
+    ("own", "how", "server"),
+    CASES,
+    ids=[f"{o}-{h}-{'server' if s else 'in-process'}" for o, h, s in CASES],
+)
 def test_no_state_of_its_own_blocks_or_breaks_a_turn(
     tmp_path: Path, own: str, how: str, server: bool
 ) -> None:
@@ -402,7 +420,7 @@ def test_no_state_of_its_own_blocks_or_breaks_a_turn(
     _spoil(h / own, how, outside)
     try:
         # each agent's payload in turn: every file and mode meets every agent across HOW
-        agent, name = PAYLOADS[(HOW.index(how) + OWN.index(own)) % len(PAYLOADS)]
+        agent, name = PAYLOADS[(HOW.index(how) + CASES.index((own, how, server))) % len(PAYLOADS)]
         data = (FIXTURES / f"{name}.json").read_bytes().replace(b"@CWD@", b"/")
         out, _ = hook(h, data, agent)
         valid_or_empty(out)

@@ -168,7 +168,9 @@ def _clear_socket_path() -> str:
             os.unlink("hook.sock")
         return ""
     kind = FILE_KINDS.get(fmt, "a regular file with content")
-    return f"{os.path.abspath('hook.sock')} is {kind}, not a socket; remove it"
+    if fmt == stat.S_IFSOCK:
+        kind = f"a socket of uid {st.st_uid}"
+    return f"{os.path.abspath('hook.sock')} is {kind}, not a socket of this user; remove it"
 
 
 def serve(home: str | None = None) -> int:
