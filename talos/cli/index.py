@@ -72,7 +72,7 @@ def _index(
     """:func:`index` on an open :class:`Index`."""
     if check:
         try:  # read-only: compares what is indexed with the files
-            behind, problems = idx.behind(), idx.check()
+            behind, problems = idx.behind(), idx.check(skip_behind=True)
         except FileNotFoundError as e:
             if e.filename != str(idx.file):
                 raise

@@ -393,18 +393,19 @@ class Index:
     def behind(self) -> list[str]:
         """What changed in the files since they were indexed (a cache not yet refreshed: the
         next recall or ``talos index`` catches up), one sentence each; [] when none did.
-        :meth:`check` does not compare those files."""
+        ``check(skip_behind=True)`` does not compare those files."""
         from talos.index.check import behind
 
         return behind(self)
 
-    def check(self, full: bool | None = None) -> list[str]:
+    def check(self, full: bool | None = None, skip_behind: bool = False) -> list[str]:
         """Compare the index with the files without changing it; returns differences
         (:func:`talos.index.check.check`: ``full`` parses every line of memory.md again, else
-        only up to :data:`talos.index.check.CHECK_ALL_LINES` lines)."""
+        only up to :data:`talos.index.check.CHECK_ALL_LINES` lines; ``skip_behind`` leaves out
+        the files :meth:`behind` names)."""
         from talos.index.check import check
 
-        return check(self, full)
+        return check(self, full, skip_behind)
 
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
         """Throw the index away and build it again from the files."""

@@ -30,7 +30,7 @@ CHECK_ALL_LINES = 50_000
 CHECK_SAMPLE = 2_000
 
 
-def check(index: Index, full: bool | None = None) -> list[str]:
+def check(index: Index, full: bool | None = None, skip_behind: bool = False) -> list[str]:
     """Compare ``index`` with the files without changing it; returns differences.
 
     Args:
@@ -40,10 +40,12 @@ def check(index: Index, full: bool | None = None) -> list[str]:
             must be no facts), and :data:`CHECK_SAMPLE` rows spread over the file are
             parsed again: a memory.md of 1,000,000 lines took 126 s in ``talos doctor``
             (issue 12 item 8).
+        skip_behind: leave out the files that changed since the index was refreshed
+            (:func:`behind`: ``talos index --check`` says those are behind, not different).
     """
     from talos.sources.sessions import load_episodes
 
-    readers, memory, sessions = _changed(index)
+    readers, memory, sessions = _changed(index) if skip_behind else (False, False, False)
     if readers:
         return []  # rows of other reader code: the next refresh reads every file again
     problems = [] if memory else _check_facts(index, full)
@@ -64,7 +66,7 @@ def behind(index: Index) -> list[str]:
     changed since it was indexed``): a cache not yet brought up to date is behind, not
     different — right after a ``remember`` that superseded a value, ``--check`` said "facts
     differ: 10 indexed, 10 in the file" (tests/test_bad_state_findings.py). :func:`check`
-    skips them."""
+    with ``skip_behind`` leaves them out."""
     readers, memory, sessions = _changed(index)
     if readers:
         return [f"{index.file} was made by other talos code"]
