@@ -241,6 +241,10 @@ def test_a_full_disk_under_the_log_costs_only_the_log_line(
 # -- the socket ------------------------------------------------------------------------------
 
 
+#: A reply that never ends (:func:`_listener` sends until the hook hangs up).
+ENDLESS = b"<endless>"
+
+
 def _listener(path: Path, reply: bytes) -> tuple[socket.socket, threading.Thread]:
     """A process of this user listening at ``path`` that answers every request with
     ``reply`` (a server killed mid-reply, or any other program)."""
@@ -258,7 +262,12 @@ def _listener(path: Path, reply: bytes) -> tuple[socket.socket, threading.Thread
                 conn.settimeout(5)
                 while conn.recv(65536):
                     pass
-                conn.sendall(reply)
+                if reply != ENDLESS:
+                    conn.sendall(reply)
+                    continue
+                conn.sendall(b"ok 99999999\n")
+                while True:  # until the hook hangs up
+                    conn.sendall(b"x" * 65536)
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
@@ -273,7 +282,9 @@ def _listener(path: Path, reply: bytes) -> tuple[socket.socket, threading.Thread
         b"ok\n" + b'{"hookSpecificOutput": ',  # any listener that says "ok" and stops
         b"ok 400\n" + EXPECTED.encode()[:60],  # a promised length not delivered
         b"ok\nhello\n",  # a listener that is no talos server at all
+        ENDLESS,  # one that never stops: read up to MAX_REPLY, not until the deadline
     ],
+    ids=["killed", "old-format", "says-ok", "short", "not-talos", "endless"],
 )
 def test_a_reply_cut_short_never_reaches_the_agent(served: Path, reply: bytes) -> None:
     """Found: a server killed mid-reply, or any listener on hook.sock, made the hook print

@@ -36,13 +36,15 @@ if TYPE_CHECKING:
 
     from talos.hooks.state import HookState
 
-__all__ = ["AGENT_NAMES", "MAX_INPUT", "main", "ping", "stop"]
+__all__ = ["AGENT_NAMES", "MAX_INPUT", "MAX_REPLY", "main", "ping", "stop", "whole"]
 
 #: The agents ``talos hook`` answers (:data:`talos.hooks.agents.AGENTS`, kept here so the
 #: client does not import that module).
 AGENT_NAMES = ("claude-code", "codex", "gemini")
 #: Largest hook input read from stdin.
 MAX_INPUT = 4 * 1024 * 1024
+#: Largest reply read from the server (an agent takes 10,000 characters of context at most).
+MAX_REPLY = 4 * 1024 * 1024
 
 
 class _Run:
@@ -249,6 +251,9 @@ def _reach(run: _Run, state: HookState) -> socket | None:
 
 
 def _exchange(s: socket, request: bytes, seconds: float) -> bytes:
+    """Send ``request``, read the reply until the server closes, at most :data:`MAX_REPLY`
+    bytes (a listener at the socket that never stops sending is cut there: the reply is then
+    not whole, :func:`whole`)."""
     import _socket
 
     s.settimeout(max(seconds, 0.01))
@@ -256,11 +261,14 @@ def _exchange(s: socket, request: bytes, seconds: float) -> bytes:
         s.sendall(request)
         s.shutdown(_socket.SHUT_WR)
         chunks: list[bytes] = []
-        while True:
+        size = 0
+        while size <= MAX_REPLY:
             chunk = s.recv(65536)
             if not chunk:
-                return b"".join(chunks)
+                break
             chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
     finally:
         s.close()
 
