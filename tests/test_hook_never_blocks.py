@@ -29,9 +29,11 @@ import pytest
 from talos.hooks import client
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+#: One fact the prompt is about and one it is not: the expected block does not hang on how
+#: the ranking weighs a second, weaker row.
 MEMORY = """\
 - Staging deploys of alpha go through make deploy ENV=staging
-- The alpha service listens on port 8080 in staging
+- Coffee tastes best brewed at 92 degrees
 """
 EVENT = json.dumps(
     {"hook_event_name": "UserPromptSubmit", "prompt": "deploy alpha to staging", "cwd": "/"}
