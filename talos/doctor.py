@@ -27,6 +27,7 @@ import datetime as dt
 import io
 import os
 import sqlite3
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,7 +96,7 @@ class Finding:
     Attributes:
         check: which question (``home``, ``config``, ``memory``, ``skills``, ``sessions``,
             ``state``, ``tags``, ``index``, ``safety``, ``conflicts``, ``expired``, ``dead``,
-            ``audit``, ``hooks``).
+            ``audit``, ``files`` (talos's own files its writers refuse), ``hooks``).
         status: ``ok``, ``info``, ``warn`` or ``error`` (see the module docstring).
         summary: one line.
         details: the places at fault, ``file:line: what`` (at most :data:`MAX_DETAILS`).
@@ -344,6 +345,7 @@ def diagnose(
         _check_safety(paths, places, add, seen, flagged)
         _check_view(mem, at, places, add)
         _check_audit(paths, places, add, seen)
+        _check_own_files(paths, places, add)
         _check_hooks(paths, places, add)
     return diag
 
@@ -495,12 +497,15 @@ def _check_memory(
         return [], []
     try:
         fsutil.check_regular_or_missing(mf)
-    except fsutil.NotRegularFile as e:  # a FIFO hung every command (issue 12.3)
+    except OSError as e:  # a FIFO hung every command (issue 12.3); a link loop failed doctor
+        what = (
+            e.strerror if isinstance(e, fsutil.NotRegularFile) else f"cannot be read ({e.strerror})"
+        )
         add(
             Finding(
                 "memory",
                 "warn",
-                f"{name} {e.strerror}: no facts loaded",
+                f"{name} {what}: no facts loaded",
                 hint="replace it with a regular file, or set memory_file in talos.toml",
             )
         )
@@ -534,12 +539,25 @@ def _check_memory(
     return facts, flagged
 
 
+def _missing_folder(folder: Path, missing: str, cost: str) -> tuple[str, str]:
+    """Status and words for a sources folder that is not a folder: ``info`` when it does not
+    exist, else ``warn`` with what it is — a link loop said "does not exist"."""
+    try:
+        os.stat(folder)
+    except FileNotFoundError:
+        if not os.path.islink(folder):
+            return "info", missing
+        return "warn", f"is a link to {os.path.realpath(folder)}, which does not exist: {cost}"
+    except OSError as e:
+        return "warn", f"cannot be looked at ({e.strerror}): {cost}"
+    return "warn", f"is not a folder: {cost}"
+
+
 def _check_skills(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     sd = paths.skills_dir
     name = places.folder(sd)
     if not sd.is_dir():
-        status = "warn" if sd.exists() else "info"
-        what = "is not a folder" if sd.exists() else "does not exist: no skills"
+        status, what = _missing_folder(sd, "does not exist: no skills", "no skills")
         add(Finding("skills", status, f"{name} {what}"))
         return
     try:
@@ -563,8 +581,7 @@ def _check_sessions_folder(
     root: Path, configured: Path, name: str, add: Add, seen: frozenset[str] | None
 ) -> None:
     if not root.is_dir():
-        status = "warn" if root.exists() else "info"
-        what = "is not a folder" if root.exists() else "does not exist: no episodes"
+        status, what = _missing_folder(root, "does not exist: no episodes", "no episodes")
         add(Finding("sessions", status, f"{name} {what}"))
         return
     try:
@@ -580,8 +597,9 @@ def _check_state(paths: Paths, places: _Places, add: Add) -> bool:
     """The state folder (index, usage, trace, audit); False stops the checks that need it."""
     sd = paths.state_dir
     name = places.folder(sd)
-    if sd.exists() and not sd.is_dir():
-        add(Finding("state", "error", f"{name} is not a folder; talos keeps its state there"))
+    if (sd.exists() or sd.is_symlink()) and not sd.is_dir():  # a link loop too
+        why = _refusal(sd, "folder", follow=True) or "is not a folder"
+        add(Finding("state", "error", f"{name} {why}; talos keeps its state there"))
         return False
     probe = sd if sd.is_dir() else sd.parent
     if not os.access(probe, os.W_OK | os.X_OK):
@@ -718,7 +736,18 @@ def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
     in a traceback (issue 12 item 4); recall goes on without counting. A finding only when
     they cannot (the usual report stays as it was)."""
     name = places.path(paths.usage_db)
-    if not paths.usage_db.exists():
+    if not paths.usage_db.exists() and not paths.usage_db.is_symlink():
+        return
+    why = _refusal(paths.usage_db, follow=True)  # a link loop or a dangling link: no counts
+    if why:
+        add(
+            Finding(
+                "usage",
+                "warn",
+                f"{name} {why}: recall goes on without counting; no forgetting suggestions",
+                hint=f"remove {name} (talos then starts new counts) or put back a backup",
+            )
+        )
         return
     store = SqliteUsage(paths.usage_db)
     try:
@@ -886,7 +915,7 @@ def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
     talos (issue 12.1); a record edited in place is worth knowing only."""
     af = paths.audit_file
     name = places.path(af)
-    if not af.exists():
+    if not af.exists() and not af.is_symlink():  # a link loop is no "no writes": it is read
         add(Finding("audit", "ok", f"{name}: no writes recorded yet"))
         return
     try:
@@ -935,13 +964,98 @@ def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
 HOOK_RECENT_DAYS = 7
 
 
+def _refusal(path: Path, want: str = "file", follow: bool = False) -> str:
+    """What is wrong with one of talos's own files, as "is a FIFO (named pipe), not a regular
+    file", or "" when it is what its writer takes (``want``: ``file``, ``socket``, ``folder``)
+    or missing. ``follow``: judged through a link, as a reader that follows links does (SQLite
+    files); otherwise a link is itself refused, as :func:`talos.fsutil.open_append`,
+    :func:`talos.fsutil.lock` and the hook's writers refuse it (SPEC §9.5)."""
+    try:
+        st = os.stat(path) if follow else os.lstat(path)
+    except FileNotFoundError:
+        if follow and os.path.islink(path):
+            return f"is a link to {os.path.realpath(path)}, which does not exist"
+        return ""
+    except OSError as e:  # a link loop, a name too long
+        return f"cannot be looked at ({e.strerror or e})"
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        with contextlib.suppress(OSError):
+            noun = {"folder": "a folder", "socket": "a socket"}.get(want, "a regular file")
+            return f"is a symbolic link (to {os.readlink(path)}), not {noun}"
+    if want == "folder":
+        return "" if stat.S_ISDIR(mode) else f"is {fsutil.file_kind(st) or 'a file'}, not a folder"
+    if want == "socket":
+        if stat.S_ISSOCK(mode):
+            return ""
+        kind = "a regular file" if stat.S_ISREG(mode) else fsutil.file_kind(st)
+        return f"is {kind}, not a socket"
+    kind = fsutil.file_kind(st)
+    return f"is {kind}, not a regular file" if kind else ""
+
+
+def _check_own_files(paths: Paths, places: _Places, add: Add) -> None:
+    """talos's own files that its writers refuse (SPEC §9.5 and the hostile passes: a FIFO
+    trace left doctor healthy while report failed on it). One ``warn`` per file, naming what
+    it is and what it costs; the index, usage and audit files have their own checks."""
+    sd = paths.state_dir
+    what = {
+        paths.trace_file: "no recall is traced, and talos report cannot read it",
+        paths.lock_dir / "memory.lock": "every write to memory.md is refused",
+    }
+    lock_dir = _refusal(paths.lock_dir, "folder", follow=True)  # the writer's mkdir follows
+    if lock_dir:
+        name = places.path(paths.lock_dir)
+        add(
+            Finding(
+                "files",
+                "warn",
+                f"{name} {lock_dir}: every write to memory.md is refused",
+                hint=f"remove {name} (talos makes a new one)",
+            )
+        )
+        what.pop(paths.lock_dir / "memory.lock")
+    if paths.trace_file.parent != sd and not paths.trace_file.parent.is_dir():
+        what.pop(paths.trace_file, None)  # a folder of the person's that is not there yet
+    for path, cost in what.items():
+        why = _refusal(path)
+        if why:
+            name = places.path(path)
+            add(Finding("files", "warn", f"{name} {why}: {cost}", hint=f"remove or replace {name}"))
+
+
 def _check_hooks(paths: Paths, places: _Places, add: Add) -> None:
-    """The agent hooks' log (issue 16): hooks that gave no context and why. No finding
-    when no hook ever failed; ``warn`` for an error in the last :data:`HOOK_RECENT_DAYS`
-    days, else ``info`` (timeouts and a server still starting are transient)."""
+    """The agent hooks' own files and log (issue 16, SPEC §9.5). A log, socket, lock or run
+    folder the hook refuses is a ``warn`` each (a FIFO hook.log hung the hook and doctor;
+    tests/test_hook_never_blocks.py). Then the log: no finding when no hook ever failed;
+    ``warn`` for an error in the last :data:`HOOK_RECENT_DAYS` days, else ``info``
+    (timeouts and a server still starting are transient)."""
     from talos.hooks.log import read_tail
 
     log = paths.state_dir / "hook.log"
+    run = paths.state_dir / "run"
+    costs = {
+        log: ("file", "hooks that fail cannot say why"),
+        Path(f"{log}.1"): ("file", "hooks that fail cannot say why"),
+        run: ("folder", "every hook recalls in its own process"),
+    }
+    if not _refusal(run, "folder"):
+        costs[run / "hook.sock"] = ("socket", "every hook recalls in its own process")
+        costs[run / "hook.lock"] = ("file", "every hook recalls in its own process")
+    for path, (want, cost) in costs.items():
+        why = _refusal(path, want)
+        if not why and want == "file" and path.exists() and not os.access(path, os.R_OK | os.W_OK):
+            why = "cannot be read and written by this user"
+        if why:
+            name = places.path(path)
+            add(
+                Finding(
+                    "hooks",
+                    "warn",
+                    f"{name} {why}: {cost}",
+                    hint=f"remove {name} (talos makes a new one)",
+                )
+            )
     entries = read_tail(str(log))
     if not entries:
         return

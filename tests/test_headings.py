@@ -499,7 +499,8 @@ def test_the_index_check_compares_the_heading_paths(make_home: Callable[..., Pat
     with Memory(home, model="evidence") as mem:
         assert mem.index is not None
         assert mem.index.check(full=True) == [
-            f"facts differ from {home / 'memory.md'}: 8 indexed, 8 in the file"
+            f"facts differ from {home / 'memory.md'}: line 3 is indexed as another fact "
+            "(8 indexed, 8 in the file)"
         ]
 
 

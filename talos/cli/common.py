@@ -43,6 +43,7 @@ from talos.doctor import config_problems
 from talos.errors import TalosError, failure_message
 from talos.home import Paths, resolve_home, resolve_paths
 from talos.memory import Memory
+from talos.scopes import request_scopes
 from talos.text import json_dumps, printable
 from talos.warn import bounded
 
@@ -265,12 +266,13 @@ def help_text(doc: str | None) -> str:
 
 
 def scopes_from(scope: list[str] | None) -> tuple[str, ...]:
-    """``--scope`` values, else ``$TALOS_SCOPE`` split on commas, else ``("global",)``."""
-    if scope:
-        return tuple(s.strip() for s in scope if s.strip())
-    env = os.environ.get("TALOS_SCOPE", "")
-    parts = tuple(s.strip() for s in env.split(",") if s.strip())
-    return parts or ("global",)
+    """``--scope`` values, else ``$TALOS_SCOPE`` split on commas, else ``("global",)``, each
+    checked by the one scope rule (:func:`talos.scopes.request_scopes`).
+
+    Raises:
+        InputError: a value is not a scope name (``--scope "a b"``, ``--scope ""``).
+    """
+    return request_scopes(scope)
 
 
 def parse_date(value: str | None, option: str = "--at") -> dt.date | None:

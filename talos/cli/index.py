@@ -36,7 +36,9 @@ def index(
 
     Recall refreshes the index by itself; run this after rewriting old session files in place,
     or to build the index of a large home ahead of time. The files stay the source of truth:
-    deleting .talos/index.db loses only speed. --check exits 1 when the index differs. With the
+    deleting .talos/index.db loses only speed. --check only reads (a read-only home too) and
+    exits 1 when the index differs; files changed since the last refresh are "behind", not
+    different (the next recall catches up), and so is a home with no index yet. With the
     dense leg on (dense = true in talos.toml, or --dense) it also embeds every memory that has
     no vector yet into .talos/vectors.db, with a progress bar: a new session is one text, a
     model change embeds them all again.
@@ -49,7 +51,7 @@ def index(
     if check and rebuild:  # --check changes nothing, --rebuild throws the index away
         raise InputError("use --check or --rebuild, not both: --check changes nothing")
     paths = checked_paths(home)
-    idx = Index(paths)
+    idx = Index(paths, read_only=check)  # --check only reads: a read-only home too
     try:
         _index(idx, paths, check, rebuild, as_json, dense)
     except (OSError, sqlite3.Error) as e:
@@ -69,19 +71,36 @@ def _index(
 ) -> None:
     """:func:`index` on an open :class:`Index`."""
     if check:
-        problems = idx.check()  # read-only: compares what is indexed with the files
+        try:  # read-only: compares what is indexed with the files
+            behind, problems = idx.behind(), idx.check(skip_behind=True)
+        except FileNotFoundError as e:
+            if e.filename != str(idx.file):
+                raise
+            behind, problems = (
+                [f"{idx.file}: no index yet; the next recall or talos index builds it"],
+                [],
+            )
         if as_json:
             emit(
                 "index",
-                {"check": True, "problems": problems},
+                {"check": True, "problems": problems, "behind": behind},
                 ok=not problems,
                 error="index differs from the files" if problems else None,
             )
-        elif problems:
+        else:
             for p in problems:
                 err.print(shown(p))  # one line each: a problem names a file
-        else:
-            err.print("index matches the files")
+            if behind and len(behind) == 1 and "no index yet" in behind[0]:
+                err.print(shown(behind[0]))
+            elif behind:  # a cache not yet refreshed is behind, not different (exit 0)
+                err.print(
+                    shown(
+                        f"index is behind: {'; '.join(behind)}; the next recall or talos index "
+                        "brings it up to date"
+                    )
+                )
+            elif not problems:
+                err.print("index matches the files")
         if problems:
             raise typer.Exit(1)
         return

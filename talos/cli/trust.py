@@ -101,7 +101,7 @@ def remember(
       talos remember "region is eu-west-1" --key deploy.region \\
           --source tool --ref run:42
     """
-    scopes = (scope,) if scope else scopes_from(None)
+    scopes = scopes_from(None if scope is None else [scope])  # "" is refused, not the default
     mem = open_memory(home, scopes=scopes)
     result = mem.remember(
         text,

@@ -36,13 +36,15 @@ if TYPE_CHECKING:
 
     from talos.hooks.state import HookState
 
-__all__ = ["AGENT_NAMES", "MAX_INPUT", "main", "ping", "stop"]
+__all__ = ["AGENT_NAMES", "MAX_INPUT", "MAX_REPLY", "main", "ping", "stop", "whole"]
 
 #: The agents ``talos hook`` answers (:data:`talos.hooks.agents.AGENTS`, kept here so the
 #: client does not import that module).
 AGENT_NAMES = ("claude-code", "codex", "gemini")
 #: Largest hook input read from stdin.
 MAX_INPUT = 4 * 1024 * 1024
+#: Largest reply read from the server (an agent takes 10,000 characters of context at most).
+MAX_REPLY = 4 * 1024 * 1024
 
 
 class _Run:
@@ -132,8 +134,20 @@ def _connect(state: HookState) -> socket | None:
         st = os.lstat(state.socket)
     except FileNotFoundError:
         return None
+    if st.st_mode & 0o170000 == 0o100000 and st.st_uid == os.getuid() and st.st_size == 0:
+        # An empty regular file of this user where the socket belongs (a copy, another tool's
+        # crash): every hook recalled in its own process, and nothing repaired it. The name
+        # is removed (never followed); the next server binds a socket there.
+        with _suppress_missing():
+            os.unlink(state.socket)
+        return None
     if st.st_mode & 0o170000 != 0o140000 or st.st_uid != os.getuid():  # S_ISSOCK, no stat
-        raise PermissionError(f"{state.socket} is not a socket of this user; not connecting")
+        from talos.hooks.state import FILE_KINDS
+
+        kind = FILE_KINDS.get(st.st_mode & 0o170000, "a regular file")
+        if st.st_mode & 0o170000 == 0o140000:  # a socket of another user
+            raise PermissionError(f"{state.socket} is not a socket of this user; not connecting")
+        raise PermissionError(f"{state.socket} is {kind}, not a socket; not connecting")
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     here = os.open(".", os.O_RDONLY)
     try:
@@ -157,11 +171,28 @@ def _connect(state: HookState) -> socket | None:
     return s
 
 
+class _suppress_missing:
+    """``contextlib.suppress(FileNotFoundError)`` without importing contextlib."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, *_rest: object) -> bool:
+        return kind is FileNotFoundError
+
+
 def _lock_free(state: HookState) -> bool:
-    """Whether no server holds the home's lock (none runs or starts)."""
+    """Whether no server holds the home's lock (none runs or starts).
+
+    Raises:
+        OSError: the lock is not a regular file (a FIFO, a folder, a link: not followed,
+            never created through) or cannot be opened.
+    """
     import fcntl
 
-    fd = os.open(state.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    from talos.hooks.state import regular_fd
+
+    fd = regular_fd(state.lock, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -220,6 +251,9 @@ def _reach(run: _Run, state: HookState) -> socket | None:
 
 
 def _exchange(s: socket, request: bytes, seconds: float) -> bytes:
+    """Send ``request``, read the reply until the server closes, at most :data:`MAX_REPLY`
+    bytes (a listener at the socket that never stops sending is cut there: the reply is then
+    not whole, :func:`whole`)."""
     import _socket
 
     s.settimeout(max(seconds, 0.01))
@@ -227,11 +261,14 @@ def _exchange(s: socket, request: bytes, seconds: float) -> bytes:
         s.sendall(request)
         s.shutdown(_socket.SHUT_WR)
         chunks: list[bytes] = []
-        while True:
+        size = 0
+        while size <= MAX_REPLY:
             chunk = s.recv(65536)
             if not chunk:
-                return b"".join(chunks)
+                break
             chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
     finally:
         s.close()
 
@@ -269,6 +306,21 @@ def _in_process(run: _Run, state: HookState, raw: bytes) -> bytes:
 
 
 # -- the command --------------------------------------------------------------------------
+
+
+def whole(status: bytes, out: bytes) -> bool:
+    """Whether ``out`` is the whole answer its status line ``ok LENGTH`` announced, and what
+    an agent may be given: nothing, or one line holding a JSON object (the server sends
+    ``json.dumps`` output, ASCII, :func:`talos.hooks.agents.render`). Checked without a JSON
+    parser: ``json`` costs the hook ~5 ms to import. A server killed mid-reply, or any
+    listener at the socket, made the hook print truncated JSON (tests/test_hook_never_blocks.py).
+    """
+    words = status.split(b" ")
+    if len(words) != 2 or words[0] != b"ok" or not words[1].isdigit() or int(words[1]) != len(out):
+        return False
+    return not out or (
+        out.startswith(b"{") and out.endswith(b"}\n") and out.count(b"\n") == 1 and out.isascii()
+    )
 
 
 def _options(argv: list[str]) -> tuple[str, str | None]:
@@ -332,11 +384,21 @@ def _main(run: _Run, home: str | None) -> int:
             _log(run, "error", f"{e}; recalling in the hook's own process")
         except OSError as e:  # the server cannot be started or spoke no sense: recall here
             _log(run, "error", f"talos server unreachable ({e}); recalling in process")
+    status, _, rest = (reply or b"").partition(b"\n")
+    if reply is not None and not whole(status, rest) and not status.startswith(b"error "):
+        # A server killed mid-reply, or another program listening at the socket: what came
+        # is not a whole answer, and the agent got broken JSON. Recall here instead.
+        _log(
+            run,
+            "error",
+            f"the talos server's answer was cut short or is not one ({len(reply)} bytes, "
+            f"first line {status[:40]!r}); recalling in process",
+        )
+        reply = None
     if reply is None:
         run.phase = "timeout"
-        reply = _in_process(run, state, raw)
-    status, _, rest = reply.partition(b"\n")
-    if status == b"ok":
+        status, _, rest = _in_process(run, state, raw).partition(b"\n")
+    if status.startswith(b"ok") and whole(status, rest):
         _claim_output(run)
         sys.stdout.buffer.write(rest)
         sys.stdout.buffer.flush()
@@ -385,8 +447,13 @@ def stop(home: str | None = None, wait: float = 5.0) -> bool:
     if s is None:
         return False
     try:
-        with open(state.lock, encoding="ascii") as f:
-            pid = int(f.read().strip() or 0)
+        from talos.hooks.state import regular_fd
+
+        fd = regular_fd(state.lock, os.O_RDONLY)  # a FIFO or /dev/zero there hung this read
+        try:
+            pid = int(os.read(fd, 32).strip() or 0)
+        finally:
+            os.close(fd)
     except (OSError, ValueError):
         pid = 0
     _exchange(s, _request("stop", "-", state), wait)

@@ -226,9 +226,9 @@ class Responder:
 
 
 def reply(responder: Responder, agent: str, body: bytes) -> bytes:
-    """The wire reply (:mod:`talos.hooks.server`) to the raw hook input ``body``: ``ok`` and
-    the hook's stdout, or ``error error EVENT`` and a one-line message. Never raises: a hook
-    never fails the agent's turn (the client logs the message)."""
+    """The wire reply (:mod:`talos.hooks.server`) to the raw hook input ``body``: ``ok LENGTH``
+    and the hook's stdout (LENGTH bytes), or ``error error EVENT`` and a one-line message.
+    Never raises: a hook never fails the agent's turn (the client logs the message)."""
     event_name = "-"
     try:
         event = json.loads(body.decode("utf-8"))
@@ -240,4 +240,5 @@ def reply(responder: Responder, agent: str, body: bytes) -> bytes:
     except Exception as e:
         msg = " ".join(str(e).split()) or type(e).__name__
         return f"error error {event_name}\n{type(e).__name__}: {msg}\n".encode()
-    return b"ok\n" + out.encode("utf-8")
+    data = out.encode("utf-8")
+    return b"ok %d\n" % len(data) + data  # the length: the client knows a reply cut short

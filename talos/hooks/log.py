@@ -19,13 +19,41 @@ import re
 import time
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "MAX_BYTES", "Entry", "fallback_log", "read_tail", "write"]
+__all__ = [
+    "KINDS",
+    "MAX_BYTES",
+    "MAX_READ",
+    "Entry",
+    "fallback_log",
+    "read_tail",
+    "refusal",
+    "write",
+]
 
 #: Size at which the log is rotated (two files at most: ~128 KiB).
 MAX_BYTES = 64 * 1024
 #: ``error``: the hook failed (bad input, unreadable home, a crash); ``timeout``: no answer
 #: within the hook's own deadline; ``busy``: the resident server is still starting.
 KINDS = ("error", "timeout", "busy")
+
+#: Most bytes read of each log file (twice :data:`MAX_BYTES`: a log another program grew).
+MAX_READ = 2 * MAX_BYTES
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK |= getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK
+_READ = os.O_RDONLY | _NONBLOCK
+_REGULAR = 0o100000  # S_IFREG, without importing stat
+#: What a file's type bits say it is (as :func:`talos.fsutil.file_kind` words it).
+_KINDS = {
+    0o100000: "regular",
+    0o040000: "a folder",
+    0o010000: "a FIFO (named pipe)",
+    0o020000: "a character device",
+    0o060000: "a block device",
+    0o140000: "a socket",
+    0o120000: "a symbolic link",
+}
 
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 _LINE = re.compile(r"^(\S+) (\S+) (\S+) (error|timeout|busy): (.*)$")
@@ -46,7 +74,12 @@ def _one_line(text: str, limit: int = 400) -> str:
 
 def write(path: str, agent: str, event: str, kind: str, message: str) -> str:
     """Append one line to the log at ``path`` (its folder is created when missing) and
-    return the path written, or "" when nothing could be written. Never raises."""
+    return the path written, or "" when nothing could be written. Never raises, never blocks.
+
+    Only onto a regular file, opened non-blocking without following a link (SPEC §9.5): a
+    FIFO at hook.log hung the hook and its deadline's watchdog, which logs before it exits
+    (tests/test_hook_never_blocks.py); a link to /dev/full or elsewhere is not written
+    through. Such a log is left as it is and named by ``talos doctor`` (:func:`refusal`)."""
     line = "{} {} {} {}: {}\n".format(
         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         _one_line(agent, 40) or "-",
@@ -56,17 +89,62 @@ def write(path: str, agent: str, event: str, kind: str, message: str) -> str:
     )
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with contextlib.suppress(OSError):
-            if os.path.getsize(path) > MAX_BYTES:
-                os.replace(path, path + ".1")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        _rotate(path)
+        fd = os.open(path, _APPEND, 0o600)
         try:
+            if os.fstat(fd).st_mode & 0o170000 != _REGULAR:
+                return ""
             os.write(fd, line.encode("utf-8", "replace"))
         finally:
             os.close(fd)
         return path
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
         return ""
+
+
+def _rotate(path: str) -> None:
+    """Move a log past :data:`MAX_BYTES` to ``path + ".1"``: only a regular file, and only
+    over a regular file or nothing (a link, a FIFO, a folder there stays, and so does the log)."""
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if st.st_mode & 0o170000 != _REGULAR or st.st_size <= MAX_BYTES:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            if os.lstat(path + ".1").st_mode & 0o170000 != _REGULAR:
+                return
+        os.replace(path, path + ".1")
+
+
+def refusal(path: str) -> str:
+    """Why the log file at ``path`` cannot be used, as "is a FIFO (named pipe)", or "" when it
+    is a regular file or missing. Judged without following a link (the writer does not)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return ""
+    except (OSError, ValueError) as e:
+        return f"cannot be looked at ({getattr(e, 'strerror', None) or e})"
+    kind = _KINDS.get(mode & 0o170000, "not a file")
+    return "" if kind == "regular" else f"is {kind}"
+
+
+def _read_bounded(path: str) -> bytes:
+    """The last :data:`MAX_READ` bytes of the regular file ``path`` (non-blocking, no link
+    followed); b"" for anything else."""
+    try:
+        fd = os.open(path, _READ)
+    except OSError:
+        return b""
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & 0o170000 != _REGULAR:
+            return b""
+        start = max(0, st.st_size - MAX_READ)
+        return os.pread(fd, MAX_READ, start)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +163,11 @@ class Entry:
 
 def read_tail(path: str, limit: int = 200) -> list[Entry]:
     """The last ``limit`` well-formed lines of the log at ``path`` (and of ``path + ".1"``
-    before them), oldest first; [] when there is no log."""
+    before them), oldest first; [] when there is no log. Reads at most :data:`MAX_READ` bytes
+    of each, only of a regular file, non-blocking (a FIFO hook.log hung ``talos doctor``)."""
     lines: list[str] = []
     for p in (path + ".1", path):
-        try:
-            with open(p, encoding="utf-8", errors="replace") as f:
-                lines.extend(f.read().splitlines())
-        except OSError:
-            continue
+        lines.extend(_read_bounded(p).decode("utf-8", "replace").splitlines())
     out = []
     for line in lines[-limit:]:
         m = _LINE.match(line)

@@ -11,8 +11,9 @@ The rule (issue 16.1; scopes are SPEC §7.3):
        "~/scratch" = "global"        # no project scope there
 
 2. Otherwise the git root above ``cwd`` (the nearest folder holding ``.git``, a folder or a
-   worktree's file) names the scope ``project:<its folder name>`` (whitespace becomes ``-``:
-   a provenance tag's value holds no space).
+   worktree's file) names the scope ``project:<its folder name>`` (every run of characters a
+   scope cannot hold, whitespace or brackets, becomes ``-``: :func:`talos.scopes.fold_scope`;
+   "my app (old)" gave a scope ``remember`` refused, so nothing could be written for it).
 3. Otherwise — no ``cwd``, no git root — ``global`` alone.
 
 ``global`` always comes first, so a fact written from a hook's home stays where ``remember``
@@ -22,9 +23,10 @@ would put it. Standard library only.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
+
+from talos.scopes import check_scope, fold_scope
 
 __all__ = ["git_root", "scopes_for"]
 
@@ -66,6 +68,10 @@ def scopes_for(cwd: str, config: Mapping[str, Any], home: str) -> tuple[str, ...
 
     Returns:
         ``("global",)`` or ``("global", SCOPE)``.
+
+    Raises:
+        InputError: the ``[hooks.scopes]`` value that applies is not a scope name (the hook
+            logs it and gives no context; before, it recalled nothing, silently).
     """
     if not cwd:
         return (GLOBAL,)
@@ -73,6 +79,7 @@ def scopes_for(cwd: str, config: Mapping[str, Any], home: str) -> tuple[str, ...
     table = hooks.get("scopes") if isinstance(hooks, Mapping) else None
     here = _real(cwd)
     scope: str | None = None
+    where = ""
     if isinstance(table, Mapping):
         best = -1
         for folder, value in table.items():
@@ -81,10 +88,13 @@ def scopes_for(cwd: str, config: Mapping[str, Any], home: str) -> tuple[str, ...
             target = _real(os.path.join(home, os.path.expanduser(folder)))
             if _within(here, target) and len(target) > best:
                 best, scope = len(target), value.strip()
+                where = f"talos.toml [hooks.scopes] {folder!r} ="
         if scope is not None:
-            return (GLOBAL,) if scope in ("", GLOBAL) else (GLOBAL, scope)
+            if scope in ("", GLOBAL):
+                return (GLOBAL,)
+            return (GLOBAL, check_scope(scope, where, "one scope per folder"))
     root = git_root(cwd)
     if root is None:
         return (GLOBAL,)
-    name = re.sub(r"\s+", "-", os.path.basename(root).strip())
+    name = fold_scope(os.path.basename(root).strip())
     return (GLOBAL, f"project:{name}") if name else (GLOBAL,)

@@ -23,8 +23,9 @@ session) and every hook after it asks the server over ``<state>/run/hook.sock``:
 
 The wire format is deliberately not JSON, so the client needs neither ``json`` nor the event's
 schema: a request is ``talos-hook/1`` and three header lines (``OP AGENT``, the code stamp,
-the config digest) followed by the raw hook input; the reply's first line is ``ok`` (then the
-exact stdout), ``restart``, ``stopped``, or ``error KIND EVENT`` (then a message line).
+the config digest) followed by the raw hook input; the reply's first line is ``ok LENGTH``
+(then the exact stdout, LENGTH bytes: a reply cut short is never printed), ``restart``,
+``stopped``, or ``error KIND EVENT`` (then a message line); ``ping`` answers ``ok`` and a line.
 """
 
 from __future__ import annotations
@@ -33,12 +34,21 @@ import contextlib
 import os
 import signal
 import socket
+import stat
 import sys
 import time
 from typing import Any
 
 from talos.hooks import log as hook_log
-from talos.hooks.state import HookState, code_stamp, ensure_private_dir, hook_state, peer_uid
+from talos.hooks.state import (
+    FILE_KINDS,
+    HookState,
+    code_stamp,
+    ensure_private_dir,
+    hook_state,
+    peer_uid,
+    regular_fd,
+)
 
 __all__ = ["MAGIC", "MAX_REQUEST", "main", "serve"]
 
@@ -142,6 +152,27 @@ def _unbind(sock: socket.socket | None, bound: int | None) -> None:
             os.unlink("hook.sock")
 
 
+def _clear_socket_path() -> str:
+    """Make room for the socket at ``hook.sock`` (in the current folder, ``run/``): remove a
+    socket left by a server that died, or an empty regular file of this user; anything else
+    there (a folder, a link, a file with content) is left, and what it is returned ("" when
+    the name is free). Never follows a link."""
+    try:
+        st = os.lstat("hook.sock")
+    except FileNotFoundError:
+        return ""
+    fmt = stat.S_IFMT(st.st_mode)
+    ours = st.st_uid == os.getuid()
+    if ours and (fmt == stat.S_IFSOCK or (fmt == stat.S_IFREG and st.st_size == 0)):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink("hook.sock")
+        return ""
+    kind = FILE_KINDS.get(fmt, "a regular file with content")
+    if fmt == stat.S_IFSOCK:
+        kind = f"a socket of uid {st.st_uid}"
+    return f"{os.path.abspath('hook.sock')} is {kind}, not a socket of this user; remove it"
+
+
 def serve(home: str | None = None) -> int:
     """Run the server of ``home`` until it is idle, told to stop, or superseded.
 
@@ -154,7 +185,8 @@ def serve(home: str | None = None) -> int:
     state = hook_state(home)
     try:
         ensure_private_dir(state.run_dir)
-        lock = open(state.lock, "a+")  # noqa: SIM115 — held for the server's life
+        # held for the server's life; a regular file only, no link followed (SPEC §9.5)
+        lock = os.fdopen(regular_fd(state.lock, os.O_RDWR | os.O_CREAT), "r+")
     except OSError as e:
         hook_log.write(state.log, "-", "server", "error", f"cannot start the server: {e}")
         return 1
@@ -182,8 +214,10 @@ def serve(home: str | None = None) -> int:
             server.responder.warm()
         except Exception as e:
             hook_log.write(state.log, "-", "server", "error", f"warm-up failed: {e}")
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink("hook.sock")
+        problem = _clear_socket_path()
+        if problem:
+            hook_log.write(state.log, "-", "server", "error", f"cannot listen: {problem}")
+            return 1
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:

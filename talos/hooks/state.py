@@ -25,11 +25,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULTS",
+    "FILE_KINDS",
     "HookState",
     "code_stamp",
     "ensure_private_dir",
     "hook_state",
     "peer_uid",
+    "read_config",
+    "regular_fd",
     "resolve_home",
 ]
 
@@ -134,6 +137,78 @@ def _number(value: Any, default: float, low: float, high: float) -> float:
     return min(max(float(value), low), high)
 
 
+#: Largest talos.toml the hook reads (:data:`talos.fsutil.MAX_CONFIG_BYTES`).
+MAX_CONFIG_BYTES = 1 << 20
+_S_IFMT, _S_IFREG = 0o170000, 0o100000
+#: File types by their ``st_mode`` bits, worded as :func:`talos.fsutil.file_kind` words them.
+FILE_KINDS = {
+    0o040000: "a folder",
+    0o010000: "a FIFO (named pipe)",
+    0o020000: "a character device",
+    0o060000: "a block device",
+    0o140000: "a socket",
+    0o120000: "a symbolic link",
+}
+
+
+def _kind(path: str, mode: int) -> str:
+    """What a file that is not regular is, as "a FIFO (named pipe)"; through a link, "a link
+    to a character device (/dev/zero)"."""
+    kind = FILE_KINDS.get(mode & _S_IFMT, "not a file")
+    if os.path.islink(path):
+        kind = f"a link to {kind} ({os.path.realpath(path)})"
+    return kind
+
+
+def read_config(path: str) -> tuple[bytes, str, str]:
+    """talos.toml as the hook reads it: ``(bytes, digest, problem)``; ``(b"", "-", "")`` when
+    it is missing or unreadable (recall says so; the hook uses the defaults).
+
+    Only a regular file (links followed), looked at before it is opened and opened
+    non-blocking, at most :data:`MAX_CONFIG_BYTES`: it is read before the hook's deadline is
+    armed, and a FIFO there hung the turn forever, a link to /dev/zero read without end
+    (tests/test_hook_never_blocks.py). ``problem`` names such a file; the hook then logs it
+    and gives no context."""
+    try:
+        st = os.stat(path)
+        if st.st_mode & _S_IFMT != _S_IFREG:
+            return b"", "-", f"{path}: is {_kind(path, st.st_mode)}, not a regular file"
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError):
+        return b"", "-", ""
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & _S_IFMT != _S_IFREG:  # swapped after the look
+            return b"", "-", f"{path}: is {_kind(path, st.st_mode)}, not a regular file"
+        if st.st_size > MAX_CONFIG_BYTES:
+            return b"", "-", f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read"
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            return b"", "-", f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read"
+        return data, f"{st.st_size}-{st.st_mtime_ns}-{st.st_ino}", ""
+    except OSError:
+        return b"", "-", ""
+    finally:
+        os.close(fd)
+
+
+def regular_fd(path: str, flags: int, mode: int = 0o600) -> int:
+    """A descriptor of ``path`` opened with ``flags`` plus non-blocking, no link followed, no
+    controlling terminal, close-on-exec; only if it is a regular file (else ``OSError``
+    naming what it is, the descriptor closed). For the hook's own state files: a FIFO or a
+    link to a device at ``run/hook.lock`` was opened as it was (SPEC §9.5)."""
+    extra = 0
+    for name in ("O_NONBLOCK", "O_NOFOLLOW", "O_NOCTTY", "O_CLOEXEC"):
+        extra |= getattr(os, name, 0)
+    fd = os.open(path, flags | extra, mode)
+    st = os.fstat(fd)
+    if st.st_mode & _S_IFMT != _S_IFREG:
+        os.close(fd)
+        kind = FILE_KINDS.get(st.st_mode & _S_IFMT, "not a file")
+        raise OSError(22, f"is {kind}, not a regular file", path)
+    return fd
+
+
 def hook_state(home: str | None = None) -> HookState:
     """The :class:`HookState` of ``home`` (see :func:`resolve_home`). Never raises for a bad
     talos.toml: the problem is kept in :attr:`HookState.problem` and defaults are used.
@@ -142,14 +217,10 @@ def hook_state(home: str | None = None) -> HookState:
     at least :data:`MIN_BUDGET`); a value of the wrong type falls back to its default."""
     root = os.path.abspath(resolve_home(home))
     config_path = os.path.join(root, "talos.toml")
-    try:
-        with open(config_path, "rb") as f:
-            st = os.fstat(f.fileno())
-            config, digest = f.read(), f"{st.st_size}-{st.st_mtime_ns}-{st.st_ino}"
-    except OSError:
-        config, digest = b"", "-"
+    config, digest, problem = read_config(config_path)
     state = HookState(root, os.path.join(root, ".talos"), config, digest)
-    if b"state_dir" not in config and b"hooks" not in config:
+    state.problem = problem
+    if problem or (b"state_dir" not in config and b"hooks" not in config):
         return state
     import tomllib
 

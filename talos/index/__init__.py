@@ -123,7 +123,10 @@ class Index:
     (:class:`talos.index.sessions.SessionRows`); a refresh that rolls back drops both.
     """
 
-    def __init__(self, paths: Paths) -> None:
+    def __init__(self, paths: Paths, read_only: bool = False) -> None:
+        #: Only read the file (:meth:`check` of ``talos index --check``): nothing is created
+        #: or migrated, a read-only home is checked too (:func:`schema.open_read_only`).
+        self.read_only = read_only
         self.paths = paths
         self.file = paths.state_dir / "index.db"
         self.generation = 0
@@ -138,7 +141,9 @@ class Index:
 
     def _connect(self) -> sqlite3.Connection:
         if self._con is None:
-            self._con = schema.connect(self.file)
+            self._con = (
+                schema.open_read_only(self.file) if self.read_only else schema.connect(self.file)
+            )
         return self._con
 
     def close(self) -> None:
@@ -385,13 +390,22 @@ class Index:
         tagged = [d.get("scope", "global") if isinstance(d, dict) else "" for d in fields_of(texts)]
         return sum(1 for (f,) in rows if not f) + sum(1 for sc in tagged if sc in scopes)
 
-    def check(self, full: bool | None = None) -> list[str]:
+    def behind(self) -> list[str]:
+        """What changed in the files since they were indexed (a cache not yet refreshed: the
+        next recall or ``talos index`` catches up), one sentence each; [] when none did.
+        ``check(skip_behind=True)`` does not compare those files."""
+        from talos.index.check import behind
+
+        return behind(self)
+
+    def check(self, full: bool | None = None, skip_behind: bool = False) -> list[str]:
         """Compare the index with the files without changing it; returns differences
         (:func:`talos.index.check.check`: ``full`` parses every line of memory.md again, else
-        only up to :data:`talos.index.check.CHECK_ALL_LINES` lines)."""
+        only up to :data:`talos.index.check.CHECK_ALL_LINES` lines; ``skip_behind`` leaves out
+        the files :meth:`behind` names)."""
         from talos.index.check import check
 
-        return check(self, full)
+        return check(self, full, skip_behind)
 
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
         """Throw the index away and build it again from the files."""

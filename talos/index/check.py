@@ -7,6 +7,7 @@ episode block, and says where the index differs from them. Imported on use by
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from talos.graph.episodes import EpisodeBlock
@@ -14,13 +15,14 @@ from talos.graph.stored import BLOCK_VERSION, BlockError
 from talos.index.blocks import caught_up, changes
 from talos.index.facts import COLUMNS, headings_column, indexed_fact, parse_line, stored_line
 from talos.index.schema import meta
+from talos.index.signatures import READERS, dir_sig, file_sig
 from talos.safety import keep_fact
 from talos.sources.facts import MAX_FACT_BYTES, read_memory, tag_reasons
 
 if TYPE_CHECKING:
     from talos.index import Index
 
-__all__ = ["CHECK_ALL_LINES", "CHECK_SAMPLE", "check"]
+__all__ = ["CHECK_ALL_LINES", "CHECK_SAMPLE", "behind", "check"]
 
 #: :meth:`Index.check` parses every line of a memory.md of at most this many lines again;
 #: of a longer one, :data:`CHECK_SAMPLE` rows (and every line without a row).
@@ -28,7 +30,7 @@ CHECK_ALL_LINES = 50_000
 CHECK_SAMPLE = 2_000
 
 
-def check(index: Index, full: bool | None = None) -> list[str]:
+def check(index: Index, full: bool | None = None, skip_behind: bool = False) -> list[str]:
     """Compare ``index`` with the files without changing it; returns differences.
 
     Args:
@@ -38,10 +40,17 @@ def check(index: Index, full: bool | None = None) -> list[str]:
             must be no facts), and :data:`CHECK_SAMPLE` rows spread over the file are
             parsed again: a memory.md of 1,000,000 lines took 126 s in ``talos doctor``
             (issue 12 item 8).
+        skip_behind: leave out the files that changed since the index was refreshed
+            (:func:`behind`: ``talos index --check`` says those are behind, not different).
     """
     from talos.sources.sessions import load_episodes
 
-    problems = _check_facts(index, full)
+    readers, memory, sessions = _changed(index) if skip_behind else (False, False, False)
+    if readers:
+        return []  # rows of other reader code: the next refresh reads every file again
+    problems = [] if memory else _check_facts(index, full)
+    if sessions:
+        return problems
     want_e = {(n.path, n.text) for n in load_episodes(index.paths.sessions_dirs)}
     have_e = {(n.path, n.text) for n in index.episodes()}
     for path, text in sorted(want_e - have_e)[:20]:
@@ -50,6 +59,67 @@ def check(index: Index, full: bool | None = None) -> list[str]:
         problems.append(f"{path}: indexed episode {text!r} is not in the files")
     problems += _check_block(index)
     return problems
+
+
+def behind(index: Index) -> list[str]:
+    """The files that changed since the index was refreshed, one sentence each (``PATH
+    changed since it was indexed``): a cache not yet brought up to date is behind, not
+    different — right after a ``remember`` that superseded a value, ``--check`` said "facts
+    differ: 10 indexed, 10 in the file" (tests/test_bad_state_findings.py). :func:`check`
+    with ``skip_behind`` leaves them out."""
+    readers, memory, sessions = _changed(index)
+    if readers:
+        return [f"{index.file} was made by other talos code"]
+    out = []
+    if memory:
+        out.append(f"{index.paths.memory_file} changed since it was indexed")
+    if sessions:
+        names = ", ".join(str(d) for d in index.paths.sessions_dirs)
+        out.append(f"{names} changed since it was indexed")
+    return out
+
+
+def _unsettled(sig: Any) -> list[Any]:
+    """A stored signature without the marks of a racy one (:func:`signatures.settled` adds
+    ``"racy", NOW`` after a file's or folder's own numbers)."""
+    out: list[Any] = []
+    skip = False
+    for x in sig if isinstance(sig, list) else []:
+        if skip:
+            skip = False
+        elif x == "racy":
+            skip = True
+        else:
+            out.append(x)
+    return out
+
+
+def _changed(index: Index) -> tuple[bool, bool, bool]:
+    """Whether the reader code, memory.md and the sessions folders changed since the index
+    was refreshed, by the signatures it stored (their racy marks aside)."""
+    from talos.sources.sessions import session_folders
+
+    con = index._connect()
+    stored = {k: meta(con, k) for k in ("readers", "memory_sig", "sessions_sig")}
+    if stored["readers"] is None and stored["memory_sig"] is None:
+        return False, False, False  # never refreshed: nothing is indexed to be behind
+    if stored["readers"] != READERS:
+        return True, False, False
+    path = index.paths.memory_file
+    now = [str(path), *file_sig(path)]
+    memory = _unsettled(_json(stored["memory_sig"])) != now
+    dirs = sum((dir_sig(f.root) for f in session_folders(index.paths.sessions_dirs)), ())
+    have = _json(stored["sessions_sig"])
+    want = json.loads(index._dir_key(dirs))
+    sessions = not isinstance(have, list) or have[:1] + _unsettled(have[1:]) != want
+    return False, memory, sessions
+
+
+def _json(text: str | None) -> Any:
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
 
 
 def _check_facts(index: Index, full: bool | None) -> list[str]:
@@ -81,7 +151,7 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
         have = [(r[0], r[2], frozenset(r[3].split()), r[8], r[9]) for r in rows]
         if want == have:
             return []
-        return [f"facts differ from {path}: {len(have)} indexed, {len(want)} in the file"]
+        return [f"facts differ from {path}: {_first_difference(want, have)}"]
     at = {r[0]: r for r in rows}
     step = max(1, len(rows) // CHECK_SAMPLE)
     seen = 0
@@ -105,6 +175,26 @@ def _check_facts(index: Index, full: bool | None) -> list[str]:
     if at:
         return [f"facts differ from {path}: line {min(at)} is indexed, not in the file"]
     return []
+
+
+def _first_difference(want: list[Any], have: list[Any]) -> str:
+    """Where the facts parsed from the file (``want``) and the indexed ones (``have``), both
+    ``(line, ...)`` in line order, first differ, with both counts: two equal counts alone
+    ("10 indexed, 10 in the file") said nothing of what differs."""
+    by_want = {w[0]: w for w in want}
+    by_have = {h[0]: h for h in have}
+    what = "the facts are in another order"
+    for no in sorted(set(by_want) | set(by_have)):
+        if by_want.get(no) == by_have.get(no):
+            continue
+        if no not in by_have:
+            what = f"line {no} is a fact, not indexed"
+        elif no not in by_want:
+            what = f"line {no} is indexed, not a fact in the file"
+        else:
+            what = f"line {no} is indexed as another fact"
+        break
+    return f"{what} ({len(have)} indexed, {len(want)} in the file)"
 
 
 def _check_block(index: Index) -> list[str]:

@@ -10,6 +10,7 @@ or, when its header says it is not talos's (another program's database), moved a
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import time
@@ -183,6 +184,45 @@ def open_index(file: Path) -> sqlite3.Connection:
     except BaseException:
         con.close()
         raise
+
+
+def open_read_only(file: Path) -> sqlite3.Connection:
+    """A connection that only reads the index at ``file`` (``talos index --check``): nothing
+    is created, migrated or switched to WAL, so a read-only home is checked too (it failed
+    with "attempt to write a readonly database"; tests/test_bad_state_findings.py).
+    ``mode=ro`` first, then ``immutable=1`` (a WAL file on a read-only folder cannot get its
+    -shm file; nothing can write there either), as the usage counts are read.
+
+    Raises:
+        FileNotFoundError: there is no index yet. NotRegularFile: not a regular file.
+        sqlite3.DatabaseError: not talos's index, or of another schema.
+        sqlite3.OperationalError: it cannot be read at all.
+    """
+    fsutil.check_regular_or_missing(file)
+    if not file.exists():
+        raise FileNotFoundError(errno.ENOENT, "no index yet", str(file))
+    error: sqlite3.Error | None = None
+    for mode in ("mode=ro", "immutable=1"):
+        con = sqlite3.connect(f"{file.absolute().as_uri()}?{mode}", uri=True, timeout=60)
+        try:
+            con.isolation_level = None
+            con.execute("PRAGMA busy_timeout=60000")
+            app, version = con.execute(
+                "SELECT (SELECT application_id FROM pragma_application_id),"
+                " (SELECT user_version FROM pragma_user_version)"
+            ).fetchone()
+        except sqlite3.OperationalError as e:
+            con.close()
+            error = e
+            continue
+        if app != APP_ID or version != SCHEMA:
+            con.close()
+            raise sqlite3.DatabaseError(
+                f"application id {app:#x}, schema {version}; expected {APP_ID:#x}, {SCHEMA}"
+            )
+        return con
+    assert error is not None
+    raise error
 
 
 def create(con: sqlite3.Connection) -> None:
