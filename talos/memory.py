@@ -574,9 +574,14 @@ class Memory:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
 
         Raises:
-            InputError: ``budget`` below :data:`talos.render.MIN_BUDGET`, an unknown ``unit``.
+            InputError: ``budget`` not a whole number or below
+                :data:`talos.render.MIN_BUDGET`, an unknown ``unit``, ``k`` not a whole
+                number 0 or more.
         """
         check_budget(budget, unit)  # a bad budget fails before anything is written
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+            # the CLI, MCP and talos.toml refuse it; -1 gave an empty block ("nothing relevant")
+            raise InputError(f"k must be a whole number of rows, 0 or more, not {k!r}")
         k = self.k if k is None else k
         budget = self.budget if budget is None else budget
         # the query's vector first: its embedding overlaps the look at the files too

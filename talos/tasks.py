@@ -8,11 +8,20 @@ rule serves both: :func:`names_a_task`.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from talos.analyzer import CJK_RUN, analyze, cjk_stop_words
 
-__all__ = ["CONVERSATIONAL", "MIN_PROMPT_TERMS", "names_a_task", "task_words"]
+__all__ = [
+    "CONVERSATIONAL",
+    "CUT_CHARACTERS",
+    "MIN_PROMPT_TERMS",
+    "QUESTION_WORDS",
+    "asks",
+    "names_a_task",
+    "task_words",
+]
 
 #: Fewest distinct words a prompt needs to be asked at all (:func:`task_words`): a hook fires
 #: on every prompt, and the ones a person types mid-task name no task ("fix it", "try again",
@@ -29,9 +38,30 @@ CONVERSATIONAL = frozenset(
     (
         "continu", "keep", "go", "carri", "proceed", "resum", "next", "pleas", "ahead",
         "ok", "okay", "yes", "yeah", "yep", "sure", "alright", "right", "fine", "good",
-        "great", "cool", "thank", "thx",
+        "great", "cool", "thank", "thx", "nice", "awesom", "perfect", "hello", "hi", "hey",
+        "bye",
         "继续", "接着", "然后", "谢谢", "好的", "再来",
     )
+)  # fmt: skip
+
+
+#: The single characters that cut a CJK run into words when words are counted: the
+#: reference's stop characters (SPEC §4) and function characters that are never half of a
+#: content word. The analyzer's one-character stop list also holds content characters (用 管
+#: 则 打 自 归: 用户 管理 正则 打包 自动 递归), and cutting at them left "如何实现用户管理" (how
+#: do I implement user management) one word and "怎么用正则" none (the attacker's pass).
+CUT_CHARACTERS = frozenset(
+    "的了和是在我你它也就都"  # SPEC §4's
+    "吗呢吧啊呀嘛哦啦哈嗯么"  # sentence particles
+    "一个这那他她您咱哪啥给把被让"
+)  # fmt: skip
+
+#: A question word makes a prompt of one content word a task: "how do I deploy", "什么是递归"
+#: (what is recursion), "怎么部署" (how do I deploy) asked something and got no context;
+#: "fix it", "now the tests" (no question word) still name no task.
+QUESTION_WORDS = frozenset(
+    ("how", "what", "why", "where", "when", "which", "who", "怎么", "如何", "什么", "为什么",
+     "哪", "多少", "怎样")
 )  # fmt: skip
 
 
@@ -56,7 +86,7 @@ def task_words(prompt: str) -> set[str]:
     """
     text = unicodedata.normalize("NFKC", prompt).lower()
     got = {t for t in analyze(CJK_RUN.sub(" ", text)) if t not in CONVERSATIONAL}
-    stops = cjk_stop_words() | CONVERSATIONAL
+    stops = {w for w in cjk_stop_words() if len(w) == 2} | CUT_CHARACTERS | CONVERSATIONAL
     singles = ""  # the one-character stretches of every run, in order
     for run in CJK_RUN.findall(text):
         stretch, i = "", 0
@@ -77,7 +107,17 @@ def task_words(prompt: str) -> set[str]:
     return got
 
 
+def asks(prompt: str) -> bool:
+    """Whether ``prompt`` holds a :data:`QUESTION_WORDS` word (an English word, or a CJK one
+    anywhere in the text)."""
+    text = unicodedata.normalize("NFKC", prompt).lower()
+    words = set(re.findall(r"[a-z]+", text))
+    return any(w in words if w.isascii() else w in text for w in QUESTION_WORDS)
+
+
 def names_a_task(prompt: str) -> bool:
-    """Whether ``prompt`` holds :data:`MIN_PROMPT_TERMS` distinct :func:`task_words`: a hook's
-    prompt worth a recall (SPEC §9.5), a session's opening that is its task (SPEC §3.3)."""
-    return len(task_words(prompt)) >= MIN_PROMPT_TERMS
+    """Whether ``prompt`` holds :data:`MIN_PROMPT_TERMS` distinct :func:`task_words`, or one
+    and a question word (:func:`asks`): a hook's prompt worth a recall (SPEC §9.5), a
+    session's opening that is its task (SPEC §3.3)."""
+    n = len(task_words(prompt))
+    return n >= MIN_PROMPT_TERMS or (n == 1 and asks(prompt))

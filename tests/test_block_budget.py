@@ -123,3 +123,32 @@ def test_the_quickstart_csv_query_delivers_the_lesson_and_the_skill_body(
     rows = [(r.kind, r.body, r.text) for r in got.picked]
     assert rows[0][:2] == ("skill", True) and rows[0][2].startswith("csv-merge")
     assert ("fact", False, "csv 合并时先统一列名再按主键对齐") in rows
+
+
+def test_the_least_budget_delivers_the_best_row(make_home: Callable[..., Path]) -> None:
+    """--budget 200 is accepted ("the heading and one row"), yet 40 matching facts gave an
+    empty block: the "(39 more … left out)" line took the room. The row goes without it."""
+    home = make_home(memory=_checklist(40))
+    with Memory(home) as mem:
+        for budget in (200, 220):
+            got = mem.recall("staging deploy checklist", budget=budget)
+            assert len(got.text) <= budget and len(got.picked) == 1
+
+
+@pytest.mark.parametrize(
+    ("kw", "says"),
+    [
+        ({"k": -1}, "k must be a whole number of rows, 0 or more, not -1"),
+        ({"k": 2.5}, "k must be a whole number of rows, 0 or more, not 2.5"),
+        ({"budget": "300"}, "budget must be a whole number of chars, not '300'"),
+    ],
+)
+def test_a_bad_k_or_budget_argument_is_refused(
+    make_home: Callable[..., Path], kw: dict[str, object], says: str
+) -> None:
+    """The CLI, MCP and talos.toml refuse them; ``Memory.recall(q, k=-1)`` gave an empty block
+    (a caller's off-by-one looked like "nothing relevant"), ``k=2.5`` a TypeError."""
+    home = make_home(memory="- Deploy region is eu-west-1\n")
+    with Memory(home) as mem, pytest.raises(InputError, match=says):
+        mem.recall("deploy region", **kw)  # type: ignore[arg-type]
+    assert not (home / ".talos" / "recall_trace.jsonl").exists()

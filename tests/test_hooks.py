@@ -431,8 +431,9 @@ def test_budget_drops_a_body_too_big_before_the_row_and_cuts_a_lone_row() -> Non
     cut = budget([node("x" * 500)], "en", 300, "chars")
     assert cut == HEADING + "\n- [fact] " + "x" * 166 + "…(cut at 166 characters)"
     assert len(cut) == 300
-    # beside the line saying a second row was left out, below MIN_ROW: nothing fits
-    assert budget([node("x" * 500), node("y" * 50)], "en", 200, "chars") == ""
+    # beside the line saying a second row was left out, below MIN_ROW: the row cut alone
+    two = budget([node("x" * 500), node("y" * 50)], "en", 200, "chars")
+    assert two == HEADING + "\n- [fact] " + "x" * 67 + "…(cut at 67 characters)"
 
 
 def test_session_block_takes_project_facts_then_the_most_recalled(tmp_path: Path) -> None:
@@ -631,12 +632,13 @@ def test_a_chinese_request_of_one_content_word_and_a_character_gets_context(
     tmp_path: Path,
 ) -> None:
     """ "有什么好的书可以推荐给我吗" (can you recommend a good book?) is cut at its stop words
-    to 书 and 推荐: the lone character 书 counts beside 推荐 (two words), so the hook recalls
-    for it as ``talos recall`` does; "继续", "好的", "谢谢" and "修复它" stay no task."""
+    to 有, 书 and 推荐: the lone characters 有 and 书 count as one word beside 推荐 (two words),
+    so the hook recalls for it as ``talos recall`` does; "继续", "好的", "谢谢" and "修复它"
+    stay no task."""
     from talos.hooks.context import names_a_task, task_words
 
     q = "有什么好的书可以推荐给我吗"
-    assert task_words(q) == {"书", "推荐"}
+    assert task_words(q) == {"有书", "推荐"}
     for no in ("继续", "好的", "谢谢", "修复它", "改一下", "好的谢谢"):
         assert not names_a_task(no), no
     home = tmp_path / "home"
