@@ -183,11 +183,13 @@ class Index:
             # the index (`talos index` after a session was rewritten in place): its tokens say.
             seen = (meta(con, "facts_token"), meta(con, "sessions_token"))
             if seen == self._tokens:
+                self._facts.refused(con)
                 return stats
         if not full and not recursive:
             tokens = self._unchanged(con, memory_sig, dir_sig)
             if tokens is not None:  # a new process on an up-to-date index: no write at all
                 self._settle(stats, memory_sig, dir_sig, tokens)
+                self._facts.refused(con)
                 return stats
         con.execute("BEGIN IMMEDIATE")
         try:

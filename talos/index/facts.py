@@ -187,6 +187,15 @@ class FactRows:
                     self.sig = memory_sig
         return memory_sig
 
+    def refused(self, con: sqlite3.Connection) -> None:
+        """Warn, once per object, that memory.md was refused when the index last read it
+        (``meta.facts_refused``): a run whose files are unchanged reads no file, and without
+        this it recalled with no facts and no word."""
+        why = meta(con, "facts_refused")
+        if why is not None and self._unreadable != why:
+            self._unreadable = why
+            warn(f"{self.path}: cannot read ({why}); no facts loaded")
+
     def reread(self) -> None:
         """The code that turns lines into rows changed (:data:`signatures.READERS`): no
         parse or row held is kept."""
@@ -203,7 +212,14 @@ class FactRows:
             if self._unreadable != e.strerror:  # once, not on every racy re-read
                 self._unreadable = e.strerror
                 warn(f"{self.path}: cannot read ({e.strerror}); no facts loaded")
+            # kept, so that every later run that recalls without the facts says so too
+            # (Index.refresh, :meth:`refused`): a second recall said "nothing recalled"
+            con.execute(
+                "INSERT OR REPLACE INTO meta(k, v) VALUES ('facts_refused', ?)", (e.strerror,)
+            )
             data = b""
+        else:
+            con.execute("DELETE FROM meta WHERE k = 'facts_refused'")
         blobs = data.split(b"\n") if data else []
         self._memory_bytes = data if len(sig) > 3 else None  # kept only while racy
         if not any_underline(data) and self.patch(con, blobs, sig, stats):

@@ -57,6 +57,8 @@ MAX_FACT_BYTES = 1 << 20
 #: 500,000 lines a warm recall takes 12 ms and doctor 29 s, inside the issue's 100 ms and
 #: 30 s; at 1,000,000 lines 104 ms and 52 s.
 MAX_MEMORY_LINES = 500_000
+#: The chunk a too-long memory.md's lines are counted in (bytes held at once).
+COUNT_CHUNK = 1 << 20
 
 #: The trailing provenance tag ``<!-- SRC YYYY-MM-DD [field=value ...] -->``; whitespace inside
 #: is free. Field values are URL-encoded when they contain spaces (SPEC §7.1).
@@ -551,8 +553,21 @@ def read_memory(path: Path, serve: bool = True) -> bytes:
             command, issue 12.3) or larger than the bound (``/dev/zero``: ``MemoryError``).
             TooManyLines (an OSError): more lines than talos serves.
     """
+    if serve:
+        with fsutil.open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            if MAX_MEMORY_LINES < size <= fsutil.MAX_MEMORY_BYTES:  # shorter: fewer lines
+                # counted in chunks before the file is read whole: a refused file costs its
+                # first bytes, not its size (a 69 MB file cost 115 MB on every recall)
+                lines, last = 0, b"\n"
+                for chunk in iter(lambda: f.read(COUNT_CHUNK), b""):
+                    lines += chunk.count(b"\n")
+                    last = chunk[-1:]
+                lines += last != b"\n"
+                if lines > MAX_MEMORY_LINES:
+                    raise TooManyLines(path, lines)
     data = fsutil.read_regular(path, fsutil.MAX_MEMORY_BYTES)
-    if serve and len(data) > MAX_MEMORY_LINES:  # shorter: fewer lines than bytes
+    if serve and len(data) > MAX_MEMORY_LINES:  # it may have grown since it was counted
         lines = data.count(b"\n") + (not data.endswith(b"\n"))
         if lines > MAX_MEMORY_LINES:
             raise TooManyLines(path, lines)
