@@ -565,7 +565,9 @@ def _check_skills(paths: Paths, places: _Places, add: Add, seen: frozenset[str] 
     except OSError as e:
         add(Finding("skills", "warn", f"{name}: cannot list ({e.strerror})"))
         return
-    count = sum(_sees(skill_scopes(p), seen) for p in skill_files(sd))
+    # the Agent Skills layout's NAME/SKILL.md counts too, as every model but classic reads it
+    folders = str(paths.config.get("model", "evidence")) != "classic"
+    count = sum(_sees(skill_scopes(p), seen) for p in skill_files(sd, folders=folders))
     add(Finding("skills", "ok", f"{name}: {_count(count, 'skill file')}"))
 
 

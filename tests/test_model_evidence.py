@@ -311,3 +311,20 @@ def test_a_skill_whose_label_holds_no_query_word_earns_no_body(
     assert picked(home, "why is this postgres query slow") == [
         ("skill", "pg-slow-query — find why a pos", True)
     ]
+
+
+def test_explain_says_where_the_floor_is(example: Path) -> None:
+    """A newcomer could not tell how close a row marked "floor" came: explain --json carries
+    the floor's constants and the table's caption says them; another model has none."""
+    q = "merge two csv files on the user id column"
+    res = run("explain", "--home", str(example), "--model", "evidence", "--json", q)
+    assert json.loads(res.stdout)["data"]["floor"] == {
+        "query": 0.65,
+        "held": 4.5,
+        "whole": 0.4,
+        "row": 0.1,
+    }
+    plain = run("explain", "--home", str(example), "--model", "evidence", "--plain", q)
+    assert "relevance floor: a block needs a row scoring ≥ 0.65" in plain.stdout
+    other = run("explain", "--home", str(example), "--model", "bipartite", "--json", q)
+    assert "floor" not in json.loads(other.stdout)["data"]

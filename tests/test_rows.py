@@ -383,3 +383,18 @@ def test_a_grown_session_updates_its_outcome_through_the_index(make_home) -> Non
             "  → outcome: Upgraded to 1.80; tests pass."
         )
     assert rows(home, "rust toolchain")[1] == "  → outcome: Upgraded to 1.80; tests pass."
+
+
+def test_doctor_counts_a_skill_folder(make_home) -> None:
+    """A newcomer's doctor said "skills/: 1 skill file" beside a recalled skills/NAME/SKILL.md."""
+    from typer.testing import CliRunner
+
+    from talos.cli import app
+
+    home = folder_home(make_home)
+    (home / "skills" / "csv.md").write_text(
+        "---\nname: csv\ndescription: merge csv files\n---\nsteps\n", encoding="utf-8"
+    )
+    got = CliRunner().invoke(app, ["doctor", "--home", str(home), "--json"])
+    found = {f["check"]: f for f in json.loads(got.stdout)["data"]["findings"]}
+    assert found["skills"]["summary"] == "skills/: 2 skill files"

@@ -176,8 +176,11 @@ def explain(
     day, overrides = parse_date(at), parse_overrides(override)
     rows = mem.explain(query, k=k, at=day, overrides=overrides)
     missed = mem.why_not(query, k=k, at=day, overrides=overrides) if why_not else []
+    floor = _floor(rows)
     if as_json:
         data: dict[str, object] = {"rows": [r.to_json() for r in rows]}
+        if floor is not None:
+            data["floor"] = floor
         if why_not:
             data["why_not"] = [w.to_json() for w in missed]
         emit("explain", data)
@@ -189,7 +192,14 @@ def explain(
 
     # the title says how many rows there are: fewer than k when fewer were ranked
     title = f"top {k}" if len(rows) >= k else f"{len(rows)} ranked of the top {k} asked"
-    table = Table(title=f"explain · {title}", show_lines=False)
+    caption = None
+    if floor is not None:  # where the relevance floor is (a newcomer could not tell)
+        caption = (
+            f"relevance floor: a block needs a row scoring ≥ {floor['query']:.2f} (or, for a "
+            f"long query, holding {floor['held']:g} idf units of it); a row then needs "
+            f"≥ {floor['row']:.2f} and a query word"
+        )
+    table = Table(title=f"explain · {title}", caption=caption, show_lines=False)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("kind")
@@ -231,6 +241,23 @@ def explain(
                 cells += [_leg(w.legs, "lexical"), _leg(w.legs, "dense")]
             miss.add_row(*cells, shown(w.detail))
         out.print(miss)
+
+
+def _floor(rows: list[Any]) -> dict[str, float] | None:
+    """The relevance floor's constants (:mod:`talos.relevance`) when ``rows`` are of the
+    ``evidence`` model (they carry a cut mark), else None: ``query`` (the evidence score the
+    best seed needs), ``held`` (idf units a long query's best seed may hold instead),
+    ``whole`` (the share of the query a seed may hold instead), ``row`` (a row's own score)."""
+    if not any(r.cut is not None for r in rows):
+        return None
+    from talos import relevance
+
+    return {
+        "query": relevance.FLOOR,
+        "held": relevance.HELD,
+        "whole": relevance.WHOLE,
+        "row": relevance.ROW,
+    }
 
 
 def _leg(legs: dict[str, Any] | None, name: str) -> str:
