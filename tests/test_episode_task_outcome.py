@@ -4,14 +4,18 @@ preamble of a continued session."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from talos import Memory
-from talos.sources.sessions import read_session
+from talos.cli import app
+from talos.mcp_server import build_server
+from talos.sources.sessions import OUTCOME_CHARS, read_session
 
 
 def _jsonl(*objs: object) -> str:
@@ -168,3 +172,57 @@ def test_a_typed_slash_command_with_arguments_is_the_task(tmp_path: Path) -> Non
         encoding="utf-8",
     )
     assert read_session(f).task == "/review the billing invoice code"
+
+
+def _two_turn_home(make_home: Callable[..., Path]) -> tuple[Path, Path]:
+    home = make_home(
+        memory="- billing runs on port 8080\n",
+        sessions={
+            "2026-02-01T09.jsonl": _jsonl(
+                {"role": "user", "content": "hi"},
+                {"role": "user", "content": "migrate the billing cron to systemd timers"},
+                {"role": "assistant", "content": "Done: two timer units. " + "x" * 300},
+            )
+        },
+    )
+    return home, home / ".talos" / "sessions" / "2026-02-01T09.jsonl"
+
+
+EPISODE = {
+    "task": "migrate the billing cron to systemd timers",
+    "outcome": "Done: two timer units. " + "x" * (OUTCOME_CHARS - 23) + "…",
+}
+NOT_EPISODE = {"task": None, "outcome": None, "transcript": None}
+
+
+def _fields(row: dict[str, object]) -> dict[str, object]:
+    return {k: row[k] for k in ("task", "outcome", "transcript")}
+
+
+def test_recall_and_explain_json_carry_an_episodes_task_outcome_and_transcript(
+    make_home: Callable[..., Path],
+) -> None:
+    """``recall --json`` and ``explain --json`` gave an episode's opening request alone
+    (``hi``): an agent reading the JSON had no task, outcome or transcript to open."""
+    home, path = _two_turn_home(make_home)
+    want = [{**EPISODE, "transcript": str(path)}, NOT_EPISODE]
+    runner = CliRunner()
+    for command in ("recall", "explain"):
+        res = runner.invoke(app, [command, "billing cron systemd", "--home", str(home), "--json"])
+        assert res.exit_code == 0, res.output
+        data = json.loads(res.stdout)["data"]
+        rows = data["picked"] if command == "recall" else data["rows"]
+        assert [r["text"] for r in rows] == ["hi", "billing runs on port 8080"]
+        assert [_fields(r) for r in rows] == want
+
+
+def test_mcp_recall_and_explain_rows_carry_an_episodes_task_outcome_and_transcript(
+    make_home: Callable[..., Path],
+) -> None:
+    home, path = _two_turn_home(make_home)
+    server = build_server(Memory(home))
+    want = [{**EPISODE, "transcript": str(path)}, NOT_EPISODE]
+    got = asyncio.run(server.call_tool("recall", {"query": "billing cron systemd"}))
+    assert [_fields(r) for r in got.structured_content["picked"]] == want
+    got = asyncio.run(server.call_tool("explain", {"query": "billing cron systemd"}))
+    assert [_fields(r) for r in got.structured_content["rows"]] == want
