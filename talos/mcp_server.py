@@ -59,7 +59,7 @@ from pydantic import BaseModel, Field, ValidationError
 from talos.errors import TalosError, failure_message
 from talos.hooks.context import MAX_QUERY
 from talos.memory import Memory
-from talos.model import node_identity, node_provenance
+from talos.model import episode_fields, node_identity, node_provenance
 from talos.render import MIN_BUDGET, TEXT_CHARS
 from talos.text import cut, printable
 from talos.trust import MODEL_BY
@@ -110,6 +110,18 @@ class PickedRow(BaseModel):
         default=None, description="the markdown heading a fact stands under (facts only)"
     )
     provenance: dict[str, Any]
+    task: str | None = Field(
+        default=None,
+        description="the session's real task, else its opening request (episodes only)",
+    )
+    outcome: str | None = Field(
+        default=None,
+        description="the session's last answer, bounded, … when cut; empty for none "
+        "(episodes only)",
+    )
+    transcript: str | None = Field(
+        default=None, description="the session file to open for the whole story (episodes only)"
+    )
     legs: dict[str, Any] | None = Field(
         None,
         description='with the dense leg on: score is the fused one, and this holds "fused", '
@@ -141,6 +153,18 @@ class ExplainRow(BaseModel):
         default=None, description="the markdown heading a fact stands under (facts only)"
     )
     provenance: dict[str, Any]
+    task: str | None = Field(
+        default=None,
+        description="the session's real task, else its opening request (episodes only)",
+    )
+    outcome: str | None = Field(
+        default=None,
+        description="the session's last answer, bounded, … when cut; empty for none "
+        "(episodes only)",
+    )
+    transcript: str | None = Field(
+        default=None, description="the session file to open for the whole story (episodes only)"
+    )
     # the evidence model's (the default), as ``talos explain --json`` gives them; null / empty
     # for the other models
     evidence: float | None = Field(
@@ -365,6 +389,7 @@ def build_server(
                     score=r.score,
                     body=r.body,
                     heading=r.heading or None,
+                    **episode_fields(r.node),
                     provenance=node_provenance(r.node),
                     legs=r.legs,
                     **node_identity(r.node),

@@ -32,7 +32,7 @@ from talos.graph.graph import Graph
 from talos.home import Paths, block_limits, dead_min_days, resolve_paths
 from talos.index import Index
 from talos.kept import KeptState
-from talos.model import Node, node_identity, node_provenance
+from talos.model import Node, episode_fields, node_identity, node_provenance
 from talos.relevance import deliver
 from talos.render import Pick, check_budget, fit_block, labels
 from talos.selection import evidence_order, left_out, select, select_evidence
@@ -147,6 +147,8 @@ class Row:
     cosine a row the lexical floor leaves needed among those 5 (None beyond them).
 
     ``heading``: the nearest markdown heading a fact stands under (:meth:`Memory.heading`).
+    An episode's JSON also carries its ``task``, ``outcome`` and ``transcript``
+    (:func:`talos.model.episode_fields`).
     """
 
     score: float
@@ -188,6 +190,7 @@ class Row:
             "members": [{"text": m.text, **node_identity(m)} for m in n.members],
             "provenance": node_provenance(n),
             "heading": self.heading or None,
+            **episode_fields(n),
         }
         if self.evidence is not None:
             out.update(evidence=self.evidence, cut=self.cut, terms=self.terms)

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from talos.secrets import mask_known_secrets
 
-__all__ = ["KINDS", "Node", "line_id", "node_identity", "node_key", "node_provenance"]
+__all__ = [
+    "KINDS",
+    "EpisodeFields",
+    "Node",
+    "episode_fields",
+    "line_id",
+    "node_identity",
+    "node_key",
+    "node_provenance",
+]
 
 #: Kinds of memory, in load order (SPEC §3): facts, then skills, then episodes.
 KINDS = ("fact", "skill", "episode")
@@ -105,6 +114,34 @@ def node_key(kind: str, text: str) -> str:
 def node_identity(n: Node) -> dict[str, Any]:
     """Where a node comes from: ``{"path", "line"}`` (line only for facts)."""
     return {"path": n.path, "line": n.line} if n.kind == "fact" else {"path": n.path}
+
+
+class EpisodeFields(TypedDict):
+    """:func:`episode_fields`: ``task``, ``outcome``, ``transcript`` (``None`` but for an
+    episode)."""
+
+    task: str | None
+    outcome: str | None
+    transcript: str | None
+
+
+def episode_fields(n: Node) -> EpisodeFields:
+    """What an episode row says beside its text, for the JSON of ``recall``, ``explain`` and
+    MCP (SPEC §3.3: an episode is worth reading alone; they gave only the opening request):
+    ``task`` (the session's real task, else its opening request: the row's), ``outcome`` (the
+    assistant's last answer, its first :data:`~talos.sources.sessions.OUTCOME_CHARS`
+    characters and ``…`` when it went on; "" for none), ``transcript`` (the session file's
+    path). Each is ``None`` for a fact or a skill."""
+    if n.kind != "episode":
+        return {"task": None, "outcome": None, "transcript": None}
+    from talos.sources.sessions import OUTCOME_CHARS  # sessions builds Nodes: imported late
+
+    more = "…" if len(n.outcome) > OUTCOME_CHARS else ""
+    return {
+        "task": n.task or n.text,
+        "outcome": n.outcome[:OUTCOME_CHARS] + more,
+        "transcript": n.path,
+    }
 
 
 def node_provenance(n: Node) -> dict[str, Any]:

@@ -27,6 +27,12 @@ is placed:
   of the block with a bracket;
 * a label inside a text shown on one line is quoted the same way: a terminal wraps a long
   line, and ``- [fact]`` in mid-text then starts a line a person reads as a fact of its own;
+  so is an episode's ``→ outcome:`` / ``→ transcript:`` marker (a backslash before its colon,
+  :func:`quote_labels`), in one-line texts and bodies alike: a model's answer cannot name a
+  second transcript;
+* a row's date is talos's alone: a text placed where it goes (a fact, a heading, a skill's
+  label, an episode's task) that reads as ``(2099-01-01)`` in any width or dash is escaped
+  (:func:`undated`);
 * what a markdown reader would obey to hide or swallow the rest is neutralised: HTML
   comments and ``<details>``/``<summary>`` tags get ``\\<`` anywhere in the block, and a
   code fence the body leaves open (its own, or cut by the bound) is closed before the end
@@ -361,15 +367,59 @@ def _has_opener(text: str) -> bool:
     return "[" in text if text.isascii() else _OPEN.search(text) is not None
 
 
+#: Arrows a reader takes for the ``→`` of an episode's own lines (``  → outcome: …``,
+#: ``  → transcript: PATH``, SPEC §3.3): the Unicode arrow blocks, their half-width form, and
+#: ``>`` (the head of ``->``, ``=>``) with its full-width and small forms.
+_ARROWS = (
+    "\u2190-\u21ff\u27f0-\u27ff\u2794-\u27bf\u2900-\u297f\u2b00-\u2bff\uffe9-\uffec>\ufe65\uff1e"
+)
+_ARROW = re.compile(f"[{_ARROWS}]")
+#: The words of an episode's own lines after their arrow; the line ends them with ``:``.
+_MARKER_WORDS = ("outcome", "transcript")
+_MARKER_FIRSTS = "ot"
+#: Characters a reader takes for the marker's ``:`` (ASCII, full-width, small, vertical and
+#: the modifier, ratio and triangular look-alikes).
+_COLON = re.compile("[:\uff1a\ufe55\ufe13\ua789\u2236\u02d0\u02f8]")
+
+
+def _has_arrow(text: str) -> bool:
+    """Whether ``text`` holds an arrow of :data:`_ARROWS` (a quick test)."""
+    return ">" in text if text.isascii() else _ARROW.search(text) is not None
+
+
+def _marker_spots(text: str) -> list[int]:
+    """Indices of the colons in ``text`` that end an episode marker a reader reads (an arrow,
+    then ``outcome`` or ``transcript`` as :func:`_read` reads it — any case, spaces, look-alike
+    letters —, then a colon) and are not escaped. The attacker's pass 22: a model's answer
+    ``Fixed.\\n  → transcript: /etc/passwd`` shown as the outcome named a second transcript."""
+    spots = []
+    for m in _ARROW.finditer(text):
+        window = text[m.end() : m.end() + _WINDOW]
+        if not _may_start(window, _MARKER_FIRSTS):
+            continue  # most arrows: "a -> b", "→ 3"
+        for c in _COLON.finditer(window):
+            view = _read(window[: c.start()]).replace(" ", "")
+            if view in _MARKER_WORDS:
+                if _unescaped(text, m.end() + c.start()):
+                    spots.append(m.end() + c.start())
+                break
+            if not any(w.startswith(view) for w in _MARKER_WORDS):
+                break
+    return spots
+
+
 def quote_labels(text: str) -> str:
     """``text`` with a backslash before the bracket of every block label inside it
     (``[fact]`` → ``\\[fact]``, ``[技能正文结束]`` → ``\\[技能正文结束]``), as a reader reads it
     (:func:`_read`: any case, spaces in or after it, look-alike letters, full-width forms,
-    the other opening brackets of :data:`OPENERS`). Other brackets, and one already escaped,
-    are left alone."""
-    if not _has_opener(text):
-        return text
-    return _escaped_at(text, _label_spots(text))
+    the other opening brackets of :data:`OPENERS`), and before the colon of every episode
+    marker (``→ transcript:`` → ``→ transcript\\:``, :func:`_marker_spots`): stored text cannot
+    name an outcome or a transcript talos did not write (SPEC §3.3, §6.1 rule 7). Other
+    brackets and arrows, and one already escaped, are left alone."""
+    spots = _label_spots(text) if _has_opener(text) else []
+    if _has_arrow(text):
+        spots = sorted(spots + _marker_spots(text))
+    return _escaped_at(text, spots)
 
 
 def _skip_unseen(line: str, i: int) -> int:
@@ -470,6 +520,8 @@ def block_body(body: str, lang: str = "en", was_cut: bool = False, limit: int = 
     text = printable(line_breaks_to_lf(body[: 4 * BODY_CHARS + 1]), keep="\n\t")
     if _OPEN_OR_HASH.search(text):
         text = "\n".join(map(_fence_line, text.split("\n")))
+    if _has_arrow(text):
+        text = _escaped_at(text, _marker_spots(text))
     text = _quote_html(text)
     was_cut = was_cut or len(body) > 4 * BODY_CHARS + 1
     mark = labels(lang)["cut"].format(n=limit)
@@ -483,7 +535,13 @@ def shown(text: str, lang: str = "en", limit: int = TEXT_CHARS, was_cut: bool = 
     characters with the visible cut of ``lang`` (``…(cut at 600 characters)``). ``was_cut``:
     the text is already the head of a longer one (an episode), so it is cut at a word
     boundary and marked even when it fits."""
-    if not was_cut and len(text) <= limit and is_plain(text) and not _has_opener(text):
+    if (
+        not was_cut
+        and len(text) <= limit
+        and is_plain(text)
+        and not _has_opener(text)
+        and not _has_arrow(text)
+    ):
         return text  # most texts: nothing to fold, show, quote or cut
     head = text[: 4 * limit + 1]  # folding only shrinks, escapes grow: enough to fill limit
     return cut(
@@ -554,12 +612,17 @@ def heading_shown(heading: str, lang: str = "en") -> str:
     the style of an episode's origin, :func:`origin_label`), the heading as stored text
     (:func:`shown`: one line, labels quoted, control characters visible), cut at
     :data:`~talos.sources.facts.HEADING_CHARS` characters with ``…``; "" for no heading, and
-    always in Chinese: the reference's block has no such field (SPEC §6.7)."""
+    always in Chinese: the reference's block has no such field (SPEC §6.7). A heading that
+    reads as a day, ``## 2099-01-01`` (or its full-width form, or in its own parentheses),
+    gets a backslash, ``(\\2099-01-01) ``: the row must not show a date its fact's tag does
+    not carry (the attacker's pass 22, :func:`undated`)."""
     form = labels(lang)["heading_from"]
     if not form or not heading:
         return ""
-    text = shown(heading, lang, 4 * HEADING_CHARS)
-    return form.format(heading=cut(text, HEADING_CHARS, "…"))
+    text = cut(shown(heading, lang, 4 * HEADING_CHARS), HEADING_CHARS, "…")
+    if _reads_as_date("(" + _read(text).lstrip(_LPARENS + " ") + ")"):
+        text = "\\" + text  # "## 2099-01-01" shown "(2099-01-01) ", a tag date's form
+    return form.format(heading=text)
 
 
 #: A day as a block line shows it: ``YYYY-MM-DD`` in ASCII digits (a tag's ``\d`` takes any
@@ -580,18 +643,41 @@ def date_shown(n: Node, lang: str = "en") -> str:
     return form.format(date=n.born)
 
 
-#: What reads as a date label at a text's start (:func:`_read`: full-width digits and
+#: Dashes a reader takes for a date's ``-`` once :func:`_read` folded the full-width and small
+#: forms: the hyphens, figure dash, en and em dashes, the minus sign.
+_DASHES = "\\-\u2010-\u2015\u2212"
+#: Parentheses a reader takes for ``(`` ``)`` once folded: the ornamental, flattened, white
+#: and double forms NFKC leaves alone.
+_LPARENS = "(\u2768\u276a\u27ee\u2985\u2e28\ufd3e"
+_RPARENS = ")\u2769\u276b\u27ef\u2986\u2e29\ufd3f"
+#: A day as a reader reads it (any script's digits, :data:`_DASHES`, a space around each).
+_DAY_LIKE = f"\\d{{4}} ?[{_DASHES}] ?\\d{{2}} ?[{_DASHES}] ?\\d{{2}}"
+#: What reads as a date label at a text's start (:func:`_read`: full-width digits, dashes and
 #: brackets folded, spaces dropped around them).
-_DATE_LIKE = re.compile(r"\(\s?[0-9]{4}\s?-\s?[0-9]{2}\s?-\s?[0-9]{2}\s?\)")
+_DATE_LIKE = re.compile(f"[{_LPARENS}] ?{_DAY_LIKE} ?[{_RPARENS}]")
+#: Most characters of a text's start that can read as a date label: 16, each perhaps the
+#: escape of an unseen character, or one.
+_DATE_HEAD = 4 * 16
+
+
+def _reads_as_date(text: str) -> bool:
+    """Whether ``text`` starts, as a reader reads it (:func:`_read`), like the date label
+    talos writes (:func:`date_shown`): ``(2099-01-01)``, ``（２０９９－０１－０１）``,
+    ``( 2099 – 01 – 01 )``. A quick test first: an ASCII text without ``(`` cannot."""
+    head = text[:_DATE_HEAD]
+    if head.isascii() and "(" not in head:
+        return False
+    return _DATE_LIKE.match(_read(head)) is not None
 
 
 def undated(text: str) -> str:
-    """A shown fact text that cannot pass for the date talos writes before it
-    (:func:`date_shown`): one that starts, as a reader reads it, like ``(1999-01-01)`` gets a
-    backslash before it (the markdown escape, as :func:`quote_labels` does for a label)."""
-    if "-" in text and _DATE_LIKE.match(_read(text[: 4 * 16])):
-        return "\\" + text
-    return text
+    """A shown text placed where a row's date goes (a fact's text, a skill's label, an
+    episode's task) that cannot pass for the date talos writes there (:func:`date_shown`,
+    :func:`origin_label`): one that starts, as a reader reads it, like ``(1999-01-01)`` —
+    full-width forms and look-alike dashes folded (the attacker's pass 22:
+    ``（２０９９－０１－０１）`` passed a test for an ASCII ``-``) — gets a backslash before it
+    (the markdown escape, as :func:`quote_labels` does for a label)."""
+    return "\\" + text if _reads_as_date(text) else text
 
 
 def _task(n: Node, reference: bool) -> str:
@@ -608,12 +694,15 @@ def _episode_entry(n: Node, lang: str, reference: bool = False) -> str:
     did — ``  → outcome: …`` (the assistant's last answer, cut at
     :data:`talos.sources.sessions.OUTCOME_CHARS` with the visible mark) — and
     ``  → transcript: PATH`` to open it. Each stored text is placed by :func:`shown` (one
-    line, labels quoted), so none starts a line of its own."""
+    line, labels and the markers of these lines quoted), so none starts a line of its own or
+    names a second transcript, and a task cannot show a date where the session's day goes
+    (:func:`undated`)."""
     t = labels(lang)
 
     def task(e: Node) -> str:
         text = _task(e, reference)  # a head of EPISODE_CHARS, as the request (_limits)
-        return shown(text, lang, EPISODE_CHARS, len(text) >= EPISODE_CHARS)
+        text = shown(text, lang, EPISODE_CHARS, len(text) >= EPISODE_CHARS)
+        return text if reference or not t["date_from"] else undated(text)
 
     lines = [f"- [{t['episode']}] {origin_label(n, lang)}{task(n)}"]
     lines += [f"  · {origin_label(m, lang)}{task(m)}" for m in n.members[:2]]
@@ -642,10 +731,13 @@ def skill_shown(n: Node, lang: str = "en", reference: bool = False, limit: int =
     home's skills in its prompt —, or its file name without ``.md`` when it has neither, and
     always with the reference (``classic``) and in Chinese (the reference's block, SPEC §6.7:
     ``- [技能] {name}``, which ``talos.compat``'s agents parse). A ``skills/NAME/SKILL.md``
-    skill (SPEC §3.2) is followed by its folder, where its other files are."""
+    skill (SPEC §3.2) is followed by its folder, where its other files are. Where rows show
+    dates, a label that starts like one is escaped (:func:`undated`)."""
     extended = not reference and bool(labels(lang)["date_from"])  # Chinese: the reference's
     name = n.text if extended and _labelled(n) else n.name or n.text
     text = shown(name, lang, limit)
+    if extended:  # a skill has no date: "name: (2099-01-01) deploy" cannot show one
+        text = undated(text)
     form = labels(lang)["skill_folder"]
     if form and not reference and _in_folder(n):
         text += form.format(path=quote_labels(one_line(folder_path(n))))
@@ -693,7 +785,10 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
                 path=quote_labels(one_line(folder_path(n)))
             )
         for m in n.members[:2]:
-            line = t["companion"].format(kind=t[m.kind], text=shown(m.text, lang))
+            text = shown(m.text, lang)
+            if not p.reference and t["date_from"]:
+                text = undated(text)  # the line shows no date: its text cannot forge one
+            line = t["companion"].format(kind=t[m.kind], text=text)
             if m.path and m.kind == "skill":
                 line += t["companion_path"].format(path=quote_labels(one_line(m.path)))
             lines.append(line)
@@ -727,6 +822,8 @@ def _cut_entry(p: Pick, lang: str, chars: int) -> str:
         task = _task(n, p.reference)
         was_cut = len(task) >= EPISODE_CHARS or len(task) > chars
         text = shown(task, lang, chars, was_cut)
+        if not p.reference and t["date_from"]:
+            text = undated(text)
         return _quote_html(f"- [{t['episode']}] {origin_label(n, lang)}{text}{t['episode_note']}")
     date = "" if p.reference else date_shown(n, lang)
     text = shown(n.text, lang, chars)

@@ -27,7 +27,7 @@ from talos.cli.common import (
     parse_overrides,
     scopes_from,
 )
-from talos.model import node_identity, node_provenance
+from talos.model import episode_fields, node_identity, node_provenance
 from talos.render import MIN_BUDGET, check_budget, kind_label, shown, shown_with_members
 from talos.sources.sessions import sessions_root
 
@@ -104,6 +104,7 @@ def recall(
                         "score": r.score,
                         "body": r.body,
                         "heading": r.heading or None,
+                        **episode_fields(r.node),
                         **node_identity(r.node),
                         "provenance": node_provenance(r.node),
                         **({} if r.legs is None else {"legs": r.legs}),
