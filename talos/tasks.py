@@ -53,7 +53,7 @@ CONVERSATIONAL = frozenset(
 CUT_CHARACTERS = frozenset(
     "的了和是在我你它也就都"  # SPEC §4's
     "吗呢吧啊呀嘛哦啦哈嗯么"  # sentence particles
-    "一个这那他她您咱哪啥给把被让"
+    "一个这那他她您咱哪啥给把被让另还再又"
 )  # fmt: skip
 
 #: A question word makes a prompt of one content word a task: "how do I deploy", "什么是递归"
