@@ -133,10 +133,22 @@ def test_init_opens_no_memory(tmp_path: Path) -> None:
     assert sorted(m for m in unused if m in got) == []
 
 
-def test_a_bad_model_in_talos_toml_is_still_refused(small: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ('lang = "fr"\nmodel = "bm42"\n', ":1: lang must be one of en, zh, not 'fr'"),
+        (
+            'model = "bm42"\n',
+            ":1: model must be one of classic, damped, bipartite, flow, evidence, not 'bm42'",
+        ),
+    ],
+)
+def test_a_bad_lang_or_model_in_talos_toml_is_still_refused(
+    small: Path, tmp_path: Path, toml: str, says: str
+) -> None:
     """The check moved (talos.doctor → talos.home) and imports its tables on use: the message
     is the one it was."""
-    (small / "talos.toml").write_text('lang = "fr"\nmodel = "bm42"\n', encoding="utf-8")
+    (small / "talos.toml").write_text(toml, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "TALOS_HOME"}
     proc = subprocess.run(
         [sys.executable, "-m", "talos", "recall", "--home", str(small), "deploy"],
@@ -147,4 +159,4 @@ def test_a_bad_model_in_talos_toml_is_still_refused(small: Path, tmp_path: Path)
         timeout=120,
     )
     assert proc.returncode == 1
-    assert f"{small / 'talos.toml'}:1: lang must be one of en, zh, not 'fr'" in proc.stderr
+    assert f"{small / 'talos.toml'}{says}" in proc.stderr
