@@ -39,7 +39,6 @@ import bisect
 import functools
 import hashlib
 import inspect
-import linecache
 import operator
 from collections.abc import Sequence
 from pathlib import Path
@@ -100,20 +99,11 @@ def analyzer_token() -> str:
 
     h = hashlib.sha256(Path(str(talos.analyzer.__file__)).read_bytes())
     for rule in (talos.evidence.counts_of, talos.evidence._in_context):  # a heading's terms
-        h.update(_source(rule).encode())
+        h.update(inspect.getsource(rule).encode())
     for words in (stop_words(), cjk_stop_words()):  # data of bm25s: its version may change it
         h.update("\n".join(sorted(words)).encode() + b"\0")
     h.update(str(getattr(Stemmer, "__version__", "")).encode())
     return h.hexdigest()[:16]
-
-
-def _source(fn: Any) -> str:
-    """``inspect.getsource(fn)`` for a function of a module: the same text, read without
-    ``inspect.getmodule``'s pass over every loaded module (6 ms of each ``talos recall``
-    process, once a CLI has loaded ~370; ``tests/test_import_cost.py`` compares them)."""
-    code = fn.__code__
-    lines = linecache.getlines(code.co_filename)
-    return "".join(inspect.getblock(lines[code.co_firstlineno - 1 :]))
 
 
 class _Episode:

@@ -160,16 +160,3 @@ def test_a_bad_lang_or_model_in_talos_toml_is_still_refused(
     )
     assert proc.returncode == 1
     assert f"{small / 'talos.toml'}{says}" in proc.stderr
-
-
-def test_the_analyzer_token_reads_the_rules_source_as_inspect_does() -> None:
-    """:func:`talos.termrows.analyzer_token` hashes two rules' source: read without
-    ``inspect.getmodule`` it is the same text, so stored term rows keep their token."""
-    import inspect
-
-    import talos.evidence
-    from talos.termrows import _source
-
-    for rule in (talos.evidence.counts_of, talos.evidence._in_context):
-        assert _source(rule) == inspect.getsource(rule)
-        assert _source(rule).startswith(f"def {rule.__name__}(")
