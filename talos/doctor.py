@@ -34,14 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from talos import audit, fsutil
-from talos.activation import MODEL_NAMES, TERMS
-from talos.errors import InputError, TalosError
+from talos.activation import TERMS
+from talos.errors import TalosError
 from talos.home import (
     CONFIG_FILE,
     Paths,
-    block_limits,
     config_line,
-    dead_min_days,
+    config_problems,
     resolve_home,
     resolve_paths,
     unknown_keys,
@@ -49,7 +48,6 @@ from talos.home import (
 from talos.index import Index
 from talos.memory import Memory
 from talos.model import Node
-from talos.render import LABELS
 from talos.safety import mask_secrets, scan_skills
 from talos.scan import ScanReport, fact_report, refused_files, scan_home
 from talos.sources.facts import (
@@ -147,44 +145,6 @@ class Diagnosis:
 
 
 # -- talos.toml ------------------------------------------------------------------------------
-
-
-def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
-    """Values of ``talos.toml`` that talos cannot use, each as ``talos.toml:LINE: what``.
-
-    (Path values and TOML syntax are checked when the file is read, :mod:`talos.home`;
-    unknown keys are not problems but warnings, :func:`talos.home.unknown_keys`.)
-
-    Args:
-        paths: the resolved paths; ``paths.config`` is the parsed file.
-        check_lang: also check ``lang`` (the CLI skips it when ``--lang`` overrides it).
-    """
-    file = paths.home / CONFIG_FILE
-
-    def where(key: str) -> str:
-        no = config_line(file, key)
-        return f"{file}:{no}" if no else str(file)
-
-    out: list[str] = []
-    lang = paths.config.get("lang")
-    if check_lang and lang is not None and (not isinstance(lang, str) or lang not in LABELS):
-        out.append(
-            f"{where('lang')}: lang must be one of {', '.join(sorted(LABELS))}, not {lang!r}"
-        )
-    model = paths.config.get("model")
-    if model is not None and (not isinstance(model, str) or model not in MODEL_NAMES):
-        out.append(
-            f"{where('model')}: model must be one of {', '.join(MODEL_NAMES)}, not {model!r}"
-        )
-    dense = paths.config.get("dense")
-    if dense is not None and not isinstance(dense, bool):
-        out.append(f"{where('dense')}: dense must be true or false, not {dense!r}")
-    for check in (dead_min_days, block_limits):
-        try:
-            check(paths)
-        except InputError as e:
-            out.append(str(e))
-    return out
 
 
 # -- helpers ---------------------------------------------------------------------------------

@@ -86,6 +86,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from talos.analyzer import analyze, frequency, is_cjk, without_unigrams
+from talos.arrays import unique
 from talos.contiguity import Links, MemoryContexts, links
 from talos.sources.facts import written_by_talos
 from talos.sources.sessions import OUTCOME_CHARS
@@ -331,7 +332,7 @@ def collection(index: TermIndex, postings: np.ndarray) -> tuple[float, float]:
     """The statistics BM25 takes over its collection, here the query's candidates (the nodes
     of the query terms' ``postings``): their number ``n`` and their mean count of CJK terms
     ``ℓ̄`` (over those holding any; 1.0 when none does)."""
-    cand = np.unique(postings)
+    cand = unique(postings)
     cjk_len = index.cjk_len[cand]
     held = cjk_len[cjk_len > 0]
     return float(len(cand)), float(held.mean()) if len(held) else 1.0

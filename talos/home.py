@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from talos import fsutil
 from talos.errors import InputError
 from talos.warn import warn
@@ -42,6 +40,7 @@ __all__ = [
     "block_limits",
     "canonical",
     "config_line",
+    "config_problems",
     "dead_min_days",
     "load_config",
     "resolve_home",
@@ -169,6 +168,8 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     else:
         text = os.environ.get("TALOS_HOME", "")
         if not text:
+            import platformdirs  # imported on use: --home or TALOS_HOME names the home
+
             return canonical(Path(platformdirs.user_data_dir("talos")), follow=True)
     problem = _tilde_problem(text)
     if problem:
@@ -337,6 +338,49 @@ def block_limits(paths: Paths) -> tuple[int, int]:
             )
         out.append(value)
     return out[0], out[1]
+
+
+def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
+    """Values of ``talos.toml`` that talos cannot use, each as ``talos.toml:LINE: what``.
+
+    (Path values and TOML syntax are checked when the file is read, :func:`load_config`;
+    unknown keys are not problems but warnings, :func:`unknown_keys`.) Every command checks
+    these first (``talos.cli.common.checked_paths``), so the label and model tables are
+    imported only when talos.toml names a ``lang`` or a ``model``: a command that needs
+    neither does not load the renderer and numpy for them.
+
+    Args:
+        paths: the resolved paths; ``paths.config`` is the parsed file.
+        check_lang: also check ``lang`` (the CLI skips it when ``--lang`` overrides it).
+    """
+    out: list[str] = []
+    lang = paths.config.get("lang")
+    if check_lang and lang is not None:
+        from talos.render import LABELS  # imported on use (see above)
+
+        if not isinstance(lang, str) or lang not in LABELS:
+            out.append(
+                f"{_where(paths.home, 'lang')}: lang must be one of {', '.join(sorted(LABELS))}"
+                f", not {lang!r}"
+            )
+    model = paths.config.get("model")
+    if model is not None:
+        from talos.activation import MODEL_NAMES  # imported on use (see above)
+
+        if not isinstance(model, str) or model not in MODEL_NAMES:
+            out.append(
+                f"{_where(paths.home, 'model')}: model must be one of {', '.join(MODEL_NAMES)}, "
+                f"not {model!r}"
+            )
+    dense = paths.config.get("dense")
+    if dense is not None and not isinstance(dense, bool):
+        out.append(f"{_where(paths.home, 'dense')}: dense must be true or false, not {dense!r}")
+    for check in (dead_min_days, block_limits):
+        try:
+            check(paths)
+        except InputError as e:
+            out.append(str(e))
+    return out
 
 
 def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:

@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from talos import safety
+from talos.arrays import unique
 from talos.contiguity import Links, MemoryContexts, resized
 from talos.evidence import TermIndex, contiguity_of, line_contexts, of_nodes
 from talos.graph.episodes import EpisodeBlock
@@ -379,7 +380,7 @@ class KeptState:
         stored, rows = self.term_rows
         if rows.added and (not stored or rows.added >= STORE_AFTER):
             token = analyzer_token()
-            held = np.unique(used)
+            held = unique(used)
             out = rows.kept(held) if 2 * len(held) < len(rows) else rows
             with contextlib.suppress(OSError, sqlite3.Error):
                 self.index.save_terms(token, out.to_bytes(token))

@@ -10,9 +10,9 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar, cast
 
-from talos import hybrid, safety
+from talos import safety
 from talos.activation import (
     DEFAULT_MODEL,
     MODELS,
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+    from talos import hybrid
     from talos.dense import Fusion
     from talos.writer import Forgotten, RememberResult, Restored
 
@@ -334,13 +335,9 @@ class Memory:
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
-        self._leg: hybrid.Leg | None = dense if isinstance(dense, hybrid.Leg) else None
+        self._leg: hybrid.Leg | None = dense if _is_leg(dense) else None
         #: Whether recall and explain fuse the dense leg by default (per call: ``dense=``).
-        self.dense: bool = (
-            hybrid.asked(self.paths.config, self.paths.home)
-            if dense is None
-            else dense is not False
-        )
+        self.dense: bool = _dense_asked(self.paths) if dense is None else dense is not False
         self._dense_warned = False
         self._titled: tuple[Graph, str | None] | None = None  # Memory._title's, per graph
         budget, cap = block_limits(self.paths)
@@ -481,6 +478,8 @@ class Memory:
         another model than ``evidence``), and the recall is lexical."""
         if not (self.dense if dense is None else dense):
             return None
+        from talos import hybrid  # imported on use: a lexical recall never loads the leg
+
         if self.ranking.over != TERMS:
             needs, todo = hybrid.model_problem(self.model)
             self._dense_warn(f"{needs}: {todo}; recalled with {self.model}, without the leg")
@@ -503,6 +502,8 @@ class Memory:
         leg); None without the leg or when its model cannot load (warned once)."""
         if leg is None:
             return None
+        from talos import hybrid
+
         try:
             return leg.embedder.query_soon(hybrid.query_text(query))
         except TalosError as e:
@@ -520,6 +521,8 @@ class Memory:
         """The fused ranking once the lexical leg is done, or None (lexical recall)."""
         if leg is None or pending is None:
             return None
+        from talos import hybrid
+
         try:
             sure = hybrid.lexical_evidence(ev, edges)
             return leg.rank(graph, pending.result(), ev, sure)
@@ -599,6 +602,8 @@ class Memory:
             body = body_evidence(index, terms, at_least=SMALL_HOME, prior=PRIOR)
             fusion = self._fused(leg, pending, graph, ev, edges)
             if fusion is not None:
+                from talos import hybrid
+
                 gate = hybrid.gate_for(query)
                 picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, model, terms)
                 legs = {r.node: hybrid.legs_of(r) for r in fusion.rows(k)}
@@ -709,6 +714,8 @@ class Memory:
         index, edges, ev = self._terms(graph, terms_q)
         fusion = self._fused(leg, pending, graph, ev, edges)
         if fusion is not None:
+            from talos import hybrid
+
             gate = hybrid.gate_for(query)
             verdicts = hybrid.verdicts(index, edges, ev, fusion, self.k, k, gate)
             return self._explain_fused(query, k, graph, index, ev, fusion, verdicts)
@@ -748,6 +755,8 @@ class Memory:
         """:meth:`explain` with the dense leg: the fused ranking's first ``k`` rows, each
         with both legs' rank and score, the rules that cut it (:attr:`Row.legs`, from
         :func:`talos.hybrid.verdicts` for a recall of 5 rows) and its cut."""
+        from talos import hybrid
+
         cut_by, cosine_floor = verdicts
         written = analyze_written(query)
         out: list[Row] = []
@@ -1023,6 +1032,8 @@ class Memory:
             out = []
             for no, r in enumerate(self._explain_terms(query, max(k, self.k), graph), 1):
                 if r.legs is not None:  # the dense leg: a row it ranks among the first 5 too
+                    from talos import hybrid
+
                     if r.cut == "floor" or (r.cut and r.seed > 0):
                         out.append(_why_fused(r, no, hybrid.gate_for(query), self.k))
                 elif r.cut and r.seed > 0:  # a row reached by spreading alone shares no term
@@ -1311,10 +1322,37 @@ class WhyNot:
         }
 
 
+def _is_leg(dense: object) -> TypeGuard[hybrid.Leg]:
+    """Whether ``dense`` (Memory's argument) is a :class:`talos.hybrid.Leg`; ``None`` and
+    booleans are not, and then :mod:`talos.hybrid` (with :mod:`talos.dense`) is not imported:
+    a lexical recall paid 17 ms for it (``tests/test_import_cost.py``)."""
+    if dense is None or isinstance(dense, bool):
+        return False
+    from talos import hybrid
+
+    return isinstance(dense, hybrid.Leg)
+
+
+def _dense_asked(paths: Paths) -> bool:
+    """:func:`talos.hybrid.asked` for the home of ``paths``: ``False`` without a ``dense`` key
+    in talos.toml (the leg is off by default) without importing :mod:`talos.hybrid`.
+
+    Raises:
+        InputError: ``dense`` is not true or false (from :func:`talos.hybrid.asked`).
+    """
+    if "dense" not in paths.config:
+        return False
+    from talos import hybrid
+
+    return hybrid.asked(paths.config, paths.home)
+
+
 def _why_fused(row: Row, rank_no: int, gate: float, k: int) -> WhyNot:
     """why-not's entry for a row of the fused ranking (``rank_no``: 1-based) that a recall
     leaves out, saying which rule cut it (:func:`talos.hybrid.verdicts`; ``gate``: the
     query's dense gate, :func:`talos.hybrid.gate_for`; ``k``: the recall's cap on rows)."""
+    from talos import hybrid
+
     legs = row.legs or {}
     score = round(row.evidence or 0.0, 2) if row.seed > 0 else None  # None: no query term
     cut_by = legs.get("cut_by") or []

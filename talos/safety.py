@@ -86,12 +86,17 @@ _KEEP = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ff
 def _confusable_map() -> dict[str, str]:
     """Each non-ASCII character that Unicode's confusables data (UTS #39 ``confusables.txt``,
     as shipped by confusable-homoglyphs) lists as a look-alike of an ASCII letter or digit,
-    mapped to it: Cyrillic ``о`` → ``o``, Greek ``ν`` → ``v``. Loaded on first use (~70 ms):
-    only a text with such a letter needs it."""
-    from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
+    mapped to it: Cyrillic ``о`` → ``o``, Greek ``ν`` → ``v``. Loaded on first use (~40 ms):
+    only a text with such a letter needs it. The package's data file is read as its
+    ``utils.load`` reads it (``$CONFUSABLE_DATA`` or the package folder), without importing
+    its modules: they import ``urllib.request`` (http.client, email: 28 ms of a recall)."""
+    import confusable_homoglyphs  # type: ignore[import-untyped]
 
+    folder = os.path.dirname(os.path.abspath(confusable_homoglyphs.__file__))
+    with open(os.path.join(os.environ.get("CONFUSABLE_DATA", folder), "confusables.json")) as f:
+        data: dict[str, list[dict[str, str]]] = json.load(f)
     out: dict[str, str] = {}
-    for char, homoglyphs in confusables.confusables_data.items():
+    for char, homoglyphs in data.items():
         if len(char) != 1 or char.isascii():
             continue
         for h in homoglyphs:

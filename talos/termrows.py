@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from talos.analyzer import cjk_stop_words, is_cjk, stop_words
+from talos.arrays import unique
 from talos.evidence import TermIndex, counts_of, heading_context, matching_text
 from talos.graph.episodes import EpisodeBlock
 from talos.graph.graph import StackedNodes
@@ -268,7 +269,7 @@ class TermRows:
     def kept(self, rows: np.ndarray) -> TermRows:
         """Only ``rows`` (in that order; the vocabulary shrunk to their terms): what is stored
         when most rows held are no node's any more."""
-        rows = np.unique(rows)
+        rows = unique(rows)
         lens = self.ptr[rows + 1] - self.ptr[rows]
         pos = _runs(self.ptr[rows], lens)
         term = self.term[pos]

@@ -32,20 +32,20 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import IO, Annotated, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Annotated, Any, TypeVar
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from talos.doctor import config_problems
 from talos.errors import TalosError, failure_message
-from talos.home import Paths, resolve_home, resolve_paths
-from talos.memory import Memory
+from talos.home import Paths, config_problems, resolve_home, resolve_paths
 from talos.scopes import request_scopes
 from talos.text import json_dumps, printable
 from talos.warn import bounded
+
+if TYPE_CHECKING:
+    from talos.memory import Memory
 
 __all__ = [
     "AtOpt",
@@ -324,6 +324,8 @@ def open_memory(home: Path | None, lang: str | None = None, **kw: Any) -> Memory
     names the file and line (``talos.toml:3: lang must be en or zh, not 'fr'``)."""
     if lang is not None and lang not in ("en", "zh"):
         raise TalosError(f"--lang must be en or zh, not {lang!r}")
+    from talos.memory import Memory  # imported on use: init, hook and mcp do not open one here
+
     checked_paths(home, check_lang=lang is None)
     if "sessions_dir" in kw:  # --sessions-dir, repeatable (issue 16.4): not given is []
         kw["sessions_dir"] = kw["sessions_dir"] or None
@@ -352,6 +354,23 @@ def emit(command: str, data: Any, ok: bool = True, error: str | None = None) -> 
     )
 
 
+def _passed_through() -> tuple[type[BaseException], ...]:
+    """The exceptions :func:`handle_errors` lets Typer report: an exit code, an aborted
+    prompt, a usage error. Typer 0.28 raises its own (``typer.Exit``, ``typer.Abort``); an
+    older Typer raises Click's. Click is not imported for this (5 ms of every command): an
+    exception of Click's exists only once something has imported Click."""
+    click = sys.modules.get("click")
+    if click is None:
+        return (typer.Exit, typer.Abort)
+    return (
+        typer.Exit,
+        typer.Abort,
+        click.exceptions.Exit,
+        click.exceptions.Abort,
+        click.ClickException,
+    )
+
+
 def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
     """Turn every failure into a clear message on stderr (or a JSON envelope) and exit code.
 
@@ -373,13 +392,7 @@ def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
                 if listing:
                     kwargs["as_json"] = wants_json(asked, bool(kwargs.get("plain")))
                 return fn(*args, **kwargs)
-            except (
-                typer.Exit,
-                typer.Abort,
-                click.exceptions.Exit,
-                click.exceptions.Abort,
-                click.ClickException,
-            ):
+            except _passed_through():
                 raise  # an exit code, a prompt aborted, a usage error: typer reports them
             except Exception as e:
                 if os.environ.get("TALOS_DEBUG") and not isinstance(e, TalosError):

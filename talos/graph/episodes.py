@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from talos.arrays import unique
 from talos.graph.incidence import Incidence
 from talos.graph.merge import merge_groups, merge_members
 from talos.graph.stored import (
@@ -313,7 +314,7 @@ class EpisodeBlock:
         Raises:
             IndexError: a position outside the block.
         """
-        drop = np.unique(np.asarray(episodes, dtype=np.int64))
+        drop = unique(np.asarray(episodes, dtype=np.int64))
         if not len(drop):
             return self
         n_eps, n_groups = len(self.texts), len(self.rep)
@@ -322,7 +323,7 @@ class EpisodeBlock:
         keep = np.ones(n_eps, dtype=bool)
         keep[drop] = False
         new_pos = np.cumsum(keep) - 1  # each kept episode's position after the removal
-        hit = np.unique(self.group_of[drop])  # the merged nodes that lost episodes
+        hit = unique(self.group_of[drop])  # the merged nodes that lost episodes
         eps = np.flatnonzero(np.isin(self.group_of, hit))
         eps = eps[np.argsort(self.group_of[eps], kind="stable")]  # by node, ascending
         bounds = np.searchsorted(self.group_of[eps], np.append(hit, n_groups))
