@@ -595,6 +595,53 @@ def test_responder_keeps_warnings_off_stderr(
     r.close()
 
 
+@pytest.mark.parametrize("step", ["flush", "close"])
+def test_responder_keeps_the_warnings_of_writing_usage_off_stderr(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], step: str
+) -> None:
+    """Found: a recall_hits.json that is a folder warned when the deferred usage counts were
+    written, in ``close()`` or ``flush()``, outside ``answer()``: on the hook's stderr, which
+    Gemini CLI reads as the hook's output. Those warnings go to ``warned`` (the hook log)."""
+    home = tmp_path / "home"
+    (home / ".talos").mkdir(parents=True)
+    (home / "memory.md").write_text("- alpha deploy notes\n", encoding="utf-8")
+    (home / ".talos" / "recall_hits.json").mkdir()
+    heard: list[str] = []
+    r = Responder(str(home), warned=heard.append)
+    out = r.answer("codex", {"hook_event_name": "UserPromptSubmit", "prompt": "alpha deploy"})
+    assert "alpha deploy notes" in out
+    assert heard == []  # the counts are written after the answer
+    getattr(r, step)()
+    r.close()
+    assert capfd.readouterr().err == ""
+    hits = home / ".talos" / "recall_hits.json"
+    assert len(heard) == 1, heard
+    assert heard[0].startswith(f"{hits}: cannot import reference usage counts ("), heard
+
+
+def test_anything_else_on_the_hooks_stderr_goes_to_the_log(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The catch-all: whatever else would reach the hook's stderr while it runs (a Python
+    warning, a library's print) is a log line, never the agent's to read."""
+
+    def noisy(run: client._Run, state: object, raw: bytes) -> bytes:
+        print("talos: warning: something odd\nand a second line", file=sys.stderr)
+        sys.stderr.write("half a line")
+        return b"ok 0\n"
+
+    monkeypatch.setattr(client, "_in_process", noisy)
+    data = fixture("codex-UserPromptSubmit", world["cwd"])
+    assert run_inline("codex", data, world["home"], monkeypatch) == ""
+    assert capfd.readouterr().err == ""
+    got = [line.split(" ", 1)[1] for line in log_lines(world["log"])]
+    assert got == [
+        "codex UserPromptSubmit warning: something odd",
+        "codex UserPromptSubmit warning: and a second line",
+        "codex UserPromptSubmit warning: half a line",
+    ]
+
+
 # -- scopes -------------------------------------------------------------------------------
 
 
@@ -665,7 +712,11 @@ def test_a_hooks_budget_below_the_least_block_is_raised_to_it(
     prompt = "run the test suite before a deploy"
     data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": prompt})
     got = run_inline("gemini", data.encode(), world["home"], monkeypatch)
-    assert log_lines(world["log"]) == []
+    # the setting's warning is the log's, not the agent's stderr (no hook failed)
+    toml = world["home"] / "talos.toml"
+    assert [line.split(" ", 1)[1] for line in log_lines(world["log"])] == [
+        f"gemini BeforeAgent warning: {toml}:4: hooks.budget = 50 is below 200; the hook uses 200"
+    ]
     text = json.loads(got)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith(HEADING + "\n- [fact] ") and len(text) <= MIN_BUDGET
 

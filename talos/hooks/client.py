@@ -64,6 +64,34 @@ MAX_INPUT = 4 * 1024 * 1024
 MAX_REPLY = 4 * 1024 * 1024
 
 
+class _StderrToLog:
+    """What ``sys.stderr`` is while the hook runs: each line written goes to the hook log as
+    a ``warning`` (``talos: warning:`` removed), nothing to the agent — Gemini CLI reads a
+    hook's stderr as its output. The catch-all behind :class:`talos.hooks.context.Responder`'s
+    own capture (a Python warning, a thread's exception, a library's print)."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            if line.strip():
+                msg = line.strip().removeprefix("talos: ").removeprefix("warning: ")
+                _log(self.run, "warning", msg)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending.strip():
+            self.write("\n")
+        self.pending = ""
+
+    def isatty(self) -> bool:
+        return False
+
+
 class _Run:
     """One hook run: what the watchdog needs to write its log line, and its two locks
     (``cancel`` is released when the run ends; ``output`` is taken by whoever ends it)."""
@@ -109,6 +137,8 @@ def _arm(run: _Run, seconds: float) -> None:
     def expire() -> None:
         if run.cancel.acquire(timeout=seconds) or not run.output.acquire(blocking=False):
             return  # answered in time, or the answer is being written
+        if isinstance(sys.stderr, _StderrToLog):
+            sys.stderr.flush()  # a warning half written, logged before the exit
         if run.phase == "busy":
             msg = f"the talos server is still starting; no context within {seconds:g} s"
             _log(run, "busy", msg)
@@ -312,10 +342,11 @@ def _ask(run: _Run, state: HookState, raw: bytes, deadline: float) -> bytes | No
 
 
 def _in_process(run: _Run, state: HookState, raw: bytes) -> bytes:
-    """Answer without a server (the fallback): import talos's recall here."""
+    """Answer without a server (the fallback): import talos's recall here. Its warnings
+    (answering, writing usage counts, closing) go to the hook log."""
     from talos.hooks.context import Responder, reply
 
-    responder = Responder(state.home, state.settings)
+    responder = Responder(state.home, state.settings, lambda w: _log(run, "warning", w))
     try:
         return reply(responder, run.agent, raw)
     finally:
@@ -411,6 +442,7 @@ def main(argv: list[str]) -> int:
     """Run ``talos hook AGENT [--home HOME]`` (``argv`` starts with AGENT). Always 0."""
     agent, home = _options(argv)
     run = _Run(agent)
+    stderr = sys.stderr
     try:
         return _main(run, home)
     except Exception as e:  # never break the agent's turn
@@ -421,6 +453,9 @@ def main(argv: list[str]) -> int:
     finally:
         if run.timeout and run.cancel.locked():
             run.cancel.release()  # the watchdog ends without a word
+        if isinstance(sys.stderr, _StderrToLog):
+            sys.stderr.flush()
+        sys.stderr = stderr
 
 
 def _main(run: _Run, home: str | None) -> int:
@@ -436,6 +471,7 @@ def _main(run: _Run, home: str | None) -> int:
             file=sys.stderr,
         )
         return 0
+    sys.stderr = _StderrToLog(run)  # from here on, nothing reaches the agent's stderr
     _arm(run, state.settings["timeout"])
     raw = _read_stdin()
     run.event = _event_name(raw)
