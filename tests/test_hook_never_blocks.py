@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -181,8 +182,6 @@ def test_a_fifo_hook_log_never_hangs_the_hook(home: Path) -> None:
 
 def test_a_fifo_hook_log_never_hangs_the_deadlines_watchdog(home: Path) -> None:
     """The watchdog's own log line (a locked index: no answer within the deadline)."""
-    import sqlite3
-
     os.mkfifo(home / ".talos" / "hook.log")
     hook(home)  # builds the index
     con = sqlite3.connect(home / ".talos" / "index.db")
@@ -510,6 +509,13 @@ def test_index_rebuild_while_the_server_runs_keeps_talos_s_own_index(served: Pat
         "- [fact] Staging deploys of alpha need the release tag first"
         in json.loads(out)["hookSpecificOutput"]["additionalContext"]
     )
+    # the server refreshed the index at .talos/index.db, not a deleted copy of it
+    con = sqlite3.connect(f"{(served / '.talos' / 'index.db').as_uri()}?mode=ro", uri=True)
+    try:
+        (n,) = con.execute("SELECT count(*) FROM facts WHERE text LIKE '%release tag%'").fetchone()
+    finally:
+        con.close()
+    assert n == 1
     client.stop(str(served), wait=5.0)
     got = talos(served, "index", "--check")
     assert got.returncode == 0, got.stdout + got.stderr
