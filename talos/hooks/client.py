@@ -386,8 +386,9 @@ def deliverable(agent: str, raw: bytes, out: bytes) -> str:
     well-framed ``{"decision": "block"}`` that blocks Claude Code's prompt
     (tests/test_hook_never_blocks.py).
 
-    ``json`` is imported here, only when there is something to print: ~1.3 ms on a hook of
-    ~40 ms (``re``, which it needs, is loaded already by the settings' TOML reader).
+    ``json`` is imported here, only when there is something to print: ~1.3 ms to import
+    (``re``, which it needs, is loaded already by the settings' TOML reader); a served hook
+    went from 37.4 to 39.5 ms median (80 runs interleaved with the code before, one fact).
     """
     if not out:
         return ""
@@ -417,8 +418,10 @@ def deliverable(agent: str, raw: bytes, out: bytes) -> str:
         return f"context for event {event[:40]!r}, not for {str(asked)[:40]!r}"
     if re.search(_CONTROL, text):
         return "the context holds terminal control characters"
-    size = len(text.encode("utf-16-le", "surrogatepass")) // 2 if unit == "utf16" else len(text)
-    if unit == "bytes":
+    size = len(text)  # chars; utf16: an astral character is two units (no codec imported)
+    if unit == "utf16":
+        size += len(re.findall("[\U00010000-\U0010ffff]", text))
+    elif unit == "bytes":
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
         return f"the context is {size} {unit} long; {agent} takes {limit} whole"
