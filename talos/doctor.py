@@ -1025,18 +1025,22 @@ def _check_hooks(paths: Paths, places: _Places, add: Add) -> None:
         "%Y-%m-%dT%H:%M:%SZ"
     )
     recent = [e for e in entries if e.when >= since]
-    errors = [e for e in recent if e.kind == "error"]
-    status = "warn" if errors else "info"
-    shown = (errors or recent or entries)[-5:]
+    # a warning (the hook may have answered) is no hook that gave no context
+    failed = [e for e in recent if e.kind != "warning"]
+    errors = sum(e.kind == "error" for e in recent)
+    warned = len(recent) - len(failed)
+    status = "warn" if errors or warned else "info"
+    shown = ([e for e in recent if e.kind in ("error", "warning")] or recent or entries)[-5:]
     add(
         Finding(
             "hooks",
             status,
-            f"{places.path(log)}: {_count(len(recent), 'hook')} gave no context in the last "
-            f"{HOOK_RECENT_DAYS} days ({_count(len(errors), 'error')})",
+            f"{places.path(log)}: {_count(len(failed), 'hook')} gave no context in the last "
+            f"{HOOK_RECENT_DAYS} days ({_count(errors, 'error')})"
+            + (f"; {_count(warned, 'warning')} of talos on the hooks' way" if warned else ""),
             tuple(places.text(str(e)) for e in shown),
             hint="fix what the lines say; talos hook status shows the resident server"
-            if errors
+            if errors or warned
             else "",
         )
     )

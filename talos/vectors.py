@@ -207,14 +207,13 @@ class VectorCache:
             raise
 
     def _ours(self) -> bool:
-        """Whether the file is talos's vector cache by its header (application id at bytes
-        68-71)."""
+        """Whether the file is talos's vector cache by its application id as SQLite sees it
+        (:func:`talos.fsutil.sqlite_application_id`: a new file's header says 0 until a
+        checkpoint)."""
         try:
-            with fsutil.open_regular(self.path) as f:
-                head = f.read(72)
+            return fsutil.sqlite_application_id(self.path) == APP_ID
         except OSError:
             return True
-        return head[:16] == b"SQLite format 3\x00" and head[68:72] == APP_ID.to_bytes(4, "big")
 
     def _set_aside(self, e: _Damaged) -> Path:
         """Close the file and move it (with its ``-wal``, ``-shm``) aside; warn."""

@@ -54,3 +54,23 @@ def test_the_lines_doctor_reads_are_the_ones_the_hook_writes(tmp_path: Path) -> 
     (f,) = hooks_finding(home)
     assert f.status == "warn"
     assert f.details[0].endswith(" gemini BeforeAgent error: boom bang")
+
+
+def test_a_warning_on_the_hooks_way_is_shown_but_is_no_hook_without_context(
+    tmp_path: Path,
+) -> None:
+    """A warning the hook logged instead of printing it on stderr (a bad recall_hits.json;
+    tests/test_hook_never_blocks.py): the hook answered, so it is not counted as a hook that
+    gave no context; it is worth a look (``warn``) and shown."""
+    warning = (
+        f"{now()} claude-code UserPromptSubmit warning: .talos/recall_hits.json: cannot "
+        "import reference usage counts (is a folder)"
+    )
+    busy = f"{now()} claude-code SessionStart busy: the talos server is still starting; no context"
+    (f,) = hooks_finding(home_with_log(tmp_path, [busy, warning]))
+    assert (f.status, f.details) == ("warn", (warning,))
+    assert f.summary == (
+        ".talos/hook.log: 1 hook gave no context in the last 7 days (0 errors); "
+        "1 warning of talos on the hooks' way"
+    )
+    assert "fix what the lines say" in f.hint

@@ -295,6 +295,127 @@ def test_the_wire_reply_carries_a_failure_instead_of_raising(tmp_path: Path) -> 
     )
 
 
+def test_the_clients_table_of_outputs_is_the_agents_table() -> None:
+    """The client checks what it prints against its own copy of each agent's events and
+    limit (it does not import :mod:`talos.hooks.agents`): the two must agree."""
+    assert {
+        a.name: ((a.prompt_event, a.session_event), a.limit, a.unit) for a in agents.AGENTS.values()
+    } == client.OUTPUTS
+
+
+@pytest.mark.parametrize("name", sorted(agents.AGENTS))
+def test_what_render_writes_is_deliverable_up_to_the_agents_limit(name: str) -> None:
+    """Every answer talos gives passes the client's check, at the agent's limit exactly in
+    its unit (a non-ASCII and an astral character: escaped, and counted as the agent does)."""
+    a = agents.AGENTS[name]
+    for event in (a.prompt_event, a.session_event):
+        assert event is not None
+        raw = json.dumps({"hook_event_name": event, "prompt": "x"}).encode()
+        head = "\u00e9\U0001f600 tab\there\nnext line "
+        text = head + "x" * (a.limit - agents.measure(head, a.unit))
+        assert agents.measure(text, a.unit) == a.limit
+        out = agents.render(agents.Event(event, "prompt"), text).encode()
+        assert client.deliverable(name, raw, out) == ""
+        assert client.deliverable(name, raw, b"") == ""
+        over = agents.render(agents.Event(event, "prompt"), text + "x").encode()
+        assert client.deliverable(name, raw, over) == (
+            f"the context is {a.limit + 1} {a.unit} long; {name} takes {a.limit} whole"
+        )
+
+
+RAW = b'{"hook_event_name": "UserPromptSubmit", "prompt": "deploy"}'
+
+
+def _out(obj: object) -> bytes:
+    return json.dumps(obj).encode() + b"\n"
+
+
+def _ctx(event: str = "UserPromptSubmit", text: object = "ctx") -> dict[str, object]:
+    return {"hookEventName": event, "additionalContext": text}
+
+
+@pytest.mark.parametrize(
+    ("out", "why"),
+    [
+        (
+            b"{abc}\n",
+            "not JSON (Expecting property name enclosed in double quotes: line 1 "
+            "column 2 (char 1))",
+        ),
+        (_out({"decision": "block", "reason": "r"}), "not one hookSpecificOutput object"),
+        (_out({"continue": False}), "not one hookSpecificOutput object"),
+        (
+            _out({"hookSpecificOutput": _ctx(), "decision": "block"}),
+            "not one hookSpecificOutput object",
+        ),
+        (_out([1]), "not one hookSpecificOutput object"),
+        (
+            _out({"hookSpecificOutput": {**_ctx(), "permissionDecision": "deny"}}),
+            "hookSpecificOutput holds ['additionalContext', 'hookEventName', "
+            "'permissionDecision'], not the event and the context",
+        ),
+        (
+            _out({"hookSpecificOutput": _ctx(text="")}),
+            "the event or the context is not a string, or the context is empty",
+        ),
+        (
+            _out({"hookSpecificOutput": _ctx(text=["x"])}),
+            "the event or the context is not a string, or the context is empty",
+        ),
+        (
+            _out({"hookSpecificOutput": _ctx("SessionStart")}),
+            "context for event 'SessionStart', not for 'UserPromptSubmit'",
+        ),
+        (
+            _out({"hookSpecificOutput": _ctx(text="a\x1b[2Jb")}),
+            "the context holds terminal control characters",
+        ),
+        (
+            _out({"hookSpecificOutput": _ctx(text="a\x9bb")}),
+            "the context holds terminal control characters",
+        ),
+        (
+            json.dumps({"hookSpecificOutput": _ctx()}, indent=1).replace("\n", "").encode() + b"\n",
+            "not written as talos writes it (spacing, escapes, a repeated key)",
+        ),
+        (
+            b'{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": '
+            b'"evil"}, "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", '
+            b'"additionalContext": "ctx"}}\n',
+            "not written as talos writes it (spacing, escapes, a repeated key)",
+        ),
+    ],
+    ids=[
+        "not-json",
+        "decision",
+        "continue",
+        "extra-key",
+        "array",
+        "extra-inner-key",
+        "empty",
+        "not-a-string",
+        "other-event",
+        "c0-control",
+        "c1-control",
+        "spacing",
+        "repeated-key",
+    ],
+)
+def test_only_the_agents_own_context_is_deliverable(out: bytes, why: str) -> None:
+    """Each rule of :func:`client.deliverable` on its own (a listener at the socket printed
+    ``{abc}`` and a well-framed ``{"decision": "block"}``; tests/test_hook_never_blocks.py)."""
+    assert client.deliverable("claude-code", RAW, out) == why
+
+
+def test_an_event_the_agent_does_not_have_is_not_deliverable() -> None:
+    """The input's own event, and one of the agent's: Gemini CLI has no UserPromptSubmit."""
+    out = _out({"hookSpecificOutput": _ctx()})
+    assert client.deliverable("claude-code", RAW, out) == ""
+    assert client.deliverable("gemini", RAW, out) == (
+        "context for event 'UserPromptSubmit', which gemini has not"
+    )
+
+
 def test_usage_is_counted_after_the_answer(tmp_path: Path) -> None:
     from talos.hooks.context import DeferredUsage
 
@@ -474,6 +595,53 @@ def test_responder_keeps_warnings_off_stderr(
     r.close()
 
 
+@pytest.mark.parametrize("step", ["flush", "close"])
+def test_responder_keeps_the_warnings_of_writing_usage_off_stderr(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], step: str
+) -> None:
+    """Found: a recall_hits.json that is a folder warned when the deferred usage counts were
+    written, in ``close()`` or ``flush()``, outside ``answer()``: on the hook's stderr, which
+    Gemini CLI reads as the hook's output. Those warnings go to ``warned`` (the hook log)."""
+    home = tmp_path / "home"
+    (home / ".talos").mkdir(parents=True)
+    (home / "memory.md").write_text("- alpha deploy notes\n", encoding="utf-8")
+    (home / ".talos" / "recall_hits.json").mkdir()
+    heard: list[str] = []
+    r = Responder(str(home), warned=heard.append)
+    out = r.answer("codex", {"hook_event_name": "UserPromptSubmit", "prompt": "alpha deploy"})
+    assert "alpha deploy notes" in out
+    assert heard == []  # the counts are written after the answer
+    getattr(r, step)()
+    r.close()
+    assert capfd.readouterr().err == ""
+    hits = home / ".talos" / "recall_hits.json"
+    assert len(heard) == 1, heard
+    assert heard[0].startswith(f"{hits}: cannot import reference usage counts ("), heard
+
+
+def test_anything_else_on_the_hooks_stderr_goes_to_the_log(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The catch-all: whatever else would reach the hook's stderr while it runs (a Python
+    warning, a library's print) is a log line, never the agent's to read."""
+
+    def noisy(run: client._Run, state: object, raw: bytes) -> bytes:
+        print("talos: warning: something odd\nand a second line", file=sys.stderr)
+        sys.stderr.write("half a line")
+        return b"ok 0\n"
+
+    monkeypatch.setattr(client, "_in_process", noisy)
+    data = fixture("codex-UserPromptSubmit", world["cwd"])
+    assert run_inline("codex", data, world["home"], monkeypatch) == ""
+    assert capfd.readouterr().err == ""
+    got = [line.split(" ", 1)[1] for line in log_lines(world["log"])]
+    assert got == [
+        "codex UserPromptSubmit warning: something odd",
+        "codex UserPromptSubmit warning: and a second line",
+        "codex UserPromptSubmit warning: half a line",
+    ]
+
+
 # -- scopes -------------------------------------------------------------------------------
 
 
@@ -544,7 +712,11 @@ def test_a_hooks_budget_below_the_least_block_is_raised_to_it(
     prompt = "run the test suite before a deploy"
     data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": prompt})
     got = run_inline("gemini", data.encode(), world["home"], monkeypatch)
-    assert log_lines(world["log"]) == []
+    # the setting's warning is the log's, not the agent's stderr (no hook failed)
+    toml = world["home"] / "talos.toml"
+    assert [line.split(" ", 1)[1] for line in log_lines(world["log"])] == [
+        f"gemini BeforeAgent warning: {toml}:4: hooks.budget = 50 is below 200; the hook uses 200"
+    ]
     text = json.loads(got)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith(HEADING + "\n- [fact] ") and len(text) <= MIN_BUDGET
 

@@ -631,3 +631,72 @@ def test_a_usage_db_held_by_another_program_delays_recall_briefly(
         "again); recall goes on\n"
     )
     assert usage.RECORD_WAIT < 60 and usage.RECORD_WAIT == 0.05
+
+
+# -- whose file is it, while another process holds it open in WAL mode --------------------------
+
+
+def _held_in_wal(path: Path, app_id: int) -> object:
+    """A connection that made a WAL database of ``app_id`` at ``path`` and holds it open: the
+    id lives only in the -wal file, the header still says 0 (no checkpoint yet)."""
+    import sqlite3
+
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute(f"PRAGMA application_id={app_id}")
+    con.execute("CREATE TABLE t(x)")
+    assert path.read_bytes()[68:72] == b"\0\0\0\0"  # what the header alone says
+    return con
+
+
+def test_talos_knows_its_own_index_while_another_process_holds_it_in_wal(tmp_path: Path) -> None:
+    """Found: ``talos index --rebuild`` while the hook server held index.db open moved talos's
+    own index aside as "not talos's index": the application id was read from the header.
+    Read as SQLite reads it (-wal included), it is talos's; another program's WAL database
+    is not; and a FIFO at the -wal name never hangs the check (the header decides)."""
+    import threading
+
+    from talos import fsutil
+    from talos.index import schema
+
+    fifo = tmp_path / "fifo.db"
+    ours = tmp_path / "index.db"
+    con = _held_in_wal(ours, schema.APP_ID)
+    other = tmp_path / "other.db"
+    con2 = _held_in_wal(other, 0x1234)
+    try:
+        assert fsutil.sqlite_application_id(ours) == schema.APP_ID
+        assert schema.ours(ours)
+        assert fsutil.sqlite_application_id(other) == 0x1234
+        assert not schema.ours(other)
+    finally:
+        con.close()  # type: ignore[attr-defined]
+        con2.close()  # type: ignore[attr-defined]
+    _held_in_wal(tmp_path / "fifo.db", schema.APP_ID).close()  # type: ignore[attr-defined]
+    os.mkfifo(tmp_path / "fifo.db-wal")  # a WAL database: SQLite would open its -wal
+    got: list[int | None] = []
+    t = threading.Thread(target=lambda: got.append(fsutil.sqlite_application_id(fifo)))
+    t.start()
+    t.join(10)
+    if t.is_alive():  # release the open that hangs, then fail
+        os.close(os.open(tmp_path / "fifo.db-wal", os.O_WRONLY | os.O_NONBLOCK))
+        t.join(10)
+        pytest.fail("a FIFO at the -wal name hung the check")
+    assert got == [schema.APP_ID]  # the header's, checkpointed when the writer closed
+    text = tmp_path / "notes.txt"
+    text.write_text("no database " * 10, encoding="utf-8")
+    assert fsutil.sqlite_application_id(text) is None
+
+
+def test_the_vector_cache_knows_its_own_file_in_wal_too(tmp_path: Path) -> None:
+    """The sibling: the vector cache told its own file from another program's by the header
+    too (a damaged cache of its own was named "not talos's" while its id was in the -wal)."""
+    from talos import vectors
+
+    path = tmp_path / "vectors.db"
+    con = _held_in_wal(path, vectors.APP_ID)
+    try:
+        cache = vectors.VectorCache(path, embedder=None)  # type: ignore[arg-type]
+        assert cache._ours()
+    finally:
+        con.close()  # type: ignore[attr-defined]

@@ -124,3 +124,12 @@ def test_an_index_built_by_other_row_code_is_built_again(make_home) -> None:  # 
     con.commit()
     con.close()
     assert [r.text for r in Memory(home).explain("kettle")] == ["kettle tea fact"]
+
+
+def test_a_rebuild_empties_every_table_of_the_schema() -> None:
+    """``talos index --rebuild`` empties the tables in place (the hook server holds the file
+    open; tests/test_hook_never_blocks.py): a table missing from ``schema.TABLES`` would
+    outlive the rebuild."""
+    from talos.index import schema
+
+    assert sorted(schema.TABLES) == sorted({t for t, _c in schema.COLUMNS})

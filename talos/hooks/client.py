@@ -36,15 +36,60 @@ if TYPE_CHECKING:
 
     from talos.hooks.state import HookState
 
-__all__ = ["AGENT_NAMES", "MAX_INPUT", "MAX_REPLY", "main", "ping", "stop", "whole"]
+__all__ = [
+    "AGENT_NAMES",
+    "MAX_INPUT",
+    "MAX_REPLY",
+    "OUTPUTS",
+    "deliverable",
+    "main",
+    "ping",
+    "stop",
+    "whole",
+]
 
 #: The agents ``talos hook`` answers (:data:`talos.hooks.agents.AGENTS`, kept here so the
-#: client does not import that module).
-AGENT_NAMES = ("claude-code", "codex", "gemini")
+#: client does not import that module; tests/test_hooks.py checks they agree): the events
+#: talos answers, the most context delivered whole and its unit (:func:`talos.hooks.agents.
+#: measure`). What the hook prints is checked against them (:func:`deliverable`).
+OUTPUTS: dict[str, tuple[tuple[str, ...], int, str]] = {
+    "claude-code": (("UserPromptSubmit", "SessionStart"), 10_000, "utf16"),
+    "codex": (("UserPromptSubmit", "SessionStart"), 10_000, "bytes"),
+    "gemini": (("BeforeAgent", "SessionStart"), 10_000, "chars"),
+}
+AGENT_NAMES = tuple(OUTPUTS)
 #: Largest hook input read from stdin.
 MAX_INPUT = 4 * 1024 * 1024
 #: Largest reply read from the server (an agent takes 10,000 characters of context at most).
 MAX_REPLY = 4 * 1024 * 1024
+
+
+class _StderrToLog:
+    """What ``sys.stderr`` is while the hook runs: each line written goes to the hook log as
+    a ``warning`` (``talos: warning:`` removed), nothing to the agent — Gemini CLI reads a
+    hook's stderr as its output. The catch-all behind :class:`talos.hooks.context.Responder`'s
+    own capture (a Python warning, a thread's exception, a library's print)."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            if line.strip():
+                msg = line.strip().removeprefix("talos: ").removeprefix("warning: ")
+                _log(self.run, "warning", msg)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending.strip():
+            self.write("\n")
+        self.pending = ""
+
+    def isatty(self) -> bool:
+        return False
 
 
 class _Run:
@@ -92,6 +137,8 @@ def _arm(run: _Run, seconds: float) -> None:
     def expire() -> None:
         if run.cancel.acquire(timeout=seconds) or not run.output.acquire(blocking=False):
             return  # answered in time, or the answer is being written
+        if isinstance(sys.stderr, _StderrToLog):
+            sys.stderr.flush()  # a warning half written, logged before the exit
         if run.phase == "busy":
             msg = f"the talos server is still starting; no context within {seconds:g} s"
             _log(run, "busy", msg)
@@ -295,10 +342,11 @@ def _ask(run: _Run, state: HookState, raw: bytes, deadline: float) -> bytes | No
 
 
 def _in_process(run: _Run, state: HookState, raw: bytes) -> bytes:
-    """Answer without a server (the fallback): import talos's recall here."""
+    """Answer without a server (the fallback): import talos's recall here. Its warnings
+    (answering, writing usage counts, closing) go to the hook log."""
     from talos.hooks.context import Responder, reply
 
-    responder = Responder(state.home, state.settings)
+    responder = Responder(state.home, state.settings, lambda w: _log(run, "warning", w))
     try:
         return reply(responder, run.agent, raw)
     finally:
@@ -309,11 +357,11 @@ def _in_process(run: _Run, state: HookState, raw: bytes) -> bytes:
 
 
 def whole(status: bytes, out: bytes) -> bool:
-    """Whether ``out`` is the whole answer its status line ``ok LENGTH`` announced, and what
-    an agent may be given: nothing, or one line holding a JSON object (the server sends
-    ``json.dumps`` output, ASCII, :func:`talos.hooks.agents.render`). Checked without a JSON
-    parser: ``json`` costs the hook ~5 ms to import. A server killed mid-reply, or any
-    listener at the socket, made the hook print truncated JSON (tests/test_hook_never_blocks.py).
+    """Whether ``out`` is the whole answer its status line ``ok LENGTH`` announced, and looks
+    like what an agent may be given: nothing, or one ASCII line from ``{`` to ``}`` (the
+    server sends ``json.dumps`` output, :func:`talos.hooks.agents.render`). A server killed
+    mid-reply, or any listener at the socket, made the hook print truncated JSON
+    (tests/test_hook_never_blocks.py). What the line says is :func:`deliverable`'s check.
     """
     words = status.split(b" ")
     if len(words) != 2 or words[0] != b"ok" or not words[1].isdigit() or int(words[1]) != len(out):
@@ -321,6 +369,65 @@ def whole(status: bytes, out: bytes) -> bool:
     return not out or (
         out.startswith(b"{") and out.endswith(b"}\n") and out.count(b"\n") == 1 and out.isascii()
     )
+
+
+#: What :func:`talos.hooks.agents.clean` replaces: no context holds them.
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+
+
+def deliverable(agent: str, raw: bytes, out: bytes) -> str:
+    """Why ``out`` is not what ``agent`` may be given for its hook input ``raw``; "" when it
+    is. Only the agent's own context may leave the hook (SPEC §9.5): nothing, or exactly what
+    :func:`talos.hooks.agents.render` writes — ``{"hookSpecificOutput": {"hookEventName":
+    EVENT, "additionalContext": TEXT}}`` and a newline, byte for byte as ``json.dumps`` with
+    ASCII escapes writes it, ``EVENT`` the input's own event and one the agent's table
+    (:data:`OUTPUTS`) names, ``TEXT`` not empty, without terminal control characters, within
+    the agent's limit. A listener of this user at the socket had ``{abc}`` printed, and a
+    well-framed ``{"decision": "block"}`` that blocks Claude Code's prompt
+    (tests/test_hook_never_blocks.py).
+
+    ``json`` is imported here, only when there is something to print: ~1.3 ms to import
+    (``re``, which it needs, is loaded already by the settings' TOML reader); a served hook
+    went from 37.4 to 39.5 ms median (80 runs interleaved with the code before, one fact).
+    """
+    if not out:
+        return ""
+    import json
+    import re
+
+    events, limit, unit = OUTPUTS.get(agent, ((), 0, "chars"))
+    try:
+        got = json.loads(out)
+    except (ValueError, RecursionError) as e:
+        return f"not JSON ({e})"
+    inner = got.get("hookSpecificOutput") if isinstance(got, dict) else None
+    if not isinstance(inner, dict) or list(got) != ["hookSpecificOutput"]:
+        return "not one hookSpecificOutput object"
+    if list(inner) != ["hookEventName", "additionalContext"]:
+        return f"hookSpecificOutput holds {sorted(inner)!r}, not the event and the context"
+    event, text = inner["hookEventName"], inner["additionalContext"]
+    if not isinstance(event, str) or not isinstance(text, str) or not text:
+        return "the event or the context is not a string, or the context is empty"
+    try:
+        asked = json.loads(raw).get("hook_event_name")
+    except (ValueError, AttributeError, RecursionError):
+        asked = None
+    if event not in events:
+        return f"context for event {event[:40]!r}, which {agent} has not"
+    if event != asked:
+        return f"context for event {event[:40]!r}, not for {str(asked)[:40]!r}"
+    if re.search(_CONTROL, text):
+        return "the context holds terminal control characters"
+    size = len(text)  # chars; utf16: an astral character is two units (no codec imported)
+    if unit == "utf16":
+        size += len(re.findall("[\U00010000-\U0010ffff]", text))
+    elif unit == "bytes":
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        return f"the context is {size} {unit} long; {agent} takes {limit} whole"
+    if json.dumps(got, ensure_ascii=True).encode() + b"\n" != out:
+        return "not written as talos writes it (spacing, escapes, a repeated key)"
+    return ""
 
 
 def _options(argv: list[str]) -> tuple[str, str | None]:
@@ -338,6 +445,7 @@ def main(argv: list[str]) -> int:
     """Run ``talos hook AGENT [--home HOME]`` (``argv`` starts with AGENT). Always 0."""
     agent, home = _options(argv)
     run = _Run(agent)
+    stderr = sys.stderr
     try:
         return _main(run, home)
     except Exception as e:  # never break the agent's turn
@@ -348,6 +456,9 @@ def main(argv: list[str]) -> int:
     finally:
         if run.timeout and run.cancel.locked():
             run.cancel.release()  # the watchdog ends without a word
+        if isinstance(sys.stderr, _StderrToLog):
+            sys.stderr.flush()
+        sys.stderr = stderr
 
 
 def _main(run: _Run, home: str | None) -> int:
@@ -363,6 +474,7 @@ def _main(run: _Run, home: str | None) -> int:
             file=sys.stderr,
         )
         return 0
+    sys.stderr = _StderrToLog(run)  # from here on, nothing reaches the agent's stderr
     _arm(run, state.settings["timeout"])
     raw = _read_stdin()
     run.event = _event_name(raw)
@@ -395,10 +507,20 @@ def _main(run: _Run, home: str | None) -> int:
             f"first line {status[:40]!r}); recalling in process",
         )
         reply = None
+    elif reply is not None and status.startswith(b"ok"):
+        why = deliverable(run.agent, raw, rest)
+        if why:  # whole, but not the agent's context: another program's, never printed
+            msg = f"the talos server's answer is not {run.agent}'s context ({why})"
+            _log(run, "error", f"{msg}; recalling in process")
+            reply = None
     if reply is None:
         run.phase = "timeout"
         status, _, rest = _in_process(run, state, raw).partition(b"\n")
     if status.startswith(b"ok") and whole(status, rest):
+        why = deliverable(run.agent, raw, rest)
+        if why:
+            _log(run, "error", f"talos's answer is not {run.agent}'s context ({why}); none given")
+            return 0
         _claim_output(run)
         sys.stdout.buffer.write(rest)
         sys.stdout.buffer.flush()

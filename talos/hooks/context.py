@@ -27,7 +27,7 @@ import io
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from talos.hooks import agents, scope
@@ -130,16 +130,45 @@ class Responder:
     """Answers hook events for one home; keeps a few :class:`Memory` objects open (one per
     scope list) so that a resident server recalls in milliseconds.
 
+    Nothing it does writes to stderr (Gemini CLI reads a hook's stderr as its output when
+    stdout is empty): what talos would print while answering, warming up, writing usage
+    counts or closing is kept in :attr:`warnings` (the last call's) and handed, line by line,
+    to ``warned`` — the hook log. A bad recall_hits.json printed its warning from
+    :meth:`close`, outside the answer (tests/test_hook_never_blocks.py).
+
     Args:
         home: the home folder. settings: the ``[hooks]`` settings
-            (:func:`talos.hooks.state.hook_state`).
+            (:func:`talos.hooks.state.hook_state`). warned: called with each warning line
+            (``talos: warning:`` removed); ``None``: only kept.
     """
 
-    def __init__(self, home: str, settings: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        home: str,
+        settings: dict[str, Any] | None = None,
+        warned: Callable[[str], None] | None = None,
+    ) -> None:
         self.home = home
         self.settings = {**DEFAULTS, **(settings or {})}
         self._open: OrderedDict[tuple[str, ...], Memory] = OrderedDict()
         self.warnings: list[str] = []
+        self.warned = warned
+
+    @contextlib.contextmanager
+    def _quiet(self) -> Iterator[None]:
+        """Run the block with stderr captured; its lines become :attr:`warnings` and go to
+        :attr:`warned` (also when the block raises)."""
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                yield
+        finally:
+            lines = [w.strip() for w in err.getvalue().splitlines() if w.strip()]
+            self.warnings = lines
+            for line in lines:
+                if self.warned is not None:
+                    with contextlib.suppress(Exception):  # the log never fails a turn
+                        self.warned(line.removeprefix("talos: ").removeprefix("warning: "))
 
     def memory(self, scopes: tuple[str, ...]) -> Memory:
         """The :class:`Memory` of ``scopes`` (opened on first use, the least recent closed)."""
@@ -154,14 +183,16 @@ class Responder:
 
     def warm(self) -> None:
         """Build what the first recall reads (the default view), so it is fast."""
-        self.memory(("global",)).prepare()
+        with self._quiet():
+            self.memory(("global",)).prepare()
 
     def flush(self) -> None:
         """Write the usage counts of the answers given (after the reply, :class:`DeferredUsage`)."""
-        for mem in self._open.values():
-            store = mem.usage_store
-            if isinstance(store, DeferredUsage):
-                store.flush()
+        with self._quiet():
+            for mem in self._open.values():
+                store = mem.usage_store
+                if isinstance(store, DeferredUsage):
+                    store.flush()
 
     def queued(self) -> dict[int, int]:
         """How many recalls' counts wait, per open :class:`Memory` (by ``id``)."""
@@ -182,16 +213,16 @@ class Responder:
 
     def close(self) -> None:
         """Write pending usage counts and close every open :class:`Memory`."""
-        while self._open:
-            self._open.popitem()[1].close()
+        with self._quiet():
+            while self._open:
+                self._open.popitem()[1].close()
 
     def answer(self, agent_name: str, event: Any) -> str:
         """The exact stdout of ``talos hook AGENT`` for ``event`` (the parsed stdin JSON):
         "" when nothing is relevant or the event is not one talos answers.
 
         Warnings talos prints while loading (an unreadable line, a flagged skill) are kept in
-        :attr:`warnings` instead of reaching the agent's stderr (Gemini CLI reads a hook's
-        stderr as its output when stdout is empty).
+        :attr:`warnings` and given to :attr:`warned`, never written to stderr.
 
         Raises:
             ValueError: the event is malformed. KeyError: unknown agent. TalosError, OSError,
@@ -202,8 +233,7 @@ class Responder:
         if not ev.kind:
             return ""
         s = self.settings
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err):
+        with self._quiet():
             mem0 = self.memory(("global",))
             scopes = scope.scopes_for(ev.cwd, mem0.paths.config, str(mem0.paths.home))
             mem = self.memory(scopes)
@@ -221,7 +251,6 @@ class Responder:
                 project = scopes[1] if len(scopes) > 1 else None
                 picks = session_picks(mem, project, s["session_facts"], s["session_hits"])
                 text = budget(picks, mem.lang, limit, agent.unit) if picks else ""
-        self.warnings = [w for w in err.getvalue().splitlines() if w.strip()]
         return agents.render(ev, text)
 
 

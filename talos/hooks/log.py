@@ -1,14 +1,16 @@
-"""The hook's log: one line per hook run that gave no context because something failed.
+"""The hook's log: one line per hook run that gave no context because something failed, and
+the warnings of talos on the hook's way.
 
 A hook never breaks the agent's turn (SPEC §9.5): whatever goes wrong, it exits 0 with no
 output and says why here, in ``<state>/hook.log``, which ``talos doctor`` shows. Lines are
 
     2026-05-04T09:12:33Z claude-code UserPromptSubmit timeout: no answer within 2.5 s
 
-(time in UTC, agent, event, a kind — ``error``, ``timeout``, ``busy`` — and a message on one
-line, control characters removed). The prompt is never written. The log is bounded: past
-:data:`MAX_BYTES` it moves to ``hook.log.1`` (replacing the one before) and starts afresh.
-Standard library only.
+(time in UTC, agent, event, a kind — ``error``, ``timeout``, ``busy``, or ``warning`` for what
+talos would have printed on the hook's stderr, which an agent may read as output — and a
+message on one line, control characters removed). The prompt is never written. The log is
+bounded: past :data:`MAX_BYTES` it moves to ``hook.log.1`` (replacing the one before) and
+starts afresh. Standard library only.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ __all__ = [
 #: Size at which the log is rotated (two files at most: ~128 KiB).
 MAX_BYTES = 64 * 1024
 #: ``error``: the hook failed (bad input, unreadable home, a crash); ``timeout``: no answer
-#: within the hook's own deadline; ``busy``: the resident server is still starting.
-KINDS = ("error", "timeout", "busy")
+#: within the hook's own deadline; ``busy``: the resident server is still starting;
+#: ``warning``: a warning of talos on the hook's way (the hook may have answered): never on
+#: stderr, which Gemini CLI reads as the hook's output (tests/test_hook_never_blocks.py).
+KINDS = ("error", "timeout", "busy", "warning")
 
 #: Most bytes read of each log file (twice :data:`MAX_BYTES`: a log another program grew).
 MAX_READ = 2 * MAX_BYTES
@@ -56,7 +60,7 @@ _KINDS = {
 }
 
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
-_LINE = re.compile(r"^(\S+) (\S+) (\S+) (error|timeout|busy): (.*)$")
+_LINE = re.compile(r"^(\S+) (\S+) (\S+) (error|timeout|busy|warning): (.*)$")
 
 
 def fallback_log() -> str:

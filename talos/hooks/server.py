@@ -81,6 +81,11 @@ class _Server:
         self.digest = state.config_digest
         self._responder: Any = None
 
+    def warned(self, message: str) -> None:
+        """A warning of talos while the server answers, counts usage, warms up or closes:
+        to the hook log (its stderr is /dev/null: they were lost)."""
+        hook_log.write(self.state.log, "-", "server", "warning", message)
+
     def queued(self) -> dict[int, int]:
         """How many recalls' usage counts wait in each open :class:`Memory` (by its id)."""
         if self._responder is None:
@@ -97,7 +102,7 @@ class _Server:
         if self._responder is None:
             from talos.hooks.context import Responder  # the heavy imports, once
 
-            self._responder = Responder(self.state.home, self.state.settings)
+            self._responder = Responder(self.state.home, self.state.settings, self.warned)
         return self._responder
 
     def handle(self, data: bytes) -> tuple[bytes, bool]:

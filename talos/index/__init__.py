@@ -410,14 +410,40 @@ class Index:
         return check(self, full, skip_behind)
 
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
-        """Throw the index away and build it again from the files."""
+        """Throw the index's content away and build it again from the files.
+
+        The file itself stays when it is talos's and readable: its tables are emptied in one
+        transaction (:func:`schema.clear`), so the hook server that holds it open goes on
+        with the rebuilt index; the file was deleted under it before, and the server kept
+        refreshing a deleted copy (tests/test_hook_never_blocks.py). A damaged file is
+        removed, another program's moved aside (:func:`schema.connect`, :func:`schema.discard`).
+
+        Raises:
+            OSError, sqlite3.Error: the state folder is not writable, the disk is full, the
+                index is locked.
+        """
+        self.close()
+        try:
+            schema.clear(self._connect())
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise  # another process holds it: never deleted under it
+            # a full disk (SQLite: "disk I/O error" growing the -wal): a new file, as before;
+            # removing the old one frees its space (tests/test_state_files.py)
+            self._start_over()
+        except sqlite3.DatabaseError:  # pages that cannot be read: a new file
+            self._start_over()
+        self._forget_rows()
+        self._tokens = (None, None)
+        return self.refresh(full=True, progress=progress)
+
+    def _start_over(self) -> None:
+        """Close and remove the index file (another program's is moved aside, with a
+        warning); the next connection makes a new one."""
         self.close()
         aside = schema.discard(self.file)
         if aside is not None:
             warn(f"{self.file}: not talos's index; moved to {aside}")
-        self._forget_rows()
-        self._tokens = (None, None)
-        return self.refresh(full=True, progress=progress)
 
     def __enter__(self) -> Index:
         return self

@@ -26,6 +26,8 @@ __all__ = [
     "COLUMNS",
     "MIGRATIONS",
     "SCHEMA",
+    "TABLES",
+    "clear",
     "connect",
     "damaged",
     "discard",
@@ -274,16 +276,40 @@ def migrate(con: sqlite3.Connection) -> None:
         raise
 
 
-def ours(file: Path) -> bool:
-    """Whether ``index.db`` is talos's by its header: a SQLite file whose application id
-    (bytes 68-71) is :data:`APP_ID`. What else it is (another program's database, bytes
-    that are no database) may be someone's data."""
+#: The tables of schema :data:`SCHEMA` (every table of :data:`COLUMNS`).
+TABLES = ("meta", "facts", "sessions", "blocks", "dropped", "terms")
+
+
+def clear(con: sqlite3.Connection) -> None:
+    """Empty every table of the index in one transaction (``talos index --rebuild``): the
+    file stays, so a process holding it open (the hook server) reads the rebuilt index.
+    Deleting the file under it left the server refreshing a deleted copy, and SQLite's
+    close of such a connection removes the ``-wal`` and ``-shm`` names, by then the new
+    index's (tests/test_hook_never_blocks.py).
+
+    Raises:
+        sqlite3.DatabaseError: a page cannot be read (the caller discards the file).
+    """
+    con.execute("BEGIN IMMEDIATE")
     try:
-        with fsutil.open_regular(file) as f:
-            head = f.read(72)
+        for table in TABLES:
+            con.execute(f"DELETE FROM {table}")
+        con.execute("COMMIT")
+    except BaseException:
+        with suppress(sqlite3.Error):
+            con.execute("ROLLBACK")
+        raise
+
+
+def ours(file: Path) -> bool:
+    """Whether ``index.db`` is talos's: a SQLite file whose application id is :data:`APP_ID`
+    as SQLite sees it, its ``-wal`` file included (:func:`talos.fsutil.sqlite_application_id`:
+    the header alone said "not talos's" of the index the hook server held open). What else it
+    is (another program's database, bytes that are no database) may be someone's data."""
+    try:
+        return fsutil.sqlite_application_id(file) == APP_ID
     except OSError:
         return True  # gone, or unreadable: nothing to keep
-    return head[:16] == b"SQLite format 3\x00" and head[68:72] == APP_ID.to_bytes(4, "big")
 
 
 def discard(file: Path) -> Path | None:
