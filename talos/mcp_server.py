@@ -96,7 +96,24 @@ INSTRUCTIONS = (
 )
 
 
-class PickedRow(BaseModel):
+class EpisodeFields(BaseModel):
+    """What an episode row carries besides its text (SPEC §3.3); null for facts and skills."""
+
+    task: str | None = Field(
+        default=None,
+        description="the session's real task, else its opening request (episodes only)",
+    )
+    outcome: str | None = Field(
+        default=None,
+        description="the session's last answer, bounded, … when cut; empty for none "
+        "(episodes only)",
+    )
+    transcript: str | None = Field(
+        default=None, description="the session file to open for the whole story (episodes only)"
+    )
+
+
+class PickedRow(EpisodeFields):
     """One recalled row, in rank order."""
 
     key: str = Field(description="kind:text80, the trace and usage key")
@@ -110,18 +127,6 @@ class PickedRow(BaseModel):
         default=None, description="the markdown heading a fact stands under (facts only)"
     )
     provenance: dict[str, Any]
-    task: str | None = Field(
-        default=None,
-        description="the session's real task, else its opening request (episodes only)",
-    )
-    outcome: str | None = Field(
-        default=None,
-        description="the session's last answer, bounded, … when cut; empty for none "
-        "(episodes only)",
-    )
-    transcript: str | None = Field(
-        default=None, description="the session file to open for the whole story (episodes only)"
-    )
     legs: dict[str, Any] | None = Field(
         None,
         description='with the dense leg on: score is the fused one, and this holds "fused", '
@@ -138,7 +143,7 @@ class RecallResult(BaseModel):
     picked: list[PickedRow]
 
 
-class ExplainRow(BaseModel):
+class ExplainRow(EpisodeFields):
     """One ranked row and how activation reached it (SPEC §6.2)."""
 
     score: float
@@ -153,18 +158,6 @@ class ExplainRow(BaseModel):
         default=None, description="the markdown heading a fact stands under (facts only)"
     )
     provenance: dict[str, Any]
-    task: str | None = Field(
-        default=None,
-        description="the session's real task, else its opening request (episodes only)",
-    )
-    outcome: str | None = Field(
-        default=None,
-        description="the session's last answer, bounded, … when cut; empty for none "
-        "(episodes only)",
-    )
-    transcript: str | None = Field(
-        default=None, description="the session file to open for the whole story (episodes only)"
-    )
     # the evidence model's (the default), as ``talos explain --json`` gives them; null / empty
     # for the other models
     evidence: float | None = Field(

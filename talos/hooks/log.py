@@ -21,6 +21,8 @@ import re
 import time
 from dataclasses import dataclass
 
+from talos.hooks.state import _S_IFREG, FILE_KINDS
+
 __all__ = [
     "KINDS",
     "MAX_BYTES",
@@ -47,17 +49,9 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK |= getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK
 _READ = os.O_RDONLY | _NONBLOCK
-_REGULAR = 0o100000  # S_IFREG, without importing stat
+_REGULAR = _S_IFREG  # without importing stat
 #: What a file's type bits say it is (as :func:`talos.fsutil.file_kind` words it).
-_KINDS = {
-    0o100000: "regular",
-    0o040000: "a folder",
-    0o010000: "a FIFO (named pipe)",
-    0o020000: "a character device",
-    0o060000: "a block device",
-    0o140000: "a socket",
-    0o120000: "a symbolic link",
-}
+_KINDS = {_S_IFREG: "regular", **FILE_KINDS}
 
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 _LINE = re.compile(r"^(\S+) (\S+) (\S+) (error|timeout|busy|warning): (.*)$")
