@@ -25,7 +25,6 @@ from talos.activation import (
 )
 from talos.analyzer import analyze, analyze_written
 from talos.canon import canonical_name
-from talos.scopes import check_scope
 from talos.contiguity import Links
 from talos.errors import InputError, TalosError
 from talos.evidence import PRIOR, SMALL_HOME, Evidence, TermIndex, body_evidence, matching_text
@@ -36,6 +35,7 @@ from talos.kept import KeptState
 from talos.model import Node, node_identity, node_provenance
 from talos.relevance import deliver
 from talos.render import Pick, check_budget, fit_block, labels
+from talos.scopes import check_scope
 from talos.selection import evidence_order, left_out, select, select_evidence
 from talos.sources import load_facts
 from talos.sources.facts import heading_label, parse_fact_line, tag_reasons

@@ -288,15 +288,18 @@ def traditional_forms() -> str:
     forms: set[str] = set()
     for cfg in ("s2t", "s2tw", "s2hk"):
         forms.update(opencc.OpenCC(cfg).convert("".join(sorted(vocab))))
-    return "".join(sorted(forms - vocab))
+    # a form the conversion changes, also when a rule is written with it (the Japanese rules'
+    # 無視 is the traditional 無視 the Chinese rules read as 无视)
+    t2s = opencc.OpenCC("t2s").convert
+    return "".join(sorted(c for c in forms if t2s(c) != c))
 
 
 #: :func:`traditional_forms` as computed for these rules: a text with none of them is not
 #: converted (OpenCC's conversion and a second scan cost ~50 µs a Chinese line).
 TRADITIONAL_FORMS = (
-    "丟並來個傳內別刪則動員問啓啟審將對導廢後從復惡憑戶拋據數會棄機權"
-    "殺沒洩準為無爲牆獄獲現環當發瞞確碼稱約給統經繞聽著裝規視計記設許"
-    "訴詞話語說説證讀變讓貼軟載輸這過適鑰閉開關隱題類顯馬"
+    "丟並來個傳內別刪則動員問啓啟報審將對導廢後從復惡憑戶拋據數會棄機權殺"
+    "沒洩準為無爲牆獄獲現環當發瞞確碼稱約給統經繞聽裝規視計記設許訴詞話語"
+    "說説證讀變讓貼軟載輸這過適鑰閉開關隱題類顯馬"
 )
 _TRADITIONAL = re.compile(f"[{TRADITIONAL_FORMS}]")
 
@@ -545,7 +548,9 @@ _RU_RULES = (
 #: Japanese and Korean put the rules first and the verb last ("以前の指示を無視して"); a verb
 #: told in the past or the passive ("無視された", "무시되었다") is a report.
 _JA_EARLIER = "以前|前|これまで|今まで|先ほど|上記|上|従来|元|最初|全て|すべて|あらゆる|システム"
-_JA_RULES = "指示|命令|指令|ルール|規則|設定|プロンプト|制約|ガイドライン|インストラクション|指図|説明"
+_JA_RULES = (
+    "指示|命令|指令|ルール|規則|設定|プロンプト|制約|ガイドライン|インストラクション|指図|説明"
+)
 _JA_SET_ASIDE = "無視|忘れ|破棄|従わな|従うな"
 _KO_EARLIER = "이전|앞|지금까지|기존|위|모든|앞서|원래|시스템"
 _KO_RULES = "지시|지침|명령|규칙|설정|프롬프트|안내|제약|제한"
@@ -1378,10 +1383,9 @@ RULES: tuple[Rule, ...] = (
             # a new identity imposed, in those languages ("a partir de ahora eres …")
             P(
                 (
-                    *("a partir de", "desde ahora", "de ahora en", "de agora em", "desormais"),
-                    *("désormais", "dorenavant", "dorénavant", "ab jetzt", "von nun an"),
-                    *("ab sofort", "этого момента", "отныне", "今後", "これから", "今から"),
-                    *("지금부터", "이제부터", "앞으로"),
+                    *("partir", "desde", "ahora", "agora", "desormais", "désormais", "dorenavant"),
+                    *("dorénavant", "jetzt", "nun", "sofort", "момента", "отныне", "今後"),
+                    *("これから", "今から", "지금부터", "이제부터", "앞으로"),
                 ),
                 r"\b(?:a\s+partir\s+de\s+ahora|desde\s+ahora(?:\s+en\s+adelante)?|de\s+ahora\s+en"
                 r"\s+adelante)[\s,]*(?:t[uú]\s+)?(?:eres|ser[aá]s|act[uú]a|actuar[aá]s|finge|te\s+llamas"
@@ -1731,9 +1735,9 @@ def _variants(text: str) -> list[_Variant]:
     # split letters with wider gaps between the words ("i g n o r e   p r e v i o u s"),
     # first: joined first, the gaps were one space and every word ran into one (attack
     # pass 23)
-    if joined is not None and (spaced := unsplit(base)) != base:
-        if (rejoined := _joined(spaced)) is not None and rejoined[0] != words:
-            out.append((*rejoined, _PROSE))
+    spaced = unsplit(base) if joined is not None else base
+    if spaced != base and (rejoined := _joined(spaced)) is not None and rejoined[0] != words:
+        out.append((*rejoined, _PROSE))
     if words != (joined[0] if joined else base):
         out.append((words, joined[1] if joined else None, _PROSE))
     leet = unleet(words)

@@ -125,7 +125,11 @@ LABELLED: list[tuple[str, str]] = [
     # a UK National Insurance number, a passport number after its word
     ("my passphrase is correct horse battery staple", "correct horse battery staple"),
     ("passphrase: correct horse battery staple", "correct horse battery staple"),
-    ("wallet seed phrase: abandon ability able about above absent absorb", "ability able about"),
+    (
+        "wallet seed phrase: abandon ability able about above absent absorb abstract absurd "
+        "abuse access accident",
+        "about above absent",
+    ),
     ("la contraseña es Sup3rS3creta", "Sup3rS3creta"),
     ("contraseña: Sup3rS3creta", "Sup3rS3creta"),
     ("パスワードは hunter2 です", "hunter2"),

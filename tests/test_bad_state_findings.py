@@ -354,7 +354,7 @@ def test_a_hook_in_a_project_whose_folder_name_is_no_scope_gets_one_that_is(tmp_
     )
 
 
-# -- attack pass 23: the hook reads $TALOS_SCOPE, look-alike scope names are one name ---------------
+# -- attack pass 23: the hook reads $TALOS_SCOPE, look-alike scope names are one name ----------
 
 
 def _hook_home(tmp_path: Path) -> Path:

@@ -126,7 +126,9 @@ def test_a_credential_of_each_class_is_masked_and_its_fact_withheld(text: str, v
 
 def test_a_password_stated_in_spanish_in_an_episode_is_masked_in_recall(make_home) -> None:
     """End to end (SPEC §8.3): the episode is recalled, its password masked."""
-    line = json.dumps({"role": "user", "content": "configura el wifi, la contraseña es Sup3rS3creta"})
+    line = json.dumps(
+        {"role": "user", "content": "configura el wifi, la contraseña es Sup3rS3creta"}
+    )
     home = make_home(memory="", sessions={"s1.jsonl": line + "\n"})
     text = Memory(home).recall("configura el wifi contraseña").text
     assert "configura el wifi" in text
