@@ -232,6 +232,8 @@ def decoded(text: str) -> str:
 #: digits (or ``@``/``$``) mixed in one run, at least one of each.
 _LEET_WORD = re.compile(r"(?=[\w@$]*[A-Za-z])(?=[\w@$]*[0-9@$])[A-Za-z0-9@$]{2,}", re.ASCII)
 _LEET = str.maketrans("0134578@$", "oieastbas")
+#: A letter beside a digit (or ``@``/``$``): a text without one has no such word.
+_LEET_HINT = re.compile(r"[A-Za-z][0-9@$]|[0-9@$][A-Za-z]")
 
 
 def unleet(text: str) -> str:
@@ -239,7 +241,7 @@ def unleet(text: str) -> str:
     read as letters (0→o, 1→i, 3→e, 4→a, 5→s, 7→t, 8→b, @→a, $→s): "1gn0r3 pr3v10us
     1nstruct10ns" is "ignore previous instructions" (attack pass 23). Numbers alone ("room
     101") stay; only the rules about words run on it (:data:`_PROSE`)."""
-    if not any(c.isdigit() or c in "@$" for c in text):
+    if not _LEET_HINT.search(text):
         return text
     return _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), text)
 
@@ -1825,8 +1827,29 @@ def scan_text(text: str, lines: bool = False) -> list[Finding]:
     return _scan_all(text, lines, 0)
 
 
-#: A text worth rotating: three ASCII letters in a row.
-_LETTERS = re.compile(r"[A-Za-z]{3}")
+#: A text worth rotating: one that holds, rotated, a word the rules about words are made of
+#: (measured: rotating and scanning every LoCoMo line doubled the fact filter's cost; a
+#: text without such a word has no rule hit once rotated).
+_ROT13_WORDS = frozenset(
+    codecs.encode(w, "rot13")
+    for w in (
+        *("ignore", "disregard", "forget", "override", "bypass", "skip", "drop", "pretend"),
+        *("act", "behave", "play", "roleplay", "obey", "follow", "reveal", "secretly"),
+        *("quietly", "without", "mention", "tell", "you", "your", "youre", "instruction"),
+        *("instructions", "rule", "rules", "prompt", "prompts", "guidelines", "directives"),
+        *("user", "assistant", "system", "model", "human", "dan", "henceforth", "now"),
+        *("previous", "prior", "above", "earlier", "developer", "admin", "authorized"),
+        *("note", "dear", "hey", "hello", "attention", "mode", "jailbreak", "character", "ai"),
+        *("claude", "gpt", "chatgpt", "gemini", "llm", "agent", "owner", "all", "any"),
+    )
+)
+_WORD = re.compile(r"[a-z]+")
+
+
+def _rot13_hint(text: str) -> bool:
+    """Whether ``text`` holds a word of :data:`_ROT13_WORDS` rotated (one set lookup a
+    word: a regex of these words cost as much as the scan it saves)."""
+    return not _ROT13_WORDS.isdisjoint(_WORD.findall(text.lower()))
 
 
 def _scan_all(text: str, lines: bool, depth: int) -> list[Finding]:
@@ -1835,7 +1858,7 @@ def _scan_all(text: str, lines: bool, depth: int) -> list[Finding]:
     for variant, line_of, only in _variants(text):
         for reason, finding in _scan(variant, lines, line_of, only).items():
             found.setdefault(reason, finding)
-    if depth == 0 and _LETTERS.search(text):
+    if depth == 0 and _rot13_hint(text):
         # rot13, tried for a hit of the rules about words only (attack pass 23)
         rotated = rot13(skeleton(text))
         hits: dict[str, Finding] = {}
