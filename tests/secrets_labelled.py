@@ -124,7 +124,7 @@ LABELLED: list[tuple[str, str]] = [
     # attack pass 23, by class: a passphrase of words, passwords stated in other languages,
     # a UK National Insurance number, a passport number after its word
     ("my passphrase is correct horse battery staple", "correct horse battery staple"),
-    ("passphrase: correct horse battery staple", "correct horse battery staple"),
+    ("passphrase: correct horse battery staple", "battery staple"),
     (
         "wallet seed phrase: abandon ability able about above absent absorb abstract absurd "
         "abuse access accident",
@@ -196,6 +196,8 @@ ORDINARY: list[str] = [
     # look-alikes of the attack pass 23 classes
     "IMEI 490154203237518 of my old phone",
     "imei: 356938035643809",
+    "serial 490154203237518 on the router",
+    "IMEI 374404811286436 (the work phone)",
     "my passphrase is stored securely offline",
     "the passphrase is required for every login",
     "my passphrase is in the team vault",

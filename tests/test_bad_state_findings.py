@@ -428,3 +428,17 @@ def test_a_look_alike_scope_is_folded_in_tags_env_and_hook_tables(
         "global",
         "project:my-app",
     )
+
+
+def test_the_python_api_folds_and_checks_scopes_as_the_cli_does(home: Path) -> None:
+    """Sibling (Python API): ``Memory(scopes=...)`` took any string, and ``remember(scope=)``
+    compared it as written."""
+    from talos import Memory
+
+    mem = Memory(home, scopes=["\uff27LOBAL", "Client:ACME"])
+    assert mem.scopes == ("global", "client:acme")
+    got = mem.remember("the acme window is friday", scope="CLIENT:\uff41cme")
+    assert "scope=client:acme" in (home / "memory.md").read_text(encoding="utf-8")
+    assert got is not None
+    with pytest.raises(InputError, match="is not a scope name"):
+        Memory(home, scopes=["a b"])
