@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from talos.canon import canonical_name
 from talos.fsutil import json_value, open_append, open_regular
 from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
 from talos.sources.skills import skill_scopes
@@ -151,7 +152,7 @@ def entry_scope(entry: dict[str, Any]) -> str:
     authorized for its scope (SPEC §7.3: no oracle on other scopes)."""
     scope = entry.get("scope")
     if isinstance(scope, str) and scope:
-        return scope
+        return canonical_name(scope)  # entries written before scopes were folded (talos.scopes)
     if entry.get("op") == "skill-forget" or entry.get("reason") == "restore after skill-forget":
         for name in ("trash", "after", "before"):
             where = entry.get(name)

@@ -35,6 +35,7 @@ from talos.kept import KeptState
 from talos.model import Node, episode_fields, node_identity, node_provenance
 from talos.relevance import deliver
 from talos.render import Pick, check_budget, fit_block, labels
+from talos.scopes import check_scope
 from talos.selection import evidence_order, left_out, select, select_evidence
 from talos.sources import load_facts
 from talos.sources.facts import heading_label, parse_fact_line, tag_reasons
@@ -271,7 +272,8 @@ class Memory:
         memory_file, skills_dir, sessions_dir, state_dir, trace_file: override single paths
             (relative ones resolve against the home); default from ``talos.toml`` or §2.
             ``sessions_dir`` may be a list of folders, read in its order (issue 16.4).
-        scopes: authorized scopes of every request (SPEC §7.3), default ``("global",)``.
+        scopes: authorized scopes of every request (SPEC §7.3), default ``("global",)``; each
+            read in its canonical spelling (``ＧＬＯＢＡＬ`` is ``global``, talos.scopes).
         keep_fact: filter on fact texts; default :func:`talos.safety.keep_fact` (§8.2);
             ``None`` keeps every line.
         blocked: skill file paths excluded on every route (in addition to the safety scan).
@@ -288,7 +290,8 @@ class Memory:
             cannot run: one warning naming the install command, and the lexical recall.
 
     Raises:
-        InputError: ``talos.toml`` is invalid. ValueError: unknown ``lang`` or ``model``.
+        InputError: ``talos.toml`` is invalid, or a scope is no scope name. ValueError:
+        unknown ``lang`` or ``model``.
     """
 
     def __init__(
@@ -322,9 +325,11 @@ class Memory:
         self.model = model or str(self.paths.config.get("model", DEFAULT_MODEL))
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
+        # one scope rule on every route (talos.scopes): ｇlobal is global, "a b" is refused
+        folded = tuple(check_scope(s, "scope", "give a list of scopes") for s in scopes)
         self._kept = KeptState(
             self.paths,
-            tuple(scopes),
+            folded,
             safety.keep_fact if keep_fact is _DEFAULT else keep_fact,
             {str(Path(p).resolve()) for p in (blocked or ())},
             lang,
@@ -1099,6 +1104,8 @@ class Memory:
         route, so storing it would only hide it (found by a newcomer: it said "remembered").
         """
         scope = scope or (self.scopes[0] if self.scopes else "global")
+        if not any(c.isspace() for c in scope):  # folded as the authorized ones are
+            scope = canonical_name(scope)
         if scope not in self.scopes:
             raise InputError(f"scope {scope!r} is not authorized here ({', '.join(self.scopes)})")
         if self.keep_fact is not None and not self.keep_fact(" ".join(text.split())):

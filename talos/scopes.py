@@ -7,6 +7,12 @@ other name can never see a record, since no record can carry it: ``recall --scop
 (tests/test_bad_state_findings.py). So every command that takes ``--scope``, ``$TALOS_SCOPE``
 (the MCP server's scopes come from these too) and the hooks' ``[hooks.scopes]`` table are
 checked here. Standard library only on the way to a valid name: the hooks import it.
+
+A scope name is read in its canonical spelling (:func:`talos.canon.canonical_name`, as keys
+are): ``--scope ｇlobal`` (full-width g), ``glоbal`` (Cyrillic о) and ``GLOBAL`` were scopes of
+their own, so recall saw none of the global facts and ``remember`` wrote where no default
+request looks (attack pass 23). The fold is the same on every route: these checks, the tag
+reader (:func:`talos.sources.facts.parse_fact_line`), the writer and the audit log's scopes.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from talos.canon import canonical_name
 from talos.errors import InputError
 
 __all__ = ["DEFAULT", "SCOPE", "check_scope", "fold_scope", "request_scopes"]
@@ -28,10 +35,15 @@ _UNSCOPED = re.compile(r"[^\w.\-:/]+")
 
 
 def check_scope(value: str, where: str, how: str = "") -> str:
-    """``value`` when it is a scope name, else :class:`~talos.errors.InputError` saying where
-    it came from (``where``: ``--scope``, ``$TALOS_SCOPE``, ...) and ``how`` to give several."""
-    if isinstance(value, str) and SCOPE.fullmatch(value):
-        return value
+    """``value`` in its canonical spelling (:func:`talos.canon.canonical_name`: ``ｇlobal``,
+    ``glоbal`` and ``GLOBAL`` are ``global``) when that is a scope name, else
+    :class:`~talos.errors.InputError` saying where it came from (``where``: ``--scope``,
+    ``$TALOS_SCOPE``, ...) and ``how`` to give several. A value holding whitespace is refused
+    (it is not folded away)."""
+    if isinstance(value, str) and not any(c.isspace() for c in value):
+        folded = canonical_name(value)
+        if SCOPE.fullmatch(folded):
+            return folded
     if isinstance(value, str):
         from talos.writer import check_value  # imported on failure only: the hooks import this
 

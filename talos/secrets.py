@@ -105,7 +105,9 @@ class Shape:
                 out.append(SecretMatch(m.start(), m.end(), vs, ve, self.kind))
 
 
-def _S(kind: str, triggers: str, pattern: str, flags: int = 0, **kw: object) -> Shape:
+def _S(
+    kind: str, triggers: str | tuple[str, ...], pattern: str, flags: int = 0, **kw: object
+) -> Shape:
     return Shape(kind, P(triggers, pattern, flags), **kw)  # type: ignore[arg-type]
 
 
@@ -303,17 +305,33 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
-#: Issuer prefixes of the card networks: Visa, Mastercard, Amex, Discover, JCB, UnionPay,
-#: Diners, Maestro.
-_CARD_ISSUER = re.compile(
-    r"4|5[1-5]|2(?:2[2-9][1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|3(?:0[0-5]|[68])|6011"
-    r"|6[45]|35(?:2[89]|[3-8])|62|5[06-9]|6\d"
+#: Issuer prefixes of the card networks and the lengths each issues, most specific first:
+#: Amex (34, 37) is the only network with 15-digit numbers, so a Luhn-valid 15-digit number
+#: starting with 4 (an IMEI: "IMEI 490154203237518" was masked as a card, attack pass 23) is
+#: no card. Visa, Mastercard (51-55, 2221-2720), Amex, Diners, Discover, JCB, UnionPay,
+#: Maestro.
+_CARD_ISSUERS: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
+    (re.compile(prefix), frozenset(lengths))
+    for prefix, lengths in (
+        (r"4", (13, 16, 19)),
+        (r"5[1-5]|2(?:2[2-9][1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)", (16,)),
+        (r"3[47]", (15,)),
+        (r"3(?:0[0-5]|[689])", range(14, 20)),
+        (r"6011|64[4-9]|65", range(16, 20)),
+        (r"35(?:2[89]|[3-8])", range(16, 20)),
+        (r"62", range(16, 20)),
+        (r"5[06-9]|6\d", range(13, 20)),
+    )
 )
+#: A word that names the number as a device's (an IMEI is 15 digits with a Luhn check digit,
+#: as a card number has).
+_DEVICE_NUMBER = re.compile(r"\b(?:imei(?:sv)?|meid)\b[^\d\n]{0,16}$", re.IGNORECASE)
 
 
 def _card_number(m: re.Match[str]) -> bool:
     """A payment card number: 13–19 digits written whole or in groups of 4 (Amex 4-6-5) with
-    one kind of separator, an issuer prefix (:data:`_CARD_ISSUER`) and a valid Luhn check."""
+    one kind of separator, an issuer prefix with a length that issuer gives
+    (:data:`_CARD_ISSUERS`), a valid Luhn check, and no IMEI named just before it."""
     value = m.group("value")
     digits = value.replace(" ", "").replace("-", "")
     seps = {c for c in value if not c.isdigit()}
@@ -323,7 +341,10 @@ def _card_number(m: re.Match[str]) -> bool:
         sizes = [len(g) for g in value.split(seps.pop())]
         if sizes != [4, 6, 5] and not (all(n == 4 for n in sizes[:-1]) and 1 <= sizes[-1] <= 4):
             return False
-    return bool(_CARD_ISSUER.match(digits)) and _luhn(digits)
+    issuer = next((n for rx, n in _CARD_ISSUERS if rx.match(digits)), None)
+    if issuer is None or len(digits) not in issuer or not _luhn(digits):
+        return False
+    return not (len(digits) == 15 and _DEVICE_NUMBER.search(m.string, 0, m.start()))
 
 
 _CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
@@ -385,6 +406,16 @@ NUMBERS: tuple[Shape, ...] = (
             r"(?![0-9A-Za-z])",
         ),
         accept=_iban,
+    ),
+)
+#: A UK National Insurance number as the rules of its prefixes allow (attack pass 23): the
+#: first letter not D F I Q U V, the second not D F I O Q U V, not BG GB KN NK NT TN ZZ, six
+#: digits, a suffix A-D. Without its name only the unspaced form in capitals is taken.
+_NINO = r"(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+NUMBERS += (
+    Shape(
+        "national insurance number (UK)",
+        Pat((), rf"(?<![0-9A-Za-z])(?P<value>{_NINO}\d{{6}}[A-D])(?![0-9A-Za-z])"),
     ),
 )
 #: Every number of :data:`NUMBERS` holds this: a text without it skips them.
@@ -535,6 +566,42 @@ def _statement_secret(m: re.Match[str]) -> bool:
     return any(not c.isalpha() for c in value) or any(c.isupper() for c in value[1:])
 
 
+#: A word of a passphrase: letters (any script) or digits, with inner hyphens or
+#: apostrophes, not a function word (a passphrase's words are drawn at random; "is in the
+#: vault" and "required for every login" say where or what, not what it is).
+_FUNCTION_WORDS = (
+    r"(?:a|an|the|in|on|at|of|for|to|from|by|with|without|and|or|but|not|no|is|are|was|were|be"
+    r"|been|it|its|this|that|these|those|my|your|our|their|his|her|we|you|they|he|she|i|me|us"
+    r"|them|so|too|very|also|still|just|only|now|then|than|as|if|when|where|which|who|what|how"
+    r"|can|could|should|would|will|shall|must|may|might|do|does|did|has|have|had|into|onto"
+    r"|under|over|after|before|every|each|all|any|some|same|different|stored|saved|kept"
+    r"|written|set|changed|reset|required|needed|used)"
+)
+_PLAIN_WORD = rf"(?!{_FUNCTION_WORDS}\b)[^\W_][\w'’-]{{0,30}}(?<![-'’])"
+
+
+def _passphrase(m: re.Match[str]) -> bool:
+    """Words after a passphrase's name are a passphrase: three or more, none a placeholder,
+    and not an adverb's description ("stored securely offline"); three of them not opened by
+    a word that says what the passphrase is ("correct", "stored": :data:`_NOT_A_PASSWORD`)."""
+    words = m.group("value").split()
+    if _PLACEHOLDER.match(words[0]):
+        return False
+    if any(w.lower().endswith("ly") for w in words):
+        return False
+    return len(words) >= 4 or words[0].lower() not in _NOT_A_PASSWORD
+
+
+def _foreign_password(m: re.Match[str]) -> bool:
+    """A value stated after a password's name in another language is a password when it is no
+    placeholder and not a plain word (as :func:`_statement_secret`: a digit, a symbol, or upper
+    case after its first letter)."""
+    value = m.group("value")
+    if _PLACEHOLDER.match(value):
+        return False
+    return any(not c.isalpha() for c in value) or any(c.isupper() for c in value[1:])
+
+
 #: Plain statements: "my password is …", "the wifi password for the office is …",
 #: "pw = …", "API key is …" (the issue's "my password is …").
 STATEMENTS: tuple[Shape, ...] = (
@@ -553,6 +620,68 @@ STATEMENTS: tuple[Shape, ...] = (
         r"(?P<value>(?<=[\"'`“‘])[^\n\"'`”’]{2,80}(?=[\"'`”’])|[^\s\"'`”’,;]{2,}[^\s\"'`”’,;.!?:])",
         _I,
         accept=_statement_secret,
+    ),
+    # a passphrase of plain words ("my passphrase is correct horse battery staple"; attack
+    # pass 23): the words up to a function word or the clause's end, three or more of them
+    _S(
+        "stated passphrase",
+        "passphrase pass phrase password seed recovery mnemonic secret phrase",
+        r"\b(?P<name>pass\s?phrases?|passwords?|secret\s+phrases?)(?:\s+(?:for|of|to|on)\s+"
+        r"[^\n,;:.!?]{1,40}?)?(?:\s+(?:is|was|is\s+now|reads)\b\s*[:=]?|\s*[:=])[ \t]*"
+        rf"[\"'`“‘]?(?P<value>{_PLAIN_WORD}(?:[ \t]+{_PLAIN_WORD}){{2,23}})",
+        _I,
+        accept=_passphrase,
+    ),
+    # a wallet's seed (recovery, mnemonic) phrase: 12 to 24 words of a fixed list, any words
+    _S(
+        "stated passphrase",
+        "seed recovery mnemonic wallet",
+        r"\b(?P<name>(?:seed|recovery|mnemonic|wallet)\s+(?:phrase|words)s?|mnemonic)"
+        r"(?:\s+(?:is|was|reads)\b\s*[:=]?|\s*[:=])[ \t]*[\"'`“‘]?"
+        r"(?P<value>[^\W\d_]{2,12}(?:[ \t]+[^\W\d_]{2,12}){11,23})(?![\w-])",
+        _I,
+    ),
+    # a password stated in another language (attack pass 23: "la contraseña es …",
+    # "パスワードは … です" were delivered as written): the name, its copula or a colon, a value
+    _S(
+        "stated password",
+        (
+            *("contrase", "clave", "passe", "passwort", "kennwort", "пароль", "парол"),
+            *("パスワード", "暗証番号", "비밀번호", "암호", "senha", "wachtwoord", "密码", "口令"),
+        ),
+        r"(?P<name>\b(?:contrase(?:ñ|n)as?|claves?|mots?\s+de\s+passe|passw(?:o|ö)rt|kennwort"
+        r"|senhas?|wachtwoord)\b|пароль|паролем|パスワード|暗証番号|비밀번호|암호|密码|口令)"
+        r"(?:\s+(?:del?|de\s+la|du|de|für\s+(?:das|den|die)|от|для|do|da)\s+"
+        r"[^\n,;:.!?，。]{1,30}?)?"
+        r"(?:\s*[:：=—–]|\s+(?:es|era|est|ist|lautet|é|e|is|это|—)(?=\s)|は|는|은|是|为|為)"
+        r"[ \t]*[\"'`“‘«「]?"
+        r"(?P<value>[^\s\"'`”’»」,;，。、\u3000-\u30ff\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]{2,}"
+        r"[^\s\"'`”’»」,;.!?:，。、\u3000-\u30ff\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef])",
+        _I,
+        accept=_foreign_password,
+    ),
+    # a UK National Insurance number after its name, in any spacing; a specimen prefix
+    # ("QQ123456C") named as one is masked too (attack pass 23)
+    _S(
+        "national insurance number (UK)",
+        ("insurance", "ni number", "ni no", "nino"),
+        r"(?:(?i:\bnational\s+insurance(?:\s+(?:number|no\.?|num))?|\bNI number|\bNI no\.?"
+        r"|\bnino)(?:\s+(?i:is|was))?[ \t]*[:=#]?[ \t]*)"
+        r"(?P<value>[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D])(?![0-9A-Za-z])",
+    ),
+    # a passport number after the word, in the common languages (attack pass 23)
+    _S(
+        "passport number",
+        (
+            *("passport", "pasaporte", "passeport", "reisepass", "passnummer", "паспорт"),
+            *("パスポート", "护照", "護照", "여권", "passaporto", "passaporte", "paspoort"),
+        ),
+        r"(?i:\bpassports?|\bpasaportes?|\bpasseports?|\breisepass(?:nummer)?|\bpassnummer"
+        r"|паспорт\w*|パスポート|护照|護照|여권|\bpassaport[oe]s?|\bpaspoort)"
+        r"(?i:[ \t]*-?(?:number|no\.?|num\.?|nr\.?|#|n[uú]mero|num[eé]ro|nummer|номер|番号|号码"
+        r"|号|號碼|번호))?(?i:[ \t]+(?:is|was|es|est|ist|это))?[ \t]*[:：=#]?[ \t]*"
+        r"(?P<value>[A-Z0-9]{6,9})(?![\w-])",
+        accept=lambda m: sum(c.isdigit() for c in m.group("value")) >= 5,
     ),
     # a PIN after its name ("PIN: 4821", "pin code = 0000"): digits only, 4 to 8 of them
     _S(

@@ -725,6 +725,8 @@ def remember(
     source = canonical_name(source)
     key = canonical_name(key) if key is not None else None
     by = canonical_name(by) if by is not None else None
+    if not any(c.isspace() for c in scope):  # folded as every route folds it (talos.scopes)
+        scope = canonical_name(scope)
     if not _SRC.fullmatch(source):
         raise InputError(f"--source must be one word (user, tool, reflect, import): {source!r}")
     if source == "tool" and not ref:

@@ -352,3 +352,93 @@ def test_a_hook_in_a_project_whose_folder_name_is_no_scope_gets_one_that_is(tmp_
         f"talos.toml [hooks.scopes] {str(project)!r} = 'client acme' is not a scope name: use "
         "letters, digits and . _ - : / only (one scope per folder)"
     )
+
+
+# -- attack pass 23: the hook reads $TALOS_SCOPE, look-alike scope names are one name ----------
+
+
+def _hook_home(tmp_path: Path) -> Path:
+    h = tmp_path / "hookhome"
+    (h / ".talos").mkdir(parents=True)
+    (h / "memory.md").write_text(MEMORY, encoding="utf-8")
+    (h / "talos.toml").write_text("[hooks]\nserver = false\n", encoding="utf-8")
+    return h
+
+
+def _hook(home: Path, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    event = {"hook_event_name": "UserPromptSubmit", "prompt": "deploy alpha to staging", "cwd": "/"}
+    return subprocess.run(
+        [sys.executable, "-m", "talos", "hook", "claude-code", "--home", str(home)],
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        timeout=60,
+        env=env,
+        cwd=str(home.parent),
+    )
+
+
+def test_a_bad_talos_scope_is_refused_by_the_hook_as_by_every_command(tmp_path: Path) -> None:
+    """Found: with ``TALOS_SCOPE="a b"`` recall and mcp refused to start while the hook
+    ignored the variable and delivered global context. Now the hook refuses it the same
+    way: no context, exit 0, a hook.log line quoting the same message."""
+    home = _hook_home(tmp_path)
+    ok = _hook(home, {**ENV, "TALOS_SCOPE": "global"})
+    assert b"Staging deploys of alpha" in ok.stdout
+    got = _hook(home, {**ENV, "TALOS_SCOPE": "a b"})
+    assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
+    log = (home / ".talos" / "hook.log").read_text(encoding="utf-8")
+    assert "$TALOS_SCOPE 'a b' is not a scope name" in log
+
+
+LOOK_ALIKES = ["\uff47lobal", "gl\u043ebal", "GLOBAL", "Gl\u043eBAL"]
+
+
+@pytest.mark.parametrize("scope", LOOK_ALIKES, ids=["fullwidth", "cyrillic-o", "upper", "mixed"])
+def test_a_look_alike_scope_is_the_scope_it_imitates(home: Path, scope: str) -> None:
+    """Found: ``--scope ｇlobal`` (full-width g) and ``--scope glоbal`` (Cyrillic о) were
+    accepted as scopes of their own: recall said "nothing recalled" over a home of global
+    facts and remember wrote where no default request looks. Scope names are folded as keys
+    are (talos.canon: NFKC, look-alike letters, case) on every route."""
+    r = cli("recall", "deploy alpha staging", "--home", str(home), "--scope", scope)
+    no_traceback(r)
+    assert r.exit_code == 0 and "Staging deploys of alpha" in r.stdout, r.output
+    w = cli("remember", "the alpha window is friday", "--home", str(home), "--scope", scope)
+    assert w.exit_code == 0, w.output
+    assert "scope=" not in (home / "memory.md").read_text(encoding="utf-8").splitlines()[-1]
+
+
+def test_a_look_alike_scope_is_folded_in_tags_env_and_hook_tables(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Siblings: a memory.md tag ``scope=Client:ＡＣＭＥ``, $TALOS_SCOPE and a
+    [hooks.scopes] value name the same scope as ``client:acme``."""
+    with (home / "memory.md").open("a", encoding="utf-8") as f:
+        f.write("- acme deploys on thursdays <!-- user 2026-01-05 scope=Client:%EF%BC%A1CME -->\n")
+    r = cli("recall", "acme deploys", "--home", str(home), "--scope", "client:acme")
+    assert "acme deploys on thursdays" in r.stdout, r.output
+    monkeypatch.setenv("TALOS_SCOPE", "CLIENT:\uff41cme")
+    r = cli("recall", "acme deploys", "--home", str(home))
+    assert "acme deploys on thursdays" in r.stdout, r.output
+    project = tmp_path / "acme"
+    project.mkdir()
+    table = {"hooks": {"scopes": {str(project): "Client:\uff21CME"}}}
+    assert hook_scope.scopes_for(str(project), table, str(tmp_path)) == ("global", "client:acme")
+    (tmp_path / "My App" / ".git").mkdir(parents=True)
+    assert hook_scope.scopes_for(str(tmp_path / "My App"), {}, str(tmp_path)) == (
+        "global",
+        "project:my-app",
+    )
+
+
+def test_the_python_api_folds_and_checks_scopes_as_the_cli_does(home: Path) -> None:
+    """Sibling (Python API): ``Memory(scopes=...)`` took any string, and ``remember(scope=)``
+    compared it as written."""
+    from talos import Memory
+
+    mem = Memory(home, scopes=["\uff27LOBAL", "Client:ACME"])
+    assert mem.scopes == ("global", "client:acme")
+    got = mem.remember("the acme window is friday", scope="CLIENT:\uff41cme")
+    assert "scope=client:acme" in (home / "memory.md").read_text(encoding="utf-8")
+    assert got is not None
+    with pytest.raises(InputError, match="is not a scope name"):
+        Memory(home, scopes=["a b"])

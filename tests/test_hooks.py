@@ -649,7 +649,8 @@ def test_scope_is_the_git_root_folder_name(tmp_path: Path) -> None:
     (tmp_path / "My Project" / ".git").mkdir(parents=True)
     (tmp_path / "My Project" / "a" / "b").mkdir(parents=True)
     deep = str(tmp_path / "My Project" / "a" / "b")
-    assert scope.scopes_for(deep, {}, str(tmp_path)) == ("global", "project:My-Project")
+    # in its canonical spelling, as every scope is read (talos.scopes): My Project → my-project
+    assert scope.scopes_for(deep, {}, str(tmp_path)) == ("global", "project:my-project")
     assert scope.scopes_for(str(tmp_path), {}, str(tmp_path)) == ("global",)
     assert scope.scopes_for("", {}, str(tmp_path)) == ("global",)
     worktree = tmp_path / "wt"

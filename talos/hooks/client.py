@@ -487,6 +487,17 @@ def _main(run: _Run, home: str | None) -> int:
     if state.problem:
         _log(run, "error", state.problem)
         return 0
+    if os.environ.get("TALOS_SCOPE", "").strip(", "):
+        # checked as every command checks it (talos.scopes): a scope no record can carry is
+        # refused, not ignored (attack pass 23: "a b" was ignored and global context given)
+        from talos.errors import InputError
+        from talos.scopes import request_scopes
+
+        try:
+            request_scopes(None)
+        except InputError as e:
+            _log(run, "error", str(e))
+            return 0
     deadline = start + state.settings["timeout"]
     reply: bytes | None = None
     if state.settings["server"] and hasattr(os, "getuid"):

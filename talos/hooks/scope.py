@@ -13,7 +13,8 @@ The rule (issue 16.1; scopes are SPEC §7.3):
 2. Otherwise the git root above ``cwd`` (the nearest folder holding ``.git``, a folder or a
    worktree's file) names the scope ``project:<its folder name>`` (every run of characters a
    scope cannot hold, whitespace or brackets, becomes ``-``: :func:`talos.scopes.fold_scope`;
-   "my app (old)" gave a scope ``remember`` refused, so nothing could be written for it).
+   "my app (old)" gave a scope ``remember`` refused, so nothing could be written for it), in
+   its canonical spelling (``My App`` is ``project:my-app``, :func:`talos.scopes.check_scope`).
 3. Otherwise — no ``cwd``, no git root — ``global`` alone.
 
 ``global`` always comes first, so a fact written from a hook's home stays where ``remember``
@@ -26,6 +27,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from talos.canon import canonical_name
 from talos.scopes import check_scope, fold_scope
 
 __all__ = ["git_root", "scopes_for"]
@@ -90,11 +92,13 @@ def scopes_for(cwd: str, config: Mapping[str, Any], home: str) -> tuple[str, ...
                 best, scope = len(target), value.strip()
                 where = f"talos.toml [hooks.scopes] {folder!r} ="
         if scope is not None:
-            if scope in ("", GLOBAL):
+            if not scope:
                 return (GLOBAL,)
-            return (GLOBAL, check_scope(scope, where, "one scope per folder"))
+            named = check_scope(scope, where, "one scope per folder")  # canonical: ＧＬＯＢＡＬ
+            return (GLOBAL,) if named == GLOBAL else (GLOBAL, named)
     root = git_root(cwd)
     if root is None:
         return (GLOBAL,)
-    name = fold_scope(os.path.basename(root).strip())
+    # in its canonical spelling, as every scope is read (talos.scopes): "My App" → my-app
+    name = fold_scope(canonical_name(os.path.basename(root)))
     return (GLOBAL, f"project:{name}") if name else (GLOBAL,)

@@ -381,15 +381,18 @@ def claimed_scopes(line: str | bytes) -> frozenset[str]:
     (:mod:`talos.warn`, SPEC §7.3)."""
     text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
     found = {
-        unquote(value) for comment in _COMMENT.findall(text) for value in _SCOPE.findall(comment)
+        canonical_name(unquote(value))
+        for comment in _COMMENT.findall(text)
+        for value in _SCOPE.findall(comment)
     }
     return frozenset(found) or frozenset({"global"})
 
 
 #: Tag fields that are names compared by authority rules, read in their canonical spelling
 #: (:func:`talos.canon.canonical_name`): ``key=Editor`` is the key ``editor``, ``by=MCP`` a
-#: model's write (``tests/test_key_authority.py``).
-NAMED_FIELDS = ("key", "by")
+#: model's write (``tests/test_key_authority.py``), ``scope=ｇlobal`` the scope ``global``
+#: (attack pass 23: a look-alike scope was a scope no request named).
+NAMED_FIELDS = ("key", "by", "scope")
 
 
 class ParsedFact(NamedTuple):

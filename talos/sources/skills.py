@@ -130,7 +130,7 @@ def skill_scopes(source: Path | bytes | str) -> frozenset[str]:
     else:
         data = source
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-    scope = parse_frontmatter(text)[0].get("scope", "")
+    scope = canonical_name(parse_frontmatter(text)[0].get("scope", ""))  # as the reader folds it
     return frozenset({scope or "global"})
 
 
