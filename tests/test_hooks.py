@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import os
 import sqlite3
 import subprocess
@@ -110,7 +111,12 @@ def run_inline(agent: str, data: bytes, home: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(client, "_Run", Run)
     assert client.main([agent, "--home", str(home)]) == 0
     assert fired == []
-    assert not any(r.cancel.locked() for r in runs)  # the watchdog stops with the hook
+    # the watchdog stops with the hook: it takes the released lock, gives it back, and ends
+    for _ in range(100):
+        if not any(r.cancel.locked() for r in runs):
+            break
+        time.sleep(0.01)
+    assert not any(r.cancel.locked() for r in runs)
     stdout.flush()
     return stdout.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
 
