@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import io
 import json
-import time
 import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
