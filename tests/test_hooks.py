@@ -111,12 +111,13 @@ def run_inline(agent: str, data: bytes, home: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(client, "_Run", Run)
     assert client.main([agent, "--home", str(home)]) == 0
     assert fired == []
-    # the watchdog stops with the hook: it takes the released lock, gives it back, and ends
-    for _ in range(100):
-        if not any(r.cancel.locked() for r in runs):
+    # the watchdog stops with the hook: main releases its lock; the watchdog takes it (and
+    # keeps it: a second release would race main's) and ends without a word
+    for _ in range(200):
+        if all(r.cancel.locked() for r in runs):
             break
         time.sleep(0.01)
-    assert not any(r.cancel.locked() for r in runs)
+    assert all(r.cancel.locked() for r in runs) and fired == []
     stdout.flush()
     return stdout.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
 

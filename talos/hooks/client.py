@@ -135,11 +135,9 @@ def _arm(run: _Run, seconds: float) -> None:
     import _thread
 
     def expire() -> None:
-        if run.cancel.acquire(timeout=seconds):
-            run.cancel.release()  # answered in time: the lock is left as it was found
-            return
-        if not run.output.acquire(blocking=False):
-            return  # the answer is being written
+        if run.cancel.acquire(timeout=seconds) or not run.output.acquire(blocking=False):
+            return  # answered in time (it keeps the lock: main may release it only once), or
+            # the answer is being written
         if isinstance(sys.stderr, _StderrToLog):
             sys.stderr.flush()  # a warning half written, logged before the exit
         if run.phase == "busy":
