@@ -410,6 +410,11 @@ def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
                     f"{_where(root, key, 'hooks')}: hooks.{key} = {value!r} has the wrong type; "
                     "the hook uses its default"
                 )
+            elif isinstance(value, float) and value - value != 0.0:  # nan, inf, -inf
+                out.append(
+                    f"{_where(root, key, 'hooks')}: hooks.{key} = {value!r} is not a finite "
+                    "number; the hook uses its default"
+                )
             elif (
                 key in HOOK_RANGES
                 and isinstance(value, int | float)

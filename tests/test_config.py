@@ -402,6 +402,18 @@ def test_hook_settings_out_of_range_or_of_the_wrong_kind_are_named_by_doctor(tmp
     ]
 
 
+def test_a_hook_setting_that_is_not_finite_is_named_by_doctor(tmp_path) -> None:
+    """``timeout = nan`` was called "above 30; the hook uses nan": the hook uses its default."""
+    from talos.home import load_config, unknown_keys
+
+    (tmp_path / "talos.toml").write_text("[hooks]\ntimeout = nan\nidle = -inf\n", encoding="utf-8")
+    toml = tmp_path / "talos.toml"
+    assert unknown_keys(tmp_path, load_config(tmp_path)) == [
+        f"{toml}:2: hooks.timeout = nan is not a finite number; the hook uses its default",
+        f"{toml}:3: hooks.idle = -inf is not a finite number; the hook uses its default",
+    ]
+
+
 def test_a_path_setting_of_another_type_names_its_line(tmp_path) -> None:
     from talos.errors import InputError
     from talos.home import resolve_paths

@@ -132,9 +132,19 @@ class HookState:
 
 
 def _number(value: Any, default: float, low: float, high: float) -> float:
+    """``value`` clamped to ``[low, high]``; ``default`` when it is not a number, or not a
+    finite one: ``min(max(nan, low), high)`` is nan, and ``timeout = nan`` (valid TOML)
+    killed the deadline's watchdog (tests/test_hook_never_blocks.py); ``inf`` is no setting
+    either."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return default
-    return min(max(float(value), low), high)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer past a float's range (TOML allows them)
+        return high if value > 0 else low
+    if number - number != 0.0:  # nan or ±inf (math.isfinite without importing math)
+        return default
+    return min(max(number, low), high)
 
 
 #: Largest talos.toml the hook reads (:data:`talos.fsutil.MAX_CONFIG_BYTES`).
