@@ -627,3 +627,168 @@ def test_no_state_of_its_own_blocks_or_breaks_a_turn(
         with contextlib.suppress(Exception):
             client.stop(str(h), wait=2.0)
         _end_servers(h)
+
+
+# -- the last breaks: a deadline that cannot be armed, held off or outrun -------------------
+
+
+def _config(home: Path, text: str) -> None:
+    (home / "talos.toml").write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "+nan"])
+def test_a_timeout_or_idle_that_is_not_finite_falls_back_to_its_default(
+    tmp_path: Path, value: str
+) -> None:
+    """Found: ``min(max(nan, 0.2), 30)`` is nan, so ``[hooks] timeout = nan`` passed the
+    clamp and the deadline's watchdog died on ``acquire(timeout=nan)``; ``inf`` became 30 s.
+    A number that is not finite is not a setting: its default is used."""
+    from talos.hooks.state import DEFAULTS, hook_state
+
+    _config(tmp_path, f"[hooks]\ntimeout = {value}\nidle = {value}\nk = 3\n")
+    got = hook_state(str(tmp_path)).settings
+    assert (got["timeout"], got["idle"], got["k"]) == (DEFAULTS["timeout"], DEFAULTS["idle"], 3)
+
+
+def test_a_nan_timeout_still_ends_the_hook_at_the_default_deadline(home: Path) -> None:
+    """Found: with ``timeout = nan`` a locked index held the hook for SQLite's 60 s busy
+    wait (the watchdog thread had died). The default 2.5 s bounds it."""
+    _config(home, "[hooks]\nserver = false\ntimeout = nan\n")
+    out, _ = hook(home)  # builds the index
+    assert out == EXPECTED.encode()
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    con.execute("BEGIN EXCLUSIVE")
+    try:
+        (home / "memory.md").write_text(MEMORY + "- a new line about deploys\n", encoding="utf-8")
+        out, took = hook(home)
+    finally:
+        con.rollback()
+        con.close()
+    assert out == b""
+    assert took < 2.5 + 4.0, f"took {took:.1f} s; the default deadline is 2.5 s"
+    assert "no answer within 2.5 s" in (home / ".talos" / "hook.log").read_text()
+
+
+def test_a_slow_talos_toml_is_inside_the_hooks_deadline(home: Path) -> None:
+    """Found: talos.toml was parsed before the watchdog was armed. One dotted key of 16,000
+    parts (32 KB; tomllib is quadratic in them) made a hook with ``timeout = 0.2`` take
+    ~3 s. The watchdog is armed first, with the default, and the configured timeout moves
+    its deadline (from the run's start)."""
+    _config(home, "[hooks]\nserver = false\ntimeout = 0.2\n\n[x]\na" + ".a" * 16_000 + " = 1\n")
+    out, took = hook(home)
+    assert out == b""
+    assert took < 0.2 + 1.5, f"took {took:.1f} s with a 0.2 s deadline"
+    assert "no answer within 0.2 s" in (home / ".talos" / "hook.log").read_text()
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+@pytest.mark.parametrize(
+    "text",
+    ["deploy \u202egnirts", "line\u2028separator", "para\u2029graph", "lone \ud800 surrogate"],
+    ids=["bidi-override", "line-separator", "paragraph-separator", "lone-surrogate"],
+)
+def test_a_listener_cannot_hand_the_agent_characters_talos_never_writes(
+    served: Path, agent: str, text: str
+) -> None:
+    """Found: :func:`client.deliverable` refused C0/C1 controls only; a listener's framed
+    context holding U+202E, U+2028 or a lone surrogate (invalid JSON to Codex) was printed.
+    talos writes every Cc/Cf/Zl/Zp/Cs character as ``<U+XXXX>``: such a context is not
+    talos's, and the hook recalls by itself."""
+    body = _context("UserPromptSubmit", text)
+    assert client.deliverable(agent, EVENT, body) != ""
+    sock, _ = _listener(served / ".talos" / "run" / "hook.sock", _framed(body))
+    try:
+        out, _ = hook(served, agent=agent)
+    finally:
+        sock.close()
+    assert out == EXPECTED.encode()
+
+
+def test_talos_s_own_escapes_of_such_characters_are_deliverable() -> None:
+    """The rule refuses the characters, not their escapes: ``<U+202E>`` is talos's output."""
+    body = _context("UserPromptSubmit", "deploy <U+202E>gnirts \u00e9t\u00e9 \U0001f600")
+    assert client.deliverable("claude-code", EVENT, body) == ""
+
+
+def test_a_large_recall_hits_json_is_not_imported_by_the_hook(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found: ``json.loads`` of a 240 MB recall_hits.json holds the GIL, so the deadline's
+    watchdog thread cannot run: a hook with ``timeout = 0.5`` took ~5 s, every turn. The hook
+    skips a file larger than :data:`talos.usage.HOOK_IMPORT_BYTES` (a log line says so);
+    ``talos recall`` imports it as before."""
+    from talos import usage
+
+    item = b'"fact:x%d":[3,2,1],'
+    entries = b"".join(item % i for i in range(usage.HOOK_IMPORT_BYTES // 16))
+    (home / ".talos" / "recall_hits.json").write_bytes(b"{" + entries + b'"fact:y":[5,4,1]}')
+    out, _ = hook(home)
+    assert out == EXPECTED.encode()
+    log = (home / ".talos" / "hook.log").read_text()
+    assert "recall_hits.json" in log and "not imported by the hook" in log
+    con = sqlite3.connect(home / ".talos" / "usage.db")
+    try:
+        assert con.execute("SELECT count(*) FROM usage WHERE key = 'fact:y'").fetchone() == (0,)
+    finally:
+        con.close()
+    got = talos(home, "recall", "deploy alpha")
+    assert got.returncode == 0, got.stderr
+    con = sqlite3.connect(home / ".talos" / "usage.db")
+    try:
+        assert con.execute("SELECT hits FROM usage WHERE key = 'fact:y'").fetchone() == (4,)
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("server", [False, True], ids=["in-process", "server"])
+def test_a_memory_limit_never_breaks_the_turn(tmp_path: Path, server: bool) -> None:
+    """Found: under RLIMIT_AS = 128 MiB (an agent's sandbox) numpy's OpenBLAS wrote "OpenBLAS
+    error: Memory allocation still failed" straight to fd 2 and exited 1; with the server on,
+    the server died the same way and the hook fell back to the same import. The hook keeps
+    fd 2 off the agent's stderr and does not recall in process under such a limit."""
+    import resource
+
+    h = make_home(tmp_path, server=server)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (128 << 20, 128 << 20))
+
+    try:
+        got = subprocess.run(
+            [sys.executable, "-m", "talos", "hook", "claude-code", "--home", str(h)],
+            input=EVENT,
+            capture_output=True,
+            timeout=KILL,
+            env=ENV,
+            cwd=str(tmp_path),
+            preexec_fn=limit,
+        )
+    finally:
+        _end_servers(h)
+    assert got.stderr == b"", got.stderr.decode(errors="replace")
+    assert (got.returncode, got.stdout) == (0, b"")
+    assert "address space" in (h / ".talos" / "hook.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("redirect", "stream"),
+    [("<&- 2>&-", "stdout"), ("<&-", "stderr"), ("<&-", "stdout")],
+    ids=["stdin-and-stderr-closed", "stdin-closed", "stdin-closed-stdout"],
+)
+def test_a_closed_stdin_never_puts_the_hint_on_the_agents_streams(
+    home: Path, redirect: str, stream: str
+) -> None:
+    """Found: with stdin closed the hook printed its hint for a person ("talos hook
+    claude-code reads the agent's hook event as JSON on stdin; ...") on stderr, which Gemini
+    CLI reads, and on stdout (Claude Code's context) when stderr was closed too. The hint is
+    for a terminal on stdin only; no input is logged, nothing printed."""
+    cmd = f"exec {sys.executable} -m talos hook claude-code --home {home} {redirect}"
+    try:
+        got = subprocess.run(
+            ["sh", "-c", cmd], capture_output=True, timeout=KILL, env=ENV, cwd=str(home.parent)
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("talos hook hung")
+    assert got.returncode == 0
+    assert getattr(got, stream) == b"", getattr(got, stream)
+    assert "no hook input" in (home / ".talos" / "hook.log").read_text()

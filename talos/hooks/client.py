@@ -102,7 +102,13 @@ class _Run:
         self.agent = agent
         self.event = "-"
         self.log = ""
+        #: When the run started and when its watchdog ends it (``time.monotonic()`` seconds),
+        #: and the timeout that deadline comes from (0.0: no watchdog armed).
+        self.start = time.monotonic()
+        self.deadline = self.start
         self.timeout = 0.0
+        #: The soft address-space limit is too small to recall in this process (:func:`_main`).
+        self.cramped = False
         self.phase = "timeout"  # or "busy" while a server starts
         self.cancel = _thread.allocate_lock()
         self.output = _thread.allocate_lock()
@@ -126,8 +132,16 @@ def _event_name(raw: bytes) -> str:
     return raw[start + 1 : end].decode("utf-8", "replace").replace(" ", "_") or "-"
 
 
+#: How often the watchdog looks at the run's deadline, which the configured timeout moves
+#: after it is armed (seconds): a deadline moved earlier is kept within this much.
+_WATCH = 0.05
+
+
 def _arm(run: _Run, seconds: float) -> None:
-    """Stop this process at the deadline: log one line, exit 0, print nothing.
+    """Stop this process ``seconds`` after the run's start (:attr:`_Run.start`): log one
+    line, exit 0, print nothing. Armed first thing with the default timeout; :func:`_move`
+    sets the configured one (talos.toml's parse is inside the deadline: a slow one held a
+    0.2 s hook for 3 s, tests/test_hook_never_blocks.py).
 
     A watchdog thread, not ``SIGALRM``: a Python signal handler waits until the main thread
     is back in Python, and SQLite's busy handler (a locked index) sleeps in C for up to a
@@ -135,21 +149,85 @@ def _arm(run: _Run, seconds: float) -> None:
     import _thread
 
     def expire() -> None:
-        if run.cancel.acquire(timeout=seconds) or not run.output.acquire(blocking=False):
-            return  # answered in time (it keeps the lock: main may release it only once), or
-            # the answer is being written
+        while True:
+            left = run.deadline - time.monotonic()
+            if left <= 0:
+                break
+            if run.cancel.acquire(timeout=min(left, _WATCH)):
+                return  # answered in time (it keeps the lock: main may release it only once)
+        if not run.output.acquire(blocking=False):
+            return  # the answer is being written
         if isinstance(sys.stderr, _StderrToLog):
             sys.stderr.flush()  # a warning half written, logged before the exit
+        _drain_fd2(run)
         if run.phase == "busy":
-            msg = f"the talos server is still starting; no context within {seconds:g} s"
+            msg = f"the talos server is still starting; no context within {run.timeout:g} s"
             _log(run, "busy", msg)
         else:
-            _log(run, "timeout", f"no answer within {seconds:g} s")
+            _log(run, "timeout", f"no answer within {run.timeout:g} s")
         os._exit(0)
 
-    run.timeout = seconds
+    _move(run, seconds)
     run.cancel.acquire()
     _thread.start_new_thread(expire, ())
+
+
+def _move(run: _Run, seconds: float) -> None:
+    """Set the run's deadline to ``seconds`` after its start (the armed watchdog follows)."""
+    run.timeout = seconds
+    run.deadline = run.start + seconds
+
+
+def _hold_fd2() -> int | None:
+    """Point fd 2 away from the agent for the whole run, at the OS level: a C library writes
+    there past ``sys.stderr`` (OpenBLAS under a memory limit wrote "Memory allocation still
+    failed" and the agent showed it, tests/test_hook_never_blocks.py). fd 2 becomes an
+    anonymous in-memory file (Linux; else /dev/null) whose text :func:`_drain_fd2` logs.
+
+    Returns:
+        A duplicate of the agent's fd 2 for :func:`_give_fd2`, or ``None`` when it was
+        closed. Raises ``OSError`` when no descriptor can be opened.
+    """
+    try:
+        saved: int | None = os.dup(2)
+    except OSError:
+        saved = None  # fd 2 is closed
+    try:
+        fd = os.memfd_create("talos-hook-stderr")  # type: ignore[attr-defined,unused-ignore]
+    except (AttributeError, OSError):
+        fd = os.open(os.devnull, os.O_WRONLY)
+    if fd != 2:
+        os.dup2(fd, 2)
+        os.close(fd)
+    return saved
+
+
+def _give_fd2(saved: int | None) -> None:
+    """Put back the fd 2 :func:`_hold_fd2` took (close it when it had been closed)."""
+    try:
+        if saved is None:
+            os.close(2)
+        else:
+            os.dup2(saved, 2)
+            os.close(saved)
+    except OSError:
+        pass
+
+
+def _drain_fd2(run: _Run) -> None:
+    """Log what was written on fd 2 while it was held (at most 4 KiB, as ``warning`` lines)
+    and empty it."""
+    try:
+        if os.lseek(2, 0, os.SEEK_CUR) <= 0:
+            return
+        text = os.pread(2, 4096, 0)
+        os.ftruncate(2, 0)
+        os.lseek(2, 0, os.SEEK_SET)
+    except (OSError, AttributeError):
+        return
+    for line in text.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            _log(run, "warning", line.strip()[:300])
 
 
 def _claim_output(run: _Run) -> None:
@@ -161,6 +239,8 @@ def _claim_output(run: _Run) -> None:
 
 
 def _read_stdin() -> bytes:
+    if sys.stdin is None:  # closed (``<&-``): no event
+        return b""
     data = sys.stdin.buffer.read(MAX_INPUT + 1)
     if len(data) > MAX_INPUT:
         raise ValueError(f"hook input larger than {MAX_INPUT} bytes")
@@ -289,6 +369,8 @@ def _reach(run: _Run, state: HookState) -> socket | None:
         s = _connect(state)
         if s is not None:
             return s
+        if run.cramped:
+            return None  # a server started here would inherit the limit and die the same way
         if _lock_free(state):
             if spawned is not None and spawned.poll() is not None:
                 return None
@@ -344,7 +426,10 @@ def _ask(run: _Run, state: HookState, raw: bytes, deadline: float) -> bytes | No
 
 def _in_process(run: _Run, state: HookState, raw: bytes) -> bytes:
     """Answer without a server (the fallback): import talos's recall here. Its warnings
-    (answering, writing usage counts, closing) go to the hook log."""
+    (answering, writing usage counts, closing) go to the hook log. BLAS runs one thread:
+    each thread's buffers cost address space, and an agent's sandbox may limit it."""
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        os.environ.setdefault(name, "1")  # before numpy loads (nothing here loaded it yet)
     from talos.hooks.context import Responder, reply
 
     responder = Responder(state.home, state.settings, lambda w: _log(run, "warning", w))
@@ -443,40 +528,87 @@ def _options(argv: list[str]) -> tuple[str, str | None]:
 
 
 def main(argv: list[str]) -> int:
-    """Run ``talos hook AGENT [--home HOME]`` (``argv`` starts with AGENT). Always 0."""
+    """Run ``talos hook AGENT [--home HOME]`` (``argv`` starts with AGENT). Always 0.
+
+    Run by a person at a terminal (stdin a terminal) it prints a hint on stderr, never on
+    stdout; with stdin closed, or stderr, it prints nothing (Claude Code takes stdout as
+    context, Gemini CLI stderr, tests/test_hook_never_blocks.py). Otherwise, from its first
+    step: the watchdog is armed with the default timeout, fd 2 is held (:func:`_hold_fd2`),
+    and any failure, a ``MemoryError`` too, ends in exit 0 with at most a log line.
+    """
     agent, home = _options(argv)
     run = _Run(agent)
+    if os.isatty(0):  # a person, not an agent
+        if sys.stderr is not None:
+            print(
+                f"talos hook {agent} reads the agent's hook event as JSON on stdin; the agent "
+                f"runs it (talos hook install {agent}).",
+                file=sys.stderr,
+            )
+        return 0
+    from talos.hooks.state import DEFAULTS
+
     stderr = sys.stderr
+    saved: int | None = None
+    held = False
     try:
+        _arm(run, DEFAULTS["timeout"])
+        saved, held = _hold_fd2(), True
         return _main(run, home)
-    except Exception as e:  # never break the agent's turn
-        _log(run, "error", f"{type(e).__name__}: {e}")
+    except Exception as e:  # never break the agent's turn (MemoryError included)
+        try:  # noqa: SIM105 (contextlib costs the hook its import)
+            _log(run, "error", f"{type(e).__name__}: {e}")
+        except Exception:  # the log line is lost, not the turn (a MemoryError again)
+            pass
         return 0
     except KeyboardInterrupt:
         return 0
     finally:
         if run.timeout and run.cancel.locked():
             run.cancel.release()  # the watchdog ends without a word
-        if isinstance(sys.stderr, _StderrToLog):
-            sys.stderr.flush()
+        try:
+            if isinstance(sys.stderr, _StderrToLog):
+                sys.stderr.flush()
+            if held:
+                _drain_fd2(run)
+        except Exception:
+            pass
         sys.stderr = stderr
+        if held:
+            _give_fd2(saved)
+
+
+#: Below this soft RLIMIT_AS (bytes) the hook does not recall in its own process: numpy's
+#: OpenBLAS then fails to allocate, writes on fd 2 and calls exit(1). Measured: an in-process
+#: recall of a small home needs ~... MiB of address space (python 3.11, numpy, 1 thread).
+MIN_ADDRESS_SPACE = 512 << 20
+
+
+def _cramped() -> bool:
+    """Whether the soft address-space limit is below :data:`MIN_ADDRESS_SPACE`."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return False
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != resource.RLIM_INFINITY and soft < MIN_ADDRESS_SPACE
 
 
 def _main(run: _Run, home: str | None) -> int:
-    from talos.hooks.state import hook_state
+    from talos.hooks.state import DEFAULTS, hook_state, resolve_home
 
-    start = time.monotonic()
-    state = hook_state(home)
+    # the log of the usual state folder until talos.toml (maybe slow to parse) names another
+    state_dir = os.path.join(os.path.abspath(resolve_home(home)), ".talos")
+    run.log = os.path.join(state_dir, "hook.log") if os.path.isdir(state_dir) else ""
+    # talos.toml's own timeout, found by a line scan before the parse, may only bring the
+    # deadline nearer while tomllib runs (a 32 KB dotted key costs it seconds)
+    state = hook_state(home, lambda t: _move(run, min(t, DEFAULTS["timeout"])))
     run.log = state.log if os.path.isdir(state.home) else ""
-    if sys.stdin is None or sys.stdin.isatty():
-        print(
-            f"talos hook {run.agent} reads the agent's hook event as JSON on stdin; the agent "
-            f"runs it (talos hook install {run.agent}).",
-            file=sys.stderr,
-        )
-        return 0
     sys.stderr = _StderrToLog(run)  # from here on, nothing reaches the agent's stderr
-    _arm(run, state.settings["timeout"])
+    _move(run, state.settings["timeout"])
+    if sys.stdin is None:
+        _log(run, "error", "no hook input on stdin (stdin is closed)")
+        return 0
     raw = _read_stdin()
     run.event = _event_name(raw)
     if not raw.strip():
@@ -499,7 +631,8 @@ def _main(run: _Run, home: str | None) -> int:
         except InputError as e:
             _log(run, "error", str(e))
             return 0
-    deadline = start + state.settings["timeout"]
+    deadline = run.deadline
+    run.cramped = _cramped()
     reply: bytes | None = None
     if state.settings["server"] and hasattr(os, "getuid"):
         try:
@@ -525,6 +658,10 @@ def _main(run: _Run, home: str | None) -> int:
             msg = f"the talos server's answer is not {run.agent}'s context ({why})"
             _log(run, "error", f"{msg}; recalling in process")
             reply = None
+    if reply is None and run.cramped:
+        msg = "the address space limit (ulimit -v) is too small to recall in the hook's process"
+        _log(run, "error", f"{msg} (at least {MIN_ADDRESS_SPACE >> 20} MiB); no context")
+        return 0
     if reply is None:
         run.phase = "timeout"
         status, _, rest = _in_process(run, state, raw).partition(b"\n")

@@ -21,6 +21,7 @@ import sys
 TYPE_CHECKING = False  # typing costs the hook ~3 ms at start-up; type checkers read it as True
 if TYPE_CHECKING:
     from _socket import socket
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = [
@@ -219,12 +220,37 @@ def regular_fd(path: str, flags: int, mode: int = 0o600) -> int:
     return fd
 
 
-def hook_state(home: str | None = None) -> HookState:
+def _scan_timeout(config: bytes) -> float | None:
+    """``[hooks] timeout`` as a plain line ``timeout = NUMBER`` of the ``[hooks]`` table, found
+    without parsing TOML (clamped as :func:`hook_state` does); ``None`` when not written so.
+    A hint only: the parse that follows has the last word."""
+    table = b""
+    for line in config.splitlines():
+        line = line.strip()
+        if line.startswith(b"["):
+            table = line.split(b"#", 1)[0].strip()
+        elif table == b"[hooks]" and line.startswith(b"timeout"):
+            key, eq, value = line.partition(b"=")
+            if eq and key.strip() == b"timeout":
+                try:
+                    number = float(value.split(b"#", 1)[0].strip().replace(b"_", b""))
+                except ValueError:
+                    return None
+                return _number(number, DEFAULTS["timeout"], *RANGES["timeout"])
+    return None
+
+
+def hook_state(
+    home: str | None = None, early_timeout: Callable[[float], None] | None = None
+) -> HookState:
     """The :class:`HookState` of ``home`` (see :func:`resolve_home`). Never raises for a bad
     talos.toml: the problem is kept in :attr:`HookState.problem` and defaults are used.
 
     Settings out of range are clamped (``timeout`` 0.2–30 s, ``idle`` 1 s–1 day, ``budget``
-    at least :data:`MIN_BUDGET`); a value of the wrong type falls back to its default."""
+    at least :data:`MIN_BUDGET`); a value of the wrong type, or not finite, falls back to its
+    default. ``early_timeout`` is called with ``[hooks] timeout`` found by a line scan
+    (:func:`_scan_timeout`) before talos.toml is parsed: the hook's deadline follows it while
+    a slow parse runs (tests/test_hook_never_blocks.py)."""
     root = os.path.abspath(resolve_home(home))
     config_path = os.path.join(root, "talos.toml")
     config, digest, problem = read_config(config_path)
@@ -232,6 +258,10 @@ def hook_state(home: str | None = None) -> HookState:
     state.problem = problem
     if problem or (b"state_dir" not in config and b"hooks" not in config):
         return state
+    if early_timeout is not None and b"timeout" in config:
+        early = _scan_timeout(config)
+        if early is not None:
+            early_timeout(early)
     import tomllib
 
     try:
