@@ -792,3 +792,9 @@ def test_a_closed_stdin_never_puts_the_hint_on_the_agents_streams(
     assert got.returncode == 0
     assert getattr(got, stream) == b"", getattr(got, stream)
     assert "no hook input" in (home / ".talos" / "hook.log").read_text()
+
+
+def test_the_hooks_escaped_categories_are_talos_s() -> None:
+    from talos.text import ESCAPED_CATEGORIES
+
+    assert client._ESCAPED == ESCAPED_CATEGORIES

@@ -461,15 +461,21 @@ def whole(status: bytes, out: bytes) -> bool:
 _CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 
 
+#: Unicode categories talos never writes as they are (:data:`talos.text.ESCAPED_CATEGORIES`,
+#: which this module does not import; tests/test_hook_never_blocks.py checks they agree).
+_ESCAPED = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
 def deliverable(agent: str, raw: bytes, out: bytes) -> str:
     """Why ``out`` is not what ``agent`` may be given for its hook input ``raw``; "" when it
     is. Only the agent's own context may leave the hook (SPEC §9.5): nothing, or exactly what
     :func:`talos.hooks.agents.render` writes — ``{"hookSpecificOutput": {"hookEventName":
     EVENT, "additionalContext": TEXT}}`` and a newline, byte for byte as ``json.dumps`` with
     ASCII escapes writes it, ``EVENT`` the input's own event and one the agent's table
-    (:data:`OUTPUTS`) names, ``TEXT`` not empty, without terminal control characters, within
-    the agent's limit. A listener of this user at the socket had ``{abc}`` printed, and a
-    well-framed ``{"decision": "block"}`` that blocks Claude Code's prompt
+    (:data:`OUTPUTS`) names, ``TEXT`` not empty, without terminal control characters nor any
+    other character talos escapes (Cf, Cs, Zl, Zp: a bidi override, U+2028, a lone
+    surrogate), within the agent's limit. A listener of this user at the socket had ``{abc}``
+    printed, and a well-framed ``{"decision": "block"}`` that blocks Claude Code's prompt
     (tests/test_hook_never_blocks.py).
 
     ``json`` is imported here, only when there is something to print: ~1.3 ms to import
@@ -504,6 +510,12 @@ def deliverable(agent: str, raw: bytes, out: bytes) -> str:
         return f"context for event {event[:40]!r}, not for {str(asked)[:40]!r}"
     if re.search(_CONTROL, text):
         return "the context holds terminal control characters"
+    if not text.isascii():
+        import unicodedata
+
+        for ch in text:
+            if ch > "\x7f" and unicodedata.category(ch) in _ESCAPED:  # ASCII: _CONTROL's
+                return f"the context holds U+{ord(ch):04X}, which talos writes as <U+{ord(ch):04X}>"
     size = len(text)  # chars; utf16: an astral character is two units (no codec imported)
     if unit == "utf16":
         size += len(re.findall("[\U00010000-\U0010ffff]", text))
@@ -579,8 +591,9 @@ def main(argv: list[str]) -> int:
 
 
 #: Below this soft RLIMIT_AS (bytes) the hook does not recall in its own process: numpy's
-#: OpenBLAS then fails to allocate, writes on fd 2 and calls exit(1). Measured: an in-process
-#: recall of a small home needs ~... MiB of address space (python 3.11, numpy, 1 thread).
+#: OpenBLAS then fails to allocate, writes on fd 2 and calls exit(1) (seen at 128 MiB). Measured
+#: on a one-fact home (python 3.11, one BLAS thread, ``ulimit -v``): answered at 128 and 192 MiB,
+#: died silently at 160 MiB; a real home's index needs more, hence the margin.
 MIN_ADDRESS_SPACE = 512 << 20
 
 
