@@ -62,6 +62,11 @@ __all__ = [
     "write_trace",
 ]
 
+#: Largest reference ``recall_hits.json`` a hook imports (:attr:`SqliteUsage.import_limit`):
+#: ``json.loads`` holds the GIL, so the hook's deadline watchdog cannot run; a 240 MB file
+#: held a 0.5 s hook ~5 s, every turn (tests/test_hook_never_blocks.py).
+HOOK_IMPORT_BYTES = 4 << 20
+
 #: Kind names of a reference Talos ``recall_hits.json`` → ours.
 _REFERENCE_KINDS = {"事实": "fact", "技能": "skill", "往事": "episode"}
 _OUR_KINDS = {v: k for k, v in _REFERENCE_KINDS.items()}
@@ -434,6 +439,10 @@ class SqliteUsage:
     def __init__(self, path: Path, import_hits: Path | None = None) -> None:
         self.path = path
         self.import_hits = import_hits
+        #: Largest recall_hits.json imported (bytes); a larger one leaves usage.db uncreated,
+        #: with a warning, for a later command to import (the hook sets
+        #: :data:`HOOK_IMPORT_BYTES`).
+        self.import_limit = MAX_STATE_BYTES
         self._ready = False
         self._local = threading.local()
         self._synced: dict[str, tuple[str, frozenset[str]]] = {}  # scope -> (fp, keys) written
@@ -600,6 +609,14 @@ class SqliteUsage:
         the reference never zeroes the statistics (SPEC §6.3)."""
         if self.import_hits is None or not self.import_hits.exists():
             return
+        with contextlib.suppress(OSError):
+            size = self.import_hits.stat().st_size
+            if size > self.import_limit:
+                raise StateError(
+                    f"{self.import_hits}: {size} bytes, more than the {self.import_limit} "
+                    "imported here; not imported by the hook (talos recall or talos index "
+                    "imports it); usage counts not kept this time"
+                )
         try:
             data = json_value(read_regular(self.import_hits, MAX_STATE_BYTES).decode("utf-8"))
         except (OSError, ValueError) as e:

@@ -26,16 +26,19 @@ import contextlib
 import io
 import json
 import re
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from talos.errors import StateError
 from talos.hooks import agents, scope
 from talos.hooks.state import DEFAULTS
 from talos.memory import Memory, Recall
 from talos.model import Node
 from talos.render import Pick, render_block
 from talos.tasks import CONVERSATIONAL, MIN_PROMPT_TERMS, names_a_task, task_words
+from talos.usage import HOOK_IMPORT_BYTES, SqliteUsage
 
 #: The task rule lives in :mod:`talos.tasks` (sessions use it too); named here as before.
 __all__ = [
@@ -111,12 +114,20 @@ class DeferredUsage:
     def flush(self) -> None:
         """Write the queued counts, oldest first."""
         while self.pending:
-            self.store.record(*self.pending.pop(0))
+            try:
+                self.store.record(*self.pending.pop(0))
+            except StateError as e:  # the counts of this answer are lost, not the answer
+                print(f"talos: warning: {e}", file=sys.stderr)
+                self.pending.clear()
 
     def stats(self, scope: str) -> Any:
         """The store's counts of ``scope``, after writing the queued ones."""
         self.flush()
-        return self.store.stats(scope)
+        try:
+            return self.store.stats(scope)
+        except StateError as e:  # usage.db not made yet (a recall_hits.json too big here)
+            print(f"talos: warning: {e}", file=sys.stderr)
+            return {}
 
     def close(self) -> None:
         """Write the queued counts and close the store."""
@@ -175,6 +186,8 @@ class Responder:
         mem = self._open.pop(scopes, None)
         if mem is None:
             mem = Memory(self.home, scopes=scopes)
+            if isinstance(mem.usage_store, SqliteUsage):  # json.loads holds the GIL (usage)
+                mem.usage_store.import_limit = HOOK_IMPORT_BYTES
             mem.usage_store = DeferredUsage(mem.usage_store)
             while len(self._open) >= _OPEN:
                 self._open.popitem(last=False)[1].close()
