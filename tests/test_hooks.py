@@ -441,16 +441,18 @@ def test_usage_is_counted_after_the_answer(tmp_path: Path) -> None:
 
 
 def test_a_person_running_it_by_hand_gets_a_hint(world: dict[str, Path]) -> None:
-    got = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; sys.stdin.isatty = lambda: True; "
-            "from talos.hooks.client import main; main(['codex'])",
-        ],
-        capture_output=True,
-        timeout=60,
-    )
+    """A terminal on stdin (a pty here) is a person: the hint goes to stderr, never stdout."""
+    leader, follower = os.openpty()
+    try:
+        got = subprocess.run(
+            [sys.executable, "-c", "from talos.hooks.client import main; main(['codex'])"],
+            stdin=follower,
+            capture_output=True,
+            timeout=60,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
     assert got.returncode == 0 and got.stdout == b""
     assert b"talos hook codex reads the agent's hook event as JSON on stdin" in got.stderr
 
