@@ -21,7 +21,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from talos.hooks.state import _S_IFREG, FILE_KINDS
+from talos.hooks.state import _S_IFREG, FILE_KINDS, regular_fd
 
 __all__ = [
     "KINDS",
@@ -45,10 +45,6 @@ KINDS = ("error", "timeout", "busy", "warning")
 #: Most bytes read of each log file (twice :data:`MAX_BYTES`: a log another program grew).
 MAX_READ = 2 * MAX_BYTES
 
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK |= getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK
-_READ = os.O_RDONLY | _NONBLOCK
 _REGULAR = _S_IFREG  # without importing stat
 #: What a file's type bits say it is (as :func:`talos.fsutil.file_kind` words it).
 _KINDS = {_S_IFREG: "regular", **FILE_KINDS}
@@ -88,10 +84,8 @@ def write(path: str, agent: str, event: str, kind: str, message: str) -> str:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         _rotate(path)
-        fd = os.open(path, _APPEND, 0o600)
+        fd = regular_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
-            if os.fstat(fd).st_mode & 0o170000 != _REGULAR:
-                return ""
             os.write(fd, line.encode("utf-8", "replace"))
         finally:
             os.close(fd)
@@ -130,13 +124,11 @@ def _read_bounded(path: str) -> bytes:
     """The last :data:`MAX_READ` bytes of the regular file ``path`` (non-blocking, no link
     followed); b"" for anything else."""
     try:
-        fd = os.open(path, _READ)
+        fd = regular_fd(path, os.O_RDONLY)
     except OSError:
         return b""
     try:
         st = os.fstat(fd)
-        if st.st_mode & 0o170000 != _REGULAR:
-            return b""
         start = max(0, st.st_size - MAX_READ)
         return os.pread(fd, MAX_READ, start)
     except OSError:
