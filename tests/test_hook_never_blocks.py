@@ -141,6 +141,19 @@ def hook(home: Path, data: bytes = EVENT, agent: str = "claude-code") -> tuple[b
     return got.stdout, took
 
 
+def hook_on_a_locked_index(home: Path) -> tuple[bytes, float]:
+    """:func:`hook` after an edit of memory.md while another process holds the index locked
+    (SQLite's busy wait sleeps in C for up to a minute): ``(stdout, seconds)``."""
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    con.execute("BEGIN EXCLUSIVE")
+    try:
+        (home / "memory.md").write_text(MEMORY + "- a new line about deploys\n", encoding="utf-8")
+        return hook(home)
+    finally:
+        con.rollback()
+        con.close()
+
+
 def valid_or_empty(out: bytes) -> None:
     """What an agent may get: nothing, or one JSON object."""
     if out:
@@ -184,14 +197,7 @@ def test_a_fifo_hook_log_never_hangs_the_deadlines_watchdog(home: Path) -> None:
     """The watchdog's own log line (a locked index: no answer within the deadline)."""
     os.mkfifo(home / ".talos" / "hook.log")
     hook(home)  # builds the index
-    con = sqlite3.connect(home / ".talos" / "index.db")
-    con.execute("BEGIN EXCLUSIVE")
-    try:
-        (home / "memory.md").write_text(MEMORY + "- a new line about deploys\n", encoding="utf-8")
-        out, took = hook(home)
-    finally:
-        con.rollback()
-        con.close()
+    out, took = hook_on_a_locked_index(home)
     assert out == b""
     assert took >= DEADLINE
 
@@ -656,14 +662,7 @@ def test_a_nan_timeout_still_ends_the_hook_at_the_default_deadline(home: Path) -
     _config(home, "[hooks]\nserver = false\ntimeout = nan\n")
     out, _ = hook(home)  # builds the index
     assert out == EXPECTED.encode()
-    con = sqlite3.connect(home / ".talos" / "index.db")
-    con.execute("BEGIN EXCLUSIVE")
-    try:
-        (home / "memory.md").write_text(MEMORY + "- a new line about deploys\n", encoding="utf-8")
-        out, took = hook(home)
-    finally:
-        con.rollback()
-        con.close()
+    out, took = hook_on_a_locked_index(home)
     assert out == b""
     assert took < 2.5 + 4.0, f"took {took:.1f} s; the default deadline is 2.5 s"
     assert "no answer within 2.5 s" in (home / ".talos" / "hook.log").read_text()
