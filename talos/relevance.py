@@ -125,8 +125,8 @@ def deliver(
     """
     if not len(top) or not has_evidence(ev, floor, whole, held):
         return []
-    score, seeds = ev.final * ev.scale, ev.seeds
-    return [int(n) for n in top if (seeds[n] > 0 and score[n] >= row) or seeds[n] >= whole]
+    final, seeds, scale = ev.final, ev.seeds, ev.scale  # only the top's rows are read
+    return [int(n) for n in top if (seeds[n] > 0 and final[n] * scale >= row) or seeds[n] >= whole]
 
 
 def lead_skill(
