@@ -72,7 +72,8 @@ from talos.graph.merge import merge_duplicates
 from talos.graph.records import Kinds, RecordsBlock
 from talos.graph.stored import BlockError
 from talos.home import Paths
-from talos.index import Index
+from talos.index import Index, ranking
+from talos.index.ranking import ranking_token
 from talos.model import Node
 from talos.patch import Built, patch_view, splice_cache, splice_incidence
 from talos.sources import load_episodes, load_facts, load_skills
@@ -233,6 +234,11 @@ class KeptState:
         self.heading_rows: list[Node] = []
         self.unlabelled: dict[tuple[int, tuple[int, ...]], tuple[Node, Node]] = {}
         self.term_rows: tuple[bool, TermRows] | None = None  # (read from index.db, rows)
+        #: The graph of a one-shot route and its ranking block's token (:meth:`_rank_as`).
+        self.ranked: tuple[Graph, str] | None = None
+        #: The serial of the term rows ``evidence.rows`` index, when they were read with the
+        #: ranking block (None: they index ``term_rows`` as held).
+        self.rows_serial: str | None = None
 
     def view(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> tuple[View, Graph]:
         """The authorized active view at ``at`` (default today) and its graph, after one look
@@ -273,10 +279,18 @@ class KeptState:
             text = None
         rows: np.ndarray | None = None
         contexts: MemoryContexts | None = None
+        got: tuple[TermIndex, np.ndarray] | None = None
         if self.index is None:  # the files read directly: the reference route
             index, edges = of_nodes(graph.nodes, str(self.paths.memory_file), text)
         else:
             got = self._patched_terms(graph)
+            ranked = self._ranked_terms(graph) if got is None else None
+            if ranked is not None:
+                index, edges, rows, serial = ranked
+                self.evidence = Carried(graph, index, edges, rows, text, None)
+                self.steps = []
+                self.rows_serial = serial
+                return index, edges
             index, rows = got if got is not None else self._stored_terms(graph)
             if last is not None and last.text == text:
                 contexts = last.contexts
@@ -295,7 +309,43 @@ class KeptState:
                 edges = contiguity_of(head, len(graph.nodes), mf, text, contexts)
         self.evidence = Carried(graph, index, edges, rows, text, contexts)
         self.steps = []
+        self.rows_serial = None
+        gathered = self.index is not None and got is None  # not patched: worth storing
+        if gathered and self.ranked is not None and self.ranked[0] is graph:
+            assert self.index is not None
+            held = self.term_rows
+            # the rows are worth keeping when they are all in the stored term rows
+            serial = held[1].serial if held and held[0] and not held[1].added else ""
+            blob = ranking.to_bytes(index, edges, self.ranked[1], rows if serial else None, serial)
+            with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
+                self.index.save_terms(self.ranked[1], blob, "ranking")
         return index, edges
+
+    def _ranked_terms(self, graph: Graph) -> tuple[TermIndex, Links, np.ndarray | None, str] | None:
+        """The term index, edges, term rows and their serial (:func:`ranking.from_bytes`) of
+        ``graph`` read from the ranking block
+        (:mod:`talos.index.ranking`) when ``graph`` is the view of a one-shot route and the
+        block is of its token; None otherwise (a block that does not decode is warned about
+        and stored again)."""
+        if self.ranked is None or self.ranked[0] is not graph or self.index is None:
+            return None
+        token = self.ranked[1]
+        try:
+            data = self.index.load_terms(token, "ranking")
+        except (OSError, sqlite3.Error):
+            return None
+        if data is None:
+            return None
+        try:
+            index, edges, rows, serial = ranking.from_bytes(data, token)
+        except BlockError as e:
+            warn(f"{self.index.file}: stored ranking block unusable ({e}); rebuilding it")
+            return None
+        if index.n != len(graph.nodes) or edges.out.shape != (index.n,):
+            warn(f"{self.index.file}: stored ranking block of another view; rebuilding it")
+            return None
+        self.ranked = None  # read: nothing to store again
+        return index, edges, rows, serial
 
     def _stepped(self, old: Graph, new: Graph, carry: np.ndarray | None, records: bool) -> None:
         """Note that ``new`` came from ``old`` by ``carry`` (:mod:`talos.termpatch`; ``None``:
@@ -332,13 +382,13 @@ class KeptState:
         (:func:`talos.termpatch.patch_index`: only the new nodes' texts are looked up), or
         ``None`` when ``graph`` did not come from it that way or too much changed."""
         last = self.evidence
-        if (
-            last is None
-            or last.rows is None
-            or self.term_rows is None
-            or not self.steps
-            or self.steps[-1][0] is not graph
-        ):
+        if last is None or last.rows is None or not self.steps or self.steps[-1][0] is not graph:
+            return None
+        # rows read with the ranking block are valid in the term rows of their serial only
+        serial = self.rows_serial
+        if serial is not None and self.index is not None and self._term_rows().serial != serial:
+            return None
+        if self.term_rows is None:
             return None
         carry = composed([c for _g, c, _r in self.steps])
         fresh = np.flatnonzero(carry < 0)
@@ -357,9 +407,15 @@ class KeptState:
         """The term index of ``graph`` gathered from the analyzed term rows index.db keeps
         (:class:`talos.termrows.TermRows`, read once per object), and each node's row: only
         texts no row holds are analysed (:meth:`_store_rows`)."""
+        index, used = self._term_rows().index(matching_texts(graph.nodes))
+        return index, self._store_rows(used)
+
+    def _term_rows(self) -> TermRows:
+        """The analyzed term rows, read from index.db once per object (empty when none are
+        stored or they do not decode: warned, analysed again and stored anew)."""
         assert self.index is not None
-        token = analyzer_token()
         if self.term_rows is None:
+            token = analyzer_token()
             rows = None
             with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
                 data = self.index.load_terms(token)
@@ -369,8 +425,7 @@ class KeptState:
                     except BlockError as e:
                         warn(f"{self.index.file}: stored term rows unusable ({e}); rebuilding them")
             self.term_rows = (rows is not None, rows or TermRows.empty())
-        index, used = self.term_rows[1].index(matching_texts(graph.nodes))
-        return index, self._store_rows(used)
+        return self.term_rows[1]
 
     def _store_rows(self, used: np.ndarray) -> np.ndarray:
         """Store the term rows again once :data:`talos.termrows.STORE_AFTER` texts were
@@ -758,6 +813,7 @@ class KeptState:
                 self.usage_keys.loaded(graph, stored.present)
                 self._stored_step(token, graph)
                 self.stored = (key, graph)
+                self._rank_as(graph, token)
                 return graph
             except BlockError as e:
                 warn(f"{self.index.file}: stored records unusable ({e}); rebuilding them")
@@ -781,7 +837,16 @@ class KeptState:
         if self.index is not None:  # None: found unreadable while the view was built
             with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
                 self.index.save_records(token, records.to_bytes(token))
+            self._rank_as(graph, token)
         return graph
+
+    def _rank_as(self, graph: Graph, records: str) -> None:
+        """Note the ranking block's token of ``graph``, the view of the stored records
+        ``records`` (:func:`talos.index.ranking.ranking_token`): :meth:`evidence_index` reads
+        its term index from the block, or stores it there."""
+        assert self.index is not None
+        stacked = isinstance(graph.nodes, StackedNodes)
+        self.ranked = (graph, ranking_token(records, self.index.sessions_token, stacked))
 
     def _records_token(self, tokens: Tokens, day: dt.date) -> str:
         """What the records of a view depend on: the indexed facts' version, the skills

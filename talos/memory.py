@@ -445,6 +445,18 @@ class Memory:
                 self._dense_warn(f"{e}; recalled with the lexical leg only")
 
     @_heard
+    def settle(self) -> None:
+        """Build this object's own default view and its ranking state, when a long-lived
+        process is idle (the hook server, :func:`talos.hooks.server.serve`). A recall that
+        read the stored records (:meth:`prepare`) has no view of its own to patch: the first
+        edit of memory.md then built the whole view again (2.3–2.8 s at 30,000–100,000
+        sessions, past the hook's deadline: issue 24). After this an edit or a new session is
+        patched in. No usage is counted and no trace is written."""
+        graph = self.view()[1]
+        if self.ranking.over == TERMS:
+            self._kept.evidence_index(graph)
+
+    @_heard
     def graph(self, at: dt.date | None = None) -> Graph:
         """The graph of the authorized active view at ``at`` (default: today)."""
         return self.view(at)[1]

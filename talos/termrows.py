@@ -40,6 +40,7 @@ import functools
 import hashlib
 import inspect
 import operator
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -160,7 +161,7 @@ class TermRows:
     maps a text's key to its row. ``added``: rows analysed since the rows were read (or made).
     """
 
-    __slots__ = ("added", "cjk", "keys", "ptr", "term", "tf", "vocab")
+    __slots__ = ("added", "cjk", "keys", "ptr", "serial", "term", "tf", "vocab")
 
     def __init__(
         self,
@@ -178,6 +179,10 @@ class TermRows:
         self.tf = tf
         self.keys = keys
         self.added = 0
+        #: Names the stored blob these rows were read from or written as ("": never
+        #: stored): row ids kept elsewhere (the ranking block's, :mod:`talos.index.ranking`)
+        #: are valid for these rows only when they name the same serial.
+        self.serial = ""
 
     @classmethod
     def empty(cls) -> TermRows:
@@ -300,7 +305,8 @@ class TermRows:
             ("term", "int32", self.term.astype(np.int32).tobytes()),
             ("tf", "int32", self.tf.astype(np.int32).tobytes()),
         ]
-        return _pack("terms", parts, {"token": token})
+        self.serial = os.urandom(8).hex()
+        return _pack("terms", parts, {"token": token, "serial": self.serial})
 
     @classmethod
     def from_bytes(cls, data: bytes, token: str) -> TermRows:
@@ -328,6 +334,8 @@ class TermRows:
         keys = {raw[i : i + _KEY]: r for r, i in enumerate(range(0, len(raw), _KEY))}
         out = cls(vocab, cjk, ptr, term, tf, keys)
         out._check(len(keys) == n)
+        serial = meta.get("serial")
+        out.serial = serial if isinstance(serial, str) else ""
         return out
 
     def _check(self, keys_unique: bool) -> None:

@@ -178,11 +178,13 @@ def test_rows_are_stored_again_after_store_after_new_texts(
     (sessions / "2026-01-05-e.jsonl").write_text(_session("one new session"))
     seen = count_analyses(monkeypatch)
     for _ in range(2):
+        drop_ranking(home)
         Memory(home, model="evidence").prepare()
     assert seen == ["one new session", "one new session"]  # not stored: analysed again
     (sessions / "2026-01-06-f.jsonl").write_text(_session("another new session"))
     seen.clear()
     Memory(home, model="evidence").prepare()  # two texts the stored rows lack: stored
+    drop_ranking(home)
     Memory(home, model="evidence").prepare()
     assert seen == ["one new session", "another new session"]
 
@@ -235,8 +237,19 @@ def _row(home: Path) -> tuple[Any, Any] | None:
 
 
 def _put(home: Path, token: Any, data: Any) -> None:
+    """Replace the stored term rows, and drop the ranking block (:func:`drop_ranking`)."""
     con = sqlite3.connect(_db(home))
     con.execute("UPDATE terms SET token=?, data=? WHERE name='rows'", (token, data))
+    con.commit()
+    con.close()
+    drop_ranking(home)
+
+
+def drop_ranking(home: Path) -> None:
+    """Drop the ranking block (talos.index.ranking): a process that finds one reads the term
+    index from it and reads no term row; these tests are about the rows."""
+    con = sqlite3.connect(_db(home))
+    con.execute("DELETE FROM terms WHERE name='ranking'")
     con.commit()
     con.close()
 

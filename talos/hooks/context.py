@@ -199,6 +199,13 @@ class Responder:
         with self._quiet():
             self.memory(("global",)).prepare()
 
+    def settle(self) -> None:
+        """Build each open :class:`Memory`'s own view while the server is idle
+        (:meth:`talos.Memory.settle`), so an edit or a new session is patched in."""
+        with self._quiet():
+            for mem in list(self._open.values()):
+                mem.settle()
+
     def flush(self) -> None:
         """Write the usage counts of the answers given (after the reply, :class:`DeferredUsage`)."""
         with self._quiet():

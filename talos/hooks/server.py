@@ -58,6 +58,11 @@ MAGIC = b"talos-hook/1"
 MAX_REQUEST = 4 * 1024 * 1024
 #: Seconds a connection may take to send its request.
 _READ_TIMEOUT = 5.0
+#: Seconds without a request after which the server builds its own view
+#: (:meth:`talos.hooks.context.Responder.settle`), once: it warmed up from the stored records,
+#: and the first edit of memory.md would otherwise build the whole view inside a hook's
+#: deadline (2.8 s at 100,000 sessions: no context; issue 24).
+SETTLE_AFTER = 1.0
 
 
 def _read_request(conn: socket.socket) -> bytes:
@@ -235,15 +240,23 @@ def serve(home: str | None = None) -> int:
         listener = sock
         idle = float(state.settings["idle"])
         last = time.monotonic()
+        settled = False
         while True:
             left = idle - (time.monotonic() - last)
             if left <= 0:
                 return 0
-            listener.settimeout(left)
+            listener.settimeout(left if settled else min(left, SETTLE_AFTER))
             try:
                 conn, _addr = listener.accept()
             except TimeoutError:
-                return 0
+                if settled:
+                    return 0
+                settled = True
+                try:
+                    server.responder.settle()
+                except Exception as e:
+                    hook_log.write(state.log, "-", "server", "error", f"settling failed: {e}")
+                continue
             last = time.monotonic()
             with conn:
                 uid = peer_uid(conn)

@@ -66,7 +66,6 @@ import types
 from collections.abc import Collection
 from contextlib import suppress
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from talos.graph.episodes import EpisodeBlock
@@ -268,7 +267,7 @@ class Index:
             meta.get("readers") != READERS
             or meta.get("memory_sig") != json.dumps([str(self.paths.memory_file), *memory_sig])
             or meta.get("sessions_sig") != self._dir_key(dir_sig)
-            or any(size_mtime(Path(p)) != (size, mtime) for p, size, mtime in pending)
+            or any(size_mtime(p) != (size, mtime) for p, size, mtime in pending)
         ):
             return None
         self._sessions.pending = {p: (size, mtime) for p, size, mtime in pending}
@@ -347,13 +346,19 @@ class Index:
         """Keep a records block under ``token`` (one is kept: the latest)."""
         blocks.save_records(self._connect(), token, data)
 
-    def load_terms(self, token: str) -> bytes | None:
-        """The term rows stored by the analyzer ``token`` (:class:`talos.termrows.TermRows`)."""
-        return terms.load_terms(self._connect(), token)
+    def load_terms(self, token: str, name: str = "rows") -> bytes | None:
+        """The term rows stored by the analyzer ``token`` (:class:`talos.termrows.TermRows`),
+        or with ``name="ranking"`` the ranking block of ``token`` (:mod:`.ranking`)."""
+        return terms.load_terms(self._connect(), token, name)
 
-    def save_terms(self, token: str, data: bytes) -> None:
-        """Keep the term rows made by the analyzer ``token`` (one blob: the latest)."""
-        terms.save_terms(self._connect(), token, data)
+    def save_terms(self, token: str, data: bytes, name: str = "rows") -> None:
+        """Keep the blob ``name`` under ``token`` (:meth:`load_terms`; one per name)."""
+        terms.save_terms(self._connect(), token, data, name)
+
+    @property
+    def sessions_token(self) -> str | None:
+        """The version of the indexed sessions seen by the last refresh (random per change)."""
+        return self._tokens[1]
 
     def load_scan(self, key: str) -> str | None:
         """The skills scan stored under ``key`` (:func:`talos.safety.scan_skills`), or None."""

@@ -75,7 +75,7 @@ class SessionRows:
 
     def quiet(self) -> bool:
         """Whether no file without a request changed since it was looked at."""
-        return all(size_mtime(Path(p)) == sig for p, sig in self.pending.items())
+        return all(size_mtime(p) == sig for p, sig in self.pending.items())
 
     def refresh(
         self,
@@ -155,11 +155,11 @@ class SessionRows:
                     path, size, mtime, has = stored[rel]
                     if path != full:  # the folder moved: its rows name the old paths
                         con.execute("DELETE FROM sessions WHERE path=?", (path,))
-                    if path != full or size_mtime(Path(full)) != (size, mtime):
+                    if path != full or size_mtime(full) != (size, mtime):
                         todo.append((rel, full))
                         if has:
                             episodes_reread.add(rel)
-                elif rel in pending and size_mtime(Path(full)) != pending[rel][1:]:
+                elif rel in pending and size_mtime(full) != pending[rel][1:]:
                     todo.append((rel, full))
                     if rel in live:
                         episodes_reread.add(rel)
@@ -169,7 +169,7 @@ class SessionRows:
             stats.swept = sweep
         else:
             for key, (path, size, mtime) in pending.items():
-                if size_mtime(Path(path)) != (size, mtime):
+                if size_mtime(path) != (size, mtime):
                     todo.append((key, path))
                     if key in live:
                         episodes_reread.add(key)

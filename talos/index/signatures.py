@@ -13,6 +13,7 @@ The index calls these through the module (``signatures.file_sig(...)``), so a te
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -73,11 +74,13 @@ def fingerprint(files: list[Path]) -> str:
 READERS = fingerprint(reader_files())
 
 
-def size_mtime(path: Path) -> tuple[int, int]:
+def size_mtime(path: str | Path) -> tuple[int, int]:
     """A file's size and mtime (ns), ``(-1, -1)`` when it cannot be looked at (a session
-    file's signature in the sessions table)."""
+    file's signature in the sessions table). A ``str`` is looked at as it is: the sessions
+    still being written are looked at on every call (30,000 ``Path`` objects took 0.25 s of a
+    0.48 s refresh of a home whose sessions were all written that week)."""
     try:
-        st = path.stat()
+        st = os.stat(path)
         return (st.st_size, st.st_mtime_ns)
     except OSError:
         return (-1, -1)

@@ -13,18 +13,19 @@ from contextlib import suppress
 __all__ = ["load_terms", "save_terms"]
 
 
-def load_terms(con: sqlite3.Connection, token: str) -> bytes | None:
-    """The term rows stored under the analyzer ``token``, or None (none, another analyzer's,
-    or a value of another type)."""
-    row = con.execute("SELECT token, data FROM terms WHERE name='rows'").fetchone()
+def load_terms(con: sqlite3.Connection, token: str, name: str = "rows") -> bytes | None:
+    """The blob ``name`` stored under ``token``, or None (none, another token's, or a value
+    of another type): ``rows``, the term rows of the analyzer ``token``; ``ranking``, the
+    ranking block (:mod:`talos.index.ranking`)."""
+    row = con.execute("SELECT token, data FROM terms WHERE name=?", (name,)).fetchone()
     if row is None or row[0] != token or not isinstance(row[1], bytes):
         return None
     return row[1]
 
 
-def save_terms(con: sqlite3.Connection, token: str, data: bytes) -> None:
-    """Keep the term rows ``data`` made by the analyzer ``token`` (one blob: the latest), in
-    one write transaction.
+def save_terms(con: sqlite3.Connection, token: str, data: bytes, name: str = "rows") -> None:
+    """Keep the blob ``name`` (:func:`load_terms`) under ``token`` (one per name: the
+    latest), in one write transaction.
 
     Raises:
         sqlite3.Error: the index is read-only, locked past its timeout, or the disk is full.
@@ -32,7 +33,7 @@ def save_terms(con: sqlite3.Connection, token: str, data: bytes) -> None:
     con.execute("BEGIN IMMEDIATE")
     try:
         con.execute(
-            "INSERT OR REPLACE INTO terms(name, token, data) VALUES ('rows', ?, ?)", (token, data)
+            "INSERT OR REPLACE INTO terms(name, token, data) VALUES (?, ?, ?)", (name, token, data)
         )
         con.execute("COMMIT")
     except BaseException:

@@ -1,0 +1,213 @@
+"""The ranking block (:mod:`talos.index.ranking`, issue 24): a process that only recalls reads
+the ``evidence`` model's term index and contiguity edges ready to use, array for array what it
+would have gathered from the term rows, without deriving one node's matching text; a block of
+another view, damaged or inconsistent, is never used."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import talos.kept
+from talos import Memory
+from talos.contiguity import Links
+from talos.evidence import TermIndex, of_nodes
+from talos.graph.stored import BlockError
+from talos.index import ranking
+
+MEMORY = (
+    "# Ops\n"
+    "## Billing\n"
+    "- The billing service deploys on fridays <!-- user 2026-01-02 -->\n"
+    "- Deploy region is eu-west-1 <!-- user 2026-01-02 -->\n"
+    "- Rollbacks go through the release manager <!-- user 2026-01-02 -->\n"
+    "## 部署\n"
+    "- 部署前先跑测试\n"
+    "- ask Bob about the rollout <!-- user 2026-01-02 scope=project:beta -->\n"
+)
+SKILL = (
+    "---\nname: kubernetes-rollout\ndescription: roll out a new release to the cluster with "
+    "kubectl\n---\nApply the manifest, watch the rollout, roll back on failure.\n"
+)
+SESSIONS = {
+    "2026-01-01-a.jsonl": "roll out the billing release to the cluster",
+    "2026-01-03-c.jsonl": "画一个流程图 for the deploy",
+}
+QUERIES = ["when does billing deploy", "roll back the release", "部署 测试", "flowchart 流程图"]
+
+
+@pytest.fixture
+def home(make_home: Callable[..., Path]) -> Path:
+    sessions = {
+        k: json.dumps({"role": "user", "content": v}, ensure_ascii=False) + "\n"
+        for k, v in SESSIONS.items()
+    }
+    return make_home(memory=MEMORY, skills={"kubernetes-rollout.md": SKILL}, sessions=sessions)
+
+
+def assert_same(got: TermIndex, want: TermIndex) -> None:
+    """Two term indexes equal array by array: values, dtypes, vocabulary and size."""
+    assert (got.n, got.vocab, got.lookup) == (want.n, want.vocab, want.lookup)
+    for name in ("ptr", "term", "tf", "counts", "entry_node", "df", "cjk", "cjk_len", "kptr"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    for name in ("knode", "ktf"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+
+
+def _block(home: Path) -> tuple[str, bytes] | None:
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    try:
+        row = con.execute("SELECT token, data FROM terms WHERE name='ranking'").fetchone()
+    finally:
+        con.close()
+    return None if row is None else (row[0], row[1])
+
+
+def _assert_links(got: Links, want: Links) -> None:
+    for name in ("ptr", "src", "dst", "share", "out", "ahead"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert a.dtype == b.dtype, name
+        assert np.array_equal(a, b), name
+
+
+def test_a_second_process_reads_the_index_from_the_block_and_derives_no_text(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = Memory(home)
+    texts = [first.recall(q).text for q in QUERIES]
+    assert _block(home) is not None  # stored by the process that gathered it
+    graph = first._kept.recall_graph(None, None)
+    want_index, want_links = first._kept.evidence_index(graph)
+
+    def no(*_a: object, **_k: object) -> None:
+        raise AssertionError("a matching text was derived")
+
+    monkeypatch.setattr(talos.kept, "matching_texts", no)
+    second = Memory(home)
+    assert [second.recall(q).text for q in QUERIES] == texts
+    graph2 = second._kept.recall_graph(None, None)
+    got_index, got_links = second._kept.evidence_index(graph2)
+    assert_same(got_index, want_index)
+    _assert_links(got_links, want_links)
+    # and both are what analysing every node gives (the reference route)
+    memory = (home / "memory.md").read_text()
+    ref_index, ref_links = of_nodes(graph2.nodes, str(home / "memory.md"), memory)
+    assert_same(got_index, ref_index)
+    _assert_links(got_links, ref_links)
+    assert got_links.edges > 0  # the headed facts are linked: the edges were stored too
+
+
+def test_an_edit_makes_another_token_and_the_new_view_is_ranked(home: Path) -> None:
+    Memory(home).recall("billing")
+    before = _block(home)
+    with (home / "memory.md").open("a") as f:
+        f.write("- the billing dashboard lives at grafana <!-- user 2026-01-03 -->\n")
+    got = Memory(home).recall("billing dashboard grafana")
+    assert "grafana" in got.text
+    after = _block(home)
+    assert before is not None and after is not None and before[0] != after[0]
+
+
+@pytest.mark.parametrize("where", ["header", "body"])
+def test_a_damaged_block_is_warned_about_rebuilt_and_never_used(
+    home: Path, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    want = [Memory(home).recall(q).text for q in QUERIES]
+    stored = _block(home)
+    assert stored is not None
+    token, data = stored
+    at = 40 if where == "header" else len(data) - 3
+    bad = data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    con.execute("UPDATE terms SET data=? WHERE name='ranking'", (bad,))
+    con.commit()
+    con.close()
+    capsys.readouterr()
+    assert [Memory(home).recall(q).text for q in QUERIES] == want
+    assert "ranking block unusable" in capsys.readouterr().err
+    assert _block(home) == (token, data)  # stored anew, the same bytes
+
+
+def test_from_bytes_refuses_another_token_and_arrays_that_do_not_fit(home: Path) -> None:
+    m = Memory(home)
+    m.recall("billing")
+    graph = m._kept.recall_graph(None, None)
+    index, links = m._kept.evidence_index(graph)
+    data = ranking.to_bytes(index, links, "t")
+    assert_same(ranking.from_bytes(data, "t")[0], index)
+    with pytest.raises(BlockError, match="another view"):
+        ranking.from_bytes(data, "u")
+    index.term = index.term.copy()
+    index.term[0] = len(index.vocab)  # a term id out of range, under a valid checksum
+    with pytest.raises(BlockError, match="inconsistent"):
+        ranking.from_bytes(ranking.to_bytes(index, links, "t"), "t")
+
+
+def test_rows_read_with_the_block_are_not_used_once_the_term_rows_were_renumbered(
+    home: Path,
+) -> None:
+    """The block keeps each node's term row, the base of a patch after a new session; another
+    process that stores the term rows anew renumbers them: the kept rows are then not used
+    (their serial differs), the index is gathered again, equal to analysing every node, and
+    each node's row is its text's row in the term rows as stored now."""
+    from talos.termrows import TermRows, analyzer_token, matching_texts
+
+    Memory(home).recall("billing")
+    with Memory(home) as mem:
+        mem.recall("billing")
+        assert mem._kept.rows_serial  # the rows came with the block
+        # another process keeps a renumbered subset of the rows under a new serial
+        con = sqlite3.connect(home / ".talos" / "index.db")
+        (data,) = con.execute("SELECT data FROM terms WHERE name='rows'").fetchone()
+        token = analyzer_token()
+        rows = TermRows.from_bytes(data, token)
+        fewer = rows.kept(np.arange(1, len(rows)))
+        con.execute("UPDATE terms SET data=? WHERE name='rows'", (fewer.to_bytes(token),))
+        con.commit()
+        con.close()
+        session = json.dumps({"role": "user", "content": "deploy the billing hotfix"}) + "\n"
+        (home / ".talos" / "sessions" / "2026-01-09-z.jsonl").write_text(session)
+        mem.recall("billing hotfix")
+        graph = mem._kept.recall_graph(None, None)
+        got, edges = mem._kept.evidence_index(graph)
+        want, want_edges = of_nodes(graph.nodes, str(home / "memory.md"), MEMORY)
+        assert_same(got, want)
+        _assert_links(edges, want_edges)
+        held = mem._kept.term_rows
+        carried = mem._kept.evidence
+        assert held is not None and carried is not None and carried.rows is not None
+        assert carried.rows.tolist() == held[1].rows(matching_texts(graph.nodes)).tolist()
+
+
+@pytest.mark.parametrize("settle", [True, False])
+def test_a_settled_memory_patches_an_edit_in_instead_of_building_the_view(
+    home: Path, monkeypatch: pytest.MonkeyPatch, settle: bool
+) -> None:
+    """A long-lived Memory that warmed up from the stored records (the hook server) builds
+    its own view when idle (``settle``): the first edit of memory.md is then patched in. Without
+    it that edit built the whole view inside a hook's deadline (2.8 s at 100,000 sessions).
+    (An edit in place is patched; a line added builds the view again either way.)"""
+    Memory(home).prepare()
+    with Memory(home) as mem:
+        mem.recall("billing")
+        assert mem._kept.built is None  # read from the stored records
+        if settle:
+            mem.settle()
+        builds: list[int] = []
+        real = talos.kept.build_view
+
+        def counted(*a: object, **k: object) -> object:
+            builds.append(1)
+            return real(*a, **k)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(talos.kept, "build_view", counted)
+        text = (home / "memory.md").read_text()
+        (home / "memory.md").write_text(text.replace("eu-west-1", "us-east-2"))
+        assert "us-east-2" in mem.recall("deploy region").text
+        assert builds == ([] if settle else [1])
