@@ -211,3 +211,40 @@ def test_a_settled_memory_patches_an_edit_in_instead_of_building_the_view(
         (home / "memory.md").write_text(text.replace("eu-west-1", "us-east-2"))
         assert "us-east-2" in mem.recall("deploy region").text
         assert builds == ([] if settle else [1])
+
+
+def test_a_line_added_builds_the_view_again_but_patches_the_term_index(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line added to memory.md builds the records' view again (a patch takes edits in
+    place only); the term index then follows the nodes that stayed, the skills made again
+    with the same texts among them: only the new line is analysed, and the index equals
+    analysing every node. It was gathered anew: 0.92 s of a 1.27 s recall at 100,000
+    sessions."""
+    Memory(home).prepare()
+    with Memory(home) as mem:
+        mem.recall("billing")
+        mem.settle()
+        looked: list[int] = []
+        real = talos.kept.matching_texts_at
+
+        def at(nodes: object, positions: list[int]) -> object:
+            looked.extend(positions)
+            return real(nodes, positions)  # type: ignore[arg-type]
+
+        def no(*_a: object, **_k: object) -> None:
+            raise AssertionError("every node's matching text was derived")
+
+        monkeypatch.setattr(talos.kept, "matching_texts", no)
+        monkeypatch.setattr(talos.kept, "matching_texts_at", at)
+        line = "- the billing dashboard lives at grafana <!-- user 2026-01-03 -->\n"
+        with (home / "memory.md").open("a") as f:
+            f.write(line)
+        assert "grafana" in mem.recall("billing dashboard grafana").text
+        graph = mem._kept.recall_graph(None, None)
+        assert [graph.nodes[i].text for i in looked] == [line[2:].split(" <!--")[0]]
+        got, edges = mem._kept.evidence_index(graph)
+        memory = (home / "memory.md").read_text()
+        want, want_edges = of_nodes(graph.nodes, str(home / "memory.md"), memory)
+        assert_same(got, want)
+        _assert_links(edges, want_edges)
