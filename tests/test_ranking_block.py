@@ -198,7 +198,18 @@ def test_a_settled_memory_patches_an_edit_in_instead_of_building_the_view(
         mem.recall("billing")
         assert mem._kept.built is None  # read from the stored records
         if settle:
-            mem.settle()
+
+            def no(*_a: object, **_k: object) -> None:
+                raise AssertionError("every node's matching text was derived")
+
+            monkeypatch.setattr(talos.kept, "matching_texts", no)
+            mem.settle()  # the view built again for the stored key: the same term index
+            graph = mem._kept.recall_graph(None, None)
+            assert mem._kept.built is not None and graph is mem._kept.built.graph
+            got, edges = mem._kept.evidence_index(graph)
+            want, want_edges = of_nodes(graph.nodes, str(home / "memory.md"), MEMORY)
+            assert_same(got, want)
+            _assert_links(edges, want_edges)
         builds: list[int] = []
         real = talos.kept.build_view
 
