@@ -11,31 +11,29 @@ why-not, the index, MCP, the bench). The steps, as measured on the dev split
    apostrophe splits ``caroline's`` → ``caroline``, ``s``), and runs of CJK characters (Han,
    kana, Hangul). A non-CJK token shorter than 2 characters is dropped (as SPEC §4).
 3. English stop words, before stemming: NLTK's list of 179 words as ``bm25s`` ships it
-   (``STOPWORDS_EN_PLUS``; NLTK itself needs a corpus download). Dev: LoCoMo R@5 0.549 →
+   (``STOPWORDS_EN_PLUS``), shipped in :mod:`talos.data`. Dev: LoCoMo R@5 0.549 →
    0.582 against no stop list; the longer lists drop content words (``new``, ``work``).
 4. Snowball (Porter2) English stemming of the non-CJK tokens, with PyStemmer (identical stems
    to snowballstemmer's pure-Python one, 58× faster). Dev: +0.033 LoCoMo, +0.05 MADial en.
 5. A CJK run: its overlapping character bigrams (a run of one: the character), then its
    unigrams (dev: Chinese set 0.606 → 0.641); CJK stop words dropped (:func:`cjk_stop_words`:
-   SPEC §4's 的 了 … 一个 and the one- and two-character words of ``bm25s``'s Chinese list,
+   SPEC §4's 的 了 … 一个 and the one- and two-character words of NLTK's Chinese list,
    这个 什么 怎么 我们 可以 …); a bigram of two stop characters is dropped too (们的).
 
 Beside the steps, :func:`frequency` tells how common a term is in ordinary English text (per
-stem, from ``wordfreq``'s small list): what the evidence model's background prior weighs
-(:func:`talos.evidence.language_idf`).
+stem, from ``wordfreq``'s small list as :mod:`talos.data` ships it): what the evidence model's
+background prior weighs (:func:`talos.evidence.language_idf`).
 """
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
 import math
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable
 from functools import cache
-from pathlib import Path
-from types import ModuleType
+
+from talos import data
 
 __all__ = [
     "CJK_RUN",
@@ -64,41 +62,25 @@ _TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 CJK_RUN = re.compile(f"[{_CJK}]+")
 
 
-def _bm25s_stopwords() -> ModuleType:
-    """``bm25s.stopwords`` without running ``bm25s/__init__`` (which loads its whole retriever,
-    ~35 ms on every ``talos recall`` process); the plain import when the file is elsewhere."""
-    spec = importlib.util.find_spec("bm25s")
-    origin = Path(spec.origin) if spec and spec.origin else None
-    path = origin.with_name("stopwords.py") if origin else None
-    if path is None or not path.is_file():
-        import bm25s.stopwords  # type: ignore[import-untyped]
-
-        return bm25s.stopwords
-    loaded = importlib.util.spec_from_file_location("talos._bm25s_stopwords", path)
-    assert loaded is not None and loaded.loader is not None
-    mod = importlib.util.module_from_spec(loaded)
-    loaded.loader.exec_module(mod)
-    return mod
-
-
 @cache
 def stop_words() -> frozenset[str]:
     """NLTK's English stop list, 179 lower-case unstemmed words, as ``bm25s`` ships it
-    (``STOPWORDS_EN_PLUS``; MIT licence). Raises ImportError when bm25s is not installed."""
-    return frozenset(_bm25s_stopwords().STOPWORDS_EN_PLUS)
+    (``STOPWORDS_EN_PLUS``): ``talos/data/stopwords_en.txt``."""
+    return frozenset(data.lines("stopwords_en.txt"))
 
 
 @cache
 def cjk_stop_words() -> frozenset[str]:
     """The CJK terms that are no evidence: SPEC §4's :data:`CJK_STOP` and the words of one or
-    two characters of ``bm25s``'s Chinese stop list (``STOPWORDS_CHINESE``, 794 of its 841;
-    a longer word is never one term). Without them the bigrams of function words matched:
-    "这个函数为什么很慢" delivered "为什么要写测试", and a line of 我们 可以 怎么 什么 … was
-    delivered for 11 of 15 Chinese coding chores. Dev (``bench/tune_lab.py``): Chinese set R@5 0.731
-    (unchanged, BM25 over the same analyzer 0.644), block 0.49 → 0.44 non-gold rows, kept 59.5%
-    → 60.0%, unrelated pools empty 46% → 62%, chores 95% → 97.5%; the check set (MADial zh
-    last turns) 0.504 → 0.466."""
-    extra = {w for w in _bm25s_stopwords().STOPWORDS_CHINESE if len(w) <= 2}
+    two characters of NLTK's Chinese stop list as ``bm25s`` ships it (``STOPWORDS_CHINESE``,
+    ``talos/data/stopwords_zh.txt``: 794 of its 841; a longer word is never one term).
+    Without them the bigrams of function words matched: "这个函数为什么很慢" delivered
+    "为什么要写测试", and a line of 我们 可以 怎么 什么 … was delivered for 11 of 15 Chinese
+    coding chores. Dev (``bench/tune_lab.py``): Chinese set R@5 0.731 (unchanged, BM25 over
+    the same analyzer 0.644), block 0.49 → 0.44 non-gold rows, kept 59.5% → 60.0%, unrelated
+    pools empty 46% → 62%, chores 95% → 97.5%; the check set (MADial zh last turns) 0.504 →
+    0.466."""
+    extra = {w for w in data.lines("stopwords_zh.txt") if len(w) <= 2}
     return CJK_STOP | frozenset(extra)
 
 
@@ -254,26 +236,18 @@ RAREST = 1e-4
 
 
 def _frequency_buckets(rarest: float) -> list[list[str]]:
-    """``wordfreq``'s small English list as it stores it, down to the words of frequency
-    ``rarest``: bucket ``i`` holds the words of frequency ``10^(-i/100)``. Read from its data
-    file with msgpack, bucket by bucket, and no further than needed (importing ``wordfreq``
-    loads regex, langcodes and ftfy: 0.28 s on every ``talos recall`` process); its own
-    reader when the file is elsewhere."""
-    spec = importlib.util.find_spec("wordfreq")
-    origin = Path(spec.origin) if spec and spec.origin else None
-    path = origin.with_name("data") / "small_en.msgpack.gz" if origin else None
+    """``wordfreq``'s small English list as it stores it (``get_frequency_list("en",
+    "small")``), down to the words of frequency ``rarest``: bucket ``i`` holds the words of
+    frequency ``10^(-i/100)``. ``talos/data/wordfreq_en.txt`` holds its first 401 buckets,
+    down to :data:`RAREST`; a rarer ``rarest`` raises ValueError."""
     last = int(-100 * math.log10(rarest))  # the bucket of ``rarest``
-    if path is None or not path.is_file():
-        import wordfreq
-
-        return list(wordfreq.get_frequency_list("en", "small"))[: last + 1]
-    import msgpack  # type: ignore[import-untyped]
-
-    with gzip.open(path, "rb") as f:
-        unpacker = msgpack.Unpacker(f, raw=False)
-        size = unpacker.read_array_header()
-        unpacker.skip()  # the format header
-        return [unpacker.unpack() for _ in range(min(size - 1, last + 1))]
+    shipped = data.lines("wordfreq_en.txt")
+    if last >= len(shipped):
+        raise ValueError(
+            f"the shipped frequency list stops at 1e-{(len(shipped) - 1) / 100:g}; "
+            f"rarest={rarest:g} needs more of wordfreq's list"
+        )
+    return [line.split() for line in shipped[: last + 1]]
 
 
 @cache
@@ -281,10 +255,9 @@ def common_words() -> dict[str, float]:
     """``{stem: frequency}``: the share of the running words of ordinary English text that
     have this analyzer's term ``stem`` — the frequencies of every surface word it stems from
     summed (``use`` 0.0016: use, used, uses, using; ``answer`` 1.5e-4), from ``wordfreq``'s
-    small English list (Apache-2.0 code; its data CC-BY-SA 4.0, read, never copied), words
-    rarer than :data:`RAREST` left out (``fix`` alone is 5.6e-5: no form of it counts). Stop
-    words and words of one character are no term (as :func:`terms`); built once per process.
-    Raises ImportError without wordfreq."""
+    small English list (its data CC-BY-SA 4.0: ``talos/data/LICENSES.md``), words rarer than
+    :data:`RAREST` left out (``fix`` alone is 5.6e-5: no form of it counts). Stop words and
+    words of one character are no term (as :func:`terms`); built once per process (~9 ms)."""
     words: list[str] = []
     freqs: list[float] = []
     stops = stop_words()

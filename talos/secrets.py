@@ -7,11 +7,13 @@ Two detectors run side by side, and a value either of them finds is masked:
   places a password sits on a command line (``mysql -pPW``, ``curl -u user:PW``, the
   ``aws configure`` prompt), a value after a secret-sounding name (``API_KEY=…``,
   ``密码是…``) and plain statements ("my password is …").
-* **detect-secrets** (Yelp, :func:`_vendor_patterns`): the regex plugins of its vendor formats
-  (AWS, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, npm, OpenAI, PyPI, SendGrid,
-  Slack, Square, Stripe, Telegram, Twilio, basic auth in URLs). Its entropy plugins are not used:
-  on prose they flag ordinary words (every word of a LoCoMo turn, measured); its keyword plugin
-  duplicates :data:`_KEYED`. Its regexes run as one combined pass and only on a hit one by one.
+* **detect-secrets** (Yelp, :func:`_vendor_patterns`): the regexes of its vendor-format plugins
+  (AWS, Artifactory, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, npm, OpenAI, PyPI,
+  SendGrid, Slack, Square, Stripe, Telegram, Twilio, basic auth in URLs), shipped as data
+  (``talos/data/detect_secrets.json``, Apache-2.0: ``talos/data/LICENSES.md``). Its entropy
+  plugins are not used: on prose they flag ordinary words (every word of a LoCoMo turn,
+  measured); its keyword plugin duplicates :data:`_KEYED`. Its regexes run as one combined pass
+  and only on a hit one by one.
 
 What a detector finds is a :class:`SecretMatch`: the window that matched (quoted, masked, in a
 scan reason) and the value inside it (masked). Masking replaces each maximal run of value
@@ -25,10 +27,11 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from talos import data
 from talos.prefilter import P, Pat, runnable_patterns, triggers_in
 
 __all__ = [
@@ -510,46 +513,9 @@ LOOSE_KEYED = _S(
 
 #: Words that follow "password is" in prose and are no password.
 _NOT_A_PASSWORD = frozenset(
-    {
-        "expired",
-        "wrong",
-        "invalid",
-        "incorrect",
-        "required",
-        "missing",
-        "correct",
-        "right",
-        "weak",
-        "strong",
-        "long",
-        "short",
-        "empty",
-        "blank",
-        "stored",
-        "saved",
-        "kept",
-        "changed",
-        "reset",
-        "set",
-        "ready",
-        "new",
-        "old",
-        "same",
-        "different",
-        "secure",
-        "unsafe",
-        "encrypted",
-        "hashed",
-        "hidden",
-        "visible",
-        "unknown",
-        "written",
-        "there",
-        "here",
-        "fine",
-        "ok",
-        "okay",
-    }
+    "expired wrong invalid incorrect required missing correct right weak strong long short"  # noqa: SIM905
+    " empty blank stored saved kept changed reset set ready new old same different secure"
+    " unsafe encrypted hashed hidden visible unknown written there here fine ok okay".split()
 )
 
 
@@ -697,32 +663,6 @@ STATEMENTS: tuple[Shape, ...] = (
 # detect-secrets, beside our patterns
 # ---------------------------------------------------------------------------------------------
 
-#: detect-secrets plugins whose regexes are used: vendor formats with a value to mask. Left
-#: out: the entropy plugins (prose words score high), the keyword plugin (our :data:`KEYED`),
-#: Cloudant/IBM/SoftLayer (their regexes match the *name* and need a verification call), the
-#: private-key header (our block pattern masks the body) and public IPs (no secret).
-_VENDOR_PLUGINS = (
-    "AWSKeyDetector",
-    "ArtifactoryDetector",
-    "AzureStorageKeyDetector",
-    "BasicAuthDetector",
-    "DiscordBotTokenDetector",
-    "GitHubTokenDetector",
-    "GitLabTokenDetector",
-    "JwtTokenDetector",
-    "MailchimpDetector",
-    "NpmDetector",
-    "OpenAIDetector",
-    "PypiTokenDetector",
-    "SendGridDetector",
-    "SlackDetector",
-    "SquareOAuthDetector",
-    "StripeDetector",
-    "TelegramBotTokenDetector",
-    "TwilioKeyDetector",
-)
-
-
 #: Plugins whose first group is the value inside a longer match; in the others a group is the
 #: token's own prefix (``(ghp|gho|…)_…``) and the whole match is the secret.
 _VALUE_GROUP = frozenset({"AWSKeyDetector", "BasicAuthDetector", "NpmDetector"})
@@ -733,22 +673,21 @@ def _vendor_patterns() -> tuple[
     re.Pattern[str] | None, tuple[tuple[str, str, re.Pattern[str]], ...]
 ]:
     """detect-secrets' vendor regexes as ``(combined, ((kind, plugin, regex), …))``; the
-    combined one finds whether any matches in one pass. Imported on first use (~200-450 ms:
-    detect-secrets imports ``requests``): a recall over an up-to-date index never needs it."""
-    try:
-        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    except ImportError:  # pragma: no cover - a declared dependency; our patterns still run
-        return None, ()
+    combined one finds whether any matches in one pass. Read from
+    ``talos/data/detect_secrets.json`` on first use (~20 ms, compiling them): the regexes of
+    the plugins of vendor formats with a value to mask, by secret type, as detect-secrets 1.5
+    defines them. Left out there: the entropy plugins (prose words score high), the keyword
+    plugin (our :data:`KEYED`), Cloudant/IBM/SoftLayer (their regexes match the *name* and
+    need a verification call), the private-key header (our block pattern masks the body) and
+    public IPs (no secret)."""
     found: list[tuple[str, str, re.Pattern[str]]] = []
-    mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
-    for kind, cls in sorted(mapping.items()):
-        if cls.__name__ in _VENDOR_PLUGINS:
-            for rx in cls().denylist:
-                found.append((f"detect-secrets: {kind}", cls.__name__, rx))
     parts = []
-    for _kind, _plugin, rx in found:
-        flags = "i" if rx.flags & re.IGNORECASE else ""
-        flags += "x" if rx.flags & re.VERBOSE else ""
+    for entry in json.loads(data.text("detect_secrets.json")):
+        flags = entry["flags"]
+        rx = re.compile(
+            entry["pattern"], (re.I if "i" in flags else 0) | (re.X if "x" in flags else 0)
+        )
+        found.append((f"detect-secrets: {entry['kind']}", entry["plugin"], rx))
         body = rx.pattern if not flags else f"(?{flags}:{rx.pattern})"
         parts.append(f"(?:{body})")
     combined = re.compile("|".join(parts)) if parts else None
@@ -924,8 +863,8 @@ _MASK_PASSES = 8
 @functools.lru_cache(maxsize=65536)
 def mask_known_secrets(text: str) -> str:
     """:func:`mask_secrets` with our patterns only: what the usage and trace keys are masked
-    with on the recall path, which must not import detect-secrets (~200 ms a process, SPEC
-    §11). A fact holding a credential either finds is withheld before it can be a key."""
+    with on the recall path, which does not load detect-secrets' regexes (~20 ms to compile,
+    SPEC §11). A fact holding a credential either finds is withheld before it can be a key."""
     return _fixpoint(text, vendor=False)
 
 

@@ -119,8 +119,8 @@ def test_the_bench_analyzer_is_a_caller() -> None:
 
 
 def test_the_frequency_list_is_read_as_wordfreq_reads_it() -> None:
-    """The data file is read bucket by bucket down to ``RAREST`` (importing wordfreq costs
-    0.28 s a process): the same buckets as its own reader; and a stem sums its forms."""
+    """The list shipped in talos/data is wordfreq's own down to ``RAREST``, bucket by bucket
+    (where wordfreq is installed: talos does not need it); and a stem sums its forms."""
     wordfreq = pytest.importorskip("wordfreq")
     from talos.analyzer import RAREST, _frequency_buckets, common_words
 
@@ -129,3 +129,33 @@ def test_the_frequency_list_is_read_as_wordfreq_reads_it() -> None:
     assert got == wordfreq.get_frequency_list("en", "small")[:401]
     uses = sum(wordfreq.word_frequency(w, "en", "small") for w in ("use", "used", "uses", "using"))
     assert common_words()["use"] == pytest.approx(uses, rel=0.05)
+
+
+def test_the_frequency_table_is_pinned() -> None:
+    """The background prior's table, float for float as it was read from wordfreq's own data
+    file (``talos/data/wordfreq_en.txt`` holds its first 401 buckets): 800 stems from 1,111
+    words; a rarer cut needs more of the list than is shipped."""
+    from talos.analyzer import RAREST, _frequency_buckets, common_words, frequency
+
+    table = common_words()
+    assert len(table) == 800
+    assert table["use"] == 0.0015717324961814871  # use, used, uses, using
+    assert table["answer"] == 0.00014791083881682073
+    assert frequency("the") == 0.0 and frequency("fix") == 0.0  # a stop word; rarer than 1e-4
+    assert frequency("数据") == 0.0
+    buckets = _frequency_buckets(RAREST)
+    assert len(buckets) == 401 and sum(map(len, buckets)) == 1111
+    assert buckets[0] == [] and buckets[-1][:2] == ["ass", "beginning"]
+    with pytest.raises(ValueError, match="stops at 1e-4"):
+        _frequency_buckets(1e-5)
+
+
+def test_the_stop_lists_are_bm25s_lists() -> None:
+    """The stop lists shipped in talos/data are bm25s's, word for word and in its order (where
+    bm25s is installed: the bench extra; talos does not need it)."""
+    bm25s_stopwords = pytest.importorskip("bm25s.stopwords")
+    from talos import data
+
+    assert data.lines("stopwords_en.txt") == list(bm25s_stopwords.STOPWORDS_EN_PLUS)
+    assert data.lines("stopwords_zh.txt") == list(bm25s_stopwords.STOPWORDS_CHINESE)
+    assert len(cjk_stop_words()) == 796  # 794 of one or two characters, with SPEC §4's

@@ -273,3 +273,35 @@ def test_masking_is_idempotent_when_one_shape_uncovers_another() -> None:
     once = mask_secrets(text)
     assert once == "mysql -p prompts for the password: **** RSA PRIVATE KEY-----****"
     assert mask_secrets(once) == once
+
+
+def test_the_vendor_regexes_are_shipped_as_data() -> None:
+    """detect-secrets' vendor regexes are read from talos/data (Apache-2.0; the package is not
+    installed for them): 29 regexes of 18 plugins, each compiled with its flags, and one
+    combined pass over all of them."""
+    combined, patterns = secrets._vendor_patterns()
+    assert len(patterns) == 29 and len({plugin for _k, plugin, _rx in patterns}) == 18
+    assert combined is not None and len(combined.pattern) > sum(
+        len(p.pattern) for *_, p in patterns
+    )
+    kinds = {kind for kind, _p, _rx in patterns}
+    assert {"detect-secrets: AWS Access Key", "detect-secrets: SendGrid API Key"} <= kinds
+    slack = [rx for _k, plugin, rx in patterns if plugin == "SlackDetector"]
+    assert [rx.flags & 66 for rx in slack] == [2, 66]  # IGNORECASE; IGNORECASE | VERBOSE
+
+
+def test_the_vendor_regexes_are_detect_secrets_own() -> None:
+    """Where detect-secrets is installed, the shipped regexes are its plugins' (pattern, flags,
+    secret type), in the order the detector ran them when it imported them."""
+    pytest.importorskip("detect_secrets")
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    plugins = {plugin for _k, plugin, _rx in secrets._vendor_patterns()[1]}
+    want = [
+        (f"detect-secrets: {kind}", cls.__name__, rx.pattern, rx.flags)
+        for kind, cls in sorted(get_mapping_from_secret_type_to_class().items())
+        if cls.__name__ in plugins
+        for rx in cls().denylist
+    ]
+    got = [(k, p, rx.pattern, rx.flags) for k, p, rx in secrets._vendor_patterns()[1]]
+    assert got == want

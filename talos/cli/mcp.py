@@ -2,12 +2,15 @@
 
 The server itself lives in :mod:`talos.mcp_server` (not ``talos/mcp.py``, which could shadow
 the SDK's ``mcp`` package); it is imported only when the command runs, so other commands do
-not pay for loading the SDK.
+not pay for loading the SDK. The SDK (``mcp``, ``pydantic``) is the ``mcp`` extra
+(``pip install 'talos-memory[mcp]'``): without it every other command, the hooks and the
+Python API work, and ``talos mcp`` says what to install (:func:`server`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
@@ -21,8 +24,26 @@ from talos.cli.common import (
     open_memory,
     scopes_from,
 )
+from talos.errors import TalosError
 
-__all__ = ["mcp"]
+__all__ = ["INSTALL", "mcp", "server"]
+
+#: What installs the MCP SDK beside talos.
+INSTALL = "pip install 'talos-memory[mcp]'"
+
+
+def server() -> Callable[..., Any]:
+    """:func:`talos.mcp_server.serve`, imported now. Raises TalosError (one line: what is
+    missing and :data:`INSTALL`) when the MCP SDK or a package it needs is not installed; an
+    ImportError of talos's own modules is raised as it is."""
+    try:
+        from talos.mcp_server import serve
+    except ImportError as e:
+        missing = (e.name or "").partition(".")[0]
+        if not missing or missing == "talos":
+            raise
+        raise TalosError(f"the MCP SDK is not installed ({e}): {INSTALL}") from None
+    return serve
 
 
 @handle_errors("mcp")
@@ -57,9 +78,8 @@ def mcp(
       claude mcp add talos -- talos mcp --scope work
       talos mcp --allow-tool-writes
     """
+    serve = server()  # before the home is opened: without the SDK nothing is touched
     mem = open_memory(home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope))
-    from talos.mcp_server import serve
-
     err.print(
         f"talos mcp: serving {mem.paths.home} (scopes: {', '.join(mem.scopes)}) on stdio",
         markup=False,
