@@ -234,7 +234,7 @@ def scan_skills(skills_dir: Path, store: ScanStore | None = None) -> list[FileRe
 
     The result is kept per tree signature (every file's relative path, size, mtime and
     mode): in this process, and in ``store`` when given, so a recall in a new process does
-    not re-read 60 unchanged skills (SPEC §11). Another version of this module's rules
+    not re-read 60 unchanged skills (SPEC §11). Another version of the safety code
     never reuses it (the key holds :data:`RULES_FINGERPRINT`).
     """
     global _LAST_SCAN
