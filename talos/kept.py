@@ -143,8 +143,9 @@ def _code_files() -> list[str]:
     (:func:`_code_fingerprint`; ``tests/test_block.py`` checks that each exists)."""
     here = Path(__file__).parent
     return sorted(
-        ["kept.py", "memory.py", "model.py", "trust.py", "render.py", "text.py", "usage.py"]
+        ["kept.py", "memory.py", "model.py", "trust.py", "text.py", "usage.py"]
         + [f"graph/{p.name}" for p in (here / "graph").glob("*.py")]
+        + [f"render/{p.name}" for p in (here / "render").glob("*.py")]
         + [f"sources/{p.name}" for p in (here / "sources").glob("*.py")]
     )
 

@@ -27,14 +27,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def _dead_span(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``talos dead`` waits :data:`talos.home.DEAD_MIN_DAYS` days from a memory's first count
+    """``talos dead`` waits :data:`talos.config.DEAD_MIN_DAYS` days from a memory's first count
     (``tests/test_dead_span.py``, marked ``dead_span``, tests that rule). Every other test's
     recalls happen within its own second and are about other rules (min_seen, stale days,
     sources, scopes), so for them the span is 0 — as ``dead_min_days = 0`` in talos.toml."""
     if request.node.get_closest_marker("dead_span") is None:
-        import talos.home
+        import talos.config
 
-        monkeypatch.setattr(talos.home, "DEAD_MIN_DAYS", 0)
+        monkeypatch.setattr(talos.config, "DEAD_MIN_DAYS", 0)
 
 
 @pytest.fixture

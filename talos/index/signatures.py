@@ -31,9 +31,10 @@ __all__ = [
 
 def reader_files() -> list[Path]:
     """The files of the code that decides what a file's rows are: the readers of memory.md
-    and the sessions, masking, keywords, canonical names, the task rule that picks a
-    session's task (``tasks.py``), and the index's own row makers (a line's row:
-    ``index/facts.py``; a session's row: ``index/sessions.py``)."""
+    and the sessions, the fact filter (every module of the ``safety`` package), masking,
+    keywords, canonical names, the task rule that picks a session's task (``tasks.py``), and
+    the index's own row makers (a line's row: ``index/facts.py``; a session's row:
+    ``index/sessions.py``)."""
     import talos.canon
     import talos.prefilter
     import talos.safety
@@ -43,16 +44,15 @@ def reader_files() -> list[Path]:
     import talos.tasks
     import talos.text
 
-    mods = (
-        talos.sources.facts,
-        talos.sources.sessions,
-        talos.safety,
-        talos.text,
-        talos.canon,
-        talos.tasks,
-    )
+    def files(*mods: Any) -> list[Path]:
+        return [Path(str(mod.__file__)) for mod in mods]
+
     here = Path(__file__).parent
-    return [Path(str(mod.__file__)) for mod in (*mods, talos.secrets, talos.prefilter)] + [
+    safety = sorted(Path(str(talos.safety.__file__)).parent.rglob("*.py"))  # the package
+    return [
+        *files(talos.sources.facts, talos.sources.sessions),
+        *safety,
+        *files(talos.text, talos.canon, talos.tasks, talos.secrets, talos.prefilter),
         here / "facts.py",
         here / "sessions.py",
     ]
