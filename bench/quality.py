@@ -18,7 +18,7 @@ with bootstrap 95% confidence intervals (questions resampled; the same resamples
 method, so differences are paired). The *Chinese set* is MADial zh (dialogue before the test
 turn) and MemoryBank cn pooled.
 
-Split: every dataset is cut into a *dev* half (tune on it: ``bench/sweep.py`` only reads dev)
+Split: every dataset is cut into a *dev* half (tune on it, and only on it)
 and a *test* half (used for the verdict), by position in the source file (``bench/datasets.py``
 lists which conversations, dialogues and users are which). The verdict table compares each
 model with BM25 and classic at Recall@5 on the test split.
