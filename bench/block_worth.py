@@ -9,7 +9,7 @@ characters, ``k`` only a cap) and measures the block itself, beside the ranking:
   reads selection internals: whatever cut ``talos/`` applies is measured as it ships.
 - ``bm25`` (tuned BM25 over the analyzer, ``baselines.BM25_PARAMS``) and ``fts5`` (SQLite FTS5
   ``bm25()``: ``porter`` for English, ``bigram`` for Chinese, the better FTS5 of each language
-  in ``bench/README.md``; ``fts5-porter`` / ``fts5-trigram`` / ``fts5-bigram`` name one): their
+  in ``docs/benchmarks.md``; ``fts5-porter`` / ``fts5-trigram`` / ``fts5-bigram`` name one): their
   ranking's rows rendered as ``- [fact] TEXT`` lines under talos's own heading line, in rank
   order, until the next line would pass the budget (:func:`fill_to_budget`): the comparison is
   at the same budget, heading included.

@@ -119,11 +119,11 @@ def floor_cut(
 def two_part_floor(
     k: int = 5, fraction: float = 0.2, equivalents: float = 1.7, relative: float = 0.0
 ) -> Cut:
-    """A floor for short and long queries at once (``bench/README.md`` "Relevance"): a row
-    is evidence when its score (a fraction of the query's hub weight) is at least
-    ``fraction``, *or* its score × ``info["known"]`` (the query terms some node holds: about
-    how many average query terms the row matches) is at least ``equivalents``; and it scores
-    at least ``relative`` × the best row. The first part serves short questions, the second
+    """A floor for short and long queries at once (``docs/benchmarks.md``, "Tried and
+    dropped"): a row is evidence when its score (a fraction of the query's hub weight) is at
+    least ``fraction``, *or* its score × ``info["known"]`` (the query terms some node holds:
+    about how many average query terms the row matches) is at least ``equivalents``; and it
+    scores at least ``relative`` × the best row. The first part serves short questions, the second
     whole dialogues, whose every row holds a small fraction of a long query."""
 
     def cut(s: Scored) -> list[int]:

@@ -8,7 +8,7 @@ in a temporary folder (one fact line per memory, tagged ``import`` with its date
 ``ref=<id>``); every question with gold evidence is asked of every method:
 
 - every activation model in ``talos.activation.MODELS`` (``classic``, the reference; the others
-  are hub-damped and mass-conserving, see ``bench/README.md``);
+  are hub-damped and mass-conserving, see ``docs/benchmarks.md``);
 - ``bm25``: bm25s (Lucene BM25, k1=1.5, b=0.75) on SPEC §4 keywords, one document per memory;
 - ``overlap``: plain keyword overlap, the seed score ``|q ∩ d| / |q|`` with no spreading.
 

@@ -1,5 +1,6 @@
-"""The dense leg's cost bench (``bench/dense_leg.py``): the network guard every step runs under,
-the texts a home gives the leg, the refusal without the ``dense`` extra.
+"""The dense leg's benches (``bench/dense_leg.py``, ``bench/hybrid_latency.py``): the network
+guard every step runs under, the texts a home gives the leg, the refusal without the ``dense``
+extra.
 
 Nothing here needs the third-party data or a model. The model-choice lab that used to share
 these helpers is archived (tag ``labs-2026-12``, ``docs/benchmarks.md`` "Dense leg"); the
@@ -9,6 +10,7 @@ shipped leg and the real model are tested in ``tests/test_dense.py``.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 from pathlib import Path
@@ -19,6 +21,9 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
 import dense_leg  # noqa: E402
+import hybrid_latency  # noqa: E402
+
+from talos import dense as D  # noqa: E402
 
 
 def test_no_network_refuses_and_records_every_attempt() -> None:
@@ -71,6 +76,9 @@ def test_home_texts_reads_what_the_leg_would_embed(tmp_path: Path) -> None:
 def test_without_the_extra_it_says_so(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(dense_leg.D, "unavailable", lambda: "install talos-memory[dense]")
+    monkeypatch.setattr(D, "unavailable", lambda: "install talos-memory[dense]")
     assert dense_leg.main(["--data", "/nonexistent", "--sessions"]) == 1
+    assert "talos-memory[dense]" in capsys.readouterr().err
+    monkeypatch.setattr(os, "environ", dict(os.environ))  # main sets OMP_* variables
+    assert hybrid_latency.main(["--data", "/nonexistent", "--home", "/nonexistent"]) == 1
     assert "talos-memory[dense]" in capsys.readouterr().err
