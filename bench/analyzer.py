@@ -1,12 +1,13 @@
 """The default model's analyzer (issue 15 item 1, SPEC §4.1) as the bench measures it.
 
 The analyzer itself is ``talos.analyzer`` (one function for every route); this module is the
-lab's view of it: every step switchable, so ``bench/relevance_lab.py`` can measure what each
-buys (``bench/README.md`` "Relevance"). ``Analyzer(unigrams=True)`` with the other defaults is
-``talos.analyzer.analyze``. It is also what the honest BM25 baseline tokenises with
-(``bench/baselines.py``), so the baseline a user would reach for and talos see the same terms.
+bench's view of it: every step switchable, so a run can measure what each buys (the archived
+analyzer study: ``docs/benchmarks.md`` "Analyzer"). ``Analyzer(unigrams=True)`` with the other
+defaults is ``talos.analyzer.analyze``. It is also what the honest BM25 baseline tokenises
+with (``bench/baselines.py``), so the baseline a user would reach for and talos see the same
+terms.
 
-The steps, each switchable so the lab can measure what it buys:
+The steps, each switchable:
 
 1. NFKC folding (full-width ``ＡＢＣ１２`` → ``abc12``, ligatures, compatibility ideographs),
    then ``str.lower``.
@@ -16,7 +17,7 @@ The steps, each switchable so the lab can measure what it buys:
    ``min_len`` (default 2, as SPEC §4) is dropped.
 3. English stop words (before stemming, as the lists are written): one of :data:`STOP_LISTS`.
 4. Snowball (Porter2) English stemming of the non-CJK tokens: PyStemmer, or snowballstemmer
-   (the same algorithm; ``relevance_lab.py stemmers`` checks both give identical output).
+   (the same algorithm; both give identical stems on every word of the bench data).
 5. CJK runs: overlapping character bigrams (a run of one: the character), optionally the
    unigrams too; SPEC §4's CJK stop words (的 了 … 一个) removed.
 """

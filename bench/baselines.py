@@ -27,7 +27,19 @@ from analyzer import Analyzer
 from datasets import Store
 from delivery import Scored
 
-__all__ = ["BM25Terms", "FTS5Ranker", "fts5_query"]
+__all__ = ["BM25_PARAMS", "BM25Terms", "FTS5Ranker", "fts5_query"]
+
+#: (k1, b) of the analyzed BM25 baselines per ``(language, with CJK unigrams)``, tuned on the
+#: dev split by ``python3 bench/relevance.py tune-bm25`` (LoCoMo dev for English, the Chinese
+#: set's dev half for Chinese).
+BM25_PARAMS: dict[tuple[str, bool], tuple[float, float]] = {
+    # LoCoMo dev R@5 0.580 (English has no CJK: unigrams change nothing); k1=1.2 b=0.75: 0.544
+    ("en", False): (0.5, 0.0),
+    ("en", True): (0.5, 0.0),
+    # Chinese set dev R@5: bigrams 0.640 (a flat surface, 0.61-0.64), bigrams+unigrams 0.691
+    ("zh", False): (3.0, 0.1),
+    ("zh", True): (2.0, 0.5),
+}
 
 
 class BM25Terms:

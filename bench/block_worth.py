@@ -7,9 +7,9 @@ characters, ``k`` only a cap) and measures the block itself, beside the ranking:
 - ``talos``: ``Memory.recall(query, k=CAP, budget=B)`` as it ships (its ``picked`` rows, the
   length of its ``text``), and ``Memory.explain(query, k=10)`` for the ranking. Nothing here
   reads selection internals: whatever cut ``talos/`` applies is measured as it ships.
-- ``bm25`` (tuned BM25 over the analyzer, ``relevance.BM25_PARAMS``) and ``fts5`` (SQLite FTS5
+- ``bm25`` (tuned BM25 over the analyzer, ``baselines.BM25_PARAMS``) and ``fts5`` (SQLite FTS5
   ``bm25()``: ``porter`` for English, ``bigram`` for Chinese, the better FTS5 of each language
-  in ``bench/README.md``; ``fts5-porter`` / ``fts5-trigram`` / ``fts5-bigram`` name one): their
+  in ``docs/benchmarks.md``; ``fts5-porter`` / ``fts5-trigram`` / ``fts5-bigram`` name one): their
   ranking's rows rendered as ``- [fact] TEXT`` lines under talos's own heading line, in rank
   order, until the next line would pass the budget (:func:`fill_to_budget`): the comparison is
   at the same budget, heading included.
@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 from analyzer import Analyzer
-from baselines import BM25Terms, FTS5Ranker
+from baselines import BM25_PARAMS, BM25Terms, FTS5Ranker
 from datasets import Store
-from delivery import ScoredRanker
+from delivery import ScoredRanker, bootstrap
 from rich import box
 from rich.console import Console
 from rich.progress import (
@@ -217,8 +217,6 @@ def make_engine(
     Raises:
         ValueError: an unknown method.
     """
-    from relevance import BM25_PARAMS
-
     if method == "talos" or method.startswith("talos:"):
         return TalosBlocks(store, tmp, lang, cap, method.partition(":")[2] or None)
     if method == "bm25":
@@ -439,7 +437,6 @@ def report(
     """Print the block table per split at the first budget, then the proxy curve (gold recall /
     median size at every budget) when several are given; return ``{"rows": [...], "curve":
     [...]}`` (one dict per set, split, method and budget; the curve's points)."""
-    from relevance import bootstrap
 
     def pct(x: float) -> str:
         return "-" if x != x else f"{100 * x:.0f}%"

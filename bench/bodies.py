@@ -16,8 +16,7 @@ between a *tune* half (pairs 0, 2, 4, …: what a gate's constants may be chosen
 *check* half (pairs 1, 3, 5, …), each 10 + 10, so a gate fitted here can be reported on
 queries it was not fitted to.
 
-    python3 bench/bodies.py                 # today's gate, every model
-    python3 bench/relevance_lab.py bodies   # + the prototype gates (analyzer, seed floors)
+    python3 bench/bodies.py                 # the shipped gate, every model
 """
 
 from __future__ import annotations

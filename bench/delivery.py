@@ -1,10 +1,9 @@
 """What a block *delivers*, and the block metrics of issue 15 (item 7), for any ranker.
 
 Recall@k measures the ranking; a person pastes the block. A *delivery* is a ranking plus a cut
-rule: the rows the block holds. The metrics here only need that, so today's top-k, a relevance
-floor prototyped in ``bench/relevance_lab.py``, the floor once it lives in ``talos/`` (read
-through :class:`RecallDelivery`, which asks ``Memory.recall`` itself), or a fused ranking
-(issue 17) are all measured by one function.
+rule: the rows the block holds. The metrics here only need that, so a baseline's top-k, a
+prototype cut on any ranker, ``Memory.recall`` itself (:class:`RecallDelivery`: the floor as
+it ships) or a fused ranking are all measured by one function.
 
 - :class:`Scored`: a ranking with scores (``rows[i]`` = the memory ids row ``i`` stands for)
   and query-level numbers a cut may use (``info``, e.g. the query's best possible seed mass).
@@ -13,7 +12,8 @@ through :class:`RecallDelivery`, which asks ``Memory.recall`` itself), or a fuse
   floor on the best row, a relative floor against it, on raw or normalised scores).
 - :func:`block_metrics`: per answerable question, Recall@5 of the ranking and of the block,
   the block's non-gold rows, whether it is empty; per unrelated query, whether it is empty.
-  :func:`summarise` turns lists of those into the table numbers.
+  :func:`summarise` turns lists of those into the table numbers; :func:`bootstrap` gives a
+  mean's 95% interval (paired when two methods' values are subtracted first).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
 
 __all__ = [
     "Block",
@@ -32,6 +34,7 @@ __all__ = [
     "ScoredRanker",
     "auc",
     "block_metrics",
+    "bootstrap",
     "floor_cut",
     "summarise",
     "top_k",
@@ -116,11 +119,11 @@ def floor_cut(
 def two_part_floor(
     k: int = 5, fraction: float = 0.2, equivalents: float = 1.7, relative: float = 0.0
 ) -> Cut:
-    """A floor for short and long queries at once (``bench/README.md`` "Relevance"): a row
-    is evidence when its score (a fraction of the query's hub weight) is at least
-    ``fraction``, *or* its score × ``info["known"]`` (the query terms some node holds: about
-    how many average query terms the row matches) is at least ``equivalents``; and it scores
-    at least ``relative`` × the best row. The first part serves short questions, the second
+    """A floor for short and long queries at once (``docs/benchmarks.md``, "Tried and
+    dropped"): a row is evidence when its score (a fraction of the query's hub weight) is at
+    least ``fraction``, *or* its score × ``info["known"]`` (the query terms some node holds:
+    about how many average query terms the row matches) is at least ``equivalents``; and it
+    scores at least ``relative`` × the best row. The first part serves short questions, the second
     whole dialogues, whose every row holds a small fraction of a long query."""
 
     def cut(s: Scored) -> list[int]:
@@ -259,3 +262,15 @@ def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
         i = j
     npos, nneg = len(positive), len(negative)
     return (rank_sum - npos * (npos + 1) / 2) / (npos * nneg)
+
+
+def bootstrap(values: np.ndarray, n: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """95% percentile interval of the mean of ``values`` over ``n`` resamples (seeded by
+    ``seed`` and the length, so two methods' values of one question set get the same
+    resamples: their difference is a paired one). ``(nan, nan)`` when empty or ``n <= 0``."""
+    if len(values) == 0 or n <= 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng([seed, len(values)])
+    idx = rng.integers(0, len(values), size=(n, len(values)))
+    lo, hi = np.percentile(values[idx].mean(axis=1), [2.5, 97.5])
+    return (float(lo), float(hi))

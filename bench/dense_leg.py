@@ -25,25 +25,127 @@ the lexical leg alone.
     python3 bench/dense_leg.py --data ../shared/bench --sessions --home /tmp/h3k
 
 Needs the ``dense`` extra; the data is read in place (texts and queries of the dev split).
+Every step runs under :class:`NoNetwork`: the script prints the network attempts (0).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import socket
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from dense_lab import home_size, home_texts, sample_texts
-from embedders import NoNetwork
+from datasets import DEFAULT_DATA, load_all
 
 from talos import dense as D
 from talos.vectors import VectorCache
+
+
+class NoNetwork:
+    """Within the block, every internet socket connection, name look-up and
+    ``create_connection`` of this process raises ``OSError`` and is recorded in ``attempts``
+    (``(what, target)`` pairs). Unix sockets stay allowed. Not re-entrant."""
+
+    def __init__(self) -> None:
+        self.attempts: list[tuple[str, str]] = []
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    def _refuse(self, what: str, target: Any) -> None:
+        self.attempts.append((what, repr(target)))
+        raise OSError(f"dense_leg: network is off ({what} {target!r})")
+
+    def __enter__(self) -> NoNetwork:
+        guard = self
+        real_connect = socket.socket.connect
+        real_connect_ex = socket.socket.connect_ex
+
+        def connect(sock: socket.socket, address: Any) -> None:
+            if sock.family in (socket.AF_INET, socket.AF_INET6):
+                guard._refuse("connect", address)
+            return real_connect(sock, address)
+
+        def connect_ex(sock: socket.socket, address: Any) -> int:
+            if sock.family in (socket.AF_INET, socket.AF_INET6):
+                guard._refuse("connect", address)
+            return real_connect_ex(sock, address)
+
+        def getaddrinfo(host: Any, port: Any, *a: Any, **k: Any) -> Any:
+            guard._refuse("getaddrinfo", (host, port))
+
+        def create_connection(address: Any, *a: Any, **k: Any) -> Any:
+            guard._refuse("create_connection", address)
+
+        for obj, attr, new in (
+            (socket.socket, "connect", connect),
+            (socket.socket, "connect_ex", connect_ex),
+            (socket, "getaddrinfo", getaddrinfo),
+            (socket, "create_connection", create_connection),
+        ):
+            self._saved.append((obj, attr, getattr(obj, attr)))
+            setattr(obj, attr, new)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for obj, attr, old in reversed(self._saved):
+            setattr(obj, attr, old)
+        self._saved.clear()
+
+
+def home_texts(home: Path) -> list[str]:
+    """The texts a dense leg would embed in a home made by ``make_home.py``: each fact line
+    (without its tag), each skill file (name, description, body), each session's opening
+    user request."""
+    out: list[str] = []
+    mem = home / "memory.md"
+    if mem.is_file():
+        for line in mem.read_text(encoding="utf-8").splitlines():
+            if line.startswith("- "):
+                out.append(line[2:].split(" <!--", 1)[0])
+    for p in sorted((home / "skills").glob("*.md")):
+        out.append(p.read_text(encoding="utf-8").replace("---", " ").strip())
+    for p in sorted((home / ".talos" / "sessions").glob("*.jsonl")):
+        for line in p.read_text(encoding="utf-8").splitlines():
+            msg = json.loads(line)
+            if msg.get("role") == "user":
+                out.append(str(msg.get("content", "")))
+                break
+    return out
+
+
+def home_size(sessions: int) -> int:
+    """Texts in a ``make_home.py`` home of ``sessions`` sessions at its defaults: the sessions,
+    ``max(50, sessions // 10)`` facts and 60 skills."""
+    return sessions + max(50, sessions // 10) + 60
+
+
+def sample_texts(data: Path, n: int) -> tuple[list[str], list[str]]:
+    """``n`` memory texts and ``n // 4`` (at least 2) queries from the dev data, half English
+    (LoCoMo) and half Chinese (MemoryBank cn, MADial zh), in file order."""
+    by = {d.name: d for d in load_all(data)}
+    en = [it.text for s in by["locomo"].stores if s.split == "dev" for it in s.items]
+    zh = [
+        it.text
+        for d in ("memorybank-cn", "madial-zh")
+        for s in by[d].stores
+        if s.split == "dev"
+        for it in s.items
+    ]
+    zh = list(dict.fromkeys(zh))
+    q_en = [q.query for _, q in by["locomo"].questions("dev")]
+    q_zh = [q.query for _, q in by["memorybank-cn"].questions("dev")]
+    q_zh += [q.query for _, q in by["madial-zh"].questions("dev") if q.category == "last-turn"]
+    texts = [t for pair in zip(en, zh, strict=False) for t in pair][:n]
+    m = max(n // 4, 2)
+    queries = [t for pair in zip(q_en, q_zh, strict=False) for t in pair][:m]
+    return texts, queries
 
 
 class Tiled:
@@ -64,7 +166,7 @@ def ms(xs: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=Path("../shared/bench"))
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--sessions", type=int, nargs="*", default=[3000, 30000])
     ap.add_argument("--home", type=Path, help="a make_home.py home: the legs side by side")
     ap.add_argument("--sample", type=int, default=64, help="texts embedded for real")

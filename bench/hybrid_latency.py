@@ -117,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     from talos import Memory
     from talos import dense as D
 
+    if D.unavailable():
+        print(D.unavailable(), file=sys.stderr)
+        return 1
     if args.query_chars:
         base = D.Embedder.queries
 

@@ -8,7 +8,7 @@ in a temporary folder (one fact line per memory, tagged ``import`` with its date
 ``ref=<id>``); every question with gold evidence is asked of every method:
 
 - every activation model in ``talos.activation.MODELS`` (``classic``, the reference; the others
-  are hub-damped and mass-conserving, see ``bench/README.md``);
+  are hub-damped and mass-conserving, see ``docs/benchmarks.md``);
 - ``bm25``: bm25s (Lucene BM25, k1=1.5, b=0.75) on SPEC §4 keywords, one document per memory;
 - ``overlap``: plain keyword overlap, the seed score ``|q ∩ d| / |q|`` with no spreading.
 
@@ -18,7 +18,7 @@ with bootstrap 95% confidence intervals (questions resampled; the same resamples
 method, so differences are paired). The *Chinese set* is MADial zh (dialogue before the test
 turn) and MemoryBank cn pooled.
 
-Split: every dataset is cut into a *dev* half (tune on it: ``bench/sweep.py`` only reads dev)
+Split: every dataset is cut into a *dev* half (tune on it, and only on it)
 and a *test* half (used for the verdict), by position in the source file (``bench/datasets.py``
 lists which conversations, dialogues and users are which). The verdict table compares each
 model with BM25 and classic at Recall@5 on the test split.

@@ -99,7 +99,7 @@ class TalosRanker:
 
     def ranked(self, query: str) -> list[tuple[float, int]]:
         """The full ranking as ``(activation, node index)`` pairs, best first (the indices are
-        positions in ``self.memory.graph().nodes``; ``bench/dense_lab.py`` fuses on them)."""
+        positions in ``self.memory.graph().nodes``)."""
         return rank(self.memory.activation(query)[1], self.model.thresh)
 
     def ids(self, index: int) -> list[str]:

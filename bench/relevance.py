@@ -11,8 +11,8 @@ queries, and judged on what its block delivers, beside Recall@5 of its ranking:
   tuned on dev, ``tune-bm25``); ``bm25-kw`` (the older baseline on SPEC §4 keyword sets);
   ``fts5-porter``, ``fts5-trigram``, ``fts5-bigram`` (SQLite FTS5 ``bm25()``,
   ``bench/baselines.py``). A baseline's block is its top 5 (every matching document counts).
-  Prototypes of ``bench/relevance_lab.py`` (``proto-*``) run on the dev split only: the test
-  split stays clean for the final verdict of issue 15.
+  A method named in :data:`PROTOTYPES` runs on the dev split only, so the test split stays
+  clean for a verdict.
 - sets: LoCoMo categories 1-4, the Chinese set (MADial zh dialogue + MemoryBank cn), MADial
   en (dialogue) as an extra. Unrelated queries of a pool: the questions of the other pools of
   the same data set and split (other LoCoMo conversations — the issue's definition —; other
@@ -26,7 +26,7 @@ queries, and judged on what its block delivers, beside Recall@5 of its ranking:
 
     python3 bench/relevance.py baselines --data ../shared/bench --split both --json rel.json
     python3 bench/relevance.py baselines --split both --model evidence --method talos \
-        --method bm25 --method contiguity-floor      # contiguity-floor: dev only
+        --method bm25
     python3 bench/relevance.py tune-bm25 --data ../shared/bench         # dev only
     python3 bench/relevance.py body-rate --data ../shared/bench --sessions 1000
     python3 bench/relevance.py block --data ../shared/bench --split dev --budget 2000 \
@@ -52,9 +52,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import block_worth as bw
 import numpy as np
 from analyzer import Analyzer
-from baselines import BM25Terms, FTS5Ranker
+from baselines import BM25_PARAMS, BM25Terms, FTS5Ranker
 from chores import CHORES_EN, CHORES_ZH
 from datasets import DEFAULT_DATA, Dataset, Store, load_all
 from delivery import (
@@ -64,9 +65,9 @@ from delivery import (
     RecallDelivery,
     Scored,
     block_metrics,
+    bootstrap,
     summarise,
     top_k,
-    two_part_floor,
 )
 from rankers import BM25Ranker, TalosRanker
 from rich import box
@@ -76,66 +77,32 @@ from rich.table import Table
 import talos.activation as A
 from talos import Memory, hybrid
 
-__all__ = ["BM25_PARAMS", "METHODS", "PROTOTYPES", "Pool", "make_delivery", "pools", "run"]
-
-#: (k1, b) of the analyzed BM25 baselines, tuned on the dev split by ``tune-bm25`` (per
-#: language: LoCoMo dev for English, the Chinese set's dev half for Chinese).
-BM25_PARAMS: dict[tuple[str, bool], tuple[float, float]] = {
-    # LoCoMo dev R@5 0.580 (English has no CJK: unigrams change nothing); k1=1.2 b=0.75: 0.544
-    ("en", False): (0.5, 0.0),
-    ("en", True): (0.5, 0.0),
-    # Chinese set dev R@5: bigrams 0.640 (a flat surface, 0.61-0.64), bigrams+unigrams 0.691
-    ("zh", False): (3.0, 0.1),
-    ("zh", True): (2.0, 0.5),
-}
+__all__ = [
+    "BM25_PARAMS",
+    "METHODS",
+    "PROTOTYPES",
+    "Pool",
+    "bootstrap",
+    "make_delivery",
+    "pools",
+    "run",
+]
 
 #: The report sets: label → (language, [(dataset, categories)]).
 SETS: dict[str, tuple[str, list[tuple[str, list[str] | None]]]] = {
     "LoCoMo 1-4": ("en", [("locomo", None)]),
     "Chinese set": ("zh", [("madial-zh", ["context"]), ("memorybank-cn", ["probe"])]),
     "MADial en": ("en", [("madial-en", ["context"])]),
-    # issue 17's MADial target is the last user turn (the dense lab's "MADial en last-turn")
+    # the dense leg's MADial target is the last user turn
     "MADial en last turn": ("en", [("madial-en", ["last-turn"])]),
 }
 
 METHODS = ("talos", "bm25", "bm25-uni", "bm25-kw", "fts5-porter", "fts5-trigram", "fts5-bigram")
-#: Prototype deliveries of ``relevance_lab.py`` (dev split only).
-PROTOTYPES = (
-    "proto",
-    "proto-floor",
-    "evidence",
-    "evidence-floor",
-    "contiguity",
-    "contiguity-floor",
-)
-
-
-def prototype(method: str, store: Store) -> Delivery:
-    """``proto``: ``bipartite`` on the recommended analyzer's terms, today's cut (top 5 above
-    THRESH); ``proto-floor``: the same ranking with the recommended two-part floor;
-    ``evidence`` / ``evidence-floor``: the ranking model of ``rank_model.py``, top 5 / with
-    its recommended floor (``rank_lab.RECOMMENDED_FLOOR``); ``contiguity`` /
-    ``contiguity-floor``: ``evidence`` with contiguity edges (``contiguity.py``), top 5 / with
-    its recommended floor (``contiguity_lab.RECOMMENDED_FLOOR``)."""
-    if method.startswith("contiguity"):
-        import contiguity_lab
-
-        return contiguity_lab.ContiguityDelivery(store, method == "contiguity-floor")
-    if method.startswith("evidence"):
-        import rank_lab
-
-        er = rank_lab.EvidenceRanker(store)
-        if method == "evidence":
-            return CutDelivery(er, top_k(5))
-        floor, whole, relative = rank_lab.RECOMMENDED_FLOOR
-        return CutDelivery(er, rank_lab.evidence_cut(floor, relative, whole))
-    import relevance_lab as lab
-    from proto import ProtoRanker
-
-    ranker = ProtoRanker(store, lab.RECOMMENDED)
-    if method == "proto":
-        return CutDelivery(ranker, top_k(5, A.MODELS["bipartite"].thresh))
-    return CutDelivery(ranker, two_part_floor(5, *lab.RECOMMENDED_FLOOR))
+#: Methods measured on the dev split only (:func:`run` refuses them a test pool): name a new
+#: cut or ranker here while it is being chosen, so the test split stays clean for its verdict.
+#: The research prototypes of issue 15 (``proto``, ``evidence``, ``contiguity`` and their
+#: floors) are archived with the labs (``docs/benchmarks.md``).
+PROTOTYPES: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -275,8 +242,6 @@ def make_delivery(method: str, store: Store, lang: str, tmp: Path) -> Delivery:
         return CutDelivery(_Rows(BM25Ranker(store)), top_k(5))
     if method.startswith("fts5-"):
         return CutDelivery(FTS5Ranker(store, method[5:]), top_k(5))
-    if method in PROTOTYPES:
-        return prototype(method, store)
     raise ValueError(f"unknown method {method!r}")
 
 
@@ -338,16 +303,6 @@ def run(
     if jobs > 1:
         ex.shutdown()
     return out
-
-
-def bootstrap(values: np.ndarray, n: int = 1000, seed: int = 0) -> tuple[float, float]:
-    """95% percentile interval of the mean (``bench/quality.py``'s resamples: paired)."""
-    if len(values) == 0 or n <= 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng([seed, len(values)])
-    idx = rng.integers(0, len(values), size=(n, len(values)))
-    lo, hi = np.percentile(values[idx].mean(axis=1), [2.5, 97.5])
-    return (float(lo), float(hi))
 
 
 def report(
@@ -541,27 +496,6 @@ def body_rate(
     return out
 
 
-def _proto_gates() -> dict[str, Callable[[Memory, str], bool]]:
-    """The recommended prototype body gate of ``relevance_lab.py`` (the recommended analyzer's
-    ranking; seed × known >= ``RECOMMENDED_EQUIVALENTS`` over CJK-bigram terms) over the facts
-    and skills of the home (its episodes left out), for ``body-rate``."""
-    import relevance_lab as lab
-
-    made: dict[int, Any] = {}
-
-    def gate(mem: Memory, query: str) -> bool:
-        g = made.get(id(mem))
-        if g is None:
-            home = lab.ProtoHome(mem.paths.home, lab.RECOMMENDED)
-            ev = lab.ProtoHome(mem.paths.home, lab.EVIDENCE)
-            g = made[id(mem)] = lab.proto_gate(
-                home, equivalents=lab.RECOMMENDED_EQUIVALENTS, evidence=ev
-            )
-        return g(query) is not None
-
-    return {"prototype gate (facts + skills)": gate}
-
-
 def dev_questions(datasets: Sequence[Dataset], label: str, limit: int = 0) -> list[str]:
     """The dev questions of a report set (for ``body-rate``)."""
     _lang, parts = SETS[label]
@@ -588,7 +522,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--method",
         action="append",
-        help=f"repeatable (default: {', '.join(METHODS)}; dev only: {', '.join(PROTOTYPES)})",
+        help=f"repeatable (default: {', '.join(METHODS)}; talos:MODEL, talos:MODEL+dense; "
+        "block: talos, bm25, fts5)",
     )
     ap.add_argument(
         "--model",
@@ -641,10 +576,8 @@ def main(argv: list[str] | None = None) -> int:
             "LoCoMo dev questions": dev_questions(datasets, "LoCoMo 1-4", args.limit),
             "Chinese set dev questions": dev_questions(datasets, "Chinese set", args.limit),
         }
-        payload = body_rate(args.data, args.sessions, queries, console, _proto_gates())
+        payload = body_rate(args.data, args.sessions, queries, console)
     elif args.command == "block":
-        import block_worth as bw
-
         methods = args.method or list(bw.METHODS)
         if args.model:
             methods = [f"talos:{args.model}" if m == "talos" else m for m in methods]

@@ -7,6 +7,7 @@ absent.
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from pathlib import Path
@@ -101,6 +102,51 @@ def test_metrics() -> None:
     m = rankers.metrics(rows, ["c", "d", "z"], ks=(1, 2, 10))
     assert m == {"R@1": 0.0, "R@2": 1 / 3, "R@10": 2 / 3, "MRR": 0.5}
     assert rankers.metrics([], ["a"])["MRR"] == 0.0
+
+
+def bench_imports() -> dict[str, set[str]]:
+    """Per ``bench/*.py`` module, the bench modules it imports (``x`` or ``bench.x``, at the
+    top or inside a function)."""
+    mods = {p.stem for p in BENCH.glob("*.py")}
+    out: dict[str, set[str]] = {}
+    for path in sorted(BENCH.glob("*.py")):
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module
+                else []
+            )
+            for name in names:
+                parts = name.split(".")
+                mod = parts[1] if parts[0] == "bench" and len(parts) > 1 else parts[0]
+                if mod in mods:
+                    deps.add(mod)
+        out[path.stem] = deps
+    return out
+
+
+def test_the_bench_has_no_import_cycle_and_imports_no_archived_lab() -> None:
+    """The labs are archived (tag ``labs-2026-12``, ``docs/benchmarks.md``); the maintained
+    benchmarks import one another without a cycle, and none imports ``dense_lab`` (kept only
+    as the reference fusion ``tests/test_dense.py`` reads)."""
+    graph = bench_imports()
+    assert not any("dense_lab" in deps for deps in graph.values())
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+
+    def visit(mod: str, path: list[str]) -> None:
+        state[mod] = 1
+        for dep in sorted(graph[mod]):
+            assert state.get(dep) != 1, f"import cycle: {' -> '.join([*path, dep])}"
+            if dep not in state:
+                visit(dep, [*path, dep])
+        state[mod] = 2
+
+    for mod in graph:
+        if mod not in state:
+            visit(mod, [mod])
 
 
 def test_shared_bench_data_loads_with_the_protocol_counts() -> None:

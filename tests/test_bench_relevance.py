@@ -1,4 +1,4 @@
-"""The relevance harness of issue 15 (bench/): analyzer, baselines, block metrics, bodies set.
+"""The relevance harness (bench/): analyzer, baselines, block metrics, bodies set.
 
 Runs on tiny stores and homes written here; the one test that reads the third-party data
 (``../shared/bench``, research use only, never copied) skips when it is absent.
@@ -22,11 +22,8 @@ import chores  # noqa: E402
 import datasets as bd  # noqa: E402
 import delivery as dl  # noqa: E402
 import relevance  # noqa: E402
-import relevance_lab as lab  # noqa: E402
 from analyzer import Analyzer, stemmer, stop_list  # noqa: E402
 from baselines import BM25Terms, FTS5Ranker, bigram_text, fts5_query  # noqa: E402
-from proto import ProtoRanker  # noqa: E402
-from rankers import TalosRanker  # noqa: E402
 
 #: The analyzer needs PyStemmer, the stop lists and BM25 need bm25s: the ``bench`` extra. CI
 #: installs ``.[test]`` only, so these tests skip there (the others need nothing more).
@@ -187,23 +184,6 @@ def test_bm25_terms_uses_the_analyzer() -> None:
     assert BM25Terms(s, Analyzer(unigrams=True)).scored("部署").rows == [["D1:3"]]
 
 
-# -- the prototype ranker ---------------------------------------------------------------------
-
-
-@needs_bench
-def test_proto_ranker_with_spec_keywords_is_talos(tmp_path: Path) -> None:
-    texts = [*POOL, "Ann: I adopted a grey cat named Miso", "Ann: I adopted a grey cat named Miso"]
-    s = store(texts)
-    talos = TalosRanker(s, "bipartite", tmp_path)
-    proto = ProtoRanker(s, None, thresh=0.005)
-    for q in ("grey cat Miso", "restored postgres", "部署服务", "what did Ann adopt"):
-        assert proto.ranking(q) == talos.ranking(q)
-    assert ["D1:5", "D1:6"] in proto.ranking("grey cat Miso")  # identical lines: one row
-    got = ProtoRanker(s, Analyzer()).scored("restoring the databases")
-    assert got.rows[0] == ["D1:1"] and got.seeds[0] == pytest.approx(1.0)
-    assert got.info["terms"] == 2 and got.info["known"] == 2 and got.info["mass"] == 1.0
-
-
 # -- pools, unrelated queries, the runner ------------------------------------------------------
 
 
@@ -249,17 +229,34 @@ def test_other_pools_come_from_the_same_data_set() -> None:
 
 
 @needs_bench
-def test_run_measures_blocks_and_keeps_prototypes_off_test(tmp_path: Path) -> None:
+def test_run_measures_blocks_and_keeps_prototypes_off_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ds = locomo_like(tmp_path)
-    res = relevance.run(relevance.pools(ds, ["dev"]), ["bm25", "talos", "proto-floor"])
+    res = relevance.run(relevance.pools(ds, ["dev"]), ["bm25", "talos"])
     ans, unr = res[("LoCoMo 1-4", "dev", "bm25")]
     assert [a["R@5"] for a in ans] == [1.0, 1.0]
     assert ans[0]["rows"] == 2.0 and ans[0]["non-gold"] == 1.0  # "ann" also matches D1:3
     assert len(unr) == 2 + 2 * len(chores.CHORES_EN)
     t_ans, _t_unr = res[("LoCoMo 1-4", "dev", "talos")]
     assert t_ans[0]["R@5"] == 1.0 and t_ans[0]["body"] == 0.0  # recall's own block
+    monkeypatch.setattr(relevance, "PROTOTYPES", ("bm25",))  # a method being chosen
     with pytest.raises(ValueError, match="dev split only"):
-        relevance.run(relevance.pools(ds, ["test"]), ["proto"])
+        relevance.run(relevance.pools(ds, ["test"]), ["bm25"])
+    assert relevance.run(relevance.pools(ds, ["dev"]), ["bm25"])  # dev: measured
+
+
+def test_bootstrap_resamples_are_paired() -> None:
+    """Two methods' values of one question set get the same resamples (``delivery.bootstrap``,
+    which ``relevance`` and ``block_worth`` share): a constant shift moves the interval by it."""
+    import numpy as np
+
+    v = np.array([0.0, 1.0, 0.5, 1.0, 0.0, 1.0])
+    lo, hi = dl.bootstrap(v)
+    lo2, hi2 = relevance.bootstrap(v + 0.25)
+    assert lo <= v.mean() <= hi
+    assert (lo2, hi2) == pytest.approx((lo + 0.25, hi + 0.25))
+    assert all(math.isnan(x) for x in dl.bootstrap(np.array([])))
 
 
 def test_chores_are_chinese_and_distinct() -> None:
@@ -297,49 +294,6 @@ def test_bodies_score_counts_right_decisions() -> None:
     }
 
 
-@needs_bench
-def test_seed_evidence_gate_refuses_a_body_for_a_common_word(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    (home / "skills").mkdir(parents=True)
-    (home / "skills" / "kube.md").write_text(
-        "---\nname: kube\ndescription: roll out a new image version to kubernetes\n---\n"
-        "1. kubectl rollout status\n",
-        encoding="utf-8",
-    )
-    (home / "skills" / "py.md").write_text(
-        "---\nname: py\ndescription: start a python project with lint and pytest\n---\n"
-        "1. ruff check\n",
-        encoding="utf-8",
-    )
-    ph = lab.ProtoHome(home, lab.RECOMMENDED)
-    today, floor = lab.proto_gate(ph), lab.proto_gate(ph, equivalents=1.0)
-    q = "a new intern joins on monday"  # shares only "new" with the kube skill
-    assert today(q) == "kube"  # today's rule: the best of the skills wins its body
-    assert floor(q) is None
-    assert floor("set up a new python project with lint") == "py"
-    assert floor("roll out the new version to kubernetes") == "kube"
-
-
-@needs_bench
-def test_single_shared_characters_are_no_body_evidence(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    (home / "skills").mkdir(parents=True)
-    # holds 这 个 函 数 改 成 apart, none of the query's bigrams
-    (home / "skills" / "zh.md").write_text(
-        "---\nname: zh\ndescription: 这是一个数组；函子可改写，成了\n---\n1. 步骤\n",
-        encoding="utf-8",
-    )
-    (home / "skills" / "py.md").write_text(
-        "---\nname: py\ndescription: start a python project with lint\n---\n1. ruff\n",
-        encoding="utf-8",
-    )
-    ph, ev = lab.ProtoHome(home, lab.RECOMMENDED), lab.ProtoHome(home, lab.EVIDENCE)
-    q = "把这个函数改成异步的"
-    assert lab.proto_gate(ph, equivalents=1.0)(q) == "zh"  # unigram evidence: 7 characters
-    assert lab.proto_gate(ph, equivalents=1.0, evidence=ev)(q) is None
-    assert lab.proto_gate(ph, equivalents=1.0, evidence=ev)("set up a python project") == "py"
-
-
 def test_today_gate_reads_the_block_recall_delivers(tmp_path: Path) -> None:
     home = bodies.copy_home(tmp_path)
     from talos import Memory
@@ -362,18 +316,3 @@ def test_the_evidence_body_floor_holds_with_the_small_home_rule(tmp_path: Path) 
         assert gate("the new intern starts on monday") is None  # "new" and a weekday
         assert gate("set up a new python project with lint") == "python-project-setup"
         assert bodies.score(gate)["all"] == 39 / 40
-
-
-# -- on the real data (skipped without it) -----------------------------------------------------
-
-
-def test_proto_ranker_equals_talos_on_locomo_dev(tmp_path: Path) -> None:
-    data = bd.DEFAULT_DATA
-    if not (data / "locomo").is_dir():
-        pytest.skip(f"third-party bench data not found at {data} (research use; never copied)")
-    ds = bd.load_locomo(data)
-    assert ds is not None
-    s = ds.stores[0]
-    talos, proto = TalosRanker(s, "bipartite", tmp_path), ProtoRanker(s, None, thresh=0.005)
-    for q in s.questions[:40]:
-        assert proto.ranking(q.query) == talos.ranking(q.query)
