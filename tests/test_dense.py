@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -96,6 +97,23 @@ def test_fuse_a_leg_that_does_not_rank_adds_zero() -> None:
     assert empty.order.tolist() == [] and empty.rows() == []
 
 
+def _ranks_of(order: Sequence[int], n: int) -> np.ndarray:
+    """1-based rank of each of ``n`` nodes in ``order``; ``inf`` for a node it leaves out."""
+    r = np.full(n, np.inf)
+    r[np.asarray(order, dtype=np.intp)] = np.arange(1, len(order) + 1)
+    return r
+
+
+def _rrf(lex_ranks: np.ndarray, dense_ranks: np.ndarray, k: float, w: float) -> np.ndarray:
+    """Reciprocal-rank fusion as the archived dense-leg lab computed its (k, w) sweep (tag
+    ``labs-2026-12``): nodes by ``1/(k + lexical rank) + w/(k + dense rank)``, best first; a
+    leg that does not rank a node adds 0 for it; ties keep node order; nodes neither leg
+    ranks are left out."""
+    score = 1.0 / (k + lex_ranks) + w / (k + dense_ranks)
+    keep = np.flatnonzero(np.isfinite(lex_ranks) | np.isfinite(dense_ranks))
+    return keep[np.lexsort((keep, -score[keep]))]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.integers(0, 30), unique=True, max_size=20),
@@ -104,17 +122,14 @@ def test_fuse_a_leg_that_does_not_rank_adds_zero() -> None:
     st.sampled_from([0.5, 1.5, 4.0]),
 )
 def test_fuse_is_the_labs_rrf(lex: list[int], dense: dict[int, float], k: float, w: float) -> None:
-    """The order is the one ``bench/dense_lab.py`` tuned (k, w) with: its ``rrf`` over node
-    ranks, the dense ranks from cosines with ties by node order."""
-    sys.path.insert(0, str(BENCH))
-    import dense_lab as dl
-
+    """The order is the one the dense-leg lab tuned (k, w) with (:func:`_rrf` over node
+    ranks), the dense ranks from cosines with ties by node order."""
     n = 31
-    lex_ranks = dl.ranks_of(lex, n)
+    lex_ranks = _ranks_of(lex, n)
     nodes = np.array(sorted(dense), dtype=np.intp)
     cos = np.array([dense[i] for i in nodes])
     d_order = nodes[np.lexsort((nodes, -cos))] if len(nodes) else []
-    want = dl.rrf(lex_ranks, dl.ranks_of(d_order, n), k, w)
+    want = _rrf(lex_ranks, _ranks_of(d_order, n), k, w)
     assert D.fuse(lex, dense, k, w).order.tolist() == want.tolist()
 
 

@@ -55,7 +55,13 @@ def reader_files() -> list[Path]:
         *files(talos.text, talos.canon, talos.tasks, talos.secrets, talos.prefilter),
         here / "facts.py",
         here / "sessions.py",
+        *_data("detect_secrets.json", "confusables.txt"),  # what the fact filter reads
     ]
+
+
+def _data(*names: str) -> list[Path]:
+    """The data files of ``talos/data`` the readers use (:mod:`talos.data`)."""
+    return [Path(__file__).resolve().parent.parent / "data" / name for name in names]
 
 
 def fingerprint(files: list[Path]) -> str:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import codecs
 import functools
 import html
-import json
-import os
 import re
 import unicodedata
 import urllib.parse
@@ -44,27 +42,14 @@ _KEEP = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ff
 
 @functools.lru_cache(maxsize=1)
 def _confusable_map() -> dict[str, str]:
-    """Each non-ASCII character that Unicode's confusables data (UTS #39 ``confusables.txt``,
-    as shipped by confusable-homoglyphs) lists as a look-alike of an ASCII letter or digit,
-    mapped to it: Cyrillic ``о`` → ``o``, Greek ``ν`` → ``v``. Loaded on first use (~40 ms):
-    only a text with such a letter needs it. The package's data file is read as its
-    ``utils.load`` reads it (``$CONFUSABLE_DATA`` or the package folder), without importing
-    its modules: they import ``urllib.request`` (http.client, email: 28 ms of a recall)."""
-    import confusable_homoglyphs  # type: ignore[import-untyped]
+    """Each non-ASCII character that Unicode's confusables data (UTS #39 ``confusables.txt``)
+    lists as a look-alike of an ASCII letter or digit, mapped to it: Cyrillic ``о`` → ``o``,
+    Greek ``ν`` → ``v``; shipped with talos (:func:`talos.data.confusables`, the Unicode
+    licence in ``talos/data/LICENSES.md``). Loaded on first use: only a text with such a
+    letter needs it."""
+    from talos import data
 
-    folder = os.path.dirname(os.path.abspath(confusable_homoglyphs.__file__))
-    with open(os.path.join(os.environ.get("CONFUSABLE_DATA", folder), "confusables.json")) as f:
-        data: dict[str, list[dict[str, str]]] = json.load(f)
-    out: dict[str, str] = {}
-    for char, homoglyphs in data.items():
-        if len(char) != 1 or char.isascii():
-            continue
-        for h in homoglyphs:
-            g = h["c"]
-            if len(g) == 1 and g.isascii() and g.isalnum():
-                out[char] = g
-                break
-    return out
+    return data.confusables()
 
 
 #: Unicode names of letters that read as one Latin letter but that neither compatibility
