@@ -5,6 +5,7 @@ When this fails, run ``python3 -m talos.cli.docs`` and commit docs/cli.md.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,28 @@ def test_update_needs_the_markers(tmp_path: Path) -> None:
     doc.write_text(f"{END}\n{START}\n", encoding="utf-8")
     with pytest.raises(ValueError, match="needs a"):
         update(doc)
+
+
+def test_every_section_the_code_cites_is_in_the_design_document() -> None:
+    """Comments cite the behaviour contract by section ("§6.1"): each number must be a heading
+    of docs/design.md, so no citation points at a document the reader cannot open."""
+    code = ROOT / "talos"
+    cited = {
+        m
+        for path in code.rglob("*.py")
+        for m in re.findall(r"§(\d+(?:\.\d+)*)", path.read_text(encoding="utf-8"))
+    }
+    design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^#+ §(\d+(?:\.\d+)*) ", design, flags=re.MULTILINE))
+    assert cited, "no citation found: the pattern is wrong"
+    assert sorted(cited - headings) == []
+
+
+def test_the_readme_is_short_and_shows_hooks_and_mcp_on_its_first_screen() -> None:
+    """A newcomer with only the README finds how to install hooks and MCP on its first screen
+    (40 lines), and the README stays a few hundred lines (the rest is in docs/)."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 300
+    first = "\n".join(lines[:40])
+    assert "talos hook install claude-code" in first
+    assert "talos mcp" in first
