@@ -1,13 +1,14 @@
-"""The README's command reference, generated from the command line's own help (issue 6).
+"""The command reference, ``docs/cli.md``, generated from the command line's own help.
 
-    python3 -m talos.cli.docs            # rewrite the marked section of README.md
-    python3 -m talos.cli.docs --check    # exit 1 when README.md is not current
+    python3 -m talos.cli.docs            # rewrite the marked section of docs/cli.md
+    python3 -m talos.cli.docs --check    # exit 1 when docs/cli.md is not current
 
 The section between :data:`START` and :data:`END` holds, per command, the text ``--help``
 shows: usage, the help paragraphs, arguments and options with their help, defaults and
 environment variables. It is laid out here as plain text at :data:`WIDTH` columns rather than
-captured from Typer's Rich panels, so the README changes when a command or its help changes,
-not when Typer restyles its boxes. ``tests/test_cli_docs.py`` fails when the section is stale.
+captured from Typer's Rich panels, so the reference changes when a command or its help
+changes, not when Typer restyles its boxes. The text around the markers (common options, exit
+codes) is written by hand. ``tests/test_cli_docs.py`` fails when the section is stale.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from typing import Any
 
 import typer
 
-__all__ = ["END", "README", "START", "WIDTH", "command_help", "reference", "update"]
+__all__ = ["CLI_DOC", "END", "START", "WIDTH", "command_help", "reference", "update"]
 
 START = "<!-- commands:start -->"
 END = "<!-- commands:end -->"
 WIDTH = 80
-#: The README of a source checkout (the generator is a developer tool).
-README = Path(__file__).resolve().parents[2] / "README.md"
+#: The command reference of a source checkout (the generator is a developer tool).
+CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 _COL = 26  # widest first column of an options list before its help moves to the next line
 
 
@@ -171,8 +172,12 @@ def reference() -> str:
     return "\n".join(blocks)
 
 
-def update(readme: Path = README, check: bool = False) -> bool:
-    """Put the current :func:`reference` between the markers of ``readme``.
+def update(doc: Path = CLI_DOC, check: bool = False) -> bool:
+    """Put the current :func:`reference` between the markers of ``doc``.
+
+    Args:
+        doc: the markdown file holding one :data:`START` line and one :data:`END` line after it
+            (default :data:`CLI_DOC`). check: only tell whether it would change.
 
     Returns:
         Whether the file was (``check``: would be) changed.
@@ -180,29 +185,31 @@ def update(readme: Path = README, check: bool = False) -> bool:
     Raises:
         ValueError: the markers are missing or out of order.
     """
-    text = readme.read_text(encoding="utf-8")
+    text = doc.read_text(encoding="utf-8")
     start, end = text.find(START), text.find(END)
     if start < 0 or end < start:
-        raise ValueError(f"{readme}: needs a {START} line followed by a {END} line")
+        raise ValueError(f"{doc}: needs a {START} line followed by a {END} line")
     new = text[:start] + reference() + text[end + len(END) :]
     if new == text:
         return False
     if not check:
-        readme.write_text(new, encoding="utf-8")
+        doc.write_text(new, encoding="utf-8")
     return True
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python3 -m talos.cli.docs [--check] [README]``: 0 current/updated, 1 stale (--check)."""
+    """``python3 -m talos.cli.docs [--check] [FILE]``: 0 current/updated, 1 stale (--check).
+
+    ``FILE`` defaults to :data:`CLI_DOC` (``docs/cli.md``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     check = "--check" in args
     paths = [a for a in args if a != "--check"]
-    readme = Path(paths[0]) if paths else README
-    changed = update(readme, check=check)
+    doc = Path(paths[0]) if paths else CLI_DOC
+    changed = update(doc, check=check)
     if check and changed:
-        print(f"{readme}: command reference is stale; run python3 -m talos.cli.docs")
+        print(f"{doc}: command reference is stale; run python3 -m talos.cli.docs")
         return 1
-    print(f"{readme}: {'updated' if changed else 'current'}", file=sys.stderr)
+    print(f"{doc}: {'updated' if changed else 'current'}", file=sys.stderr)
     return 0
 
 
