@@ -83,6 +83,7 @@ def test_the_readers_fingerprint_covers_the_code_that_shapes_rows() -> None:
     assert [p.relative_to(root).as_posix() for p in files] == [
         "sources/facts.py",
         "sources/sessions.py",
+        "sources/transcripts.py",
         "safety.py",
         "text.py",
         "canon.py",

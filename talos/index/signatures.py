@@ -31,21 +31,24 @@ __all__ = [
 
 def reader_files() -> list[Path]:
     """The files of the code that decides what a file's rows are: the readers of memory.md
-    and the sessions, masking, keywords, canonical names, the task rule that picks a
-    session's task (``tasks.py``), and the index's own row makers (a line's row:
-    ``index/facts.py``; a session's row: ``index/sessions.py``)."""
+    and the sessions (with the transcript formats, ``sources/transcripts.py``), masking,
+    keywords, canonical names, the task rule that picks a session's task (``tasks.py``), and
+    the index's own row makers (a line's row: ``index/facts.py``; a session's row:
+    ``index/sessions.py``)."""
     import talos.canon
     import talos.prefilter
     import talos.safety
     import talos.secrets
     import talos.sources.facts
     import talos.sources.sessions
+    import talos.sources.transcripts
     import talos.tasks
     import talos.text
 
     mods = (
         talos.sources.facts,
         talos.sources.sessions,
+        talos.sources.transcripts,
         talos.safety,
         talos.text,
         talos.canon,
