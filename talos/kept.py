@@ -144,6 +144,7 @@ def _code_files() -> list[str]:
     here = Path(__file__).parent
     return sorted(
         ["kept.py", "memory.py", "model.py", "trust.py", "render.py", "text.py", "usage.py"]
+        + ["usage_store.py"]
         + [f"graph/{p.name}" for p in (here / "graph").glob("*.py")]
         + [f"sources/{p.name}" for p in (here / "sources").glob("*.py")]
     )
