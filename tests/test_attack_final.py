@@ -64,7 +64,8 @@ def test_a_setext_heading_is_no_fact(tmp_path: Path, under: str, atx: str) -> No
 
 
 def test_an_expired_heading_labels_and_matches_nothing(tmp_path: Path) -> None:
-    """Held since a heading out of its window labels nothing (kept.KeptState._out_of_window)."""
+    """Held since a heading out of its window labels nothing
+    (kept_sources.SourceState.out_of_window)."""
     home = home_of(
         tmp_path,
         "## Release freeze: no deploys <!-- user 2026-01-01 until=2020-01-01 -->\n"

@@ -40,7 +40,8 @@ def labels(home: Path) -> list[tuple[str, tuple[str, ...]]]:
     "the same heading written '## Release freeze <!-- … -->' labels and matches nothing",
 )
 def test_an_expired_setext_heading_labels_and_matches_nothing(tmp_path: Path) -> None:
-    """An expired heading labels nothing (kept.KeptState._out_of_window), in either form."""
+    """An expired heading labels nothing (kept_sources.SourceState.out_of_window), in either
+    form."""
     tag = "<!-- user 2026-01-01 until=2020-01-01 -->"
     rows = "- Deploy region is eu-west-1\n"
     atx = home_of(tmp_path, f"# Notes\n## Release freeze {tag}\n" + rows, name="atx")

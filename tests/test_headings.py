@@ -558,7 +558,7 @@ def test_the_files_title_labels_no_fact(make_home: Callable[..., Path]) -> None:
 @pytest.mark.parametrize("index", [True, False])
 def test_a_heading_out_of_its_window_labels_nothing(tmp_path: Path, index: bool) -> None:
     """A heading whose own line would be out of the view (expired, not yet valid, deleted)
-    labels no fact and matches for none, on the day asked (kept.KeptState._out_of_window);
+    labels no fact and matches for none, on the day asked (kept_sources.SourceState.out_of_window);
     its section ends at the first fact not under it, and a heading in its window labels."""
     import datetime as dt
 

@@ -605,12 +605,12 @@ def test_a_usage_db_held_by_another_program_delays_recall_briefly(
 ) -> None:
     """The failing input: usage.db held by another program (``BEGIN EXCLUSIVE`` in a SQLite
     browser left open): every recall waited 60 s (61.4 s measured) before it warned and went
-    on, longer than an agent's hook allows. A recall waits :data:`talos.usage.RECORD_WAIT`
+    on, longer than an agent's hook allows. A recall waits :data:`talos.usage_store.RECORD_WAIT`
     seconds for the counts, then warns and goes on (SPEC §6.1); the counts it could not write
     are the only loss."""
     import sqlite3
 
-    from talos import usage
+    from talos import usage_store as usage
 
     mem = Memory(home)
     mem.recall("kettle")

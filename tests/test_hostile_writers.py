@@ -25,7 +25,7 @@ import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 from typer.testing import CliRunner
 
-from talos import Memory, audit, shared_file, writer
+from talos import Memory, audit, shared_file, write_txn, writer
 from talos.cli import app
 from talos.errors import InputError
 from talos.home import resolve_paths
@@ -109,7 +109,7 @@ def test_a_write_that_fails_after_its_entry_is_prepared_settles_it_at_once(
     def broken(path: Path, line: bytes) -> bool:
         raise ValueError("a bug in the append")
 
-    monkeypatch.setattr(writer, "append_line", broken)
+    monkeypatch.setattr(write_txn, "append_line", broken)
     with pytest.raises(ValueError):
         writer.remember(paths, "the build uses make")
     monkeypatch.undo()

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from talos import Memory, audit, shared_file, writer
+from talos import Memory, audit, shared_file, write_txn, writer
 from talos.cli import app
 from talos.doctor import diagnose
 from talos.fsutil import NotRegularFile
@@ -229,7 +229,7 @@ def test_an_edit_made_after_talos_read_the_file_is_kept(make_home, monkeypatch) 
     line is lost.)"""
     home = make_home(memory=f"- mine\n{VIM}\n")
     mf = home / "memory.md"
-    real = writer.read_snapshot
+    real = write_txn.read_snapshot
     saves = []
 
     def read_then_person_saves(path: Path) -> shared_file.Snapshot:
@@ -239,7 +239,7 @@ def test_an_edit_made_after_talos_read_the_file_is_kept(make_home, monkeypatch) 
             _save_as_editor(mf, PERSON_SAVE)
         return snap
 
-    monkeypatch.setattr(writer, "read_snapshot", read_then_person_saves)
+    monkeypatch.setattr(write_txn, "read_snapshot", read_then_person_saves)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     assert mf.read_text() == f"- mine\n{res.line}\n{PERSON_SAVE}\n"
     log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
@@ -288,7 +288,7 @@ def test_an_in_place_edit_of_the_same_size_is_seen_too(make_home, monkeypatch, s
     the same clock tick) is caught by comparing the bytes, not only size and mtime."""
     home = make_home(memory=f"- my cat is called tom\n{VIM}\n")
     mf = home / "memory.md"
-    real = writer.read_snapshot
+    real = write_txn.read_snapshot
     done = []
 
     def read_then_edit_in_place(path: Path) -> shared_file.Snapshot:
@@ -301,7 +301,7 @@ def test_an_in_place_edit_of_the_same_size_is_seen_too(make_home, monkeypatch, s
             os.utime(mf, ns=(st.st_atime_ns, st.st_mtime_ns))
         return snap
 
-    monkeypatch.setattr(writer, "read_snapshot", read_then_edit_in_place)
+    monkeypatch.setattr(write_txn, "read_snapshot", read_then_edit_in_place)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     assert mf.read_text() == f"- my cat is called tim\n{res.line}\n"
 
@@ -360,7 +360,7 @@ def test_a_file_that_keeps_changing_gives_a_clear_error_and_loses_nothing(
     prepared transaction is aborted in the log."""
     home = make_home(memory=f"{VIM}\n")
     mf = home / "memory.md"
-    real = writer.read_snapshot
+    real = write_txn.read_snapshot
     saved = []
 
     def read_then_person_saves(path: Path) -> shared_file.Snapshot:
@@ -369,7 +369,7 @@ def test_a_file_that_keeps_changing_gives_a_clear_error_and_loses_nothing(
         _save_as_editor(mf, saved[-1])
         return snap
 
-    monkeypatch.setattr(writer, "read_snapshot", read_then_person_saves)
+    monkeypatch.setattr(write_txn, "read_snapshot", read_then_person_saves)
     r = CliRunner().invoke(
         app, ["remember", "editor = helix", "--key", "editor", "--home", str(home)]
     )
@@ -411,7 +411,7 @@ def test_a_torn_append_is_completed_by_the_next_write(make_home, monkeypatch) ->
     the half line stays and the transaction is aborted.)"""
     home = make_home(memory="- mine\n")
     paths = resolve_paths(home)
-    monkeypatch.setattr(writer, "append_line", _killed_after(4096))  # dies after a page
+    monkeypatch.setattr(write_txn, "append_line", _killed_after(4096))  # dies after a page
     with pytest.raises(_Killed):
         Memory(home, index=False).remember(LONG)
     monkeypatch.undo()
@@ -434,7 +434,7 @@ def test_a_persons_unfinished_last_line_is_never_taken_for_a_torn_append(
     is talos's."""
     home = make_home(memory="- mine\n- a long")
     paths = resolve_paths(home)
-    monkeypatch.setattr(writer, "append_line", _killed_after(0))  # dies before writing
+    monkeypatch.setattr(write_txn, "append_line", _killed_after(0))  # dies before writing
     with pytest.raises(_Killed):
         Memory(home, index=False).remember(LONG)
     monkeypatch.undo()

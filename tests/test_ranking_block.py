@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import talos.kept
+import talos.kept_terms
 from talos import Memory
 from talos.contiguity import Links
 from talos.evidence import TermIndex, of_nodes
@@ -88,7 +89,7 @@ def test_a_second_process_reads_the_index_from_the_block_and_derives_no_text(
     def no(*_a: object, **_k: object) -> None:
         raise AssertionError("a matching text was derived")
 
-    monkeypatch.setattr(talos.kept, "matching_texts", no)
+    monkeypatch.setattr(talos.kept_terms, "matching_texts", no)
     second = Memory(home)
     assert [second.recall(q).text for q in QUERIES] == texts
     graph2 = second._kept.recall_graph(None, None)
@@ -202,7 +203,7 @@ def test_a_settled_memory_patches_an_edit_in_instead_of_building_the_view(
             def no(*_a: object, **_k: object) -> None:
                 raise AssertionError("every node's matching text was derived")
 
-            monkeypatch.setattr(talos.kept, "matching_texts", no)
+            monkeypatch.setattr(talos.kept_terms, "matching_texts", no)
             mem.settle()  # the view built again for the stored key: the same term index
             graph = mem._kept.recall_graph(None, None)
             assert mem._kept.built is not None and graph is mem._kept.built.graph
@@ -237,7 +238,7 @@ def test_a_line_added_builds_the_view_again_but_patches_the_term_index(
         mem.recall("billing")
         mem.settle()
         looked: list[int] = []
-        real = talos.kept.matching_texts_at
+        real = talos.kept_terms.matching_texts_at
 
         def at(nodes: object, positions: list[int]) -> object:
             looked.extend(positions)
@@ -246,8 +247,8 @@ def test_a_line_added_builds_the_view_again_but_patches_the_term_index(
         def no(*_a: object, **_k: object) -> None:
             raise AssertionError("every node's matching text was derived")
 
-        monkeypatch.setattr(talos.kept, "matching_texts", no)
-        monkeypatch.setattr(talos.kept, "matching_texts_at", at)
+        monkeypatch.setattr(talos.kept_terms, "matching_texts", no)
+        monkeypatch.setattr(talos.kept_terms, "matching_texts_at", at)
         line = "- the billing dashboard lives at grafana <!-- user 2026-01-03 -->\n"
         with (home / "memory.md").open("a") as f:
             f.write(line)

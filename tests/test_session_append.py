@@ -304,7 +304,7 @@ def test_a_stored_records_block_carries_the_usage_fingerprint(
     """A new process that recalls from the stored records block takes the usage fingerprint
     of the keys in view from the block (hashing 3,000 keys cost ~15 ms of every `talos
     recall`), and it is the fingerprint of those keys."""
-    import talos.usage as usage
+    import talos.usage_store as usage
 
     rng = random.Random(9)
     memory = "".join(f"- fact {i} about {_text(rng)}\n" for i in range(40))

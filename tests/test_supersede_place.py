@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from test_outside_writer import PERSON
 
-from talos import Memory, audit, shared_file, writer
+from talos import Memory, audit, shared_file, write_txn
 
 VIM = "- editor = vim <!-- user 2025-03-01 id=rvim key=editor -->"
 EMACS = "- editor = emacs <!-- user 2025-02-01 id=remacs key=editor -->"
@@ -94,7 +94,7 @@ def test_a_save_after_the_read_is_kept_and_the_line_still_lands_in_place(
     redone on the saved file; the person's line is kept, the new line is still in place."""
     home = make_home(memory=NOTES)
     mf = home / "memory.md"
-    real = writer.read_snapshot
+    real = write_txn.read_snapshot
     saves: list[int] = []
 
     def read_then_person_saves(path: Path) -> shared_file.Snapshot:
@@ -107,7 +107,7 @@ def test_a_save_after_the_read_is_kept_and_the_line_still_lands_in_place(
             tmp.replace(mf)
         return snap
 
-    monkeypatch.setattr(writer, "read_snapshot", read_then_person_saves)
+    monkeypatch.setattr(write_txn, "read_snapshot", read_then_person_saves)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     assert mf.read_text() == (
         f"# Tools\n{res.line}\n- the shell is zsh\n{PERSON_SAVE}\n# Pets\n- the cat is called tom\n"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_termstore import assert_same, assert_term_major
 
-import talos.kept as kept_mod
+import talos.kept_terms as kept_terms
 from talos import Memory
 from talos.analyzer import analyze
 from talos.contiguity import Links, MemoryContexts, links, resized
@@ -158,14 +158,14 @@ def _home(root: Path) -> tuple[Path, list[str], list[str], list[str]]:
 def _counted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether each term index since was patched (else gathered)."""
     taken: list[bool] = []
-    real = kept_mod.KeptState._patched_terms
+    real = kept_terms.TermState._patched_terms
 
     def counted(self: Any, graph: Any) -> Any:
         got = real(self, graph)
         taken.append(got is not None)
         return got
 
-    monkeypatch.setattr(kept_mod.KeptState, "_patched_terms", counted)
+    monkeypatch.setattr(kept_terms.TermState, "_patched_terms", counted)
     return taken
 
 

@@ -172,7 +172,7 @@ def test_rows_are_stored_again_after_store_after_new_texts(
 ) -> None:
     """Below :data:`STORE_AFTER` new texts each process analyses them; at it they are stored."""
     monkeypatch.setattr(TR, "STORE_AFTER", 2)
-    monkeypatch.setattr("talos.kept.STORE_AFTER", 2)
+    monkeypatch.setattr("talos.kept_terms.STORE_AFTER", 2)
     Memory(home, model="evidence").prepare()
     sessions = home / ".talos" / "sessions"
     (sessions / "2026-01-05-e.jsonl").write_text(_session("one new session"))
@@ -198,7 +198,7 @@ def test_rows_no_node_holds_any_more_are_dropped_when_stored(
     for f in (home / ".talos" / "sessions").iterdir():
         f.unlink()
     (home / "memory.md").write_text("- tea is brewed at 80 degrees\n- 茶要用八十度的水\n")
-    monkeypatch.setattr("talos.kept.STORE_AFTER", 2)
+    monkeypatch.setattr("talos.kept_terms.STORE_AFTER", 2)
     Memory(home, model="evidence").prepare()
     token, data = _row(home)  # type: ignore[misc]
     rows = TermRows.from_bytes(data, token)

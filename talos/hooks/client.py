@@ -322,6 +322,9 @@ def _lock_free(state: HookState) -> bool:
 
     fd = regular_fd(state.lock, os.O_RDWR | os.O_CREAT)
     try:
+        # A raw flock, not talos.fsutil.lock: this process imports only the standard library
+        # on its way to the answer (filelock and talos.fsutil are not), and the server's
+        # lifetime lock it probes is a raw flock of the same file (talos.hooks.server).
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return False

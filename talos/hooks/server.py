@@ -140,7 +140,12 @@ LOCK_WAIT = 3.0
 
 def _take(lock: Any, fcntl: Any) -> bool:
     """Take the home's server lock, waiting up to :data:`LOCK_WAIT` seconds for a server
-    that is exiting. Returns whether it was taken."""
+    that is exiting. Returns whether it was taken.
+
+    A raw flock on the file the server opened itself, not :func:`talos.fsutil.lock`: the
+    server holds it for its life and writes its pid into it (``talos hook stop`` reads it),
+    which ``filelock`` offers no public handle for, and the hook client probes it with a
+    raw flock, importing only the standard library (:mod:`talos.hooks.client`)."""
     end = time.monotonic() + LOCK_WAIT
     while True:
         try:

@@ -31,7 +31,8 @@ __all__ = [
 
 def reader_files() -> list[Path]:
     """The files of the code that decides what a file's rows are: the readers of memory.md
-    and the sessions, the fact filter (every module of the ``safety`` package), masking,
+    and the sessions (with the transcript formats, ``sources/transcripts.py``), the fact
+    filter (every module of the ``safety`` package) and the data it reads, masking,
     keywords, canonical names, the task rule that picks a session's task (``tasks.py``), and
     the index's own row makers (a line's row: ``index/facts.py``; a session's row:
     ``index/sessions.py``)."""
@@ -41,6 +42,7 @@ def reader_files() -> list[Path]:
     import talos.secrets
     import talos.sources.facts
     import talos.sources.sessions
+    import talos.sources.transcripts
     import talos.tasks
     import talos.text
 
@@ -50,7 +52,7 @@ def reader_files() -> list[Path]:
     here = Path(__file__).parent
     safety = sorted(Path(str(talos.safety.__file__)).parent.rglob("*.py"))  # the package
     return [
-        *files(talos.sources.facts, talos.sources.sessions),
+        *files(talos.sources.facts, talos.sources.sessions, talos.sources.transcripts),
         *safety,
         *files(talos.text, talos.canon, talos.tasks, talos.secrets, talos.prefilter),
         here / "facts.py",
