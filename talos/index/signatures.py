@@ -31,14 +31,16 @@ __all__ = [
 
 def reader_files() -> list[Path]:
     """The files of the code that decides what a file's rows are: the readers of memory.md
-    and the sessions (with the transcript formats, ``sources/transcripts.py``), the fact
-    filter (every module of the ``safety`` package) and the data it reads, masking,
-    keywords, canonical names, the task rule that picks a session's task (``tasks.py``), and
-    the index's own row makers (a line's row: ``index/facts.py``; a session's row:
-    ``index/sessions.py``)."""
+    and the sessions (with the transcript formats, ``sources/transcripts.py``), the fact filter
+    (every module of the ``safety`` package), masking and
+    its patterns (``secrets.py``, ``secret_patterns.py``), keywords, canonical names, the task
+    rule that picks a session's task (``tasks.py``), the index's own row makers (a line's
+    row: ``index/facts.py``; a session's row: ``index/sessions.py``) and the data files the
+    fact filter reads."""
     import talos.canon
     import talos.prefilter
     import talos.safety
+    import talos.secret_patterns
     import talos.secrets
     import talos.sources.facts
     import talos.sources.sessions
@@ -54,7 +56,8 @@ def reader_files() -> list[Path]:
     return [
         *files(talos.sources.facts, talos.sources.sessions, talos.sources.transcripts),
         *safety,
-        *files(talos.text, talos.canon, talos.tasks, talos.secrets, talos.prefilter),
+        *files(talos.text, talos.canon, talos.tasks),
+        *files(talos.secrets, talos.secret_patterns, talos.prefilter),
         here / "facts.py",
         here / "sessions.py",
         *_data("detect_secrets.json", "confusables.txt"),  # what the fact filter reads

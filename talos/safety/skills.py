@@ -48,6 +48,7 @@ RULES_FINGERPRINT = hashlib.sha256(
         for p in (
             *sorted(Path(__file__).parent.rglob("*.py")),
             Path(secrets.__file__),
+            Path(secrets.__file__).parent / "secret_patterns.py",
             Path(P.__code__.co_filename),
             *(
                 Path(secrets.__file__).parent / "data" / n
