@@ -39,8 +39,7 @@ MAX_SKILL_BYTES = 1 << 20
 
 #: A digest of the code that decides a scan (every module of :mod:`talos.safety`, the
 #: detectors of :mod:`talos.secrets` and the prefilter): a scan stored by other rules is never
-#: reused.
-#: The data files the rules read (:mod:`talos.data`).
+#: reused. ``_DATA``: the data files the rules read (:mod:`talos.data`).
 _DATA = Path(__file__).resolve().parent.parent / "data"
 RULES_FINGERPRINT = hashlib.sha256(
     b"".join(
@@ -50,10 +49,7 @@ RULES_FINGERPRINT = hashlib.sha256(
             Path(secrets.__file__),
             Path(secrets.__file__).parent / "secret_patterns.py",
             Path(P.__code__.co_filename),
-            *(
-                Path(secrets.__file__).parent / "data" / n
-                for n in ("detect_secrets.json", "confusables.txt")
-            ),
+            *(_DATA / name for name in ("detect_secrets.json", "confusables.txt")),
         )
     )
 ).hexdigest()[:16]
