@@ -16,6 +16,7 @@ from pathlib import Path
 import click.testing
 import pytest
 import typer
+from helpers import block_rows, home_of
 
 from talos import Memory
 from talos.cli import app
@@ -318,3 +319,20 @@ def test_a_session_warning_is_globals(make_home) -> None:  # type: ignore[no-unt
     assert (r.exit_code, r.stderr) == (0, "")
     r = cli(fresh("global"), "recall", "kestrel", "--scope", "global")
     assert "has a name that is not UTF-8; skipped" in r.stderr
+
+
+# -- headings of hidden scopes -----------------------------------------------------------------
+
+
+def test_a_hidden_top_heading_does_not_change_the_title_rule(tmp_path: Path) -> None:
+    """A level-1 heading of scope project:b made '# Memory' a section for a global caller:
+    one bit of the hidden part leaked. Held since only headings of the caller's scopes count
+    (Index.top_headings)."""
+    hidden = (
+        "# Project B <!-- user 2026-01-01 scope=project:b -->\n"
+        "- The B launch is in march <!-- user 2026-01-01 scope=project:b -->\n"
+    )
+    plain = home_of(tmp_path, "# Memory\n- Deploy on fridays\n", name="plain")
+    scoped = home_of(tmp_path, "# Memory\n- Deploy on fridays\n" + hidden, name="scoped")
+    assert block_rows(plain, "deploy") == ["- [fact] Deploy on fridays"]
+    assert block_rows(scoped, "deploy") == ["- [fact] Deploy on fridays"]
