@@ -78,3 +78,13 @@ def make_home(tmp_path: Path) -> Callable[..., Path]:
         return home
 
     return make
+
+
+#: Two facts about the kitchen: the home of the tests about files and values talos reads.
+KETTLE_MEMORY = "- the kettle is in the left cupboard\n- an old note about the zebra crossing\n"
+
+
+@pytest.fixture
+def kettle_home(make_home: Callable[..., Path]) -> Path:
+    """A home of :data:`KETTLE_MEMORY` only (no talos.toml, no state yet)."""
+    return make_home(memory=KETTLE_MEMORY)

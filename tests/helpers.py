@@ -9,6 +9,8 @@ import json
 import shutil
 from pathlib import Path
 
+import click.testing
+
 from talos import Memory
 
 
@@ -113,3 +115,41 @@ def block_rows(home: Path, query: str) -> list[str]:
         text = mem.recall(query).text
     assert text == "" or text.startswith(BLOCK_HEAD + "\n"), text
     return text.split("\n")[1:] if text else []
+
+
+# -- the command line, in process --------------------------------------------------------
+
+
+def invoke(*args: str) -> click.testing.Result:
+    """``talos ARGS`` in-process; stdout and stderr are kept apart."""
+    import typer
+
+    from talos.cli import app
+
+    return click.testing.CliRunner().invoke(typer.main.get_command(app), list(args))
+
+
+def envelope(result: click.testing.Result, command: str) -> str:
+    """The error of a failed ``--json`` run: exit 1, one envelope, no traceback."""
+    assert result.exit_code == 1, (result.output, result.exception)
+    env = json.loads(result.stdout)
+    assert (env["ok"], env["command"], env["data"]) == (False, command, None)
+    assert "Traceback" not in result.output
+    return str(env["error"])
+
+
+def sentence(result: click.testing.Result, command: str) -> str:
+    """The message of a failed plain run: exit 1, its last stderr line, no traceback."""
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert "Traceback" not in result.output
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith(f"talos {command}: "), result.stderr
+    return last.removeprefix(f"talos {command}: ")
+
+
+def log_ops(home: Path) -> list[str]:
+    """The ``op`` of every entry of the home's audit log, oldest first (``[]``: no log)."""
+    path = home / ".talos" / "audit.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(x).get("op") for x in path.read_text().splitlines()]
