@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +90,42 @@ KETTLE_MEMORY = "- the kettle is in the left cupboard\n- an old note about the z
 def kettle_home(make_home: Callable[..., Path]) -> Path:
     """A home of :data:`KETTLE_MEMORY` only (no talos.toml, no state yet)."""
     return make_home(memory=KETTLE_MEMORY)
+
+
+@pytest.fixture
+def ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``build``, ``extend`` or ``remove`` per episode block the index made (in any Memory
+    here; tests/test_session_append.py, tests/test_session_remove.py)."""
+    import talos.index
+    from talos.graph import EpisodeBlock
+
+    # the folder of the index package: a frame of one of its files is the index at work
+    index_dir = Path(talos.index.__file__).parent
+    got: list[str] = []
+    build, extend = EpisodeBlock.build.__func__, EpisodeBlock.extend  # type: ignore[attr-defined]
+    remove = EpisodeBlock.remove
+
+    def by_index() -> bool:  # the non-indexed route builds its block too: not counted
+        code = sys._getframe(2).f_code  # nor Index.check's block to compare with
+        in_index = Path(code.co_filename).parent == index_dir  # a file of talos/index/
+        return in_index and code.co_name != "_check_block"
+
+    def spy_build(cls: Any, rows: Any) -> Any:
+        if by_index():
+            got.append("build")
+        return build(cls, rows)
+
+    def spy_extend(self: Any, rows: Any) -> Any:
+        if by_index():
+            got.append("extend")
+        return extend(self, rows)
+
+    def spy_remove(self: Any, episodes: Any) -> Any:
+        if by_index() and len(episodes):
+            got.append("remove")
+        return remove(self, episodes)
+
+    monkeypatch.setattr(EpisodeBlock, "build", classmethod(spy_build))
+    monkeypatch.setattr(EpisodeBlock, "extend", spy_extend)
+    monkeypatch.setattr(EpisodeBlock, "remove", spy_remove)
+    return got

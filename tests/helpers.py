@@ -6,12 +6,19 @@ Test modules import from here, never from each other. Fixtures live in ``conftes
 from __future__ import annotations
 
 import json
+import random
 import shutil
+import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click.testing
+import numpy as np
 
 from talos import Memory
+
+if TYPE_CHECKING:
+    from talos.evidence import TermIndex
 
 
 def session_line(text: str) -> str:
@@ -153,3 +160,134 @@ def log_ops(home: Path) -> list[str]:
     if not path.exists():
         return []
     return [json.loads(x).get("op") for x in path.read_text().splitlines()]
+
+
+# -- sessions and the episode block (a new or a removed session) ---------------------------
+
+#: Few words, so that random session texts share keyword sets and their episodes merge.
+SESSION_WORDS = [
+    "kettle",
+    "tea",
+    "deploy",
+    "region",
+    "csv",
+    "merge",
+    "rust",
+    "cargo",
+    "合并",
+    "表格",
+]
+SESSION_QUERIES = ["kettle tea", "deploy region csv", "rust cargo", "合并 表格", "merge tea"]
+
+
+def session_text(rng: random.Random) -> str:
+    """A session's request: one to three of :data:`SESSION_WORDS`."""
+    return " ".join(rng.sample(SESSION_WORDS, rng.randint(1, 3)))  # few keyword sets: many merge
+
+
+def explain_rows(mem: Memory) -> dict[str, Any]:
+    """Each of :data:`SESSION_QUERIES` -> its explain rows (score, kind, text, activation,
+    seed), unrounded."""
+    return {
+        q: [(r.score, r.kind, r.text, r.activation, r.seed) for r in mem.explain(q, k=30)]
+        for q in SESSION_QUERIES
+    }
+
+
+def direct_rows(home: Path) -> dict[str, Any]:
+    """:func:`explain_rows` of a Memory that reads the files (no index): the reference."""
+    with Memory(home, index=False) as fresh:
+        return explain_rows(fresh)
+
+
+# -- the evidence model's term index -----------------------------------------------------
+
+#: The arrays of a :class:`talos.evidence.TermIndex` compared one by one.
+TERM_ARRAYS = ("ptr", "term", "tf", "counts", "entry_node", "df", "cjk", "cjk_len", "kptr", "knode")
+
+
+def assert_same(got: TermIndex, want: TermIndex) -> None:
+    """Two term indexes equal array by array: values, dtypes, vocabulary and size."""
+    assert got.n == want.n
+    assert got.vocab == want.vocab
+    assert got.lookup == want.lookup
+    for name in (*TERM_ARRAYS, "ktf"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert a.dtype == b.dtype, name
+        assert np.array_equal(a, b), name
+
+
+def assert_term_major(index: TermIndex) -> None:
+    """``knode``/``ktf``/``kptr`` as defined: term ``t``'s holders ascending with their counts,
+    built here by a loop over the node-major rows."""
+    held: list[list[tuple[int, float]]] = [[] for _ in index.vocab]
+    for i in range(index.n):
+        for j in range(int(index.ptr[i]), int(index.ptr[i + 1])):
+            held[int(index.term[j])].append((i, float(index.tf[j])))
+    assert index.kptr.tolist() == np.cumsum([0] + [len(h) for h in held]).tolist()
+    assert index.knode.tolist() == [i for h in held for i, _c in h]
+    assert index.ktf.tolist() == [c for h in held for _i, c in h]
+
+
+# -- a person writing memory.md while talos writes --------------------------------------
+
+#: A person as a process (``python -c PERSON_WRITER MEMORY_FILE GO DONE N``): once GO exists,
+#: appends lines and saves the file as an editor does (temp file renamed over it), N lines at
+#: least and on while a ``busy-*`` file beside memory.md exists; touches DONE, prints its count.
+PERSON_WRITER = textwrap.dedent(
+    """
+    import os, random, sys, time
+    from pathlib import Path
+
+    mf, go, done, n = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+    while not go.exists():
+        time.sleep(0.001)
+    rng = random.Random(7)
+    busy = sorted(mf.parent.glob("busy-*"))  # one per talos process, until it wrote enough
+    i = 0
+    stop = time.monotonic() + 20
+    # n lines at least, and on until every talos process has done its rounds meanwhile
+    while i < n or (time.monotonic() < stop and any(b.exists() for b in busy)):
+        if i % 4 == 3:  # an editor save: read, write a temp file, rename it over memory.md
+            data = mf.read_bytes()
+            if data and not data.endswith(b"\\n"):
+                data += b"\\n"
+            tmp = mf.with_name(".memory.md.swp")
+            tmp.write_bytes(data + f"- person edit {i} zqp\\n".encode())
+            os.replace(tmp, mf)
+        else:  # echo "- ..." >> memory.md
+            with open(mf, "ab") as f:
+                f.write(f"- person append {i} zqp\\n".encode())
+        time.sleep(rng.uniform(0, 0.004))
+        i += 1
+    done.touch()
+    print(i)
+    """
+)
+
+
+# -- the dense leg ----------------------------------------------------------------------
+
+
+class FakeEmbedder:
+    """Stand-in model: a text's vector is a function of its bytes (so a changed text changes
+    its vector), one unit row of ``dim`` floats; ``calls`` records every batch it embeds."""
+
+    def __init__(self, model_id: str = "fake-1", dim: int = 8) -> None:
+        self.model_id = model_id
+        self.dim = dim
+        self.calls: list[list[str]] = []
+
+    def vector(self, text: str) -> np.ndarray:
+        from talos.vectors import text_hash
+
+        seed = int.from_bytes(text_hash(text + self.model_id)[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+    def passages(self, texts):  # type: ignore[no-untyped-def]
+        self.calls.append(list(texts))
+        return np.stack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dim))
+
+    def embedded(self) -> list[str]:
+        return [t for c in self.calls for t in c]

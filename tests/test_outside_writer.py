@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import log_ops
+from helpers import PERSON_WRITER, log_ops
 from mcp.server.mcpserver.exceptions import ToolError
 from typer.testing import CliRunner
 
@@ -42,36 +42,6 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX ren
 #: Person lines written in the race (the acceptance asks for at least 500).
 PERSON_LINES = 600
 
-PERSON = textwrap.dedent(
-    """
-    import os, random, sys, time
-    from pathlib import Path
-
-    mf, go, done, n = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
-    while not go.exists():
-        time.sleep(0.001)
-    rng = random.Random(7)
-    busy = sorted(mf.parent.glob("busy-*"))  # one per talos process, until it wrote enough
-    i = 0
-    stop = time.monotonic() + 20
-    # n lines at least, and on until every talos process has done its rounds meanwhile
-    while i < n or (time.monotonic() < stop and any(b.exists() for b in busy)):
-        if i % 4 == 3:  # an editor save: read, write a temp file, rename it over memory.md
-            data = mf.read_bytes()
-            if data and not data.endswith(b"\\n"):
-                data += b"\\n"
-            tmp = mf.with_name(".memory.md.swp")
-            tmp.write_bytes(data + f"- person edit {i} zqp\\n".encode())
-            os.replace(tmp, mf)
-        else:  # echo "- ..." >> memory.md
-            with open(mf, "ab") as f:
-                f.write(f"- person append {i} zqp\\n".encode())
-        time.sleep(rng.uniform(0, 0.004))
-        i += 1
-    done.touch()
-    print(i)
-    """
-)
 
 TALOS = textwrap.dedent(
     """
@@ -136,7 +106,7 @@ def race(home: Path, person_lines: int) -> tuple[int, int, list[str]]:
         for role in ROLES
     ]
     person = subprocess.Popen(
-        [sys.executable, "-c", PERSON, str(mf), str(go), str(done), str(person_lines)],
+        [sys.executable, "-c", PERSON_WRITER, str(mf), str(go), str(done), str(person_lines)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

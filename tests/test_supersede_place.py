@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_outside_writer import PERSON
+from helpers import PERSON_WRITER
 
 from talos import Memory, audit, shared_file, writer
 
@@ -162,7 +162,7 @@ def test_a_person_writing_during_superseding_remembers_loses_nothing(make_home) 
         env=env,
     )
     person = subprocess.Popen(
-        [sys.executable, "-c", PERSON, str(mf), str(go), str(done), "300"],
+        [sys.executable, "-c", PERSON_WRITER, str(mf), str(go), str(done), "300"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
