@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 from helpers import invoke
+from typer.testing import CliRunner
 
 from talos import Memory
+from talos.cli import app
 from talos.home import resolve_paths
 from talos.index import Index
 
@@ -360,3 +362,28 @@ def test_the_vector_cache_knows_its_own_file_in_wal_too(tmp_path: Path) -> None:
         assert cache._ours()
     finally:
         con.close()  # type: ignore[attr-defined]
+
+
+# -- index --check is read-only ----------------------------------------------------------------
+
+
+cli_runner = CliRunner()
+
+
+def test_index_check_is_read_only_and_reports_drift(make_home) -> None:
+    home = make_home(memory="- tea is brewed at 80 degrees\n")
+    assert cli_runner.invoke(app, ["index", "--home", str(home), "--json"]).exit_code == 0
+    with (home / "memory.md").open("a") as f:
+        f.write("- coffee is brewed at 92 degrees\n")
+    res = cli_runner.invoke(app, ["index", "--home", str(home), "--check", "--json"])
+    # an edit the index has not caught up with yet is "behind", not a difference (exit 0;
+    # tests/test_bad_state_findings.py: right after a remember, --check said "differ")
+    assert res.exit_code == 0
+    data = json.loads(res.stdout)["data"]
+    assert (data["problems"], data["behind"]) == (
+        [],
+        [f"{home / 'memory.md'} changed since it was indexed"],
+    )
+    # --check changed nothing: still behind on a second look
+    res = cli_runner.invoke(app, ["index", "--home", str(home), "--check", "--json"])
+    assert json.loads(res.stdout)["data"]["behind"] == data["behind"]

@@ -372,3 +372,20 @@ def test_restores_in_any_order_end_in_a_state_a_person_asked_for(make_home) -> N
         assert mem.get("editor").value == v
         keyed = [ln for ln in (home / "memory.md").read_text().splitlines() if "key=editor" in ln]
         assert len(keyed) == 1, keyed
+
+
+# -- forget answered with none -----------------------------------------------------------------
+
+
+cli_runner = CliRunner()
+
+
+def test_forget_answering_none_says_nothing_removed(make_home) -> None:
+    home = make_home(memory="- the staging db is called pelican <!-- reflect 2026-01-01 -->\n")
+    mem = Memory(home)
+    for _ in range(8):
+        mem.recall("unrelated question about tea")
+    res = cli_runner.invoke(app, ["forget", "--home", str(home)], input="none\n")
+    assert res.exit_code == 0
+    assert "nothing removed" in res.stderr
+    assert "pelican" in (home / "memory.md").read_text()
