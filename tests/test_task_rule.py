@@ -126,18 +126,18 @@ def prompt(agent: str, home: Path, text: str) -> str:
         r.close()
 
 
-#: The continuation prompts of tests/test_attack15.CONTINUE, as a Chinese speaker types them:
+#: The continuation prompts of CONTINUE above, as a Chinese speaker types them:
 #: 'fix it', 'run it', 'and the other file?'. Each is one word and a particle or pronoun, but
 #: its overlapping bigrams count as two terms (修复 复它; 运行 行它; 有另 另一 个文 文件 件呢).
 ZH_CONTINUE = ("修复它", "运行它", "还有另一个文件呢")
 
 
 def test_a_chinese_continuation_prompt_gets_no_context(tmp_path: Path) -> None:
+    """Held since a CJK run counts its words, not its overlapping bigrams
+    (hooks.context.task_words)."""
     more = facts(
         "运行测试前先启动数据库", "修复 bug 时先写一个失败的测试", "配置文件放在 ~/.config/app"
     )
-    """Held since a CJK run counts its words, not its overlapping bigrams
-    (hooks.context.task_words)."""
     home = home_of(tmp_path, ZH + more, config=HOOKS)
     assert "8080" in prompt("claude-code", home, "测试环境的端口是多少")
     got = {q: prompt("claude-code", home, q) for q in ZH_CONTINUE}
