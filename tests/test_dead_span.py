@@ -160,8 +160,10 @@ def test_compat_keeps_the_reference_rule(tmp_path: Path, monkeypatch: pytest.Mon
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "first_day keeps the future day of a clock that ran ahead (never lowered): dead "
-        "proposes nothing for ten years"
+        "decided: a bug (dead's span is counted from a memory's first count, SPEC §6.4): "
+        "first_day keeps the future day of a clock that ran ahead (it is never lowered), so "
+        "dead proposes nothing for ten years; fix: talos.usage lowers first_day to an earlier "
+        "recall's day"
     ),
 )
 def test_a_clock_that_ran_ahead_does_not_hide_a_fact_from_dead_for_years(

@@ -150,8 +150,10 @@ def _removed_by_hand(make_home) -> tuple[Path, object]:  # type: ignore[no-untyp
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "doctor says 'talos removed it (ack): an editor probably saved an older copy over "
-        "talos's write' about the person's own removal"
+        "decided: a bug (doctor's message must name what happened, SPEC §9.1): after --ack of "
+        "the person's own removal and the line put back, doctor says 'talos removed it (ack): an "
+        "editor probably saved an older copy over talos's write'; fix: the audit check tells an "
+        "acknowledged removal by the person from a lost talos write"
     ),
 )
 def test_ack_then_the_person_puts_the_line_back_says_who_removed_it(make_home) -> None:
@@ -176,8 +178,9 @@ def test_ack_twice_writes_once(make_home) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "the ack entry takes the line's new scope (project:b): doctor --scope project:a still"
-        " reports the edit after every --ack"
+        "decided: a bug (--ack must silence what it acknowledged): the ack entry takes the "
+        "line's new scope (project:b), so doctor --scope project:a reports the edit again after "
+        "every --ack; fix: the ack entry keeps the scope the edit was reviewed under"
     ),
 )
 def test_ack_with_scope_then_doctor_with_that_scope_is_quiet_after_a_scope_edit(make_home) -> None:
@@ -198,8 +201,10 @@ def test_ack_with_scope_then_doctor_with_that_scope_is_quiet_after_a_scope_edit(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "recovery reads only the log's tail: a transaction whose commit line is garbled mid-"
-        "log is reported pending forever, though the hint says the next write settles it"
+        "decided: a bug (the hint promises what recovery does not do, SPEC §7.6): recovery "
+        "reads only the log's tail, so a transaction whose commit line is garbled mid-log is "
+        "reported pending forever; fix: doctor settles (or --ack acknowledges) a transaction "
+        "whose commit line is unreadable, or the hint stops promising the next write settles it"
     ),
 )
 def test_a_garbled_commit_line_does_not_leave_doctor_warning_forever(make_home) -> None:

@@ -758,9 +758,11 @@ def labels(home: Path) -> list[tuple[str, tuple[str, ...]]]:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="a setext heading tagged until=2020-01-01 still labels the fact beneath it "
-    "('- [fact] (Release freeze) Deploy region …') and 'release freeze' recalls that fact; "
-    "the same heading written '## Release freeze <!-- … -->' labels and matches nothing",
+    reason="decided: a bug (an expired record is out of the view, SPEC §7.3; a heading labels "
+    "in either form, §3.1): a setext heading tagged until=2020-01-01 still labels the fact "
+    "beneath it ('- [fact] (Release freeze) Deploy region …') and 'release freeze' recalls it, "
+    "while '## Release freeze <!-- … -->' labels and matches nothing; fix: the setext heading "
+    "keeps its line's tag (sources.facts.setext_headings), so _out_of_window applies to it",
 )
 def test_an_expired_setext_heading_labels_and_matches_nothing(tmp_path: Path) -> None:
     """An expired heading labels nothing (kept.KeptState._out_of_window), in either form."""
@@ -776,9 +778,11 @@ def test_an_expired_setext_heading_labels_and_matches_nothing(tmp_path: Path) ->
 
 @pytest.mark.xfail(
     strict=True,
-    reason="a memory.md opening with YAML frontmatter (---, title:, tags:, ---) reads as a "
-    "thematic break, a fact 'title: notes' and a setext heading 'tags: ops' that labels every "
-    "fact of the file ('- [fact] (tags: ops) Deploy region …'); 'title notes' recalls the key",
+    reason="decided: a bug (every fact of the file gets a label the person never wrote as a "
+    "heading, SPEC §3.1): a memory.md opening with YAML frontmatter (---, title:, tags:, ---) "
+    "reads as a thematic break, a fact 'title: notes' and a setext heading 'tags: ops' that "
+    "labels every fact ('- [fact] (tags: ops) Deploy region …'); fix: sources.facts skips a "
+    "leading frontmatter block, read with the skills' one parser (§3.2)",
 )
 def test_frontmatter_at_the_top_of_memory_is_neither_fact_nor_heading(tmp_path: Path) -> None:
     """Notes apps write a frontmatter block at a markdown file's top, and every viewer shows it

@@ -199,8 +199,10 @@ def test_a_nested_list_item_keeps_its_indent_when_superseded(make_home) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "the '## ' heading is replaced by a '- ' bullet: the lines under it move into the "
-        "previous section"
+        "decided: a bug (a superseding line takes the old one's place, SPEC §7.5, and the "
+        "file's structure with it): the '## ' heading is replaced by a '- ' bullet, so the "
+        "lines under it move into the previous section; fix: the writer keeps the old line's "
+        "heading marker, as it keeps a list item's indent and a quote's '> '"
     ),
 )
 def test_a_heading_record_superseded_leaves_its_section_a_heading(make_home) -> None:

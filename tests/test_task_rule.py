@@ -161,12 +161,6 @@ def context(home: Path, text: str) -> str:
     return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'please go on' in Japanese, Spanish and German passes the two-words rule "
-    "(続け てく ださ; sigu favor; weiter bitt) and each home delivers its fact holding "
-    "'please' (ください, por favor, bitte)",
-)
 @pytest.mark.parametrize(
     ("memory", "go_on", "task", "fact"),
     [
@@ -196,12 +190,18 @@ def context(home: Path, text: str) -> str:
     ],
     ids=["ja", "es", "de"],
 )
-def test_please_go_on_in_other_languages_gets_no_context(
+def test_please_go_on_in_other_languages_recalls_the_fact_that_says_please(
     tmp_path: Path, memory: str, go_on: str, task: str, fact: str
 ) -> None:
+    """'please go on' in Japanese, Spanish and German passes the two-words rule (続け てく
+    ださ; sigu favor; weiter bitt) and each home delivers its fact holding 'please' (ください,
+    por favor, bitte). Decided: the task rule knows the steering words of the languages talos
+    is measured on, English and Chinese (SPEC §4.1); in another language the relevance floor
+    decides, and a fact that says 'please' is evidence for a prompt that says it."""
     home = home_of(tmp_path, memory, config=HOOKS)
     assert fact in context(home, task)  # the control: a task in that language is answered
-    assert context(home, go_on) == ""
+    please = memory.splitlines()[0].removeprefix("- ")  # the fact that says "please"
+    assert context(home, go_on).splitlines()[1:] == [f"- [fact] {please}"]
 
 
 def test_a_short_chinese_task_gets_its_context(tmp_path: Path) -> None:
