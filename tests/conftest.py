@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 import sys
 from collections.abc import Callable
@@ -37,6 +38,14 @@ def _dead_span(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
         import talos.home
 
         monkeypatch.setattr(talos.home, "DEAD_MIN_DAYS", 0)
+
+
+@pytest.fixture
+def today() -> dt.date:
+    """The local day the test runs on (the date ``remember`` writes in a tag), taken when the
+    test starts: never at import, so a run that crosses midnight dates each test by its own
+    day."""
+    return dt.date.today()
 
 
 @pytest.fixture

@@ -23,12 +23,12 @@ from talos.doctor import diagnose
 from talos.errors import InputError
 from talos.home import resolve_paths
 
-TODAY = dt.date.today()
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def day(offset: int) -> str:
-    return (TODAY + dt.timedelta(days=offset)).isoformat()
+    """The local day ``offset`` days from today (ISO), when the test asks for it."""
+    return (dt.date.today() + dt.timedelta(days=offset)).isoformat()
 
 
 def cli(home: Path, *args: str):  # type: ignore[no-untyped-def]
@@ -44,44 +44,47 @@ def value(home: Path, *at: str) -> tuple[int, str]:
     return r.exit_code, r.stdout.strip() or r.stderr.strip()
 
 
-VIM = f"- editor = vim <!-- user {day(-30)} key=editor -->"
+@pytest.fixture
+def vim_record() -> str:
+    """The person's editor, ``vim``, observed 30 days before the test runs."""
+    return f"- editor = vim <!-- user {day(-30)} key=editor -->"
 
 
 # -- (a) validity windows ---------------------------------------------------------------------
 
 
-def test_a_value_for_next_week_leaves_the_current_one_in_force(make_home) -> None:
+def test_a_value_for_next_week_leaves_the_current_one_in_force(make_home, vim_record: str) -> None:
     """12.6a, the failing input: ``--from +6d --until +13d`` over an open-ended value. The
     current value stays (get today: vim, not "not-yet-valid"); inside the window the new one
     wins; after it, vim again. (Checked: with "covers" ignored, vim is superseded and get
     today says not-yet-valid.)"""
-    home = make_home(memory=VIM + "\n")
+    home = make_home(memory=vim_record + "\n")
     r = cli(
         home, "remember", "editor = nano", "--key", "editor", "--from", day(6), "--until", day(13)
     )
     assert r.exit_code == 0, r.stderr
     lines = (home / "memory.md").read_text().splitlines()
-    assert lines[0] == VIM
-    assert lines[-1].endswith(f"from={day(6)} until={day(13)} supersedes={lid(VIM)} -->")
+    assert lines[0] == vim_record
+    assert lines[-1].endswith(f"from={day(6)} until={day(13)} supersedes={lid(vim_record)} -->")
     assert value(home) == (0, "vim")
     assert value(home, day(9)) == (0, "nano")
     assert value(home, day(20)) == (0, "vim")
     assert cli(home, "conflicts", "--at", day(9), "--json").stdout.count('"records"') == 0
 
 
-def test_windows_that_do_not_overlap_never_supersede(make_home) -> None:
+def test_windows_that_do_not_overlap_never_supersede(make_home, today: dt.date) -> None:
     """12.6a variant: this week's value and next week's value, back to back (``until`` is
     exclusive): both kept, no ``supersedes=``, each returned in its own time."""
     home = make_home(memory="- i like tea\n")
     mem = Memory(home)
     a = mem.remember(
-        "editor = vim", key="editor", valid_from=TODAY, until=TODAY + dt.timedelta(days=7)
+        "editor = vim", key="editor", valid_from=today, until=today + dt.timedelta(days=7)
     )
     b = mem.remember(
         "editor = nano",
         key="editor",
-        valid_from=TODAY + dt.timedelta(days=7),
-        until=TODAY + dt.timedelta(days=14),
+        valid_from=today + dt.timedelta(days=7),
+        until=today + dt.timedelta(days=14),
     )
     assert (a.superseded, b.superseded, b.status) == ([], [], "active")
     assert "supersedes=" not in b.line
@@ -91,51 +94,53 @@ def test_windows_that_do_not_overlap_never_supersede(make_home) -> None:
     assert (home / "memory.md").read_text().splitlines() == ["- i like tea", a.line, b.line]
 
 
-def test_a_value_that_covers_the_rest_still_supersedes(make_home) -> None:
+def test_a_value_that_covers_the_rest_still_supersedes(
+    make_home, vim_record: str, today: dt.date
+) -> None:
     """12.6a, the other side: an open-ended value from today covers vim's future, so vim is
     superseded as before; a value from a later day without an end takes over only then."""
-    home = make_home(memory=VIM + "\n")
+    home = make_home(memory=vim_record + "\n")
     mem = Memory(home)
-    later = mem.remember("editor = nano", key="editor", valid_from=TODAY + dt.timedelta(days=3))
+    later = mem.remember("editor = nano", key="editor", valid_from=today + dt.timedelta(days=3))
     assert later.superseded == []
     assert (value(home), value(home, day(3))) == ((0, "vim"), (0, "nano"))
     now = mem.remember("editor = helix", key="editor")
-    assert now.superseded == [lid(VIM), later.id]
+    assert now.superseded == [lid(vim_record), later.id]
     assert (home / "memory.md").read_text().splitlines() == [now.line]
 
 
 # -- (b) restore makes the record current ------------------------------------------------------
 
 
-def test_restore_after_a_supersede_makes_the_record_current(make_home) -> None:
+def test_restore_after_a_supersede_makes_the_record_current(make_home, vim_record: str) -> None:
     """12.6b, the failing input through the API: get returns the restored value (it was a
     conflict, exit 3), and the successor is superseded, audited and restorable."""
-    home = make_home(memory=VIM + "\n")
+    home = make_home(memory=vim_record + "\n")
     mem = Memory(home)
     helix = mem.remember("editor = helix", key="editor")
-    done = mem.restore_record(lid(VIM))
-    assert (done.line, done.superseded) == (VIM, (helix.id,))
+    done = mem.restore_record(lid(vim_record))
+    assert (done.line, done.superseded) == (vim_record, (helix.id,))
     assert value(home) == (0, "vim")
     assert [e["op"] for e in mem.history(helix.id)] == ["remember", "supersede"]
     r = cli(home, "restore", helix.id, "--json")
     assert json.loads(r.stdout)["data"] == {
         "id": helix.id,
         "line": helix.line,
-        "superseded": [lid(VIM)],
+        "superseded": [lid(vim_record)],
     }
     assert value(home) == (0, "helix")
 
 
-def test_restore_never_supersedes_a_record_of_higher_authority(make_home) -> None:
+def test_restore_never_supersedes_a_record_of_higher_authority(make_home, vim_record: str) -> None:
     """12.6b variant: restoring a model-inferred record while the person's record holds the
     key leaves the person's record alone: the restored one is shadowed."""
-    home = make_home(memory=VIM + "\n")
+    home = make_home(memory=vim_record + "\n")
     mem = Memory(home)
     guess = mem.remember("editor = emacs", key="editor", source="reflect", ref="chat:3")
     assert guess.status == "shadowed"
     assert mem.revoke("chat:3") == [guess.id]
     assert mem.restore_record(guess.id).superseded == ()
-    assert (home / "memory.md").read_text().splitlines() == [VIM, guess.line]
+    assert (home / "memory.md").read_text().splitlines() == [vim_record, guess.line]
     assert value(home) == (0, "vim")
 
 
@@ -316,12 +321,6 @@ def test_resolve_refuses_an_id_that_two_lines_carry(make_home) -> None:
         "cannot tell which one to keep. Nothing was changed; give one of them another id "
         "(or delete one) by hand"
     )
-
-
-def _day(offset: int) -> str:
-    import datetime as dt
-
-    return (dt.date.today() + dt.timedelta(days=offset)).isoformat()
 
 
 def test_restoring_a_one_week_value_leaves_the_current_one_in_force_outside_it(
