@@ -115,8 +115,8 @@ def served(tmp_path: Path) -> Iterator[Path]:
     """A home whose hooks use the resident server; every server of it ends with the test."""
     h = make_home(tmp_path, server=True)
     yield h
-    with contextlib.suppress(Exception):
-        client.stop(str(h), wait=2.0)
+    with contextlib.suppress(Exception):  # no wait: the servers left are killed
+        client.stop(str(h), wait=0)
     _end_servers(h)
 
 
@@ -630,8 +630,8 @@ def test_no_state_of_its_own_blocks_or_breaks_a_turn(
         if how == "link-elsewhere":
             assert outside.read_text(encoding="utf-8") == "not talos's\n"
     finally:
-        with contextlib.suppress(Exception):
-            client.stop(str(h), wait=2.0)
+        with contextlib.suppress(Exception):  # no wait: the servers left are killed
+            client.stop(str(h), wait=0)
         _end_servers(h)
 
 

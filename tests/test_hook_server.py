@@ -104,7 +104,11 @@ def home(tmp_path: Path) -> Iterator[Path]:
     (h / "memory.md").write_text(MEMORY, encoding="utf-8")
     (h / "talos.toml").write_text(CONFIG, encoding="utf-8")
     yield h
-    client.stop(str(h))
+    # ask it to stop, then wait for its process to end: a zombie waiting for its reaper has
+    # ended (client.stop's own wait counts it as running, and this machine's init reaps late)
+    with contextlib.suppress(OSError):  # its word may come after the 0.01 s asked for
+        client.stop(str(h), wait=0)
+    wait_for(lambda: not _server_pids(h), 5.0)
     stray = _server_pids(h)
     for pid in stray:
         with contextlib.suppress(ProcessLookupError):
