@@ -7,6 +7,8 @@
   now ends with a message that names the file (and line), exit 1, and the JSON envelope.
 * A trace path with a NUL byte raised ``ValueError`` out of ``recall`` and
   ``talos.compat.recall``: a trace failure never fails a recall (SPEC §6.1).
+* A ``~user`` that does not exist, a name too long for the file system, a number too long to
+  parse, a BOM, a key given twice: each is named with its file, line and what to do.
 * ``talos init`` with ``sessions_dir = "~/.claude/projects/**"`` made a folder named ``**``
   in the other agent's folder; unknown keys (``modle``) were silently ignored; ``talos
   --version`` did not exist.

@@ -1,5 +1,8 @@
 """The relevance floor and the skill body gate (``talos.relevance``, SPEC §6.1 rules 2 and 5,
-issue 15 items 2-3), on small homes and on hand-made activations with exact values."""
+issue 15 items 2-3), on small homes and on hand-made activations with exact values; then, with
+the default ``evidence`` model on homes written by hand, what a query gets: nothing for a task
+the home knows nothing about, every fact that holds the query, a body only for a skill the
+query is about, a hit only for what was delivered, and the analyzer on words a person writes."""
 
 from __future__ import annotations
 
@@ -179,7 +182,7 @@ def test_a_near_tie_of_skills_is_the_one_holding_every_query_term() -> None:
     assert lead_skill([0, 1, 2], skill, [3.3, 2.66, 0.5], holds_all=lambda i: False) == 0
 
 
-# -- the evidence model: unrelated queries get no rows -----------------------------------------
+# -- the evidence model: a query about nothing in the home gets no rows ----------------------
 
 
 #: The classic list of the most common English nouns, verbs and adjectives; none is a stop word.
@@ -347,6 +350,8 @@ def test_a_line_of_chinese_function_words_is_no_evidence_for_chores(tmp_path: Pa
     assert got == {q: [] for q in chores}
 
 
+# -- a fact that holds the query is delivered; words that dilute it ----------------------------
+
 DEPLOYS = facts(
     "Deploy region is eu-west-1",
     "Never deploy on fridays; deploy on tuesdays",
@@ -435,6 +440,8 @@ def test_a_chinese_question_finds_the_chinese_fact(tmp_path: Path) -> None:
     for q in ("我们部署在哪里", "部署到哪里", "服务部署在哪"):
         assert texts(home, q) == ["部署区域是 eu-west-1,测试环境端口 8080"], q
 
+
+# -- skill bodies ------------------------------------------------------------------------------
 
 CSV = skill(
     "csv-merge",
@@ -548,6 +555,9 @@ def test_a_chinese_query_of_the_skills_own_words_earns_its_body(tmp_path: Path) 
         assert bodies(home, q) == ["mermaid-flow"], q
 
 
+# -- only delivered evidence is a hit (what dead proposes) -------------------------------------
+
+
 def test_a_neighbour_that_matches_no_query_word_is_no_hit(tmp_path: Path) -> None:
     """Held since main's relevance.NEIGHBOUR (54ee0c1); before it this reflect line of the
     same day was delivered by contiguity with seed 0.0 (score 0.17), a hit in all 9
@@ -601,6 +611,9 @@ def test_dead_proposes_a_fact_that_only_a_common_word_matched(tmp_path: Path) ->
     assert [s.text for s in mem.dead()] == ["I use vim for editing"]
 
 
+# -- why_not names the floor's cut -------------------------------------------------------------
+
+
 def test_why_not_names_what_the_floor_cut(tmp_path: Path) -> None:
     """'deployment time' recalled nothing and why_not named nothing: the floor was no reason
     it knew; and it listed a fact sharing no word as beyond-k. (Since the background prior
@@ -613,6 +626,8 @@ def test_why_not_names_what_the_floor_cut(tmp_path: Path) -> None:
     assert "The deploy runs at 2am" in named
     assert "My cat Miso needs her medicine every morning" not in named
 
+
+# -- a long prompt, as agents send it ----------------------------------------------------------
 
 LONG_PROMPT = (
     "I'm working on the billing service today and I need to get the new invoice export "

@@ -7,6 +7,10 @@ read-only home with existing state (``doctor``, ``dead``, ``report``, ``index``,
 file and what to do, exit 1 (doctor: a finding, exit 5), and the envelope under ``--json``;
 what can be read is still served; nothing is half-written.
 
+Lines talos did not write (nested too deeply, NaN scores, a year 9999, counts too large for
+a number, a line torn by a full disk or a kill) cost only themselves; another program's
+``usage.db`` is named and left as it was, and one held open delays a recall only briefly.
+
 A real read-only home is a read-only bind mount and a real full disk a small tmpfs (root can
 mount them here; the tests skip cleanly where it cannot). The same failures are also made by
 monkeypatching, so every command is covered without mounts.
