@@ -5,10 +5,12 @@ file is (SPEC §7.6)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from helpers import log_ops
 
-from talos import audit
+from talos import audit, write_txn, writer
 from talos.home import resolve_paths
 
 
@@ -85,3 +87,30 @@ def test_killed_skill_forget_is_settled_by_where_the_file_is(tmp_path, moved, ou
     assert audit.recover(paths.audit_file, paths.memory_file) == 1
     last = json.loads(paths.audit_file.read_text().splitlines()[-1])
     assert last["op"] == outcome
+
+
+# -- a write that fails after its entry is prepared --------------------------------------------
+
+
+MINE = "- i wrote this line myself\n"
+
+
+def test_a_write_that_fails_after_its_entry_is_prepared_settles_it_at_once(
+    make_home, monkeypatch
+) -> None:
+    """The class behind the failing input: any failure between *prepare* and *commit* (not
+    only a full disk) settles the transaction from what memory.md holds, so the log never
+    keeps a pending entry that the next write trips over, and doctor is right."""
+    home = make_home(memory=MINE)
+    paths = resolve_paths(home)
+
+    def broken(path: Path, line: bytes) -> bool:
+        raise ValueError("a bug in the append")
+
+    monkeypatch.setattr(write_txn, "append_line", broken)
+    with pytest.raises(ValueError):
+        writer.remember(paths, "the build uses make")
+    monkeypatch.undo()
+    assert log_ops(home) == ["remember", "abort"]
+    assert audit.verify(paths.audit_file, paths.memory_file) == []
+    assert writer.remember(paths, "the build uses ninja").status == "active"

@@ -19,6 +19,7 @@ from pathlib import Path
 import click.testing
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from talos.cli import app
 from talos.errors import InputError
@@ -442,3 +443,18 @@ def test_the_python_api_folds_and_checks_scopes_as_the_cli_does(home: Path) -> N
     assert got is not None
     with pytest.raises(InputError, match="is not a scope name"):
         Memory(home, scopes=["a b"])
+
+
+# -- a tag whose date is not a date ------------------------------------------------------------
+
+
+cli_runner = CliRunner()
+
+
+def test_doctor_names_a_tag_whose_date_is_not_a_date(make_home) -> None:
+    home = make_home(memory="- fine line here\n- broken tag here <!-- user 2026-13-45 key=x -->\n")
+    res = cli_runner.invoke(app, ["doctor", "--home", str(home), "--json"])
+    assert res.exit_code == 5
+    tags = [f for f in json.loads(res.stdout)["data"]["findings"] if f["check"] == "tags"]
+    assert tags[0]["status"] == "warn"
+    assert any("memory.md:2" in d and "2026-13-45" in d for d in tags[0]["details"])

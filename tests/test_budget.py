@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import facts, home_of, skill, texts
 from mcp.server.mcpserver.exceptions import ToolError
 from typer.testing import CliRunner
 
@@ -289,3 +290,31 @@ def test_a_body_cut_for_a_budget_drops_its_frontmatter_first(home: Path) -> None
     body = cut.split("\n[end of skill body]")[0].split("\n", 2)[2]
     assert body.startswith("Deploy the billing service.") and "name:" not in body
     assert "…(cut at" not in body  # 40 characters fit in what the frontmatter held
+
+
+# -- the evidence model's block under a budget -------------------------------------------------
+
+
+def test_a_budget_never_keeps_a_lower_row_instead_of_the_best(tmp_path: Path) -> None:
+    """Held since the first row is cut to fit, never replaced by a lower one
+    (render.fit_block step 3)."""
+    top = "The release checklist: deploy " + " ".join(f"step{i}" for i in range(100))
+    home = home_of(tmp_path, facts(top[:590], "Alice reviews the deploy scripts"))
+    assert len(texts(home, "deploy")) == 2
+    got = texts(home, "deploy", budget=300)
+    assert got == [top[:590]]
+
+
+@pytest.mark.parametrize("unit", ["chars", "utf16", "bytes"])
+def test_the_budget_holds_for_wide_characters(tmp_path: Path, unit: str) -> None:
+    """Held: astral characters (2 UTF-16 units, 4 bytes) and CJK in facts and a body."""
+    wide = "deploy 😀𝔘 部署数据 café " * 30
+    home = home_of(
+        tmp_path,
+        facts(*(f"{wide[: 60 + 40 * i]} {i}" for i in range(6))),
+        {"d.md": skill("deploy-data", "deploy 部署 data", "\n".join([wide] * 20))},
+    )
+    mem = Memory(home, model="evidence")
+    for budget in (200, 233, 401, 777, 1500):
+        text = mem.recall("deploy 部署", budget=budget, unit=unit).text
+        assert size(text, unit) <= budget, (budget, size(text, unit))

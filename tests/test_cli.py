@@ -437,3 +437,15 @@ def test_index_check_and_rebuild_together_is_refused(tmp_path: Path) -> None:
     assert got.exit_code == 1
     assert "use --check or --rebuild, not both" in got.output
     assert not (tmp_path / ".talos" / "index.db").exists()
+
+
+# -- an empty home -----------------------------------------------------------------------------
+
+
+cli_runner = CliRunner()
+
+
+def test_recall_on_an_empty_home_says_where_it_looked(tmp_path) -> None:
+    res = cli_runner.invoke(app, ["recall", "--home", str(tmp_path / "nowhere"), "merge csv"])
+    assert res.exit_code == 0 and res.stdout == ""
+    assert "has no memory.md, skills/ or sessions yet" in res.stderr

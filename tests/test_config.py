@@ -7,6 +7,8 @@
   now ends with a message that names the file (and line), exit 1, and the JSON envelope.
 * A trace path with a NUL byte raised ``ValueError`` out of ``recall`` and
   ``talos.compat.recall``: a trace failure never fails a recall (SPEC §6.1).
+* A ``~user`` that does not exist, a name too long for the file system, a number too long to
+  parse, a BOM, a key given twice: each is named with its file, line and what to do.
 * ``talos init`` with ``sessions_dir = "~/.claude/projects/**"`` made a folder named ``**``
   in the other agent's folder; unknown keys (``modle``) were silently ignored; ``talos
   --version`` did not exist.
@@ -16,11 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pwd
 from importlib.metadata import version
 from pathlib import Path
 
+import click.testing
 import pytest
-from helpers import session_line
+import typer
+from helpers import envelope, invoke, sentence, session_line
 from typer.testing import CliRunner
 
 import talos
@@ -443,3 +448,195 @@ def test_init_on_an_existing_home_lists_what_it_kept(tmp_path) -> None:
         f"  kept existing {home / 'memory.md'}",
         "  nothing to create: the home is already set up",
     ]
+
+
+# -- home paths and talos.toml values a person cannot see are wrong ----------------------------
+
+
+runner = click.testing.CliRunner()
+
+
+COMMAND = typer.main.get_command(app)
+
+
+#: A user name no system has: ``~NOBODY`` cannot be expanded.
+NOBODY = "nosuchuser-talos-h12a"
+
+
+def doctor_config(home: Path) -> dict[str, object]:
+    """The ``config`` finding of ``talos doctor --json`` (exit 5)."""
+    r = invoke("doctor", "--home", str(home), "--json")
+    assert r.exit_code == 5, (r.output, r.exception)
+    found = [f for f in json.loads(r.stdout)["data"]["findings"] if f["check"] == "config"]
+    assert len(found) == 1
+    return found[0]
+
+
+@pytest.fixture
+def nobody() -> str:
+    try:
+        pwd.getpwnam(NOBODY)
+    except KeyError:
+        return NOBODY
+    pytest.skip(f"a user {NOBODY} exists here")
+
+
+def test_a_tilde_user_that_does_not_exist_in_talos_toml_is_named(
+    kettle_home: Path, nobody: str
+) -> None:
+    """The failing input: ``memory_file = "~nosuchuser/memory.md"``. Every command ended in
+    "unexpected error RuntimeError: Could not determine home directory. — a bug in talos"
+    (doctor too). It is a value of talos.toml: named with its line, and what to do."""
+    (kettle_home / "talos.toml").write_text(
+        f'model = "classic"\nmemory_file = "~{nobody}/memory.md"\n'
+    )
+    want = (
+        f"{kettle_home / 'talos.toml'}:2: memory_file '~{nobody}/memory.md': there is no user "
+        f"{nobody!r}, so ~{nobody} cannot be expanded; write the path in full"
+    )
+    for command, *extra in (("recall", "kettle"), ("remember", "the kettle is blue"), ("dead",)):
+        assert (
+            envelope(invoke(command, *extra, "--home", str(kettle_home), "--json"), command) == want
+        )
+        assert sentence(invoke(command, *extra, "--home", str(kettle_home)), command) == want
+    found = doctor_config(kettle_home)
+    assert (found["status"], found["summary"]) == ("error", want.replace(f"{kettle_home}/", ""))
+    with pytest.raises(InputError, match="write the path in full"):
+        Memory(kettle_home)
+
+
+def test_a_tilde_home_that_cannot_be_expanded_is_a_usage_error(tmp_path: Path, nobody: str) -> None:
+    """Variant: the same ``~user`` as ``--home``, ``TALOS_HOME`` or an API argument. As
+    ``--home`` it was a full traceback and no envelope under --json (the option's check ran
+    outside the command's error handling)."""
+    spelled = f"~{nobody}/talos"
+    r = invoke("recall", "kettle", "--home", spelled, "--json")
+    assert r.exit_code == 1, (r.output, r.exception)
+    env = json.loads(r.stdout)
+    assert env["ok"] is False and env["command"] == "recall"
+    assert f"there is no user {nobody!r}" in env["error"]
+    r = runner.invoke(COMMAND, ["get", "x", "--json"], env={"TALOS_HOME": spelled})
+    assert r.exit_code == 1 and f"there is no user {nobody!r}" in json.loads(r.stdout)["error"]
+    with pytest.raises(InputError, match=f"there is no user {nobody!r}"):
+        Memory(spelled)
+    with pytest.raises(InputError, match="state_dir"):
+        Memory(tmp_path, state_dir=f"~{nobody}")
+
+
+def test_an_api_trace_file_with_a_tilde_user_warns_and_recall_goes_on(
+    kettle_home: Path,
+    nobody: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Variant: an overriding ``trace_file`` (API, talos.compat) is the trace writer's to
+    refuse with a warning (SPEC §6.1); nothing named ``~user`` is created. A relative home
+    (``--home .``) still gets its trace."""
+    monkeypatch.chdir(kettle_home)
+    got = Memory(kettle_home, trace_file=f"~{nobody}/trace.jsonl").recall("kettle")
+    assert "kettle" in got.text
+    assert capfd.readouterr().err == (
+        f"talos: warning: ~{nobody}/trace.jsonl: cannot write the recall trace (its ~ cannot "
+        "be expanded; write the path in full); recall goes on\n"
+    )
+    assert not any(p.name.startswith("~") for p in kettle_home.rglob("*"))
+    r = invoke("recall", "kettle", "--home", ".")
+    assert (r.exit_code, r.stderr) == (0, "")
+    assert (kettle_home / ".talos" / "recall_trace.jsonl").read_text().count("\n") == 1
+
+
+def test_a_home_name_too_long_for_the_file_system_is_a_usage_error() -> None:
+    """The failing input: ``--home`` of 300 letters. ``OSError: [Errno 36] File name too
+    long`` came out as a traceback from the option's check, with no envelope."""
+    name = "a" * 300
+    r = invoke("recall", "kettle", "--home", name, "--json")
+    assert r.exit_code == 1, (r.output, r.exception)
+    env = json.loads(r.stdout)
+    assert (env["ok"], env["command"]) == (False, "recall")
+    assert env["error"] == (
+        f"Invalid value for '--home' (env var: 'TALOS_HOME'): the home '{'a' * 60}'… (300 "
+        "characters): the name is too long for the file system; use a shorter path"
+    )
+    r = invoke("doctor", "--home", name, "--plain")
+    assert r.exit_code == 1 and "Traceback" not in r.output and "too long" in r.stderr
+
+
+def test_a_path_too_long_in_talos_toml_names_the_key_and_its_line(kettle_home: Path) -> None:
+    """Variant: ``state_dir`` of 300 letters in talos.toml said only "File name too long:
+    check the file and try again" about a path the person never typed as such, and doctor
+    stopped with exit 1 instead of reporting it."""
+    (kettle_home / "talos.toml").write_text(f'state_dir = "{"a" * 300}"\n')
+    want = (
+        f"{kettle_home / 'talos.toml'}:1: state_dir {'a' * 60!r}… (300 characters): the name "
+        "is too "
+        "long for the file system; use a shorter path"
+    )
+    assert envelope(invoke("index", "--home", str(kettle_home), "--json"), "index") == want
+    assert (
+        sentence(invoke("remember", "the kettle is blue", "--home", str(kettle_home)), "remember")
+        == want
+    )
+    assert doctor_config(kettle_home)["summary"] == want.replace(f"{kettle_home}/", "")
+    # one component short enough, the whole path too long: same sentence
+    (kettle_home / "talos.toml").write_text(f'memory_file = "{"/".join(["b" * 200] * 30)}"\n')
+    got = envelope(invoke("recall", "kettle", "--home", str(kettle_home), "--json"), "recall")
+    assert got == (
+        f"{kettle_home / 'talos.toml'}:1: memory_file {'b' * 60!r}… (6029 characters): the name "
+        "is too "
+        "long for the file system; use a shorter path"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "model = 1" + "0" * 5000 + "\n",  # the failing input
+        'model = "classic"\nhistory = [1, 2, ' + "9" * 4400 + "]\n",  # variant: a list item
+    ],
+    ids=["model", "unknown-key-list"],
+)
+def test_a_number_too_long_to_read_in_talos_toml_is_invalid_toml(
+    kettle_home: Path, text: str
+) -> None:
+    """The failing input: an integer of 5,000 digits. Python refuses to convert it (a
+    ``ValueError`` that is not a ``TOMLDecodeError``): "unexpected error ValueError: Exceeds
+    the limit (4300 digits)… a bug in talos", on all 19 commands, doctor included."""
+    (kettle_home / "talos.toml").write_text(text)
+    want = (
+        f"{kettle_home / 'talos.toml'}: invalid TOML: a number has more than 4300 digits; "
+        "shorten it"
+    )
+    for command, *extra in (("recall", "kettle"), ("index",), ("scan",)):
+        assert (
+            envelope(invoke(command, *extra, "--home", str(kettle_home), "--json"), command) == want
+        )
+    found = doctor_config(kettle_home)
+    assert (found["status"], found["summary"]) == ("error", want.replace(f"{kettle_home}/", ""))
+
+
+def test_a_talos_toml_saved_with_a_bom_is_read(kettle_home: Path) -> None:
+    """The failing input: a talos.toml saved by an editor that writes a UTF-8 byte order mark
+    ("Invalid statement (at line 1, column 1)" on every command: an invisible character).
+    It is read; the unknown-key report still finds line 1."""
+    (kettle_home / "talos.toml").write_bytes('\ufeffmodel = "flow"\n'.encode())
+    assert Memory(kettle_home).model == "flow"
+    (kettle_home / "talos.toml").write_bytes('\ufeffmodle = "flow"\n'.encode())
+    r = invoke("recall", "kettle", "--home", str(kettle_home))
+    assert r.exit_code == 0, r.output
+    assert (
+        f"talos: warning: {kettle_home / 'talos.toml'}:1: unknown key 'modle' (did you mean "
+        "'model'?); "
+        "ignored\n" in r.stderr
+    )
+
+
+def test_a_key_given_twice_at_the_end_of_talos_toml_names_its_line(kettle_home: Path) -> None:
+    """Variant (invalid TOML names the line): a key given twice on the last line, without a
+    final newline, said "(at end of document)"; it says which line."""
+    (kettle_home / "talos.toml").write_text('model = "classic"\nlang = "en"\nmodel = "flow"')
+    got = envelope(invoke("recall", "kettle", "--home", str(kettle_home), "--json"), "recall")
+    assert got == (
+        f"{kettle_home / 'talos.toml'}: invalid TOML: Cannot overwrite a value (at line 3, the "
+        "last "
+        "line; is a key given twice?)"
+    )

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import FakeEmbedder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,28 +30,6 @@ from talos.errors import InputError, StateError
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 ROOT = BENCH.parent
-
-
-class FakeEmbedder:
-    """Stand-in model: a text's vector is a function of its bytes (so a changed text changes
-    its vector), one unit row of ``dim`` floats; ``calls`` records every batch it embeds."""
-
-    def __init__(self, model_id: str = "fake-1", dim: int = 8) -> None:
-        self.model_id = model_id
-        self.dim = dim
-        self.calls: list[list[str]] = []
-
-    def vector(self, text: str) -> np.ndarray:
-        seed = int.from_bytes(V.text_hash(text + self.model_id)[:8], "little")
-        v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
-        return v / np.linalg.norm(v)
-
-    def passages(self, texts):  # type: ignore[no-untyped-def]
-        self.calls.append(list(texts))
-        return np.stack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dim))
-
-    def embedded(self) -> list[str]:
-        return [t for c in self.calls for t in c]
 
 
 TEXTS = ["Alice likes green tea", "The deploy runs on fridays", "我的猫叫米索"]
@@ -380,7 +359,7 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     sys.path.insert(0, {tests!r})
-    from test_dense import FakeEmbedder
+    from helpers import FakeEmbedder
     from talos.vectors import VectorCache
 
     class Slow(FakeEmbedder):

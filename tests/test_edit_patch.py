@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import home_of
 
 import talos.index as index_mod
 import talos.kept as kept_mod
@@ -158,3 +159,24 @@ def test_fingerprint_derived_from_the_keys_that_differ_equals_a_full_digest() ->
         fingerprint_from(keys, new)
         assert fingerprint(new) == _digest(new)
         keys = new
+
+
+# -- a long-lived Memory after an edit that opens a fence --------------------------------------
+
+
+@pytest.mark.parametrize("opener", ["~~~ kettle boils water", "```sh kettle boils water"])
+def test_an_edit_that_opens_a_fence_is_seen_by_a_long_lived_memory(
+    tmp_path: Path, opener: str
+) -> None:
+    """An open Memory (the MCP and hook servers keep one) kept the old "## Billing" heading
+    node after an edit above it opened a code fence: the index knew its rows by line, text and
+    path, not by heading level. Held since the level is part of a row's identity."""
+    home = home_of(tmp_path, "- Kettle boils water\n## Billing\n- Deploy region is eu-west-1\n")
+    path = home / "memory.md"
+    with Memory(home, model="evidence") as mem:
+        assert mem.recall("deploy region").text.endswith("(Billing) Deploy region is eu-west-1")
+        path.write_text(path.read_text().replace("- Kettle boils water", opener))
+        want = [opener, "Billing", "Deploy region is eu-west-1"]
+        with Memory(home, model="evidence") as fresh:
+            assert [n.text for n in fresh.nodes()] == want
+        assert [n.text for n in mem.nodes()] == want

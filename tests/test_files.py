@@ -26,11 +26,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import session_line
+from helpers import envelope, invoke, sentence, session_line
 from typer.testing import CliRunner
 
 from talos import Memory, fsutil
 from talos.cli import app
+from talos.sources.sessions import first_user_request
+from talos.sources.skills import read_skill
 
 SKILL = (
     "---\nname: rust-upgrade\ndescription: upgrade rust crates with cargo\n---\nRun cargo update.\n"
@@ -572,3 +574,131 @@ def test_doctor_names_a_fifo_memory_md_and_says_what_to_do(make_home) -> None:
         "hint": "replace it with a regular file, or set memory_file in talos.toml",
     }
     assert findings["safety"]["details"] == ["memory.md: not a regular file: a FIFO (named pipe)"]
+
+
+# -- hard links and links swapped in after the listing -----------------------------------------
+
+
+OUTER_SKILL = "---\nname: outer\ndescription: kestrel deploy notes\n---\nOUTSIDE BODY kestrel\n"
+
+
+def test_a_hard_linked_skill_is_refused_on_every_route(make_home, tmp_path: Path) -> None:
+    """The reported input: ``ln /tmp/outside/o.md skills/hard.md`` delivered the outside
+    file as a skill body (a hard link has no target to check: the same file has two names).
+    Now a skill with more than one name is refused, with a warning and a scan entry."""
+    outside = tmp_path / "outside.md"
+    outside.write_text(OUTER_SKILL, encoding="utf-8")
+    home = make_home(memory="- kestrel deploy uses the blue pipeline\n", skills={})
+    os.link(outside, home / "skills" / "hard.md")
+    res = run("recall", "kestrel deploy notes", "--home", str(home), "--json")
+    assert "OUTSIDE BODY" not in res.stdout
+    assert "skills/hard.md: not loaded, flagged by the safety scan (hard link)" in res.stderr
+    scan = json.loads(run("scan", "--home", str(home), "--json").stdout)["data"]
+    assert [(s["path"].rsplit("/", 1)[-1], s["reasons"]) for s in scan["skills"]] == [
+        ("hard.md", ["hard link: 2 names; the others may lie outside the folder"])
+    ]
+
+
+def test_a_hard_linked_session_is_refused_and_listed(make_home, tmp_path: Path) -> None:
+    """Variant: a session hard-linked to a transcript elsewhere was read as an episode."""
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text(json.dumps({"role": "user", "content": "kestrel secret plans"}) + "\n")
+    home = make_home(memory="- kestrel deploy uses the blue pipeline\n", sessions={})
+    os.link(outside, home / ".talos" / "sessions" / "a.jsonl")
+    res = run("recall", "kestrel secret plans", "--home", str(home), "--json")
+    assert "secret plans" not in res.stdout
+    assert "a.jsonl: not read: hard link (2 names" in res.stderr
+    scan = json.loads(run("scan", "--home", str(home), "--json").stdout)["data"]
+    assert [(r["kind"], r["reasons"]) for r in scan["refused"]] == [
+        ("session", ["hard link: 2 names; the others may lie outside the folder"])
+    ]
+
+
+def test_a_skill_swapped_for_a_link_after_the_listing_is_not_followed(make_home) -> None:
+    """TOCTOU: the skill was listed (and scanned) as a regular file, then replaced by a link
+    to /etc/passwd before it was read; the reader followed the link. Now the file is opened
+    without following a link and checked on the descriptor."""
+    home = make_home(skills={"notes.md": OUTER_SKILL.replace("OUTSIDE BODY", "inside body")})
+    skill = home / "skills" / "notes.md"
+    skill.unlink()
+    skill.symlink_to("/etc/passwd")
+    assert read_skill(skill) is None
+    assert first_user_request(skill) == ""
+
+
+def test_a_session_swapped_for_a_link_after_the_listing_is_not_followed(make_home) -> None:
+    """Variant: the session reader trusted the listing and followed whatever was there."""
+    secret = make_home(name="other", sessions={"s.jsonl": session_line("kestrel elsewhere")})
+    home = make_home(sessions={"a.jsonl": session_line("kestrel here")})
+    path = home / ".talos" / "sessions" / "a.jsonl"
+    assert first_user_request(path) == "kestrel here"
+    path.unlink()
+    path.symlink_to(secret / ".talos" / "sessions" / "s.jsonl")
+    assert first_user_request(path) == ""
+    assert [n.text for n in Memory(home).nodes()] == []
+
+
+# -- lock files that are not regular files -----------------------------------------------------
+
+
+def test_a_lock_file_that_is_not_a_regular_file_is_refused_by_name(kettle_home: Path) -> None:
+    """The failing input: ``.talos/locks/memory.lock`` a FIFO (or a device node): ``remember``
+    opened it and went on, writing through whatever was there; a socket said only "No such
+    device or address: check the file and try again". Every write names the lock file and
+    what it is, exit 1, the envelope; memory.md is unchanged."""
+    locks = kettle_home / ".talos" / "locks"
+    locks.mkdir(parents=True)
+    os.mkfifo(locks / "memory.lock")
+    before = (kettle_home / "memory.md").read_bytes()
+    want = (
+        f"{locks / 'memory.lock'}: is a FIFO (named pipe), not a regular file; talos reads and "
+        "writes only regular files (replace it with one, or point talos at another path)"
+    )
+    r = invoke("remember", "the kettle is blue", "--home", str(kettle_home), "--json")
+    assert envelope(r, "remember") == want
+    assert (
+        sentence(invoke("revoke", "--ref", "msg-1", "--home", str(kettle_home)), "revoke") == want
+    )
+    assert (kettle_home / "memory.md").read_bytes() == before
+
+
+def test_a_lock_file_linked_elsewhere_is_refused_and_its_target_untouched(
+    kettle_home: Path, tmp_path: Path
+) -> None:
+    """Variant: the lock a symbolic link to a file of the person's. filelock before 3.20.1
+    (CVE-2025-68146; pyproject allowed 3.12) truncated the target; newer ones say only "Too
+    many levels of symbolic links". Refused by name before the lock is taken; the target is
+    as it was."""
+    victim = tmp_path / "notes.txt"
+    victim.write_text("my notes\n")
+    locks = kettle_home / ".talos" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "memory.lock").symlink_to(victim)
+    got = envelope(
+        invoke("remember", "the kettle is blue", "--home", str(kettle_home), "--json"), "remember"
+    )
+    assert got.startswith(f"{locks / 'memory.lock'}: is a symbolic link, not a regular file")
+    assert victim.read_text() == "my notes\n"
+
+
+def test_a_fifo_as_the_compat_hits_lock_never_fails_a_recall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Variant: the lock of talos.compat's ``recall_hits.json`` a FIFO: the usage write is
+    refused with a warning naming it, and the recall goes on (SPEC §6.1)."""
+    from talos import compat
+
+    (tmp_path / "memory.md").write_text("- the kettle is in the left cupboard\n")
+    hits = tmp_path / "recall_hits.json"
+    os.mkfifo(tmp_path / "recall_hits.json.lock")
+    for name, value in (
+        ("MEMORY_FILE", tmp_path / "memory.md"),
+        ("SKILLS_DIR", tmp_path / "skills"),
+        ("SESS_DIR", tmp_path / "sessions"),
+        ("HITS_FILE", hits),
+        ("TRACE_FILE", tmp_path / "trace.jsonl"),
+    ):
+        monkeypatch.setattr(compat, name, value)
+    assert "kettle" in compat.recall("kettle")
+    assert f"{hits}.lock: is a FIFO (named pipe), not a regular file" in capfd.readouterr().err
+    assert not hits.exists()

@@ -82,7 +82,7 @@ def test_configured_paths_are_canonical_too(
 def test_the_last_name_of_a_path_stays_as_named(tmp_path: Path) -> None:
     """A symlinked memory.md or sessions folder is not replaced by its target: writes go
     through the link (tests/test_trust.py) and a retargeted folder link is seen
-    (tests/test_hostile_incremental.py); the folders above it are resolved."""
+    (tests/test_session_append.py); the folders above it are resolved."""
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "file.md").write_text("x")
     (tmp_path / "dir-link").symlink_to(tmp_path / "real")

@@ -22,9 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import EVIDENCE, THREE, home_of
 
 from talos.hooks import client
 from talos.hooks.state import hook_state
+from talos.memory import Memory
 
 MEMORY = """\
 - Staging deploys of alpha go through make deploy ENV=staging
@@ -102,7 +104,11 @@ def home(tmp_path: Path) -> Iterator[Path]:
     (h / "memory.md").write_text(MEMORY, encoding="utf-8")
     (h / "talos.toml").write_text(CONFIG, encoding="utf-8")
     yield h
-    client.stop(str(h))
+    # ask it to stop, then wait for its process to end: a zombie waiting for its reaper has
+    # ended (client.stop's own wait counts it as running, and this machine's init reaps late)
+    with contextlib.suppress(OSError):  # its word may come after the 0.01 s asked for
+        client.stop(str(h), wait=0)
+    wait_for(lambda: not _server_pids(h), 5.0)
     stray = _server_pids(h)
     for pid in stray:
         with contextlib.suppress(ProcessLookupError):
@@ -380,3 +386,56 @@ def test_a_hook_run_from_another_copy_of_talos_starts_a_server_of_that_copy(
     assert len(pid) == 1
     cmd = Path(f"/proc/{pid[0]}/environ").read_bytes().split(b"\0")
     assert any(e.startswith(b"PYTHONPATH=" + str(copy).encode()) for e in cmd)
+
+
+# -- a reply the hook never read ---------------------------------------------------------------
+
+
+def test_a_reply_the_hook_never_read_is_no_hit(tmp_path: Path) -> None:
+    """The resident server counted usage after its reply whether or not the reply reached
+    the hook: a hook that gave up at its deadline left the rows it never delivered counted
+    as hits (sendall's error was suppressed, then the counts flushed)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from talos.hooks import client
+    from talos.hooks.state import hook_state
+
+    home = home_of(tmp_path, THREE, config=EVIDENCE + "[hooks]\ntimeout = 30\n")
+    env = {  # the talos these tests imported (CI: an installed copy beside the checkout)
+        **os.environ,
+        "PYTHONPATH": str(Path(client.__file__).resolve().parents[2]),
+        "PYTHONSAFEPATH": "1",  # `python -m` would put the checkout first: a restart, no stop
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "talos.hooks.server", "--home", str(home)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        state = hook_state(str(home))
+        end = time.monotonic() + 30
+        while client.ping(str(home)) is None and time.monotonic() < end:
+            time.sleep(0.05)
+        event = {"hook_event_name": "UserPromptSubmit", "prompt": "when do we deploy billing"}
+        s = client._connect(state)
+        assert s is not None
+        s.sendall(client._request("answer", "claude-code", state, json.dumps(event).encode()))
+        s.close()  # the hook's deadline passed: it exits without reading the answer
+        key = "fact:The billing service deploys on fridays"
+        # one connection at a time: the stop is served after the answer and its counts
+        stop = client._connect(state)
+        assert stop is not None
+        assert client._exchange(stop, client._request("stop", "-", state), 30) == b"stopped\n"
+        server.wait(timeout=30)
+        stat = Memory(home, model="evidence").usage().get(key)
+        assert stat is None or stat.hits == 0
+    finally:
+        if server.poll() is None:
+            client.stop(str(home), wait=0)
+            server.wait(timeout=30)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import HOOKS, example_home
 
 from talos.hooks import agents, client, log, scope
 from talos.hooks.context import Responder, budget, session_picks
@@ -831,5 +832,43 @@ def test_a_chinese_request_of_one_content_word_and_a_character_gets_context(
         out = r.answer("claude-code", {"hook_event_name": "UserPromptSubmit", "prompt": q})
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
         assert context.split("\n")[1:] == ["- [fact] 朋友推荐的书:《三体》,很好看"]
+    finally:
+        r.close()
+
+
+# -- a prompt about nothing in the home --------------------------------------------------------
+
+
+def test_a_hook_gives_the_rows_recall_gives_for_a_prompt_sharing_a_task_word(
+    tmp_path: Path,
+) -> None:
+    """Through the hooks the quickstart home gives the rows recall gives for a prompt sharing
+    a rare word with them (tests/test_relevance.py, the quickstart's unrelated tasks):
+    claude-code 'fix my bicycle tire' two skill rows, gemini 'upgrade my phone' the
+    rust-upgrade rows, no body. Decided with recall's rule (SPEC §6.1 rule 5, §9.5: the hook
+    delivers what recall delivers)."""
+
+    def rows(out: str) -> list[str]:
+        return json.loads(out)["hookSpecificOutput"]["additionalContext"].splitlines()[1:]
+
+    home = example_home(tmp_path, HOOKS)
+    r = Responder(str(home))
+    try:
+        ok = {"hook_event_name": "UserPromptSubmit", "prompt": "which port does staging use"}
+        assert "port 8080" in r.answer("claude-code", ok)
+        cc = {"hook_event_name": "UserPromptSubmit", "prompt": "fix my bicycle tire"}
+        assert rows(r.answer("claude-code", cc)) == [
+            "- [skill] log-triage — Triage an error log - group errors by pattern and time, "
+            "then suggest fixes",
+            "- [skill] rust-upgrade — Upgrade rust dependencies and fix the build errors that "
+            "follow",
+        ]
+        gem = {"hook_event_name": "BeforeAgent", "prompt": "upgrade my phone"}
+        assert rows(r.answer("gemini", gem)) == [
+            "- [skill] rust-upgrade — Upgrade rust dependencies and fix the build errors that "
+            "follow",
+            "- [fact] (2026-08-20) Run cargo update in a branch and read the lock file diff "
+            "before upgrading rust dependencies",
+        ]
     finally:
         r.close()

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import click.testing
 import pytest
+import typer
 from helpers import session_line
+from helpers import session_line as _session
+
+from talos.cli import app, app_for
 
 #: ``python -m talos ARGS``, then ``sys.modules`` (sorted, JSON) into the file ``$MODULES``.
 RUN = (
@@ -160,3 +166,85 @@ def test_a_bad_lang_or_model_in_talos_toml_is_still_refused(
     )
     assert proc.returncode == 1
     assert f"{small / 'talos.toml'}{says}" in proc.stderr
+
+
+# -- a command's app built alone behaves as the full app ---------------------------------------
+
+
+CLI_CASES = [
+    ["recall"],
+    ["recall", "kettle", "-k", "x", "--json"],
+    ["recall", "kettle tea"],
+    ["recall", "kettle tea", "--json"],
+    ["recall", "q", "--at", "2025-13-01", "--json"],
+    ["recall", "q", "--lang", "fr", "--json"],
+    ["recall", "q", "--scope", "", "--json"],
+    ["recall", "--", "--help"],
+    ["recall", "q", "--json", "--", "x"],
+    ["recall", "-h", "--json"],
+    ["recall", "q", "--home"],
+    ["recall", "--install-completion"],
+    ["explain", "kettle", "--why-not", "--json"],
+    ["explain", "kettle", "--plain"],
+    ["explain", "q", "-k", "-1", "--json"],
+    ["get", "editor"],
+    ["get", "editor", "--json"],
+    ["get", "region", "--json"],
+    ["conflicts", "--plain"],
+    ["remember", "x y z", "--source", "tool", "--json"],
+    ["remember", "kettle is hot", "--key", "k.x", "--json"],
+    ["remember", "editor = nano", "--key", "editor", "--source", "reflect", "--json"],
+    ["resolve", "editor", "--keep", "nosuch", "--json"],
+    ["restore", "nosuch", "--json"],
+    ["revoke", "--ref", "nothing", "--json"],
+    ["history", "editor", "--json"],
+    ["index", "--check", "--json"],
+    ["index", "--rebuild", "--json"],
+    ["dead", "--json"],
+    ["forget", "--dry-run", "--json"],
+    ["scan", "--json"],
+    ["doctor", "--json"],
+    ["report", "--json"],
+    ["init", "--example", "--json"],
+    ["mcp", "extra"],
+    ["--json", "recall", "q"],
+    ["nosuch", "--json"],
+]
+
+
+def _cli_home(root: Path) -> Path:
+    home = root
+    (home / ".talos" / "sessions").mkdir(parents=True)
+    (home / "memory.md").write_text(
+        "- kettle tea is oolong\n"
+        "- editor = helix <!-- user 2025-01-01 key=editor -->\n"
+        "- editor = vim <!-- user 2025-02-01 key=editor -->\n"
+        "- region eu <!-- reflect 2025-01-01 until=2025-02-01 key=region -->\n"
+    )
+    (home / ".talos" / "sessions" / "a.jsonl").write_text(_session("kettle tea brew"))
+    return home
+
+
+def test_one_command_app_runs_like_the_full_app_on_a_populated_home(tmp_path: Path) -> None:
+    runner = click.testing.CliRunner()
+    full = typer.main.get_command(app)
+    for n, args in enumerate(CLI_CASES):
+        seen = {}
+        for which, command in (("want", full), ("got", typer.main.get_command(app_for(args)))):
+            home = _cli_home(tmp_path / f"{which}-{n}")
+            res = runner.invoke(
+                command, args, env={"COLUMNS": "100", "TALOS_HOME": str(home)}, input="n\n"
+            )
+            seen[which] = (
+                res.exit_code,
+                *(
+                    re.sub(
+                        r'"seconds": [0-9.]+|\br[0-9a-f]{10}\b',
+                        "X",
+                        text.replace(str(home), "HOME"),
+                    )
+                    for text in (res.stdout, res.stderr)
+                ),
+            )
+            assert res.exception is None or isinstance(res.exception, SystemExit), args
+        assert seen["got"] == seen["want"], args

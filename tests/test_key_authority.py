@@ -135,3 +135,49 @@ def test_resolve_history_and_override_take_any_spelling(make_home) -> None:
     assert mem.resolve("ＥＤＩＴＯＲ", "ra") == ["rb"]
     assert Memory(home).get("editor").value == "vim"
     assert [e["id"] for e in Memory(home).history("Editor")] == ["rb"]
+
+
+# -- a model's record in another scope ---------------------------------------------------------
+
+
+def test_a_model_record_in_another_scope_never_stands_in_for_the_persons(make_home) -> None:
+    """The failing input: the person's ``editor = vim`` (global); an MCP server started with
+    ``--scope project:alpha,global``; the model remembers ``editor = emacs`` with key editor
+    (written to the first scope, alpha). Before: stored "active", and ``get editor`` in that
+    server returned the model's emacs — the first scope wins — over the person's own value.
+    Now a model-written record is shadowed by the person's record of its key in any
+    authorized scope: the write says so, and get and recall give the person's value."""
+    home = make_home(memory="- editor = vim <!-- user 2026-01-01 id=rvim key=editor -->\n")
+    mem = Memory(home, scopes=["project:alpha", "global"], index=False)
+    server = build_server(mem)
+    res = asyncio.run(server.call_tool("remember", {"text": "editor = emacs", "key": "editor"}))
+    written = res.structured_content if hasattr(res, "structured_content") else res[1]
+    assert written["status"] == "shadowed"
+    got = asyncio.run(server.call_tool("get", {"key": "editor"}))
+    got = got.structured_content if hasattr(got, "structured_content") else got[1]
+    assert (got["reason"], got["value"], got["inferred"]) == ("ok", "vim", False)
+    text = mem.recall("which editor do i use").text
+    assert "editor = vim" in text and "emacs" not in text
+    why = {w.node.text: (w.reason, w.detail) for w in mem.why_not("which editor emacs")}
+    assert why["editor = emacs"] == ("shadowed", "rvim")
+
+
+def test_an_allowed_tool_write_in_another_scope_is_shadowed_too(make_home) -> None:
+    """Variant: with ``--allow-tool-writes`` and a ``tool`` source with a ref (rank of the
+    person's own), in the other scope order (global first, the model writing to global
+    while the person's record is in alpha): still shadowed, in every reader."""
+    home = make_home(
+        memory="- editor = vim <!-- user 2026-01-01 id=rvim key=editor scope=project:alpha -->\n"
+    )
+    mem = Memory(home, scopes=["global", "project:alpha"], index=False)
+    server = build_server(mem, allow_tool_writes=True)
+    res = asyncio.run(
+        server.call_tool(
+            "remember",
+            {"text": "editor = emacs", "key": "editor", "source": "tool", "ref": "run:9"},
+        )
+    )
+    written = res.structured_content if hasattr(res, "structured_content") else res[1]
+    assert written["status"] == "shadowed"
+    assert mem.get("editor").value == "vim"
+    assert Memory(home, scopes=["global"], index=False).get("editor").value == "emacs"

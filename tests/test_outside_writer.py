@@ -11,6 +11,8 @@ of 600 person lines in six runs (``python tests/test_outside_writer.py``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import stat
@@ -23,49 +25,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import PERSON_WRITER, log_ops
+from mcp.server.mcpserver.exceptions import ToolError
 from typer.testing import CliRunner
 
 from talos import Memory, audit, shared_file, write_txn, writer
 from talos.cli import app
 from talos.doctor import diagnose
+from talos.errors import InputError
 from talos.fsutil import NotRegularFile
 from talos.home import resolve_paths
+from talos.mcp_server import build_server
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX rename semantics")
 
 #: Person lines written in the race (the acceptance asks for at least 500).
 PERSON_LINES = 600
 
-PERSON = textwrap.dedent(
-    """
-    import os, random, sys, time
-    from pathlib import Path
-
-    mf, go, done, n = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
-    while not go.exists():
-        time.sleep(0.001)
-    rng = random.Random(7)
-    busy = sorted(mf.parent.glob("busy-*"))  # one per talos process, until it wrote enough
-    i = 0
-    stop = time.monotonic() + 20
-    # n lines at least, and on until every talos process has done its rounds meanwhile
-    while i < n or (time.monotonic() < stop and any(b.exists() for b in busy)):
-        if i % 4 == 3:  # an editor save: read, write a temp file, rename it over memory.md
-            data = mf.read_bytes()
-            if data and not data.endswith(b"\\n"):
-                data += b"\\n"
-            tmp = mf.with_name(".memory.md.swp")
-            tmp.write_bytes(data + f"- person edit {i} zqp\\n".encode())
-            os.replace(tmp, mf)
-        else:  # echo "- ..." >> memory.md
-            with open(mf, "ab") as f:
-                f.write(f"- person append {i} zqp\\n".encode())
-        time.sleep(rng.uniform(0, 0.004))
-        i += 1
-    done.touch()
-    print(i)
-    """
-)
 
 TALOS = textwrap.dedent(
     """
@@ -130,7 +106,7 @@ def race(home: Path, person_lines: int) -> tuple[int, int, list[str]]:
         for role in ROLES
     ]
     person = subprocess.Popen(
-        [sys.executable, "-c", PERSON, str(mf), str(go), str(done), str(person_lines)],
+        [sys.executable, "-c", PERSON_WRITER, str(mf), str(go), str(done), str(person_lines)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -642,3 +618,566 @@ def test_a_full_disk_during_an_append_leaves_no_half_line(make_home, monkeypatch
     log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
     assert [e["op"] for e in log] == ["remember", "abort"]
     assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+
+
+# -- a line being written, links, read-only files, cp, and other programs mid-write ------------
+
+
+MINE = "- i wrote this line myself\n"
+
+
+def cli(home: Path, *args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(app, [*args, "--home", str(home)], env={"COLUMNS": "200"})
+
+
+#: A person's process that appends to memory.md through one descriptor held open: ``argv[2]``
+#: is written first, then (after ``argv[4]`` seconds) ``argv[3]``, in pieces of a line or
+#: whole lines every 0.1 s (``argv[5]`` lines), like ``{ printf …; sleep …; } >> memory.md``
+#: or ``cat >> memory.md``. It touches ``argv[6]`` once the first write is in the file.
+HOLDER = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    mf, first, rest, pause, lines, ready = sys.argv[1:7]
+    fd = os.open(mf, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, first.encode())
+    Path(ready).touch()
+    time.sleep(float(pause))
+    os.write(fd, rest.encode())
+    for i in range(int(lines)):
+        time.sleep(0.1)
+        os.write(fd, f"- typed line {i}\\n".encode())
+    os.close(fd)
+    """
+)
+
+
+def hold(mf: Path, first: str, rest: str, pause: float, lines: int = 0) -> subprocess.Popen:
+    ready = mf.with_name("ready")
+    ready.unlink(missing_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(mf), first, rest, str(pause), str(lines), str(ready)]
+    )
+    deadline = time.monotonic() + 10
+    while not ready.exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.005)
+    return proc
+
+
+def test_a_line_being_written_is_never_split_by_an_append(make_home) -> None:
+    """The failing input: a person's process writes ``- half a line`` to memory.md, and
+    `` and its other half`` a moment later (one line in two writes, as a long ``echo`` or
+    ``{ printf …; printf …; } >> memory.md`` does), while ``talos remember`` appends. Before:
+    talos ended the unfinished line with a newline and appended, so the person's line came
+    out as ``- half a line`` / talos's line / `` and its other half``. Now talos waits for a
+    line someone is still writing."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    person = hold(mf, "- half a line", " and its other half\n", 0.3)
+    res = Memory(home, index=False).remember("the office plant needs water on fridays")
+    assert person.wait(10) == 0
+    assert mf.read_text() == f"{MINE}- half a line and its other half\n{res.line}\n"
+
+
+def test_a_line_being_written_is_never_split_by_a_supersede(make_home) -> None:
+    """Variant on the replace path: a superseding ``remember`` while the person's line is
+    half-written. Before: the bytes appended after talos read the file were carried after
+    its edit, splitting the line the same way."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    person = hold(mf, "- half a line", " and its other half\n", 0.3)
+    helix = mem.remember("editor = helix", key="editor")
+    assert person.wait(10) == 0
+    assert helix.superseded == [vim.id]
+    assert mf.read_text() == f"{MINE}{helix.line}\n- half a line and its other half\n"
+
+
+def test_a_file_held_open_for_writing_is_not_replaced_under_its_writer(
+    make_home, monkeypatch
+) -> None:
+    """The failing input: a person typing into ``cat >> memory.md`` (one descriptor held
+    open, a line every 0.1 s) while ``talos remember … --key editor`` supersedes. Before:
+    talos replaced the file, carried the writer's lines for one second, warned, and every
+    line typed after that went to the replaced file, which has no name: lost, while doctor
+    said the home was healthy. Now talos waits for the writer and, when it stays, changes
+    nothing and says so; the plain appends of other writes still work meanwhile."""
+    monkeypatch.setattr(shared_file, "DRAIN_SECONDS", 0.2)
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    person = hold(mf, "- typed first\n", "", 0.0, lines=8)
+    with pytest.raises(shared_file.HeldOpen) as e:
+        mem.remember("editor = helix", key="editor")
+    assert str(e.value) == (
+        f"{mf}: another program holds it open for writing (waited 0.2 s); talos changed "
+        "nothing, so nothing that program writes is lost. Close it (or let it finish) and "
+        "try again"
+    )
+    note = mem.remember("the office plant needs water on fridays")  # an append is safe
+    assert person.wait(10) == 0
+    lines = mf.read_text().splitlines()
+    assert [ln for ln in lines if ln.startswith("- typed")] == ["- typed first"] + [
+        f"- typed line {i}" for i in range(8)
+    ]
+    assert vim.line in lines and note.line in lines
+    assert log_ops(home) == ["remember", "commit", "remember", "commit"]  # nothing else tried
+    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert mem.remember("editor = helix", key="editor").superseded == [vim.id]
+
+
+EDITOR = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    mf, ready = sys.argv[1:3]
+    fd = os.open(mf, os.O_RDWR)  # an editor that keeps its file open and saves in place
+    text = os.pread(fd, 1 << 20, 0)
+    Path(ready).touch()
+    time.sleep(0.8)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text + b"- saved by my editor\\n", 0)
+    os.close(fd)
+    """
+)
+
+
+def test_an_editor_that_holds_the_file_and_saves_late_keeps_its_save(
+    make_home, monkeypatch
+) -> None:
+    """Variant: an editor that opened memory.md read-write and saves in place 0.8 s later.
+    Before: talos replaced the file meanwhile, so the save went to the replaced file and the
+    person's whole save was lost. Now the replace waits, then refuses; the save lands."""
+    monkeypatch.setattr(shared_file, "DRAIN_SECONDS", 0.2)
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    ready = home / "ready"
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(mf), str(ready)])
+    while not ready.exists():
+        time.sleep(0.005)
+    with pytest.raises(shared_file.HeldOpen):
+        mem.remember("editor = helix", key="editor")
+    assert editor.wait(10) == 0
+    assert mf.read_text() == f"{MINE}{vim.line}\n- saved by my editor\n"
+
+
+def test_memory_md_turned_into_a_link_meanwhile_stays_a_link(make_home, monkeypatch) -> None:
+    """The failing input: while ``remember … --key editor`` supersedes, the person moves
+    memory.md into a dotfiles folder and links it back (``mv memory.md dot/real.md; ln -s
+    dot/real.md memory.md``). Before: talos's identity checks followed the new link to the
+    same inode and its swap replaced the *link* with a regular file: dot/real.md kept the old
+    content, and the person's later edits of it never reached memory.md. Now a link put in
+    place of the file is a change: the edit is redone through the link."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    real = audit.Txn.prepare
+
+    def prepare_then_person_links(self: audit.Txn, records: list[dict[str, Any]]) -> None:
+        real(self, records)
+        if not (home / "dot").exists():
+            (home / "dot").mkdir()
+            os.replace(mf, home / "dot" / "real.md")
+            os.symlink("dot/real.md", mf)
+
+    monkeypatch.setattr(audit.Txn, "prepare", prepare_then_person_links)
+    helix = mem.remember("editor = helix", key="editor")
+    monkeypatch.undo()
+    assert mf.is_symlink()
+    assert (home / "dot" / "real.md").read_text() == f"{MINE}{helix.line}\n"
+    assert helix.superseded == [vim.id]
+    assert audit.verify(home / ".talos" / "audit.jsonl", resolve_paths(home).memory_file) == []
+
+
+def test_a_link_swapped_in_right_before_the_exchange_is_put_back(make_home, monkeypatch) -> None:
+    """Variant: the link appears after talos's last look, in the instant before its atomic
+    exchange. The file swapped out is then the link, not the file read: it is swapped back,
+    and the edit redone through it."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    real = shared_file._exchange
+
+    def link_then_exchange(a: Path, b: Path) -> bool:
+        if b == mf and not (home / "dot").exists():
+            (home / "dot").mkdir()
+            os.replace(mf, home / "dot" / "real.md")
+            os.symlink("dot/real.md", mf)
+        return real(a, b)
+
+    monkeypatch.setattr(shared_file, "_exchange", link_then_exchange)
+    a, b = home / "probe-a", home / "probe-b"
+    a.write_text("a")
+    b.write_text("b")
+    if not real(a, b):
+        pytest.skip("no atomic exchange on this file system")
+    helix = mem.remember("editor = helix", key="editor")
+    assert mf.is_symlink()
+    assert (home / "dot" / "real.md").read_text() == f"{MINE}{helix.line}\n"
+    assert helix.superseded == [vim.id]
+
+
+def test_two_homes_sharing_a_memory_file_never_sweep_each_others_temp_file(
+    make_home, monkeypatch, tmp_path
+) -> None:
+    """The failing input: two homes whose talos.toml name one ``memory_file``, writing at once
+    (a 4-second race of superseding remembers in each). Before: each home's write swept the
+    ``.memory.md.*.tmp`` files beside memory.md as stale — its own lock said no writer was
+    active — and so deleted the other home's temp file mid-write: ``FileNotFoundError`` out
+    of ``remember``. Here the interleaving is forced: home B writes while home A's temp file
+    exists. Now every writer of a file in that folder holds one lock on the folder."""
+    a = make_home(memory=MINE, name="a")
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "talos.toml").write_text(f'memory_file = "{a / "memory.md"}"\n')
+    mem_a = Memory(a, index=False)
+    vim = mem_a.remember("editor = vim", key="editor")
+    other = textwrap.dedent(
+        """
+        import sys
+        from talos import Memory
+        print(Memory(sys.argv[1], index=False).remember("beta note from home b zz").id)
+        """
+    )
+    procs: list[subprocess.Popen] = []
+    real = shared_file._unchanged
+
+    def home_b_writes_meanwhile(snap: shared_file.Snapshot) -> bool:
+        if not procs:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", other, str(b)], stdout=subprocess.PIPE, text=True
+                )
+            )
+            # before the fix it is done at once; now it waits for home A's write
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                procs[0].wait(2.0)
+        return real(snap)
+
+    monkeypatch.setattr(shared_file, "_unchanged", home_b_writes_meanwhile)
+    helix = mem_a.remember("editor = helix", key="editor")
+    monkeypatch.undo()
+    out, _ = procs[0].communicate(timeout=60)
+    assert procs[0].returncode == 0
+    lines = (a / "memory.md").read_text().splitlines()
+    assert helix.superseded == [vim.id]
+    assert helix.line in lines and any(f"id={out.strip()}" in ln for ln in lines)
+    assert MINE.strip() in lines
+
+
+class _Person:
+    """A person's ``>>`` writing one line in two pieces through one descriptor: the first
+    piece now, the rest ``later`` seconds after, from a thread (what a long ``echo`` or
+    ``{ printf '- half'; printf ' rest\\n'; } >> memory.md`` does)."""
+
+    def __init__(self, mf: Path, first: bytes, rest: bytes, later: float = 0.05) -> None:
+        self.fd = os.open(mf, os.O_WRONLY | os.O_APPEND)
+        os.write(self.fd, first)
+        self.thread = threading.Thread(target=self._finish, args=(rest, later))
+        self.thread.start()
+
+    def _finish(self, rest: bytes, later: float) -> None:
+        time.sleep(later)
+        os.write(self.fd, rest)
+        os.close(self.fd)
+
+
+def test_a_line_begun_in_the_instant_before_the_exchange_is_not_split(
+    make_home, monkeypatch
+) -> None:
+    """The failing input, from a race (a person writing each line in two pieces 3 ms apart,
+    a superseding ``remember`` in a loop: 102 of 826 person lines split or glued in 4 s):
+    the first piece lands after talos's last look, right before its atomic exchange; the
+    rest went to the replaced file and was carried over only after the person's next line.
+    Now a file swapped out in the middle of a line is swapped back and the edit redone."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    real = shared_file._exchange
+    people: list[_Person] = []
+
+    def person_begins_a_line_then_exchange(a: Path, b: Path) -> bool:
+        if b == mf and not people:
+            people.append(_Person(mf, b"- half a line", b" and its other half\n"))
+        return real(a, b)
+
+    monkeypatch.setattr(shared_file, "_exchange", person_begins_a_line_then_exchange)
+    helix = mem.remember("editor = helix", key="editor")
+    people[0].thread.join()
+    assert helix.superseded == [vim.id]
+    assert mf.read_text() == f"{MINE}{helix.line}\n- half a line and its other half\n"
+
+
+def test_an_append_that_lands_inside_a_line_being_written_is_moved_after_it(
+    make_home, monkeypatch
+) -> None:
+    """Variant on the append path (3 of 927 lines in the same race, after the wait for a
+    line in progress): the person's first piece lands in the microseconds between talos's
+    last look and its write, so talos's line is glued onto it. Now the append sees where it
+    landed and moves its line after the person's, once that is finished."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    inode = mf.stat().st_ino
+    real = os.write
+    people: list[_Person] = []
+
+    def write(fd: int, data: Any) -> int:
+        if not people and os.fstat(fd).st_ino == inode and bytes(data).endswith(b"-->\n"):
+            people.append(_Person(mf, b"- half a line", b" and its other half\n"))
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    res = Memory(home, index=False).remember("the office plant needs water on fridays")
+    monkeypatch.undo()
+    people[0].thread.join()
+    assert mf.read_text() == f"{MINE}- half a line and its other half\n{res.line}\n"
+    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+
+
+def test_a_read_only_memory_md_is_not_rewritten_by_a_supersede(make_home, monkeypatch) -> None:
+    """The failing input: ``chmod a-w memory.md``, then ``remember … --key editor`` (as a
+    person, not root). The append of a plain remember is refused by the system, but the
+    superseding write replaced the read-only file all the same (a rename needs only the
+    folder). Now a replace is refused alike: the error names memory.md, nothing changes."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    before = mf.read_bytes()
+    real = os.access
+
+    def access(path: Any, mode: int, **kw: Any) -> bool:  # what a non-root person gets
+        if Path(path) == mf and mode & os.W_OK:
+            return False
+        return real(path, mode, **kw)
+
+    monkeypatch.setattr(os, "access", access)
+    res = cli(home, "remember", "editor = helix", "--key", "editor")
+    assert res.exit_code == 1
+    assert res.stderr == (
+        f"talos remember: {mf}: permission denied: make it (and its folder) readable and "
+        "writable for you, and try again\n"
+    )
+    assert mf.read_bytes() == before
+    assert log_ops(home) == ["remember", "commit"]
+    monkeypatch.undo()
+    assert mem.get("editor").record.fields["id"] == vim.id
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes a read-only file anyway")
+def test_a_read_only_memory_md_refuses_every_write(make_home) -> None:
+    """Variant with a real ``chmod 444`` (run as a person): append and replace alike."""
+    home = make_home(memory=MINE + "- editor = vim <!-- user 2026-01-01 key=editor -->\n")
+    mf = home / "memory.md"
+    mf.chmod(0o444)
+    before = mf.read_bytes()
+    for args in (["a plain fact here"], ["editor = helix", "--key", "editor"]):
+        res = cli(home, "remember", *args)
+        assert res.exit_code == 1 and "permission denied" in res.stderr
+    assert mf.read_bytes() == before
+
+
+def test_memory_md_deleted_right_before_the_exchange_is_a_change(make_home, monkeypatch) -> None:
+    """The failing input: the person deletes memory.md in the instant before talos's atomic
+    exchange. Before: "memory.md: it does not exist: check the path" (the write failed).
+    Now it is a change like any other: the edit is redone on what is there (nothing), and
+    the deleted lines are not brought back."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    mem.remember("editor = vim", key="editor")
+    real = shared_file._exchange
+    gone: list[bool] = []
+
+    def delete_then_exchange(a: Path, b: Path) -> bool:
+        if b == mf and not gone:
+            gone.append(True)
+            mf.unlink()
+        return real(a, b)
+
+    monkeypatch.setattr(shared_file, "_exchange", delete_then_exchange)
+    helix = mem.remember("editor = helix", key="editor")
+    assert gone and helix.superseded == []
+    assert mf.read_text() == f"{helix.line}\n"
+    assert list(home.glob(".memory.md.*")) == []
+
+
+def test_one_huge_write_cannot_make_memory_md_unreadable(make_home, monkeypatch) -> None:
+    """The failing input (scaled down: the bound made 8 KB, under the 10,000 characters a
+    fact may hold, tests/test_mcp_bounds.py; it was 300,000 characters): one ``remember``
+    over MCP. Before: appended, memory.md passed the size talos
+    reads, and from then on recall had no facts at all and every write was refused
+    (``FileTooLarge``) — one model call took the person's whole memory away. Now no write
+    takes memory.md past the bound; the facts stay readable."""
+    from talos import fsutil
+
+    monkeypatch.setattr(fsutil, "MAX_MEMORY_BYTES", 8_000)
+    home = make_home(memory=MINE + "- the build uses make\n")
+    mf = resolve_paths(home).memory_file
+    mem = Memory(home, index=False)
+    server = build_server(mem)
+    with pytest.raises(ToolError) as e:
+        asyncio.run(server.call_tool("remember", {"text": "x " * 4_500}))
+    assert str(e.value) == (
+        f"Error executing tool remember: {mf}: this write would make it 9,102 bytes long, "
+        "more than the 8,000 talos reads; nothing was changed (remove lines you no longer "
+        "need)"
+    )
+    assert (home / "memory.md").read_text() == MINE + "- the build uses make\n"
+    assert "the build uses make" in mem.recall("build make").text
+    # variant: a superseding write (a replace) that would grow past the bound
+    vim = mem.remember("editor = vim", key="editor")
+    with pytest.raises(InputError):
+        mem.remember("editor = " + "x" * 9_000, key="editor")
+    assert mem.get("editor").record.fields["id"] == vim.id
+
+
+def test_doctor_names_a_long_record_lost_to_an_outside_edit_in_one_short_line(make_home) -> None:
+    """Found in the SIGKILL race: a person's editor saved an older copy over a 6,000-
+    character record talos had just appended; doctor said what to do, correctly, but printed
+    the whole text in the sentence. The text is cut at 80 characters."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    res = Memory(home, index=False).remember("talos note " + "w " * 3000)
+    mf.write_text(MINE)  # the editor's older copy
+    found = [
+        o.message
+        for o in audit.outside_edits(
+            home / ".talos" / "audit.jsonl", resolve_paths(home).memory_file
+        )
+    ]
+    assert found == [
+        f"record {res.id} 'talos note{' w' * 35}…' is not in memory.md: it was removed "
+        "outside talos (by hand, or an editor saved an older copy over it); talos restore "
+        f"{res.id} brings it back (talos doctor --ack if you meant it)"
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_a_replace_keeps_memory_md_owned_by_its_person(make_home) -> None:
+    """The failing input: a person's 0600 memory.md, and ``sudo talos remember … --key
+    editor`` (a superseding write as root). Before: the new file was root's, 0600 — its
+    owner could no longer read their own memory. Now the owner and group are kept."""
+    import pwd
+
+    nobody = pwd.getpwnam("nobody")
+    home = make_home(memory=MINE + "- editor = vim <!-- user 2026-01-01 key=editor -->\n")
+    mf = home / "memory.md"
+    os.chown(mf, nobody.pw_uid, nobody.pw_gid)
+    mf.chmod(0o600)
+    Memory(home, index=False).remember("editor = helix", key="editor")
+    st = mf.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (nobody.pw_uid, nobody.pw_gid, 0o600)
+    assert "editor = helix" in mf.read_text()
+
+
+def test_a_line_finished_right_after_the_exchange_is_not_split(make_home, monkeypatch) -> None:
+    """Variant (the same race, 2 to 4 of ~1300 lines split after the first fix): the first
+    piece lands before the exchange and is carried over right after it, and the rest
+    arrives in the old file a moment later, before talos's last look — so the old file
+    looked complete, the rest was carried only later, after the person's next line. Now
+    half a line carried over right after the exchange swaps the file back."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    real_exchange, real_carry = shared_file._exchange, shared_file.Snapshot._carry_to
+    fds: list[int] = []
+
+    def person_begins_then_exchange(a: Path, b: Path) -> bool:
+        if b == mf and not fds:
+            fds.append(os.open(mf, os.O_WRONLY | os.O_APPEND))
+            os.write(fds[0], b"- half a line")
+        return real_exchange(a, b)
+
+    def carry_then_person_finishes(snap: Any, dest: Path, *args: Any, **kw: Any) -> bytes:
+        got = real_carry(snap, dest, *args, **kw)
+        if dest == mf and fds and got.endswith(b"half a line"):
+            os.write(fds[0], b" and its other half\n")  # to the file swapped out
+            os.close(fds[0])
+            with open(mf, "ab") as f:  # and the person's next line, to what is there now
+                f.write(b"- my next line\n")
+        return got
+
+    monkeypatch.setattr(shared_file, "_exchange", person_begins_then_exchange)
+    monkeypatch.setattr(shared_file.Snapshot, "_carry_to", carry_then_person_finishes)
+    helix = mem.remember("editor = helix", key="editor")
+    assert helix.superseded == [vim.id]
+    assert mf.read_text() == (
+        f"{MINE}{helix.line}\n- half a line and its other half\n- my next line\n"
+    )
+
+
+COPY = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    mf, src, ready = sys.argv[1:4]
+    data = Path(src).read_bytes()
+    cut = data.index(b"\\n", len(data) // 2) + 1  # a buffer boundary that falls on a newline
+    fd = os.open(mf, os.O_WRONLY | os.O_TRUNC)  # what cp does to an existing file
+    os.write(fd, data[:cut])
+    Path(ready).touch()
+    time.sleep(0.3)
+    os.write(fd, data[cut:])
+    os.close(fd)
+    """
+)
+
+
+def test_a_supersede_while_cp_writes_the_file_decides_on_all_of_it(make_home) -> None:
+    """The failing input: ``cp backup.md memory.md`` (truncate, then the content in pieces)
+    while ``remember … --key editor`` supersedes; the backup's ``editor`` record is in its
+    second half. Before: talos read the first half, waited for cp, took the second half for
+    lines appended meanwhile, and appended its new record without superseding the old one:
+    a conflict nobody asked for. Now, after waiting for a writer, the edit is redone on the
+    whole file."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    backup = home / "backup.md"
+    backup.write_text("".join(f"- an old note number {i}\n" for i in range(40)) + vim.line + "\n")
+    ready = home / "ready"
+    cp = subprocess.Popen([sys.executable, "-c", COPY, str(mf), str(backup), str(ready)])
+    while not ready.exists():
+        time.sleep(0.005)
+    helix = mem.remember("editor = helix", key="editor")
+    assert cp.wait(10) == 0
+    assert helix.superseded == [vim.id]
+    assert mem.get("editor").value == "helix"
+    assert mf.read_text() == backup.read_text().replace(vim.line + "\n", "") + helix.line + "\n"
+
+
+def test_a_rewrite_while_cp_writes_the_file_decides_on_all_of_it(make_home) -> None:
+    """Variant on the replace path: the backup cp writes holds one record of the key in its
+    first half (so talos plans a rewrite) and another in its second. Before, the second half
+    was carried over as appended lines and its record survived the supersede: helix against
+    nano, a conflict. Now the rewrite is redone on the whole file."""
+    home = make_home(memory=MINE)
+    mf = home / "memory.md"
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    nano = "- editor = nano <!-- user 2026-01-02 id=rnano key=editor -->"
+    notes = "".join(f"- an old note number {i}\n" for i in range(40))
+    (home / "backup.md").write_text(f"{vim.line}\n{notes}{nano}\n")
+    mf.write_text(f"{vim.line}\n")
+    ready = home / "ready"
+    cp = subprocess.Popen(
+        [sys.executable, "-c", COPY, str(mf), str(home / "backup.md"), str(ready)]
+    )
+    while not ready.exists():
+        time.sleep(0.005)
+    helix = mem.remember("editor = helix", key="editor")
+    assert cp.wait(10) == 0
+    assert sorted(helix.superseded) == sorted([vim.id, "rnano"])
+    assert mem.get("editor").value == "helix"
+    assert mf.read_text() == f"{notes}{helix.line}\n"

@@ -10,7 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from helpers import home_of
+from typer.testing import CliRunner
+
 from talos import Memory
+from talos.cli import app
 
 MEMORY = (
     "- tea is green\n- tea is hot and green\n- tea comes from china\n"
@@ -52,3 +56,56 @@ def test_active_nodes_under_the_threshold_are_below_threshold(
         ("below-threshold", "", 0.04, "the kettle boils water for tea"),
         ("below-threshold", "", 0.04, "zebra stripes"),
     ]
+
+
+# -- why_not uses the analyzer -----------------------------------------------------------------
+
+
+def test_why_not_uses_the_analyzer(tmp_path: Path) -> None:
+    """why_not matched excluded records by SPEC §4 keywords: 'answers' and 'ａｎｓｗｅｒ' named
+    nothing of an expired 'answer' fact."""
+    home = home_of(
+        tmp_path,
+        "- Keep each answer short <!-- user 2026-01-01 until=2026-02-01 -->\n"
+        "- The cat is called Miso\n",
+    )
+    mem = Memory(home, model="evidence")
+    want = [("expired", "Keep each answer short")]
+    assert [(w.reason, w.node.text) for w in mem.why_not("answer")] == want
+    assert [(w.reason, w.node.text) for w in mem.why_not("answers")] == want
+    assert [(w.reason, w.node.text) for w in mem.why_not("ａｎｓｗｅｒ")] == want
+
+
+# -- why_not on hostile and degenerate queries -------------------------------------------------
+
+
+runner = CliRunner()
+
+
+def test_why_not_rows_never_print_a_control_character(make_home) -> None:
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    facts = "".join(
+        f"- the {w} cluster deploy region is {w}-west {i}\n" for i, w in enumerate(words)
+    )
+    evil = "- deploy region \x1b[2J\x1b[Hwiped out <!-- user 2025-01-01 -->\n"
+    home = make_home(memory=facts + evil)
+    res = runner.invoke(
+        app, ["explain", "--home", str(home), "deploy region", "--why-not", "--plain", "-k", "20"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "wiped out" in res.output
+    assert "\x1b" not in res.output and "\r" not in res.output
+
+
+def test_why_not_of_only_stop_words_says_so(make_home) -> None:
+    home = make_home(memory="- the deploy region is eu-west\n- it is what it is\n")
+    res = runner.invoke(app, ["explain", "--home", str(home), "the of and it is", "--why-not"])
+    assert res.exit_code == 0, res.output
+    assert "Traceback" not in res.output
+
+
+def test_a_huge_query_to_why_not_is_a_clear_error_or_answer(make_home) -> None:
+    home = make_home(memory="- the deploy region is eu-west\n")
+    q = "deploy " * 200_000
+    res = runner.invoke(app, ["explain", "--home", str(home), q, "--why-not"])
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception

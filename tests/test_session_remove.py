@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-import test_session_append
+from helpers import SESSION_QUERIES, direct_rows, explain_rows, session_text
 from helpers import session_line as _session
-from test_session_append import QUERIES, _direct, _rows, _text
 
 import talos.index
 from talos import Memory
@@ -30,7 +29,6 @@ from talos.home import resolve_paths
 from talos.index import Index
 
 WORDS = ["a", "b", "c", "d", "e", "zz", "中文"]
-ways = test_session_append.ways  # the fixture: build, extend or remove per block made
 
 
 def _nodes(b: EpisodeBlock) -> list[Any]:
@@ -132,18 +130,18 @@ def test_the_reported_input_removal_does_not_merge_every_episode_again(
     """Sessions removed (the oldest, some in the middle, the newest): the kept Memory and a
     new process remove them from the block — no build — and answer like the files."""
     rng = random.Random(13)
-    sessions = {f"2026-01-{i:02d}.jsonl": _session(_text(rng)) for i in range(1, 29)}
+    sessions = {f"2026-01-{i:02d}.jsonl": _session(session_text(rng)) for i in range(1, 29)}
     home = make_home(memory="- kettle tea fact\n- deploy region fact\n", sessions=sessions)
     folder = home / ".talos" / "sessions"
     kept = Memory(home)
-    assert _rows(kept) == _direct(home)
+    assert explain_rows(kept) == direct_rows(home)
     del ways[:]
     for gone in (["01", "02"], ["10", "14", "15"], ["28"], ["27", "26"]):
         for day in gone:
             (folder / f"2026-01-{day}.jsonl").unlink()
-        assert _rows(kept) == _direct(home), gone
+        assert explain_rows(kept) == direct_rows(home), gone
         with Memory(home) as other:
-            assert _rows(other) == _direct(home), gone
+            assert explain_rows(other) == direct_rows(home), gone
         made = len(ways)
         assert Index(resolve_paths(home)).check() == []
         del ways[made:]  # the check brings the stored block up to date too
@@ -160,14 +158,14 @@ def test_a_session_between_the_newest_left_and_a_removed_newer_one_builds(
     home = make_home(sessions={f"2026-02-{i:02d}.jsonl": _session(f"kettle {i}") for i in (1, 9)})
     folder = home / ".talos" / "sessions"
     kept = Memory(home)
-    assert _rows(kept) == _direct(home)
+    assert explain_rows(kept) == direct_rows(home)
     (folder / "2026-02-09.jsonl").unlink()
-    assert _rows(kept) == _direct(home)
+    assert explain_rows(kept) == direct_rows(home)
     del ways[:]
     (folder / "2026-02-05.jsonl").write_text(_session("kettle tea new"))
-    assert _rows(kept) == _direct(home)
+    assert explain_rows(kept) == direct_rows(home)
     with Memory(home) as other:
-        assert _rows(other) == _direct(home)
+        assert explain_rows(other) == direct_rows(home)
     assert ways == ["build"]
 
 
@@ -175,16 +173,18 @@ def test_every_session_removed_and_new_ones_after(
     make_home: Callable[..., Path], ways: list[str]
 ) -> None:
     home = make_home(
-        sessions={f"2026-03-{i:02d}.jsonl": _session(_text(random.Random(i))) for i in range(1, 6)}
+        sessions={
+            f"2026-03-{i:02d}.jsonl": _session(session_text(random.Random(i))) for i in range(1, 6)
+        }
     )
     folder = home / ".talos" / "sessions"
     kept = Memory(home)
-    assert _rows(kept) == _direct(home)
+    assert explain_rows(kept) == direct_rows(home)
     for f in folder.iterdir():
         f.unlink()
-    assert _rows(kept) == _direct(home) == {q: [] for q in QUERIES}
+    assert explain_rows(kept) == direct_rows(home) == {q: [] for q in SESSION_QUERIES}
     (folder / "2026-03-20.jsonl").write_text(_session("kettle tea"))
-    assert _rows(kept) == _direct(home)
+    assert explain_rows(kept) == direct_rows(home)
     assert "build" not in ways[1:]
 
 
@@ -197,21 +197,21 @@ def test_a_pruned_log_brings_an_old_block_up_from_the_stored_one(
     monkeypatch.setattr(talos.index.blocks, "STORE_AFTER", 2)
     rng = random.Random(14)
     home = make_home(
-        sessions={f"2026-04-{i:02d}.jsonl": _session(_text(rng)) for i in range(1, 13)}
+        sessions={f"2026-04-{i:02d}.jsonl": _session(session_text(rng)) for i in range(1, 13)}
     )
     folder = home / ".talos" / "sessions"
     kept = Memory(home)
-    assert _rows(kept) == _direct(home)
+    assert explain_rows(kept) == direct_rows(home)
     for day in ("03", "05", "07"):
         (folder / f"2026-04-{day}.jsonl").unlink()
     with Memory(home) as other:  # 3 removals >= STORE_AFTER: stored, log pruned
-        assert _rows(other) == _direct(home)
+        assert explain_rows(other) == direct_rows(home)
     con = sqlite3.connect(home / ".talos" / "index.db")
     assert con.execute("SELECT count(*) FROM dropped").fetchone() == (0,)
     floor = con.execute("SELECT v FROM meta WHERE k='dropped_floor'").fetchone()
     con.close()
     assert floor == ("3",)
-    assert _rows(kept) == _direct(home)  # its block has seq 0 < 3: from the stored one
+    assert explain_rows(kept) == direct_rows(home)  # its block has seq 0 < 3: from the stored one
     assert "build" not in ways[1:]
     assert Index(resolve_paths(home)).check() == []
 
@@ -234,7 +234,7 @@ def test_a_logged_removal_the_block_does_not_hold_builds_it_again(
     con.close()
     del ways[:]
     with Memory(home) as mem:
-        assert _rows(mem) == _direct(home)
+        assert explain_rows(mem) == direct_rows(home)
     assert ways == ["build"]
 
 

@@ -7,6 +7,10 @@ read-only home with existing state (``doctor``, ``dead``, ``report``, ``index``,
 file and what to do, exit 1 (doctor: a finding, exit 5), and the envelope under ``--json``;
 what can be read is still served; nothing is half-written.
 
+Lines talos did not write (nested too deeply, NaN scores, a year 9999, counts too large for
+a number, a line torn by a full disk or a kill) cost only themselves; another program's
+``usage.db`` is named and left as it was, and one held open delays a recall only briefly.
+
 A real read-only home is a read-only bind mount and a real full disk a small tmpfs (root can
 mount them here; the tests skip cleanly where it cannot). The same failures are also made by
 monkeypatching, so every command is covered without mounts.
@@ -25,6 +29,7 @@ from pathlib import Path
 import click.testing
 import pytest
 import typer
+from helpers import envelope, invoke
 
 from talos import Memory
 from talos.cli import app
@@ -437,3 +442,264 @@ def test_an_unexpected_error_is_a_sentence_and_an_envelope(
     monkeypatch.setenv("TALOS_DEBUG", "1")
     r = cli(home, "report", "--plain")
     assert isinstance(r.exception, KeyError)
+
+
+# -- lines talos did not write; another program's usage.db -------------------------------------
+
+
+#: One JSON line nested 100,000 deep: ``json.loads`` raises ``RecursionError``, which is not the
+#: ``ValueError`` every reader skipped an unreadable line for.
+DEEP = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+
+
+def _strict(text: str) -> object:
+    """Parse ``text`` as strict JSON (``NaN`` and ``Infinity`` are not JSON: jq refuses them)."""
+
+    def refuse(name: str) -> object:
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_an_audit_line_nested_too_deeply_is_skipped_not_fatal(kettle_home: Path) -> None:
+    """The failing input: one such line in ``.talos/audit.jsonl``. ``remember``, ``forget``,
+    ``revoke``, ``history`` and doctor ended in "input nested too deeply to read; check the file
+    you gave" (no file named): one bad line stopped every write. It is an unreadable entry,
+    skipped with a warning that names its line, like a torn one."""
+    mem = Memory(kettle_home)
+    mem.remember("the kettle is in the right cupboard now", key="kettle.place")
+    log = kettle_home / ".talos" / "audit.jsonl"
+    with log.open("ab") as f:
+        f.write(DEEP)
+    bad = len(log.read_bytes().splitlines())
+    r = invoke(
+        "remember",
+        "the teapot is on the shelf",
+        "--key",
+        "teapot.place",
+        "--home",
+        str(kettle_home),
+    )
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert "the teapot is on the shelf" in (kettle_home / "memory.md").read_text()
+    r = invoke("history", "teapot.place", "--home", str(kettle_home), "--json")
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert [e["op"] for e in json.loads(r.stdout)["data"]] == ["remember"]
+    r = invoke("doctor", "--home", str(kettle_home), "--json")
+    found = [f for f in json.loads(r.stdout)["data"]["findings"] if f["check"] == "audit"]
+    assert found[0]["details"] == [f".talos/audit.jsonl:{bad}: unreadable audit entry skipped"]
+    # variant: the deep line is the last one, where the next write settles open transactions
+    with log.open("ab") as f:
+        f.write(DEEP)
+    assert (
+        Memory(kettle_home).remember("the mugs are by the sink", key="mugs.place").status
+        == "active"
+    )
+
+
+def test_trace_lines_that_no_recall_wrote_are_counted_unreadable(kettle_home: Path) -> None:
+    """The failing inputs, one trace line each: nested too deeply ("input nested too deeply"
+    from report); ``"t": 1e400`` (OverflowError: "unexpected error … a bug in talos");
+    ``NaN`` and ``Infinity`` scores (``report --json`` printed ``"mean": NaN``: not JSON).
+    Variants: a time before 1970 and one in the year 9999 (a span of 2.9 million days: the
+    report took 35 s and 3.9 GB). Each is an unreadable line; the report of the rest is
+    strict JSON, and ``--html`` is written."""
+    Memory(kettle_home).recall("kettle")
+    trace = kettle_home / ".talos" / "recall_trace.jsonl"
+    good = trace.read_bytes()
+    with trace.open("ab") as f:
+        f.write(DEEP)
+        f.write(b'{"picked": [], "t": 1e400}\n')
+        f.write(b'{"picked": [{"key": "fact:x", "score": NaN, "body": false}], "t": 1780000000}\n')
+        f.write(b'{"picked": [{"key": "fact:x", "score": 1e999, "body": false}], "t": 1}\n')
+        f.write(b'{"picked": [], "t": -86400}\n')
+        f.write(b'{"picked": [], "t": 253402300000}\n')
+    r = invoke("report", "--home", str(kettle_home), "--json")
+    assert r.exit_code == 0, (r.output, r.exception)
+    data = _strict(r.stdout)["data"]  # type: ignore[index]
+    assert (data["recalls"], data["malformed_lines"]) == (1, 6)
+    assert len(data["per_day"]) == 1 and data["scores"]["count"] == 1
+    page = kettle_home / "report.html"
+    r = invoke("report", "--home", str(kettle_home), "--html", str(page), "--plain")
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert "NaN" not in page.read_text() and "Infinity" not in page.read_text()
+    assert trace.read_bytes().startswith(good)  # report changes nothing
+
+
+def test_reference_counts_too_large_for_a_number_are_read_as_zero(make_home) -> None:
+    """The failing input: a reference ``recall_hits.json`` with ``1e400`` (infinity once
+    read): importing it raised OverflowError, so ``dead``, ``forget``, ``report`` and doctor
+    ended in "unexpected error … a bug in talos" on every run (the import never completed).
+    Variant: ``1e30``, a finite number SQLite cannot store. Each unusable count is 0; the
+    others are kept."""
+    home = make_home(memory="- the kettle is in the left cupboard <!-- reflect 2026-01-01 -->\n")
+    (home / ".talos").mkdir()
+    (home / ".talos" / "recall_hits.json").write_text(
+        '{"事实:the kettle is in the left cupboard": [1e400, 3, 20000],'
+        ' "事实:an old note": [12, 1e30]}',
+        encoding="utf-8",
+    )
+    for command in ("dead", "report"):
+        r = invoke(command, "--home", str(home), "--json")
+        assert r.exit_code == 0, (command, r.output, r.exception)
+    usage = Memory(home).usage()
+    assert tuple(usage["fact:the kettle is in the left cupboard"]) == (0, 3, 20000)
+    assert tuple(usage["fact:an old note"]) == (12, 0, 0)
+
+
+def test_reference_counts_too_large_are_zero_for_talos_compat(tmp_path: Path, monkeypatch) -> None:
+    """Variant through ``talos.compat``, which keeps the counts in the reference file itself:
+    ``dead()`` raised OverflowError, and every ``recall()`` warned and counted nothing."""
+    from talos import compat
+
+    (tmp_path / "memory.md").write_text("- the kettle is in the left cupboard\n")
+    hits = tmp_path / "recall_hits.json"
+    hits.write_text('{"事实:the kettle is in the left cupboard": [1e400, 2]}', encoding="utf-8")
+    for name, value in (
+        ("MEMORY_FILE", tmp_path / "memory.md"),
+        ("SKILLS_DIR", tmp_path / "skills"),
+        ("SESS_DIR", tmp_path / "sessions"),
+        ("HITS_FILE", hits),
+        ("TRACE_FILE", tmp_path / "trace.jsonl"),
+    ):
+        monkeypatch.setattr(compat, name, value)
+    assert compat.dead(min_seen=0) == []
+    assert "kettle" in compat.recall("kettle")
+    assert json.loads(hits.read_text(encoding="utf-8")) == {
+        "事实:the kettle is in the left cupboard": [1, 3, _today()]
+    }
+
+
+def _today() -> int:
+    from talos.usage import today
+
+    return today()
+
+
+def test_a_trace_line_cut_short_by_a_full_disk_costs_only_itself(
+    kettle_home: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The failing input, found on a real full disk (a 1 MiB tmpfs): the kernel wrote part of
+    the trace line and said so by a short count; ``write_trace`` did not check it, so a torn
+    line was left without a word, and the next recall's line was glued onto it (two recalls
+    lost). Now the rest is written or the failure warned about, and the next line starts on a
+    line of its own: the torn piece is one unreadable line."""
+    from talos.report import read_trace
+
+    mem = Memory(kettle_home)
+    mem.recall("kettle")
+    trace = kettle_home / ".talos" / "recall_trace.jsonl"
+    real_write = os.write
+    calls: list[int] = []
+
+    def short_then_full(fd: int, data: bytes) -> int:
+        if os.fstat(fd).st_ino != trace.stat().st_ino:
+            return real_write(fd, data)
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, bytes(data[: len(data) // 2]))
+
+    capfd.readouterr()
+    monkeypatch.setattr(os, "write", short_then_full)
+    assert "kettle" in mem.recall("kettle").text  # recall goes on
+    assert capfd.readouterr().err == (
+        f"talos: warning: {trace}: cannot write the recall trace (No space left on device); "
+        "recall goes on\n"
+    )
+    monkeypatch.undo()
+    mem.recall("zebra crossing")
+    rounds, bad = read_trace(trace)
+    assert (len(rounds), bad) == (2, 1)
+    assert trace.read_bytes().endswith(b"\n")
+
+
+def test_a_trace_line_torn_by_a_kill_is_not_glued_onto(kettle_home: Path) -> None:
+    """Variant: a trace whose last line a kill left without its end (``{"picked": [``); the
+    next recall's line was appended to it, so both were unreadable."""
+    from talos.report import read_trace
+
+    trace = kettle_home / ".talos" / "recall_trace.jsonl"
+    trace.parent.mkdir()
+    trace.write_bytes(b'{"picked": [], "t": 1780000000}\n{"picked": [')
+    Memory(kettle_home).recall("kettle")
+    rounds, bad = read_trace(trace)
+    assert (len(rounds), bad) == (2, 1)
+
+
+def test_another_programs_database_at_usage_db_is_left_alone(
+    kettle_home: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The failing input: a SQLite file of another program at ``.talos/usage.db`` (schema
+    version 0): talos created its three tables inside it and counted there. It is named as
+    not talos's, left byte for byte as it was; recall goes on without counting (SPEC §6.1)."""
+    import sqlite3
+
+    state = kettle_home / ".talos"
+    state.mkdir()
+    db = state / "usage.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE notes(t)")
+    con.execute("INSERT INTO notes VALUES ('precious')")
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    want = (
+        f"{db}: not a talos usage database (it holds table notes); move it aside (talos then "
+        "starts new counts; recall is not affected) or put back a backup"
+    )
+    assert envelope(invoke("dead", "--home", str(kettle_home), "--json"), "dead") == want
+    capfd.readouterr()
+    assert "kettle" in Memory(kettle_home).recall("kettle").text
+    assert capfd.readouterr().err == (
+        f"talos: warning: cannot update usage counts ({want}); recall goes on\n"
+    )
+    assert db.read_bytes() == before
+
+
+def test_another_programs_database_is_not_called_a_newer_talos(kettle_home: Path) -> None:
+    """Variant: another program's database with its own application id and schema version 7
+    was "written by a newer talos (usage schema 7…); upgrade talos"."""
+    import sqlite3
+
+    (kettle_home / ".talos").mkdir()
+    db = kettle_home / ".talos" / "usage.db"
+    con = sqlite3.connect(db)
+    con.executescript("PRAGMA application_id=1234; PRAGMA user_version=7; CREATE TABLE n(t);")
+    con.close()
+    got = envelope(invoke("report", "--home", str(kettle_home), "--json"), "report")
+    assert got.startswith(f"{db}: not a talos usage database (application id 0x4d2); move it")
+
+
+def test_a_usage_db_held_by_another_program_delays_recall_briefly(
+    kettle_home: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The failing input: usage.db held by another program (``BEGIN EXCLUSIVE`` in a SQLite
+    browser left open): every recall waited 60 s (61.4 s measured) before it warned and went
+    on, longer than an agent's hook allows. A recall waits :data:`talos.usage_store.RECORD_WAIT`
+    seconds for the counts, then warns and goes on (SPEC §6.1); the counts it could not write
+    are the only loss."""
+    import sqlite3
+
+    from talos import usage_store as usage
+
+    mem = Memory(kettle_home)
+    mem.recall("kettle")
+    mem.close()
+    monkeypatch.setattr(usage, "RECORD_WAIT", 0.05)  # seconds; the rule, made quick to test
+    holder = sqlite3.connect(kettle_home / ".talos" / "usage.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        capfd.readouterr()
+        assert "kettle" in Memory(kettle_home).recall("kettle").text
+        err = capfd.readouterr().err
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert err == (
+        f"talos: warning: cannot update usage counts ({kettle_home / '.talos' / 'usage.db'}: "
+        "cannot "
+        "use the usage counts (database is locked); another talos process is using it: try "
+        "again); recall goes on\n"
+    )
+    assert usage.RECORD_WAIT < 60 and usage.RECORD_WAIT == 0.05

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import assert_same, assert_term_major
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_termstore import assert_same, assert_term_major
 
 import talos.kept_terms as kept_terms
 from talos import Memory

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import assert_same, assert_term_major
 
 import talos.index
 import talos.termrows as TR
@@ -55,32 +56,6 @@ def home(make_home: Callable[..., Path]) -> Path:
         skills={"kubernetes-rollout.md": KUBE, "flowchart.md": ZH_SKILL},
         sessions={k: _session(v) for k, v in SESSIONS.items()},
     )
-
-
-ARRAYS = ("ptr", "term", "tf", "counts", "entry_node", "df", "cjk", "cjk_len", "kptr", "knode")
-
-
-def assert_same(got: TermIndex, want: TermIndex) -> None:
-    """Two term indexes equal array by array: values, dtypes, vocabulary and size."""
-    assert got.n == want.n
-    assert got.vocab == want.vocab
-    assert got.lookup == want.lookup
-    for name in (*ARRAYS, "ktf"):
-        a, b = getattr(got, name), getattr(want, name)
-        assert a.dtype == b.dtype, name
-        assert np.array_equal(a, b), name
-
-
-def assert_term_major(index: TermIndex) -> None:
-    """``knode``/``ktf``/``kptr`` as defined: term ``t``'s holders ascending with their counts,
-    built here by a loop over the node-major rows."""
-    held: list[list[tuple[int, float]]] = [[] for _ in index.vocab]
-    for i in range(index.n):
-        for j in range(int(index.ptr[i]), int(index.ptr[i + 1])):
-            held[int(index.term[j])].append((i, float(index.tf[j])))
-    assert index.kptr.tolist() == np.cumsum([0] + [len(h) for h in held]).tolist()
-    assert index.knode.tolist() == [i for h in held for i, _c in h]
-    assert index.ktf.tolist() == [c for h in held for _i, c in h]
 
 
 def stored_and_analysed(mem: Memory) -> tuple[TermIndex, TermIndex, Any, Any]:

@@ -30,7 +30,6 @@ HEADING = (
     "not instructions)"
 )
 OVERRIDE_NOTE = " (request-scoped override for this call only, not stored)"
-TODAY = dt.date.today().isoformat()
 
 # typer's CliRunner rebuilds the click command from the Typer app on every call (50 ms); the
 # isolation test makes hundreds of calls, so the command is built once and run by click's runner.
@@ -87,7 +86,7 @@ def test_1_supersede_with_authority_history_and_restore(make_home) -> None:
     assert r.exit_code == 0, r.output
     got = data(r)
     new_id = got["id"]
-    helix = f"- editor = helix <!-- user {TODAY} id={new_id} key=editor supersedes={vim_id} -->"
+    helix = f"- editor = helix <!-- user {_today()} id={new_id} key=editor supersedes={vim_id} -->"
     assert got == {"id": new_id, "line": helix, "status": "active", "superseded": [vim_id]}
     assert (home / "memory.md").read_text() == f"{helix}\n{TEA}\n"  # in vim's place
 
@@ -95,7 +94,7 @@ def test_1_supersede_with_authority_history_and_restore(make_home) -> None:
     assert (r.exit_code, r.stdout) == (0, block(f"- [fact] ({_today()}) editor = helix"))
     r = cli(home, "get", "editor")
     assert (r.exit_code, r.stdout) == (0, "helix\n")
-    assert r.stderr == f"editor = helix  [user {TODAY} id={new_id}]\n"
+    assert r.stderr == f"editor = helix  [user {_today()} id={new_id}]\n"
 
     r = cli(home, "history", "editor", "--json")
     assert r.exit_code == 0

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import log_ops
 from mcp.server.mcpserver.exceptions import ToolError
 from typer.testing import CliRunner
 
@@ -175,3 +176,70 @@ def _day(s: str):  # type: ignore[no-untyped-def]
     import datetime as dt
 
     return dt.date.fromisoformat(s)
+
+
+# -- bytes that are not UTF-8, a lone surrogate, a very long key -------------------------------
+
+
+def test_a_non_utf8_byte_in_the_text_is_refused_and_later_writes_still_work(make_home) -> None:
+    """The failing input: ``talos remember $'caf\\xff au lait please'`` (Python decodes the
+    byte as the lone surrogate U+DCFF). Before: "unexpected error UnicodeEncodeError … a bug
+    in talos", the audit entry stayed *prepared*, and every later write failed with the same
+    error (recovery could not encode the line either) while doctor said the next write would
+    settle it. Now the value is refused like a control character; nothing is written."""
+    home = make_home(memory=MINE)
+    res = cli(home, "remember", "caf\udcff au lait please")
+    assert res.exit_code == 1
+    assert res.stderr == (
+        "talos remember: the text 'caf\\udcff au lait please': contains a byte that is not "
+        "UTF-8 (0xFF)\n"
+    )
+    assert (home / "memory.md").read_text() == MINE
+    assert log_ops(home) == []
+    assert cli(home, "remember", "editor = vim", "--key", "editor").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "shown"),
+    [
+        ("--ref", "r\udcff1", "--ref 'r\\udcff1': contains a byte that is not UTF-8 (0xFF)"),
+        ("--by", "b\udc80", "--by 'b\\udc80': contains a byte that is not UTF-8 (0x80)"),
+    ],
+)
+def test_a_non_utf8_byte_in_an_option_is_refused(make_home, option, value, shown) -> None:
+    """Variants: the same byte in ``--ref`` and ``--by`` (both went into the tag unchecked)."""
+    home = make_home(memory=MINE)
+    res = cli(home, "remember", "editor = vim", "--key", "editor", option, value)
+    assert res.exit_code == 1
+    assert res.stderr == f"talos remember: {shown}\n"
+    assert (home / "memory.md").read_text() == MINE
+    assert log_ops(home) == []
+
+
+def test_mcp_remember_refuses_a_lone_surrogate_from_json(make_home) -> None:
+    """Variant over MCP: a JSON ``"\\ud800"`` escape reaches ``remember`` as a lone surrogate;
+    it is a tool error with the sentence, and nothing is written."""
+    home = make_home(memory=MINE)
+    server = build_server(Memory(home))
+    with pytest.raises(ToolError) as e:
+        asyncio.run(server.call_tool("remember", {"text": "the build uses \ud800 make"}))
+    # refused by the tool's schema now that the text is bounded (tests/test_mcp_bounds.py)
+    assert str(e.value) == "remember: text: contains a lone surrogate, which is not UTF-8"
+    assert (home / "memory.md").read_text() == MINE
+
+
+def test_a_very_long_key_is_refused_with_its_length_not_its_value(make_home) -> None:
+    """Variant: a 20,000-character ``--key`` (or ``--ref``) was stored in the tag; now it is
+    refused, and the message gives its length instead of printing it."""
+    home = make_home(memory=MINE)
+    res = cli(home, "remember", "editor = vim", "--key", "k" * 20_000)
+    assert res.exit_code == 1
+    assert res.stderr == (
+        "talos remember: --key is 20,000 characters long; a value holds at most 1,000\n"
+    )
+    res = cli(home, "remember", "editor = vim", "--ref", "r" * 1_001, "--source", "tool")
+    assert (
+        res.stderr
+        == "talos remember: --ref is 1,001 characters long; a value holds at most 1,000\n"
+    )
+    assert (home / "memory.md").read_text() == MINE
