@@ -9,38 +9,29 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from talos import safety
 from talos.activation import (
     DEFAULT_MODEL,
     MODELS,
-    TERMS,
     Activation,
-    DenseActivation,
     Model,
-    contributions,
-    rank,
 )
-from talos.analyzer import analyze, analyze_written
 from talos.canon import canonical_name
-from talos.contiguity import Links
-from talos.errors import InputError, TalosError
-from talos.evidence import PRIOR, SMALL_HOME, Evidence, TermIndex, body_evidence, matching_text
+from talos.errors import InputError
 from talos.graph.graph import Graph
 from talos.home import Paths, block_limits, dead_min_days, resolve_paths
 from talos.index import Index
 from talos.kept import KeptState
 from talos.model import Node
-from talos.relevance import deliver
+from talos.rankers import Ranker, dense_asked, is_leg, ranker_for
 from talos.render import Pick, check_budget, fit_block, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
 from talos.scopes import check_scope
-from talos.selection import evidence_order, left_out, select, select_evidence
 from talos.sources import load_facts
 from talos.sources.facts import heading_label, parse_fact_line, tag_reasons
 from talos.sources.skills import parse_frontmatter, read_skill, skill_files
-from talos.text import keywords
 from talos.trust import (
     DEFAULT_SCOPES,
     View,
@@ -59,12 +50,7 @@ from talos.usage import (
 from talos.warn import audience, warn
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
-    import numpy as np
-
     from talos import hybrid
-    from talos.dense import Fusion
     from talos.writer import Forgotten, RememberResult, Restored
 
 __all__ = [
@@ -174,10 +160,12 @@ class Memory:
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
-        self._leg: hybrid.Leg | None = dense if _is_leg(dense) else None
         #: Whether recall and explain fuse the dense leg by default (per call: ``dense=``).
-        self.dense: bool = _dense_asked(self.paths) if dense is None else dense is not False
-        self._dense_warned = False
+        self.dense: bool = dense_asked(self.paths) if dense is None else dense is not False
+        #: How this Memory ranks (:mod:`talos.rankers`), chosen once with its model.
+        self._ranker: Ranker = ranker_for(
+            MODELS[self.model], self._kept, self.paths, dense if is_leg(dense) else None
+        )
         self._titled: tuple[Graph, str | None] | None = None  # Memory._title's, per graph
         budget, cap = block_limits(self.paths)
         #: A recall's default budget in characters and cap on rows (``budget`` and ``k`` of
@@ -220,8 +208,7 @@ class Memory:
         """Close the index and usage connections now (they reopen on demand). A sqlite3
         connection is otherwise freed only by the cycle collector, holding its file open."""
         self._kept.close()
-        if self._leg is not None:
-            self._leg.close()
+        self._ranker.close()
         closer = getattr(self.usage_store, "close", None)
         if callable(closer):
             closer()
@@ -267,16 +254,7 @@ class Memory:
         (:mod:`talos.termrows`); with the dense leg on, it also loads the model and the
         graph's vector matrix (the hook server's warm-up), embedding at most
         :data:`talos.hybrid.INLINE` missing texts."""
-        graph = self._kept.recall_graph(at, None)
-        if self.ranking.over == TERMS:
-            self._kept.evidence_index(graph)
-        leg = self._dense_leg(None) if self.ranking.over == TERMS else None
-        if leg is not None:
-            try:
-                leg.embedder.load()
-                leg.kept(graph)
-            except TalosError as e:
-                self._dense_warn(f"{e}; recalled with the lexical leg only")
+        self._ranker.prepare(self._kept.recall_graph(at, None), self.dense)
 
     @_heard
     def settle(self) -> None:
@@ -286,9 +264,7 @@ class Memory:
         edit of memory.md then built the whole view again (2.3–2.8 s at 30,000–100,000
         sessions, past the hook's deadline: issue 24). After this an edit or a new session is
         patched in. No usage is counted and no trace is written."""
-        graph = self.view()[1]
-        if self.ranking.over == TERMS:
-            self._kept.evidence_index(graph)
+        self._ranker.settle(self.view()[1])
 
     @_heard
     def graph(self, at: dt.date | None = None) -> Graph:
@@ -298,7 +274,7 @@ class Memory:
     @property
     def ranking(self) -> Model:
         """The ranking model in use (:data:`talos.activation.MODELS`), with its constants."""
-        return MODELS[self.model]
+        return self._ranker.model
 
     @_heard
     def activation(
@@ -309,77 +285,7 @@ class Memory:
         :data:`~talos.activation.TERMS` model's is its seeds and final levels
         (:class:`~talos.activation.DenseActivation`); no side effects."""
         graph = self.view(at, overrides)[1]
-        if self.ranking.over == TERMS:
-            ev = self._terms(graph, analyze(query))[2]
-            return graph, DenseActivation([ev.seeds, ev.final])
-        return graph, self.ranking.activate(graph, keywords(query))
-
-    def _terms(self, graph: Graph, terms: list[str]) -> tuple[TermIndex, Links, Evidence]:
-        """A :data:`~talos.activation.TERMS` model's activation of the analyzed query ``terms``
-        over the term index and contiguity edges the kept state holds for ``graph`` (and
-        those two), with the small-home rule (:data:`talos.evidence.SMALL_HOME`)."""
-        index, edges = self._kept.evidence_index(graph)
-        return index, edges, self.ranking.activate(index, edges, terms, SMALL_HOME)
-
-    # -- the dense leg (issue 17, talos.hybrid) --------------------------------------------
-
-    def _dense_leg(self, dense: bool | None) -> hybrid.Leg | None:
-        """The dense leg when this call fuses it (``dense``, else :attr:`dense`), or None:
-        off, or asked for where it cannot run (one warning per Memory: the install command;
-        another model than ``evidence``), and the recall is lexical."""
-        if not (self.dense if dense is None else dense):
-            return None
-        from talos import hybrid  # imported on use: a lexical recall never loads the leg
-
-        if self.ranking.over != TERMS:
-            needs, todo = hybrid.model_problem(self.model)
-            self._dense_warn(f"{needs}: {todo}; recalled with {self.model}, without the leg")
-            return None
-        if self._leg is None:
-            why = hybrid.available()
-            if why:
-                self._dense_warn(f"{why}; recalled with the lexical leg only")
-                return None
-            self._leg = hybrid.Leg(self.paths)
-        return self._leg
-
-    def _dense_warn(self, message: str) -> None:
-        if not self._dense_warned:
-            self._dense_warned = True
-            warn(message)
-
-    def _query_soon(self, leg: hybrid.Leg | None, query: str) -> Future[np.ndarray] | None:
-        """The query's vector, started in the embedder's thread (it overlaps the lexical
-        leg); None without the leg or when its model cannot load (warned once)."""
-        if leg is None:
-            return None
-        from talos import hybrid
-
-        try:
-            return leg.embedder.query_soon(hybrid.query_text(query))
-        except TalosError as e:
-            self._dense_warn(f"{e}; recalled with the lexical leg only")
-            return None
-
-    def _fused(
-        self,
-        leg: hybrid.Leg | None,
-        pending: Future[np.ndarray] | None,
-        graph: Graph,
-        ev: Evidence,
-        edges: Links,
-    ) -> Fusion | None:
-        """The fused ranking once the lexical leg is done, or None (lexical recall)."""
-        if leg is None or pending is None:
-            return None
-        from talos import hybrid
-
-        try:
-            sure = hybrid.lexical_evidence(ev, edges)
-            return leg.rank(graph, pending.result(), ev, sure)
-        except TalosError as e:
-            self._dense_warn(f"{e}; recalled with the lexical leg only")
-            return None
+        return graph, self._ranker.activation(graph, query)
 
     @_heard
     def embed(self, progress: Callable[[int, int], None] | None = None) -> int | None:
@@ -387,10 +293,7 @@ class Memory:
         index`` with the dense leg on): only new or changed texts, all of them after a model
         change. Returns how many were embedded, or None when the leg is off or cannot run
         (warned). ``progress(done, total)`` after each batch of 32."""
-        leg = self._dense_leg(None)
-        if leg is None:
-            return None
-        return leg.index(self.nodes(), progress)
+        return self._ranker.embed(self.nodes, progress, self.dense)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -442,26 +345,9 @@ class Memory:
         k = self.k if k is None else k
         budget = self.budget if budget is None else budget
         # the query's vector first: its embedding overlaps the look at the files too
-        leg = self._dense_leg(dense)
-        pending = self._query_soon(leg, query) if self.ranking.over == TERMS else None
+        asked = self._ranker.start(query, self.dense if dense is None else dense)
         graph = self._kept.recall_graph(at, overrides)
-        model = self.ranking
-        legs: dict[int, dict[str, Any]] = {}  # the dense leg's per row
-        if model.over == TERMS:
-            terms = analyze(query)
-            index, edges, ev = self._terms(graph, terms)
-            body = body_evidence(index, terms, at_least=SMALL_HOME, prior=PRIOR)
-            fusion = self._fused(leg, pending, graph, ev, edges)
-            if fusion is not None:
-                from talos import hybrid
-
-                gate = hybrid.gate_for(query)
-                picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, model, terms)
-                legs = {r.node: hybrid.legs_of(r) for r in fusion.rows(k)}
-            else:
-                picks = select_evidence(graph, index, ev, body, k, model, terms)
-        else:
-            picks = select(graph, model.activate(graph, keywords(query)), model, k)
+        picks, legs = self._ranker.select(graph, asked, k)
         rows = [
             RecallRow(
                 graph.nodes[i].key,
@@ -540,94 +426,12 @@ class Memory:
         Returns:
             :class:`Row` objects; each unpacks as ``(score, kind, text)``.
         """
-        if self.ranking.over == TERMS:
-            return self._explain_terms(query, k, self.view(at, overrides)[1], dense)
-        self._dense_leg(dense)  # warns when asked for
-        graph, act = self.activation(query, at, overrides)
-        out: list[Row] = []
-        for a, i in rank(act, self.ranking.thresh)[: max(k, 0)]:
-            n = graph.nodes[i]
-            seed, gains, edges = contributions(graph, act, i)
-            row = Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges)
-            row.heading = self.heading(n, graph)
-            out.append(row)
-        return out
-
-    def _explain_terms(
-        self, query: str, k: int, graph: Graph, dense: bool | None = None
-    ) -> list[Row]:
-        """:meth:`explain` for a :data:`~talos.activation.TERMS` model (:class:`Row`'s last
-        fields): the first ``k`` rows of the ranking (the fused one with the dense leg), each
-        marked where a recall cuts it (the relevance floor, or beyond its cap :attr:`k`)."""
-        leg = self._dense_leg(dense)
-        pending = self._query_soon(leg, query)
-        terms_q = analyze(query)
-        index, edges, ev = self._terms(graph, terms_q)
-        fusion = self._fused(leg, pending, graph, ev, edges)
-        if fusion is not None:
-            from talos import hybrid
-
-            gate = hybrid.gate_for(query)
-            verdicts = hybrid.verdicts(index, edges, ev, fusion, self.k, k, gate)
-            return self._explain_fused(query, k, graph, index, ev, fusion, verdicts)
-        order = evidence_order(ev.final)
-        shown = order[: max(k, 0)].tolist()
-        kept = set(deliver(ev, order[: self.k].tolist()))
-        written = analyze_written(query)
-        out: list[Row] = []
-        for rank_no, i in enumerate(shown):
-            n = graph.nodes[i]
-            held = {index.vocab[t] for t in index.term[index.ptr[i] : index.ptr[i + 1]]}
-            seen: set[tuple[str, str]] = set()
-            terms = []
-            for w, t in written:
-                if t in held and (w, t) not in seen:
-                    seen.add((w, t))
-                    terms.append({"written": w, "analyzed": t})
-            final, seed = float(ev.final[i]), float(ev.seeds[i])
-            score = final * ev.scale
-            cut = "" if i in kept else ("floor" if rank_no < self.k else "beyond-k")
-            row = Row(round(score, 2), n.kind, n.with_members(), n, final, seed, [final - seed])
-            row.evidence, row.cut, row.terms = score, cut, terms
-            row.heading = self.heading(n, graph)
-            out.append(row)
-        return out
-
-    def _explain_fused(
-        self,
-        query: str,
-        k: int,
-        graph: Graph,
-        index: TermIndex,
-        ev: Evidence,
-        fusion: Fusion,
-        verdicts: tuple[list[list[str]], float | None],
-    ) -> list[Row]:
-        """:meth:`explain` with the dense leg: the fused ranking's first ``k`` rows, each
-        with both legs' rank and score, the rules that cut it (:attr:`Row.legs`, from
-        :func:`talos.hybrid.verdicts` for a recall of 5 rows) and its cut."""
-        from talos import hybrid
-
-        cut_by, cosine_floor = verdicts
-        written = analyze_written(query)
-        out: list[Row] = []
-        for j, leg_row in enumerate(fusion.rows(max(k, 0))):
-            i = leg_row.node
-            n = graph.nodes[i]
-            held = {index.vocab[t] for t in index.term[index.ptr[i] : index.ptr[i + 1]]}
-            terms = list(
-                {(w, t): {"written": w, "analyzed": t} for w, t in written if t in held}.values()
-            )
-            final, seed = float(ev.final[i]), float(ev.seeds[i])
-            fused = round(leg_row.score, 3)
-            row = Row(fused, n.kind, n.with_members(), n, final, seed, [final - seed])
-            row.evidence, row.cut, row.terms = final * ev.scale, hybrid.cut_of(cut_by[j]), terms
-            row.heading = self.heading(n, graph)
-            row.legs = hybrid.legs_of(leg_row)
-            row.legs["cut_by"] = cut_by[j]
-            row.legs["cosine_floor"] = None if "k" in cut_by[j] else cosine_floor
-            out.append(row)
-        return out
+        asked = self._ranker.start(query, self.dense if dense is None else dense)
+        graph = self.view(at, overrides)[1]
+        rows = self._ranker.explain(graph, asked, k, self.k)
+        for r in rows:
+            r.heading = self.heading(r.node, graph)
+        return rows
 
     @_heard
     def usage(self) -> dict[str, Stat]:
@@ -874,34 +678,8 @@ class Memory:
         0.41) and the dense gate (cosine 0.801 < 0.850)".
         """
         view, graph = self.view(at, overrides)
-        if self.ranking.over == TERMS:  # the analyzer's terms, and the relevance floor
-            terms = frozenset(analyze(query))
-
-            def shares(n: Node) -> bool:
-                return not terms.isdisjoint(analyze(matching_text(n)))
-
-            out = []
-            for no, r in enumerate(self._explain_terms(query, max(k, self.k), graph), 1):
-                if r.legs is not None:  # the dense leg: a row it ranks among the first 5 too
-                    from talos import hybrid
-
-                    if r.cut == "floor" or (r.cut and r.seed > 0):
-                        out.append(_why_fused(r, no, hybrid.gate_for(query), self.k))
-                elif r.cut and r.seed > 0:  # a row reached by spreading alone shares no term
-                    floor = r.cut == "floor"
-                    out.append(WhyNot(r.node, "below-floor" if floor else "beyond-k",
-                                      f"evidence {r.evidence:.2f}" if floor else f"rank {no}",
-                                      round(r.evidence or 0.0, 2)))  # fmt: skip
-        else:
-            qk = keywords(query)
-
-            def shares(n: Node) -> bool:
-                return bool(n.keywords & qk)
-
-            _graph, act = self.activation(query, at, overrides)
-            beyond, below = left_out(act, self.ranking, k)
-            out = [WhyNot(graph.nodes[i], "beyond-k", f"rank {r}", a) for i, r, a in beyond]
-            out += [WhyNot(graph.nodes[i], "below-threshold", "", a) for i, a in below]
+        shares = self._ranker.shares(query)
+        out = self._ranker.left_out(graph, query, k, self.k, self.dense)
         for e in view.excluded:
             if shares(e.node):
                 out.append(WhyNot(e.node, e.reason, e.by))
@@ -1097,57 +875,3 @@ def _masked_entry(entry: dict[str, Any]) -> dict[str, Any]:
         for k in ("before", "after", "reason")
         if isinstance(v := entry.get(k), str)
     }
-
-
-def _is_leg(dense: object) -> TypeGuard[hybrid.Leg]:
-    """Whether ``dense`` (Memory's argument) is a :class:`talos.hybrid.Leg`; ``None`` and
-    booleans are not, and then :mod:`talos.hybrid` (with :mod:`talos.dense`) is not imported:
-    a lexical recall paid 17 ms for it (``tests/test_import_cost.py``)."""
-    if dense is None or isinstance(dense, bool):
-        return False
-    from talos import hybrid
-
-    return isinstance(dense, hybrid.Leg)
-
-
-def _dense_asked(paths: Paths) -> bool:
-    """:func:`talos.hybrid.asked` for the home of ``paths``: ``False`` without a ``dense`` key
-    in talos.toml (the leg is off by default) without importing :mod:`talos.hybrid`.
-
-    Raises:
-        InputError: ``dense`` is not true or false (from :func:`talos.hybrid.asked`).
-    """
-    if "dense" not in paths.config:
-        return False
-    from talos import hybrid
-
-    return hybrid.asked(paths.config, paths.home)
-
-
-def _why_fused(row: Row, rank_no: int, gate: float, k: int) -> WhyNot:
-    """why-not's entry for a row of the fused ranking (``rank_no``: 1-based) that a recall
-    leaves out, saying which rule cut it (:func:`talos.hybrid.verdicts`; ``gate``: the
-    query's dense gate, :func:`talos.hybrid.gate_for`; ``k``: the recall's cap on rows)."""
-    from talos import hybrid
-
-    legs = row.legs or {}
-    score = round(row.evidence or 0.0, 2) if row.seed > 0 else None  # None: no query term
-    cut_by = legs.get("cut_by") or []
-    if "k" in cut_by:
-        detail = f"fused rank {rank_no}: a recall delivers at most {k} rows"
-        return WhyNot(row.node, "beyond-k", detail, score, legs)
-    cosine = (legs.get("dense") or {}).get("score")
-    if "gate" in cut_by and cosine is not None:
-        dense = f"the dense gate (cosine {cosine:.3f} < {gate:.3f})"
-    elif "margin" in cut_by and cosine is not None:
-        floor = float(legs.get("cosine_floor") or 0.0)
-        dense = (
-            f"the dense margin (cosine {cosine:.3f} < {floor:.3f}, {hybrid.MARGIN} below "
-            f"the best {floor + hybrid.MARGIN:.3f})"
-        )
-    else:
-        dense = ""
-    lexical = f"evidence {row.evidence:.2f}" if row.seed > 0 else "no query term"
-    detail = f"fused rank {rank_no}: the lexical floor ({lexical})"
-    detail += f" and {dense}" if dense else "; the dense leg does not rank it"
-    return WhyNot(row.node, "below-floor", detail, score, legs)

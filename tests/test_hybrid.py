@@ -370,7 +370,7 @@ def test_a_refused_graph_reads_its_texts_once(
     assert Memory(home, model="evidence", dense=leg_of(home, emb)).embed() == hybrid.INLINE + 1
     assert len(gathered) == 2  # talos index gathers its own
     mem.recall("deploy")  # the same graph: its texts kept, the cache asked again
-    assert len(gathered) == 2 and mem._leg is not None and mem._leg._kept is not None
+    assert len(gathered) == 2 and mem._ranker.leg is not None and mem._ranker.leg._kept is not None
     assert mem.explain("deploy")[0].legs is not None
 
 

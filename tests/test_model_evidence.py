@@ -113,7 +113,7 @@ def test_a_fact_holding_every_query_word_is_delivered_beside_a_skill(example: Pa
 def test_without_the_small_home_rule_the_floor_empties_them(
     example: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("talos.memory.SMALL_HOME", None)
+    monkeypatch.setattr("talos.rankers.evidence.SMALL_HOME", None)
     assert picked(example, "how should I format your answers") == []
     assert picked(example, "画一个流程图") == []
     assert picked(example, "answer format") == []
