@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from talos import safety
 from talos.activation import (
     DEFAULT_MODEL,
-    MODELS,
     Activation,
     Model,
+    model_named,
 )
 from talos.canon import canonical_name
 from talos.errors import InputError
@@ -111,7 +111,7 @@ class Memory:
 
     Raises:
         InputError: ``talos.toml`` is invalid, or a scope is no scope name. ValueError:
-        unknown ``lang`` or ``model``.
+        unknown ``lang``, or ``model`` unknown or retired (:data:`talos.activation.RETIRED`).
     """
 
     def __init__(
@@ -143,8 +143,7 @@ class Memory:
         lang = lang or str(self.paths.config.get("lang", "en"))
         labels(lang)
         self.model = model or str(self.paths.config.get("model", DEFAULT_MODEL))
-        if self.model not in MODELS:
-            raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
+        ranking = model_named(self.model)  # before anything is opened
         # one scope rule on every route (talos.scopes): ｇlobal is global, "a b" is refused
         folded = tuple(check_scope(s, "scope", "give a list of scopes") for s in scopes)
         self._kept = KeptState(
@@ -164,7 +163,7 @@ class Memory:
         self.dense: bool = dense_asked(self.paths) if dense is None else dense is not False
         #: How this Memory ranks (:mod:`talos.rankers`), chosen once with its model.
         self._ranker: Ranker = ranker_for(
-            MODELS[self.model], self._kept, self.paths, dense if is_leg(dense) else None
+            ranking, self._kept, self.paths, dense if is_leg(dense) else None
         )
         self._titled: tuple[Graph, str | None] | None = None  # Memory._title's, per graph
         budget, cap = block_limits(self.paths)

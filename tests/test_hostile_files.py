@@ -203,8 +203,8 @@ def test_a_talos_toml_saved_with_a_bom_is_read(home: Path) -> None:
     """The failing input: a talos.toml saved by an editor that writes a UTF-8 byte order mark
     ("Invalid statement (at line 1, column 1)" on every command: an invisible character).
     It is read; the unknown-key report still finds line 1."""
-    (home / "talos.toml").write_bytes('\ufeffmodel = "flow"\n'.encode())
-    assert Memory(home).model == "flow"
+    (home / "talos.toml").write_bytes('\ufeffmodel = "classic"\n'.encode())
+    assert Memory(home).model == "classic"
     (home / "talos.toml").write_bytes('\ufeffmodle = "flow"\n'.encode())
     r = cli("recall", "kettle", "--home", str(home))
     assert r.exit_code == 0, r.output
