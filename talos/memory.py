@@ -11,13 +11,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from talos import safety
-from talos.activation import (
-    DEFAULT_MODEL,
-    Activation,
-    Model,
-    model_named,
-)
+from talos import forgetting, safety, why_not, write_checks
+from talos.activation import DEFAULT_MODEL, Activation, Model, model_named
 from talos.canon import canonical_name
 from talos.errors import InputError
 from talos.graph.graph import Graph
@@ -29,39 +24,16 @@ from talos.rankers import Ranker, dense_asked, is_leg, ranker_for
 from talos.render import Pick, check_budget, fit_block, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
 from talos.scopes import check_scope
-from talos.sources import load_facts
-from talos.sources.facts import heading_label, parse_fact_line, tag_reasons
-from talos.sources.skills import parse_frontmatter, read_skill, skill_files
-from talos.trust import (
-    DEFAULT_SCOPES,
-    View,
-    authorized,
-    record_id,
-    stated_value,
-)
-from talos.usage import (
-    SqliteUsage,
-    Stat,
-    UsageStore,
-    count_recall,
-    today,
-    write_trace,
-)
-from talos.warn import audience, warn
+from talos.sources.facts import heading_label
+from talos.trust import DEFAULT_SCOPES, View, stated_value
+from talos.usage import SqliteUsage, Stat, UsageStore, count_recall, today, write_trace
+from talos.warn import audience
 
 if TYPE_CHECKING:
     from talos import hybrid
     from talos.writer import Forgotten, RememberResult, Restored
 
-__all__ = [
-    "Decision",
-    "Memory",
-    "Recall",
-    "RecallRow",
-    "Row",
-    "Suggestion",
-    "WhyNot",
-]
+__all__ = ["Decision", "Memory", "Recall", "RecallRow", "Row", "Suggestion", "WhyNot"]
 
 _DEFAULT: Any = object()
 #: The rows a recall delivers by default (``Memory.recall``'s ``k``; explain marks its cut).
@@ -449,70 +421,16 @@ class Memory:
         min_days: int | None = None,
     ) -> list[Suggestion]:
         """Forgetting suggestions (SPEC §6.4): memories whose tag says talos or an agent
-        wrote them (``src != user``).
-
-        A fact whose tag's source is not ``user``, or a skill whose frontmatter says
-        ``source:`` other than ``user`` (issue 3), qualifies when ``seen >= min_seen`` and it
-        was never hit ("seen N times, never recalled") or its last hit is ``>= stale_days``
-        days ago — and it has been counted for at least ``min_days`` days since the first
-        recall that saw it (``None``: ``dead_min_days`` of talos.toml, else
-        :data:`talos.home.DEAD_MIN_DAYS`; a newcomer's fact was proposed after 8 recalls in
-        a new home's first ten minutes, ``tests/test_dead_span.py``). A count whose first
-        day is not known (kept before talos recorded it, or the reference's counts of
-        :mod:`talos.compat`) is judged without that span. Merged members count too. The
-        tag decides, not who typed the line (issue 12.6): untagged and ``user``-tagged lines
-        and skills without ``source:`` are never proposed; a line a person tagged ``import``
-        or ``reflect`` is. Each suggestion carries its ``src``. A memory with hits but no
-        recorded hit day (imported ``[seen, hits]``) is not judged stale.
-        """
+        wrote them (``src != user``), seen at least ``min_seen`` times and never recalled or
+        not for ``stale_days`` days, once counted for ``min_days`` days (``None``:
+        ``dead_min_days`` of talos.toml, else :data:`talos.home.DEAD_MIN_DAYS`). The policy:
+        :func:`talos.forgetting.suggestions`."""
         span = dead_min_days(self.paths) if min_days is None else min_days
-        graph = self.graph(at)
         stats = {s: self.usage_store.stats(s) for s in self.scopes}
-        t = labels(self.lang)
-        now = today()
-        out: list[Suggestion] = []
-        seen_ids: set[tuple[str, int]] = set()
-        never: dict[int, str] = {}  # the reason per count: 583,000 suggestions at 1M facts
-        none: dict[str, Stat] = {}
-        for rep in graph.nodes[: graph.records]:  # episodes are never suggested
-            for n in (rep, *rep.members) if rep.members else (rep,):
-                if (
-                    n.kind not in ("fact", "skill")
-                    or n.src in ("user", "override")
-                    or (n.path, n.line) in seen_ids
-                ):
-                    continue
-                seen_ids.add((n.path, n.line))
-                st = stats.get(n.fields.get("scope", "global"), none).get(n.key)
-                if st is None or st.seen < min_seen:
-                    continue
-                if st.first_day and now - st.first_day < span:
-                    continue  # counted for too short a time to say it is not used
-                if st.hits == 0:
-                    reason = never.get(st.seen) or never.setdefault(
-                        st.seen, t["never"].format(seen=st.seen)
-                    )
-                elif st.last_hit_day and now - st.last_hit_day >= stale_days:
-                    reason = t["stale"].format(days=now - st.last_hit_day)
-                else:
-                    continue
-                out.append(
-                    Suggestion(
-                        n.kind,
-                        n.text,
-                        reason,
-                        n.path,
-                        n.line,
-                        n.raw,
-                        n.scope,
-                        n.src,
-                        n.born,
-                        st.seen,
-                        st.hits,
-                        st.last_hit_day,
-                    )
-                )
-        return out
+        words = labels(self.lang)
+        return forgetting.suggestions(
+            self.graph(at), stats, words, min_seen, stale_days, span, today()
+        )
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -524,89 +442,13 @@ class Memory:
 
     @_heard
     def forget_records(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> list[Forgotten]:
-        """Remove the memory.md lines the suggestions stand for (SPEC §6.5), and move
-        suggested skill files to the trash; returns what was forgotten, with the ids
-        ``talos restore`` takes (issue 12.6: "can be restored" named no id).
-
-        Removes lines *not* written by the person (``src != user``) whose text equals a
-        suggestion's text, in the suggestion's scope — never a hand-written line with the same
-        text. Removed lines go to the audit log with the reason. A suggestion that matches no
-        line (the file changed since) removes nothing and is reported on stderr.
-
-        Args:
-            suggestions: :class:`Suggestion` objects or ``(kind, text[, reason])`` tuples
-                (scope ``global``); only ``fact`` suggestions remove lines, only skill
-                :class:`Suggestion` objects move files.
-
-        Returns:
-            :class:`~talos.writer.Forgotten` records, skills first, then lines in file order.
-
-        Raises:
-            filelock.Timeout, OSError: the file could not be rewritten (it is then unchanged).
-        """
-        from talos import writer  # imported on use: recall never writes memory.md
-
-        wanted: dict[tuple[str, str], str] = {}
-        done: list[Forgotten] = []
-        for s in suggestions:
-            kind, text = s[0], s[1]
-            if kind == "skill" and isinstance(s, Suggestion):
-                skill = self._forget_skill(s)
-                if skill is not None:
-                    done.append(skill)
-                continue
-            if kind != "fact":
-                continue
-            scope = s.scope if isinstance(s, Suggestion) else "global"
-            reason = s[2] if len(s) > 2 else "forget"
-            wanted.setdefault((scope, text), reason)
-        if not wanted:
-            self._kept.wrote()
-            return done
-
-        def doomed(p: Any, _raw: str) -> bool:
-            return p.src != "user" and (p.fields.get("scope", "global"), p.text) in wanted
-
-        reasons = sorted(set(wanted.values()))
-        removed = writer.remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
+        """Remove the memory.md lines the suggestions stand for (SPEC §6.5) — only lines
+        talos or an agent wrote — and move suggested skill files to the trash; returns what
+        was forgotten, with the ids ``talos restore`` takes (:func:`talos.forgetting.forget`:
+        the rules, the arguments, the errors)."""
+        done = forgetting.forget(self.paths, self.scopes, self._kept.folders, suggestions)
         self._kept.wrote()
-        matched: set[tuple[str, str]] = set()
-        for r in removed:
-            parsed = parse_fact_line(r.raw)
-            assert parsed is not None  # remove_fact_lines removes parsed facts only
-            matched.add((parsed.fields.get("scope", "global"), parsed.text))
-            done.append(
-                writer.Forgotten("fact", r.id, parsed.text, f"{self.paths.memory_file}:{r.line}")
-            )
-        for scope, text in wanted.keys() - matched:
-            warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
         return done
-
-    def _forget_skill(self, s: Suggestion) -> Forgotten | None:
-        """Move a suggested skill file to the trash (restorable) if it is still a skill of
-        this home (a top-level ``.md``, or a ``NAME/SKILL.md``: only that file goes, the
-        folder's other files were never read and stay), still exists and is still not
-        hand-written (``source:`` other than ``user``); ``None`` otherwise."""
-        path = Path(s.path)
-        if s.path not in {str(p) for p in skill_files(self.paths.skills_dir, self._kept.folders)}:
-            warn(f"nothing to forget for skill {s.text!r}: {path} is not a skill of this home")
-            return None
-        raw = read_skill(path) if path.is_file() else None
-        if raw is None:
-            warn(f"nothing to forget for skill {s.text!r}: {path} is gone or unreadable")
-            return None
-        fields, _body = parse_frontmatter(raw)
-        if (fields.get("source") or "user") == "user":
-            warn(f"{path}: written by the person (no source: or source: user); not forgotten")
-            return None
-        scope = fields.get("scope") or "global"
-        if scope not in self.scopes:  # its scope changed since it was suggested (SPEC §7.3)
-            warn(f"nothing to forget for skill {s.text!r}: it is no longer in scope {s.scope}")
-            return None
-        from talos import writer  # imported on use: recall never writes memory.md
-
-        dest = writer.trash_skill(self.paths, path, s.reason, scope)
-        return writer.Forgotten("skill", writer.skill_id(path), s.text, str(dest))
 
     # -- trust (SPEC §7) -------------------------------------------------------------------
 
@@ -678,31 +520,10 @@ class Memory:
         """
         view, graph = self.view(at, overrides)
         shares = self._ranker.shares(query)
-        out = self._ranker.left_out(graph, query, k, self.k, self.dense)
-        for e in view.excluded:
-            if shares(e.node):
-                out.append(WhyNot(e.node, e.reason, e.by))
-        if self.keep_fact is not None:
-            default = self.keep_fact is safety.keep_fact
-            for n in load_facts(self.paths.memory_file, None):
-                if n.heading_level and self.headings:
-                    continue  # a heading is no record (SPEC §3.1)
-                tag = tag_reasons(n.raw) if default and n.fields else ()
-                if authorized(n, self.scopes) and shares(n) and (tag or not self.keep_fact(n.text)):
-                    # The text itself is withheld: why-not output reaches agents too (MCP),
-                    # and the point of the filter is that this line never reaches a prompt.
-                    found = [*safety.instruction_reasons(n.text), *tag]
-                    reasons = "; ".join(found) or "filtered"
-                    what = (
-                        "it holds a credential"  # issue 13 item 6: the reason is masked too
-                        if found and all(r.startswith("contains a credential") for r in found)
-                        else "it looks like an instruction"
-                    )
-                    hidden = dataclasses.replace(
-                        n, text=f"(line {n.line} withheld: {what})", raw=""
-                    )
-                    out.append(WhyNot(hidden, "unsafe", f"{reasons} (SPEC §8.2)"))
-        return out
+        ranked = self._ranker.left_out(graph, query, k, self.k, self.dense)
+        return why_not.reasons(
+            ranked, shares, view, self.paths.memory_file, self.scopes, self.keep_fact, self.headings
+        )
 
     @_heard
     def remember(
@@ -726,24 +547,8 @@ class Memory:
         looks like an instruction: the fact filter (SPEC §8.2) would keep it out of every
         route, so storing it would only hide it (found by a newcomer: it said "remembered").
         """
-        scope = scope or (self.scopes[0] if self.scopes else "global")
-        if not any(c.isspace() for c in scope):  # folded as the authorized ones are
-            scope = canonical_name(scope)
-        if scope not in self.scopes:
-            raise InputError(f"scope {scope!r} is not authorized here ({', '.join(self.scopes)})")
-        if self.keep_fact is not None and not self.keep_fact(" ".join(text.split())):
-            reasons = "; ".join(safety.instruction_reasons(text)) or "rejected by keep_fact"
-            raise InputError(
-                f"not remembered: the text looks like an instruction ({reasons}); talos never "
-                "recalls such lines (SPEC §8.2)"
-            )
-        for name, value in (("key", key), ("ref", ref), ("by", by)):
-            if value and safety.secrets.holds_secret(value):
-                raise InputError(
-                    f"not remembered: the {name} holds a credential value "
-                    f"({safety.mask_secrets(value)}); a line holding one is never recalled "
-                    "(SPEC §8.3): give a reference without it"
-                )
+        fields = {"key": key, "ref": ref, "by": by}
+        scope = write_checks.check_remember(text, scope, self.scopes, self.keep_fact, fields)
         from talos import writer  # imported on use: recall never writes memory.md
 
         result = writer.remember(
@@ -781,15 +586,7 @@ class Memory:
         """
         key = canonical_name(key)
         view, _graph = self.view(at)
-        pool = [n for n in view.nodes if n.kind == "fact" and n.fields.get("key") == key]
-        pool += [
-            e.node
-            for e in view.excluded
-            if e.node.fields.get("key") == key and e.reason in ("conflict", "shadowed")
-        ]
-        if not any(record_id(n) == keep for n in pool):
-            ids = ", ".join(sorted({record_id(n) for n in pool})) or "none"
-            raise InputError(f"{keep!r} is not an active record of key {key!r} (ids: {ids})")
+        write_checks.check_keep(view, key, keep)
         from talos import writer  # imported on use: recall never writes memory.md
 
         removed = writer.resolve(self.paths, key, keep, self.scopes, at or dt.date.today())
