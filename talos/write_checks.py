@@ -4,7 +4,8 @@ The writer (:mod:`talos.writer`) checks the shape of values under the lock; thes
 checks of the request against the person's memory: the scope it writes to must be one of the
 authorized ones (SPEC §7.3), a fact the fact filter would keep out of every route is not
 stored (SPEC §8.2: storing it would only hide it), no credential in a key, ref or by
-(SPEC §8.3), and a conflict is settled by a record that is in view (SPEC §7.4).
+(SPEC §8.3), a conflict is settled by a record that is in view (SPEC §7.4), and a revoke
+that removed nothing says so.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from talos.errors import InputError
 from talos.trust import record_id
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from talos.trust import View
 
-__all__ = ["check_keep", "check_remember"]
+__all__ = ["check_keep", "check_remember", "check_revoked"]
 
 
 def check_remember(
@@ -75,3 +78,19 @@ def check_keep(view: View, key: str, keep: str) -> None:
     if not any(record_id(n) == keep for n in pool):
         ids = ", ".join(sorted({record_id(n) for n in pool})) or "none"
         raise InputError(f"{keep!r} is not an active record of key {key!r} (ids: {ids})")
+
+
+def check_revoked(
+    removed: Sequence[object], memory_file: Path, ref: str, scopes: Sequence[str]
+) -> None:
+    """That ``talos revoke`` removed something (issue 12.6: "revoked 0 record(s)" with exit 0
+    read as success).
+
+    Raises:
+        InputError: ``removed`` is empty: no record of ``scopes`` carries ``ref``.
+    """
+    if not removed:
+        raise InputError(
+            f"no record in {memory_file} carries ref={ref} "
+            f"(scopes: {', '.join(scopes)}); nothing revoked"
+        )

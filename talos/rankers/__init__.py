@@ -114,19 +114,20 @@ class Ranker(Protocol):
 
 
 def ranker_for(
-    model: Model, kept: KeptState, paths: Paths, leg: hybrid.Leg | None = None
+    model: Model, kept: KeptState, paths: Paths, dense: bool | hybrid.Leg | None = None
 ) -> Ranker:
     """The ranker of ``model``'s family: :class:`~talos.rankers.evidence.EvidenceRanker` for
     a model over terms (:data:`talos.activation.TERMS`), else
     :class:`~talos.rankers.classic.ClassicRanker`. ``kept``: the Memory's kept state (the term
     index and contiguity edges per graph); ``paths``: the home (the dense leg's cache);
-    ``leg``: a dense leg given to the Memory (its embedder and vector cache)."""
+    ``dense``: Memory's argument, a dense leg given to it (its embedder and vector cache) is
+    the ranker's."""
     from talos.activation import TERMS
 
     if model.over == TERMS:
         from talos.rankers.evidence import EvidenceRanker
 
-        return EvidenceRanker(model, kept, paths, leg)
+        return EvidenceRanker(model, kept, paths, dense if is_leg(dense) else None)
     from talos.rankers.classic import ClassicRanker
 
     return ClassicRanker(model)
