@@ -2,7 +2,7 @@
 removes (SPEC §6.5).
 
 The policy judges what talos or an agent wrote, never what the person wrote: the tag (or a
-skill's ``source:``) decides, not who typed the line (issue 12.6). A memory qualifies when its
+skill's ``source:``) decides, not who typed the line. A memory qualifies when its
 usage counts (:mod:`talos.usage`) say it is seen often and never or no longer recalled, after
 a span of days. Forgetting removes the suggested memory.md lines written by talos through the
 writer (audited, restorable) and moves suggested skill files to the trash.

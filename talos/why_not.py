@@ -43,9 +43,9 @@ def reasons(
     fact filter ``keep_fact`` drops (SPEC §8.2) that match it and are of ``scopes``.
 
     An unsafe line's text is withheld ("(line 7 withheld: it looks like an instruction)";
-    "it holds a credential" when every reason is one, and the reason is masked: issue 13
-    item 6): why-not output reaches agents too (MCP), and the point of the filter is that
-    this line never reaches a prompt. ``headings``: a markdown heading is no record (SPEC
+    "it holds a credential" when every reason is one, and the reason is masked): why-not
+    output reaches agents too (MCP), and the point of the filter is that this line never
+    reaches a prompt. ``headings``: a markdown heading is no record (SPEC
     §3.1, every model but ``classic``)."""
     out = list(ranked)
     for e in view.excluded:

@@ -83,8 +83,8 @@ def check_keep(view: View, key: str, keep: str) -> None:
 def check_revoked(
     removed: Sequence[object], memory_file: Path, ref: str, scopes: Sequence[str]
 ) -> None:
-    """That ``talos revoke`` removed something (issue 12.6: "revoked 0 record(s)" with exit 0
-    read as success).
+    """That ``talos revoke`` removed something ("revoked 0 record(s)" with exit 0 read as
+    success).
 
     Raises:
         InputError: ``removed`` is empty: no record of ``scopes`` carries ``ref``.

@@ -1,4 +1,4 @@
-"""The ``evidence`` ranker (the default model; issue 15), with the dense leg fused behind it.
+"""The ``evidence`` ranker (the default model), with the dense leg fused behind it.
 
 BM25 evidence seeds on the analyzer's terms (SPEC §4.1), then hops over the node–term graph
 and the contiguity edges (:mod:`talos.evidence`), over the term index and edges the kept
@@ -7,7 +7,7 @@ state holds per graph (:meth:`talos.kept.KeptState.evidence_index`), with the sm
 floor decides what a recall delivers (:func:`talos.selection.select_evidence`, SPEC §6.1
 rule 5), and explain marks where it cuts.
 
-With the dense leg on (issue 17, :mod:`talos.hybrid`), the rows are cut from the fused
+With the dense leg on (:mod:`talos.hybrid`), the rows are cut from the fused
 ranking (:func:`talos.hybrid.select`), each with both legs' rank and score; the query's
 vector is embedded while the view is looked at (:meth:`EvidenceRanker.start`). Where the leg
 cannot run (not installed, vectors missing, the model fails to load), one warning per ranker
@@ -73,7 +73,7 @@ class EvidenceRanker:
         ev = self.terms(graph, analyze(query))[2]
         return DenseActivation([ev.seeds, ev.final])
 
-    # -- the dense leg (issue 17, talos.hybrid) --------------------------------------------
+    # -- the dense leg (talos.hybrid) -----------------------------------------------------
 
     def _leg(self, dense: bool) -> hybrid.Leg | None:
         """The dense leg when this call fuses it, or None: off, or asked for where it cannot
