@@ -157,7 +157,7 @@ class TalosBlocks:
 
         # TalosRanker writes the home and maps a node to the ids it stands for (merged members,
         # identical lines); its own Memory is not used to recall
-        self._ids = TalosRanker(store, "bipartite", tmp)._ids
+        self._ids = TalosRanker(store, "evidence", tmp)._ids
         extra = {"model": model} if model else {}
         self.memory = Memory(tmp / "home", keep_fact=None, lang=lang, **extra)
         self.cap = cap

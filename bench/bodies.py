@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(
         table(f"Skill body gate on bench/bodies_home ({len(LABELS)} labelled queries)", rows)
     )
-    for model in ("bipartite", "evidence"):
+    for model in MODEL_NAMES:
         console.print(f"\nwrong with today's {model}:")
         for m in misses[model]:
             console.print(f"  {m}")

@@ -44,11 +44,11 @@ def pct(xs: list[float], p: float) -> float:
 
 def parts(hyb, qs):  # type: ignore[no-untyped-def]
     """One round of ``hyb.recall`` over ``qs`` with its parts timed (medians printed)."""
-    import talos.memory as TM
     from talos import dense as D
+    from talos.rankers.evidence import EvidenceRanker as ER
 
     at: dict[str, float] = {}
-    queries, soon, fused = D.Embedder.queries, TM.Memory._query_soon, TM.Memory._fused
+    queries, soon, fused = D.Embedder.queries, ER.start, ER._fused
 
     def t_queries(self, texts):  # type: ignore[no-untyped-def]
         at["e0"] = time.perf_counter()
@@ -61,16 +61,16 @@ def parts(hyb, qs):  # type: ignore[no-untyped-def]
         at["s1"] = time.perf_counter()
         return out
 
-    def t_fused(self, leg, pending, *a):  # type: ignore[no-untyped-def]
+    def t_fused(self, graph, asked, *a):  # type: ignore[no-untyped-def]
         at["f0"] = time.perf_counter()
-        if pending is not None:
-            pending.result()
+        if asked.vector is not None:
+            asked.vector.result()
         at["f1"] = time.perf_counter()
-        out = fused(self, leg, pending, *a)
+        out = fused(self, graph, asked, *a)
         at["f2"] = time.perf_counter()
         return out
 
-    D.Embedder.queries, TM.Memory._query_soon, TM.Memory._fused = t_queries, t_soon, t_fused
+    D.Embedder.queries, ER.start, ER._fused = t_queries, t_soon, t_fused
     got: dict[str, list[float]] = {}
     try:
         for q in qs:
@@ -86,7 +86,7 @@ def parts(hyb, qs):  # type: ignore[no-untyped-def]
             ):
                 got.setdefault(name, []).append(ms * 1000)
     finally:
-        D.Embedder.queries, TM.Memory._query_soon, TM.Memory._fused = queries, soon, fused
+        D.Embedder.queries, ER.start, ER._fused = queries, soon, fused
     for name, xs in got.items():
         print(f"{name:>22}: median {statistics.median(xs):.2f} ms")
 
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     c_diff = [b - a for a, b in zip(c_lex, c_hyb, strict=True)]
     t_emb: list[float] = []
     c_emb: list[float] = []
-    leg = hyb._leg
+    leg = hyb._ranker.leg
     assert leg is not None
     for _ in range(args.rounds):
         for q in qs:  # the query's embedding alone, for the break-down

@@ -24,7 +24,7 @@ lists which conversations, dialogues and users are which). The verdict table com
 model with BM25 and classic at Recall@5 on the test split.
 
     python3 bench/quality.py --data ../shared/bench --json quality.json
-    python3 bench/quality.py --model bipartite --model bm25 --split dev --limit 100
+    python3 bench/quality.py --model classic --model bm25 --split dev --limit 100
 
 The data is read in place and never copied into the repository.
 """

@@ -228,7 +228,7 @@ def make_delivery(method: str, store: Store, lang: str, tmp: Path) -> Delivery:
         if model not in A.MODEL_NAMES:
             raise ValueError(f"unknown model {model!r}: choose one of {', '.join(A.MODEL_NAMES)}")
         # the ids of a row come from the home's nodes, whichever model ranks them
-        ranker = TalosRanker(store, "bipartite", tmp)
+        ranker = TalosRanker(store, "evidence", tmp)
         leg: hybrid.Leg | bool = dense_leg(tmp / "home") if plus else False
         memory = Memory(tmp / "home", keep_fact=None, model=model, dense=leg)
         if plus:

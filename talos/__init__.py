@@ -9,18 +9,31 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing itself costs start-up time; type checkers read this as True
 if TYPE_CHECKING:
-    from talos.memory import Memory, Recall, RecallRow, Row, Suggestion
+    from talos.memory import Memory
+    from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
     from talos.text import keywords
 
-__all__ = ["Memory", "Recall", "RecallRow", "Row", "Suggestion", "__version__", "keywords"]
+__all__ = [
+    "Decision",
+    "Memory",
+    "Recall",
+    "RecallRow",
+    "Row",
+    "Suggestion",
+    "WhyNot",
+    "__version__",
+    "keywords",
+]
 __version__ = "0.1.0"
 
 _LAZY = {
     "Memory": "talos.memory",
-    "Recall": "talos.memory",
-    "RecallRow": "talos.memory",
-    "Row": "talos.memory",
-    "Suggestion": "talos.memory",
+    "Decision": "talos.results",
+    "Recall": "talos.results",
+    "RecallRow": "talos.results",
+    "Row": "talos.results",
+    "Suggestion": "talos.results",
+    "WhyNot": "talos.results",
     "keywords": "talos.text",
 }
 

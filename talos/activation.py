@@ -2,15 +2,15 @@
 
 Terms: a *seed node* is a node that shares keywords with the query; its seed activation is
 ``|kw(node) ∩ kw(query)| / |kw(query)|``. Each *hop* spreads activation along edges, scaled by
-the *decay* factor. The ``classic`` model is the reference one and stays golden-exact
-(``../shared/golden``); other models register themselves in :data:`MODELS`:
+the *decay* factor. The models a person may select are in :data:`MODELS`:
 
-- ``damped``: hub-damped seeds (:func:`hub_seed`), no spreading — an ablation;
-- ``bipartite``: hub-damped seeds, mass-conserving spreading over the
-  node–keyword bipartite graph;
-- ``flow``: hub-damped seeds, mass-conserving spreading over the SPEC §5.2 edges;
+- ``classic``: the reference model (:func:`classic`), golden-exact (``../shared/golden``);
 - ``evidence`` (the default): BM25 evidence seeds on the analyzer's terms (SPEC §4.1), hops
   over the node–term graph and the contiguity edges (:mod:`talos.evidence`, issue 15).
+
+The research models that led to ``evidence`` (``damped``, ``bipartite``, ``flow``: hub-damped
+seeds, mass-conserving spreading) are retired from the product: :data:`RETIRED` names them,
+and selecting one is an error that names the models there are (:func:`model_named`).
 
 A model says what it ranks over (:attr:`Model.over`): :data:`KEYWORDS`, the graph's keyword
 incidence, or :data:`TERMS`, the term index and contiguity edges :class:`talos.kept.KeptState`
@@ -39,26 +39,20 @@ if TYPE_CHECKING:
 __all__ = [
     "DECAY",
     "DEFAULT_MODEL",
-    "FLOW_DECAY",
     "HOPS",
-    "HUB_POWER",
     "KEYWORDS",
     "MODELS",
     "MODEL_NAMES",
-    "SPREAD_DECAY",
+    "RETIRED",
     "TERMS",
     "THRESH",
     "Activation",
     "DenseActivation",
     "Model",
-    "bipartite",
     "classic",
     "contributions",
-    "damped",
     "evidence",
-    "flow",
-    "hub_seed",
-    "hub_weight",
+    "model_named",
     "rank",
     "rank_arrays",
     "seed",
@@ -169,185 +163,6 @@ def classic(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
     return Activation(seeds, hops)
 
 
-# -- hub-damped, mass-conserving models (SPEC §10, issue 5) ----------------------------------
-#
-# Measured failure of `classic` (bench/README.md): on real conversations its graph is nearly
-# complete (LoCoMo: 663 turns, ~525 neighbours each, because speaker names and common words are
-# keywords), and two non-conserving hops turn the ranking into a query-independent centrality
-# order — Recall@5 of evidence 0.002 on LoCoMo, 0.05 on MADial zh. The same defect is the
-# bridge-copy one of golden/home-bridge-*: mass grows with the number of copies. The models
-# below fix both causes: seeds are weighted by how specific a keyword is (hub damping), and a
-# hop redistributes a fixed share of activation instead of copying it to every neighbour.
-
-# Constants tuned on the dev split only (bench/sweep.py; table in bench/README.md).
-HUB_POWER = 0.5  #: a query keyword held by ``df`` nodes weighs ``df ** -HUB_POWER``
-SPREAD_DECAY = 0.5  #: a node hands on DECAY/(1+DECAY) of its activation per hop (bipartite)
-FLOW_DECAY = 0.25  #: the same for ``flow``
-
-
-def hub_weight(graph: Graph, kw: str) -> float:
-    """How much a query keyword counts: ``df(k) ** -HUB_POWER`` (1.0 when no node holds it).
-
-    ``df`` is how many (merged) nodes hold the keyword: a keyword most nodes share (a speaker's
-    name, 可以, "what") says little about which one is meant — as HippoRAG divides a seed by the
-    number of passages holding it. It depends on the holders only, not on the size of the home:
-    a log-IDF (``ln N/df``) rose for every seed when near-copies of an unrelated bridge were
-    added (golden/home-bridge-*: etl skill 2.20 → 2.34), which issue 5 forbids.
-    """
-    df = graph.df(kw)
-    return float(df) ** -HUB_POWER if df else 1.0
-
-
-def _hub_seed_array(graph: Graph, query_kw: set[str] | frozenset[str]) -> Any:
-    """:func:`hub_seed` as a dense array over the nodes (``None`` when nothing is seeded).
-
-    A node's sum runs over the query keywords in sorted order, as in :func:`hub_seed`'s
-    definition, so both give the same floats."""
-    qs = sorted(query_kw)
-    weights = [hub_weight(graph, k) for k in qs]
-    total = sum(weights)
-    acc = np.zeros(len(graph.nodes))
-    hit = False
-    for k, w in zip(qs, weights, strict=True):
-        head = graph.head.holders(k)
-        if len(head):
-            acc[head] += w
-            hit = True
-        if graph.tail is not None:
-            tail = graph.tail.holders(k)
-            if len(tail):
-                acc[tail + graph.records] += w
-                hit = True
-    if not hit:
-        return None
-    return acc / total
-
-
-def hub_seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
-    """Hub-damped seeds ``Σ_{k ∈ q ∩ i} hub(k) / Σ_{k ∈ q} hub(k)``, in load order.
-
-    1.0 means the node holds every query keyword; with every ``hub(k) = 1`` this is the classic
-    seed ``|q ∩ i| / |q|`` (SPEC §5.3). Query keywords no node holds count 1.0 in the
-    denominator: a query mostly about unknown things scores low everywhere.
-    """
-    a = _hub_seed_array(graph, query_kw) if query_kw else None
-    if a is None:
-        return {}
-    idx = np.flatnonzero(a)
-    return dict(zip(idx.tolist(), a[idx].tolist(), strict=True))
-
-
-def damped(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
-    """Hub-damped seeds only (:func:`hub_seed`), no spreading: the ablation of ``bipartite``."""
-    return Activation(hub_seed(graph, query_kw), [])
-
-
-def bipartite(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
-    """Mass-conserving spreading over the node–keyword bipartite graph (issue 5).
-
-    Seeds are :func:`hub_seed`. In each of :data:`HOPS` hops every active node ``i`` keeps
-    ``a_i / (1 + SPREAD_DECAY)`` and hands ``a_i · SPREAD_DECAY / (1 + SPREAD_DECAY)`` to its
-    keywords in equal parts; each keyword splits what it received evenly over the ``df(k)``
-    nodes holding it (the sender included). Spreading moves activation, never creates it: the
-    sum stays the sum of the seeds, so N near-copies of a bridge share one bridge's pull
-    instead of multiplying it (golden/home-bridge-*, pinned by
-    ``tests/test_quality_invariants.py``), a keyword many nodes hold spreads thin, and a node
-    that shares nothing keeps its seed (a lone full match scores 1.0, as in ``classic``).
-    Unlike the SPEC §5.2 edges, one shared keyword carries activation, in proportion to how
-    specific it is.
-
-    A hop is two passes over the incidence arrays (``numpy.bincount``): O(postings), a few
-    milliseconds at 30,000 sessions (bench/scale.py). The passes run per segment of
-    :meth:`Graph.arrays` (records, then episodes); a keyword's sum goes on from one segment to
-    the next in entry order (``numpy.add.at``), so every float is the one a single pass over
-    all entries gives. Exactly equal activations rank in load order (SPEC §5.3 allows it for
-    models other than ``classic``).
-    """
-    a = _hub_seed_array(graph, query_kw) if query_kw else None
-    if a is None:
-        return Activation({}, [])
-    arr = graph.arrays()
-    segments, df, counts = arr["segments"], arr["df"], arr["counts"]
-    words = len(df)
-    keep = 1.0 / (1.0 + SPREAD_DECAY)
-    give = SPREAD_DECAY * keep / np.maximum(arr["degree"], 1.0)
-    levels = [a]
-    for _ in range(HOPS):
-        x = a * give
-        active = np.flatnonzero(a)
-        # Few nodes active (the seeds of a specific query): sum over their entries only.
-        # The others would add exactly +0.0, and the kept entries stay in order, so the
-        # floats are the same as the full pass (tests/test_block.py).
-        sparse = int(counts[active].sum()) * 4 < arr["entries"]
-        mass = None
-        for start, seg in segments:
-            if sparse:
-                lo, hi = np.searchsorted(active, [start, start + seg.n])
-                act = active[lo:hi] - start
-                kw = seg.kw[_entries_of(seg.ptr, act)]
-                sent = np.repeat(x[start + act], seg.counts[act])
-            else:  # np.repeat is a sequential copy: cheaper than gathering x[node]
-                kw, sent = seg.kw, np.repeat(x[start : start + seg.n], seg.counts)
-            if mass is None:  # float64 even for no entries (bincount then gives int64)
-                mass = np.bincount(kw, weights=sent, minlength=words).astype(np.float64)
-            else:  # goes on summing in entry order: the same floats as one pass
-                np.add.at(mass, kw, sent)
-        each = (mass if mass is not None else np.zeros(words)) / np.maximum(df, 1.0)
-        # each node's entries lie in one segment: its sum is the same as over all entries
-        got = [s.node_sums(each[s.kw]) for _start, s in segments]
-        a = a * keep + (np.concatenate(got) if len(got) > 1 else got[0])
-        levels.append(a)
-    return DenseActivation(levels)
-
-
-def _entries_of(node_ptr: Any, nodes: Any) -> Any:
-    """Ascending entry positions of ``nodes`` (ascending) in node-major arrays."""
-    starts = node_ptr[nodes]
-    lengths = node_ptr[nodes + 1] - starts
-    ends = np.cumsum(lengths)
-    return np.repeat(starts - (ends - lengths), lengths) + np.arange(
-        int(ends[-1]) if len(ends) else 0
-    )
-
-
-def _out_weight(graph: Graph) -> list[float]:
-    """Sum of each node's edge weights (SPEC §5.2), computed once per graph."""
-    out = graph.cache.get("out_weight")
-    if out is None:
-        out = graph.cache["out_weight"] = [sum(w for _, w in nb) for nb in graph.neighbours]
-    return out
-
-
-def flow(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
-    """Mass-conserving spreading over the SPEC §5.2 edges (issue 5's first suggestion).
-
-    Seeds are :func:`hub_seed`. In each of :data:`HOPS` hops every active node ``i`` keeps
-    ``a_i / (1 + FLOW_DECAY)`` and hands ``a_i · FLOW_DECAY / (1 + FLOW_DECAY)`` to its
-    neighbours in proportion to edge weight, ``w_ij / Σ_j w_ij`` (a random-walk step); a node
-    without neighbours keeps all of it. The sum stays the sum of the seeds.
-    Same edges as ``classic``, so explain's edges are the ones that carried activation; the
-    cost of a hop is the edges of the active nodes, like ``classic``.
-    """
-    act = hub_seed(graph, query_kw)
-    if not act:
-        return Activation({}, [])
-    seeds = dict(act)
-    nbrs = graph.neighbours
-    out = _out_weight(graph)
-    hops: list[dict[int, float]] = []
-    keep = 1.0 / (1.0 + FLOW_DECAY)
-    for _ in range(HOPS):
-        nxt = {i: a * keep if out[i] else a for i, a in act.items()}
-        for i, a in act.items():
-            if out[i]:
-                f = a * FLOW_DECAY * keep / out[i]
-                for j, w in nbrs[i]:
-                    nxt[j] = nxt.get(j, 0.0) + f * w
-        act = nxt
-        hops.append(act)
-    return Activation(seeds, hops)
-
-
 def evidence(
     index: TermIndex,
     edges: Links,
@@ -410,14 +225,6 @@ MODELS: dict[str, Model] = {
     # within 1.1x (BODY_LEAD); as the only ranked skill, six right bodies scored 0.44+ and one
     # wrong one 0.22 (BODY_FLOOR).
     "classic": Model("classic", classic, THRESH, 1.7, 0.35),
-    # The hub-damped models score on another scale (1.0 = the node holds every query keyword,
-    # before spreading), so their constants are re-derived on the dev split by bench/sweep.py
-    # (bench/README.md): THRESH = the largest cut costing <= 0.005 dev Recall@10 on every
-    # set; BODY_LEAD / BODY_FLOOR = the lead ratio / top score maximising Youden's J of
-    # "the top row is right".
-    "damped": Model("damped", damped, 0.01, 1.25, 0.40),
-    "bipartite": Model("bipartite", bipartite, 0.005, 1.20, 0.225),
-    "flow": Model("flow", flow, 0.0075, 1.25, 0.25),
     # Every node the query reaches is ranked (thresh 0); the relevance floor decides what is
     # delivered, and the body gate is talos.relevance.earns_body with its dev constants.
     "evidence": Model(
@@ -428,11 +235,29 @@ MODELS: dict[str, Model] = {
 #: test Recall@5 0.585 against the tuned BM25's 0.539 (Δ +0.046, 95% CI [+0.013, +0.078]);
 #: ``bipartite`` lost to that BM25 on held-out conversations (0.493 vs 0.530). Through the
 #: relevance floor 95% of LoCoMo test questions about another conversation get an empty block
-#: (``bipartite``: 0%, every block filled to ``k``). ``bipartite`` stays selectable, and
-#: ``classic`` is the reference (golden-exact).
+#: (``bipartite``: 0%, every block filled to ``k``). ``classic`` is the reference
+#: (golden-exact).
 DEFAULT_MODEL = "evidence"
 #: Every model name a person may select (``Memory(model=…)``, ``--model``, ``model =``).
 MODEL_NAMES: tuple[str, ...] = tuple(MODELS)
+#: Research models no longer selectable (bench/README.md has how they compared).
+RETIRED: tuple[str, ...] = ("damped", "bipartite", "flow")
+
+
+def model_named(name: str) -> Model:
+    """The model a person selected by ``name`` (:data:`MODELS`).
+
+    Raises:
+        ValueError: ``name`` is no model, or a retired one (:data:`RETIRED`); the message
+            names the models there are.
+    """
+    model = MODELS.get(name)
+    if model is not None:
+        return model
+    choose = f"choose one of: {', '.join(MODELS)}"
+    if name in RETIRED:
+        raise ValueError(f"model {name!r} is retired (a research model); {choose}")
+    raise ValueError(f"unknown model {name!r}; {choose}")
 
 
 def rank_arrays(

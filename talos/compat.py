@@ -34,18 +34,19 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from talos import delivery
 from talos.activation import TERMS
 from talos.analyzer import analyze
 from talos.contiguity import no_links
 from talos.evidence import PRIOR, SMALL_HOME, body_evidence
 from talos.graph.graph import Graph
-from talos.memory import Memory, Recall, RecallRow
-from talos.render import LABELS, Pick, fit_block, shown_with_members
+from talos.memory import Memory, Recall
+from talos.render import LABELS, shown_with_members
 from talos.selection import body_of, evidence_order
 from talos.sources.facts import strip_tag
 from talos.sources.skills import DESC_MAX, NAME_MAX
 from talos.sources.skills import skill_label as _skill_label
-from talos.usage import JsonUsage, write_trace
+from talos.usage import JsonUsage
 
 __all__ = [
     "DESC_MAX",
@@ -218,15 +219,9 @@ def _reference_recall(mem: Memory, query: str, k: int) -> Recall:
     budget (the reference has neither). Writes the trace line and counts usage for the
     delivered rows, as :meth:`Memory.recall` does (SPEC §6.3)."""
     graph, ranked, best = _reference_ranking(mem, query, k)
-    rows = []
-    for score, i in ranked:
-        n = graph.nodes[i]
-        rows.append(RecallRow(n.key, n.kind, n.text, score, i == best, n, mem.heading(n, graph)))
-    text, kept = fit_block([Pick(r.node, r.score, r.body, r.heading) for r in rows], mem.lang)
-    delivered = {id(p.node) for p in kept}
-    rows = [r for r in rows if id(r.node) in delivered]
-    write_trace(mem.paths.trace_file, query, [r.as_trace() for r in rows], mem.scopes)
-    mem._count(graph, rows)
+    picks = [(score, i, i == best) for score, i in ranked]
+    text, rows = delivery.deliver(graph, picks, {}, mem.heading, mem.lang)
+    delivery.record(mem.paths, query, rows, mem.scopes, mem.usage_store, mem._kept.present(graph))
     return Recall(text, rows)
 
 

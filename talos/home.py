@@ -119,7 +119,9 @@ def _long(value: str) -> str:
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     """The home folder, canonical (:func:`canonical`, symlinks resolved): ``home`` if given,
-    else ``$TALOS_HOME``, else the platform data dir.
+    else ``$TALOS_HOME``, else the platform data dir as :func:`talos.hooks.state.home_dir`
+    finds it (one lookup for every command and the hook client, which finds the home with the
+    standard library only).
 
     Raises:
         InputError: ``home`` (or ``$TALOS_HOME``) holds a NUL byte, a ``~user`` that does not
@@ -132,9 +134,9 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     else:
         text = os.environ.get("TALOS_HOME", "")
         if not text:
-            import platformdirs  # imported on use: --home or TALOS_HOME names the home
+            from talos.hooks.state import home_dir  # the standard library only
 
-            return canonical(Path(platformdirs.user_data_dir("talos")), follow=True)
+            return canonical(Path(home_dir()), follow=True)
     problem = _tilde_problem(text)
     if problem:
         raise InputError(f"the home {text!r}: {problem}")

@@ -59,7 +59,6 @@ from pydantic import BaseModel, Field, ValidationError
 from talos.errors import TalosError, failure_message
 from talos.hooks.context import MAX_QUERY
 from talos.memory import Memory
-from talos.model import episode_fields, node_identity, node_provenance
 from talos.render import MIN_BUDGET, TEXT_CHARS
 from talos.text import cut, printable
 from talos.trust import MODEL_BY
@@ -371,25 +370,7 @@ def build_server(
         counts towards which memories are used.
         """
         result = await call(lambda: memory.recall(query, k=k, budget=budget))
-        data = RecallResult(
-            text=result.text,
-            bodies=result.bodies,
-            picked=[
-                PickedRow(
-                    key=r.key,
-                    kind=r.kind,
-                    text=r.text,
-                    score=r.score,
-                    body=r.body,
-                    heading=r.heading or None,
-                    **episode_fields(r.node),
-                    provenance=node_provenance(r.node),
-                    legs=r.legs,
-                    **node_identity(r.node),
-                )
-                for r in result.picked
-            ],
-        )
+        data = RecallResult.model_validate(result.to_json())
         structured = _visible(data.model_dump(mode="json"))
         # the block is not one stored text: each of its texts is already shown and bounded
         # by the block's rule; cut as one, it lost its body's end marker and later rows

@@ -3,249 +3,42 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import functools
+import importlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from talos import safety
-from talos.activation import (
-    DEFAULT_MODEL,
-    MODELS,
-    TERMS,
-    Activation,
-    DenseActivation,
-    Model,
-    contributions,
-    rank,
-)
-from talos.analyzer import analyze, analyze_written
+from talos import delivery, forgetting, safety, why_not, write_checks
+from talos.activation import DEFAULT_MODEL, Activation, Model, model_named
 from talos.canon import canonical_name
-from talos.contiguity import Links
-from talos.errors import InputError, TalosError
-from talos.evidence import PRIOR, SMALL_HOME, Evidence, TermIndex, body_evidence, matching_text
+from talos.decision import decide
+from talos.errors import InputError
 from talos.graph.graph import Graph
+from talos.history import history
 from talos.home import Paths, block_limits, dead_min_days, resolve_paths
 from talos.index import Index
 from talos.kept import KeptState
-from talos.model import Node, episode_fields, node_identity, node_provenance
-from talos.relevance import deliver
-from talos.render import Pick, check_budget, fit_block, labels
+from talos.model import Node
+from talos.rankers import Ranker, dense_asked, ranker_for
+from talos.render import check_budget, labels
+from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
 from talos.scopes import check_scope
-from talos.selection import evidence_order, left_out, select, select_evidence
-from talos.sources import load_facts
-from talos.sources.facts import heading_label, parse_fact_line, tag_reasons
-from talos.sources.skills import parse_frontmatter, read_skill, skill_files
-from talos.text import keywords
-from talos.trust import (
-    DEFAULT_SCOPES,
-    View,
-    authorized,
-    record_id,
-    stated_value,
-)
-from talos.usage import (
-    SqliteUsage,
-    Stat,
-    UsageStore,
-    count_recall,
-    today,
-    write_trace,
-)
-from talos.warn import audience, warn
+from talos.trust import DEFAULT_SCOPES, View
+from talos.usage import SqliteUsage, Stat, UsageStore, today
+from talos.warn import audience
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
-    import numpy as np
-
     from talos import hybrid
-    from talos.dense import Fusion
     from talos.writer import Forgotten, RememberResult, Restored
 
-__all__ = [
-    "Memory",
-    "Recall",
-    "RecallRow",
-    "Row",
-    "Suggestion",
-]
+__all__ = ["Decision", "Memory", "Recall", "RecallRow", "Row", "Suggestion", "WhyNot"]
 
 _DEFAULT: Any = object()
 #: The rows a recall delivers by default (``Memory.recall``'s ``k``; explain marks its cut).
 RECALL_K = 5
-
-
-@dataclass(slots=True)
-class RecallRow:
-    """A picked row: ``key`` (``kind:text80``), ``kind``, ``text``, rounded ``score``,
-    ``body`` (whether the skill body was delivered), the ``node`` itself, and ``heading``: the
-    nearest markdown heading a fact stands under, as stored ("" for none, and always with
-    ``classic``; SPEC §3.1, the block shows it cut, :func:`talos.render.heading_shown`)."""
-
-    key: str
-    kind: str
-    text: str
-    score: float
-    body: bool
-    node: Node = field(repr=False)
-    heading: str = ""
-    #: With the dense leg (issue 17): each leg's rank and score (:func:`talos.hybrid.legs_of`);
-    #: ``score`` is then the fused one. ``None`` for a lexical recall. Not traced.
-    legs: dict[str, Any] | None = None
-
-    def as_trace(self) -> dict[str, object]:
-        """The row as a trace entry ``{"key", "score", "body"}`` (SPEC §6.3). A request-scoped
-        override is traced as ``override:KEY``: its value is never written to disk (§7.5)."""
-        key = self.key
-        if self.node.src == "override":
-            key = "override:" + self.node.fields.get("key", "")
-        return {"key": key, "score": self.score, "body": self.body}
-
-
-@dataclass(slots=True)
-class Recall:
-    """The result of :meth:`Memory.recall`: ``text`` (the context block, "" when nothing),
-    ``picked`` rows in rank order, and ``bodies`` (how many skill bodies were delivered)."""
-
-    text: str
-    picked: list[RecallRow]
-
-    @property
-    def bodies(self) -> int:
-        """Number of skill bodies in the block (0 or 1)."""
-        return sum(1 for r in self.picked if r.body)
-
-    def __str__(self) -> str:
-        return self.text
-
-
-@dataclass(slots=True)
-class Row:
-    """One explain row; unpacks as ``(score, kind, text)`` (SPEC §6.2).
-
-    ``text`` includes up to 2 merged members. ``seed`` is the node's seed activation,
-    ``hops`` its activation gained in each hop, ``edges`` the contributions that carried it
-    (``[{"hop", "from", "weight", "from_activation"}]``: each neighbour active before that
-    hop), ``node`` the node with its provenance.
-
-    The ``evidence`` model only (``None`` / empty otherwise): ``score`` is the row's evidence
-    score (activation × √Z, :mod:`talos.evidence`), ``evidence`` the same unrounded, ``cut``
-    where a recall of the default ``k`` = 5 leaves it out ("" delivered, ``floor`` cut by the
-    relevance floor, ``beyond-k``), ``terms`` the query's terms the node holds as
-    ``{"written", "analyzed"}`` (:func:`talos.analyzer.analyze_written`; ``answers`` →
-    ``answer``), ``hops`` one gain for both hops.
-
-    With the dense leg on (issue 17), ``score`` is the fused RRF score and ``legs`` holds
-    ``{"fused": score, "lexical": {"rank", "score"}, "dense": {"rank", "score"}, "cut_by",
-    "cosine_floor"}`` (1-based ranks; the lexical score is the evidence score, the dense one
-    the cosine; ``None`` where that leg does not rank the row); ``cut_by`` the rules that
-    leave the row out of a recall of 5 (:func:`talos.hybrid.verdicts`: ``[]``, ``["k"]``,
-    ``["floor", "gate"]``, ``["floor", "margin"]``, ``["floor"]``), ``cosine_floor`` the
-    cosine a row the lexical floor leaves needed among those 5 (None beyond them).
-
-    ``heading``: the nearest markdown heading a fact stands under (:meth:`Memory.heading`).
-    An episode's JSON also carries its ``task``, ``outcome`` and ``transcript``
-    (:func:`talos.model.episode_fields`).
-    """
-
-    score: float
-    kind: str
-    text: str
-    node: Node = field(repr=False)
-    activation: float = 0.0
-    seed: float = 0.0
-    hops: list[float] = field(default_factory=list)
-    edges: list[dict[str, Any]] = field(default_factory=list)
-    evidence: float | None = None
-    cut: str | None = None
-    terms: list[dict[str, str]] = field(default_factory=list)
-    legs: dict[str, Any] | None = None
-    heading: str = ""
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.score, self.kind, self.text))
-
-    def __getitem__(self, i: int) -> Any:
-        return (self.score, self.kind, self.text)[i]
-
-    def __len__(self) -> int:
-        return 3
-
-    def to_json(self) -> dict[str, Any]:
-        """The row with identity, activation detail, merged members and provenance."""
-        n = self.node
-        out: dict[str, Any] = {
-            "score": self.score,
-            "kind": self.kind,
-            "text": self.text,
-            "key": n.key,
-            "identity": node_identity(n),
-            "activation": self.activation,
-            "seed": self.seed,
-            "hops": self.hops,
-            "edges": self.edges,
-            "members": [{"text": m.text, **node_identity(m)} for m in n.members],
-            "provenance": node_provenance(n),
-            "heading": self.heading or None,
-            **episode_fields(n),
-        }
-        if self.evidence is not None:
-            out.update(evidence=self.evidence, cut=self.cut, terms=self.terms)
-        if self.legs is not None:
-            out["legs"] = self.legs
-        return out
-
-
-@dataclass(slots=True)
-class Suggestion:
-    """A forgetting suggestion (SPEC §6.4); unpacks as ``(kind, text, reason)``.
-
-    ``path``/``line``/``raw`` identify the exact line it came from; ``scope`` its namespace.
-    """
-
-    kind: str
-    text: str
-    reason: str
-    path: str = ""
-    line: int = 0
-    raw: str = ""
-    scope: str = "global"
-    src: str = ""
-    born: str = ""
-    seen: int = 0
-    hits: int = 0
-    last_hit_day: int = 0
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.kind, self.text, self.reason))
-
-    def __getitem__(self, i: int) -> Any:
-        return (self.kind, self.text, self.reason)[i]
-
-    def __len__(self) -> int:
-        return 3
-
-    def to_json(self) -> dict[str, Any]:
-        """All fields as a JSON-ready dict."""
-        return {
-            "kind": self.kind,
-            "text": self.text,
-            "reason": self.reason,
-            "path": self.path,
-            "line": self.line,
-            "raw": self.raw,
-            "scope": self.scope,
-            "src": self.src,
-            "born": self.born,
-            "seen": self.seen,
-            "hits": self.hits,
-            "last_hit_day": self.last_hit_day,
-        }
 
 
 _M = TypeVar("_M", bound=Callable[..., Any])
@@ -264,14 +57,31 @@ def _heard(method: _M) -> _M:
     return cast(_M, run)
 
 
+class _OnUse:
+    """A module imported when one of its names is first read (a recall never writes memory.md,
+    so it never imports :mod:`talos.writer`: ``tests/test_import_cost.py``)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+if TYPE_CHECKING:
+    from talos import writer
+else:
+    writer = _OnUse("talos.writer")
+
+
 class Memory:
     """One person's memory: recall, explain, usage, dead and forget over a home (SPEC §9.2).
 
     Args:
         home: the home folder (``None``: ``$TALOS_HOME``, else the platform data dir, §2).
         memory_file, skills_dir, sessions_dir, state_dir, trace_file: override single paths
-            (relative ones resolve against the home); default from ``talos.toml`` or §2.
-            ``sessions_dir`` may be a list of folders, read in its order (issue 16.4).
+            (relative to the home; default from ``talos.toml`` or §2); ``sessions_dir`` may be
+            a list of folders, read in its order.
         scopes: authorized scopes of every request (SPEC §7.3), default ``("global",)``; each
             read in its canonical spelling (``ＧＬＯＢＡＬ`` is ``global``, talos.scopes).
         keep_fact: filter on fact texts; default :func:`talos.safety.keep_fact` (§8.2);
@@ -279,19 +89,18 @@ class Memory:
         blocked: skill file paths excluded on every route (in addition to the safety scan).
         lang: ``en`` or ``zh`` labels (default: ``lang`` in talos.toml, else ``en``).
         model: ranking model name in :data:`talos.activation.MODELS` (default: ``model`` in
-            talos.toml, else :data:`talos.activation.DEFAULT_MODEL`, chosen on the test split
-            in bench/README.md; ``classic`` reproduces the reference rankings exactly).
+            talos.toml, else ``evidence``; ``classic`` reproduces the reference rankings),
+            ranked by its ranker (:func:`talos.rankers.ranker_for`), chosen once here.
         usage: where usage counts live (default: SQLite in the state folder).
         index: keep a persistent index in the state folder so recall reads nothing it has
             read before (SPEC §11); ``False`` reads every file on every call.
-        dense: the dense leg (issue 17, :mod:`talos.hybrid`) on the ``evidence`` model:
+        dense: the dense leg (:mod:`talos.hybrid`) fused with the ``evidence`` ranking:
             ``None`` as ``dense`` in talos.toml (default off), ``True`` / ``False``, or a
-            :class:`talos.hybrid.Leg` (its embedder and vector cache). Asked for where it
-            cannot run: one warning naming the install command, and the lexical recall.
+            :class:`talos.hybrid.Leg`. Where it cannot run: one warning, a lexical recall.
 
     Raises:
         InputError: ``talos.toml`` is invalid, or a scope is no scope name. ValueError:
-        unknown ``lang`` or ``model``.
+        unknown ``lang``, or ``model`` unknown or retired (:data:`talos.activation.RETIRED`).
     """
 
     def __init__(
@@ -323,8 +132,7 @@ class Memory:
         lang = lang or str(self.paths.config.get("lang", "en"))
         labels(lang)
         self.model = model or str(self.paths.config.get("model", DEFAULT_MODEL))
-        if self.model not in MODELS:
-            raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
+        ranking = model_named(self.model)  # before anything is opened
         # one scope rule on every route (talos.scopes): ｇlobal is global, "a b" is refused
         folded = tuple(check_scope(s, "scope", "give a list of scopes") for s in scopes)
         self._kept = KeptState(
@@ -340,11 +148,11 @@ class Memory:
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
         )
-        self._leg: hybrid.Leg | None = dense if _is_leg(dense) else None
         #: Whether recall and explain fuse the dense leg by default (per call: ``dense=``).
-        self.dense: bool = _dense_asked(self.paths) if dense is None else dense is not False
-        self._dense_warned = False
-        self._titled: tuple[Graph, str | None] | None = None  # Memory._title's, per graph
+        self.dense: bool = dense_asked(self.paths) if dense is None else dense is not False
+        #: How this Memory ranks (:mod:`talos.rankers`), chosen once with its model.
+        self._ranker: Ranker = ranker_for(ranking, self._kept, self.paths, dense)
+        self._headings = delivery.Headings(self._kept)
         budget, cap = block_limits(self.paths)
         #: A recall's default budget in characters and cap on rows (``budget`` and ``k`` of
         #: talos.toml, SPEC §6.1 rule 6); ``classic`` keeps the reference's 5 rows, unbounded.
@@ -373,8 +181,8 @@ class Memory:
 
     @property
     def headings(self) -> bool:
-        """Whether a markdown heading of memory.md labels the facts beneath it and is no record
-        (every model but ``classic``, SPEC §3.1); fixed for the life of the object."""
+        """Whether a heading of memory.md labels the facts beneath it and is no record (every
+        model but ``classic``, SPEC §3.1); fixed for the life of the object."""
         return self._kept.headings
 
     @property
@@ -386,8 +194,7 @@ class Memory:
         """Close the index and usage connections now (they reopen on demand). A sqlite3
         connection is otherwise freed only by the cycle collector, holding its file open."""
         self._kept.close()
-        if self._leg is not None:
-            self._leg.close()
+        self._ranker.close()
         closer = getattr(self.usage_store, "close", None)
         if callable(closer):
             closer()
@@ -412,49 +219,28 @@ class Memory:
     def view(
         self, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> tuple[View, Graph]:
-        """The authorized active view at ``at`` (default today) and its graph (SPEC §7.3).
-
-        The view's ``nodes`` are its records (facts, skills, conflict and override lines);
-        episodes carry no provenance tag (scope ``global``, always valid), so they join the
-        graph as the block :mod:`talos.graph.episodes` merged once, after the records, when
-        ``global`` is an authorized scope. Cached while the files, the date and the overrides are
-        unchanged.
-        """
+        """The authorized active view at ``at`` (default today) and its graph (SPEC §7.3):
+        the view's ``nodes`` are its records; episodes join the graph after them when
+        ``global`` is authorized (:meth:`talos.kept.KeptState.view`). Cached while the files,
+        the date and the overrides are unchanged."""
         return self._kept.view(at, overrides)
 
     @_heard
     def prepare(self, at: dt.date | None = None) -> None:
         """Build and store what a recall at ``at`` (default today) reads, so the next recall
-        process starts warm: the episode block and the records block of the default view
-        (SPEC §11). No usage is counted and no trace is written. ``talos index`` calls it;
-        without it the first recall after a build pays for both (1.2 s and 183 MB at
-        30,000 sessions, against 0.45 s and 88 MB warm). With a model over terms
-        (``evidence``), also the analyzed term rows of the graph's texts
-        (:mod:`talos.termrows`); with the dense leg on, it also loads the model and the
-        graph's vector matrix (the hook server's warm-up), embedding at most
-        :data:`talos.hybrid.INLINE` missing texts."""
-        graph = self._kept.recall_graph(at, None)
-        if self.ranking.over == TERMS:
-            self._kept.evidence_index(graph)
-        leg = self._dense_leg(None) if self.ranking.over == TERMS else None
-        if leg is not None:
-            try:
-                leg.embedder.load()
-                leg.kept(graph)
-            except TalosError as e:
-                self._dense_warn(f"{e}; recalled with the lexical leg only")
+        process starts warm (``talos index``, SPEC §11): the episode and records blocks of the
+        default view (else the first recall pays for them: 1.2 s and 183 MB at 30,000
+        sessions, against 0.45 s and 88 MB warm) and the ranker's state
+        (:meth:`talos.rankers.Ranker.prepare`). No usage is counted, no trace written."""
+        self._ranker.prepare(self._kept.recall_graph(at, None), self.dense)
 
     @_heard
     def settle(self) -> None:
-        """Build this object's own default view and its ranking state, when a long-lived
-        process is idle (the hook server, :func:`talos.hooks.server.serve`). A recall that
-        read the stored records (:meth:`prepare`) has no view of its own to patch: the first
-        edit of memory.md then built the whole view again (2.3–2.8 s at 30,000–100,000
-        sessions, past the hook's deadline: issue 24). After this an edit or a new session is
-        patched in. No usage is counted and no trace is written."""
-        graph = self.view()[1]
-        if self.ranking.over == TERMS:
-            self._kept.evidence_index(graph)
+        """Build this object's own default view and its ranking state while a long-lived
+        process is idle (the hook server), so an edit or a new session is patched in: with the
+        stored records alone the first edit built the whole view again (2.3–2.8 s at
+        30,000–100,000 sessions, past the hook's deadline). No usage or trace."""
+        self._ranker.settle(self.view()[1])
 
     @_heard
     def graph(self, at: dt.date | None = None) -> Graph:
@@ -464,99 +250,24 @@ class Memory:
     @property
     def ranking(self) -> Model:
         """The ranking model in use (:data:`talos.activation.MODELS`), with its constants."""
-        return MODELS[self.model]
+        return self._ranker.model
 
     @_heard
     def activation(
         self, query: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> tuple[Graph, Activation]:
-        """The model's activation of ``query`` over the graph of the view at ``at`` (and that
-        graph), as :func:`talos.activation.rank` ranks it with ``self.ranking.thresh``. A
-        :data:`~talos.activation.TERMS` model's is its seeds and final levels
-        (:class:`~talos.activation.DenseActivation`); no side effects."""
+        """The graph of the view at ``at`` and the model's activation of ``query`` over it, as
+        :func:`talos.activation.rank` ranks it with ``self.ranking.thresh``
+        (:meth:`talos.rankers.Ranker.activation`); no side effects."""
         graph = self.view(at, overrides)[1]
-        if self.ranking.over == TERMS:
-            ev = self._terms(graph, analyze(query))[2]
-            return graph, DenseActivation([ev.seeds, ev.final])
-        return graph, self.ranking.activate(graph, keywords(query))
-
-    def _terms(self, graph: Graph, terms: list[str]) -> tuple[TermIndex, Links, Evidence]:
-        """A :data:`~talos.activation.TERMS` model's activation of the analyzed query ``terms``
-        over the term index and contiguity edges the kept state holds for ``graph`` (and
-        those two), with the small-home rule (:data:`talos.evidence.SMALL_HOME`)."""
-        index, edges = self._kept.evidence_index(graph)
-        return index, edges, self.ranking.activate(index, edges, terms, SMALL_HOME)
-
-    # -- the dense leg (issue 17, talos.hybrid) --------------------------------------------
-
-    def _dense_leg(self, dense: bool | None) -> hybrid.Leg | None:
-        """The dense leg when this call fuses it (``dense``, else :attr:`dense`), or None:
-        off, or asked for where it cannot run (one warning per Memory: the install command;
-        another model than ``evidence``), and the recall is lexical."""
-        if not (self.dense if dense is None else dense):
-            return None
-        from talos import hybrid  # imported on use: a lexical recall never loads the leg
-
-        if self.ranking.over != TERMS:
-            needs, todo = hybrid.model_problem(self.model)
-            self._dense_warn(f"{needs}: {todo}; recalled with {self.model}, without the leg")
-            return None
-        if self._leg is None:
-            why = hybrid.available()
-            if why:
-                self._dense_warn(f"{why}; recalled with the lexical leg only")
-                return None
-            self._leg = hybrid.Leg(self.paths)
-        return self._leg
-
-    def _dense_warn(self, message: str) -> None:
-        if not self._dense_warned:
-            self._dense_warned = True
-            warn(message)
-
-    def _query_soon(self, leg: hybrid.Leg | None, query: str) -> Future[np.ndarray] | None:
-        """The query's vector, started in the embedder's thread (it overlaps the lexical
-        leg); None without the leg or when its model cannot load (warned once)."""
-        if leg is None:
-            return None
-        from talos import hybrid
-
-        try:
-            return leg.embedder.query_soon(hybrid.query_text(query))
-        except TalosError as e:
-            self._dense_warn(f"{e}; recalled with the lexical leg only")
-            return None
-
-    def _fused(
-        self,
-        leg: hybrid.Leg | None,
-        pending: Future[np.ndarray] | None,
-        graph: Graph,
-        ev: Evidence,
-        edges: Links,
-    ) -> Fusion | None:
-        """The fused ranking once the lexical leg is done, or None (lexical recall)."""
-        if leg is None or pending is None:
-            return None
-        from talos import hybrid
-
-        try:
-            sure = hybrid.lexical_evidence(ev, edges)
-            return leg.rank(graph, pending.result(), ev, sure)
-        except TalosError as e:
-            self._dense_warn(f"{e}; recalled with the lexical leg only")
-            return None
+        return graph, self._ranker.activation(graph, query)
 
     @_heard
     def embed(self, progress: Callable[[int, int], None] | None = None) -> int | None:
-        """Embed every record and episode of the home that has no vector yet (``talos
-        index`` with the dense leg on): only new or changed texts, all of them after a model
-        change. Returns how many were embedded, or None when the leg is off or cannot run
-        (warned). ``progress(done, total)`` after each batch of 32."""
-        leg = self._dense_leg(None)
-        if leg is None:
-            return None
-        return leg.index(self.nodes(), progress)
+        """Embed the records and episodes without a vector yet (``talos index`` with the dense
+        leg on; all after a model change): how many, or None when the leg is off or cannot
+        run (warned). ``progress(done, total)`` after each batch of 32."""
+        return self._ranker.embed(self.nodes, progress, self.dense)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -573,25 +284,22 @@ class Memory:
     ) -> Recall:
         """Recall the memories relevant to ``query`` as a context block (SPEC §6.1).
 
-        The ranked rows that are evidence for the query (the relevance floor, per row), in
-        rank order, up to ``k`` and within ``budget``; the best skill of the *full* ranking
-        gets its body when it passes the gate (§6.1 step 2) and is among them. Writes one
-        trace line and updates usage counts, also when nothing is recalled; a failure there
-        warns on stderr and never fails the recall.
+        The rows the ranker picks (:meth:`talos.rankers.Ranker.select`: with ``evidence``,
+        those over the relevance floor; the best skill's body when it passes the gate), in
+        rank order, up to ``k`` and within ``budget``. Writes one trace line and updates
+        usage counts, also when nothing is recalled; a failure there only warns.
 
         Args:
             query: the task text. k: most rows (>= 0; ``None``: :attr:`k`, talos.toml's
                 ``k``, 30 by default; 5 with ``classic``). at: business date (default today).
             overrides: request-scoped values ``{key: value}`` (SPEC §7.5): they replace the
-                records of that key for this call only, are marked as overrides in the block,
-                and are never written or counted.
+                records of that key for this call only, marked in the block, never written
+                or counted.
             budget: most ``unit`` (``chars``, ``utf16``, ``bytes``) the block may take (SPEC
-                §6.1 rule 6, :func:`talos.render.fit_block`); ``None``: :attr:`budget`
-                (talos.toml's ``budget``, 2,000 by default; no bound with ``classic``). The
-                trace and usage count only the rows delivered within it.
+                §6.1 rule 6, :func:`talos.delivery.deliver`); ``None``: :attr:`budget`
+                (talos.toml's ``budget``, 2,000 by default; no bound with ``classic``).
             dense: fuse the dense leg for this call (``None``: :attr:`dense`); the rows are
-                then cut from the fused ranking (:func:`talos.hybrid.select`), their score the
-                fused one.
+                then cut from the fused ranking, their score the fused one.
 
         Returns:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
@@ -601,94 +309,26 @@ class Memory:
                 :data:`talos.render.MIN_BUDGET`, an unknown ``unit``, ``k`` not a whole
                 number 0 or more.
         """
-        check_budget(budget, unit)  # a bad budget fails before anything is written
-        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
-            # the CLI, MCP and talos.toml refuse it; -1 gave an empty block ("nothing relevant")
-            raise InputError(f"k must be a whole number of rows, 0 or more, not {k!r}")
+        check_budget(budget, unit)  # a bad budget or k fails before anything is written
+        delivery.check_rows(k)
         k = self.k if k is None else k
         budget = self.budget if budget is None else budget
         # the query's vector first: its embedding overlaps the look at the files too
-        leg = self._dense_leg(dense)
-        pending = self._query_soon(leg, query) if self.ranking.over == TERMS else None
+        asked = self._ranker.start(query, self.dense if dense is None else dense)
         graph = self._kept.recall_graph(at, overrides)
-        model = self.ranking
-        legs: dict[int, dict[str, Any]] = {}  # the dense leg's per row
-        if model.over == TERMS:
-            terms = analyze(query)
-            index, edges, ev = self._terms(graph, terms)
-            body = body_evidence(index, terms, at_least=SMALL_HOME, prior=PRIOR)
-            fusion = self._fused(leg, pending, graph, ev, edges)
-            if fusion is not None:
-                from talos import hybrid
-
-                gate = hybrid.gate_for(query)
-                picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, model, terms)
-                legs = {r.node: hybrid.legs_of(r) for r in fusion.rows(k)}
-            else:
-                picks = select_evidence(graph, index, ev, body, k, model, terms)
-        else:
-            picks = select(graph, model.activate(graph, keywords(query)), model, k)
-        rows = [
-            RecallRow(
-                graph.nodes[i].key,
-                graph.nodes[i].kind,
-                graph.nodes[i].text,
-                s,
-                body,
-                graph.nodes[i],
-                self.heading(graph.nodes[i], graph),
-                legs.get(i),
-            )
-            for s, i, body in picks
-        ]
+        picks, legs = self._ranker.select(graph, asked, k)
         reference = self.model == "classic"  # the reference's rows (SPEC §6.1 rule 3)
-        text, kept = fit_block(
-            [Pick(r.node, r.score, r.body, r.heading, reference) for r in rows],
-            self.lang,
-            budget,
-            unit,
+        text, rows = delivery.deliver(
+            graph, picks, legs, self._headings.of, self.lang, budget, unit, reference
         )
-        # only delivered rows are hits (SPEC §6.3)
-        delivered = {id(p.node): p for p in kept}  # a prefix of the rows, or one of them
-        rows = [
-            dataclasses.replace(r, body=delivered[id(r.node)].body)
-            for r in rows
-            if id(r.node) in delivered
-        ]
-        write_trace(self.paths.trace_file, query, [r.as_trace() for r in rows], self.scopes)
-        self._count(graph, rows)
+        seen = self._kept.present(graph)  # only delivered rows are hits (SPEC §6.3)
+        delivery.record(self.paths, query, rows, self.scopes, self.usage_store, seen)
         return Recall(text, rows)
 
     def heading(self, node: Node, graph: Graph | None = None) -> str:
-        """The markdown heading ``node`` is shown under: a fact's nearest heading as stored
-        (SPEC §3.1, :func:`talos.sources.facts.heading_label`); "" for none, and always with
-        ``classic``, whose headings are facts. ``graph``: the view ``node`` is in; the file's
-        title — its only level-1 heading, above every fact of the view — is shown on none:
-        it tells no fact from another (the example home's block said ``(Memory)`` on every
-        row). A lone ``## Billing`` section still labels its facts."""
-        if not self.headings:
-            return ""
-        label = heading_label(node)
-        if label and graph is not None and node.headings == (self._title(graph),):
-            return ""
-        return label
-
-    def _title(self, graph: Graph) -> str | None:
-        """The heading every fact of ``graph`` stands under first, when it is memory.md's only
-        level-1 heading (kept per graph object)."""
-        if self._titled is not None and self._titled[0] is graph:
-            return self._titled[1]
-        title = None
-        if self._kept.top_headings() == 1:
-            facts = (n for n in graph.nodes[: graph.records] if n.kind == "fact")
-            firsts = {n.headings[0] if n.headings else None for n in facts}
-            title = next(iter(firsts)) if len(firsts) == 1 else None
-        self._titled = (graph, title)
-        return title
-
-    def _count(self, graph: Graph, rows: list[RecallRow]) -> None:
-        """Usage: every fact/skill in view is seen once, every picked family member is hit."""
-        count_recall(self.usage_store, self._kept.present(graph), [r.node for r in rows])
+        """The markdown heading ``node`` is shown under in the view whose graph is ``graph``
+        ("" for none; SPEC §3.1, :meth:`talos.delivery.Headings.of`)."""
+        return self._headings.of(node, graph)
 
     @_heard
     def explain(
@@ -699,109 +339,20 @@ class Memory:
         overrides: Mapping[str, str] | None = None,
         dense: bool | None = None,
     ) -> list[Row]:
-        """The top ``k`` ranked rows with how each was reached (SPEC §6.2). No side effects.
-        ``dense``: fuse the dense leg (``None``: :attr:`dense`); each row then shows both
-        legs' rank and score (:attr:`Row.legs`).
-
-        Returns:
-            :class:`Row` objects; each unpacks as ``(score, kind, text)``.
-        """
-        if self.ranking.over == TERMS:
-            return self._explain_terms(query, k, self.view(at, overrides)[1], dense)
-        self._dense_leg(dense)  # warns when asked for
-        graph, act = self.activation(query, at, overrides)
-        out: list[Row] = []
-        for a, i in rank(act, self.ranking.thresh)[: max(k, 0)]:
-            n = graph.nodes[i]
-            seed, gains, edges = contributions(graph, act, i)
-            row = Row(round(a, 2), n.kind, n.with_members(), n, a, seed, gains, edges)
-            row.heading = self.heading(n, graph)
-            out.append(row)
-        return out
-
-    def _explain_terms(
-        self, query: str, k: int, graph: Graph, dense: bool | None = None
-    ) -> list[Row]:
-        """:meth:`explain` for a :data:`~talos.activation.TERMS` model (:class:`Row`'s last
-        fields): the first ``k`` rows of the ranking (the fused one with the dense leg), each
-        marked where a recall cuts it (the relevance floor, or beyond its cap :attr:`k`)."""
-        leg = self._dense_leg(dense)
-        pending = self._query_soon(leg, query)
-        terms_q = analyze(query)
-        index, edges, ev = self._terms(graph, terms_q)
-        fusion = self._fused(leg, pending, graph, ev, edges)
-        if fusion is not None:
-            from talos import hybrid
-
-            gate = hybrid.gate_for(query)
-            verdicts = hybrid.verdicts(index, edges, ev, fusion, self.k, k, gate)
-            return self._explain_fused(query, k, graph, index, ev, fusion, verdicts)
-        order = evidence_order(ev.final)
-        shown = order[: max(k, 0)].tolist()
-        kept = set(deliver(ev, order[: self.k].tolist()))
-        written = analyze_written(query)
-        out: list[Row] = []
-        for rank_no, i in enumerate(shown):
-            n = graph.nodes[i]
-            held = {index.vocab[t] for t in index.term[index.ptr[i] : index.ptr[i + 1]]}
-            seen: set[tuple[str, str]] = set()
-            terms = []
-            for w, t in written:
-                if t in held and (w, t) not in seen:
-                    seen.add((w, t))
-                    terms.append({"written": w, "analyzed": t})
-            final, seed = float(ev.final[i]), float(ev.seeds[i])
-            score = final * ev.scale
-            cut = "" if i in kept else ("floor" if rank_no < self.k else "beyond-k")
-            row = Row(round(score, 2), n.kind, n.with_members(), n, final, seed, [final - seed])
-            row.evidence, row.cut, row.terms = score, cut, terms
-            row.heading = self.heading(n, graph)
-            out.append(row)
-        return out
-
-    def _explain_fused(
-        self,
-        query: str,
-        k: int,
-        graph: Graph,
-        index: TermIndex,
-        ev: Evidence,
-        fusion: Fusion,
-        verdicts: tuple[list[list[str]], float | None],
-    ) -> list[Row]:
-        """:meth:`explain` with the dense leg: the fused ranking's first ``k`` rows, each
-        with both legs' rank and score, the rules that cut it (:attr:`Row.legs`, from
-        :func:`talos.hybrid.verdicts` for a recall of 5 rows) and its cut."""
-        from talos import hybrid
-
-        cut_by, cosine_floor = verdicts
-        written = analyze_written(query)
-        out: list[Row] = []
-        for j, leg_row in enumerate(fusion.rows(max(k, 0))):
-            i = leg_row.node
-            n = graph.nodes[i]
-            held = {index.vocab[t] for t in index.term[index.ptr[i] : index.ptr[i + 1]]}
-            terms = list(
-                {(w, t): {"written": w, "analyzed": t} for w, t in written if t in held}.values()
-            )
-            final, seed = float(ev.final[i]), float(ev.seeds[i])
-            fused = round(leg_row.score, 3)
-            row = Row(fused, n.kind, n.with_members(), n, final, seed, [final - seed])
-            row.evidence, row.cut, row.terms = final * ev.scale, hybrid.cut_of(cut_by[j]), terms
-            row.heading = self.heading(n, graph)
-            row.legs = hybrid.legs_of(leg_row)
-            row.legs["cut_by"] = cut_by[j]
-            row.legs["cosine_floor"] = None if "k" in cut_by[j] else cosine_floor
-            out.append(row)
-        return out
+        """The top ``k`` ranked rows with how each was reached (SPEC §6.2), as :class:`Row`
+        objects (each unpacks as ``(score, kind, text)``); no side effects. ``dense``: fuse the
+        dense leg (``None``: :attr:`dense`); each row then shows both legs (:attr:`Row.legs`)."""
+        asked = self._ranker.start(query, self.dense if dense is None else dense)
+        graph = self.view(at, overrides)[1]
+        rows = self._ranker.explain(graph, asked, k, self.k)
+        for r in rows:
+            r.heading = self.heading(r.node, graph)
+        return rows
 
     @_heard
     def usage(self) -> dict[str, Stat]:
         """Usage counts of the authorized scopes: ``kind:text80`` → :class:`Stat` (SPEC §6.3)."""
-        out: dict[str, Stat] = {}
-        for s in self.scopes:
-            out.update(self.usage_store.stats(s))
-        return out
+        return {key: st for s in self.scopes for key, st in self.usage_store.stats(s).items()}
 
     @_heard
     def dead(
@@ -811,71 +362,14 @@ class Memory:
         at: dt.date | None = None,
         min_days: int | None = None,
     ) -> list[Suggestion]:
-        """Forgetting suggestions (SPEC §6.4): memories whose tag says talos or an agent
-        wrote them (``src != user``).
-
-        A fact whose tag's source is not ``user``, or a skill whose frontmatter says
-        ``source:`` other than ``user`` (issue 3), qualifies when ``seen >= min_seen`` and it
-        was never hit ("seen N times, never recalled") or its last hit is ``>= stale_days``
-        days ago — and it has been counted for at least ``min_days`` days since the first
-        recall that saw it (``None``: ``dead_min_days`` of talos.toml, else
-        :data:`talos.home.DEAD_MIN_DAYS`; a newcomer's fact was proposed after 8 recalls in
-        a new home's first ten minutes, ``tests/test_dead_span.py``). A count whose first
-        day is not known (kept before talos recorded it, or the reference's counts of
-        :mod:`talos.compat`) is judged without that span. Merged members count too. The
-        tag decides, not who typed the line (issue 12.6): untagged and ``user``-tagged lines
-        and skills without ``source:`` are never proposed; a line a person tagged ``import``
-        or ``reflect`` is. Each suggestion carries its ``src``. A memory with hits but no
-        recorded hit day (imported ``[seen, hits]``) is not judged stale.
-        """
+        """Forgetting suggestions (SPEC §6.4, :func:`talos.forgetting.suggestions`): what talos
+        or an agent wrote (``src != user``), seen ``min_seen`` times and never recalled or not
+        for ``stale_days`` days, once counted for ``min_days`` days (``None``: talos.toml's
+        ``dead_min_days``, else :data:`talos.home.DEAD_MIN_DAYS`)."""
         span = dead_min_days(self.paths) if min_days is None else min_days
-        graph = self.graph(at)
         stats = {s: self.usage_store.stats(s) for s in self.scopes}
         t = labels(self.lang)
-        now = today()
-        out: list[Suggestion] = []
-        seen_ids: set[tuple[str, int]] = set()
-        never: dict[int, str] = {}  # the reason per count: 583,000 suggestions at 1M facts
-        none: dict[str, Stat] = {}
-        for rep in graph.nodes[: graph.records]:  # episodes are never suggested
-            for n in (rep, *rep.members) if rep.members else (rep,):
-                if (
-                    n.kind not in ("fact", "skill")
-                    or n.src in ("user", "override")
-                    or (n.path, n.line) in seen_ids
-                ):
-                    continue
-                seen_ids.add((n.path, n.line))
-                st = stats.get(n.fields.get("scope", "global"), none).get(n.key)
-                if st is None or st.seen < min_seen:
-                    continue
-                if st.first_day and now - st.first_day < span:
-                    continue  # counted for too short a time to say it is not used
-                if st.hits == 0:
-                    reason = never.get(st.seen) or never.setdefault(
-                        st.seen, t["never"].format(seen=st.seen)
-                    )
-                elif st.last_hit_day and now - st.last_hit_day >= stale_days:
-                    reason = t["stale"].format(days=now - st.last_hit_day)
-                else:
-                    continue
-                out.append(
-                    Suggestion(
-                        n.kind,
-                        n.text,
-                        reason,
-                        n.path,
-                        n.line,
-                        n.raw,
-                        n.scope,
-                        n.src,
-                        n.born,
-                        st.seen,
-                        st.hits,
-                        st.last_hit_day,
-                    )
-                )
-        return out
+        return forgetting.suggestions(self.graph(at), stats, t, min_seen, stale_days, span, today())
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -887,89 +381,12 @@ class Memory:
 
     @_heard
     def forget_records(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> list[Forgotten]:
-        """Remove the memory.md lines the suggestions stand for (SPEC §6.5), and move
-        suggested skill files to the trash; returns what was forgotten, with the ids
-        ``talos restore`` takes (issue 12.6: "can be restored" named no id).
-
-        Removes lines *not* written by the person (``src != user``) whose text equals a
-        suggestion's text, in the suggestion's scope — never a hand-written line with the same
-        text. Removed lines go to the audit log with the reason. A suggestion that matches no
-        line (the file changed since) removes nothing and is reported on stderr.
-
-        Args:
-            suggestions: :class:`Suggestion` objects or ``(kind, text[, reason])`` tuples
-                (scope ``global``); only ``fact`` suggestions remove lines, only skill
-                :class:`Suggestion` objects move files.
-
-        Returns:
-            :class:`~talos.writer.Forgotten` records, skills first, then lines in file order.
-
-        Raises:
-            filelock.Timeout, OSError: the file could not be rewritten (it is then unchanged).
-        """
-        from talos import writer  # imported on use: recall never writes memory.md
-
-        wanted: dict[tuple[str, str], str] = {}
-        done: list[Forgotten] = []
-        for s in suggestions:
-            kind, text = s[0], s[1]
-            if kind == "skill" and isinstance(s, Suggestion):
-                skill = self._forget_skill(s)
-                if skill is not None:
-                    done.append(skill)
-                continue
-            if kind != "fact":
-                continue
-            scope = s.scope if isinstance(s, Suggestion) else "global"
-            reason = s[2] if len(s) > 2 else "forget"
-            wanted.setdefault((scope, text), reason)
-        if not wanted:
-            self._kept.wrote()
-            return done
-
-        def doomed(p: Any, _raw: str) -> bool:
-            return p.src != "user" and (p.fields.get("scope", "global"), p.text) in wanted
-
-        reasons = sorted(set(wanted.values()))
-        removed = writer.remove_fact_lines(self.paths, doomed, "forget", "; ".join(reasons))
+        """Remove the memory.md lines (only those talos or an agent wrote) and move the skill
+        files the suggestions stand for to the trash (SPEC §6.5); returns what was forgotten,
+        with the ids ``talos restore`` takes (:func:`talos.forgetting.forget`)."""
+        done = forgetting.forget(self.paths, self.scopes, self._kept.folders, suggestions)
         self._kept.wrote()
-        matched: set[tuple[str, str]] = set()
-        for r in removed:
-            parsed = parse_fact_line(r.raw)
-            assert parsed is not None  # remove_fact_lines removes parsed facts only
-            matched.add((parsed.fields.get("scope", "global"), parsed.text))
-            done.append(
-                writer.Forgotten("fact", r.id, parsed.text, f"{self.paths.memory_file}:{r.line}")
-            )
-        for scope, text in wanted.keys() - matched:
-            warn(f"nothing to forget for {text!r} (scope {scope}): no such line written by talos")
         return done
-
-    def _forget_skill(self, s: Suggestion) -> Forgotten | None:
-        """Move a suggested skill file to the trash (restorable) if it is still a skill of
-        this home (a top-level ``.md``, or a ``NAME/SKILL.md``: only that file goes, the
-        folder's other files were never read and stay), still exists and is still not
-        hand-written (``source:`` other than ``user``); ``None`` otherwise."""
-        path = Path(s.path)
-        if s.path not in {str(p) for p in skill_files(self.paths.skills_dir, self._kept.folders)}:
-            warn(f"nothing to forget for skill {s.text!r}: {path} is not a skill of this home")
-            return None
-        raw = read_skill(path) if path.is_file() else None
-        if raw is None:
-            warn(f"nothing to forget for skill {s.text!r}: {path} is gone or unreadable")
-            return None
-        fields, _body = parse_frontmatter(raw)
-        if (fields.get("source") or "user") == "user":
-            warn(f"{path}: written by the person (no source: or source: user); not forgotten")
-            return None
-        scope = fields.get("scope") or "global"
-        if scope not in self.scopes:  # its scope changed since it was suggested (SPEC §7.3)
-            warn(f"nothing to forget for skill {s.text!r}: it is no longer in scope {s.scope}")
-            return None
-        from talos import writer  # imported on use: recall never writes memory.md
-
-        dest = writer.trash_skill(self.paths, path, s.reason, scope)
-        return writer.Forgotten("skill", writer.skill_id(path), s.text, str(dest))
 
     # -- trust (SPEC §7) -------------------------------------------------------------------
 
@@ -977,44 +394,16 @@ class Memory:
     def get(
         self, key: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> Decision:
-        """The single usable value of canonical key ``key`` — a decision to branch on (§7.7).
-
-        ``reason`` is ``ok``, ``unknown`` (no record in view; a record of an unauthorized
-        scope is indistinguishable from none), ``expired`` / ``not-yet-valid`` (records exist
-        but none is valid at ``at``), or ``conflict`` (``competitors`` lists them). When
-        several authorized scopes hold the key, the first scope in ``scopes`` order wins.
-        A value from a ``reflect`` record has ``inferred=True``. ``key`` is read in its
-        canonical spelling (:func:`talos.canon.canonical_name`: ``Editor`` is ``editor``).
-        """
-        key = canonical_name(key)
-        view, _graph = self.view(at, overrides)
-        for n in view.nodes:
-            if n.src == "override" and n.fields.get("key") == key:
-                return Decision(key, "ok", stated_value(n.text), n, override=True)
-        for scope in self.scopes:
-            if (scope, key) in view.conflicts:
-                return Decision(
-                    key, "conflict", None, None, competitors=list(view.conflicts[(scope, key)])
-                )
-            winner = view.winners.get((scope, key))
-            if winner is not None:
-                return Decision(
-                    key, "ok", stated_value(winner.text), winner, inferred=winner.src == "reflect"
-                )
-        reasons = [
-            e.reason
-            for e in view.excluded
-            if e.node.fields.get("key") == key and e.reason in ("expired", "not-yet-valid")
-        ]
-        if reasons:
-            return Decision(key, "expired" if "expired" in reasons else "not-yet-valid", None, None)
-        return Decision(key, "unknown", None, None)
+        """The single usable value of ``key`` at ``at`` — a decision to branch on (§7.7):
+        ``ok``, ``unknown``, ``expired``, ``not-yet-valid`` or ``conflict``
+        (:func:`talos.decision.decide`). ``key`` is read in its canonical spelling
+        (:func:`talos.canon.canonical_name`: ``Editor`` is ``editor``)."""
+        return decide(self.view(at, overrides)[0], canonical_name(key), self.scopes)
 
     @_heard
     def conflicts(self, at: dt.date | None = None) -> list[tuple[str, str, list[Node]]]:
         """Contested keys in view: ``[(scope, key, competing records), ...]`` (SPEC §7.4)."""
-        view, _graph = self.view(at)
-        return [(scope, key, list(recs)) for (scope, key), recs in view.conflicts.items()]
+        return [(scope, key, list(rs)) for (scope, key), rs in self.view(at)[0].conflicts.items()]
 
     @_heard
     def why_not(
@@ -1024,74 +413,18 @@ class Memory:
         at: dt.date | None = None,
         overrides: Mapping[str, str] | None = None,
     ) -> list[WhyNot]:
-        """In-scope records that share a keyword with ``query`` but are not among the top
-        ``k`` rows, each with a typed reason (SPEC §6.2 ``--why-not``): ``below-floor`` (a
-        :data:`~talos.activation.TERMS` model's relevance floor cut it: "evidence 0.60"; such a
-        model matches by the analyzer's terms, and names only rows holding one),
+        """In-scope records that match ``query`` (its keywords, or with ``evidence`` its
+        analyzer terms) but are not among the top ``k`` rows, each with a typed reason (SPEC
+        §6.2 ``--why-not``, :func:`talos.why_not.reasons`): ``below-floor`` ("evidence 0.60"),
         ``below-threshold``, ``beyond-k``, ``shadowed``, ``conflict``, ``superseded``,
-        ``deleted``, ``expired``, ``not-yet-valid``, ``overridden``, ``unsafe``. Records of other
-        scopes never appear.
-
-        With the dense leg on (issue 17), the rows are the fused ranking's: a row left out of
-        its first 5 is ``below-floor`` also when no query term reaches it (the dense leg
-        ranked it there), a row beyond them ``beyond-k`` when it holds a term; each carries
-        :attr:`WhyNot.legs` (explain's, with ``cut_by``: ``floor`` and ``gate`` or
-        ``margin``, or ``k``), and ``detail`` says it in words: "the lexical floor (evidence
-        0.41) and the dense gate (cosine 0.801 < 0.850)".
-        """
+        ``deleted``, ``expired``, ``not-yet-valid``, ``overridden``, ``unsafe``. With the dense
+        leg on, each row carries its :attr:`WhyNot.legs` and the rule that cut it in words."""
         view, graph = self.view(at, overrides)
-        if self.ranking.over == TERMS:  # the analyzer's terms, and the relevance floor
-            terms = frozenset(analyze(query))
-
-            def shares(n: Node) -> bool:
-                return not terms.isdisjoint(analyze(matching_text(n)))
-
-            out = []
-            for no, r in enumerate(self._explain_terms(query, max(k, self.k), graph), 1):
-                if r.legs is not None:  # the dense leg: a row it ranks among the first 5 too
-                    from talos import hybrid
-
-                    if r.cut == "floor" or (r.cut and r.seed > 0):
-                        out.append(_why_fused(r, no, hybrid.gate_for(query), self.k))
-                elif r.cut and r.seed > 0:  # a row reached by spreading alone shares no term
-                    floor = r.cut == "floor"
-                    out.append(WhyNot(r.node, "below-floor" if floor else "beyond-k",
-                                      f"evidence {r.evidence:.2f}" if floor else f"rank {no}",
-                                      round(r.evidence or 0.0, 2)))  # fmt: skip
-        else:
-            qk = keywords(query)
-
-            def shares(n: Node) -> bool:
-                return bool(n.keywords & qk)
-
-            _graph, act = self.activation(query, at, overrides)
-            beyond, below = left_out(act, self.ranking, k)
-            out = [WhyNot(graph.nodes[i], "beyond-k", f"rank {r}", a) for i, r, a in beyond]
-            out += [WhyNot(graph.nodes[i], "below-threshold", "", a) for i, a in below]
-        for e in view.excluded:
-            if shares(e.node):
-                out.append(WhyNot(e.node, e.reason, e.by))
-        if self.keep_fact is not None:
-            default = self.keep_fact is safety.keep_fact
-            for n in load_facts(self.paths.memory_file, None):
-                if n.heading_level and self.headings:
-                    continue  # a heading is no record (SPEC §3.1)
-                tag = tag_reasons(n.raw) if default and n.fields else ()
-                if authorized(n, self.scopes) and shares(n) and (tag or not self.keep_fact(n.text)):
-                    # The text itself is withheld: why-not output reaches agents too (MCP),
-                    # and the point of the filter is that this line never reaches a prompt.
-                    found = [*safety.instruction_reasons(n.text), *tag]
-                    reasons = "; ".join(found) or "filtered"
-                    what = (
-                        "it holds a credential"  # issue 13 item 6: the reason is masked too
-                        if found and all(r.startswith("contains a credential") for r in found)
-                        else "it looks like an instruction"
-                    )
-                    hidden = dataclasses.replace(
-                        n, text=f"(line {n.line} withheld: {what})", raw=""
-                    )
-                    out.append(WhyNot(hidden, "unsafe", f"{reasons} (SPEC §8.2)"))
-        return out
+        ranked = self._ranker.left_out(graph, query, k, self.k, self.dense)
+        file, shares = self.paths.memory_file, self._ranker.shares(query)
+        return why_not.reasons(
+            ranked, shares, view, file, self.scopes, self.keep_fact, self.headings
+        )
 
     @_heard
     def remember(
@@ -1108,33 +441,12 @@ class Memory:
         conf: float | None = None,
         by: str | None = None,
     ) -> RememberResult:
-        """Append a tagged fact, superseding per SPEC §7.5 (see :func:`talos.writer.remember`).
-
-        ``scope`` defaults to the first authorized scope. Raises :class:`InputError` for bad
-        input, when ``scope`` is not one of this memory's authorized scopes, and when the text
-        looks like an instruction: the fact filter (SPEC §8.2) would keep it out of every
-        route, so storing it would only hide it (found by a newcomer: it said "remembered").
-        """
-        scope = scope or (self.scopes[0] if self.scopes else "global")
-        if not any(c.isspace() for c in scope):  # folded as the authorized ones are
-            scope = canonical_name(scope)
-        if scope not in self.scopes:
-            raise InputError(f"scope {scope!r} is not authorized here ({', '.join(self.scopes)})")
-        if self.keep_fact is not None and not self.keep_fact(" ".join(text.split())):
-            reasons = "; ".join(safety.instruction_reasons(text)) or "rejected by keep_fact"
-            raise InputError(
-                f"not remembered: the text looks like an instruction ({reasons}); talos never "
-                "recalls such lines (SPEC §8.2)"
-            )
-        for name, value in (("key", key), ("ref", ref), ("by", by)):
-            if value and safety.secrets.holds_secret(value):
-                raise InputError(
-                    f"not remembered: the {name} holds a credential value "
-                    f"({safety.mask_secrets(value)}); a line holding one is never recalled "
-                    "(SPEC §8.3): give a reference without it"
-                )
-        from talos import writer  # imported on use: recall never writes memory.md
-
+        """Append a tagged fact, superseding per SPEC §7.5 (:func:`talos.writer.remember`), in
+        ``scope`` (default: the first authorized scope). Raises :class:`InputError` for bad
+        input, an unauthorized scope, a text the fact filter keeps out of every route or a
+        credential in a field (:func:`talos.write_checks.check_remember`)."""
+        fields = {"key": key, "ref": ref, "by": by}
+        scope = write_checks.check_remember(text, scope, self.scopes, self.keep_fact, fields)
         result = writer.remember(
             self.paths,
             text,
@@ -1156,31 +468,12 @@ class Memory:
     def resolve(self, key: str, keep: str, at: dt.date | None = None) -> list[str]:
         """Settle a conflict (SPEC §7.4): keep record ``keep``; the other active records of
         ``key`` in its scope become superseded (removed from memory.md, audited, restorable).
-
-        ``keep`` is looked up in the view first (the message lists the ids to choose from);
-        the decision itself is made again under the lock on memory.md as it is then
-        (:func:`talos.writer.resolve`, issue 12.2).
-
-        Returns:
-            Ids of the superseded records.
-
-        Raises:
-            InputError: ``keep`` is not an active in-scope record of ``key``, or no longer is
-                by the time the lock is held (another write changed the key meanwhile).
-        """
+        Returns their ids. Raises :class:`InputError` when ``keep`` is not an active in-scope
+        record of ``key`` in the view (:func:`talos.write_checks.check_keep`) or no longer is
+        under the lock on memory.md (:func:`talos.writer.resolve`)."""
         key = canonical_name(key)
         view, _graph = self.view(at)
-        pool = [n for n in view.nodes if n.kind == "fact" and n.fields.get("key") == key]
-        pool += [
-            e.node
-            for e in view.excluded
-            if e.node.fields.get("key") == key and e.reason in ("conflict", "shadowed")
-        ]
-        if not any(record_id(n) == keep for n in pool):
-            ids = ", ".join(sorted({record_id(n) for n in pool})) or "none"
-            raise InputError(f"{keep!r} is not an active record of key {key!r} (ids: {ids})")
-        from talos import writer  # imported on use: recall never writes memory.md
-
+        write_checks.check_keep(view, key, keep)
         removed = writer.resolve(self.paths, key, keep, self.scopes, at or dt.date.today())
         self._kept.wrote()
         return [r.id for r in removed]
@@ -1188,30 +481,17 @@ class Memory:
     @_heard
     def revoke(self, ref: str) -> list[str]:
         """Retract every record derived from source ``ref`` in the authorized scopes (§7.6):
-        removed from memory.md, audited as ``revoke``, restorable. Returns their ids.
-
-        Raises:
-            InputError: ``ref`` is empty, or no record of the authorized scopes carries it
-                (issue 12.6: "revoked 0 record(s)" with exit 0 read as success).
-        """
+        removed from memory.md, audited as ``revoke``, restorable. Returns their ids. Raises
+        :class:`InputError` when ``ref`` is empty or no such record is there."""
         if not ref:
             raise InputError("revoke needs a non-empty --ref")
-        from talos import writer  # imported on use: recall never writes memory.md
 
-        removed = writer.remove_fact_lines(
-            self.paths,
-            lambda p, _raw: (
-                p.fields.get("ref") == ref and p.fields.get("scope", "global") in self.scopes
-            ),
-            "revoke",
-            f"source {ref} revoked",
-        )
+        def derived(p: Any, _raw: str) -> bool:
+            return p.fields.get("ref") == ref and p.fields.get("scope", "global") in self.scopes
+
+        removed = writer.remove_fact_lines(self.paths, derived, "revoke", f"source {ref} revoked")
         self._kept.wrote()
-        if not removed:
-            raise InputError(
-                f"no record in {self.paths.memory_file} carries ref={ref} "
-                f"(scopes: {', '.join(self.scopes)}); nothing revoked"
-            )
+        write_checks.check_revoked(removed, self.paths.memory_file, ref, self.scopes)
         return [r.id for r in removed]
 
     @_heard
@@ -1225,171 +505,13 @@ class Memory:
         """:meth:`restore`, telling also which records the restored one superseded: undoing
         a supersede makes it current again (:func:`talos.writer.restore`, issue 12.6).
         Another scope's id reads as unknown (§7.7)."""
-        from talos import writer  # imported on use: recall never writes memory.md
-
         done = writer.restore(self.paths, rid, scopes=self.scopes)
         self._kept.wrote()
         return done
 
     @_heard
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
-        """Audit entries (committed writes) of the authorized scopes, oldest first; only those
-        whose record id or key is ``target`` when given (SPEC §7.6). The log holds every
-        scope's lines; another scope's entries are never shown (§7.3). The log keeps each line
-        exactly (``restore`` brings it back as it was); what is returned has every credential
-        in ``before``, ``after`` and ``reason`` masked (§8.3: a revoked tool record holding a
-        token was printed whole by ``talos history``)."""
-        from talos import audit  # imported on use: recall never reads the log
-
-        rows = [
-            {**e, **_masked_entry(e), "state": "committed"}  # settled(): committed only
-            for e in audit.settled(self.paths.audit_file)
-            if audit.entry_scope(e) in self.scopes
-        ]
-        if target:
-            name = canonical_name(target) or None
-            rows = [
-                e
-                for e in rows
-                if target == e.get("id") or name == canonical_name(str(e.get("key") or ""))
-            ]
-        return rows
-
-
-def _masked_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    """The text fields of an audit entry with credentials masked (what history shows)."""
-    return {
-        k: safety.mask_secrets(v)
-        for k in ("before", "after", "reason")
-        if isinstance(v := entry.get(k), str)
-    }
-
-
-@dataclass(slots=True)
-class Decision:
-    """The answer of :meth:`Memory.get` (SPEC §7.7): ``reason`` ``ok``/``unknown``/
-    ``expired``/``not-yet-valid``/``conflict``; ``value`` and ``record`` when ok."""
-
-    key: str
-    reason: str
-    value: str | None
-    record: Node | None
-    competitors: list[Node] = field(default_factory=list)
-    inferred: bool = False
-    override: bool = False
-
-    @property
-    def ok(self) -> bool:
-        """True when there is one usable value."""
-        return self.reason == "ok"
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready form with provenance."""
-        rec = self.record
-        return {
-            "key": self.key,
-            "ok": self.ok,
-            "reason": self.reason,
-            "value": self.value,
-            "inferred": self.inferred,
-            "override": self.override,
-            "record": None
-            if rec is None
-            else {
-                "id": record_id(rec),
-                "text": rec.text,
-                **node_identity(rec),
-                "provenance": node_provenance(rec),
-            },
-            "competitors": [
-                {
-                    "id": record_id(n),
-                    "text": n.text,
-                    "value": stated_value(n.text),
-                    **node_identity(n),
-                    "provenance": node_provenance(n),
-                }
-                for n in self.competitors
-            ],
-        }
-
-
-@dataclass(slots=True)
-class WhyNot:
-    """An in-scope record left out of explain's rows, and why (SPEC §6.2). ``legs``: with
-    the dense leg, the row's :attr:`Row.legs` (each leg's rank and score, ``cut_by``)."""
-
-    node: Node
-    reason: str
-    detail: str = ""
-    score: float | None = None
-    legs: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        n = self.node
-        return {
-            "kind": n.kind,
-            "text": n.text,
-            "id": record_id(n),
-            "reason": self.reason,
-            "detail": self.detail,
-            "score": self.score,
-            **node_identity(n),
-            "provenance": node_provenance(n),
-            **({} if self.legs is None else {"legs": self.legs}),
-        }
-
-
-def _is_leg(dense: object) -> TypeGuard[hybrid.Leg]:
-    """Whether ``dense`` (Memory's argument) is a :class:`talos.hybrid.Leg`; ``None`` and
-    booleans are not, and then :mod:`talos.hybrid` (with :mod:`talos.dense`) is not imported:
-    a lexical recall paid 17 ms for it (``tests/test_import_cost.py``)."""
-    if dense is None or isinstance(dense, bool):
-        return False
-    from talos import hybrid
-
-    return isinstance(dense, hybrid.Leg)
-
-
-def _dense_asked(paths: Paths) -> bool:
-    """:func:`talos.hybrid.asked` for the home of ``paths``: ``False`` without a ``dense`` key
-    in talos.toml (the leg is off by default) without importing :mod:`talos.hybrid`.
-
-    Raises:
-        InputError: ``dense`` is not true or false (from :func:`talos.hybrid.asked`).
-    """
-    if "dense" not in paths.config:
-        return False
-    from talos import hybrid
-
-    return hybrid.asked(paths.config, paths.home)
-
-
-def _why_fused(row: Row, rank_no: int, gate: float, k: int) -> WhyNot:
-    """why-not's entry for a row of the fused ranking (``rank_no``: 1-based) that a recall
-    leaves out, saying which rule cut it (:func:`talos.hybrid.verdicts`; ``gate``: the
-    query's dense gate, :func:`talos.hybrid.gate_for`; ``k``: the recall's cap on rows)."""
-    from talos import hybrid
-
-    legs = row.legs or {}
-    score = round(row.evidence or 0.0, 2) if row.seed > 0 else None  # None: no query term
-    cut_by = legs.get("cut_by") or []
-    if "k" in cut_by:
-        detail = f"fused rank {rank_no}: a recall delivers at most {k} rows"
-        return WhyNot(row.node, "beyond-k", detail, score, legs)
-    cosine = (legs.get("dense") or {}).get("score")
-    if "gate" in cut_by and cosine is not None:
-        dense = f"the dense gate (cosine {cosine:.3f} < {gate:.3f})"
-    elif "margin" in cut_by and cosine is not None:
-        floor = float(legs.get("cosine_floor") or 0.0)
-        dense = (
-            f"the dense margin (cosine {cosine:.3f} < {floor:.3f}, {hybrid.MARGIN} below "
-            f"the best {floor + hybrid.MARGIN:.3f})"
-        )
-    else:
-        dense = ""
-    lexical = f"evidence {row.evidence:.2f}" if row.seed > 0 else "no query term"
-    detail = f"fused rank {rank_no}: the lexical floor ({lexical})"
-    detail += f" and {dense}" if dense else "; the dense leg does not rank it"
-    return WhyNot(row.node, "below-floor", detail, score, legs)
+        """Audit entries (committed writes) of the authorized scopes, oldest first, their
+        credentials masked; only those whose record id or key is ``target`` when given (SPEC
+        §7.6, :func:`talos.history.history`)."""
+        return history(self.paths.audit_file, self.scopes, target)

@@ -165,8 +165,7 @@ def test_index_refuses_a_bad_lang_or_model_like_every_command(make_home) -> None
     res = run("index", "--home", str(home))
     assert res.exit_code == 1
     assert " ".join(res.stderr.split()) == (
-        f"talos index: {home}/talos.toml:1: model must be one of classic, damped, bipartite, "
-        "flow, evidence, not 'nope'"
+        f"talos index: {home}/talos.toml:1: model must be one of classic, evidence, not 'nope'"
     )
 
 
@@ -175,8 +174,7 @@ def test_a_model_that_is_not_a_string_is_a_clear_error(make_home) -> None:
     home = home_with(make_home, 'model = ["classic"]\n')
     assert_every_command_refuses(
         home,
-        f"{home}/talos.toml:1: model must be one of classic, damped, bipartite, flow, evidence, "
-        "not ['classic']",
+        f"{home}/talos.toml:1: model must be one of classic, evidence, not ['classic']",
     )
 
 
@@ -618,9 +616,9 @@ def test_a_talos_toml_saved_with_a_bom_is_read(kettle_home: Path) -> None:
     """The failing input: a talos.toml saved by an editor that writes a UTF-8 byte order mark
     ("Invalid statement (at line 1, column 1)" on every command: an invisible character).
     It is read; the unknown-key report still finds line 1."""
-    (kettle_home / "talos.toml").write_bytes('\ufeffmodel = "flow"\n'.encode())
-    assert Memory(kettle_home).model == "flow"
-    (kettle_home / "talos.toml").write_bytes('\ufeffmodle = "flow"\n'.encode())
+    (kettle_home / "talos.toml").write_bytes('\ufeffmodel = "classic"\n'.encode())
+    assert Memory(kettle_home).model == "classic"
+    (kettle_home / "talos.toml").write_bytes('\ufeffmodle = "classic"\n'.encode())
     r = invoke("recall", "kettle", "--home", str(kettle_home))
     assert r.exit_code == 0, r.output
     assert (

@@ -161,7 +161,7 @@ def test_project_billing_ranks_the_facts_under_the_heading(
     ]
 
 
-@pytest.mark.parametrize("model", [None, "evidence", "bipartite", "flow"])
+@pytest.mark.parametrize("model", [None, "evidence"])
 def test_a_heading_is_no_node_on_any_route(make_home: Callable[..., Path], model: str) -> None:
     """Recall, explain, why-not, nodes, the view and usage: no heading, under every model but
     classic (``None``: the default)."""
@@ -301,7 +301,7 @@ def test_recall_json_has_a_heading_field(make_home: Callable[..., Path]) -> None
         "the green tea is oolong": None,  # above every heading
     }
     assert picked("deploy region") == {"Deploy region is eu-west-1": "Project: billing"}
-    for model in ("evidence", "bipartite", "classic"):
+    for model in ("evidence", "classic"):
         args = ["explain", "deploy region", "--json", "--home", str(home), "--model", model]
         out = CliRunner().invoke(app, args)
         assert out.exit_code == 0, out.output

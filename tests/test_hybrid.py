@@ -170,7 +170,7 @@ def keyword_model_warning(model: str) -> str:
     )
 
 
-@pytest.mark.parametrize("model", ["bipartite", "classic"])
+@pytest.mark.parametrize("model", ["classic"])
 def test_another_model_warns_and_recalls_without_the_leg(
     topic_home: tuple[Path, TopicEmbedder], capsys: pytest.CaptureFixture[str], model: str
 ) -> None:
@@ -370,7 +370,7 @@ def test_a_refused_graph_reads_its_texts_once(
     assert Memory(home, model="evidence", dense=leg_of(home, emb)).embed() == hybrid.INLINE + 1
     assert len(gathered) == 2  # talos index gathers its own
     mem.recall("deploy")  # the same graph: its texts kept, the cache asked again
-    assert len(gathered) == 2 and mem._leg is not None and mem._leg._kept is not None
+    assert len(gathered) == 2 and mem._ranker.leg is not None and mem._ranker.leg._kept is not None
     assert mem.explain("deploy")[0].legs is not None
 
 
@@ -401,11 +401,11 @@ def test_doctor_reports_the_state(
         return f.status, f.summary
 
     assert [f.check for f in diagnose(home).findings if f.check == "dense"] == []
-    (home / "talos.toml").write_text('model = "bipartite"\ndense = true\n', encoding="utf-8")
+    (home / "talos.toml").write_text('model = "classic"\ndense = true\n', encoding="utf-8")
     (found,) = [f for f in diagnose(home).findings if f.check == "dense"]
     assert (found.status, found.summary, found.hint) == (
         "warn",
-        "asked for but off: the dense leg needs the evidence model, not bipartite",
+        "asked for but off: the dense leg needs the evidence model, not classic",
         'set model = "evidence" in talos.toml (or --model evidence), or turn the leg off '
         "(dense = false in talos.toml)",
     )

@@ -145,7 +145,7 @@ def test_init_opens_no_memory(tmp_path: Path) -> None:
         ('lang = "fr"\nmodel = "bm42"\n', ":1: lang must be one of en, zh, not 'fr'"),
         (
             'model = "bm42"\n',
-            ":1: model must be one of classic, damped, bipartite, flow, evidence, not 'bm42'",
+            ":1: model must be one of classic, evidence, not 'bm42'",
         ),
     ],
 )

@@ -56,5 +56,5 @@ def test_mcp_explain_carries_evidence_cut_and_terms(make_home) -> None:  # type:
 
 
 def test_mcp_explain_of_another_model_has_no_cut(make_home) -> None:  # type: ignore[no-untyped-def]
-    rows = mcp_rows(make_home(memory=MEMORY), model="bipartite")
+    rows = mcp_rows(make_home(memory=MEMORY), model="classic")
     assert rows and all((r["evidence"], r["cut"], r["terms"]) == (None, None, []) for r in rows)

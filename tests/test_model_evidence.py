@@ -56,13 +56,14 @@ def picked(home: Path, query: str, **kw: object) -> list[tuple[str, str, bool]]:
 
 
 def test_an_unrelated_query_prints_nothing(example: Path) -> None:
-    """Issue 15: every block was filled to k (``bipartite`` still delivers 5 rows here)."""
+    """Issue 15: every block was filled to k (``classic``, with no floor, still delivers
+    rows here)."""
     res = run("recall", "--home", str(example), "--model", "evidence", "write a poem about spring")
     assert (res.exit_code, res.stdout) == (0, "")
     assert "nothing recalled" in res.stderr
     res = run("recall", "--home", str(example), "--model", "evidence", "帮我写一首关于春天的诗")
     assert (res.exit_code, res.stdout) == (0, "")
-    with Memory(example, model="bipartite") as mem:  # the old default, for contrast
+    with Memory(example, model="classic") as mem:  # the reference, for contrast
         assert len(mem.recall("write a poem about spring").picked) > 0
 
 
@@ -113,7 +114,7 @@ def test_a_fact_holding_every_query_word_is_delivered_beside_a_skill(example: Pa
 def test_without_the_small_home_rule_the_floor_empties_them(
     example: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("talos.memory.SMALL_HOME", None)
+    monkeypatch.setattr("talos.rankers.evidence.SMALL_HOME", None)
     assert picked(example, "how should I format your answers") == []
     assert picked(example, "画一个流程图") == []
     assert picked(example, "answer format") == []
@@ -125,13 +126,13 @@ def test_answers_finds_answer(make_home: Callable[..., Path]) -> None:
     assert picked(home, "how should I format your answers") == [
         ("fact", "Keep each answer short", False)
     ]
-    with Memory(home, model="bipartite") as mem:  # SPEC §4 keywords: "answers" ≠ "answer"
+    with Memory(home, model="classic") as mem:  # SPEC §4 keywords: "answers" ≠ "answer"
         assert [r.text for r in mem.recall("format your answers").picked] == []
 
 
 def test_a_skill_that_matches_no_query_word_gets_no_body(skills_home: Path) -> None:
     """Issue 15: "set up a new python project with lint" got the Kubernetes rollout skill's
-    body because of the word "new" (``bipartite`` still gives it)."""
+    body because of the word "new" (under ``bipartite``, a research model since retired)."""
     q = "set up a new python project with lint"
     # its next line "The billing service deploys on fridays" is in no context (untagged) and
     # holds no query word: not delivered. The rollout skill holds "new" (evidence 0.29 ≥
@@ -140,8 +141,6 @@ def test_a_skill_that_matches_no_query_word_gets_no_body(skills_home: Path) -> N
         ("fact", "New python projects use ruff f", False),
         ("skill", "kubernetes-rollout — roll out ", False),
     ]
-    with Memory(skills_home, model="bipartite") as mem:
-        assert [r.node.name for r in mem.recall(q).picked if r.body] == ["kubernetes-rollout"]
     assert picked(skills_home, "roll out the new release") == [
         ("skill", "kubernetes-rollout — roll out ", True),
         ("fact", "New python projects use ruff f", False),  # "new": evidence of its own
@@ -247,7 +246,7 @@ def test_explain_marks_the_floor_and_shows_terms(example: Path) -> None:
     cut = [line for line in plain.stdout.splitlines() if line.rstrip().endswith("floor │")]
     assert len(cut) == 3  # rows 6-8 below the floor, still listed
     # the other models' rows carry none of it
-    other = run("explain", "--home", str(example), "--model", "bipartite", "--json", q)
+    other = run("explain", "--home", str(example), "--model", "classic", "--json", q)
     assert "cut" not in json.loads(other.stdout)["data"]["rows"][0]
 
 
@@ -327,5 +326,5 @@ def test_explain_says_where_the_floor_is(example: Path) -> None:
     }
     plain = run("explain", "--home", str(example), "--model", "evidence", "--plain", q)
     assert "relevance floor: a block needs a row scoring ≥ 0.65" in plain.stdout
-    other = run("explain", "--home", str(example), "--model", "bipartite", "--json", q)
+    other = run("explain", "--home", str(example), "--model", "classic", "--json", q)
     assert "floor" not in json.loads(other.stdout)["data"]

@@ -38,13 +38,10 @@ def rows(mem: Memory, query: str) -> list[tuple[str, str, float, bool]]:
 
 
 def test_the_registry_holds_every_model_with_what_it_ranks_over() -> None:
-    assert list(A.MODELS) == ["classic", "damped", "bipartite", "flow", "evidence"]
+    assert list(A.MODELS) == ["classic", "evidence"]
     assert tuple(A.MODELS) == A.MODEL_NAMES
     assert {n: m.over for n, m in A.MODELS.items()} == {
         "classic": A.KEYWORDS,
-        "damped": A.KEYWORDS,
-        "bipartite": A.KEYWORDS,
-        "flow": A.KEYWORDS,
         "evidence": A.TERMS,
     }
     ev = A.MODELS["evidence"]
@@ -55,12 +52,13 @@ def test_the_registry_holds_every_model_with_what_it_ranks_over() -> None:
 def test_memory_asks_the_model_not_its_name(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A term model registered under another name recalls what ``evidence`` recalls (through
     the relevance floor: an unrelated query gets nothing), and a keyword model under another
-    name what ``bipartite`` does."""
+    name ranks what ``classic`` ranks (its delivery rules, k = 5 and no budget, are the
+    reference's: named ``classic``)."""
     monkeypatch.setitem(
         A.MODELS, "terms-copy", dataclasses.replace(A.MODELS["evidence"], name="terms-copy")
     )
     monkeypatch.setitem(
-        A.MODELS, "kw-copy", dataclasses.replace(A.MODELS["bipartite"], name="kw-copy")
+        A.MODELS, "kw-copy", dataclasses.replace(A.MODELS["classic"], name="kw-copy")
     )
     query = "restore the postgres database"
     with Memory(home, model="evidence") as ev, Memory(home, model="terms-copy") as copy:
@@ -72,9 +70,10 @@ def test_memory_asks_the_model_not_its_name(home: Path, monkeypatch: pytest.Monk
         assert rows(copy, query) == want
         assert rows(copy, "write a poem about spring") == []
         assert [r.cut for r in copy.explain(query)] == [r.cut for r in ev.explain(query)]
-    with Memory(home, model="bipartite") as bi, Memory(home, model="kw-copy") as copy:
-        assert rows(copy, "write a poem about spring") == rows(bi, "write a poem about spring")
-        assert rows(copy, query) == rows(bi, query)
+    with Memory(home, model="classic") as cl, Memory(home, model="kw-copy") as copy:
+        for q in ("write a poem about spring", query):
+            assert [tuple(r) for r in copy.explain(q)] == [tuple(r) for r in cl.explain(q)]
+        assert rows(copy, query) == rows(cl, query)
 
 
 def test_a_term_models_body_gate_reads_the_models_constants(
@@ -94,6 +93,18 @@ def test_a_term_models_body_gate_reads_the_models_constants(
 def test_an_unknown_model_names_every_registered_one(home: Path) -> None:
     with pytest.raises(ValueError) as err:
         Memory(home, model="bm25")
+    assert str(err.value) == "unknown model 'bm25'; choose one of: classic, evidence"
+
+
+@pytest.mark.parametrize("name", ["damped", "bipartite", "flow"])
+def test_a_retired_model_is_refused_naming_the_models_there_are(home: Path, name: str) -> None:
+    """The research models that led to ``evidence`` are no product option any more."""
+    assert name in A.RETIRED and name not in A.MODELS and not hasattr(A, name)
+    with pytest.raises(ValueError) as err:
+        Memory(home, model=name)
     assert str(err.value) == (
-        "unknown model 'bm25'; choose one of: classic, damped, bipartite, flow, evidence"
+        f"model '{name}' is retired (a research model); choose one of: classic, evidence"
     )
+    (home / "talos.toml").write_text(f'model = "{name}"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="is retired"):
+        Memory(home)

@@ -142,7 +142,7 @@ def _plain(n: int) -> list[str]:
 
 
 @pytest.mark.parametrize("count", [2, MAX_CHANGED, MAX_CHANGED + 1, 64, 65])
-@pytest.mark.parametrize("model", ["bipartite", "classic"])
+@pytest.mark.parametrize("model", ["evidence", "classic"])
 def test_edits_of_many_lines_at_the_limits(
     tmp_path: Path, taken: dict[str, int], count: int, model: str
 ) -> None:
@@ -400,7 +400,7 @@ def test_held_graph_vocabulary_not_mutated_by_an_edit(
 ) -> None:
     lines = _plain(12)
     home = Home(tmp_path, lines)
-    mem = Memory(home.path, model="damped")  # damped never builds arrays: built lazily below
+    mem = Memory(home.path, model="classic")  # classic never builds arrays: built lazily below
     mem.explain("kettle tea")
     old = mem.graph()
     vocab, lookup = list(old.head.vocab), dict(old.head.lookup)

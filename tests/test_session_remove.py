@@ -54,7 +54,7 @@ def _holders(b: EpisodeBlock) -> dict[str, list[int]]:
 def _activations(b: EpisodeBlock, query: frozenset[str]) -> list[Any]:
     graph = Graph(StackedNodes([], b, 0), 0, Incidence.of([]), b.incidence)
     out = []
-    for name in ("bipartite", "classic", "flow"):
+    for name in ("classic",):  # the keyword model: it ranks over the block's keywords
         act = MODELS[name].activate(graph, query)
         out.append(sorted(act.final.items()))
     return out

@@ -188,7 +188,7 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         metavar="MODEL",
-        help="Ranking model: evidence, bipartite, classic, flow or damped (default: model in "
+        help="Ranking model: evidence or classic (the reference's; default: model in "
         "talos.toml, else evidence).",
         show_default=False,
     ),

@@ -24,8 +24,8 @@ from talos.cli.common import (
     scopes_from,
 )
 from talos.errors import TalosError
-from talos.memory import Suggestion
 from talos.render import shown
+from talos.results import Suggestion
 from talos.trust import parse_day
 
 if TYPE_CHECKING:

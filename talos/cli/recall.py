@@ -27,7 +27,6 @@ from talos.cli.common import (
     parse_overrides,
     scopes_from,
 )
-from talos.model import episode_fields, node_identity, node_provenance
 from talos.render import MIN_BUDGET, check_budget, kind_label, shown, shown_with_members
 from talos.sources.sessions import sessions_root
 
@@ -91,28 +90,7 @@ def recall(
         query, k=k, at=parse_date(at), overrides=parse_overrides(override), budget=budget
     )
     if as_json:
-        emit(
-            "recall",
-            {
-                "text": result.text,
-                "bodies": result.bodies,
-                "picked": [
-                    {
-                        "key": r.key,
-                        "kind": r.kind,
-                        "text": r.text,
-                        "score": r.score,
-                        "body": r.body,
-                        "heading": r.heading or None,
-                        **episode_fields(r.node),
-                        **node_identity(r.node),
-                        "provenance": node_provenance(r.node),
-                        **({} if r.legs is None else {"legs": r.legs}),
-                    }
-                    for r in result.picked
-                ],
-            },
-        )
+        emit("recall", result.to_json())
     elif result.text:
         out.out(result.text)
     else:

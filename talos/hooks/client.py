@@ -611,10 +611,10 @@ def _cramped() -> bool:
 
 
 def _main(run: _Run, home: str | None) -> int:
-    from talos.hooks.state import DEFAULTS, hook_state, resolve_home
+    from talos.hooks.state import DEFAULTS, home_dir, hook_state
 
     # the log of the usual state folder until talos.toml (maybe slow to parse) names another
-    state_dir = os.path.join(os.path.abspath(resolve_home(home)), ".talos")
+    state_dir = os.path.join(os.path.abspath(home_dir(home)), ".talos")
     run.log = os.path.join(state_dir, "hook.log") if os.path.isdir(state_dir) else ""
     # talos.toml's own timeout, found by a line scan before the parse, may only bring the
     # deadline nearer while tomllib runs (a 32 KB dotted key costs it seconds)

@@ -1,8 +1,9 @@
 """Where the hook's files are, read with the standard library only (issue 16.3).
 
 The hook client must find the resident server's socket before it may import anything heavy,
-so this module repeats :func:`talos.home.resolve_home` without ``platformdirs`` (Linux and
-macOS; elsewhere it asks ``platformdirs``) and reads ``talos.toml`` only when it holds a key
+so the lookup of the home folder lives here (:func:`home_dir`, without ``platformdirs`` on Linux
+and macOS; elsewhere it asks ``platformdirs``; :func:`talos.home.resolve_home` checks and
+canonicalizes what it finds) and this module reads ``talos.toml`` only when it holds a key
 the client needs (``state_dir`` or a ``[hooks]`` table): ``tomllib`` alone costs ~7 ms.
 
 Files, all in the home's state folder (``.talos`` unless ``state_dir`` says otherwise):
@@ -30,11 +31,11 @@ __all__ = [
     "HookState",
     "code_stamp",
     "ensure_private_dir",
+    "home_dir",
     "hook_state",
     "peer_uid",
     "read_config",
     "regular_fd",
-    "resolve_home",
 ]
 
 #: ``[hooks]`` settings of talos.toml and their defaults. ``timeout``: seconds the hook may take
@@ -69,9 +70,11 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def resolve_home(home: str | None = None) -> str:
-    """The home folder as :func:`talos.home.resolve_home` finds it: ``home``, else
-    ``$TALOS_HOME``, else the platform data dir (``platformdirs.user_data_dir("talos")``)."""
+def home_dir(home: str | None = None) -> str:
+    """The home folder, ``~`` expanded: ``home``, else ``$TALOS_HOME``, else the platform data
+    dir (``platformdirs.user_data_dir("talos")``, read here with the standard library on Linux
+    and macOS). The one lookup of the home: :func:`talos.home.resolve_home` reads it and
+    checks and canonicalizes the result."""
     if home:
         return os.path.expanduser(home)
     env = os.environ.get("TALOS_HOME")
@@ -243,7 +246,7 @@ def _scan_timeout(config: bytes) -> float | None:
 def hook_state(
     home: str | None = None, early_timeout: Callable[[float], None] | None = None
 ) -> HookState:
-    """The :class:`HookState` of ``home`` (see :func:`resolve_home`). Never raises for a bad
+    """The :class:`HookState` of ``home`` (see :func:`home_dir`). Never raises for a bad
     talos.toml: the problem is kept in :attr:`HookState.problem` and defaults are used.
 
     Settings out of range are clamped (``timeout`` 0.2–30 s, ``idle`` 1 s–1 day, ``budget``
@@ -251,7 +254,7 @@ def hook_state(
     default. ``early_timeout`` is called with ``[hooks] timeout`` found by a line scan
     (:func:`_scan_timeout`) before talos.toml is parsed: the hook's deadline follows it while
     a slow parse runs (tests/test_hook_never_blocks.py)."""
-    root = os.path.abspath(resolve_home(home))
+    root = os.path.abspath(home_dir(home))
     config_path = os.path.join(root, "talos.toml")
     config, digest, problem = read_config(config_path)
     state = HookState(root, os.path.join(root, ".talos"), config, digest)
