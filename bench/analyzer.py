@@ -1,9 +1,9 @@
 """The default model's analyzer (issue 15 item 1, SPEC §4.1) as the bench measures it.
 
-The analyzer itself is ``talos.analyzer`` (one function for every route); this module is the
+The analyzer itself is ``talos.ranking.analyzer`` (one function for every route); this module is the
 bench's view of it: every step switchable, so a run can measure what each buys (the archived
 analyzer study: ``docs/benchmarks.md`` "Analyzer"). ``Analyzer(unigrams=True)`` with the other
-defaults is ``talos.analyzer.analyze``. It is also what the honest BM25 baseline tokenises
+defaults is ``talos.ranking.analyzer.analyze``. It is also what the honest BM25 baseline tokenises
 with (``bench/baselines.py``), so the baseline a user would reach for and talos see the same
 terms.
 
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 
-from talos import analyzer as A
+from talos.ranking import analyzer as A
 
 __all__ = [
     "CJK_STOP",
@@ -39,7 +39,7 @@ __all__ = [
     "stop_list",
 ]
 
-#: SPEC §4's CJK stop words (``talos.analyzer.CJK_STOP``).
+#: SPEC §4's CJK stop words (``talos.ranking.analyzer.CJK_STOP``).
 CJK_STOP = A.CJK_STOP
 _TOKEN = A._TOKEN
 

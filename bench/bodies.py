@@ -34,7 +34,7 @@ from rich.console import Console
 from rich.table import Table
 
 from talos import Memory
-from talos.activation import MODEL_NAMES
+from talos.ranking.activation import MODEL_NAMES
 
 __all__ = ["HOME", "LABELS", "copy_home", "decided_right", "half", "score", "today_gate"]
 

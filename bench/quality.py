@@ -7,7 +7,8 @@ LoCoMo (English), MADial zh / en and MemoryBank cn, read with the protocol of
 in a temporary folder (one fact line per memory, tagged ``import`` with its date and
 ``ref=<id>``); every question with gold evidence is asked of every method:
 
-- every activation model in ``talos.activation.MODELS`` (``classic``, the reference; the others
+- every activation model in ``talos.ranking.activation.MODELS`` (``classic``, the reference; the
+others
   are hub-damped and mass-conserving, see ``docs/benchmarks.md``);
 - ``bm25``: bm25s (Lucene BM25, k1=1.5, b=0.75) on SPEC §4 keywords, one document per memory;
 - ``overlap``: plain keyword overlap, the seed score ``|q ∩ d| / |q|`` with no spreading.
@@ -48,7 +49,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from talos.activation import DEFAULT_MODEL, MODELS
+from talos.ranking.activation import DEFAULT_MODEL, MODELS
 
 METRICS = ("R@1", "R@5", "R@10", "MRR")
 #: Datasets pooled into "the Chinese set" of the verdict: (dataset, category).

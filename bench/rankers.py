@@ -8,7 +8,7 @@ for all its members, SPEC §5.1), best first. Ties break by memory order everywh
   ``import`` with its date and ``ref=<id>``), asked through :class:`talos.Memory`; a row
   stands for the ids of all its merged members (and of lines identical to them). ``explain``
   gives the top k (what a user sees); :meth:`TalosRanker.ranking` gives the full ranking
-  through the same graph, model and :func:`talos.activation.rank` that ``explain`` uses,
+  through the same graph, model and :func:`talos.ranking.activation.rank` that ``explain`` uses,
   without building the per-row edge detail (``tests/test_bench.py`` checks both agree).
 - :class:`BM25Ranker`: ``bm25s`` (Lucene BM25, k1=1.5, b=0.75) over SPEC §4 keywords of each
   memory, one document per memory (no merging). Only documents scoring > 0 are ranked.
@@ -38,7 +38,7 @@ from rich.progress import (
 )
 
 from talos import Memory, keywords
-from talos.activation import MODELS, rank
+from talos.ranking.activation import MODELS, rank
 
 __all__ = [
     "BASELINES",
@@ -150,7 +150,7 @@ class OverlapRanker:
 
 def make_ranker(store: Store, method: str, tmp: Path | None = None) -> Ranker:
     """A ranker for ``method``: ``bm25``, ``overlap``, or a name in
-    :data:`talos.activation.MODELS`."""
+    :data:`talos.ranking.activation.MODELS`."""
     if method == "bm25":
         return BM25Ranker(store)
     if method == "overlap":

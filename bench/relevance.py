@@ -74,8 +74,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-import talos.activation as A
-from talos import Memory, hybrid
+import talos.ranking.activation as A
+from talos import Memory
+from talos.ranking import hybrid
 
 __all__ = [
     "BM25_PARAMS",
@@ -180,7 +181,7 @@ DENSE_CACHE = Path(tempfile.gettempdir()) / "talos-dense-bench"
 
 
 class _QueryVectors:
-    """The queries of an embedder seen as passages, so a :class:`talos.vectors.VectorCache`
+    """The queries of an embedder seen as passages, so a :class:`talos.ranking.vectors.VectorCache`
     keeps them (model id ``…/query``)."""
 
     def __init__(self, base: Any) -> None:
@@ -199,9 +200,9 @@ def dense_leg(home: Path) -> hybrid.Leg:
     """The dense leg of a bench home: talos's own, but its vectors in :data:`DENSE_CACHE` (one
     cache for every pool and run) and its query vectors cached too (a question is asked of
     every other pool as an unrelated query; a MADial context query takes 1-2 s to embed)."""
-    from talos.dense import Embedder
     from talos.home import resolve_paths
-    from talos.vectors import VectorCache
+    from talos.ranking.dense import Embedder
+    from talos.ranking.vectors import VectorCache
 
     class CachedQueries(Embedder):
         def __init__(self) -> None:

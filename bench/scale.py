@@ -48,7 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from talos import Memory  # noqa: E402
-from talos.activation import MODELS  # noqa: E402
+from talos.ranking.activation import MODELS  # noqa: E402
 
 QUERIES = [
     "I went hiking with my dog last weekend",
@@ -286,7 +286,7 @@ def main() -> None:
     if not (a.data / "make_home.py").exists():
         sys.exit(f"{a.data}/make_home.py not found: pass --data DIR (the shared bench folder)")
     a.cache.mkdir(parents=True, exist_ok=True)
-    from talos.activation import DEFAULT_MODEL
+    from talos.ranking.activation import DEFAULT_MODEL
 
     models = a.model or [DEFAULT_MODEL]
     # A CLI process runs with its bytecode compiled, as after `pip install` (which compiles

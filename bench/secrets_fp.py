@@ -3,7 +3,7 @@
 For every bench text (LoCoMo turns, MADial events zh/en, MemoryBank pairs; each distinct line
 once) and the project's example home (``memory.md.example`` line by line, each of ``skills/``
 whole, scanned as a skill) it reports the share the default fact filter drops
-(``talos.safety.keep_fact``) and the share that ``talos.secrets.mask_secrets`` changes — on
+(``talos.safety.keep_fact``) and the share that ``talos.safety.secrets.mask_secrets`` changes — on
 ordinary text both are false positives. On the labelled synthetic set of
 ``tests/secrets_labelled.py`` it reports the true-positive rate (secret gone from the masked
 text) and the false-positive rate on its ordinary look-alikes; on the labelled instructions
@@ -47,7 +47,8 @@ from injections_labelled import INJECTIONS  # noqa: E402
 from injections_labelled import ORDINARY as ORDINARY_PROSE  # noqa: E402
 from secrets_labelled import LABELLED, ORDINARY  # noqa: E402
 
-from talos import safety, secrets  # noqa: E402
+from talos import safety  # noqa: E402
+from talos.safety import secrets  # noqa: E402
 
 
 def load_baseline(path: Path) -> ModuleType:
@@ -61,7 +62,7 @@ def load_baseline(path: Path) -> ModuleType:
 
 
 def clear(mod: ModuleType) -> None:
-    """Empty the per-text caches of a safety module (and of talos.secrets)."""
+    """Empty the per-text caches of a safety module (and of talos.safety.secrets)."""
     for name in ("_text_reasons", "text_reasons", "mask_secrets"):
         fn = getattr(mod, name, None)
         if hasattr(fn, "cache_clear"):

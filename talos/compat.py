@@ -23,7 +23,7 @@ runs them against this module):
   above 0.00 (:data:`SHOWN_MIN`; the reference ranks every node above its ``THRESH``) — no
   relevance floor and no budget: a lone skill that shares a few words is named, without its
   body, so the agent decides whether to read it;
-- *body*: the model's own body gate (:func:`talos.selection.body_of`), stricter than the
+- *body*: the model's own body gate (:func:`talos.selection.rows.body_of`), stricter than the
   reference's 0.35 floor on its scale, and only for a delivered row.
 """
 
@@ -34,19 +34,19 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from talos import delivery
-from talos.activation import TERMS
-from talos.analyzer import analyze
-from talos.contiguity import no_links
-from talos.evidence import PRIOR, SMALL_HOME, body_evidence
 from talos.graph.graph import Graph
 from talos.memory import Memory, Recall
+from talos.ranking.activation import TERMS
+from talos.ranking.analyzer import analyze
+from talos.ranking.contiguity import no_links
+from talos.ranking.evidence import PRIOR, SMALL_HOME, body_evidence
 from talos.render import LABELS, shown_with_members
-from talos.selection import body_of, evidence_order
+from talos.selection import delivery
+from talos.selection.rows import body_of, evidence_order
 from talos.sources.facts import strip_tag
 from talos.sources.skills import DESC_MAX, NAME_MAX
 from talos.sources.skills import skill_label as _skill_label
-from talos.usage import JsonUsage
+from talos.usage.counts import JsonUsage
 
 __all__ = [
     "DESC_MAX",
@@ -192,7 +192,7 @@ def _reference_ranking(
     ``(graph, [(score, node position), ...], body)`` — the first ``k`` nodes (none for
     ``k <= 0``) by the model's activation of ``query`` with the keyword hops alone, each with
     activation ≥ :data:`SHOWN_MIN`, scored by it rounded to 2 places; ``body`` the position of
-    the skill that earns its body by the model's gate (:func:`talos.selection.body_of`) when
+    the skill that earns its body by the model's gate (:func:`talos.selection.rows.body_of`) when
     it is among them, else None. The lexical ranking only: talos.toml's dense leg is not fused.
 
     No contiguity: the reference spreads over shared words only, and a talos-written line next

@@ -242,7 +242,7 @@ def config_problems(paths: Paths, check_lang: bool = True) -> list[str]:
             )
     model = paths.config.get("model")
     if model is not None:
-        from talos.activation import MODEL_NAMES  # imported on use (see above)
+        from talos.ranking.activation import MODEL_NAMES  # imported on use (see above)
 
         if not isinstance(model, str) or model not in MODEL_NAMES:
             out.append(

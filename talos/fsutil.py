@@ -308,7 +308,7 @@ def atomic_write_bytes(path: Path, data: bytes, create_folders: bool = True) -> 
 
     Args:
         path: the file; a symbolic link is refused, not followed (a writer that means to
-            write through one resolves it first, as :mod:`talos.writer` does for memory.md).
+            write through one resolves it first, as :mod:`talos.writer.edits` does for memory.md).
         data: the new content.
         create_folders: create missing parent folders (``False``: refuse, naming the folder).
 

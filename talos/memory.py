@@ -11,28 +11,31 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from talos import delivery, forgetting, safety, why_not, write_checks
-from talos.activation import DEFAULT_MODEL, Activation, Model, model_named
-from talos.canon import canonical_name
-from talos.decision import decide
+from talos import safety
 from talos.errors import InputError
 from talos.graph.graph import Graph
-from talos.history import history
 from talos.home import Paths, block_limits, dead_min_days, resolve_paths
 from talos.index import Index
-from talos.kept import KeptState
 from talos.model import Node
-from talos.rankers import Ranker, dense_asked, ranker_for
+from talos.ranking.activation import DEFAULT_MODEL, Activation, Model, model_named
+from talos.ranking.rankers import Ranker, dense_asked, ranker_for
 from talos.render import check_budget, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
-from talos.scopes import check_scope
-from talos.trust import DEFAULT_SCOPES, View
-from talos.usage import SqliteUsage, Stat, UsageStore, today
+from talos.selection import delivery, why_not
+from talos.usage import forgetting
+from talos.usage.counts import SqliteUsage, Stat, UsageStore, today
+from talos.view.canon import canonical_name
+from talos.view.decision import decide
+from talos.view.kept import KeptState
+from talos.view.scopes import check_scope
+from talos.view.trust import DEFAULT_SCOPES, View
 from talos.warn import audience
+from talos.writer import checks as write_checks
+from talos.writer.history import history
 
 if TYPE_CHECKING:
-    from talos import hybrid
-    from talos.writer import Forgotten, RememberResult, Restored
+    from talos.ranking import hybrid
+    from talos.writer.edits import Forgotten, RememberResult, Restored
 
 __all__ = ["Decision", "Memory", "Recall", "RecallRow", "Row", "Suggestion", "WhyNot"]
 
@@ -59,7 +62,7 @@ def _heard(method: _M) -> _M:
 
 class _OnUse:
     """A module imported when one of its names is first read (a recall never writes memory.md,
-    so it never imports :mod:`talos.writer`: ``tests/test_import_cost.py``)."""
+    so it never imports :mod:`talos.writer.edits`: ``tests/test_import_cost.py``)."""
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -69,9 +72,9 @@ class _OnUse:
 
 
 if TYPE_CHECKING:
-    from talos import writer
+    from talos.writer import edits as writer
 else:
-    writer = _OnUse("talos.writer")
+    writer = _OnUse("talos.writer.edits")
 
 
 class Memory:
@@ -83,24 +86,25 @@ class Memory:
             (relative to the home; default from ``talos.toml`` or §2); ``sessions_dir`` may be
             a list of folders, read in its order.
         scopes: authorized scopes of every request (SPEC §7.3), default ``("global",)``; each
-            read in its canonical spelling (``ＧＬＯＢＡＬ`` is ``global``, talos.scopes).
+            read in its canonical spelling (``ＧＬＯＢＡＬ`` is ``global``, talos.view.scopes).
         keep_fact: filter on fact texts; default :func:`talos.safety.keep_fact` (§8.2);
             ``None`` keeps every line.
         blocked: skill file paths excluded on every route (in addition to the safety scan).
         lang: ``en`` or ``zh`` labels (default: ``lang`` in talos.toml, else ``en``).
-        model: ranking model name in :data:`talos.activation.MODELS` (default: ``model`` in
+        model: ranking model name in :data:`talos.ranking.activation.MODELS` (default: ``model`` in
             talos.toml, else ``evidence``; ``classic`` reproduces the reference rankings),
-            ranked by its ranker (:func:`talos.rankers.ranker_for`), chosen once here.
+            ranked by its ranker (:func:`talos.ranking.rankers.ranker_for`), chosen once here.
         usage: where usage counts live (default: SQLite in the state folder).
         index: keep a persistent index in the state folder so recall reads nothing it has
             read before (SPEC §11); ``False`` reads every file on every call.
-        dense: the dense leg (:mod:`talos.hybrid`) fused with the ``evidence`` ranking:
+        dense: the dense leg (:mod:`talos.ranking.hybrid`) fused with the ``evidence`` ranking:
             ``None`` as ``dense`` in talos.toml (default off), ``True`` / ``False``, or a
-            :class:`talos.hybrid.Leg`. Where it cannot run: one warning, a lexical recall.
+            :class:`talos.ranking.hybrid.Leg`. Where it cannot run: one warning, a lexical recall.
 
     Raises:
         InputError: ``talos.toml`` is invalid, or a scope is no scope name. ValueError:
-        unknown ``lang``, or ``model`` unknown or retired (:data:`talos.activation.RETIRED`).
+        unknown ``lang``, or ``model`` unknown or retired
+        (:data:`talos.ranking.activation.RETIRED`).
     """
 
     def __init__(
@@ -133,7 +137,7 @@ class Memory:
         labels(lang)
         self.model = model or str(self.paths.config.get("model", DEFAULT_MODEL))
         ranking = model_named(self.model)  # before anything is opened
-        # one scope rule on every route (talos.scopes): ｇlobal is global, "a b" is refused
+        # one scope rule on every route (talos.view.scopes): ｇlobal is global, "a b" is refused
         folded = tuple(check_scope(s, "scope", "give a list of scopes") for s in scopes)
         self._kept = KeptState(
             self.paths,
@@ -150,7 +154,7 @@ class Memory:
         )
         #: Whether recall and explain fuse the dense leg by default (per call: ``dense=``).
         self.dense: bool = dense_asked(self.paths) if dense is None else dense is not False
-        #: How this Memory ranks (:mod:`talos.rankers`), chosen once with its model.
+        #: How this Memory ranks (:mod:`talos.ranking.rankers`), chosen once with its model.
         self._ranker: Ranker = ranker_for(ranking, self._kept, self.paths, dense)
         self._headings = delivery.Headings(self._kept)
         budget, cap = block_limits(self.paths)
@@ -221,7 +225,7 @@ class Memory:
     ) -> tuple[View, Graph]:
         """The authorized active view at ``at`` (default today) and its graph (SPEC §7.3):
         the view's ``nodes`` are its records; episodes join the graph after them when
-        ``global`` is authorized (:meth:`talos.kept.KeptState.view`). Cached while the files,
+        ``global`` is authorized (:meth:`talos.view.kept.KeptState.view`). Cached while the files,
         the date and the overrides are unchanged."""
         return self._kept.view(at, overrides)
 
@@ -231,7 +235,7 @@ class Memory:
         process starts warm (``talos index``, SPEC §11): the episode and records blocks of the
         default view (else the first recall pays for them: 1.2 s and 183 MB at 30,000
         sessions, against 0.45 s and 88 MB warm) and the ranker's state
-        (:meth:`talos.rankers.Ranker.prepare`). No usage is counted, no trace written."""
+        (:meth:`talos.ranking.rankers.Ranker.prepare`). No usage is counted, no trace written."""
         self._ranker.prepare(self._kept.recall_graph(at, None), self.dense)
 
     @_heard
@@ -249,7 +253,8 @@ class Memory:
 
     @property
     def ranking(self) -> Model:
-        """The ranking model in use (:data:`talos.activation.MODELS`), with its constants."""
+        """The ranking model in use (:data:`talos.ranking.activation.MODELS`), with its
+        constants."""
         return self._ranker.model
 
     @_heard
@@ -257,8 +262,8 @@ class Memory:
         self, query: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> tuple[Graph, Activation]:
         """The graph of the view at ``at`` and the model's activation of ``query`` over it, as
-        :func:`talos.activation.rank` ranks it with ``self.ranking.thresh``
-        (:meth:`talos.rankers.Ranker.activation`); no side effects."""
+        :func:`talos.ranking.activation.rank` ranks it with ``self.ranking.thresh``
+        (:meth:`talos.ranking.rankers.Ranker.activation`); no side effects."""
         graph = self.view(at, overrides)[1]
         return graph, self._ranker.activation(graph, query)
 
@@ -284,7 +289,7 @@ class Memory:
     ) -> Recall:
         """Recall the memories relevant to ``query`` as a context block (SPEC §6.1).
 
-        The rows the ranker picks (:meth:`talos.rankers.Ranker.select`: with ``evidence``,
+        The rows the ranker picks (:meth:`talos.ranking.rankers.Ranker.select`: with ``evidence``,
         those over the relevance floor; the best skill's body when it passes the gate), in
         rank order, up to ``k`` and within ``budget``. Writes one trace line and updates
         usage counts, also when nothing is recalled; a failure there only warns.
@@ -296,7 +301,7 @@ class Memory:
                 records of that key for this call only, marked in the block, never written
                 or counted.
             budget: most ``unit`` (``chars``, ``utf16``, ``bytes``) the block may take (SPEC
-                §6.1 rule 6, :func:`talos.delivery.deliver`); ``None``: :attr:`budget`
+                §6.1 rule 6, :func:`talos.selection.delivery.deliver`); ``None``: :attr:`budget`
                 (talos.toml's ``budget``, 2,000 by default; no bound with ``classic``).
             dense: fuse the dense leg for this call (``None``: :attr:`dense`); the rows are
                 then cut from the fused ranking, their score the fused one.
@@ -327,7 +332,7 @@ class Memory:
 
     def heading(self, node: Node, graph: Graph | None = None) -> str:
         """The markdown heading ``node`` is shown under in the view whose graph is ``graph``
-        ("" for none; SPEC §3.1, :meth:`talos.delivery.Headings.of`)."""
+        ("" for none; SPEC §3.1, :meth:`talos.selection.delivery.Headings.of`)."""
         return self._headings.of(node, graph)
 
     @_heard
@@ -362,7 +367,8 @@ class Memory:
         at: dt.date | None = None,
         min_days: int | None = None,
     ) -> list[Suggestion]:
-        """Forgetting suggestions (SPEC §6.4, :func:`talos.forgetting.suggestions`): what talos
+        """Forgetting suggestions (SPEC §6.4, :func:`talos.usage.forgetting.suggestions`): what
+        talos
         or an agent wrote (``src != user``), seen ``min_seen`` times and never recalled or not
         for ``stale_days`` days, once counted for ``min_days`` days (``None``: talos.toml's
         ``dead_min_days``, else :data:`talos.home.DEAD_MIN_DAYS`)."""
@@ -383,7 +389,7 @@ class Memory:
     def forget_records(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> list[Forgotten]:
         """Remove the memory.md lines (only those talos or an agent wrote) and move the skill
         files the suggestions stand for to the trash (SPEC §6.5); returns what was forgotten,
-        with the ids ``talos restore`` takes (:func:`talos.forgetting.forget`)."""
+        with the ids ``talos restore`` takes (:func:`talos.usage.forgetting.forget`)."""
         done = forgetting.forget(self.paths, self.scopes, self._kept.folders, suggestions)
         self._kept.wrote()
         return done
@@ -396,8 +402,8 @@ class Memory:
     ) -> Decision:
         """The single usable value of ``key`` at ``at`` — a decision to branch on (§7.7):
         ``ok``, ``unknown``, ``expired``, ``not-yet-valid`` or ``conflict``
-        (:func:`talos.decision.decide`). ``key`` is read in its canonical spelling
-        (:func:`talos.canon.canonical_name`: ``Editor`` is ``editor``)."""
+        (:func:`talos.view.decision.decide`). ``key`` is read in its canonical spelling
+        (:func:`talos.view.canon.canonical_name`: ``Editor`` is ``editor``)."""
         return decide(self.view(at, overrides)[0], canonical_name(key), self.scopes)
 
     @_heard
@@ -415,7 +421,8 @@ class Memory:
     ) -> list[WhyNot]:
         """In-scope records that match ``query`` (its keywords, or with ``evidence`` its
         analyzer terms) but are not among the top ``k`` rows, each with a typed reason (SPEC
-        §6.2 ``--why-not``, :func:`talos.why_not.reasons`): ``below-floor`` ("evidence 0.60"),
+        §6.2 ``--why-not``, :func:`talos.selection.why_not.reasons`): ``below-floor`` ("evidence
+        0.60"),
         ``below-threshold``, ``beyond-k``, ``shadowed``, ``conflict``, ``superseded``,
         ``deleted``, ``expired``, ``not-yet-valid``, ``overridden``, ``unsafe``. With the dense
         leg on, each row carries its :attr:`WhyNot.legs` and the rule that cut it in words."""
@@ -441,10 +448,10 @@ class Memory:
         conf: float | None = None,
         by: str | None = None,
     ) -> RememberResult:
-        """Append a tagged fact, superseding per SPEC §7.5 (:func:`talos.writer.remember`), in
+        """Append a tagged fact, superseding per SPEC §7.5 (:func:`talos.writer.edits.remember`), in
         ``scope`` (default: the first authorized scope). Raises :class:`InputError` for bad
         input, an unauthorized scope, a text the fact filter keeps out of every route or a
-        credential in a field (:func:`talos.write_checks.check_remember`)."""
+        credential in a field (:func:`talos.writer.checks.check_remember`)."""
         fields = {"key": key, "ref": ref, "by": by}
         scope = write_checks.check_remember(text, scope, self.scopes, self.keep_fact, fields)
         result = writer.remember(
@@ -469,8 +476,8 @@ class Memory:
         """Settle a conflict (SPEC §7.4): keep record ``keep``; the other active records of
         ``key`` in its scope become superseded (removed from memory.md, audited, restorable).
         Returns their ids. Raises :class:`InputError` when ``keep`` is not an active in-scope
-        record of ``key`` in the view (:func:`talos.write_checks.check_keep`) or no longer is
-        under the lock on memory.md (:func:`talos.writer.resolve`)."""
+        record of ``key`` in the view (:func:`talos.writer.checks.check_keep`) or no longer is
+        under the lock on memory.md (:func:`talos.writer.edits.resolve`)."""
         key = canonical_name(key)
         view, _graph = self.view(at)
         write_checks.check_keep(view, key, keep)
@@ -503,7 +510,7 @@ class Memory:
     @_heard
     def restore_record(self, rid: str) -> Restored:
         """:meth:`restore`, telling also which records the restored one superseded: undoing
-        a supersede makes it current again (:func:`talos.writer.restore`, issue 12.6).
+        a supersede makes it current again (:func:`talos.writer.edits.restore`, issue 12.6).
         Another scope's id reads as unknown (§7.7)."""
         done = writer.restore(self.paths, rid, scopes=self.scopes)
         self._kept.wrote()
@@ -513,5 +520,5 @@ class Memory:
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
         """Audit entries (committed writes) of the authorized scopes, oldest first, their
         credentials masked; only those whose record id or key is ``target`` when given (SPEC
-        §7.6, :func:`talos.history.history`)."""
+        §7.6, :func:`talos.writer.history.history`)."""
         return history(self.paths.audit_file, self.scopes, target)

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from talos.secrets import mask_known_secrets
+from talos.safety.secrets import mask_known_secrets
 
 __all__ = [
     "KINDS",

@@ -38,7 +38,7 @@ from talos.memory import Memory
 from talos.model import KINDS, Node, node_identity
 from talos.render import shown
 from talos.text import one_line
-from talos.usage import trace_scopes
+from talos.usage.counts import trace_scopes
 
 __all__ = ["SCORE_BINS", "build_report", "read_trace", "render_html"]
 
@@ -58,7 +58,7 @@ def read_trace(
     Args:
         path: the trace file.
         scopes: the reader's authorized scopes (SPEC §6.3, §7.3): only lines whose request
-            scopes (:func:`talos.usage.trace_scopes`) are all among them are read — a line
+            scopes (:func:`talos.usage.counts.trace_scopes`) are all among them are read — a line
             of an older talos, which has none, is ``global``'s. A line that cannot be read
             names no scope, so it is counted only for a reader authorized for ``global``.
             ``None``: every line.

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from talos.model import Node, episode_fields, node_identity, node_provenance
-from talos.trust import record_id, stated_value
+from talos.view.trust import record_id, stated_value
 
 __all__ = ["Decision", "Recall", "RecallRow", "Row", "Suggestion", "WhyNot"]
 
@@ -29,7 +29,8 @@ class RecallRow:
     body: bool
     node: Node = field(repr=False)
     heading: str = ""
-    #: With the dense leg (issue 17): each leg's rank and score (:func:`talos.hybrid.legs_of`);
+    #: With the dense leg (issue 17): each leg's rank and score
+    #: (:func:`talos.ranking.hybrid.legs_of`);
     #: ``score`` is then the fused one. ``None`` for a lexical recall. Not traced.
     legs: dict[str, Any] | None = None
 
@@ -97,17 +98,17 @@ class Row:
     hop), ``node`` the node with its provenance.
 
     The ``evidence`` model only (``None`` / empty otherwise): ``score`` is the row's evidence
-    score (activation × √Z, :mod:`talos.evidence`), ``evidence`` the same unrounded, ``cut``
+    score (activation × √Z, :mod:`talos.ranking.evidence`), ``evidence`` the same unrounded, ``cut``
     where a recall of the default ``k`` = 5 leaves it out ("" delivered, ``floor`` cut by the
     relevance floor, ``beyond-k``), ``terms`` the query's terms the node holds as
-    ``{"written", "analyzed"}`` (:func:`talos.analyzer.analyze_written`; ``answers`` →
+    ``{"written", "analyzed"}`` (:func:`talos.ranking.analyzer.analyze_written`; ``answers`` →
     ``answer``), ``hops`` one gain for both hops.
 
     With the dense leg on (issue 17), ``score`` is the fused RRF score and ``legs`` holds
     ``{"fused": score, "lexical": {"rank", "score"}, "dense": {"rank", "score"}, "cut_by",
     "cosine_floor"}`` (1-based ranks; the lexical score is the evidence score, the dense one
     the cosine; ``None`` where that leg does not rank the row); ``cut_by`` the rules that
-    leave the row out of a recall of 5 (:func:`talos.hybrid.verdicts`: ``[]``, ``["k"]``,
+    leave the row out of a recall of 5 (:func:`talos.ranking.hybrid.verdicts`: ``[]``, ``["k"]``,
     ``["floor", "gate"]``, ``["floor", "margin"]``, ``["floor"]``), ``cosine_floor`` the
     cosine a row the lexical floor leaves needed among those 5 (None beyond them).
 

@@ -18,7 +18,7 @@ import numpy as np
 from talos import Memory
 
 if TYPE_CHECKING:
-    from talos.evidence import TermIndex
+    from talos.ranking.evidence import TermIndex
 
 
 def session_line(text: str) -> str:
@@ -202,7 +202,7 @@ def direct_rows(home: Path) -> dict[str, Any]:
 
 # -- the evidence model's term index -----------------------------------------------------
 
-#: The arrays of a :class:`talos.evidence.TermIndex` compared one by one.
+#: The arrays of a :class:`talos.ranking.evidence.TermIndex` compared one by one.
 TERM_ARRAYS = ("ptr", "term", "tf", "counts", "entry_node", "df", "cjk", "cjk_len", "kptr", "knode")
 
 
@@ -279,7 +279,7 @@ class FakeEmbedder:
         self.calls: list[list[str]] = []
 
     def vector(self, text: str) -> np.ndarray:
-        from talos.vectors import text_hash
+        from talos.ranking.vectors import text_hash
 
         seed = int.from_bytes(text_hash(text + self.model_id)[:8], "little")
         v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)

@@ -1,4 +1,4 @@
-"""The default model's analyzer (SPEC §4.1, issue 15 item 1): ``talos.analyzer``.
+"""The default model's analyzer (SPEC §4.1, issue 15 item 1): ``talos.ranking.analyzer``.
 
 Each test pins one step of the analyzer with exact terms; each fails when its step is removed
 (checked once by hand: stemming, the stop list, unigrams, the CJK stop words, NFKC).
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from talos.analyzer import (
+from talos.ranking.analyzer import (
     CJK_STOP,
     analyze,
     analyze_written,
@@ -122,7 +122,7 @@ def test_the_frequency_list_is_read_as_wordfreq_reads_it() -> None:
     """The list shipped in talos/data is wordfreq's own down to ``RAREST``, bucket by bucket
     (where wordfreq is installed: talos does not need it); and a stem sums its forms."""
     wordfreq = pytest.importorskip("wordfreq")
-    from talos.analyzer import RAREST, _frequency_buckets, common_words
+    from talos.ranking.analyzer import RAREST, _frequency_buckets, common_words
 
     got = _frequency_buckets(RAREST)
     assert len(got) == 401  # 10^(-i/100) down to 1e-4
@@ -135,7 +135,7 @@ def test_the_frequency_table_is_pinned() -> None:
     """The background prior's table, float for float as it was read from wordfreq's own data
     file (``talos/data/wordfreq_en.txt`` holds its first 401 buckets): 800 stems from 1,111
     words; a rarer cut needs more of the list than is shipped."""
-    from talos.analyzer import RAREST, _frequency_buckets, common_words, frequency
+    from talos.ranking.analyzer import RAREST, _frequency_buckets, common_words, frequency
 
     table = common_words()
     assert len(table) == 800

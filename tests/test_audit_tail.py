@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from helpers import log_ops
 
-from talos import audit, write_txn, writer
 from talos.home import resolve_paths
+from talos.writer import audit
+from talos.writer import edits as writer
+from talos.writer import txn as write_txn
 
 
 def _log(path, records) -> None:

@@ -399,7 +399,7 @@ def test_a_look_alike_scope_is_the_scope_it_imitates(home: Path, scope: str) -> 
     """Found: ``--scope ｇlobal`` (full-width g) and ``--scope glоbal`` (Cyrillic о) were
     accepted as scopes of their own: recall said "nothing recalled" over a home of global
     facts and remember wrote where no default request looks. Scope names are folded as keys
-    are (talos.canon: NFKC, look-alike letters, case) on every route."""
+    are (talos.view.canon: NFKC, look-alike letters, case) on every route."""
     r = cli("recall", "deploy alpha staging", "--home", str(home), "--scope", scope)
     no_traceback(r)
     assert r.exit_code == 0 and "Staging deploys of alpha" in r.stdout, r.output

@@ -20,7 +20,7 @@ sys.path.insert(0, str(BENCH))
 import datasets as bd  # noqa: E402
 import rankers  # noqa: E402
 
-from talos.activation import MODELS  # noqa: E402
+from talos.ranking.activation import MODELS  # noqa: E402
 
 
 def test_clean_evidence_follows_the_protocol() -> None:

@@ -1,5 +1,6 @@
-"""The contiguity edges the bench measures (``talos.contiguity``) and the spreading over them
-(``talos.evidence.spread``): edges of a run, merged nodes, context breaks, conservation, the
+"""The contiguity edges the bench measures (``talos.ranking.contiguity``) and the spreading over
+them
+(``talos.ranking.evidence.spread``): edges of a run, merged nodes, context breaks, conservation, the
 answer turn after a matching question, the date rule, memory.md contexts.
 
 These were the research lab's tests (its ``contiguity.py`` wrapper and lab are archived: tag
@@ -14,8 +15,8 @@ import re
 import numpy as np
 import pytest
 
-from talos import contiguity as C
-from talos import evidence as E
+from talos.ranking import contiguity as C
+from talos.ranking import evidence as E
 
 STOP = {"a", "the", "at", "to", "and", "was", "did", "do", "what", "how", "your", "we", "i", "it"}
 

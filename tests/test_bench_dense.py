@@ -23,7 +23,7 @@ sys.path.insert(0, str(BENCH))
 import dense_leg  # noqa: E402
 import hybrid_latency  # noqa: E402
 
-from talos import dense as D  # noqa: E402
+from talos.ranking import dense as D  # noqa: E402
 
 
 def test_no_network_refuses_and_records_every_attempt() -> None:

@@ -1,4 +1,5 @@
-"""The ``evidence`` ranking model the bench measures (``talos.evidence``), checked by hand on
+"""The ``evidence`` ranking model the bench measures (``talos.ranking.evidence``), checked by hand
+on
 tiny term counts: the index arrays, BM25 seeds over the candidates, CJK-only length
 normalisation, mass-conserving hops, the evidence score and the whole-query rule.
 
@@ -15,8 +16,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from talos import evidence as E
-from talos.relevance import FLOOR, WHOLE, is_evidence
+from talos.ranking import evidence as E
+from talos.selection.relevance import FLOOR, WHOLE, is_evidence
 
 
 def index(*texts: str) -> E.TermIndex:

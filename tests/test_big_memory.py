@@ -19,12 +19,12 @@ import talos.index
 import talos.index.check  # imported on use by Index.check: here for the sampled fixture
 import talos.sources.facts as facts_mod
 from talos import Memory
-from talos.activation import Activation, DenseActivation, rank_arrays
 from talos.doctor import diagnose
 from talos.home import resolve_paths
 from talos.index import Index
+from talos.ranking.activation import Activation, DenseActivation, rank_arrays
 from talos.sources.facts import MAX_FACT_BYTES, load_facts, parse_fact_line, too_long
-from talos.trust import build_view, standing
+from talos.view.trust import build_view, standing
 
 FACTS = "- the kettle is in the garage\n- alice owns the blue bicycle\n"
 

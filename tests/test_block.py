@@ -30,10 +30,10 @@ import pytest
 
 import talos.index
 from talos import Memory, safety
-from talos.activation import KEYWORDS, MODELS, rank
 from talos.graph import BlockError, EpisodeBlock, StackedNodes, build_graph, merge_duplicates
 from talos.home import resolve_paths
 from talos.model import Node
+from talos.ranking.activation import KEYWORDS, MODELS, rank
 from talos.text import keywords
 
 WORDS = [
@@ -868,10 +868,10 @@ def test_one_memory_across_edits_recalls_what_a_fresh_one_does(
 def test_the_code_fingerprint_names_files_that_exist() -> None:
     # A listed file that is missing hashes its name only: a move would leave the stored
     # records' token blind to that code, silently (issue 14).
-    import talos.kept
+    import talos.view.kept
 
-    here = Path(talos.kept.__file__).parent
-    names = talos.kept._code_files()
+    here = Path(talos.view.kept.__file__).resolve().parent.parent
+    names = talos.view.kept._code_files()
     assert names == sorted(names)
     assert "graph/graph.py" in names and "sources/facts.py" in names
     assert [n for n in names if not (here / n).is_file()] == []

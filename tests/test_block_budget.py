@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from talos import Memory, relevance
+from talos import Memory
 from talos.doctor import config_problems
 from talos.errors import InputError
 from talos.home import resolve_paths
+from talos.selection import relevance
 
 ZH_FACTS = [
     "用户每周六早上去公园跑步,大约五公里",
@@ -45,7 +46,7 @@ def test_an_answerable_chinese_context_query_gets_its_gold_row(
     with Memory(home) as mem:
         assert mem.recall(ZH_CONTEXT).picked[0].text == ZH_FACTS[0]
     monkeypatch.setattr(
-        "talos.selection.deliver", functools.partial(relevance.deliver, held=float("inf"))
+        "talos.selection.rows.deliver", functools.partial(relevance.deliver, held=float("inf"))
     )
     with Memory(home) as mem:
         assert mem.recall(ZH_CONTEXT).picked == []  # the short-query floor alone: empty

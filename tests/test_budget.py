@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from talos import Memory
 from talos.cli import app
 from talos.errors import InputError
-from talos.mcp_server import build_server
+from talos.mcp.server import build_server
 from talos.model import Node
 from talos.render import MIN_BUDGET, Pick, fit_block, render_block, size
 

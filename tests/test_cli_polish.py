@@ -86,7 +86,7 @@ def test_envelope_on_every_command(home: Path, tmp_path: Path) -> None:
     h = str(home)
     mem = Memory(home)
     otters = next(n for n in mem.conflicts()[0][2] if "otters" in n.text)
-    from talos.trust import record_id
+    from talos.view.trust import record_id
 
     calls: list[tuple[list[str], int, bool]] = [
         (["init", "--home", str(tmp_path / "new")], 0, True),

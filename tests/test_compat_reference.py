@@ -65,8 +65,8 @@ from talos.sources.facts import parse_fact_line
 from talos.sources.skills import parse_frontmatter
 from talos.text import drop_not_for as _drop_dont_use
 from talos.text import keywords as _keywords
-from talos.usage import query_hash as _qhash
-from talos.usage import today as _today
+from talos.usage.counts import query_hash as _qhash
+from talos.usage.counts import today as _today
 
 _PATHS = ("MEMORY_FILE", "SKILLS_DIR", "SESS_DIR", "HITS_FILE", "TRACE_FILE")
 

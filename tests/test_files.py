@@ -411,7 +411,7 @@ def test_skill_linked_outside_is_refused_over_mcp_and_compat(escaping_home) -> N
     import asyncio
 
     from talos import compat
-    from talos.mcp_server import build_server
+    from talos.mcp.server import build_server
 
     home = escaping_home
 

@@ -28,7 +28,8 @@ def test_golden_files_are_present() -> None:
 
 
 def test_golden_params_match_the_classic_model() -> None:
-    from talos import activation, graph
+    from talos import graph
+    from talos.ranking import activation
 
     for path in GOLDEN.glob("*.golden.json"):
         params = json.loads(path.read_text(encoding="utf-8"))["params"]

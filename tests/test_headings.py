@@ -527,7 +527,7 @@ def test_the_sampled_check_of_a_withheld_line_under_a_heading(
 def test_the_mcp_tools_give_the_heading(make_home: Callable[..., Path]) -> None:
     import asyncio
 
-    from talos.mcp_server import build_server
+    from talos.mcp.server import build_server
 
     home = make_home(memory=NEWCOMER)
     server = build_server(Memory(home, model="evidence"))

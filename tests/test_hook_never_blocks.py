@@ -726,9 +726,9 @@ def test_a_large_recall_hits_json_is_not_imported_by_the_hook(
 ) -> None:
     """Found: ``json.loads`` of a 240 MB recall_hits.json holds the GIL, so the deadline's
     watchdog thread cannot run: a hook with ``timeout = 0.5`` took ~5 s, every turn. The hook
-    skips a file larger than :data:`talos.usage.HOOK_IMPORT_BYTES` (a log line says so);
+    skips a file larger than :data:`talos.usage.counts.HOOK_IMPORT_BYTES` (a log line says so);
     ``talos recall`` imports it as before."""
-    from talos import usage
+    from talos.usage import counts as usage
 
     item = b'"fact:x%d":[3,2,1],'
     entries = b"".join(item % i for i in range(usage.HOOK_IMPORT_BYTES // 16))

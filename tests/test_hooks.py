@@ -659,7 +659,7 @@ def test_scope_is_the_git_root_folder_name(tmp_path: Path) -> None:
     (tmp_path / "My Project" / ".git").mkdir(parents=True)
     (tmp_path / "My Project" / "a" / "b").mkdir(parents=True)
     deep = str(tmp_path / "My Project" / "a" / "b")
-    # in its canonical spelling, as every scope is read (talos.scopes): My Project → my-project
+    # in its canonical spelling, as every scope is read (talos.view.scopes): My Project → my-project
     assert scope.scopes_for(deep, {}, str(tmp_path)) == ("global", "project:my-project")
     assert scope.scopes_for(str(tmp_path), {}, str(tmp_path)) == ("global",)
     assert scope.scopes_for("", {}, str(tmp_path)) == ("global",)

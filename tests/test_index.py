@@ -355,7 +355,7 @@ def test_talos_knows_its_own_index_while_another_process_holds_it_in_wal(tmp_pat
 def test_the_vector_cache_knows_its_own_file_in_wal_too(tmp_path: Path) -> None:
     """The sibling: the vector cache told its own file from another program's by the header
     too (a damaged cache of its own was named "not talos's" while its id was in the -wal)."""
-    from talos import vectors
+    from talos.ranking import vectors
 
     path = tmp_path / "vectors.db"
     con = _held_in_wal(path, vectors.APP_ID)

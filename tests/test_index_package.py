@@ -86,17 +86,17 @@ def test_the_readers_fingerprint_covers_the_code_that_shapes_rows() -> None:
         "sources/transcripts.py",
         "safety/__init__.py",  # the safety package, every module of it
         "safety/normalize.py",
+        "safety/prefilter.py",
         "safety/rules/__init__.py",
         "safety/rules/commands.py",
         "safety/rules/instructions.py",
         "safety/scan.py",
+        "safety/secret_patterns.py",  # the patterns talos.safety.secrets runs
+        "safety/secrets.py",
         "safety/skills.py",
         "text.py",
-        "canon.py",
-        "tasks.py",  # picks a session's task (SPEC §3.3)
-        "secrets.py",
-        "secret_patterns.py",  # the patterns talos.secrets runs
-        "prefilter.py",
+        "view/canon.py",
+        "sources/tasks.py",  # picks a session's task (SPEC §3.3)
         "index/facts.py",
         "index/sessions.py",
         "data/detect_secrets.json",  # the data the fact filter reads

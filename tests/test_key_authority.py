@@ -1,5 +1,5 @@
 """A model can never shadow or outrank the person's value by spelling a key, a source or a
-producer differently (SPEC §7.2, §7.4, §7.5; :func:`talos.canon.canonical_name`).
+producer differently (SPEC §7.2, §7.4, §7.5; :func:`talos.view.canon.canonical_name`).
 
 The failing inputs: keys were compared as written, so a model's ``Editor`` (over MCP) sat
 beside the person's ``editor`` instead of being shadowed by it, and the hook's SessionStart
@@ -18,10 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 from talos import Memory
-from talos.canon import canonical_name
 from talos.cli import app
 from talos.hooks.context import session_picks
-from talos.mcp_server import build_server
+from talos.mcp.server import build_server
+from talos.view.canon import canonical_name
 
 VIM = "- editor = vim <!-- user 2026-01-01 key=editor -->"
 

@@ -24,7 +24,7 @@ import pytest
 
 from talos import Memory, compat
 from talos.home import resolve_paths
-from talos.writer import memory_lock
+from talos.writer.edits import memory_lock
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(os, "fork"), reason="needs fork and SIGKILL"

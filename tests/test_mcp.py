@@ -21,8 +21,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from talos import Memory
-from talos.mcp_server import NOTHING_RECALLED, build_server
-from talos.usage import query_hash
+from talos.mcp.server import NOTHING_RECALLED, build_server
+from talos.usage.counts import query_hash
 
 MEMORY = (
     "- deploy.region = eu-west-1 <!-- user 2026-01-02 key=deploy.region -->\n"

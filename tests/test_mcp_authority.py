@@ -5,7 +5,7 @@ the person's own record: ``talos get editor`` then returned the model's value. N
 client writes is marked ``by=mcp`` and never supersedes or shadows a ``user`` record, whatever
 source or ref it claims — at write time and in every view — and ``tool`` writes are accepted
 only when the person started the server with ``--allow-tool-writes``. Driven through the real
-tool functions of :func:`talos.mcp_server.build_server` (and one stdio session for the flag).
+tool functions of :func:`talos.mcp.server.build_server` (and one stdio session for the flag).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mcp.client.stdio import stdio_client
 from mcp.server.mcpserver.exceptions import ToolError
 
 from talos import Memory
-from talos.mcp_server import build_server
+from talos.mcp.server import build_server
 
 VIM = "- editor = vim <!-- user 2026-01-01 key=editor -->"
 

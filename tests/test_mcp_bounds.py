@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from talos import Memory
 from talos.cli import app
-from talos.mcp_server import build_server
+from talos.mcp.server import build_server
 
 MINE = "- editor = vim <!-- user 2026-01-01 key=editor -->\n"
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from talos import Memory
 from talos.cli import app
-from talos.mcp_server import build_server
+from talos.mcp.server import build_server
 
 MEMORY = (
     "- Format each answer short, the command first\n"

@@ -1,6 +1,6 @@
 """The ``evidence`` model wired into :class:`talos.Memory` (issue 15): selectable by name, its
 term index kept per graph, delivered through the relevance floor and the body gate
-(``talos.selection.select_evidence``), explained with its cut and matched terms."""
+(``talos.selection.rows.select_evidence``), explained with its cut and matched terms."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from talos import Memory
-from talos import evidence as E
 from talos.cli import app
-from talos.selection import evidence_order, select_evidence
+from talos.ranking import evidence as E
+from talos.selection.rows import evidence_order, select_evidence
 
 KUBE = (
     "---\nname: kubernetes-rollout\ndescription: roll out a new release to the cluster with "
@@ -114,7 +114,7 @@ def test_a_fact_holding_every_query_word_is_delivered_beside_a_skill(example: Pa
 def test_without_the_small_home_rule_the_floor_empties_them(
     example: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("talos.rankers.evidence.SMALL_HOME", None)
+    monkeypatch.setattr("talos.ranking.rankers.evidence.SMALL_HOME", None)
     assert picked(example, "how should I format your answers") == []
     assert picked(example, "画一个流程图") == []
     assert picked(example, "answer format") == []

@@ -1,4 +1,4 @@
-"""Every ranking model is an entry of :data:`talos.activation.MODELS` (issue 15's note:
+"""Every ranking model is an entry of :data:`talos.ranking.activation.MODELS` (issue 15's note:
 "evidence is a special case outside MODELS; it needs a Model interface"): a model says what it
 ranks over (``Model.over``: the graph's keyword incidence or the kept term index) and
 :class:`talos.Memory` asks the model, never its name."""
@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from talos import Memory, relevance
-from talos import activation as A
+from talos import Memory
+from talos.ranking import activation as A
+from talos.selection import relevance
 
 KUBE = (
     "---\nname: kubernetes-rollout\ndescription: roll out a new release to the cluster with "

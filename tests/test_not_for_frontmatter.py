@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from talos.evidence import matching_text
 from talos.memory import Memory
 from talos.model import Node
+from talos.ranking.evidence import matching_text
 
 CSV_MERGE = "用于:把几个 csv 合并成一张表"
 

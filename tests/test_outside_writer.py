@@ -29,13 +29,16 @@ from helpers import PERSON_WRITER, log_ops
 from mcp.server.mcpserver.exceptions import ToolError
 from typer.testing import CliRunner
 
-from talos import Memory, audit, shared_file, write_txn, writer
+from talos import Memory
 from talos.cli import app
 from talos.doctor import diagnose
 from talos.errors import InputError
 from talos.fsutil import NotRegularFile
 from talos.home import resolve_paths
-from talos.mcp_server import build_server
+from talos.mcp.server import build_server
+from talos.writer import audit, shared_file
+from talos.writer import edits as writer
+from talos.writer import txn as write_txn
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX rename semantics")
 

@@ -1,5 +1,5 @@
 """Hostile tests of the patched edit path (``FactRows.patch``, ``KeptState._patch``,
-``talos.patch``, ``_patch_present``): a kept :class:`talos.Memory` must answer after any
+``talos.view.patch``, ``_patch_present``): a kept :class:`talos.Memory` must answer after any
 in-place edit of memory.md exactly like a fresh ``Memory(home, index=False)``, count usage like
 fresh processes, leave objects a caller holds untouched, and leave the shared index right for
 other processes. Complements tests/test_edit_patch.py and tests/test_block.py (random edits):
@@ -22,9 +22,9 @@ import pytest
 from helpers import session_line as _session
 
 import talos.index as index_mod
-import talos.kept as kept_mod
+import talos.view.kept as kept_mod
 from talos import Memory
-from talos.patch import MAX_CHANGED
+from talos.view.patch import MAX_CHANGED
 
 SKILL = "---\nname: brewing\ndescription: kettle tea brewing guide\n---\nBoil, steep, pour.\n"
 SESSIONS = [

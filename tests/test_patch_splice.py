@@ -1,4 +1,4 @@
-"""The edit patch (:mod:`talos.patch`) against full builds, structure by structure (SPEC §11).
+"""The edit patch (:mod:`talos.view.patch`) against full builds, structure by structure (SPEC §11).
 
 A kept :class:`talos.Memory` applies an in-place edit of memory.md to its last view and graph:
 plain facts, lines that join or leave a merged group (SPEC §5.1), the first member of a group
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-import talos.kept as kept_mod
+import talos.view.kept as kept_mod
 from talos import Memory
-from talos.patch import _runs
+from talos.view.patch import _runs
 
 WORDS = ["kettle", "tea", "deploy", "region", "csv", "merge", "rust", "cargo", "helix", "部署"]
 SESSIONS = {

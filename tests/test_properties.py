@@ -19,14 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from talos import Memory, safety
-from talos.canon import canonical_name
 from talos.errors import InputError
 from talos.home import resolve_paths
 from talos.sources import first_user_request, load_episodes, parse_fact_line, strip_tag
 from talos.sources.facts import MIN_FACT_CHARS, NAMED_FIELDS, TAG
 from talos.sources.skills import parse_frontmatter
 from talos.text import STOPWORDS, drop_not_for, keywords
-from talos.writer import format_fact_line
+from talos.view.canon import canonical_name
+from talos.writer.edits import format_fact_line
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -83,7 +83,7 @@ def test_fact_line_round_trips_through_the_writer(
     line = format_fact_line(text, src, born, fields)
     parsed = parse_fact_line(line)
     assert parsed is not None
-    # names come back in their canonical spelling (talos.canon, tests/test_key_authority.py)
+    # names come back in their canonical spelling (talos.view.canon, tests/test_key_authority.py)
     assert (parsed.text, parsed.src, parsed.born, parsed.fields) == (
         text,
         canonical_name(src),

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from talos import Memory
-from talos.activation import DEFAULT_MODEL, MODELS, TERMS
+from talos.ranking.activation import DEFAULT_MODEL, MODELS, TERMS
 
 #: The default is tested whatever it is unless it is ``classic`` itself (whose defect the
 #: tests below document).
@@ -251,7 +251,7 @@ def test_same_files_same_query_same_output_across_hash_seeds(golden_home) -> Non
     which orders sets differently in every process — cannot change a score or a tie."""
     home = golden_home("home-basic")
     code = (
-        "import json,sys; from talos import Memory; from talos.activation import MODELS\n"
+        "import json,sys; from talos import Memory; from talos.ranking.activation import MODELS\n"
         "qs=['画流程图','合并 csv 表格','日志 错误','升级 rust 依赖']\n"
         "out={m:[[r.activation,r.text] for q in qs"
         " for r in Memory(sys.argv[1], model=m, index=False).explain(q,k=50)] for m in MODELS}\n"

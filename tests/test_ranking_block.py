@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import talos.kept
-import talos.kept_terms
+import talos.view.kept
+import talos.view.kept_terms
 from talos import Memory
-from talos.contiguity import Links
-from talos.evidence import TermIndex, of_nodes
 from talos.graph.stored import BlockError
 from talos.index import ranking
+from talos.ranking.contiguity import Links
+from talos.ranking.evidence import TermIndex, of_nodes
 
 MEMORY = (
     "# Ops\n"
@@ -89,7 +89,7 @@ def test_a_second_process_reads_the_index_from_the_block_and_derives_no_text(
     def no(*_a: object, **_k: object) -> None:
         raise AssertionError("a matching text was derived")
 
-    monkeypatch.setattr(talos.kept_terms, "matching_texts", no)
+    monkeypatch.setattr(talos.view.kept_terms, "matching_texts", no)
     second = Memory(home)
     assert [second.recall(q).text for q in QUERIES] == texts
     graph2 = second._kept.recall_graph(None, None)
@@ -157,7 +157,7 @@ def test_rows_read_with_the_block_are_not_used_once_the_term_rows_were_renumbere
     process that stores the term rows anew renumbers them: the kept rows are then not used
     (their serial differs), the index is gathered again, equal to analysing every node, and
     each node's row is its text's row in the term rows as stored now."""
-    from talos.termrows import TermRows, analyzer_token, matching_texts
+    from talos.view.termrows import TermRows, analyzer_token, matching_texts
 
     Memory(home).recall("billing")
     with Memory(home) as mem:
@@ -203,7 +203,7 @@ def test_a_settled_memory_patches_an_edit_in_instead_of_building_the_view(
             def no(*_a: object, **_k: object) -> None:
                 raise AssertionError("every node's matching text was derived")
 
-            monkeypatch.setattr(talos.kept_terms, "matching_texts", no)
+            monkeypatch.setattr(talos.view.kept_terms, "matching_texts", no)
             mem.settle()  # the view built again for the stored key: the same term index
             graph = mem._kept.recall_graph(None, None)
             assert mem._kept.built is not None and graph is mem._kept.built.graph
@@ -212,13 +212,13 @@ def test_a_settled_memory_patches_an_edit_in_instead_of_building_the_view(
             assert_same(got, want)
             _assert_links(edges, want_edges)
         builds: list[int] = []
-        real = talos.kept.build_view
+        real = talos.view.kept.build_view
 
         def counted(*a: object, **k: object) -> object:
             builds.append(1)
             return real(*a, **k)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(talos.kept, "build_view", counted)
+        monkeypatch.setattr(talos.view.kept, "build_view", counted)
         text = (home / "memory.md").read_text()
         (home / "memory.md").write_text(text.replace("eu-west-1", "us-east-2"))
         assert "us-east-2" in mem.recall("deploy region").text
@@ -238,7 +238,7 @@ def test_a_line_added_builds_the_view_again_but_patches_the_term_index(
         mem.recall("billing")
         mem.settle()
         looked: list[int] = []
-        real = talos.kept_terms.matching_texts_at
+        real = talos.view.kept_terms.matching_texts_at
 
         def at(nodes: object, positions: list[int]) -> object:
             looked.extend(positions)
@@ -247,8 +247,8 @@ def test_a_line_added_builds_the_view_again_but_patches_the_term_index(
         def no(*_a: object, **_k: object) -> None:
             raise AssertionError("every node's matching text was derived")
 
-        monkeypatch.setattr(talos.kept_terms, "matching_texts", no)
-        monkeypatch.setattr(talos.kept_terms, "matching_texts_at", at)
+        monkeypatch.setattr(talos.view.kept_terms, "matching_texts", no)
+        monkeypatch.setattr(talos.view.kept_terms, "matching_texts_at", at)
         line = "- the billing dashboard lives at grafana <!-- user 2026-01-03 -->\n"
         with (home / "memory.md").open("a") as f:
             f.write(line)

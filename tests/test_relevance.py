@@ -1,4 +1,5 @@
-"""The relevance floor and the skill body gate (``talos.relevance``, SPEC §6.1 rules 2 and 5,
+"""The relevance floor and the skill body gate (``talos.selection.relevance``, SPEC §6.1 rules 2
+and 5,
 issue 15 items 2-3), on small homes and on hand-made activations with exact values; then, with
 the default ``evidence`` model on homes written by hand, what a query gets: nothing for a task
 the home knows nothing about, every fact that holds the query, a body only for a skill the
@@ -12,12 +13,12 @@ import numpy as np
 import pytest
 from helpers import HOOKS, THREE, ZH, block_rows, bodies, example_home, facts, home_of, skill, texts
 
-from talos import contiguity as C
-from talos import evidence as E
-from talos import relevance as R
-from talos.analyzer import analyze
 from talos.hooks.context import Responder
 from talos.memory import Memory
+from talos.ranking import contiguity as C
+from talos.ranking import evidence as E
+from talos.ranking.analyzer import analyze
+from talos.selection import relevance as R
 
 FACTS = [
     "Keep each answer short and in English",
@@ -171,7 +172,7 @@ def test_body_evidence_leaves_out_single_cjk_characters() -> None:
 def test_a_near_tie_of_skills_is_the_one_holding_every_query_term() -> None:
     """The lead rule (best ≥ BODY_LEAD × second) is broken in a near tie only by the query's
     own terms: the best skill holds all of them and the second does not."""
-    from talos.relevance import lead_skill
+    from talos.selection.relevance import lead_skill
 
     final = [3.10, 2.66, 0.5]  # a lead of 1.17
     skill = lambda i: i < 2  # noqa: E731
@@ -688,7 +689,7 @@ BASE = facts("The billing service deploys on fridays", "I use vim for editing")
     strict=True,
     reason="decided: an analyzer bug (SPEC §4.1: NFKC folding, lower case): 'İstanbul' "
     "analyzes to 'stanbul', as str.lower() gives i + U+0307 and the word is split at the "
-    "combining dot, so neither spelling finds the other; fix: in talos.analyzer, drop the "
+    "combining dot, so neither spelling finds the other; fix: in talos.ranking.analyzer, drop the "
     "combining marks after lower-casing, before words are split",
 )
 def test_a_dotted_capital_i_keeps_its_word(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from talos import Memory, compat
 from talos.cli import app
 from talos.cli.common import SafeConsole
-from talos.mcp_server import build_server
+from talos.mcp.server import build_server
 from talos.model import Node
 from talos.render import (
     BODY_CHARS,
@@ -276,7 +276,7 @@ def test_mcp_tools_return_the_neutralised_block_and_visible_texts(home) -> None:
     bidi overrides and U+2028 raw) shows stored text's control characters as escapes."""
     import asyncio
 
-    from talos.mcp_server import build_server
+    from talos.mcp.server import build_server
 
     h = home(
         memory="- deploy.region = eu\u202ewest \x9b2J\u2028x"
@@ -1081,7 +1081,7 @@ def test_mcp_recall_structured_block_is_the_whole_block(home) -> None:
     """The failing input: a skill body of 700 characters. The MCP ``recall`` result's
     structured ``text`` was the block cut at 600 characters like one stored text: the body's
     end marker and every later row were lost. It is the block, as in the text content."""
-    from talos.mcp_server import build_server
+    from talos.mcp.server import build_server
 
     h = home(
         skills={"deployer.md": deployer_skill("step " * 140)},
@@ -1180,7 +1180,7 @@ def test_a_conflict_value_cannot_add_a_competitor(home) -> None:
         " <!-- user 2026-01-01 key=deploy.region -->\n"
         "- deploy.region = us\\ <!-- user 2026-01-01 key=deploy.region -->\n"
     )
-    from talos.trust import record_id
+    from talos.view.trust import record_id
 
     ids = [record_id(n) for _s, _k, recs in Memory(h).conflicts() for n in recs]
     line = Memory(h).recall("deploy region").text.split("\n")[1]

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from secrets_labelled import LABELLED, ORDINARY
 from typer.testing import CliRunner
 
-from talos import Memory, safety, secrets
+from talos import Memory, safety
 from talos.cli import app
-from talos.secrets import mask_secrets
+from talos.safety import secrets
+from talos.safety.secrets import mask_secrets
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"

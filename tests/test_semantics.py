@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from talos import Memory
-from talos.usage import today
+from talos.usage.counts import today
 
 HEADING = (
     "# Recalled memory (related records found by association — these are recorded data, "

@@ -30,7 +30,7 @@ from helpers import session_line as _session
 
 import talos.index
 import talos.index as index_mod
-import talos.kept as kept_mod
+import talos.view.kept as kept_mod
 from talos import Memory
 from talos.cli import app
 from talos.graph import EpisodeBlock
@@ -259,7 +259,7 @@ def test_a_stored_records_block_carries_the_usage_fingerprint(
     """A new process that recalls from the stored records block takes the usage fingerprint
     of the keys in view from the block (hashing 3,000 keys cost ~15 ms of every `talos
     recall`), and it is the fingerprint of those keys."""
-    import talos.usage_store as usage
+    import talos.usage.store as usage
 
     rng = random.Random(9)
     memory = "".join(f"- fact {i} about {session_text(rng)}\n" for i in range(40))

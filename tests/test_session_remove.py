@@ -23,10 +23,10 @@ from helpers import session_line as _session
 
 import talos.index
 from talos import Memory
-from talos.activation import MODELS
 from talos.graph import EpisodeBlock, Graph, Incidence, StackedNodes
 from talos.home import resolve_paths
 from talos.index import Index
+from talos.ranking.activation import MODELS
 
 WORDS = ["a", "b", "c", "d", "e", "zz", "中文"]
 

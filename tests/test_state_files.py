@@ -39,7 +39,7 @@ COMMAND = typer.main.get_command(app)
 
 #: Nine recalls of "pelican": the zebra note is then seen 9 times and never hit (dead). It is
 #: of another day than the pelican line: lines of one day are contiguity neighbours, which the
-#: relevance floor may deliver beside each other (talos.relevance.deliver).
+#: relevance floor may deliver beside each other (talos.selection.relevance.deliver).
 MEMORY = (
     "- the staging db is called pelican <!-- reflect 2026-01-01 -->\n"
     "- an old note about the zebra crossing <!-- reflect 2026-01-02 -->\n"
@@ -175,7 +175,7 @@ def test_a_newer_or_foreign_usage_db_says_what_it_is(
 
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from talos.mcp_server import build_server
+    from talos.mcp.server import build_server
 
     with pytest.raises(ToolError) as caught:  # the client gets it as an is_error result
         asyncio.run(build_server(Memory(home)).call_tool("dead", {}))
@@ -571,7 +571,7 @@ def test_reference_counts_too_large_are_zero_for_talos_compat(tmp_path: Path, mo
 
 
 def _today() -> int:
-    from talos.usage import today
+    from talos.usage.counts import today
 
     return today()
 
@@ -676,12 +676,12 @@ def test_a_usage_db_held_by_another_program_delays_recall_briefly(
 ) -> None:
     """The failing input: usage.db held by another program (``BEGIN EXCLUSIVE`` in a SQLite
     browser left open): every recall waited 60 s (61.4 s measured) before it warned and went
-    on, longer than an agent's hook allows. A recall waits :data:`talos.usage_store.RECORD_WAIT`
+    on, longer than an agent's hook allows. A recall waits :data:`talos.usage.store.RECORD_WAIT`
     seconds for the counts, then warns and goes on (SPEC §6.1); the counts it could not write
     are the only loss."""
     import sqlite3
 
-    from talos import usage_store as usage
+    from talos.usage import store as usage
 
     mem = Memory(kettle_home)
     mem.recall("kettle")

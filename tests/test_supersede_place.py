@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from helpers import PERSON_WRITER
 
-from talos import Memory, audit, shared_file, write_txn
+from talos import Memory
+from talos.writer import audit, shared_file
+from talos.writer import txn as write_txn
 
 VIM = "- editor = vim <!-- user 2025-03-01 id=rvim key=editor -->"
 EMACS = "- editor = emacs <!-- user 2025-02-01 id=remacs key=editor -->"

@@ -1,4 +1,4 @@
-"""The hooks' task rule (talos.tasks, SPEC §9.5): which prompts are worth a recall. A prompt
+"""The hooks' task rule (talos.sources.tasks, SPEC §9.5): which prompts are worth a recall. A prompt
 names a task with two content words, or one and a question word; continuations and chit-chat
 name none. Inputs from the attacker's pass on the budgeted block."""
 
@@ -13,7 +13,7 @@ from helpers import HOOKS, ZH, example_home, facts, home_of, texts
 
 from talos import Memory
 from talos.hooks.context import Responder
-from talos.tasks import names_a_task, task_words
+from talos.sources.tasks import names_a_task, task_words
 
 ZH_MEMORY = (
     "- 用户管理模块用 RBAC 实现,角色表在 auth 库\n"

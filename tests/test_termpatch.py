@@ -1,5 +1,5 @@
 """The ``evidence`` model's term index patched after an edit, a new or a removed session
-(:mod:`talos.termpatch`) equals the index gathered afresh, array for array, and ranks the same,
+(:mod:`talos.view.termpatch`) equals the index gathered afresh, array for array, and ranks the same,
 float for float: random edits, new and removed sessions, merged duplicates, CJK."""
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from helpers import assert_same, assert_term_major
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import talos.kept_terms as kept_terms
+import talos.view.kept_terms as kept_terms
 from talos import Memory
-from talos.analyzer import analyze
-from talos.contiguity import Links, MemoryContexts, links, resized
-from talos.evidence import TermIndex, activate, of_nodes, query_vector
+from talos.ranking.analyzer import analyze
+from talos.ranking.contiguity import Links, MemoryContexts, links, resized
+from talos.ranking.evidence import TermIndex, activate, of_nodes, query_vector
 from talos.sources.facts import any_underline
-from talos.termpatch import composed, patch_index, restacked, spliced
-from talos.termrows import Source, TermRows, matching_texts
+from talos.view.termpatch import composed, patch_index, restacked, spliced
+from talos.view.termrows import Source, TermRows, matching_texts
 
 # words, CJK, stop words (a text of these alone is a node without a term)
 WORDS = ["kettle", "tea", "deploy", "region", "csv", "cargo", "合并", "表格", "部署", "the", "is"]

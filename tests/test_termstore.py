@@ -1,5 +1,6 @@
 """The ``evidence`` model's term index from the term rows index.db keeps (issue 15, "Left" item
-2; :mod:`talos.termrows`): float for float the index :func:`talos.evidence.of_nodes` analyses,
+2; :mod:`talos.view.termrows`): float for float the index :func:`talos.ranking.evidence.of_nodes`
+analyses,
 on every view and after an incremental refresh; a new text is analysed alone; stored rows of
 another analyzer, damaged or inconsistent, are rebuilt, never trusted."""
 
@@ -16,11 +17,11 @@ import pytest
 from helpers import assert_same, assert_term_major
 
 import talos.index
-import talos.termrows as TR
+import talos.view.termrows as TR
 from talos import Memory
-from talos.evidence import TermIndex, of_nodes
 from talos.graph.stored import BlockError
-from talos.termrows import TermRows, analyzer_token, text_key
+from talos.ranking.evidence import TermIndex, of_nodes
+from talos.view.termrows import TermRows, analyzer_token, text_key
 
 KUBE = (
     "---\nname: kubernetes-rollout\ndescription: roll out a new release to the cluster with "
@@ -72,7 +73,7 @@ def same_edges(a: Any, b: Any) -> bool:
 
 
 def count_analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts talos.termrows analyses from now on (of_nodes's own analyses are not seen)."""
+    """The texts talos.view.termrows analyses from now on (of_nodes's own analyses are not seen)."""
     seen: list[str] = []
     real = TR.counts_of
 
@@ -147,7 +148,7 @@ def test_rows_are_stored_again_after_store_after_new_texts(
 ) -> None:
     """Below :data:`STORE_AFTER` new texts each process analyses them; at it they are stored."""
     monkeypatch.setattr(TR, "STORE_AFTER", 2)
-    monkeypatch.setattr("talos.kept_terms.STORE_AFTER", 2)
+    monkeypatch.setattr("talos.view.kept_terms.STORE_AFTER", 2)
     Memory(home, model="evidence").prepare()
     sessions = home / ".talos" / "sessions"
     (sessions / "2026-01-05-e.jsonl").write_text(_session("one new session"))
@@ -173,7 +174,7 @@ def test_rows_no_node_holds_any_more_are_dropped_when_stored(
     for f in (home / ".talos" / "sessions").iterdir():
         f.unlink()
     (home / "memory.md").write_text("- tea is brewed at 80 degrees\n- 茶要用八十度的水\n")
-    monkeypatch.setattr("talos.kept_terms.STORE_AFTER", 2)
+    monkeypatch.setattr("talos.view.kept_terms.STORE_AFTER", 2)
     Memory(home, model="evidence").prepare()
     token, data = _row(home)  # type: ignore[misc]
     rows = TermRows.from_bytes(data, token)
@@ -406,15 +407,17 @@ def test_a_foreign_terms_table_rebuilds_the_index(
 def test_the_analyzer_token_follows_the_stop_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stop lists are bm25s's data, not talos's code: another list is another token (rows
     made with the old list are analysed again)."""
-    import talos.analyzer
+    import talos.ranking.analyzer
 
     before = analyzer_token()
     analyzer_token.cache_clear()
-    monkeypatch.setattr(TR, "cjk_stop_words", lambda: talos.analyzer.cjk_stop_words() - {"这个"})
+    monkeypatch.setattr(
+        TR, "cjk_stop_words", lambda: talos.ranking.analyzer.cjk_stop_words() - {"这个"}
+    )
     changed = analyzer_token()
     analyzer_token.cache_clear()
-    monkeypatch.setattr(TR, "cjk_stop_words", talos.analyzer.cjk_stop_words)
-    monkeypatch.setattr(TR, "stop_words", lambda: talos.analyzer.stop_words() - {"the"})
+    monkeypatch.setattr(TR, "cjk_stop_words", talos.ranking.analyzer.cjk_stop_words)
+    monkeypatch.setattr(TR, "stop_words", lambda: talos.ranking.analyzer.stop_words() - {"the"})
     english = analyzer_token()
     analyzer_token.cache_clear()
     assert len({before, changed, english}) == 3

@@ -20,10 +20,11 @@ import click.testing
 import pytest
 import typer
 
-from talos import Memory, audit
+from talos import Memory
 from talos.cli import app
 from talos.report import build_report
 from talos.sources.facts import claimed_scopes
+from talos.writer import audit
 
 HEADING = (
     "# Recalled memory (related records found by association — these are recorded data, "
@@ -488,7 +489,7 @@ def test_6_isolation_on_every_route_random_queries(
     ``why_not``'s unsafe listing made scope-blind, with ``read_trace`` ignoring the trace
     line's scopes, with the skill-forget entry written without its scope, and with
     :func:`talos.warn.audible` always true.)"""
-    from talos.mcp_server import build_server
+    from talos.mcp.server import build_server
 
     home = _isolation_home(make_home)
     vocab = _vocab()

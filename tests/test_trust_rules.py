@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from talos import Memory, audit
+from talos import Memory
 from talos.cli import app
 from talos.doctor import diagnose
 from talos.errors import InputError
 from talos.home import resolve_paths
+from talos.writer import audit
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from talos import Memory
 from talos.cli import app
 from talos.errors import InputError
-from talos.mcp_server import build_server
+from talos.mcp.server import build_server
 
 MINE = "- i wrote this line myself\n"
 

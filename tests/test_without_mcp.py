@@ -102,12 +102,12 @@ def test_talos_mcp_help_needs_no_sdk() -> None:
 
 def test_every_module_but_the_server_imports_without_them() -> None:
     """No talos module imports the SDK (or a package whose data is shipped) when it is
-    imported: only ``talos.mcp_server`` needs the SDK, and only ``talos mcp`` imports it."""
+    imported: only ``talos.mcp.server`` needs the SDK, and only ``talos mcp`` imports it."""
     program = PRELUDE + (
         "import importlib, json, pkgutil, talos\n"
         "failed = []\n"
         "for m in pkgutil.walk_packages(talos.__path__, 'talos.'):\n"
-        "    if m.name in ('talos.mcp_server', 'talos.__main__'):\n"
+        "    if m.name in ('talos.mcp.server', 'talos.__main__'):\n"
         "        continue\n"
         "    try:\n"
         "        importlib.import_module(m.name)\n"

@@ -17,9 +17,10 @@ import textwrap
 import time
 from pathlib import Path
 
-from talos import Memory, writer
+from talos import Memory
 from talos.home import resolve_paths
-from talos.writer import memory_lock
+from talos.writer import edits as writer
+from talos.writer.edits import memory_lock
 
 RED = "- team color = red <!-- user 2026-01-01 key=team.color -->"
 BLUE = "- team color = blue <!-- user 2026-01-02 key=team.color -->"
@@ -30,7 +31,7 @@ CLI = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from talos import writer
+    from talos.writer import edits as writer
     from talos.cli import app
 
     ready, args = Path(sys.argv[1]), sys.argv[2:]

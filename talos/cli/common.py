@@ -40,8 +40,8 @@ from rich.markup import escape
 
 from talos.errors import TalosError, failure_message
 from talos.home import Paths, config_problems, resolve_home, resolve_paths
-from talos.scopes import request_scopes
 from talos.text import json_dumps, printable
+from talos.view.scopes import request_scopes
 from talos.warn import bounded
 
 if TYPE_CHECKING:
@@ -267,7 +267,7 @@ def help_text(doc: str | None) -> str:
 
 def scopes_from(scope: list[str] | None) -> tuple[str, ...]:
     """``--scope`` values, else ``$TALOS_SCOPE`` split on commas, else ``("global",)``, each
-    checked by the one scope rule (:func:`talos.scopes.request_scopes`).
+    checked by the one scope rule (:func:`talos.view.scopes.request_scopes`).
 
     Raises:
         InputError: a value is not a scope name (``--scope "a b"``, ``--scope ""``).

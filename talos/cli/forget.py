@@ -26,12 +26,12 @@ from talos.cli.common import (
 from talos.errors import TalosError
 from talos.render import shown
 from talos.results import Suggestion
-from talos.trust import parse_day
+from talos.view.trust import parse_day
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from talos.writer import Forgotten
+    from talos.writer.edits import Forgotten
 
 __all__ = ["dead", "forget", "forgotten_summary", "parse_choice"]
 

@@ -1,6 +1,6 @@
 """``talos mcp``: serve the memory to MCP clients over stdio (SPEC §9.4).
 
-The server itself lives in :mod:`talos.mcp_server` (not ``talos/mcp.py``, which could shadow
+The server itself lives in :mod:`talos.mcp.server` (not ``talos/mcp.py``, which could shadow
 the SDK's ``mcp`` package); it is imported only when the command runs, so other commands do
 not pay for loading the SDK. The SDK (``mcp``, ``pydantic``) is the ``mcp`` extra
 (``pip install 'talos-memory[mcp]'``): without it every other command, the hooks and the
@@ -33,11 +33,11 @@ INSTALL = "pip install 'talos-memory[mcp]'"
 
 
 def server() -> Callable[..., Any]:
-    """:func:`talos.mcp_server.serve`, imported now. Raises TalosError (one line: what is
+    """:func:`talos.mcp.server.serve`, imported now. Raises TalosError (one line: what is
     missing and :data:`INSTALL`) when the MCP SDK or a package it needs is not installed; an
     ImportError of talos's own modules is raised as it is."""
     try:
-        from talos.mcp_server import serve
+        from talos.mcp.server import serve
     except ImportError as e:
         missing = (e.name or "").partition(".")[0]
         if not missing or missing == "talos":

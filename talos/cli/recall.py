@@ -223,13 +223,13 @@ def explain(
 
 
 def _floor(rows: list[Any]) -> dict[str, float] | None:
-    """The relevance floor's constants (:mod:`talos.relevance`) when ``rows`` are of the
+    """The relevance floor's constants (:mod:`talos.selection.relevance`) when ``rows`` are of the
     ``evidence`` model (they carry a cut mark), else None: ``query`` (the evidence score the
     best seed needs), ``held`` (idf units a long query's best seed may hold instead),
     ``whole`` (the share of the query a seed may hold instead), ``row`` (a row's own score)."""
     if not any(r.cut is not None for r in rows):
         return None
-    from talos import relevance
+    from talos.selection import relevance
 
     return {
         "query": relevance.FLOOR,

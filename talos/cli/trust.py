@@ -26,7 +26,7 @@ from talos.cli.common import (
 from talos.model import node_provenance
 from talos.render import TEXT_CHARS, labels, shown
 from talos.text import cut, one_line
-from talos.trust import record_id, stated_value
+from talos.view.trust import record_id, stated_value
 
 #: The visible cut of a value ``get`` prints (the English one: stdout is for scripts).
 _CUT = labels("en")["cut"].format(n=TEXT_CHARS)

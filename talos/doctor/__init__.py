@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from talos import audit
 from talos.config import CONFIG_FILE, config_line, config_problems, unknown_keys
 from talos.doctor.derived import (
     _check_audit,
@@ -66,8 +65,9 @@ from talos.doctor.findings import (
 from talos.errors import TalosError
 from talos.home import resolve_home, resolve_paths
 from talos.memory import Memory
-from talos.trust import DEFAULT_SCOPES
+from talos.view.trust import DEFAULT_SCOPES
 from talos.warn import audience
+from talos.writer import audit
 
 __all__ = [
     "ATTENTION",
@@ -178,7 +178,7 @@ def diagnose(
 
 @dataclass(frozen=True, slots=True)
 class Acknowledged:
-    """What :func:`acknowledge` recorded: the ``edits`` (:class:`talos.audit.OutsideEdit`,
+    """What :func:`acknowledge` recorded: the ``edits`` (:class:`talos.writer.audit.OutsideEdit`,
     [] when there was nothing to acknowledge) and the ``memory`` file and audit ``log`` they
     are of, as doctor names them (relative to the home)."""
 
@@ -211,7 +211,7 @@ def acknowledge(
 ) -> Acknowledged:
     """Acknowledge the audit finding's outside edits (``talos doctor --ack``): the records
     talos wrote that were removed, edited or brought back by hand are recorded as reviewed in
-    the audit log (:func:`talos.writer.acknowledge`), so the next diagnosis warns only about
+    the audit log (:func:`talos.writer.edits.acknowledge`), so the next diagnosis warns only about
     edits made after it. ``scopes``/``scoped`` as for :func:`diagnose`: a request's view
     acknowledges its own scopes' records only.
 
@@ -219,7 +219,7 @@ def acknowledge(
         TalosError: the home or its talos.toml cannot be read (doctor's own finding).
         filelock.Timeout, OSError: the audit log cannot be written.
     """
-    from talos import writer  # imported on use: a plain doctor writes nothing
+    from talos.writer import edits as writer  # imported on use: a plain doctor writes nothing
 
     root = resolve_home(home).absolute()
     with _captured():

@@ -10,8 +10,6 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from talos import audit
-from talos.activation import TERMS
 from talos.doctor.findings import (
     _GLOBAL,
     Add,
@@ -30,12 +28,14 @@ from talos.home import Paths
 from talos.index import Index
 from talos.memory import Memory
 from talos.model import Node
+from talos.ranking.activation import TERMS
 from talos.safety import scan_skills
 from talos.scan import ScanReport, fact_report, refused_files, scan_home
 from talos.sources.facts import load_facts
 from talos.sources.skills import skill_scopes
-from talos.trust import record_id, stated_value
-from talos.usage import SqliteUsage
+from talos.usage.counts import SqliteUsage
+from talos.view.trust import record_id, stated_value
+from talos.writer import audit
 
 
 def _check_index(mem: Memory, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
@@ -86,7 +86,7 @@ def _check_dense(mem: Memory, places: _Places, add: Add) -> None:
     keyword model (``model = "bipartite"``: what recall warns of, with what to do); asked
     for but unable to run (the install command); or on, with its model and how many texts
     still lack a vector. The engine is not loaded."""
-    from talos import hybrid
+    from talos.ranking import hybrid
 
     if "dense" not in mem.paths.config:
         return

@@ -32,7 +32,7 @@ from talos.sources.facts import line_warnings, load_facts, parse_fact_line, read
 from talos.sources.sessions import RECURSIVE_MARK, session_files, session_folders
 from talos.sources.skills import skill_files, skill_scopes
 from talos.text import matching_keywords
-from talos.trust import tag_problem, window_problem
+from talos.view.trust import tag_problem, window_problem
 
 __all__ = ["HOOK_RECENT_DAYS"]
 

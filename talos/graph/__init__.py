@@ -15,7 +15,7 @@
   episodes, each built on first access.
 
 Nothing is defined here; code in ``talos`` imports the submodules, tests and benches may use
-these names. The ranking models are :mod:`talos.activation`.
+these names. The ranking models are :mod:`talos.ranking.activation`.
 """
 
 from talos.graph.episodes import EpisodeBlock

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from talos.arrays import unique
 from talos.graph.incidence import Incidence
 from talos.graph.merge import merge_members
 from talos.graph.stored import _concat, _strings
+from talos.ranking.arrays import unique
 
 if TYPE_CHECKING:
     from talos.graph.episodes import EpisodeBlock

@@ -3,7 +3,7 @@
 :class:`Graph` joins the records' run and the episodes' run (each an :class:`Incidence`, in
 :mod:`talos.graph.incidence`) and gives the SPEC §5.2 edges (:class:`LazyNeighbours`);
 :func:`build_graph` merges duplicates first (:mod:`talos.graph.merge`). The ranking models that
-spread activation over it are in :mod:`talos.activation`.
+spread activation over it are in :mod:`talos.ranking.activation`.
 """
 
 from __future__ import annotations

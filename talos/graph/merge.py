@@ -1,5 +1,5 @@
 """Merging duplicate nodes (SPEC §5.1): one rule shared by the records, the episode block and
-the in-place patch (:mod:`talos.patch`), so every route gives the same merged nodes."""
+the in-place patch (:mod:`talos.view.patch`), so every route gives the same merged nodes."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def merge_group(
     """The node standing for one group of :func:`merge_groups` (SPEC §5.1): the node itself
     when it is alone and carries no members, else a copy of the last one with the others as
     ``members`` and the first one's ``order``. Shared by :func:`merge_duplicates` and the
-    edit patch (:mod:`talos.patch`), so both merge alike.
+    edit patch (:mod:`talos.view.patch`), so both merge alike.
 
     Args:
         nodes: the nodes ``group`` indexes. group: ascending positions of equal

@@ -19,7 +19,7 @@ from talos.graph.stored import (
     node_to_json,
 )
 from talos.model import Node
-from talos.usage import fingerprint, remember_fingerprint
+from talos.usage.counts import fingerprint, remember_fingerprint
 
 __all__ = ["Kinds", "LazyRecords", "RecordsBlock"]
 

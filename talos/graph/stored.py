@@ -115,7 +115,7 @@ _LAYOUT: dict[str, dict[str, str]] = {
         "kw_ptr": "int64",
         "kw_node": "int32",
     },
-    "terms": {  # talos.termrows.TermRows: the analyzed term rows of matching texts
+    "terms": {  # talos.view.termrows.TermRows: the analyzed term rows of matching texts
         "vocab": "bytes",
         "cjk": "uint8",
         "keys": "bytes",

@@ -637,10 +637,10 @@ def _main(run: _Run, home: str | None) -> int:
         _log(run, "error", state.problem)
         return 0
     if os.environ.get("TALOS_SCOPE", "").strip(", "):
-        # checked as every command checks it (talos.scopes): a scope no record can carry is
+        # checked as every command checks it (talos.view.scopes): a scope no record can carry is
         # refused, not ignored (attack pass 23: "a b" was ignored and global context given)
         from talos.errors import InputError
-        from talos.scopes import request_scopes
+        from talos.view.scopes import request_scopes
 
         try:
             request_scopes(None)

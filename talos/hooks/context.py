@@ -37,10 +37,10 @@ from talos.hooks.state import DEFAULTS
 from talos.memory import Memory, Recall
 from talos.model import Node
 from talos.render import Pick, render_block
-from talos.tasks import CONVERSATIONAL, MIN_PROMPT_TERMS, names_a_task, task_words
-from talos.usage import HOOK_IMPORT_BYTES, SqliteUsage
+from talos.sources.tasks import CONVERSATIONAL, MIN_PROMPT_TERMS, names_a_task, task_words
+from talos.usage.counts import HOOK_IMPORT_BYTES, SqliteUsage
 
-#: The task rule lives in :mod:`talos.tasks` (sessions use it too); named here as before.
+#: The task rule lives in :mod:`talos.sources.tasks` (sessions use it too); named here as before.
 __all__ = [
     "CONVERSATIONAL",
     "MAX_QUERY",
@@ -97,7 +97,7 @@ def session_picks(mem: Memory, project: str | None, facts: int, hits: int) -> li
 
 
 class DeferredUsage:
-    """A usage store (:class:`talos.usage.UsageStore`) that counts a recall only when told
+    """A usage store (:class:`talos.usage.counts.UsageStore`) that counts a recall only when told
     to: the server answers the agent first and writes usage after (one SQLite transaction
     with fsync is ~13 ms of a 25 ms recall at 3,000 sessions). Reading counts writes the
     pending ones first, so nothing reads a stale count; a server killed between its reply

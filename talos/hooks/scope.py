@@ -12,9 +12,9 @@ The rule (issue 16.1; scopes are SPEC §7.3):
 
 2. Otherwise the git root above ``cwd`` (the nearest folder holding ``.git``, a folder or a
    worktree's file) names the scope ``project:<its folder name>`` (every run of characters a
-   scope cannot hold, whitespace or brackets, becomes ``-``: :func:`talos.scopes.fold_scope`;
+   scope cannot hold, whitespace or brackets, becomes ``-``: :func:`talos.view.scopes.fold_scope`;
    "my app (old)" gave a scope ``remember`` refused, so nothing could be written for it), in
-   its canonical spelling (``My App`` is ``project:my-app``, :func:`talos.scopes.check_scope`).
+   its canonical spelling (``My App`` is ``project:my-app``, :func:`talos.view.scopes.check_scope`).
 3. Otherwise — no ``cwd``, no git root — ``global`` alone.
 
 ``global`` always comes first, so a fact written from a hook's home stays where ``remember``
@@ -27,8 +27,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from talos.canon import canonical_name
-from talos.scopes import check_scope, fold_scope
+from talos.view.canon import canonical_name
+from talos.view.scopes import check_scope, fold_scope
 
 __all__ = ["git_root", "scopes_for"]
 
@@ -99,6 +99,6 @@ def scopes_for(cwd: str, config: Mapping[str, Any], home: str) -> tuple[str, ...
     root = git_root(cwd)
     if root is None:
         return (GLOBAL,)
-    # in its canonical spelling, as every scope is read (talos.scopes): "My App" → my-app
+    # in its canonical spelling, as every scope is read (talos.view.scopes): "My App" → my-app
     name = fold_scope(canonical_name(os.path.basename(root)))
     return (GLOBAL, f"project:{name}") if name else (GLOBAL,)

@@ -7,7 +7,7 @@ came from, and in ``blocks``: the merged episode block (:class:`talos.graph.Epis
 version of the sessions), the records block of the last view built
 (:class:`talos.graph.RecordsBlock`, per token of all it depends on) and the last skills scan
 (:func:`talos.safety.scan_skills`, per tree signature); in ``terms``: the analyzed term rows
-of the ``evidence`` model's matching texts (:class:`talos.termrows.TermRows`, per analyzer
+of the ``evidence`` model's matching texts (:class:`talos.view.termrows.TermRows`, per analyzer
 fingerprint). Skills themselves (a few dozen small
 files) are read directly. Schema changes are migrations (:data:`MIGRATIONS`); an index of
 unknown schema, application id or columns is rebuilt.
@@ -48,7 +48,7 @@ makes):
 * ``facts.py``: memory.md in the facts table (:class:`FactRows`, a line's row, masking);
 * ``sessions.py``: the sessions folder in the sessions table (:class:`SessionRows`);
 * ``blocks.py``: the stored episode block, records block and skills scan;
-* ``terms.py``: the analyzed term rows of the ``evidence`` model (:mod:`talos.termrows`);
+* ``terms.py``: the analyzed term rows of the ``evidence`` model (:mod:`talos.view.termrows`);
 * ``check.py``: the index against the files (``talos doctor``, ``talos index --check``).
 
 A name a test patches is set in the module that reads it (``talos.index.blocks.STORE_AFTER``);
@@ -347,7 +347,7 @@ class Index:
         blocks.save_records(self._connect(), token, data)
 
     def load_terms(self, token: str, name: str = "rows") -> bytes | None:
-        """The term rows stored by the analyzer ``token`` (:class:`talos.termrows.TermRows`),
+        """The term rows stored by the analyzer ``token`` (:class:`talos.view.termrows.TermRows`),
         or with ``name="ranking"`` the ranking block of ``token`` (:mod:`.ranking`)."""
         return terms.load_terms(self._connect(), token, name)
 

@@ -3,10 +3,10 @@ recall ranks over, stored ready to use (SPEC §11: a cache of the files).
 
 A process that only recalls read the view's records and episodes back from the index, then
 re-derived every node's matching text, hashed it, gathered its analyzed terms and sorted the
-postings (:meth:`talos.kept.KeptState._stored_terms`): 0.36 s of a 0.58 s ``talos recall``
+postings (:meth:`talos.view.kept.KeptState._stored_terms`): 0.36 s of a 0.58 s ``talos recall``
 at 30,000 sessions, 0.85 s of 1.3 s at 100,000 (issue 24's profiles). The block keeps the
-assembled arrays of :class:`talos.evidence.TermIndex` (both orientations, the per-node CJK
-lengths) and :class:`talos.contiguity.Links` under a token of all they depend on (the
+assembled arrays of :class:`talos.ranking.evidence.TermIndex` (both orientations, the per-node CJK
+lengths) and :class:`talos.ranking.contiguity.Links` under a token of all they depend on (the
 records' token, the sessions' version, the code that ranks); a process reads them with one
 query and no per-node Python work, float for float what it would have gathered
 (``tests/test_ranking_block.py``).
@@ -25,21 +25,21 @@ from pathlib import Path
 
 import numpy as np
 
-from talos.contiguity import Links
-from talos.evidence import TermIndex
 from talos.graph.stored import BlockError, _pack, _unpack
-from talos.termrows import analyzer_token
+from talos.ranking.contiguity import Links
+from talos.ranking.evidence import TermIndex
+from talos.view.termrows import analyzer_token
 
 __all__ = ["from_bytes", "ranking_token", "to_bytes"]
 
 #: The code that turns a view into the stored arrays (relative to ``talos/``): a change of
 #: any of them is another token.
-_CODE = ("evidence.py", "contiguity.py", "termrows.py", "index/ranking.py")
+_CODE = ("ranking/evidence.py", "ranking/contiguity.py", "view/termrows.py", "index/ranking.py")
 
 
 @functools.cache
 def _code() -> str:
-    """A digest of :data:`_CODE` and the analyzer (:func:`talos.termrows.analyzer_token`)."""
+    """A digest of :data:`_CODE` and the analyzer (:func:`talos.view.termrows.analyzer_token`)."""
     here = Path(__file__).resolve().parent.parent
     h = hashlib.sha256(analyzer_token().encode())
     for name in _CODE:
@@ -52,7 +52,7 @@ def _code() -> str:
 
 def ranking_token(records: str, sessions: str | None, stacked: bool) -> str:
     """The token of the ranking block of a view: its records' token
-    (:meth:`talos.kept.KeptState._records_token`: facts, skills, scopes, day, code), the
+    (:meth:`talos.view.kept.KeptState._records_token`: facts, skills, scopes, day, code), the
     sessions' version (``None``: none indexed), whether the episodes are in the view
     (``stacked``) and the ranking code (:func:`_code`)."""
     return hashlib.sha256(
@@ -65,8 +65,8 @@ def to_bytes(
 ) -> bytes:
     """The term index and edges as one blob (:func:`from_bytes` reads them back exactly),
     with each node's term row (``rows``, ``int64[n]``) in the stored term rows named
-    ``serial`` (:attr:`talos.termrows.TermRows.serial`; None: not kept), the base of a term
-    index patched after an edit or a new session (:mod:`talos.termpatch`).
+    ``serial`` (:attr:`talos.view.termrows.TermRows.serial`; None: not kept), the base of a term
+    index patched after an edit or a new session (:mod:`talos.view.termpatch`).
 
     Raises:
         ValueError: a term is empty or holds a newline, or a count is not a whole number
@@ -107,8 +107,8 @@ def to_bytes(
 
 
 def from_bytes(data: bytes, token: str) -> tuple[TermIndex, Links, np.ndarray | None, str]:
-    """Decode :func:`to_bytes`: a :class:`~talos.evidence.TermIndex` (no ids: one empty list
-    per node, as the gathered one), its :class:`~talos.contiguity.Links`, the nodes' term
+    """Decode :func:`to_bytes`: a :class:`~talos.ranking.evidence.TermIndex` (no ids: one empty list
+    per node, as the gathered one), its :class:`~talos.ranking.contiguity.Links`, the nodes' term
     rows (None: not kept) and the serial of the term rows they are in.
 
     Raises:

@@ -68,7 +68,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "DELETE FROM meta WHERE k='memory_sig'",
     ),
     # 5: the analyzed term rows of the ``evidence`` model's matching texts
-    #    (talos.termrows.TermRows), so a process never analyses a text analysed before
+    #    (talos.view.termrows.TermRows), so a process never analyses a text analysed before
     #    (issue 15: 1.9 s per process at 30,000 sessions).
     5: ("CREATE TABLE IF NOT EXISTS terms(name TEXT PRIMARY KEY, token TEXT, data BLOB)",),
     # 6: each session's real task and outcome (SPEC §3.3: an episode is worth reading alone),

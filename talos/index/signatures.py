@@ -37,16 +37,13 @@ def reader_files() -> list[Path]:
     rule that picks a session's task (``tasks.py``), the index's own row makers (a line's
     row: ``index/facts.py``; a session's row: ``index/sessions.py``) and the data files the
     fact filter reads."""
-    import talos.canon
-    import talos.prefilter
     import talos.safety
-    import talos.secret_patterns
-    import talos.secrets
     import talos.sources.facts
     import talos.sources.sessions
+    import talos.sources.tasks
     import talos.sources.transcripts
-    import talos.tasks
     import talos.text
+    import talos.view.canon
 
     def files(*mods: Any) -> list[Path]:
         return [Path(str(mod.__file__)) for mod in mods]
@@ -56,8 +53,7 @@ def reader_files() -> list[Path]:
     return [
         *files(talos.sources.facts, talos.sources.sessions, talos.sources.transcripts),
         *safety,
-        *files(talos.text, talos.canon, talos.tasks),
-        *files(talos.secrets, talos.secret_patterns, talos.prefilter),
+        *files(talos.text, talos.view.canon, talos.sources.tasks),
         here / "facts.py",
         here / "sessions.py",
         *_data("detect_secrets.json", "confusables.txt"),  # what the fact filter reads

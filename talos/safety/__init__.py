@@ -41,9 +41,7 @@ from __future__ import annotations
 import sys
 import types
 
-from talos import secrets
-from talos.prefilter import Pat, fold, triggers_in
-from talos.safety import normalize, rules, scan, skills
+from talos.safety import normalize, rules, scan, secrets, skills
 from talos.safety.normalize import (
     TRADITIONAL_FORMS,
     decoded,
@@ -59,6 +57,7 @@ from talos.safety.normalize import (
 from talos.safety.normalize import (
     _confusable_map as _confusable_map,
 )
+from talos.safety.prefilter import Pat, fold, triggers_in
 from talos.safety.rules import RULES, Rule
 from talos.safety.scan import (
     EVIDENCE_MAX,
@@ -70,6 +69,7 @@ from talos.safety.scan import (
     scan_text,
     text_reasons,
 )
+from talos.safety.secrets import mask_secrets
 from talos.safety.skills import (
     MAX_SKILL_BYTES,
     RULES_FINGERPRINT,
@@ -81,7 +81,6 @@ from talos.safety.skills import (
 from talos.safety.skills import (
     _scan_file as _scan_file,
 )
-from talos.secrets import mask_secrets
 
 __all__ = [
     "EVIDENCE_MAX",
@@ -120,7 +119,7 @@ __all__ = [
     "unsplit",
 ]
 
-#: The token-shape patterns of :mod:`talos.secrets` (kept here for the property tests).
+#: The token-shape patterns of :mod:`talos.safety.secrets` (kept here for the property tests).
 _TOKEN_SHAPES: tuple[Pat, ...] = tuple(s.pat for s in secrets.SHAPES)
 
 #: The parts whose code reads names at call time: a name set on the package is set there too.

@@ -16,8 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from talos import secrets
-from talos.prefilter import runnable_patterns, triggers_in
+from talos.safety import secrets
 from talos.safety.normalize import (
     _HAN,
     _MAY_FOLD,
@@ -30,6 +29,7 @@ from talos.safety.normalize import (
     unleet,
     unsplit,
 )
+from talos.safety.prefilter import runnable_patterns, triggers_in
 from talos.safety.rules import RULES
 
 __all__ = [
@@ -343,6 +343,6 @@ def keep_fact(text: str) -> bool:
     nothing; a fact reduced to "the db password is ****" tells an agent nothing it can use,
     while the scan tells the person to move the value to a secret store and keep a pointer
     ("the db password is in the team vault"). Episodes are not records a person curates:
-    they are delivered masked (SPEC §8.3, :func:`talos.secrets.mask_secrets`).
+    they are delivered masked (SPEC §8.3, :func:`talos.safety.secrets.mask_secrets`).
     """
     return not text_reasons(text)

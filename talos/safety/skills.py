@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from talos import fsutil, secrets
-from talos.prefilter import P
+from talos import fsutil
+from talos.safety import secrets
+from talos.safety.prefilter import P
 from talos.safety.scan import Finding, scan_text
-from talos.secrets import mask_secrets
+from talos.safety.secrets import mask_secrets
 
 __all__ = [
     "MAX_SKILL_BYTES",
@@ -38,7 +39,8 @@ __all__ = [
 MAX_SKILL_BYTES = 1 << 20
 
 #: A digest of the code that decides a scan (every module of :mod:`talos.safety`, the
-#: detectors of :mod:`talos.secrets` and the prefilter): a scan stored by other rules is never
+#: detectors of :mod:`talos.safety.secrets` and the prefilter): a scan stored by other rules is
+#: never
 #: reused. ``_DATA``: the data files the rules read (:mod:`talos.data`).
 _DATA = Path(__file__).resolve().parent.parent / "data"
 RULES_FINGERPRINT = hashlib.sha256(

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from talos import fsutil, secrets
-from talos.canon import canonical_name
+from talos import fsutil
 from talos.model import Node
+from talos.safety import secrets
 from talos.text import matching_keywords
+from talos.view.canon import canonical_name
 from talos.warn import audible, warn
 
 __all__ = [
@@ -389,7 +390,7 @@ def claimed_scopes(line: str | bytes) -> frozenset[str]:
 
 
 #: Tag fields that are names compared by authority rules, read in their canonical spelling
-#: (:func:`talos.canon.canonical_name`): ``key=Editor`` is the key ``editor``, ``by=MCP`` a
+#: (:func:`talos.view.canon.canonical_name`): ``key=Editor`` is the key ``editor``, ``by=MCP`` a
 #: model's write (``tests/test_key_authority.py``), ``scope=ｇlobal`` the scope ``global``
 #: (attack pass 23: a look-alike scope was a scope no request named).
 NAMED_FIELDS = ("key", "by", "scope")
@@ -397,7 +398,7 @@ NAMED_FIELDS = ("key", "by", "scope")
 
 class ParsedFact(NamedTuple):
     """A memory.md line taken apart: ``text`` (tag and bullets removed), ``src`` (``user``
-    when untagged; canonical, :func:`talos.canon.canonical_name`), ``born`` (``YYYY-MM-DD``
+    when untagged; canonical, :func:`talos.view.canon.canonical_name`), ``born`` (``YYYY-MM-DD``
     or ""), ``fields`` (decoded ``field=value``; the :data:`NAMED_FIELDS` canonical)."""
 
     text: str
@@ -411,7 +412,7 @@ def strip_tag(line: str) -> tuple[str, str, str]:
 
     Returns:
         ``(text, src, born)``: the line without the tag (whitespace-stripped), the tag's source
-        word in its canonical spelling (:func:`talos.canon.canonical_name`, as
+        word in its canonical spelling (:func:`talos.view.canon.canonical_name`, as
         :func:`parse_fact_line` gives it: ``USER`` is ``user``), and its date. An untagged line
         gives ``(line.strip(), "user", "")``.
     """
@@ -504,7 +505,7 @@ def parse_fact_line(line: str) -> ParsedFact | None:
 
 def tag_reasons(line: str) -> tuple[str, ...]:
     """``(TAG_SECRET + ": ref=https://bob:****@",)`` when a field of the line's trailing
-    provenance tag holds a credential (:func:`talos.secrets.find_secrets` on the decoded
+    provenance tag holds a credential (:func:`talos.safety.secrets.find_secrets` on the decoded
     values; the evidence is masked), else ``()``. The tag is part of the line: such a line is
     withheld and listed by ``talos scan`` like a credential in the text (SPEC §8.3)."""
     m = TAG.search(line.strip())
@@ -611,7 +612,7 @@ def load_facts(
         heading path (:class:`Outline`; a heading labels when the default fact filter and
         ``keep_fact`` keep its text, else it stands as ``""``): a
         heading line is a node here, with its text as ``classic`` reads it; every other model
-        leaves it out (:class:`talos.kept.KeptState`).
+        leaves it out (:class:`talos.view.kept.KeptState`).
     """
     try:
         lines = read_lines(path)

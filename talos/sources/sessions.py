@@ -8,7 +8,8 @@ Every model but ``classic`` also reads what the session was about and what it di
 :func:`read_session`): its *task*, the first request that is no bare slash command
 (``/review``, a Claude Code ``<command-name>`` echo; one with arguments that name a task is the
 person's words, ``/fix the billing bug``), nor the command's canned text that follows it
-before any answer, nor a continuation ("keep going", "继续": :func:`talos.tasks.names_a_task`,
+before any answer, nor a continuation ("keep going", "继续":
+:func:`talos.sources.tasks.names_a_task`,
 the hooks' rule; Claude Code's summary of a continued session, whose stated request is the
 task); and its *outcome*, the assistant's last answer (read from the file's tail:
 :data:`OUTCOME_SCAN_BYTES`, growing to :data:`SESSION_SCAN_BYTES`), never a line Claude Code
@@ -37,6 +38,7 @@ from typing import Any, BinaryIO, NamedTuple
 from talos import fsutil
 from talos.model import Node
 from talos.safety import mask_secrets
+from talos.sources.tasks import names_a_task
 from talos.sources.transcripts import (
     AGENT_NAMES,
     FORMATS,
@@ -46,7 +48,6 @@ from talos.sources.transcripts import (
     detect,
     summary_task,
 )
-from talos.tasks import names_a_task
 from talos.text import matching_keywords
 from talos.warn import warn
 
@@ -141,7 +142,7 @@ def read_session(path: Path, folder: Path | str | None = None) -> Summary:
     """The opening request, the real task and the outcome of a ``.jsonl`` session (SPEC §3.3).
 
     The request is :func:`first_user_request`'s. The task is the first request after it (or
-    it) that names a task (:func:`talos.tasks.names_a_task`, the hooks' rule: two words, not
+    it) that names a task (:func:`talos.sources.tasks.names_a_task`, the hooks' rule: two words, not
     "keep going" / "继续") and is neither a slash command (``/review``, a Claude Code
     ``<command-name>`` echo) nor the text a command put in the person's turn (the next user
     turn before any answer; a local command's output ends that). A command whose arguments

@@ -9,11 +9,11 @@ import os
 from pathlib import Path
 
 from talos import fsutil
-from talos.canon import canonical_name
 from talos.model import Node
 from talos.safety import MAX_SKILL_BYTES, ScanStore, mask_secrets, scan_skills
 from talos.sources.facts import NAMED_FIELDS
 from talos.text import MATCH_MAX, fold_whitespace, matching_keywords
+from talos.view.canon import canonical_name
 from talos.warn import warn
 
 __all__ = [

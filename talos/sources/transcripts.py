@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from talos.tasks import names_a_task
+from talos.sources.tasks import names_a_task
 
 __all__ = [
     "AGENT_NAMES",
@@ -231,7 +231,8 @@ def claude_mark(obj: Any) -> str:
 def claude_typed(obj: Any) -> str:
     """What the person typed for a Claude Code command echo: ``/fix the billing bug`` from
     ``<command-name>/fix</command-name>`` and ``<command-args>the billing bug</command-args>``
-    when the arguments name a task (:func:`talos.tasks.names_a_task`), else "": the command's
+    when the arguments name a task (:func:`talos.sources.tasks.names_a_task`), else "": the
+    command's
     canned text, which follows in the person's turn, is no one's words (the attacker's pass
     22 saw it shown as the task, ``$ARGUMENTS`` and all)."""
     joined = _claude_text(obj)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from talos.prefilter import Pat
+from talos.safety.prefilter import Pat
 from talos.safety.rules import commands, instructions
 
 __all__ = ["RULES", "Rule"]
@@ -30,7 +30,7 @@ class Rule:
     reason: str
     patterns: tuple[Pat, ...]
     accept: Callable[[re.Match[str]], bool] | None = None
-    secrets: bool = False  # the rule is "a detector of talos.secrets finds a value"
+    secrets: bool = False  # the rule is "a detector of talos.safety.secrets finds a value"
 
 
 #: Every red flag, in the order reasons are listed (SPEC §8.1).
@@ -38,7 +38,8 @@ RULES: tuple[Rule, ...] = (
     Rule("download-and-run", commands.DOWNLOAD_AND_RUN),
     Rule("decode-and-run", commands.DECODE_AND_RUN),
     Rule("reads credentials", commands.READS_CREDENTIALS, accept=commands.reads_a_credential),
-    # A value a detector of talos.secrets finds (ours and detect-secrets'); the evidence is the
+    # A value a detector of talos.safety.secrets finds (ours and detect-secrets'); the evidence is
+    # the
     # window it matched, masked. A fact line holding one is withheld (see keep_fact).
     Rule("contains a credential value", (), secrets=True),
     Rule("sends data out", commands.SENDS_DATA_OUT),

@@ -2,7 +2,7 @@
 
 Shell commands and their kin that download and run, decode and run, read credentials, send
 data out, persist, delete en masse or disable security tools: one tuple of
-:class:`talos.prefilter.Pat` per rule, named after it; :data:`talos.safety.rules.RULES` gives
+:class:`talos.safety.prefilter.Pat` per rule, named after it; :data:`talos.safety.rules.RULES` gives
 each its reason and order. The fragments below are shared by several patterns.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from talos.prefilter import P, Pat
+from talos.safety.prefilter import P, Pat
 
 __all__ = [
     "DECODE_AND_RUN",

@@ -3,7 +3,7 @@
 Instructions written to the agent rather than records for it: earlier rules set aside or
 declared void, a persona imposed, a hidden act asked for, a claim of authority, a fake
 conversation turn. By kind, not by instance, in English, Chinese and the languages of the
-attack passes; one tuple of :class:`talos.prefilter.Pat` per rule, named after it
+attack passes; one tuple of :class:`talos.safety.prefilter.Pat` per rule, named after it
 (:data:`talos.safety.rules.RULES` gives each its reason and order). These are the rules about
 words: they also run on the text as a reader joins it (:func:`talos.safety.normalize.unsplit`).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from talos.prefilter import P, Pat
+from talos.safety.prefilter import P, Pat
 
 __all__ = ["ADDRESSES_THE_MODEL", "CLAIMS_AUTHORITY"]
 

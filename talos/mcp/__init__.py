@@ -1,0 +1,1 @@
+"""Mcp: see docs/architecture.md."""

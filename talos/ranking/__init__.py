@@ -1,0 +1,1 @@
+"""Ranking: see docs/architecture.md."""

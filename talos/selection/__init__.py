@@ -1,0 +1,1 @@
+"""Selection: see docs/architecture.md."""

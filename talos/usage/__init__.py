@@ -1,0 +1,1 @@
+"""Usage: see docs/architecture.md."""

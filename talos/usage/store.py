@@ -1,0 +1,601 @@
+"""Where usage counts live (SPEC §6.3): ``.talos/usage.db`` (:class:`SqliteUsage`), or the
+reference's ``recall_hits.json`` for :mod:`talos.compat` (:class:`JsonUsage`), behind one
+protocol (:class:`UsageStore`); and the fingerprint of a key set, by which a store notices
+cheaply that memories appeared or vanished. What is counted, and when, is
+:mod:`talos.usage.counts`'s.
+
+Writing usage must not cost O(number of memories) per recall. :class:`SqliteUsage` keeps one
+counter of recalls per scope and, per memory, the counter value from which it has been present
+(``since``): ``seen = base_seen + (counter - since)`` while present. A recall therefore writes
+the counter, one row per picked memory, and rows only for memories that appeared or vanished
+since the previous recall (detected by a fingerprint of the key set, :func:`fingerprint`). All
+of it happens in one ``BEGIN IMMEDIATE`` transaction, so concurrent recalls from several
+processes lose nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+from talos.errors import StateError, state_error
+from talos.fsutil import (
+    MAX_STATE_BYTES,
+    atomic_write_text,
+    check_regular_or_missing,
+    json_value,
+    lock,
+    read_regular,
+    use_wal,
+)
+from talos.text import json_dumps
+from talos.warn import warn
+
+__all__ = [
+    "HOOK_IMPORT_BYTES",
+    "RECORD_WAIT",
+    "JsonUsage",
+    "SqliteUsage",
+    "Stat",
+    "UsageStore",
+    "fingerprint",
+    "fingerprint_from",
+    "remember_fingerprint",
+]
+
+#: Largest reference ``recall_hits.json`` a hook imports (:attr:`SqliteUsage.import_limit`):
+#: ``json.loads`` holds the GIL, so the hook's deadline watchdog cannot run; a 240 MB file
+#: held a 0.5 s hook ~5 s, every turn (tests/test_hook_never_blocks.py).
+HOOK_IMPORT_BYTES = 4 << 20
+
+#: Kind names of a reference Talos ``recall_hits.json`` → ours.
+_REFERENCE_KINDS = {"事实": "fact", "技能": "skill", "往事": "episode"}
+_OUR_KINDS = {v: k for k, v in _REFERENCE_KINDS.items()}
+
+
+#: Largest count SQLite stores (a signed 64-bit integer).
+_MAX_COUNT = (1 << 63) - 1
+
+
+def _count(value: object) -> int:
+    """A count of a reference ``recall_hits.json`` as talos keeps it: a number from 0 to
+    :data:`_MAX_COUNT`, else 0. ``1e400`` (infinity once read) raised OverflowError on import,
+    and ``1e30`` does in SQLite: ``dead``, ``report`` and doctor failed on every run."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return int(value) if 0 <= value <= _MAX_COUNT else 0
+
+
+class _Counts(NamedTuple):
+    seen: int
+    hits: int
+    last_hit_day: int
+
+
+class Stat(_Counts):
+    """Usage of one memory: the tuple ``(seen, hits, last_hit_day)`` (recalls, picks, day of
+    the last pick, 0 = never) that :meth:`talos.Memory.usage` has always returned, and beside
+    it ``first_day``: the day of the first recall that counted it (0 = not known). An
+    attribute, not a fourth item, so the tuple compares and unpacks as before."""
+
+    first_day: int = 0
+
+    def __new__(cls, seen: int, hits: int, last_hit_day: int, first_day: int = 0) -> Stat:
+        stat = super().__new__(cls, seen, hits, last_hit_day)
+        if first_day:
+            stat.first_day = first_day
+        return stat
+
+
+_FP_MEMO: dict[int, tuple[frozenset[str], str]] = {}
+
+
+def fingerprint(keys: Iterable[str]) -> str:
+    """A short digest of a key set, to notice cheaply that memories appeared or vanished.
+
+    Memoized for the same ``frozenset`` object (a cached graph passes the same one each
+    recall), so an unchanged home costs no hashing per recall.
+    """
+    if isinstance(keys, frozenset):
+        memo = _FP_MEMO.get(id(keys))
+        if memo is not None and memo[0] is keys:
+            return memo[1]
+        fp = _digest(keys)
+        if len(_FP_MEMO) > 16:
+            _FP_MEMO.clear()
+        _FP_MEMO[id(keys)] = (keys, fp)
+        return fp
+    return _digest(keys)
+
+
+_KEY_HASH: dict[str, int] = {}
+
+
+def _key_hash(k: str) -> int:
+    h = _KEY_HASH.get(k)
+    if h is None:
+        h = _KEY_HASH[k] = int.from_bytes(
+            hashlib.blake2b(k.encode("utf-8", errors="surrogatepass"), digest_size=8).digest(),
+            "big",
+        )
+    return h
+
+
+def remember_fingerprint(keys: frozenset[str], fp: str) -> None:
+    """Take ``fp`` as the fingerprint of ``keys`` (a stored records block carries its own:
+    a new process would otherwise hash 3,000 keys on its one recall, ~15 ms; SPEC §11)."""
+    if len(_FP_MEMO) > 16:
+        _FP_MEMO.clear()
+    _FP_MEMO[id(keys)] = (keys, fp)
+
+
+def fingerprint_from(old: frozenset[str], new: frozenset[str]) -> None:
+    """Derive ``new``'s fingerprint from ``old``'s (memoized) by the keys that differ: a set
+    that changed by one key after an edit costs two hashes, not 3,000 (SPEC §11)."""
+    memo = _FP_MEMO.get(id(old))
+    if memo is None or memo[0] is not old:
+        return
+    acc = int(memo[1][1:17], 16)
+    for k in old.symmetric_difference(new):
+        acc ^= _key_hash(k)
+    if len(_FP_MEMO) > 16:
+        _FP_MEMO.clear()
+    _FP_MEMO[id(new)] = (new, f"x{acc:016x}.{len(new)}")
+
+
+def _digest(keys: Iterable[str]) -> str:
+    """XOR of a 64-bit BLAKE2b digest per key, and the count: independent of order, and the
+    digest of each key is kept, so a set that changed by one key costs lookups, not a sort
+    and a hash of every key (an edit of memory.md, SPEC §11)."""
+    if len(_KEY_HASH) > 200_000:
+        _KEY_HASH.clear()
+    acc = n = 0
+    for k in keys:
+        acc ^= _key_hash(k)
+        n += 1
+    return f"x{acc:016x}.{n}"
+
+
+#: Seconds a recall waits to count usage while another connection holds usage.db's write
+#: lock. Talos's own transactions last milliseconds; a lock held longer is another program's
+#: (a SQLite browser left in a transaction): every recall waited 60 s (61.4 s measured) before
+#: it warned and went on — longer than an agent's hook allows (SPEC §6.1, hostile pass).
+RECORD_WAIT = 5.0
+
+
+def _rollback(con: sqlite3.Connection) -> None:
+    """Roll back what is left of a transaction: SQLite may have rolled it back itself (a
+    full disk), and a second ROLLBACK then hid the cause ("cannot rollback - no transaction
+    is active" was all a recall on a full disk said)."""
+    if con.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            con.execute("ROLLBACK")
+
+
+class UsageStore(Protocol):
+    """Where usage counts live. ``present``/``hits`` map a scope to memory keys."""
+
+    def record(
+        self,
+        present: Mapping[str, frozenset[str]],
+        hits: Mapping[str, set[str]],
+        day: int,
+    ) -> None:
+        """Count one recall: every present key is seen, every hit key is hit on ``day``."""
+        ...
+
+    def stats(self, scope: str) -> dict[str, Stat]:
+        """All known usage of ``scope``: key → :class:`Stat`."""
+        ...
+
+
+class SqliteUsage:
+    """Usage counts in ``.talos/usage.db`` (SQLite, WAL), safe across processes.
+
+    Args:
+        path: the database file (created with its folder when missing).
+        import_hits: a reference ``recall_hits.json`` to import the first time (SPEC §6.3).
+    """
+
+    #: 1: the counts; 2: ``usage.first_day`` (rows counted before it keep 0, "not known").
+    SCHEMA = 2
+
+    def __init__(self, path: Path, import_hits: Path | None = None) -> None:
+        self.path = path
+        self.import_hits = import_hits
+        #: Largest recall_hits.json imported (bytes); a larger one leaves usage.db uncreated,
+        #: with a warning, for a later command to import (the hook sets
+        #: :data:`HOOK_IMPORT_BYTES`).
+        self.import_limit = MAX_STATE_BYTES
+        self._ready = False
+        self._local = threading.local()
+        self._synced: dict[str, tuple[str, frozenset[str]]] = {}  # scope -> (fp, keys) written
+
+    def close(self) -> None:
+        """Close this thread's connection (it reopens on demand)."""
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
+    #: What to do with a usage.db that is damaged or not talos's (issue 12 item 4).
+    DAMAGED = (
+        "move it aside (talos then starts new counts; recall is not affected) or put back a backup"
+    )
+    TABLES = ("counters", "fingerprints", "usage")
+
+    def _fail(self, e: BaseException) -> StateError:
+        """``e`` (an OSError or a SQLite error on usage.db) as a sentence naming the file."""
+        return state_error(self.path, e, "the usage counts", self.DAMAGED)
+
+    def _connect(self, wait: float = 60.0) -> sqlite3.Connection:
+        """This thread's connection, opened (and the schema migrated) on first use.
+
+        Args:
+            wait: seconds to wait for a lock another connection holds while migrating.
+
+        Raises:
+            StateError: usage.db cannot be opened for writing, is damaged, is newer, or is
+                another program's.
+        """
+        con: sqlite3.Connection | None = getattr(self._local, "con", None)
+        if con is not None:
+            return con
+        check_regular_or_missing(self.path)  # SQLite would take a FIFO or a device (12.3)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            try:
+                con.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
+                if not self._ready:
+                    self._migrate(con)
+                    self._ready = True
+                con.execute("PRAGMA busy_timeout=60000")
+            except BaseException:
+                con.close()
+                raise
+        except (OSError, sqlite3.Error) as e:
+            raise self._fail(e) from e
+        self._local.con = con
+        return con
+
+    def _reader(self) -> sqlite3.Connection | None:
+        """A connection to read the counts from: :meth:`_connect`'s, or a read-only one when
+        usage.db cannot be written (a read-only home, a full disk: reading still works,
+        issue 12 item 4); ``None`` when there is no usage.db to read.
+
+        Raises:
+            StateError: usage.db is damaged or newer, or cannot be read either.
+        """
+        if (
+            getattr(self._local, "con", None) is None
+            and not self.path.exists()
+            and not (self.import_hits is not None and self.import_hits.exists())
+        ):
+            return None  # nothing counted yet: reading creates no file (doctor, report)
+        try:
+            return self._connect()
+        except StateError as e:
+            if not isinstance(e.__cause__, (OSError, sqlite3.OperationalError)):
+                raise  # damaged or newer: reading it read-only would not help
+            if not self.path.is_file():
+                return None  # nothing counted yet, and nowhere to count
+            for mode in ("mode=ro", "immutable=1"):  # immutable: no -shm on a read-only disk
+                try:
+                    con = sqlite3.connect(
+                        f"{self.path.absolute().as_uri()}?{mode}", uri=True, timeout=60
+                    )
+                    version = con.execute("PRAGMA user_version").fetchone()[0]
+                except sqlite3.Error:
+                    continue
+                try:
+                    if version == 0:
+                        con.close()
+                        return None
+                    self._check_schema(con, version)
+                except BaseException:
+                    con.close()
+                    raise
+                self._local.con = con  # record() then fails on it, with a warning
+                return con
+            raise
+
+    def _foreign(self, con: sqlite3.Connection, tables: bool = True) -> None:
+        """Raise :class:`StateError` when ``con`` is another program's database: an application
+        id (talos's usage.db has none) or a table that is not talos's. talos created its
+        tables inside such a file, and one with a schema version was "written by a newer
+        talos" (hostile pass). Checked before anything is written, WAL mode included."""
+        app = con.execute("PRAGMA application_id").fetchone()[0]
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        other = sorted(n for n in names if n not in self.TABLES and not n.startswith("sqlite_"))
+        why = f"application id {app:#x}" if app else ""
+        why = why or (f"it holds table {', '.join(other)}" if other and tables else "")
+        if why:
+            raise StateError(
+                f"{self.path}: not a talos usage database ({why}); {self.DAMAGED}", self.path
+            )
+
+    def _check_schema(self, con: sqlite3.Connection, version: int) -> None:
+        """Raise :class:`StateError` unless ``con`` holds talos's usage tables of a schema
+        this talos reads (a newer talos's file is left alone: upgrade talos)."""
+        self._foreign(con, tables=False)  # another program's id: not "a newer talos"
+        if version > self.SCHEMA:
+            raise StateError(
+                f"{self.path}: written by a newer talos (usage schema {version}, this one "
+                f"reads {self.SCHEMA}); upgrade talos, or {self.DAMAGED}",
+                self.path,
+            )
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [t for t in self.TABLES if t not in names]
+        if missing:
+            raise StateError(
+                f"{self.path}: not a talos usage database (no table {', '.join(missing)}); "
+                f"{self.DAMAGED}",
+                self.path,
+            )
+
+    def _migrate(self, con: sqlite3.Connection) -> None:
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version:  # someone else's file, or a newer talos's, is left as it is
+            self._check_schema(con, version)
+        else:
+            self._foreign(con)
+        use_wal(con)  # fails at once while another process opens the new file: waits
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                for stmt in (
+                    "CREATE TABLE IF NOT EXISTS counters(scope TEXT PRIMARY KEY,"
+                    " n INTEGER NOT NULL)",
+                    "CREATE TABLE IF NOT EXISTS fingerprints(scope TEXT PRIMARY KEY, fp TEXT)",
+                    "CREATE TABLE IF NOT EXISTS usage(scope TEXT NOT NULL, key TEXT NOT NULL,"
+                    " base_seen INTEGER NOT NULL DEFAULT 0, since INTEGER NOT NULL DEFAULT 0,"
+                    " present INTEGER NOT NULL DEFAULT 0, hits INTEGER NOT NULL DEFAULT 0,"
+                    " last_hit_day INTEGER NOT NULL DEFAULT 0,"
+                    " first_day INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(scope, key))",
+                ):
+                    con.execute(stmt)
+                self._import_reference(con)
+                con.execute(f"PRAGMA user_version={self.SCHEMA}")
+            else:
+                self._check_schema(con, version)
+                if version == 1:  # schema 2: the day each memory was first counted
+                    con.execute("ALTER TABLE usage ADD COLUMN first_day INTEGER NOT NULL DEFAULT 0")
+                    con.execute(f"PRAGMA user_version={self.SCHEMA}")
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            raise
+
+    def _import_reference(self, con: sqlite3.Connection) -> None:
+        """Import ``{"<kind>:<text80>": [seen, hits(, last_hit_day)]}`` once, so upgrading from
+        the reference never zeroes the statistics (SPEC §6.3)."""
+        if self.import_hits is None or not self.import_hits.exists():
+            return
+        with contextlib.suppress(OSError):
+            size = self.import_hits.stat().st_size
+            if size > self.import_limit:
+                raise StateError(
+                    f"{self.import_hits}: {size} bytes, more than the {self.import_limit} "
+                    "imported here; not imported by the hook (talos recall or talos index "
+                    "imports it); usage counts not kept this time"
+                )
+        try:
+            data = json_value(read_regular(self.import_hits, MAX_STATE_BYTES).decode("utf-8"))
+        except (OSError, ValueError) as e:
+            warn(f"{self.import_hits}: cannot import reference usage counts ({e})")
+            return
+        if not isinstance(data, dict):
+            return
+        rows = []
+        for key, entry in data.items():
+            if not isinstance(key, str) or not isinstance(entry, list) or len(entry) < 2:
+                continue
+            kind, _, text = key.partition(":")
+            kind = _REFERENCE_KINDS.get(kind, kind)
+            vals = [_count(x) for x in entry[:3]] + [0]
+            rows.append(("global", f"{kind}:{text}", vals[0], vals[1], vals[2]))
+        con.executemany(
+            "INSERT OR IGNORE INTO usage(scope, key, base_seen, hits, last_hit_day) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+
+    def record(
+        self,
+        present: Mapping[str, frozenset[str]],
+        hits: Mapping[str, set[str]],
+        day: int,
+    ) -> None:
+        """Count one recall in one transaction (see the module docstring for the cost).
+
+        Waits at most :data:`RECORD_WAIT` seconds for a lock another program holds.
+
+        Raises:
+            StateError: usage.db cannot be written (nothing of this recall is counted).
+        """
+        con = self._connect(RECORD_WAIT)
+        try:
+            con.execute(f"PRAGMA busy_timeout={int(RECORD_WAIT * 1000)}")
+            try:
+                self._record(con, present, hits, day)
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("PRAGMA busy_timeout=60000")
+        except (OSError, sqlite3.Error) as e:
+            raise self._fail(e) from e
+
+    def _record(
+        self,
+        con: sqlite3.Connection,
+        present: Mapping[str, frozenset[str]],
+        hits: Mapping[str, set[str]],
+        day: int,
+    ) -> None:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            for scope, keys in present.items():
+                row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
+                n = row[0] if row else 0
+                fp = fingerprint(keys)
+                old = con.execute("SELECT fp FROM fingerprints WHERE scope=?", (scope,)).fetchone()
+                if not old or old[0] != fp:
+                    # The stored set is the one this object synced last when the stored
+                    # fingerprint is still its own: then no need to read it back.
+                    mine = self._synced.get(scope)
+                    known = mine[1] if mine and old and old[0] == mine[0] else None
+                    self._sync_presence(con, scope, keys, n, day, known)
+                    con.execute(
+                        "INSERT OR REPLACE INTO fingerprints(scope, fp) VALUES (?, ?)",
+                        (scope, fp),
+                    )
+                self._synced[scope] = (fp, keys)
+                con.execute(
+                    "INSERT INTO counters(scope, n) VALUES (?, 1) "
+                    "ON CONFLICT(scope) DO UPDATE SET n = n + 1",
+                    (scope,),
+                )
+            for scope, hit_keys in hits.items():
+                con.executemany(
+                    "UPDATE usage SET hits = hits + 1, last_hit_day = ? "
+                    "WHERE scope = ? AND key = ?",
+                    [(day, scope, k) for k in hit_keys],
+                )
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            # what this object remembers of the presence it wrote was not written after all
+            self._synced.clear()
+            raise
+
+    @staticmethod
+    def _sync_presence(
+        con: sqlite3.Connection,
+        scope: str,
+        keys: frozenset[str],
+        n: int,
+        day: int,
+        known: frozenset[str] | None = None,
+    ) -> None:
+        stored = (
+            known
+            if known is not None
+            else {
+                r[0]
+                for r in con.execute("SELECT key FROM usage WHERE scope=? AND present=1", (scope,))
+            }
+        )
+        gone = stored - keys
+        if gone:
+            con.executemany(
+                "UPDATE usage SET base_seen = base_seen + (? - since), present = 0 "
+                "WHERE scope = ? AND key = ?",
+                [(n, scope, k) for k in gone],
+            )
+        new = keys - stored
+        if new:
+            con.executemany(  # a key that comes back keeps the day it was first counted
+                "INSERT INTO usage(scope, key, since, present, first_day) VALUES (?, ?, ?, 1, ?) "
+                "ON CONFLICT(scope, key) DO UPDATE SET since = excluded.since, present = 1",
+                [(scope, k, n, day) for k in new],
+            )
+
+    def stats(self, scope: str) -> dict[str, Stat]:
+        """Usage of every key ever counted in ``scope`` (read-only when usage.db cannot be
+        written; empty when there is none).
+
+        Raises:
+            StateError: usage.db is damaged, newer, or cannot be read.
+        """
+        con = self._reader()
+        if con is None:
+            return {}
+        try:
+            row = con.execute("SELECT n FROM counters WHERE scope=?", (scope,)).fetchone()
+            n = row[0] if row else 0
+            # a schema-1 file opened read-only (it is migrated only when it can be written)
+            first = "first_day" if _has_column(con, "usage", "first_day") else "0"
+            return {
+                key: Stat(base + (n - since if present else 0), hits, day, first_day)
+                for key, base, since, present, hits, day, first_day in con.execute(
+                    f"SELECT key, base_seen, since, present, hits, last_hit_day, {first} "
+                    "FROM usage WHERE scope=?",
+                    (scope,),
+                )
+            }
+        except sqlite3.Error as e:
+            raise self._fail(e) from e
+
+
+def _has_column(con: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(r[1] == column for r in con.execute(f"PRAGMA table_info({table})"))
+
+
+class JsonUsage:
+    """The reference's ``recall_hits.json`` shape, for :mod:`talos.compat` (SPEC §9.3).
+
+    ``{"事实:<text80>": [seen, hits, last_hit_day], ...}`` with Chinese kind names. Every recall
+    rewrites the whole file (that is the reference format's cost), atomically and under a lock.
+    Only the ``global`` scope exists in this shape.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _load(self) -> dict[str, list[int]]:
+        try:
+            data = json_value(read_regular(self.path, MAX_STATE_BYTES).decode("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    @staticmethod
+    def _ref_key(key: str) -> str:
+        kind, _, text = key.partition(":")
+        return f"{_OUR_KINDS.get(kind, kind)}:{text}"
+
+    def record(
+        self,
+        present: Mapping[str, frozenset[str]],
+        hits: Mapping[str, set[str]],
+        day: int,
+    ) -> None:
+        """Add one ``seen`` to every present key and one hit to every hit key."""
+        keys = present.get("global", frozenset())
+        hit = {self._ref_key(k) for k in hits.get("global", set())}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with lock(f"{self.path}.lock", 60):  # only this reference format needs a lock file
+            data = self._load()
+            for key in keys:
+                ref = self._ref_key(key)
+                old = data.get(ref)
+                entry = list(old)[:3] if isinstance(old, list) else []
+                entry += [0] * (3 - len(entry))
+                seen, hits_n, last = (_count(x) for x in entry)
+                if ref in hit:
+                    data[ref] = [seen + 1, hits_n + 1, day]
+                else:
+                    data[ref] = [seen + 1, hits_n, last]
+            atomic_write_text(self.path, json_dumps(data))
+
+    def stats(self, scope: str) -> dict[str, Stat]:
+        """Usage by our key (``fact:<text80>``); only the ``global`` scope has any."""
+        if scope != "global":
+            return {}
+        out: dict[str, Stat] = {}
+        for key, entry in self._load().items():
+            if not isinstance(entry, list) or len(entry) < 2:
+                continue
+            kind, _, text = key.partition(":")
+            vals = [_count(x) for x in entry[:3]] + [0]
+            out[f"{_REFERENCE_KINDS.get(kind, kind)}:{text}"] = Stat(vals[0], vals[1], vals[2])
+        return out

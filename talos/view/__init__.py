@@ -1,0 +1,1 @@
+"""View: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""Writer: see docs/architecture.md."""

@@ -1,0 +1,467 @@
+"""The append-only audit log of every write (SPEC §7.6).
+
+Each write is one transaction: its entries are appended with ``"state": "prepared"`` *before*
+memory.md is replaced, then one ``{"op": "commit"}`` line after. A kill between the two leaves
+a prepared transaction that :func:`recover` settles on the next write (the rename is atomic, so
+the file shows either all of it or none of it): it appends ``commit`` or ``abort``. So a line is
+never removed without a record from which it can be restored.
+
+Entry fields: ``t`` (Unix seconds), ``txn``, ``op`` (remember, supersede, history, forget,
+resolve, revoke, restore, skill-forget; ack: an outside edit the person reviewed, memory.md
+unchanged), ``id`` (record id), ``key``, ``scope``, ``file``,
+``before``/``after`` (the full line before/after; ``None`` for none), ``reason``; a line
+appended without rewriting memory.md has ``offset`` (the file's size when it was prepared). A
+transaction that found memory.md changed by someone else before its swap ends in ``abort``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from talos.fsutil import json_value, open_append, open_regular
+from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
+from talos.sources.skills import skill_scopes
+from talos.text import cut, json_dumps
+from talos.view.canon import canonical_name
+from talos.warn import warn
+
+__all__ = [
+    "OutsideEdit",
+    "Txn",
+    "append",
+    "entries",
+    "entry_scope",
+    "outside_edits",
+    "recover",
+    "settled",
+    "verify",
+]
+
+
+def append(path: Path, records: list[dict[str, Any]]) -> None:
+    """Append records to the log, one JSON line each, in one write, fsynced.
+
+    Raises:
+        OSError: the log cannot be written (the caller must then not change memory.md).
+    """
+    if not records:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # json_dumps: control/format characters of a line as escapes (and a lone surrogate of a
+    # file name cannot make the encode fail)
+    data = "".join(json_dumps(r) + "\n" for r in records).encode("utf-8")
+    fd = open_append(path, readable=True)  # a regular file only (issue 12.3)
+    size = -1
+    try:
+        # A SIGKILL can cut a write of more than a page short (tests/test_crash.py saw it),
+        # leaving a torn last line. Appending right after it would glue our first entry onto
+        # the fragment and make it unreadable — a removed line with no record to restore it
+        # from. So start on a fresh line, and write until everything is out.
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        rest = memoryview(data)
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+        os.fsync(fd)
+    except OSError as e:
+        # A full disk: take back what part of the entries was written, so no torn entry is
+        # left to glue onto, and name the log (os.write does not; issue 12 item 4).
+        if size >= 0:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+        e.filename = e.filename or str(path)
+        raise
+    finally:
+        os.close(fd)
+
+
+def entries(path: Path) -> Iterator[dict[str, Any]]:
+    """Every well-formed entry in file order; a torn last line (a kill mid-append) is skipped."""
+    try:
+        f = open_regular(path)
+    except FileNotFoundError:
+        return
+    with f:
+        for no, blob in enumerate(f, 1):
+            try:
+                rec = json_value(blob.decode("utf-8"))
+            except ValueError:  # invalid UTF-8 or JSON, nested too deeply, NaN
+                if blob.endswith(b"\n"):  # named only to those who may see its scope (§7.3)
+                    warn(f"{path}:{no}: unreadable audit entry skipped", scopes=_blob_scopes(blob))
+                continue
+            if isinstance(rec, dict):
+                yield rec
+
+
+class Txn:
+    """One audited write: ``prepare`` its entries, change the file, then ``commit``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.id = time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+        self.t = int(time.time())
+
+    def prepare(self, records: list[dict[str, Any]]) -> None:
+        """Append the transaction's entries (state ``prepared``)."""
+        append(
+            self.path,
+            [{"t": self.t, "txn": self.id, **r, "state": "prepared"} for r in records],
+        )
+
+    def commit(self) -> None:
+        """Mark the transaction applied."""
+        append(self.path, [{"t": int(time.time()), "txn": self.id, "op": "commit"}])
+
+    def abort(self, reason: str) -> None:
+        """Mark the transaction not applied (memory.md was left as it was), with why."""
+        append(
+            self.path, [{"t": int(time.time()), "txn": self.id, "op": "abort", "reason": reason}]
+        )
+
+
+_SCOPE_FIELD = re.compile(rb'"scope":\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _blob_scopes(blob: bytes) -> frozenset[str]:
+    """The scopes an unreadable log line names: its ``"scope"`` field, else the ``scope=``
+    of the line it carries, else ``global`` (:func:`talos.warn.audible`)."""
+    m = _SCOPE_FIELD.search(blob)
+    if m:
+        try:
+            return frozenset({json.loads(b'"' + m.group(1) + b'"')})
+        except ValueError:
+            pass
+    return claimed_scopes(blob)
+
+
+def entry_scope(entry: dict[str, Any]) -> str:
+    """The scope an entry belongs to: its ``scope`` field, else the scope of the line it
+    carries (older ``restore`` entries had none), else — for a skill file forgotten or
+    restored before entries carried one — the ``scope:`` in the frontmatter of the file (in
+    the trash or back in place), else ``global``. Readers show an entry only to callers
+    authorized for its scope (SPEC §7.3: no oracle on other scopes)."""
+    scope = entry.get("scope")
+    if isinstance(scope, str) and scope:
+        return canonical_name(
+            scope
+        )  # entries written before scopes were folded (talos.view.scopes)
+    if entry.get("op") == "skill-forget" or entry.get("reason") == "restore after skill-forget":
+        for name in ("trash", "after", "before"):
+            where = entry.get(name)
+            if isinstance(where, str) and where:
+                path = Path(where)
+                if path.is_file():
+                    return next(iter(skill_scopes(path)))
+        return "global"
+    for name in ("after", "before", "line"):
+        text = entry.get(name)
+        parsed = parse_fact_line(text) if isinstance(text, str) else None
+        if parsed is not None and parsed.fields.get("scope"):
+            return parsed.fields["scope"]
+    return "global"
+
+
+def _line_present(lines: set[str], line: str | None) -> bool:
+    return line is not None and line in lines
+
+
+def settled(path: Path) -> list[dict[str, Any]]:
+    """Entries of committed transactions only, in order (aborted and pending ones left out)."""
+    done: set[str] = set()
+    all_entries = list(entries(path))
+    for e in all_entries:
+        if e.get("op") == "commit":
+            done.add(str(e.get("txn")))
+    return [e for e in all_entries if e.get("state") == "prepared" and e.get("txn") in done]
+
+
+#: How much of the log's end :func:`recover` reads before falling back to a full scan.
+TAIL_BYTES = 1 << 16
+
+
+def _open_tail(path: Path) -> dict[str, list[dict[str, Any]]] | None:
+    """The transaction left open at the end of the log, read from its last :data:`TAIL_BYTES`.
+
+    Every write settles open transactions before appending its own, under the memory lock, so
+    only the last transaction can be open: a log ending in ``commit``/``abort`` has none. This
+    keeps a write's cost independent of the log's length. Returns ``{txn: entries}`` (empty
+    when nothing is open), or ``None`` when the tail cannot tell (a transaction larger than
+    the window): then the caller scans the whole log.
+    """
+    try:
+        size = path.stat().st_size
+        with open_regular(path) as f:
+            f.seek(max(0, size - TAIL_BYTES))
+            chunk = f.read()
+    except FileNotFoundError:
+        return {}
+    blobs = chunk.split(b"\n")
+    if size > TAIL_BYTES:
+        blobs = blobs[1:]  # the first piece may start mid-line
+    parsed: list[dict[str, Any]] = []
+    for blob in blobs:
+        try:
+            rec = json_value(blob.decode("utf-8"))
+        except ValueError:
+            continue  # a torn line (a kill mid-append) carries nothing usable
+        if isinstance(rec, dict):
+            parsed.append(rec)
+    if not parsed:
+        return {} if size <= TAIL_BYTES else None
+    last = parsed[-1]
+    if last.get("op") in ("commit", "abort") or last.get("state") != "prepared":
+        return {}
+    txn = str(last.get("txn"))
+    group: list[dict[str, Any]] = []
+    for rec in reversed(parsed):
+        if str(rec.get("txn")) != txn:
+            return {txn: list(reversed(group))}
+        group.append(rec)
+    return {txn: list(reversed(group))} if size <= TAIL_BYTES else None
+
+
+def recover(path: Path, memory_file: Path) -> int:
+    """Settle transactions left prepared by a killed writer; call under the memory lock.
+
+    A transaction is applied when its added lines are in memory.md (or, for a pure removal,
+    its removed lines are not). Appends ``commit`` or ``abort`` for each.
+
+    Returns:
+        How many transactions were settled.
+    """
+    tail = _open_tail(path)
+    if tail is not None:
+        open_txns = tail
+    else:
+        pending: dict[str, list[dict[str, Any]]] = {}
+        closed: set[str] = set()
+        for e in entries(path):
+            txn = str(e.get("txn"))
+            if e.get("op") in ("commit", "abort"):
+                closed.add(txn)
+            elif e.get("state") == "prepared":
+                pending.setdefault(txn, []).append(e)
+        open_txns = {t: es for t, es in pending.items() if t not in closed}
+    if not open_txns:
+        return 0
+    try:
+        text = read_memory(memory_file, serve=False).decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        text = ""
+    lines = {ln.rstrip("\r") for ln in text.split("\n")}
+    out = []
+    for txn, es in open_txns.items():
+        file_entries = [e for e in es if e.get("file") == str(memory_file)]
+        added = [e["after"] for e in file_entries if e.get("after")]
+        removed = [e["before"] for e in file_entries if e.get("before") and not e.get("after")]
+        moved = [e for e in es if e.get("op") == "skill-forget" and e.get("trash")]
+        appended = [e for e in file_entries if e.get("after") and isinstance(e.get("offset"), int)]
+        if (
+            len(added) == 1
+            and not removed
+            and appended
+            and _complete_torn_append(memory_file, added[0], appended[0]["offset"])
+        ):
+            lines.add(added[0])
+        if added:
+            applied = all(_line_present(lines, a) for a in added)
+        elif removed:
+            applied = not any(_line_present(lines, r) for r in removed)
+        elif moved:  # a forgotten skill: applied when the file reached the trash
+            applied = all(Path(str(e["trash"])).exists() for e in moved)
+        else:
+            applied = True
+        out.append(
+            {
+                "t": int(time.time()),
+                "txn": txn,
+                "op": "commit" if applied else "abort",
+                "reason": "recovered after an interrupted write",
+            }
+        )
+    append(path, out)
+    return len(out)
+
+
+def _complete_torn_append(memory_file: Path, line: str, offset: int) -> bool:
+    """A plain append (``talos.writer.shared_file.append_line``) killed mid-write can leave the
+    start of
+    its line at the very end of memory.md (a write of more than a page is not all-or-nothing).
+    Complete it: returns True when the file's last line, starting at or after ``offset`` (the
+    file's size when the append was prepared: a person's own unfinished last line starts
+    before it), is a strict prefix of ``line`` and the rest was appended."""
+    want = line.encode("utf-8")
+    try:
+        with open_regular(memory_file) as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            start = max(0, size - len(want) - 1)
+            f.seek(start)
+            tail = f.read()
+    except OSError:
+        return False
+    cut = tail.rfind(b"\n")
+    if cut < 0 and start > 0:
+        return False  # the last line is longer than ``line``: not a piece of it
+    last_at = start + cut + 1
+    last = tail[cut + 1 :]
+    if last_at < offset or not last or len(last) >= len(want) or not want.startswith(last):
+        return False
+    fd = open_append(memory_file.resolve())  # through a symlinked memory.md, as writers do
+    try:
+        rest = memoryview(want[len(last) :] + b"\n")
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class OutsideEdit:
+    """A place where memory.md and the audit log disagree because of an edit made outside
+    talos (by hand, or an editor saving an older copy over talos's write).
+
+    ``kind``: ``missing`` (a record talos wrote is not in memory.md), ``changed`` (its line
+    was edited: the id is there, the text is not what talos wrote), ``back`` (a line talos
+    removed is in memory.md again). ``line``: 1-based line in memory.md (0 when absent).
+    ``message``: a sentence that says what happened and what to do. ``was``: the line as the
+    log last left it (``None``: taken out); ``now``: the line in memory.md (``None``: absent)
+    — what an acknowledgement records (:func:`talos.writer.edits.acknowledge`).
+    """
+
+    kind: str
+    id: str
+    line: int
+    message: str
+    was: str | None = None
+    now: str | None = None
+
+
+def outside_edits(
+    path: Path, memory_file: Path, scopes: Collection[str] | None = None
+) -> list[OutsideEdit]:
+    """Records whose state in memory.md is not what the committed log says (issue 12.1).
+
+    Replays the committed entries of ``memory_file``: the last entry of each record id says
+    whether talos left it in the file (an ``after`` line) or took it out (a ``before`` line
+    with no ``after``). Each disagreement is an :class:`OutsideEdit` whose message a person
+    can act on: ``talos restore ID`` for a record that vanished; remove the line again or
+    ``talos resolve`` for one that came back; nothing when a change was meant. ``scopes``:
+    only entries of these scopes (default: all); a message quotes text with credentials
+    masked (hostile pass of issue 13).
+    """
+    from talos.safety.secrets import mask_secrets  # imported on use: the log is read rarely
+
+    try:
+        data = read_memory(memory_file, serve=False)
+    except FileNotFoundError:
+        data = b""
+    text = data.decode("utf-8", errors="surrogateescape")
+    lines = [ln.rstrip("\r") for ln in text.split("\n")]
+    where: dict[str, int] = {}
+    by_id: dict[str, int] = {}
+    for no, ln in enumerate(lines, 1):
+        where.setdefault(ln, no)
+        if "id=" in ln:
+            parsed = parse_fact_line(ln)
+            if parsed is not None and parsed.fields.get("id"):
+                by_id.setdefault(parsed.fields["id"], no)
+    last: dict[str, dict[str, Any]] = {}
+    for e in settled(path):
+        if (
+            e.get("file") == str(memory_file)
+            and e.get("id")
+            and (e.get("after") or e.get("before"))
+            and (scopes is None or entry_scope(e) in scopes)
+        ):
+            last[str(e["id"])] = e
+    name = memory_file.name
+    out: list[OutsideEdit] = []
+    for rid, e in last.items():
+        after, before = e.get("after"), e.get("before")
+        if after:
+            if after in where:
+                continue
+            if rid in by_id:
+                no = by_id[rid]
+                out.append(
+                    OutsideEdit(
+                        "changed",
+                        rid,
+                        no,
+                        f"{name}:{no}: record {rid} was edited outside talos; nothing to do if "
+                        f"you meant it (talos history {rid} shows what talos wrote)",
+                        str(after),
+                        lines[no - 1],
+                    )
+                )
+                continue
+            parsed = parse_fact_line(after)
+            # masked (main: a secret never reaches a reason) and bounded: a 6,000-character
+            # fact filled doctor's screen (the hostile pass)
+            what = repr(cut(mask_secrets(parsed.text if parsed is not None else str(after)), 80))
+            out.append(
+                OutsideEdit(
+                    "missing",
+                    rid,
+                    0,
+                    f"record {rid} {what} is not in {name}: it was removed outside talos (by "
+                    "hand, or an editor saved an older copy over it); talos restore "
+                    f"{rid} brings it back (talos doctor --ack if you meant it)",
+                    str(after),
+                )
+            )
+        elif before in where:
+            no = where[before]
+            parsed = parse_fact_line(before)
+            k = parsed.fields.get("key") if parsed is not None else None
+            fix = f"talos resolve {k} --keep ID" if k else f"delete line {no}"
+            out.append(
+                OutsideEdit(
+                    "back",
+                    rid,
+                    no,
+                    f"{name}:{no}: record {rid} is back although talos removed it "
+                    f"({e.get('op')}): an editor probably saved an older copy over talos's "
+                    f"write; if you did not mean to bring it back: {fix} (talos doctor --ack "
+                    "if you did)",
+                    None,
+                    before,
+                )
+            )
+    return out
+
+
+def verify(path: Path, memory_file: Path, scopes: Collection[str] | None = None) -> list[str]:
+    """Check the log against memory.md; returns problems ([] when consistent).
+
+    Consistent means: no transaction is left pending, every record a committed transaction
+    left in memory.md is there, and no line it removed is back (:func:`outside_edits`; a
+    record edited in place is not a problem: its id is still there). ``scopes``: only the
+    entries of these scopes are looked at (a request is never told of another scope's
+    records, SPEC §7.3; hostile pass of issue 13 item 8).
+    """
+    problems: list[str] = []
+    closed: set[str] = set()
+    prepared: set[str] = set()
+    for e in entries(path):
+        if e.get("op") in ("commit", "abort"):
+            closed.add(str(e.get("txn")))
+        elif e.get("state") == "prepared" and (scopes is None or entry_scope(e) in scopes):
+            prepared.add(str(e.get("txn")))
+    for txn in sorted(prepared - closed):
+        problems.append(f"transaction {txn} is neither committed nor aborted")
+    problems += [o.message for o in outside_edits(path, memory_file, scopes) if o.kind != "changed"]
+    return problems

@@ -1,0 +1,52 @@
+"""The audit log as ``talos history`` shows it to a person of some scopes (SPEC §7.6).
+
+The log (:mod:`talos.writer.audit`) holds every scope's committed writes, each line exactly as it
+was (``restore`` brings it back as it was). What is shown is the entries of the authorized
+scopes only (SPEC §7.3), with every credential in ``before``, ``after`` and ``reason`` masked
+(SPEC §8.3: a revoked tool record holding a token was printed whole by ``talos history``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from talos import safety
+from talos.view.canon import canonical_name
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["history"]
+
+
+def history(
+    audit_file: Path, scopes: Sequence[str], target: str | None = None
+) -> list[dict[str, Any]]:
+    """The committed entries of ``audit_file`` of ``scopes``, oldest first, each with
+    ``"state": "committed"`` and its credentials masked; only those whose record id or key
+    (in its canonical spelling) is ``target`` when given."""
+    from talos.writer import audit  # imported on use: recall never reads the log
+
+    rows = [
+        {**e, **_masked(e), "state": "committed"}  # settled(): committed only
+        for e in audit.settled(audit_file)
+        if audit.entry_scope(e) in scopes
+    ]
+    if target:
+        name = canonical_name(target) or None
+        rows = [
+            e
+            for e in rows
+            if target == e.get("id") or name == canonical_name(str(e.get("key") or ""))
+        ]
+    return rows
+
+
+def _masked(entry: dict[str, Any]) -> dict[str, Any]:
+    """The text fields of an audit entry with credentials masked (what history shows)."""
+    return {
+        k: safety.mask_secrets(v)
+        for k in ("before", "after", "reason")
+        if isinstance(v := entry.get(k), str)
+    }
