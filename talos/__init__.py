@@ -1,6 +1,6 @@
 """talos — personal long-term memory for AI agents, recalled by spreading activation.
 
-Public API (SPEC §9.2): :class:`Memory`, :func:`keywords`, and the result types. They load on
+Public API (design §9.2): :class:`Memory`, :func:`keywords`, and the result types. They load on
 first use (PEP 562): ``import talos`` alone imports nothing heavy, so ``talos hook AGENT``
 can answer an agent over the resident server without numpy (issue 16.3).
 """

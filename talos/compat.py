@@ -1,4 +1,4 @@
-"""Drop-in replacement for the reference Talos ``recall.py`` (SPEC §9.3).
+"""Drop-in replacement for the reference Talos ``recall.py`` (design §9.3).
 
 An existing agent swaps ``import recall`` for ``from talos import compat as recall`` and keeps
 working: the module-level path variables are read at every call (callers and tests may reassign
@@ -146,9 +146,9 @@ def recall(
     """The Chinese context block for ``query`` ("" when nothing is recalled).
 
     ``sink``: a dict filled with ``bodies`` (skill bodies injected) and ``picked`` (rows).
-    ``keep_fact=None`` applies talos's default safety filter (SPEC §3.1, §8.2). Rows and scores
+    ``keep_fact=None`` applies talos's default safety filter (design §3.1, §8.2). Rows and scores
     of a terms model follow the reference's rules (module docstring; :func:`_reference_recall`);
-    writes one trace line and counts usage, as the reference does (SPEC §6.3).
+    writes one trace line and counts usage, as the reference does (design §6.3).
     """
     mem = _memory(blocked, keep_fact)
     if mem.ranking.over == TERMS:
@@ -217,7 +217,7 @@ def _reference_recall(mem: Memory, query: str, k: int) -> Recall:
     """:meth:`Memory.recall` for a terms model with the reference's rules: the rows of
     :func:`_reference_ranking` in its order, the body to its skill; no relevance floor and no
     budget (the reference has neither). Writes the trace line and counts usage for the
-    delivered rows, as :meth:`Memory.recall` does (SPEC §6.3)."""
+    delivered rows, as :meth:`Memory.recall` does (design §6.3)."""
     graph, ranked, best = _reference_ranking(mem, query, k)
     picks = [(score, i, i == best) for score, i in ranked]
     text, rows = delivery.deliver(graph, picks, {}, mem.heading, mem.lang)

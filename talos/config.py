@@ -1,4 +1,4 @@
-"""``talos.toml``: reading it and checking its values (SPEC §2).
+"""``talos.toml``: reading it and checking its values (design §2).
 
 Every setting a home's ``talos.toml`` may hold (:data:`KNOWN_KEYS`), the defaults of those that
 are numbers, how the file is read (:func:`load_config`: a regular file, UTF-8, TOML), and what
@@ -57,7 +57,7 @@ PATH_DEFAULTS: dict[str, str | None] = {
 KNOWN_KEYS = frozenset(
     {*PATH_DEFAULTS, "lang", "model", "hooks", "dense", "dead_min_days", "budget", "k"}
 )
-#: The block's default budget in characters (``budget`` in talos.toml; SPEC §6.1 rule 6): the
+#: The block's default budget in characters (``budget`` in talos.toml; design §6.1 rule 6): the
 #: size an agent can afford on every turn. Dev (``bench/tune_lab.py budget``), block gold
 #: recall / median size: 1,500 → LoCoMo 0.631 / 1,384, Chinese set 0.859; **2,000 → 0.667 /
 #: 1,884, 0.873** (the ranking's top 10 is ~2,100 characters of LoCoMo rows); 3,000 → 0.707 /
@@ -181,7 +181,7 @@ def config_place(root: Path, key: str, table: str = "") -> str:
 
 
 def dead_min_days(paths: Paths) -> int:
-    """``dead_min_days`` of the home's talos.toml, else :data:`DEAD_MIN_DAYS` (SPEC §6.4:
+    """``dead_min_days`` of the home's talos.toml, else :data:`DEAD_MIN_DAYS` (design §6.4:
     the span a memory must have been counted before ``dead`` may propose it).
 
     Raises:
@@ -199,7 +199,7 @@ def dead_min_days(paths: Paths) -> int:
 
 def block_limits(paths: Paths) -> tuple[int, int]:
     """``(budget, k)`` of the home's talos.toml: the block's budget in characters (default
-    :data:`BUDGET`) and its cap on rows (default :data:`CAP`), SPEC §6.1 rule 6.
+    :data:`BUDGET`) and its cap on rows (default :data:`CAP`), design §6.1 rule 6.
 
     Raises:
         InputError: a value that is not a whole number in range (budget 200–1,000,000, k

@@ -1,4 +1,4 @@
-"""Exceptions a caller can act on, and the sentence a person reads for a failure (SPEC §9.1).
+"""Exceptions a caller can act on, and the sentence a person reads for a failure (design §9.1).
 
 The CLI maps them to exit codes. :func:`failure_message` is the one place that turns any
 failure — a talos error, an :class:`OSError`, a SQLite error, a held lock — into one sentence

@@ -1,4 +1,4 @@
-"""Where a home is and where its files are (SPEC §2).
+"""Where a home is and where its files are (design §2).
 
 Resolution: ``--home PATH`` > ``TALOS_HOME`` > ``platformdirs.user_data_dir("talos")``. Each
 path can be set on its own (API argument > ``talos.toml`` in the home > default); relative
@@ -148,7 +148,7 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Paths:
-    """Every file talos reads or writes in one home (SPEC §2)."""
+    """Every file talos reads or writes in one home (design §2)."""
 
     home: Path
     memory_file: Path
@@ -167,17 +167,17 @@ class Paths:
 
     @property
     def usage_db(self) -> Path:
-        """SQLite file with usage counts (SPEC §6.3)."""
+        """SQLite file with usage counts (design §6.3)."""
         return self.state_dir / "usage.db"
 
     @property
     def audit_file(self) -> Path:
-        """Append-only audit log of every write (SPEC §7.6)."""
+        """Append-only audit log of every write (design §7.6)."""
         return self.state_dir / "audit.jsonl"
 
     @property
     def hits_file(self) -> Path:
-        """A reference Talos ``recall_hits.json``, imported once (SPEC §6.3)."""
+        """A reference Talos ``recall_hits.json``, imported once (design §6.3)."""
         return self.state_dir / "recall_hits.json"
 
     @property
@@ -231,7 +231,7 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
             holds a NUL byte or a ``~user`` that does not exist, is too long for the file
             system, or lies on a kernel file system. An overriding ``trace_file``
             (an API argument, ``talos.compat.TRACE_FILE``) is left to the trace writer, which
-            warns: the trace must never fail a recall (SPEC §6.1, issue 12.4).
+            warns: the trace must never fail a recall (design §6.1, issue 12.4).
     """
     root = resolve_home(home)
     config = load_config(root)

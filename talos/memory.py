@@ -1,4 +1,4 @@
-"""The Python API: :class:`Memory` (SPEC §9.2). The CLI, compat layer and benches sit on it."""
+"""The Python API: :class:`Memory` (design §9.2). The CLI, compat layer and benches sit on it."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ _M = TypeVar("_M", bound=Callable[..., Any])
 def _heard(method: _M) -> _M:
     """Run a :class:`Memory` method with its scopes as the warnings' audience: a warning about
     a record of another scope (an unreadable tag, a skill left out) is not printed
-    (:mod:`talos.warn`, SPEC §7.3, issue 13 item 8)."""
+    (:mod:`talos.warn`, design §7.3, issue 13 item 8)."""
 
     @functools.wraps(method)
     def run(self: Memory, *args: Any, **kwargs: Any) -> Any:
@@ -78,14 +78,14 @@ else:
 
 
 class Memory:
-    """One person's memory: recall, explain, usage, dead and forget over a home (SPEC §9.2).
+    """One person's memory: recall, explain, usage, dead and forget over a home (design §9.2).
 
     Args:
         home: the home folder (``None``: ``$TALOS_HOME``, else the platform data dir, §2).
         memory_file, skills_dir, sessions_dir, state_dir, trace_file: override single paths
             (relative to the home; default from ``talos.toml`` or §2); ``sessions_dir`` may be
             a list of folders, read in its order.
-        scopes: authorized scopes of every request (SPEC §7.3), default ``("global",)``; each
+        scopes: authorized scopes of every request (design §7.3), default ``("global",)``; each
             read in its canonical spelling (``ＧＬＯＢＡＬ`` is ``global``, talos.view.scopes).
         keep_fact: filter on fact texts; default :func:`talos.safety.keep_fact` (§8.2);
             ``None`` keeps every line.
@@ -96,7 +96,7 @@ class Memory:
             ranked by its ranker (:func:`talos.ranking.rankers.ranker_for`), chosen once here.
         usage: where usage counts live (default: SQLite in the state folder).
         index: keep a persistent index in the state folder so recall reads nothing it has
-            read before (SPEC §11); ``False`` reads every file on every call.
+            read before (design §11); ``False`` reads every file on every call.
         dense: the dense leg (:mod:`talos.ranking.hybrid`) fused with the ``evidence`` ranking:
             ``None`` as ``dense`` in talos.toml (default off), ``True`` / ``False``, or a
             :class:`talos.ranking.hybrid.Leg`. Where it cannot run: one warning, a lexical recall.
@@ -146,8 +146,8 @@ class Memory:
             {str(Path(p).resolve()) for p in (blocked or ())},
             lang,
             index,
-            headings=self.model != "classic",  # classic: a heading is a fact (SPEC §3.1)
-            folders=self.model != "classic",  # classic: top-level skills only (SPEC §3.2)
+            headings=self.model != "classic",  # classic: a heading is a fact (design §3.1)
+            folders=self.model != "classic",  # classic: top-level skills only (design §3.2)
         )
         self.usage_store: UsageStore = usage or SqliteUsage(
             self.paths.usage_db, import_hits=self.paths.hits_file
@@ -159,13 +159,13 @@ class Memory:
         self._headings = delivery.Headings(self._kept)
         budget, cap = block_limits(self.paths)
         #: A recall's default budget in characters and cap on rows (``budget`` and ``k`` of
-        #: talos.toml, SPEC §6.1 rule 6); ``classic`` keeps the reference's 5 rows, unbounded.
+        #: talos.toml, design §6.1 rule 6); ``classic`` keeps the reference's 5 rows, unbounded.
         self.budget: int | None = None if self.model == "classic" else budget
         self.k: int = RECALL_K if self.model == "classic" else cap
 
     @property
     def scopes(self) -> tuple[str, ...]:
-        """The authorized scopes, in order (SPEC §7.3); fixed for the life of the object."""
+        """The authorized scopes, in order (design §7.3); fixed for the life of the object."""
         return self._kept.scopes
 
     @property
@@ -186,12 +186,12 @@ class Memory:
     @property
     def headings(self) -> bool:
         """Whether a heading of memory.md labels the facts beneath it and is no record (every
-        model but ``classic``, SPEC §3.1); fixed for the life of the object."""
+        model but ``classic``, design §3.1); fixed for the life of the object."""
         return self._kept.headings
 
     @property
     def index(self) -> Index | None:
-        """The persistent index, or ``None`` without it or after it failed (SPEC §11)."""
+        """The persistent index, or ``None`` without it or after it failed (design §11)."""
         return self._kept.index
 
     def close(self) -> None:
@@ -223,7 +223,7 @@ class Memory:
     def view(
         self, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> tuple[View, Graph]:
-        """The authorized active view at ``at`` (default today) and its graph (SPEC §7.3):
+        """The authorized active view at ``at`` (default today) and its graph (design §7.3):
         the view's ``nodes`` are its records; episodes join the graph after them when
         ``global`` is authorized (:meth:`talos.view.kept.KeptState.view`). Cached while the files,
         the date and the overrides are unchanged."""
@@ -232,7 +232,7 @@ class Memory:
     @_heard
     def prepare(self, at: dt.date | None = None) -> None:
         """Build and store what a recall at ``at`` (default today) reads, so the next recall
-        process starts warm (``talos index``, SPEC §11): the episode and records blocks of the
+        process starts warm (``talos index``, design §11): the episode and records blocks of the
         default view (else the first recall pays for them: 1.2 s and 183 MB at 30,000
         sessions, against 0.45 s and 88 MB warm) and the ranker's state
         (:meth:`talos.ranking.rankers.Ranker.prepare`). No usage is counted, no trace written."""
@@ -287,7 +287,7 @@ class Memory:
         unit: str = "chars",
         dense: bool | None = None,
     ) -> Recall:
-        """Recall the memories relevant to ``query`` as a context block (SPEC §6.1).
+        """Recall the memories relevant to ``query`` as a context block (design §6.1).
 
         The rows the ranker picks (:meth:`talos.ranking.rankers.Ranker.select`: with ``evidence``,
         those over the relevance floor; the best skill's body when it passes the gate), in
@@ -297,10 +297,10 @@ class Memory:
         Args:
             query: the task text. k: most rows (>= 0; ``None``: :attr:`k`, talos.toml's
                 ``k``, 30 by default; 5 with ``classic``). at: business date (default today).
-            overrides: request-scoped values ``{key: value}`` (SPEC §7.5): they replace the
+            overrides: request-scoped values ``{key: value}`` (design §7.5): they replace the
                 records of that key for this call only, marked in the block, never written
                 or counted.
-            budget: most ``unit`` (``chars``, ``utf16``, ``bytes``) the block may take (SPEC
+            budget: most ``unit`` (``chars``, ``utf16``, ``bytes``) the block may take (design
                 §6.1 rule 6, :func:`talos.selection.delivery.deliver`); ``None``: :attr:`budget`
                 (talos.toml's ``budget``, 2,000 by default; no bound with ``classic``).
             dense: fuse the dense leg for this call (``None``: :attr:`dense`); the rows are
@@ -322,17 +322,17 @@ class Memory:
         asked = self._ranker.start(query, self.dense if dense is None else dense)
         graph = self._kept.recall_graph(at, overrides)
         picks, legs = self._ranker.select(graph, asked, k)
-        reference = self.model == "classic"  # the reference's rows (SPEC §6.1 rule 3)
+        reference = self.model == "classic"  # the reference's rows (design §6.1 rule 3)
         text, rows = delivery.deliver(
             graph, picks, legs, self._headings.of, self.lang, budget, unit, reference
         )
-        seen = self._kept.present(graph)  # only delivered rows are hits (SPEC §6.3)
+        seen = self._kept.present(graph)  # only delivered rows are hits (design §6.3)
         delivery.record(self.paths, query, rows, self.scopes, self.usage_store, seen)
         return Recall(text, rows)
 
     def heading(self, node: Node, graph: Graph | None = None) -> str:
         """The markdown heading ``node`` is shown under in the view whose graph is ``graph``
-        ("" for none; SPEC §3.1, :meth:`talos.selection.delivery.Headings.of`)."""
+        ("" for none; design §3.1, :meth:`talos.selection.delivery.Headings.of`)."""
         return self._headings.of(node, graph)
 
     @_heard
@@ -344,7 +344,7 @@ class Memory:
         overrides: Mapping[str, str] | None = None,
         dense: bool | None = None,
     ) -> list[Row]:
-        """The top ``k`` ranked rows with how each was reached (SPEC §6.2), as :class:`Row`
+        """The top ``k`` ranked rows with how each was reached (design §6.2), as :class:`Row`
         objects (each unpacks as ``(score, kind, text)``); no side effects. ``dense``: fuse the
         dense leg (``None``: :attr:`dense`); each row then shows both legs (:attr:`Row.legs`)."""
         asked = self._ranker.start(query, self.dense if dense is None else dense)
@@ -356,7 +356,7 @@ class Memory:
 
     @_heard
     def usage(self) -> dict[str, Stat]:
-        """Usage counts of the authorized scopes: ``kind:text80`` → :class:`Stat` (SPEC §6.3)."""
+        """Usage counts of the authorized scopes: ``kind:text80`` → :class:`Stat` (design §6.3)."""
         return {key: st for s in self.scopes for key, st in self.usage_store.stats(s).items()}
 
     @_heard
@@ -367,7 +367,7 @@ class Memory:
         at: dt.date | None = None,
         min_days: int | None = None,
     ) -> list[Suggestion]:
-        """Forgetting suggestions (SPEC §6.4, :func:`talos.usage.forgetting.suggestions`): what
+        """Forgetting suggestions (design §6.4, :func:`talos.usage.forgetting.suggestions`): what
         talos
         or an agent wrote (``src != user``), seen ``min_seen`` times and never recalled or not
         for ``stale_days`` days, once counted for ``min_days`` days (``None``: talos.toml's
@@ -381,20 +381,20 @@ class Memory:
 
     @_heard
     def forget(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> int:
-        """Remove the memory.md lines the suggestions stand for (SPEC §6.5); returns how many
+        """Remove the memory.md lines the suggestions stand for (design §6.5); returns how many
         records were forgotten (lines and skill files; see :meth:`forget_records`)."""
         return len(self.forget_records(suggestions))
 
     @_heard
     def forget_records(self, suggestions: Iterable[Suggestion | Sequence[str]]) -> list[Forgotten]:
         """Remove the memory.md lines (only those talos or an agent wrote) and move the skill
-        files the suggestions stand for to the trash (SPEC §6.5); returns what was forgotten,
+        files the suggestions stand for to the trash (design §6.5); returns what was forgotten,
         with the ids ``talos restore`` takes (:func:`talos.usage.forgetting.forget`)."""
         done = forgetting.forget(self.paths, self.scopes, self._kept.folders, suggestions)
         self._kept.wrote()
         return done
 
-    # -- trust (SPEC §7) -------------------------------------------------------------------
+    # -- trust (design §7) -------------------------------------------------------------------
 
     @_heard
     def get(
@@ -408,7 +408,7 @@ class Memory:
 
     @_heard
     def conflicts(self, at: dt.date | None = None) -> list[tuple[str, str, list[Node]]]:
-        """Contested keys in view: ``[(scope, key, competing records), ...]`` (SPEC §7.4)."""
+        """Contested keys in view: ``[(scope, key, competing records), ...]`` (design §7.4)."""
         return [(scope, key, list(rs)) for (scope, key), rs in self.view(at)[0].conflicts.items()]
 
     @_heard
@@ -420,7 +420,7 @@ class Memory:
         overrides: Mapping[str, str] | None = None,
     ) -> list[WhyNot]:
         """In-scope records that match ``query`` (its keywords, or with ``evidence`` its
-        analyzer terms) but are not among the top ``k`` rows, each with a typed reason (SPEC
+        analyzer terms) but are not among the top ``k`` rows, each with a typed reason (design
         §6.2 ``--why-not``, :func:`talos.selection.why_not.reasons`): ``below-floor`` ("evidence
         0.60"),
         ``below-threshold``, ``beyond-k``, ``shadowed``, ``conflict``, ``superseded``,
@@ -448,7 +448,8 @@ class Memory:
         conf: float | None = None,
         by: str | None = None,
     ) -> RememberResult:
-        """Append a tagged fact, superseding per SPEC §7.5 (:func:`talos.writer.edits.remember`), in
+        """Append a tagged fact, superseding per design §7.5 (:func:`talos.writer.edits.remember`),
+        in
         ``scope`` (default: the first authorized scope). Raises :class:`InputError` for bad
         input, an unauthorized scope, a text the fact filter keeps out of every route or a
         credential in a field (:func:`talos.writer.checks.check_remember`)."""
@@ -473,7 +474,7 @@ class Memory:
 
     @_heard
     def resolve(self, key: str, keep: str, at: dt.date | None = None) -> list[str]:
-        """Settle a conflict (SPEC §7.4): keep record ``keep``; the other active records of
+        """Settle a conflict (design §7.4): keep record ``keep``; the other active records of
         ``key`` in its scope become superseded (removed from memory.md, audited, restorable).
         Returns their ids. Raises :class:`InputError` when ``keep`` is not an active in-scope
         record of ``key`` in the view (:func:`talos.writer.checks.check_keep`) or no longer is
@@ -504,7 +505,7 @@ class Memory:
     @_heard
     def restore(self, rid: str) -> str:
         """Bring back a removed record of the authorized scopes by id from the audit log
-        (SPEC §7.6); returns the line (see :meth:`restore_record`)."""
+        (design §7.6); returns the line (see :meth:`restore_record`)."""
         return self.restore_record(rid).line
 
     @_heard
@@ -519,6 +520,6 @@ class Memory:
     @_heard
     def history(self, target: str | None = None) -> list[dict[str, Any]]:
         """Audit entries (committed writes) of the authorized scopes, oldest first, their
-        credentials masked; only those whose record id or key is ``target`` when given (SPEC
+        credentials masked; only those whose record id or key is ``target`` when given (design
         §7.6, :func:`talos.writer.history.history`)."""
         return history(self.paths.audit_file, self.scopes, target)

@@ -1,4 +1,4 @@
-"""The shapes every module shares: a memory node and its provenance (SPEC §3, §7.1)."""
+"""The shapes every module shares: a memory node and its provenance (design §3, §7.1)."""
 
 from __future__ import annotations
 
@@ -19,19 +19,19 @@ __all__ = [
     "node_provenance",
 ]
 
-#: Kinds of memory, in load order (SPEC §3): facts, then skills, then episodes.
+#: Kinds of memory, in load order (design §3): facts, then skills, then episodes.
 KINDS = ("fact", "skill", "episode")
 
 
 @dataclass(slots=True, eq=False)
 class Node:
-    """One memory as recall sees it (SPEC §3).
+    """One memory as recall sees it (design §3).
 
     Attributes:
         kind: ``"fact"``, ``"skill"`` or ``"episode"``.
         text: what is shown: the fact line, the skill label (``name — description``), or the
             first 80 characters of the episode's opening request.
-        keywords: the matching keyword set (SPEC §4 over the not-for-stripped matching text).
+        keywords: the matching keyword set (design §4 over the not-for-stripped matching text).
         order: position in load order (facts, skills, episodes); breaks every tie.
         path: the file the node comes from (memory.md, the skill file, the session file).
         line: 1-based line number in ``path`` (facts only; 0 otherwise).
@@ -39,16 +39,16 @@ class Node:
         body: the first 1200 characters of a skill file, and the 1201st when there is one
             (skills only; the block delivers 1200 and marks the cut).
         name: a skill's file base name without ``.md`` (skills only).
-        src: provenance source (``user`` when a fact has no tag, SPEC §3.1).
+        src: provenance source (``user`` when a fact has no tag, design §3.1).
         born: the tag's date ``YYYY-MM-DD`` ("" when untagged).
-        fields: the remaining ``field=value`` trust fields of the tag (SPEC §7.1), decoded.
-        members: nodes merged into this one (SPEC §5.1), oldest first; empty for most nodes.
-        heading_level: facts only: ``1``–``6`` when the line is a markdown heading (SPEC §3.1;
+        fields: the remaining ``field=value`` trust fields of the tag (design §7.1), decoded.
+        members: nodes merged into this one (design §5.1), oldest first; empty for most nodes.
+        heading_level: facts only: ``1``–``6`` when the line is a markdown heading (design §3.1;
             every model but ``classic`` leaves such a line out: it labels, it is no fact), else 0.
         headings: facts only: the texts of the headings above the line, outermost first (its
             heading path, :class:`talos.sources.facts.Outline`); ``""`` for a heading that
             may not be shown (withheld by the fact filter, or of a scope).
-        task: episodes only: the session's real task, its first 80 characters (SPEC §3.3:
+        task: episodes only: the session's real task, its first 80 characters (design §3.3:
             the first request that is not a slash command, its canned text or a
             continuation), "" when it is the opening request ``text`` (the reference's).
         outcome: episodes only: the head of the assistant's last answer in the session
@@ -77,35 +77,36 @@ class Node:
     @property
     def identity(self) -> tuple[str, str]:
         """Identity used to de-duplicate merged members: facts and episodes by text, skills by
-        text *and* path (two files with the same label are two skills, SPEC §5.1)."""
+        text *and* path (two files with the same label are two skills, design §5.1)."""
         return (self.text, self.path if self.kind == "skill" else "")
 
     @property
     def key(self) -> str:
-        """Trace and usage key: ``kind + ":" + text[:80]`` (SPEC §6.3)."""
+        """Trace and usage key: ``kind + ":" + text[:80]`` (design §6.3)."""
         return node_key(self.kind, self.text)
 
     @property
     def scope(self) -> str:
-        """Namespace of the record (SPEC §7.1); ``global`` unless the tag says otherwise."""
+        """Namespace of the record (design §7.1); ``global`` unless the tag says otherwise."""
         return self.fields.get("scope", "global")
 
     def with_members(self, limit: int = 2) -> str:
-        """The text plus up to ``limit`` merged members, each as ``"\\n  · member"`` (SPEC §6.2)."""
+        """The text plus up to ``limit`` merged members, each as ``"\\n  · member"`` (design
+        §6.2)."""
         return self.text + "".join(f"\n  · {m.text}" for m in self.members[:limit])
 
     def family(self) -> list[Node]:
-        """This node followed by all its merged members (every one is counted, SPEC §5.1)."""
+        """This node followed by all its merged members (every one is counted, design §5.1)."""
         return [self, *self.members]
 
 
 def line_id(raw: str) -> str:
-    """A short, stable id of a line's exact text (names hand-written records, SPEC §7.1)."""
+    """A short, stable id of a line's exact text (names hand-written records, design §7.1)."""
     return hashlib.sha256(raw.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
 
 
 def node_key(kind: str, text: str) -> str:
-    """``kind + ":" + text[:80]``: the key of a trace row and of a usage entry (SPEC §6.3),
+    """``kind + ":" + text[:80]``: the key of a trace row and of a usage entry (design §6.3),
     credentials masked before the cut (issue 13 item 6: what usage.db and the trace keep
     outlives the line; a fact holding one is withheld anyway, this holds for any filter)."""
     return f"{kind}:{mask_known_secrets(text)[:80]}"
@@ -127,7 +128,7 @@ class EpisodeFields(TypedDict):
 
 def episode_fields(n: Node) -> EpisodeFields:
     """What an episode row says beside its text, for the JSON of ``recall``, ``explain`` and
-    MCP (SPEC §3.3: an episode is worth reading alone; they gave only the opening request):
+    MCP (design §3.3: an episode is worth reading alone; they gave only the opening request):
     ``task`` (the session's real task, else its opening request: the row's), ``outcome`` (the
     assistant's last answer, its first :data:`~talos.sources.sessions.OUTCOME_CHARS`
     characters and ``…`` when it went on; "" for none), ``transcript`` (the session file's
@@ -145,5 +146,5 @@ def episode_fields(n: Node) -> EpisodeFields:
 
 
 def node_provenance(n: Node) -> dict[str, Any]:
-    """Provenance fields of a node (SPEC §7.1)."""
+    """Provenance fields of a node (design §7.1)."""
     return {"src": n.src, "born": n.born, "scope": n.scope, **n.fields}

@@ -1,6 +1,6 @@
-"""``talos report``: what recall has been doing, from the trace and the usage counts (SPEC §6.6).
+"""``talos report``: what recall has been doing, from the trace and the usage counts (design §6.6).
 
-:func:`build_report` reads ``recall_trace.jsonl`` (one line per recall, SPEC §6.3) and the
+:func:`build_report` reads ``recall_trace.jsonl`` (one line per recall, design §6.3) and the
 usage counts of the authorized scopes, and returns a JSON-ready dict. Only trace lines of
 requests whose scopes are all authorized are read (:func:`read_trace`): ``--scope
 project:alpha`` never sees what a beta recall picked, nor how many beta recalls there were.
@@ -14,7 +14,7 @@ project:alpha`` never sees what a beta recall picked, nor how many beta recalls 
 * ``most_recalled``: the keys picked most often in the trace (ties: first picked first);
 * ``never_recalled``: facts and skills of the current view (merged members included) that were
   never picked — no hit in the usage counts and no pick in the trace — most-seen first, then in
-  load order. Episodes are left out: they are not counted (SPEC §6.3), and most old sessions
+  load order. Episodes are left out: they are not counted (design §6.3), and most old sessions
   are never recalled by design.
 
 :func:`render_html` turns it into one self-contained page: inline CSS and SVG plots generated
@@ -57,7 +57,7 @@ def read_trace(
 
     Args:
         path: the trace file.
-        scopes: the reader's authorized scopes (SPEC §6.3, §7.3): only lines whose request
+        scopes: the reader's authorized scopes (design §6.3, §7.3): only lines whose request
             scopes (:func:`talos.usage.counts.trace_scopes`) are all among them are read — a line
             of an older talos, which has none, is ``global``'s. A line that cannot be read
             names no scope, so it is counted only for a reader authorized for ``global``.
@@ -78,7 +78,7 @@ def read_trace(
                     rec = None
                 owner = trace_scopes(rec) if isinstance(rec, dict) else None
                 if allowed is not None and not (owner or _UNREADABLE) <= allowed:
-                    continue  # another scope's recall: not even counted (SPEC §7.3)
+                    continue  # another scope's recall: not even counted (design §7.3)
                 if owner is not None and _well_formed(rec, latest):
                     rounds.append(rec)
                 else:
@@ -89,7 +89,7 @@ def read_trace(
 
 
 def _well_formed(rec: Any, latest: float) -> bool:
-    """Whether trace line ``rec`` is one a recall wrote (SPEC §6.3): an object with a list
+    """Whether trace line ``rec`` is one a recall wrote (design §6.3): an object with a list
     ``picked`` of objects whose scores, when numbers, are finite, and a time ``t`` from 1970
     to ``latest``. ``"t": 1e400`` raised OverflowError out of report, and one line from the
     year 9999 made the per-day series 2.9 million days long (35 s, 3.9 GB; hostile pass)."""
@@ -109,7 +109,7 @@ _UNREADABLE = frozenset({"global"})
 
 def _key_text(key: str, texts: dict[str, str]) -> str:
     """The text of a traced row: the whole text of the memory that holds ``key`` now, else the
-    key's own (SPEC §6.3: ``text[:80]``) with "…" when it may have been cut there."""
+    key's own (design §6.3: ``text[:80]``) with "…" when it may have been cut there."""
     if key in texts:
         return texts[key]
     text = key.partition(":")[2]
@@ -137,7 +137,7 @@ def _bins(scores: Sequence[float]) -> list[dict[str, Any]]:
 
 
 def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[str, Any]:
-    """Summarize the trace and usage of ``mem`` (SPEC §6.6). Changes no memory and no count.
+    """Summarize the trace and usage of ``mem`` (design §6.6). Changes no memory and no count.
 
     Args:
         mem: the memory (its trace file, usage store and authorized view).
@@ -260,7 +260,7 @@ def build_report(mem: Memory, top: int = 10, at: dt.date | None = None) -> dict[
 
 def _E(text: object) -> str:
     """Text for the page: on one line, control and format characters visible (a bidi override
-    in a memory would reorder the table cell, SPEC §6.1 item 7), then HTML-escaped."""
+    in a memory would reorder the table cell, design §6.1 item 7), then HTML-escaped."""
     return html.escape(one_line(str(text)))
 
 

@@ -20,7 +20,7 @@ class RecallRow:
     """A picked row: ``key`` (``kind:text80``), ``kind``, ``text``, rounded ``score``,
     ``body`` (whether the skill body was delivered), the ``node`` itself, and ``heading``: the
     nearest markdown heading a fact stands under, as stored ("" for none, and always with
-    ``classic``; SPEC §3.1, the block shows it cut, :func:`talos.render.heading_shown`)."""
+    ``classic``; design §3.1, the block shows it cut, :func:`talos.render.heading_shown`)."""
 
     key: str
     kind: str
@@ -35,7 +35,7 @@ class RecallRow:
     legs: dict[str, Any] | None = None
 
     def as_trace(self) -> dict[str, object]:
-        """The row as a trace entry ``{"key", "score", "body"}`` (SPEC §6.3). A request-scoped
+        """The row as a trace entry ``{"key", "score", "body"}`` (design §6.3). A request-scoped
         override is traced as ``override:KEY``: its value is never written to disk (§7.5)."""
         key = self.key
         if self.node.src == "override":
@@ -90,7 +90,7 @@ class Recall:
 
 @dataclass(slots=True)
 class Row:
-    """One explain row; unpacks as ``(score, kind, text)`` (SPEC §6.2).
+    """One explain row; unpacks as ``(score, kind, text)`` (design §6.2).
 
     ``text`` includes up to 2 merged members. ``seed`` is the node's seed activation,
     ``hops`` its activation gained in each hop, ``edges`` the contributions that carried it
@@ -167,7 +167,7 @@ class Row:
 
 @dataclass(slots=True)
 class Suggestion:
-    """A forgetting suggestion (SPEC §6.4); unpacks as ``(kind, text, reason)``.
+    """A forgetting suggestion (design §6.4); unpacks as ``(kind, text, reason)``.
 
     ``path``/``line``/``raw`` identify the exact line it came from; ``scope`` its namespace.
     """
@@ -214,7 +214,7 @@ class Suggestion:
 
 @dataclass(slots=True)
 class Decision:
-    """The answer of :meth:`Memory.get` (SPEC §7.7): ``reason`` ``ok``/``unknown``/
+    """The answer of :meth:`Memory.get` (design §7.7): ``reason`` ``ok``/``unknown``/
     ``expired``/``not-yet-valid``/``conflict``; ``value`` and ``record`` when ok."""
 
     key: str
@@ -263,7 +263,7 @@ class Decision:
 
 @dataclass(slots=True)
 class WhyNot:
-    """An in-scope record left out of explain's rows, and why (SPEC §6.2). ``legs``: with
+    """An in-scope record left out of explain's rows, and why (design §6.2). ``legs``: with
     the dense leg, the row's :attr:`Row.legs` (each leg's rank and score, ``cut_by``)."""
 
     node: Node

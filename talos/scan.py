@@ -1,5 +1,5 @@
 """The whole home through the safety rules: what ``talos scan`` and ``talos doctor`` list
-(SPEC §8.1, §8.2; issues 12.3, 13.5).
+(design §8.1, §8.2; issues 12.3, 13.5).
 
 :mod:`talos.safety` holds the rules and scans one text or one skills tree; this module applies
 them to a home's files, which it reads through :mod:`talos.sources` (the sources call the
@@ -50,7 +50,7 @@ class FactReport:
 
 def scan_facts(memory_file: Path) -> list[FactReport]:
     """The lines of ``memory_file`` that :func:`talos.safety.keep_fact` rejects, in file order
-    (SPEC §8.2)."""
+    (design §8.2)."""
     return [r for n in load_facts(memory_file, keep_fact=None) if (r := fact_report(n))]
 
 
@@ -119,7 +119,7 @@ def refused_files(
 def scan_home(
     memory_file: Path, skills_dir: Path, sessions_dir: Path | Sequence[Path] | None = None
 ) -> ScanReport:
-    """Scan a home's skills tree and memory file (``talos scan``, SPEC §8.1, §8.2), and list
+    """Scan a home's skills tree and memory file (``talos scan``, design §8.1, §8.2), and list
     the files talos refuses to read (:func:`refused_files`; ``sessions_dir``: one folder or a
     list of them, issue 16.4)."""
     return ScanReport(

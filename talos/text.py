@@ -1,5 +1,5 @@
-"""Text rules shared by every route: keywords (SPEC §4), the not-for clause (SPEC §3.2), and
-what stored text may carry into an output (SPEC §6.1 item 7).
+"""Text rules shared by every route: keywords (design §4), the not-for clause (design §3.2), and
+what stored text may carry into an output (design §6.1 item 7).
 
 There is exactly one implementation of each rule here; readers, the graph, the benchmarks and
 the compat layer all import it, so a rule can never be fixed on one route and missed on another.
@@ -44,7 +44,7 @@ __all__ = [
     "printable",
 ]
 
-#: Stopwords removed from every keyword set (SPEC §4). CJK entries can only ever match as a
+#: Stopwords removed from every keyword set (design §4). CJK entries can only ever match as a
 #: single-character run (的) or as a bigram (一个); English ones shorter than 2 characters can
 #: never be keywords anyway but are listed to mirror the specification.
 STOPWORDS = frozenset(
@@ -55,7 +55,7 @@ STOPWORDS = frozenset(
 )
 
 #: Only the first MATCH_MAX characters of a node's source text take part in matching: that is
-#: exactly what a skill body delivers (SPEC §3.2), so a long skill cannot buy rank with text
+#: exactly what a skill body delivers (design §3.2), so a long skill cannot buy rank with text
 #: that is never shown.
 MATCH_MAX = 1200
 
@@ -71,7 +71,7 @@ _WS = re.compile(r"\s+")
 
 
 def keywords(text: str | None) -> set[str]:
-    """Return the keyword set of ``text`` (SPEC §4).
+    """Return the keyword set of ``text`` (design §4).
 
     Lower-cases the text; every run of ``[a-z0-9]`` of length >= 2 is a keyword; every run of
     CJK ideographs (U+4E00–U+9FFF) yields its overlapping character bigrams, or the character
@@ -95,7 +95,7 @@ def keywords(text: str | None) -> set[str]:
 
 
 def drop_not_for(text: str) -> str:
-    """Remove "not for" clauses (``不用于…`` / ``not for: …``) from a matching text (SPEC §3.2).
+    """Remove "not for" clauses (``不用于…`` / ``not for: …``) from a matching text (design §3.2).
 
     A clause that says "don't use me for X" must not make its node match X: measured in the
     reference, a skill described ``用于…;不用于:前端渲染`` scored 0.55 for the query 前端渲染
@@ -120,7 +120,7 @@ def matching_keywords(source: str) -> frozenset[str]:
     return frozenset(keywords(drop_not_for(source[:MATCH_MAX])))
 
 
-# -- what stored text may carry into an output (SPEC §6.1 item 7) ---------------------------
+# -- what stored text may carry into an output (design §6.1 item 7) ---------------------------
 
 #: Unicode categories shown escaped on every output: controls (C0, DEL, C1: ESC starts every
 #: terminal sequence, CSI/OSC also have one-character C1 forms U+009B/U+009D), format characters
@@ -211,7 +211,7 @@ def _marks(text: str, shown: Any) -> str:
 
 
 def printable(text: str, keep: str = "\n") -> str:
-    """``text`` with every control and format character made visible (SPEC §6.1 item 7), and
+    """``text`` with every control and format character made visible (design §6.1 item 7), and
     every combining mark that can only hide text (:data:`MARKS_MAX`).
 
     Args:
@@ -288,7 +288,7 @@ def cut(text: str, limit: int, mark: str = "…", *, was_cut: bool = False) -> s
         limit: most characters kept (>= 1).
         mark: appended after a cut, e.g. ``"…(cut at 600 characters)"``.
         was_cut: the text is known to be the head of a longer one (an episode's first 80
-            characters, SPEC §3.3): cut at a word boundary and mark it even when it fits.
+            characters, design §3.3): cut at a word boundary and mark it even when it fits.
 
     Returns:
         ``text`` itself when it fits and ``was_cut`` is false; else the head and the mark.

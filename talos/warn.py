@@ -1,7 +1,7 @@
-"""Warnings for people: one line on stderr, never an exception (SPEC §3.1, §6.1).
+"""Warnings for people: one line on stderr, never an exception (design §3.1, §6.1).
 
 A warning about a record (an unreadable tag on line 7, a skill left out) names it, so it is
-scoped like the record (SPEC §7.3, issue 13 item 8): while a request runs — :class:`Memory`
+scoped like the record (design §7.3, issue 13 item 8): while a request runs — :class:`Memory`
 sets its authorized scopes as the *audience* with :func:`audience` — a warning about a record
 is printed only when every scope the record claims is authorized. ``--scope project:alpha``
 never hears of beta's line numbers. A line whose scope cannot be read claims ``global`` (what
@@ -62,7 +62,7 @@ def audible(scopes: Collection[str] | None) -> bool:
 def warn(message: str, scopes: Collection[str] | None = None) -> bool:
     """Print ``talos: warning: MESSAGE`` on stderr, on one line. Never raises (a closed stderr is
     ignored). A warning often quotes stored text (a file name, a line): it is shown through
-    :func:`bounded`, so it cannot move the terminal's cursor (SPEC §6.1 item 7) nor quote a
+    :func:`bounded`, so it cannot move the terminal's cursor (design §6.1 item 7) nor quote a
     stored text whole.
 
     Args:

@@ -1,4 +1,4 @@
-"""The ``talos`` command line: a thin Typer layer over :class:`talos.Memory` (SPEC §9.1).
+"""The ``talos`` command line: a thin Typer layer over :class:`talos.Memory` (design §9.1).
 
 Commands are registered here in the order ``talos --help`` lists them; the help text of each
 is its function's docstring, reflowed by :func:`talos.cli.common.help_text`. Output rules and
@@ -27,7 +27,7 @@ UsageError: type[Any] = typer.BadParameter.__bases__[0]
 
 
 class TalosGroup(TyperGroup):
-    """The ``talos`` group: usage errors exit 1 (SPEC §9.1; Click uses 2), and with ``--json``
+    """The ``talos`` group: usage errors exit 1 (design §9.1; Click uses 2), and with ``--json``
     they are a JSON envelope on stdout too, so a script that asked for JSON always gets it."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
@@ -187,7 +187,7 @@ def app_for(args: list[str]) -> typer.Typer:
     that command alone (same settings, same group class), else :data:`app`.
 
     Typer turns every command's signature into Click parameters before it parses anything:
-    for 17 commands that is ~25 ms of every call, a tenth of a warm ``talos recall`` (SPEC
+    for 17 commands that is ~25 ms of every call, a tenth of a warm ``talos recall`` (design
     §11 asks for interactive recall). The command runs, helps and fails the same either way
     (``tests/test_cli_polish.py`` compares them); ``talos``, ``talos --help``, completion
     and unknown commands get the whole app."""

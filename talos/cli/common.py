@@ -1,5 +1,5 @@
 """What every command shares: options, output streams, the JSON envelope, errors → exit codes
-(SPEC §9.1).
+(design §9.1).
 
 Exit codes: 0 ok, 1 usage or input error (the message names the file and line), 3 a refusal
 (``get``/verification), 4 ``talos scan`` found something, 5 ``talos doctor`` found something
@@ -15,7 +15,7 @@ Output rules:
   a listing: its stdout is the context block an agent pastes, plain text in a pipe too.
 * Styles and colours only reach a terminal: a stream that is not one gets no ANSI escape,
   whatever ``FORCE_COLOR`` says; ``NO_COLOR`` turns colours off in a terminal (Rich).
-* Stored text never drives a terminal (SPEC §6.1 item 7, issue 13): every string printed on
+* Stored text never drives a terminal (design §6.1 item 7, issue 13): every string printed on
   :data:`out` or :data:`err` — table cells and titles, messages — passes through
   :func:`talos.text.printable` on its way to Rich, so an ESC, a C1 control or a bidi override
   in a memory is shown (``\\x1b``, ``<U+202E>``), never obeyed, also when a sequence is split

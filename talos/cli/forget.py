@@ -1,4 +1,4 @@
-"""``talos dead`` and ``talos forget``: reviewed forgetting (SPEC §6.4, §6.5)."""
+"""``talos dead`` and ``talos forget``: reviewed forgetting (design §6.4, §6.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``talos hook``: automatic recall in Claude Code, Codex CLI and Gemini CLI (SPEC §9.5).
+"""``talos hook``: automatic recall in Claude Code, Codex CLI and Gemini CLI (design §9.5).
 
 ``talos hook AGENT`` is normally reached before Typer loads (:mod:`talos.entry`); this command
 gives the same behaviour to ``python -m talos.cli``-style callers, plus ``install``,

@@ -1,4 +1,4 @@
-"""``talos index``: build, refresh or check the persistent index (SPEC §11)."""
+"""``talos index``: build, refresh or check the persistent index (design §11)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def index(
         idx.close()
 
 
-#: What to do with a damaged index: it is a cache of the files (SPEC §11).
+#: What to do with a damaged index: it is a cache of the files (design §11).
 _DAMAGED = "run talos index --rebuild (a cache of the files: nothing is lost)"
 
 

@@ -1,4 +1,4 @@
-"""``talos init``: create a home's layout, optionally with the bundled example (SPEC §2)."""
+"""``talos init``: create a home's layout, optionally with the bundled example (design §2)."""
 
 from __future__ import annotations
 

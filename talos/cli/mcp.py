@@ -1,4 +1,4 @@
-"""``talos mcp``: serve the memory to MCP clients over stdio (SPEC §9.4).
+"""``talos mcp``: serve the memory to MCP clients over stdio (design §9.4).
 
 The server itself lives in :mod:`talos.mcp.server` (not ``talos/mcp.py``, which could shadow
 the SDK's ``mcp`` package); it is imported only when the command runs, so other commands do

@@ -1,4 +1,4 @@
-"""``talos recall`` and ``talos explain`` (SPEC §6.1, §6.2)."""
+"""``talos recall`` and ``talos explain`` (design §6.1, §6.2)."""
 
 from __future__ import annotations
 

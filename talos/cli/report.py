@@ -1,4 +1,5 @@
-"""``talos report``: recalls, empty rounds, bodies, scores, most and never recalled (SPEC §6.6)."""
+"""``talos report``: recalls, empty rounds, bodies, scores, most and never recalled (design
+§6.6)."""
 
 from __future__ import annotations
 

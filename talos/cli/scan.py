@@ -1,4 +1,4 @@
-"""``talos scan``: what the safety scan keeps out of every route, and why (SPEC §8.1, §8.2).
+"""``talos scan``: what the safety scan keeps out of every route, and why (design §8.1, §8.2).
 
 Exit codes: 0 when nothing is flagged, :data:`EXIT_FLAGGED` (4) when a skill, a file of the
 skills tree or a memory.md line is flagged or a file is refused — so a script can branch on

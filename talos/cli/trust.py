@@ -1,4 +1,4 @@
-"""Trust commands: remember, get, conflicts, resolve, history, restore, revoke (SPEC §7)."""
+"""Trust commands: remember, get, conflicts, resolve, history, restore, revoke (design §7)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ _CUT = labels("en")["cut"].format(n=TEXT_CHARS)
 
 __all__ = ["conflicts", "get", "history", "remember", "resolve", "restore", "revoke"]
 
-#: Exit code of a refusal an agent can branch on (SPEC §7.7, §9.1).
+#: Exit code of a refusal an agent can branch on (design §7.7, §9.1).
 EXIT_REFUSED = 3
 
 

@@ -90,12 +90,12 @@ def diagnose(
     """Check a home (see the module docstring for the questions and statuses).
 
     Args:
-        home: the home (``None``: ``$TALOS_HOME``, else the platform data dir, SPEC §2).
+        home: the home (``None``: ``$TALOS_HOME``, else the platform data dir, design §2).
         scopes: the authorized scopes whose conflicts, expired records and suggestions count.
         at: the business date for validity (default today).
         scoped: a request's view (``talos doctor --scope …`` or ``$TALOS_SCOPE``): every
             finding about a record — an unreadable line, a tag, a flagged line or skill, an
-            audit entry — and every count is of ``scopes`` only, as warnings are (SPEC §7.3;
+            audit entry — and every count is of ``scopes`` only, as warnings are (design §7.3;
             hostile pass of issue 13 item 8: ``--scope project:alpha`` named beta's lines).
             ``False`` (the default): the person's check of the whole home's files.
 
@@ -148,7 +148,7 @@ def diagnose(
         has_config = (root / CONFIG_FILE).is_file()
         add(Finding("config", "ok", "talos.toml read" if has_config else "no talos.toml: defaults"))
 
-    # Every finding about a record is for a request that may see the record (SPEC §7.3,
+    # Every finding about a record is for a request that may see the record (design §7.3,
     # hostile pass of issue 13 item 8): warnings are heard by the authorized scopes only, and
     # lines, skills and counts are those of these scopes; talos scan is the whole-home view.
     # One Memory for every check: memory.md is parsed once, by its index, whose fact nodes the

@@ -137,7 +137,7 @@ def _check_memory(
             warned = line_warnings(mf, read_memory(mf))
         except OSError as e:
             warned = [f"{mf}: cannot read ({e.strerror}); no facts loaded"]
-    if mem.headings:  # a heading labels the facts beneath it; it is none (SPEC §3.1)
+    if mem.headings:  # a heading labels the facts beneath it; it is none (design §3.1)
         every = [n for n in every if not n.heading_level]
     facts = every if seen is None else [n for n in every if _visible(n.raw, seen)]
     if warned:
@@ -269,7 +269,7 @@ def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
 
 
 def _check_own_files(paths: Paths, places: _Places, add: Add) -> None:
-    """talos's own files that its writers refuse (SPEC §9.5 and the hostile passes: a FIFO
+    """talos's own files that its writers refuse (design §9.5 and the hostile passes: a FIFO
     trace left doctor healthy while report failed on it). One ``warn`` per file, naming what
     it is and what it costs; the index, usage and audit files have their own checks."""
     sd = paths.state_dir
@@ -299,7 +299,7 @@ def _check_own_files(paths: Paths, places: _Places, add: Add) -> None:
 
 
 def _check_hooks(paths: Paths, places: _Places, add: Add) -> None:
-    """The agent hooks' own files and log (issue 16, SPEC §9.5). A log, socket, lock or run
+    """The agent hooks' own files and log (issue 16, design §9.5). A log, socket, lock or run
     folder the hook refuses is a ``warn`` each (a FIFO hook.log hung the hook and doctor;
     tests/test_hook_never_blocks.py). Then the log: no finding when no hook ever failed;
     ``warn`` for an error in the last :data:`HOOK_RECENT_DAYS` days, else ``info``

@@ -150,7 +150,7 @@ def _details(items: Sequence[str]) -> tuple[str, ...]:
 
 
 Add = Callable[[Finding], None]
-#: Episodes are ``global``'s (SPEC §7.3).
+#: Episodes are ``global``'s (design §7.3).
 _GLOBAL = frozenset({"global"})
 
 
@@ -172,7 +172,7 @@ def _refusal(path: Path, want: str = "file", follow: bool = False) -> str:
     file", or "" when it is what its writer takes (``want``: ``file``, ``socket``, ``folder``)
     or missing. ``follow``: judged through a link, as a reader that follows links does (SQLite
     files); otherwise a link is itself refused, as :func:`talos.fsutil.open_append`,
-    :func:`talos.fsutil.lock` and the hook's writers refuse it (SPEC §9.5)."""
+    :func:`talos.fsutil.lock` and the hook's writers refuse it (design §9.5)."""
     try:
         st = os.stat(path) if follow else os.lstat(path)
     except FileNotFoundError:

@@ -1,10 +1,10 @@
-"""The keyword graph (SPEC §5) and the stored arrays it is built from: the face of the package.
+"""The keyword graph (design §5) and the stored arrays it is built from: the face of the package.
 
-- :mod:`talos.graph.graph`: :class:`Graph`, :class:`LazyNeighbours` (the SPEC §5.2 edges),
+- :mod:`talos.graph.graph`: :class:`Graph`, :class:`LazyNeighbours` (the design §5.2 edges),
   :func:`build_graph`, :data:`EDGE_MIN`;
 - :mod:`talos.graph.incidence`: :class:`Incidence`, :class:`Vocabulary`, :class:`Segment`,
   who holds which keyword, as arrays;
-- :mod:`talos.graph.merge`: merging duplicates (SPEC §5.1);
+- :mod:`talos.graph.merge`: merging duplicates (design §5.1);
 - :mod:`talos.graph.episodes`: :class:`EpisodeBlock`, the episodes' run, merged once per
   version of the sessions, extended and trimmed;
 - :mod:`talos.graph.records`: :class:`RecordsBlock`, :class:`LazyRecords`, :class:`Kinds`, one

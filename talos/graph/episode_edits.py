@@ -1,4 +1,4 @@
-"""Changing an episode block without merging it again (SPEC §5.1, §11): sessions appended
+"""Changing an episode block without merging it again (design §5.1, §11): sessions appended
 (:func:`extend_block`) and removed (:func:`remove_episodes`).
 
 A new session at 30,000 cost a 0.5 s rebuild of the block, and so did a removal; both now cost
@@ -31,14 +31,14 @@ __all__ = ["extend_block", "remove_episodes"]
 
 def extend_block(block: EpisodeBlock, rows: Sequence[Sequence[str]]) -> EpisodeBlock:
     """``block`` with ``rows`` (as :meth:`~talos.graph.episodes.EpisodeBlock.build` takes
-    them) appended after its episodes, merged as ``build`` merges all of them (SPEC §5.1): a
+    them) appended after its episodes, merged as ``build`` merges all of them (design §5.1): a
     new episode whose keyword set a merged node holds becomes that node's representative, the
     old one a member; any other becomes a new node at the end. Keywords seen for the first
     time get the next ids; every node's ids stay in the order of the keyword strings, so sums
     run in the same order as in a built block (tests/test_block.py).
 
     The cost is the new rows plus a copy of the arrays: no re-merge of the old episodes, no
-    sort (a new session at 30,000 cost a 0.5 s rebuild; SPEC §11). The result is a new block;
+    sort (a new session at 30,000 cost a 0.5 s rebuild; design §11). The result is a new block;
     ``block`` is not changed.
 
     Raises:
@@ -163,7 +163,7 @@ def extend_block(block: EpisodeBlock, rows: Sequence[Sequence[str]]) -> EpisodeB
 
 def remove_episodes(block: EpisodeBlock, episodes: Sequence[int]) -> EpisodeBlock:
     """``block`` without the episodes at positions ``episodes``, merged as
-    :meth:`~talos.graph.episodes.EpisodeBlock.build` merges the others (SPEC §5.1): a merged
+    :meth:`~talos.graph.episodes.EpisodeBlock.build` merges the others (design §5.1): a merged
     node that lost its representative gets the last episode left, one that lost its first
     moves to the position of the next (and among the nodes, to where that position sorts), one
     that lost every episode is gone; members are chosen again for the nodes that lost any.

@@ -1,4 +1,4 @@
-"""The episode block: merged episodes and their keyword incidence as arrays (SPEC §5.1, §11).
+"""The episode block: merged episodes and their keyword incidence as arrays (design §5.1, §11).
 
 At scale episodes are most of the graph (30,000 of 33,000 nodes in ``bench/scale.py``'s largest
 home) and they change only when a session arrives, while memory.md changes on every
@@ -35,11 +35,11 @@ __all__ = ["EpisodeBlock"]
 
 
 class EpisodeBlock:
-    """Episodes in load order, merged (SPEC §5.1), with their keyword incidence.
+    """Episodes in load order, merged (design §5.1), with their keyword incidence.
 
     Attributes:
         paths, texts: of every episode ``e`` (before merging), in load order.
-        tasks, outcomes: of every episode, as :class:`~talos.model.Node` holds them (SPEC
+        tasks, outcomes: of every episode, as :class:`~talos.model.Node` holds them (design
             §3.3: its real task when not its text, the head of its last answer; "" for none).
             They ride with the episode: merging looks at the keywords only.
         group_of: ``int32[episodes]``, the merged node each episode belongs to.
@@ -118,7 +118,7 @@ class EpisodeBlock:
         task and outcome (:func:`_extras`; "" when absent).
 
         Raises:
-            ValueError: a row without keywords (episodes always have some, SPEC §3.3).
+            ValueError: a row without keywords (episodes always have some, design §3.3).
         """
         kw_of = [r[2] for r in rows]
         if any(not k for k in kw_of):
@@ -162,7 +162,7 @@ class EpisodeBlock:
 
     def extend(self, rows: Sequence[Sequence[str]]) -> EpisodeBlock:
         """This block with ``rows`` (as :meth:`build` takes them) appended after its episodes,
-        merged as :meth:`build` merges all of them (SPEC §5.1), at the cost of the new rows
+        merged as :meth:`build` merges all of them (design §5.1), at the cost of the new rows
         plus a copy of the arrays (:func:`talos.graph.episode_edits.extend_block` has the
         rule). The result is a new block; this one is not changed.
 
@@ -173,7 +173,7 @@ class EpisodeBlock:
 
     def remove(self, episodes: Sequence[int]) -> EpisodeBlock:
         """This block without the episodes at positions ``episodes``, merged as :meth:`build`
-        merges the others (SPEC §5.1), at the cost of the nodes that lost episodes plus a copy
+        merges the others (design §5.1), at the cost of the nodes that lost episodes plus a copy
         of the arrays (:func:`talos.graph.episode_edits.remove_episodes` has the rule). The
         result is a new block (this one when ``episodes`` is empty); this one is not changed.
 
@@ -234,7 +234,7 @@ class EpisodeBlock:
 
     @property
     def extras(self) -> tuple[Sequence[str], Sequence[str]]:
-        """``(tasks, outcomes)``: what an episode carries beside its text (SPEC §3.3)."""
+        """``(tasks, outcomes)``: what an episode carries beside its text (design §3.3)."""
         return self.tasks, self.outcomes
 
     def __len__(self) -> int:
@@ -292,7 +292,7 @@ class EpisodeBlock:
         kw_ptr, kw_node = inc.keyword_major()
         vocab = "\n".join(inc.vocab)
         if len(inc.vocab) and vocab.count("\n") != len(inc.vocab) - 1:
-            raise ValueError("a keyword holds a newline")  # keywords never do (SPEC §4)
+            raise ValueError("a keyword holds a newline")  # keywords never do (design §4)
         parts: list[tuple[str, str, bytes]] = [
             ("vocab", "bytes", vocab.encode("utf-8", "surrogatepass"))
         ]

@@ -1,7 +1,7 @@
-"""The keyword graph (SPEC §5): the nodes and the edges between them.
+"""The keyword graph (design §5): the nodes and the edges between them.
 
 :class:`Graph` joins the records' run and the episodes' run (each an :class:`Incidence`, in
-:mod:`talos.graph.incidence`) and gives the SPEC §5.2 edges (:class:`LazyNeighbours`);
+:mod:`talos.graph.incidence`) and gives the design §5.2 edges (:class:`LazyNeighbours`);
 :func:`build_graph` merges duplicates first (:mod:`talos.graph.merge`). The ranking models that
 spread activation over it are in :mod:`talos.ranking.activation`.
 """
@@ -28,7 +28,7 @@ EDGE_MIN = 2  #: two nodes are linked when they share at least this many keyword
 
 @dataclass(slots=True)
 class Graph:
-    """Merged nodes and the keyword incidence every model spreads over (SPEC §5.1, §5.2).
+    """Merged nodes and the keyword incidence every model spreads over (design §5.1, §5.2).
 
     The nodes are two runs: ``nodes[:records]`` the records of the view (facts, skills,
     conflict and override lines), ``nodes[records:]`` the merged episodes, which at scale are
@@ -39,7 +39,7 @@ class Graph:
         nodes: representatives in load order. records: how many come before the episodes.
         head, tail: the incidence of the records and of the episodes (``tail`` may be
             ``None``); node ``i >= records`` is ``tail``'s node ``i - records``.
-        neighbours: for node ``i``, its SPEC §5.2 edges ``[(j, w_ij), ...]`` in ascending
+        neighbours: for node ``i``, its design §5.2 edges ``[(j, w_ij), ...]`` in ascending
             ``j``, computed on first use (:class:`LazyNeighbours`).
         cache: values a model derives from the graph once (arrays, IDF), reused by every
             query while the graph is cached.
@@ -173,7 +173,7 @@ class Graph:
 
 
 def build_graph(nodes: Sequence[Node], edge_min: int = EDGE_MIN) -> Graph:
-    """Merge duplicates and index who holds which keyword (SPEC §5.1, §5.2).
+    """Merge duplicates and index who holds which keyword (design §5.1, §5.2).
 
     Edges (``w = shared / max(|A|, |B|)`` for nodes sharing ``>= edge_min`` keywords) are
     computed from the incidence when a model asks (:class:`LazyNeighbours`), never by
@@ -187,7 +187,7 @@ def build_graph(nodes: Sequence[Node], edge_min: int = EDGE_MIN) -> Graph:
 
 
 class LazyNeighbours(Sequence[list[tuple[int, float]]]):
-    """The SPEC §5.2 edges of each node, computed from the incidence the first time a model
+    """The design §5.2 edges of each node, computed from the incidence the first time a model
     asks for them, then kept.
 
     Real conversation makes the keyword graph dense (about 400 neighbours a node at 3,000

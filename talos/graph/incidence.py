@@ -14,7 +14,7 @@ __all__ = ["Incidence", "Segment", "Vocabulary"]
 
 
 class Incidence:
-    """Which node holds which keyword, as arrays: the inverted index of SPEC §5.2, both ways.
+    """Which node holds which keyword, as arrays: the inverted index of design §5.2, both ways.
 
     Node-major: node ``i`` holds the keyword ids ``node_kw[node_ptr[i]:node_ptr[i+1]]``, listed
     in the order of the keyword *strings*. Keyword-major (built on first use): keyword ``k`` is
@@ -148,7 +148,7 @@ class Vocabulary:
     block's), so the two runs of a graph share one numbering and stacking them is a copy.
 
     Each keyword set's id row (ids in the order of the keyword strings) is kept between
-    builds: after a one-line edit of memory.md only the edited line's row is new (SPEC §11).
+    builds: after a one-line edit of memory.md only the edited line's row is new (design §11).
     """
 
     __slots__ = ("_rows", "base", "ids", "words")

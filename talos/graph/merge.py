@@ -1,4 +1,4 @@
-"""Merging duplicate nodes (SPEC §5.1): one rule shared by the records, the episode block and
+"""Merging duplicate nodes (design §5.1): one rule shared by the records, the episode block and
 the in-place patch (:mod:`talos.view.patch`), so every route gives the same merged nodes."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ __all__ = ["merge_duplicates", "merge_group", "merge_groups", "merge_members"]
 def merge_duplicates(
     nodes: Sequence[Node], memo: dict[tuple[Node, ...], Node] | None = None
 ) -> list[Node]:
-    """Merge nodes of the same kind whose keyword sets are equal (SPEC §5.1).
+    """Merge nodes of the same kind whose keyword sets are equal (design §5.1).
 
     Equal keyword sets mean edge weight 1.0 both ways: left apart, N copies of one retried
     session pull ``(1 + DECAY·(N-1))^HOPS`` times as hard (the reference measured four copies
@@ -50,7 +50,7 @@ def merge_group(
     memo: Mapping[tuple[Node, ...], Node] | None = None,
     fresh: dict[tuple[Node, ...], Node] | None = None,
 ) -> Node:
-    """The node standing for one group of :func:`merge_groups` (SPEC §5.1): the node itself
+    """The node standing for one group of :func:`merge_groups` (design §5.1): the node itself
     when it is alone and carries no members, else a copy of the last one with the others as
     ``members`` and the first one's ``order``. Shared by :func:`merge_duplicates` and the
     edit patch (:mod:`talos.view.patch`), so both merge alike.
@@ -94,7 +94,7 @@ def _copy(n: Node) -> Node:
 
 
 def merge_groups(keys: Sequence[Hashable]) -> list[list[int]]:
-    """Positions with equal keys (SPEC §5.1: kind and keyword set), grouped in order of first
+    """Positions with equal keys (design §5.1: kind and keyword set), grouped in order of first
     occurrence, each group ascending. Shared by :func:`merge_duplicates` and the episode block
     of the index (:mod:`talos.graph.episodes`), so both merge alike."""
     groups: dict[Hashable, list[int]] = {}

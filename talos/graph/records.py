@@ -1,5 +1,5 @@
 """The records block: one view's merged records (facts, skills, conflict and override lines)
-with their keyword incidence, stored for a process that only recalls (SPEC §11)."""
+with their keyword incidence, stored for a process that only recalls (design §11)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ class Kinds(Sequence[str]):
 
 
 class RecordsBlock:
-    """The merged records of one view, for a process that only recalls (SPEC §11).
+    """The merged records of one view, for a process that only recalls (design §11).
 
     What :meth:`talos.memory.Memory.view` derives from memory.md and the skills for one set of
     scopes and one date — the records in view, merged, with their keyword incidence and the

@@ -1,4 +1,4 @@
-"""The stored layout of the graph's blocks (SPEC §11): a checked header, named arrays, strings
+"""The stored layout of the graph's blocks (design §11): a checked header, named arrays, strings
 as one buffer and offsets, nodes as JSON lists. Both :class:`~talos.graph.episodes.EpisodeBlock`
 and :class:`~talos.graph.records.RecordsBlock` are written and read with it; a change of layout
 bumps :data:`BLOCK_VERSION`, which is part of every stored block's token."""
@@ -20,7 +20,7 @@ __all__ = ["BLOCK_VERSION", "BlockError", "node_from_json", "node_to_json"]
 
 
 #: Version of the stored layout; part of the index's block token, so another layout is rebuilt.
-BLOCK_VERSION = 6  # 6: an episode's task and outcome (SPEC §3.3)
+BLOCK_VERSION = 6  # 6: an episode's task and outcome (design §3.3)
 _MAGIC = b"TALOSBLK"
 
 
@@ -223,8 +223,8 @@ def _concat(old: _Strings, values: Sequence[str]) -> _Strings:
 def node_to_json(n: Node, keywords: bool = True) -> list[Any]:
     """A node (with its merged members) as JSON-able lists; :func:`node_from_json` inverts it.
     ``keywords=False`` leaves the keyword sets out (``None``): a records block has them in its
-    incidence, and a merged node's members hold its keyword set by definition (SPEC §5.1).
-    A fact's heading level and path (SPEC §3.1) follow only when it has one."""
+    incidence, and a merged node's members hold its keyword set by definition (design §5.1).
+    A fact's heading level and path (design §3.1) follow only when it has one."""
     out = [
         n.kind,
         n.text,

@@ -1,5 +1,5 @@
 """Agent hooks: memory that arrives with every prompt in Claude Code, Codex CLI and Gemini CLI
-(SPEC §9.5, issue 16).
+(design §9.5, issue 16).
 
 The pipeline, one module per step:
 

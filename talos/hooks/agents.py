@@ -1,4 +1,4 @@
-"""What each agent sends a hook and what it reads back (SPEC §9.5; sources in AGENT_HOOKS.md).
+"""What each agent sends a hook and what it reads back (design §9.5; sources in AGENT_HOOKS.md).
 
 Standard library only: the hook client imports this before it knows whether the resident
 server can answer (issue 16.3).

@@ -1,4 +1,4 @@
-"""``talos hook AGENT``: the process an agent runs on every prompt (SPEC §9.5, issue 16).
+"""``talos hook AGENT``: the process an agent runs on every prompt (design §9.5, issue 16).
 
 It reads the agent's hook event on stdin and writes exactly what the agent expects on stdout
 — or nothing. It imports only the standard library on its way to the answer: the resident
@@ -471,7 +471,7 @@ _ESCAPED = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 def deliverable(agent: str, raw: bytes, out: bytes) -> str:
     """Why ``out`` is not what ``agent`` may be given for its hook input ``raw``; "" when it
-    is. Only the agent's own context may leave the hook (SPEC §9.5): nothing, or exactly what
+    is. Only the agent's own context may leave the hook (design §9.5): nothing, or exactly what
     :func:`talos.hooks.agents.render` writes — ``{"hookSpecificOutput": {"hookEventName":
     EVENT, "additionalContext": TEXT}}`` and a newline, byte for byte as ``json.dumps`` with
     ASCII escapes writes it, ``EVENT`` the input's own event and one the agent's table

@@ -9,7 +9,7 @@ server can be reached (:mod:`talos.hooks.client`).
   (:func:`talos.hooks.scope.scopes_for`). Nothing relevant → no context at all.
 * **Session start**: no prompt yet, so no recall. The block lists the project's own records —
   active facts of the project scope in file order, at most ``session_facts`` — then the
-  records recalled most often (usage hits, SPEC §6.3), at most ``session_hits``, most hits
+  records recalled most often (usage hits, design §6.3), at most ``session_hits``, most hits
   first. A project with neither gets no context. No trace line, no usage count: nothing was
   asked.
 
@@ -92,7 +92,7 @@ def session_picks(mem: Memory, project: str | None, facts: int, hits: int) -> li
         key=lambda n: (-hit_count(n), n.order),
     )[:hits]
     graph = mem.graph()
-    reference = mem.model == "classic"  # the reference's rows (SPEC §6.1 rule 3)
+    reference = mem.model == "classic"  # the reference's rows (design §6.1 rule 3)
     return [Pick(n, 0.0, False, mem.heading(n, graph), reference) for n in own + often]
 
 
@@ -108,7 +108,7 @@ class DeferredUsage:
         self.pending: list[tuple[Any, Any, int]] = []
 
     def record(self, present: Any, hits: Any, day: int) -> None:
-        """Queue one recall's counts (SPEC §6.3)."""
+        """Queue one recall's counts (design §6.3)."""
         self.pending.append((dict(present), {s: set(k) for s, k in hits.items()}, day))
 
     def flush(self) -> None:
@@ -262,7 +262,7 @@ class Responder:
             mem0 = self.memory(("global",))
             scopes = scope.scopes_for(ev.cwd, mem0.paths.config, str(mem0.paths.home))
             mem = self.memory(scopes)
-            # the same budget as `talos recall` (SPEC §6.3): [hooks] budget, else the home's
+            # the same budget as `talos recall` (design §6.3): [hooks] budget, else the home's
             own = s["budget"] if s["budget"] is not None else mem.budget
             limit = min(agent.limit, own) if own is not None else agent.limit
             if ev.kind == "prompt":

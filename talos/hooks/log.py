@@ -1,7 +1,7 @@
 """The hook's log: one line per hook run that gave no context because something failed, and
 the warnings of talos on the hook's way.
 
-A hook never breaks the agent's turn (SPEC §9.5): whatever goes wrong, it exits 0 with no
+A hook never breaks the agent's turn (design §9.5): whatever goes wrong, it exits 0 with no
 output and says why here, in ``<state>/hook.log``, which ``talos doctor`` shows. Lines are
 
     2026-05-04T09:12:33Z claude-code UserPromptSubmit timeout: no answer within 2.5 s
@@ -70,7 +70,7 @@ def write(path: str, agent: str, event: str, kind: str, message: str) -> str:
     """Append one line to the log at ``path`` (its folder is created when missing) and
     return the path written, or "" when nothing could be written. Never raises, never blocks.
 
-    Only onto a regular file, opened non-blocking without following a link (SPEC §9.5): a
+    Only onto a regular file, opened non-blocking without following a link (design §9.5): a
     FIFO at hook.log hung the hook and its deadline's watchdog, which logs before it exits
     (tests/test_hook_never_blocks.py); a link to /dev/full or elsewhere is not written
     through. Such a log is left as it is and named by ``talos doctor`` (:func:`refusal`)."""

@@ -1,6 +1,6 @@
 """Which scopes a hook may recall from: the project the agent runs in, plus ``global``.
 
-The rule (issue 16.1; scopes are SPEC §7.3):
+The rule (issue 16.1; scopes are design §7.3):
 
 1. ``[hooks.scopes]`` in talos.toml maps folders to scopes; the folder that holds the event's
    ``cwd`` most closely wins (paths compared after ``~`` expansion and symlink resolution;

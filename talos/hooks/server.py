@@ -200,7 +200,7 @@ def serve(home: str | None = None) -> int:
     state = hook_state(home)
     try:
         ensure_private_dir(state.run_dir)
-        # held for the server's life; a regular file only, no link followed (SPEC §9.5)
+        # held for the server's life; a regular file only, no link followed (design §9.5)
         lock = os.fdopen(regular_fd(state.lock, os.O_RDWR | os.O_CREAT), "r+")
     except OSError as e:
         hook_log.write(state.log, "-", "server", "error", f"cannot start the server: {e}")

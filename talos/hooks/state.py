@@ -210,7 +210,7 @@ def regular_fd(path: str, flags: int, mode: int = 0o600) -> int:
     """A descriptor of ``path`` opened with ``flags`` plus non-blocking, no link followed, no
     controlling terminal, close-on-exec; only if it is a regular file (else ``OSError``
     naming what it is, the descriptor closed). For the hook's own state files: a FIFO or a
-    link to a device at ``run/hook.lock`` was opened as it was (SPEC §9.5)."""
+    link to a device at ``run/hook.lock`` was opened as it was (design §9.5)."""
     extra = 0
     for name in ("O_NONBLOCK", "O_NOFOLLOW", "O_NOCTTY", "O_CLOEXEC"):
         extra |= getattr(os, name, 0)

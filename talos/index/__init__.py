@@ -1,4 +1,4 @@
-"""The persistent index: what talos has already read, so recall does not read it again (SPEC §11).
+"""The persistent index: what talos has already read, so recall does not read it again (design §11).
 
 Files stay the source of truth; the index (SQLite, WAL, ``<state>/index.db``) is a cache derived
 from them and can always be rebuilt. It holds the parsed facts of memory.md (with the fact
@@ -312,7 +312,7 @@ class Index:
 
         The rows this object wrote at its last refresh are used as they are, and a node whose
         row and position are unchanged is the node built before: after a one-line edit only
-        that line's node is new (SPEC §11; :meth:`talos.index.facts.FactRows.nodes`).
+        that line's node is new (design §11; :meth:`talos.index.facts.FactRows.nodes`).
         """
         return self._facts.nodes(self._connect, self._tokens[0])
 
@@ -379,7 +379,7 @@ class Index:
 
     def counts(self, headings: bool = True) -> tuple[int, int]:
         """``(facts, episodes)`` indexed, counted by the index (no row is read). ``headings``:
-        a markdown heading's row is no fact (every model but ``classic``, SPEC §3.1)."""
+        a markdown heading's row is no fact (every model but ``classic``, design §3.1)."""
         con = self._connect()
         where = " WHERE level = 0" if headings else ""
         return con.execute(

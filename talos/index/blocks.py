@@ -1,5 +1,5 @@
 """The ``blocks`` table: the merged episode block, the records block and the skills scan
-(SPEC §11).
+(design §11).
 
 * ``episodes``: the merged episode block of the indexed sessions
   (:class:`talos.graph.EpisodeBlock`), per version of the sessions. :func:`episode_block`

@@ -1,4 +1,4 @@
-"""The index against the files (``talos doctor``, ``talos index --check``; SPEC §11).
+"""The index against the files (``talos doctor``, ``talos index --check``; design §11).
 
 Nothing here changes the index: :func:`check` reads memory.md, the session files and the stored
 episode block, and says where the index differs from them. Imported on use by

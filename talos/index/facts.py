@@ -1,4 +1,4 @@
-"""memory.md in the facts table: a line's row, and the rows a process holds (SPEC §3.1, §11).
+"""memory.md in the facts table: a line's row, and the rows a process holds (design §3.1, §11).
 
 :func:`parse_line` says what a memory.md line is as a row (a line the fact filter withholds is
 kept with its credentials masked: :func:`indexed_fact`). :class:`FactRows` is the index's copy
@@ -114,7 +114,7 @@ def headings_column(path: tuple[str, ...]) -> str:
 
 def parse_line(line: str) -> tuple[str, str, str, str, str, int] | None:
     """What a memory.md line is in the facts table: ``(text, keywords, src, born, fields,
-    safe)``, or ``None`` when it is no fact (SPEC §3.1, §8.2). A line the fact filter
+    safe)``, or ``None`` when it is no fact (design §3.1, §8.2). A line the fact filter
     withholds is kept with its credentials masked (:func:`indexed_fact`)."""
     parsed = parse_fact_line(line)
     if parsed is None:
@@ -237,7 +237,7 @@ class FactRows:
         if not self._line_cache:
             # This object has parsed nothing yet (the index was built by another process):
             # the stored rows say what each known line parses to, so an edit still parses
-            # only the edited line, not 3,000 (SPEC §11).
+            # only the edited line, not 3,000 (design §11).
             old_rows = self._rows or stored or []
             # (a withheld line's row keeps its line masked: it is no key, it is parsed again)
             self._line_cache = {r[1]: tuple(r[2:8]) for r in old_rows if r[7]}
@@ -332,7 +332,7 @@ class FactRows:
         """Apply an edit that changed lines in place (same line count, each line a fact
         before and after, or neither) to the rows this object wrote last: compare the raw
         lines, parse and write only the changed ones; unchanged rows keep their objects.
-        ``False`` when a full re-read is needed (SPEC §11: a one-line edit costs one line):
+        ``False`` when a full re-read is needed (design §11: a one-line edit costs one line):
         also when a changed line is or was a heading or a code fence
         (:func:`~talos.sources.facts.structural`), which re-labels the lines after it."""
         prev, rows = self._blobs, self._rows
@@ -385,7 +385,7 @@ class FactRows:
 
         The rows this object wrote at its last refresh are used as they are, and a node whose
         row and position are unchanged is the node built before: after a one-line edit only
-        that line's node is new (SPEC §11).
+        that line's node is new (design §11).
         """
         rows = self._rows if self._rows_token == token else None
         if rows is None:

@@ -1,5 +1,5 @@
 """The ranking block: the ``evidence`` model's term index and contiguity edges of the view a
-recall ranks over, stored ready to use (SPEC §11: a cache of the files).
+recall ranks over, stored ready to use (design §11: a cache of the files).
 
 A process that only recalls read the view's records and episodes back from the index, then
 re-derived every node's matching text, hashed it, gathered its analyzed terms and sorted the

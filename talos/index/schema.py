@@ -1,5 +1,5 @@
 """The index file: its schema, migrations and the checks that tell talos's index from any other
-file (SPEC §11).
+file (design §11).
 
 :func:`connect` opens ``index.db``, creating the schema of version 1 and running the
 :data:`MIGRATIONS` up to :data:`SCHEMA`. A file of an unknown schema, application id or columns,
@@ -58,7 +58,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 3: the log of removed sessions, so the episode block loses their episodes instead of
     #    being merged again (EpisodeBlock.remove; issue 12 item 7).
     3: ("CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, path TEXT, sortkey TEXT)",),
-    # 4: each fact row's heading level and heading path (SPEC §3.1, issue 15 item 4): which
+    # 4: each fact row's heading level and heading path (design §3.1, issue 15 item 4): which
     #    lines are markdown headings and which headings stand above each line depend on the
     #    lines before it, so a row cannot be parsed from its line alone; the rows are re-read.
     4: (
@@ -71,7 +71,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     #    (talos.view.termrows.TermRows), so a process never analyses a text analysed before
     #    (issue 15: 1.9 s per process at 30,000 sessions).
     5: ("CREATE TABLE IF NOT EXISTS terms(name TEXT PRIMARY KEY, token TEXT, data BLOB)",),
-    # 6: each session's real task and outcome (SPEC §3.3: an episode is worth reading alone),
+    # 6: each session's real task and outcome (design §3.3: an episode is worth reading alone),
     #    and an index of the rows by mtime, for the sessions still being written
     #    (talos.index.sessions.LIVE_NS: a grown one is read again). The rows are re-read (their
     #    reader changed: signatures.READERS), which fills the columns.

@@ -1,4 +1,4 @@
-"""The sessions folder in the sessions table: one row per session file (SPEC §11).
+"""The sessions folder in the sessions table: one row per session file (design §11).
 
 :class:`SessionRows` is what the index keeps of it in memory: the folder's signature, the files
 without a request yet (looked at on every refresh) and the sort keys of the rows, so a new
@@ -31,7 +31,7 @@ Progress = Callable[[int, int], None]
 
 #: A session written within this many nanoseconds of a refresh (its row's mtime) may still be
 #: going on: its file is looked at on every refresh like one without a request, and read again
-#: when it grew, for its outcome (SPEC §3.3: the assistant's last answer changes with every
+#: when it grew, for its outcome (design §3.3: the assistant's last answer changes with every
 #: turn). An older session continued is read again by ``talos index`` (a full sweep), as a
 #: file rewritten in place. A week: the sessions of a week are tens, each one ``stat``.
 LIVE_NS = 7 * 86_400 * 10**9
@@ -95,7 +95,7 @@ class SessionRows:
         # is unchanged), only files without a request yet are looked at. Listed, a sweep or
         # a moved folder compares every row; otherwise only the sort keys are read (from
         # their index: no row is loaded) and only new, gone and pending files are looked at:
-        # the listing of 30,000 files is the cost of a new session (SPEC §11).
+        # the listing of 30,000 files is the cost of a new session (design §11).
         pending = {key: (path, size, mtime) for key, path, size, mtime, _ in watched_rows(con)}
         # a watched row with a request: read again when it grew (its outcome), so the
         # episode changed and the block is built again (as a re-read of a sweep)
@@ -104,7 +104,7 @@ class SessionRows:
         episodes_reread: set[str] = set()  # rows with a request that are read again
         # Whether the episodes only grew after the newest one ever seen (sessions arrive in
         # time order) or lost some: then the episode block is extended and loses the removed
-        # episodes (logged in `dropped`), it is not merged again (episode_block; SPEC §11).
+        # episodes (logged in `dropped`), it is not merged again (episode_block; design §11).
         appended = True
         # The newest sort key of an episode since the base was drawn (removed ones too): an
         # episode sorting before it is no append, even when the newest are gone.

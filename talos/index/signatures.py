@@ -1,4 +1,4 @@
-"""Signatures: how the index tells that a file or folder changed without reading it (SPEC §11).
+"""Signatures: how the index tells that a file or folder changed without reading it (design §11).
 
 A file's signature is its size, mtime and ctime (:func:`file_sig`), a folder's adds its device
 and inode (:func:`dir_sig`). A file changed within a tick of the file system's clock may change

@@ -1,5 +1,5 @@
 """The ``terms`` table (schema 5): the analyzed term rows of matching texts
-(:class:`talos.view.termrows.TermRows`), one blob under the analyzer's fingerprint (SPEC §11: a
+(:class:`talos.view.termrows.TermRows`), one blob under the analyzer's fingerprint (design §11: a
 cache of the files; a row of another type or token is not used).
 
 Every function takes the index's connection; :class:`talos.index.Index` holds it.

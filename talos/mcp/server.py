@@ -1,4 +1,4 @@
-"""``talos mcp``: the memory as Model Context Protocol tools over stdio (SPEC §9.4).
+"""``talos mcp``: the memory as Model Context Protocol tools over stdio (design §9.4).
 
 Built on the official ``mcp`` Python SDK (``mcp.server.mcpserver.MCPServer``, SDK 2.x). The
 tools call the same :class:`talos.Memory` methods as the CLI:
@@ -15,17 +15,17 @@ tool          Memory method                result
 
 Rules the model cannot change, because they are fixed when the server starts:
 
-* **Scopes.** The authorized scope list comes from ``--scope`` / ``$TALOS_SCOPE`` (SPEC §7.3).
+* **Scopes.** The authorized scope list comes from ``--scope`` / ``$TALOS_SCOPE`` (design §7.3).
   No tool takes a scope argument; ``remember`` writes to the first authorized scope.
 * **Authority.** ``remember`` writes ``reflect`` (model-inferred) records; ``tool`` (relayed
   from a tool, with a ``ref``) only when the person started the server with
   ``--allow-tool-writes`` — a model never writes with a person's (``user``) or an import's
-  authority (SPEC §7.2). Every write records ``by=mcp``, and such a record never supersedes
-  or shadows a record the person wrote, whatever source or ref it claims (SPEC §7.5, issue
+  authority (design §7.2). Every write records ``by=mcp``, and such a record never supersedes
+  or shadows a record the person wrote, whatever source or ref it claims (design §7.5, issue
   13.7: a made-up ``ref`` used to replace the person's own ``editor`` value); it is stored,
   shadowed (:data:`talos.view.trust.MODEL_BY`).
 * **No deletion.** ``dead`` lists suggestions; forgetting stays a person's reviewed action
-  (``talos forget``, SPEC §6.5).
+  (``talos forget``, design §6.5).
 
 Every :class:`Memory` call runs on one dedicated worker thread, one call at a time: a Memory
 (its caches, its SQLite connections) belongs to one thread, while the SDK would run plain
@@ -97,7 +97,7 @@ INSTRUCTIONS = (
 
 
 class EpisodeFields(BaseModel):
-    """What an episode row carries besides its text (SPEC §3.3); null for facts and skills."""
+    """What an episode row carries besides its text (design §3.3); null for facts and skills."""
 
     task: str | None = Field(
         default=None,
@@ -144,7 +144,7 @@ class RecallResult(BaseModel):
 
 
 class ExplainRow(EpisodeFields):
-    """One ranked row and how activation reached it (SPEC §6.2)."""
+    """One ranked row and how activation reached it (design §6.2)."""
 
     score: float
     kind: str
@@ -191,7 +191,7 @@ class ExplainResult(BaseModel):
 
 
 class DeadRow(BaseModel):
-    """A forgetting suggestion (SPEC §6.4): a fact talos wrote that is never or no longer
+    """A forgetting suggestion (design §6.4): a fact talos wrote that is never or no longer
     recalled."""
 
     kind: str
@@ -214,7 +214,7 @@ class DeadResult(BaseModel):
 
 
 class RememberResult(BaseModel):
-    """What was written (SPEC §7.5)."""
+    """What was written (design §7.5)."""
 
     id: str = Field(description="record id, for history and restore")
     line: str = Field(description="the line as written to memory.md")
@@ -226,7 +226,7 @@ class RememberResult(BaseModel):
 
 
 class GetResult(BaseModel):
-    """A decision to branch on (SPEC §7.7)."""
+    """A decision to branch on (design §7.7)."""
 
     key: str
     ok: bool
@@ -511,7 +511,7 @@ _CUT = f"…(cut at {TEXT_CHARS} characters)"
 
 def _visible(value: Any) -> Any:
     """A tool's structured result as the model may read it: every string's control and format
-    characters made visible (:func:`talos.text.printable`, SPEC §6.1 item 7: the SDK writes
+    characters made visible (:func:`talos.text.printable`, design §6.1 item 7: the SDK writes
     JSON with C1 controls, bidi overrides and U+2028 raw) and bounded at
     :data:`talos.render.TEXT_CHARS` with a visible cut, as in the block (issue 12 item 8: a
     50 MB line is never handed over whole). Dicts and lists are copied; other values are

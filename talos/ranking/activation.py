@@ -1,11 +1,11 @@
-"""Spreading activation over the keyword graph: the ranking models (SPEC §5.3).
+"""Spreading activation over the keyword graph: the ranking models (design §5.3).
 
 Terms: a *seed node* is a node that shares keywords with the query; its seed activation is
 ``|kw(node) ∩ kw(query)| / |kw(query)|``. Each *hop* spreads activation along edges, scaled by
 the *decay* factor. The models a person may select are in :data:`MODELS`:
 
 - ``classic``: the reference model (:func:`classic`), golden-exact (``../shared/golden``);
-- ``evidence`` (the default): BM25 evidence seeds on the analyzer's terms (SPEC §4.1), hops
+- ``evidence`` (the default): BM25 evidence seeds on the analyzer's terms (design §4.1), hops
   over the node–term graph and the contiguity edges (:mod:`talos.ranking.evidence`, issue 15).
 
 The research models that led to ``evidence`` (``damped``, ``bipartite``, ``flow``: hub-damped
@@ -129,7 +129,7 @@ class DenseActivation(Activation):
 
 
 def seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
-    """Seed activations ``|kw(node) ∩ kw(query)| / |kw(query)|`` in load order (SPEC §5.3)."""
+    """Seed activations ``|kw(node) ∩ kw(query)| / |kw(query)|`` in load order (design §5.3)."""
     if not query_kw:
         return {}
     counts: dict[int, int] = {}
@@ -141,10 +141,10 @@ def seed(graph: Graph, query_kw: set[str] | frozenset[str]) -> dict[int, float]:
 
 
 def classic(graph: Graph, query_kw: set[str] | frozenset[str]) -> Activation:
-    """The reference model (SPEC §5.3): ``a ← a + DECAY·W·a``, :data:`HOPS` times.
+    """The reference model (design §5.3): ``a ← a + DECAY·W·a``, :data:`HOPS` times.
 
     Every active node ``i`` sends ``a_i · DECAY · w_ij`` to every neighbour ``j``. It does not
-    conserve activation: N near-copies of a bridge node pull N times as hard (SPEC §10,
+    conserve activation: N near-copies of a bridge node pull N times as hard (design §10,
     ``golden/home-bridge-*``). Kept exact for the golden rankings.
     """
     act = seed(graph, query_kw)
@@ -183,13 +183,13 @@ def evidence(
     return activate_evidence(index, q, graph=edges, at_least=at_least, prior=weight)
 
 
-#: :attr:`Model.over`: the model ranks over the graph's keyword incidence (SPEC §4 keywords):
+#: :attr:`Model.over`: the model ranks over the graph's keyword incidence (design §4 keywords):
 #: ``activate(graph, keywords(query)) -> Activation``.
 KEYWORDS = "keywords"
 #: :attr:`Model.over`: the model ranks over the term index and the contiguity edges the kept
 #: state holds per graph (:meth:`talos.view.kept.KeptState.evidence_index`), on analyzer terms
-#: (SPEC §4.1): ``activate(index, edges, analyze(query), at_least) -> Evidence``, delivered by
-#: the relevance floor (:func:`talos.selection.rows.select_evidence`, SPEC §6.1 rule 5).
+#: (design §4.1): ``activate(index, edges, analyze(query), at_least) -> Evidence``, delivered by
+#: the relevance floor (:func:`talos.selection.rows.select_evidence`, design §6.1 rule 5).
 TERMS = "terms"
 
 
@@ -203,11 +203,11 @@ class Model:
             (:data:`KEYWORDS`: ``(graph, query_keywords) -> Activation``; :data:`TERMS`:
             ``(term_index, contiguity_edges, query_terms, at_least) -> Evidence``, ``at_least``
             the small-home rule).
-        thresh: a node must exceed this unrounded activation to be ranked (SPEC §5.3).
+        thresh: a node must exceed this unrounded activation to be ranked (design §5.3).
         body_lead: the best skill earns its body when it scores at least this times the
-            second-best skill (SPEC §6.1).
+            second-best skill (design §6.1).
         body_floor: ... or, as the only ranked skill, when it scores at least this; for a
-            :data:`TERMS` model, the floor on the skill's own seed evidence (SPEC §6.1 rule 5).
+            :data:`TERMS` model, the floor on the skill's own seed evidence (design §6.1 rule 5).
         over: :data:`KEYWORDS` or :data:`TERMS`.
     """
 
@@ -308,7 +308,7 @@ def rank_arrays(
 
 
 def rank(activation: Activation, thresh: float = THRESH) -> list[tuple[float, int]]:
-    """Rank active nodes (SPEC §5.3).
+    """Rank active nodes (design §5.3).
 
     Returns:
         ``[(unrounded_activation, node_index), ...]`` for activations ``> thresh``, highest
@@ -326,11 +326,11 @@ def rank(activation: Activation, thresh: float = THRESH) -> list[tuple[float, in
 def contributions(
     graph: Graph, act: Activation, i: int
 ) -> tuple[float, list[float], list[dict[str, Any]]]:
-    """How node ``i`` got its activation, for explain (SPEC §6.2).
+    """How node ``i`` got its activation, for explain (design §6.2).
 
     Returns:
         ``(seed, gains, edges)``: its seed activation (0.0 when not seeded); the gain of each
-        hop (after minus before); and, per hop, every SPEC §5.2 edge from a node active before
+        hop (after minus before); and, per hop, every design §5.2 edge from a node active before
         that hop, as ``{"hop", "from" (the node's key), "weight", "from_activation"}``, both
         rounded to 4 places.
     """

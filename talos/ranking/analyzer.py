@@ -1,6 +1,6 @@
-"""The analyzer of the default model (SPEC §4.1, issue 15 item 1): text → terms.
+"""The analyzer of the default model (design §4.1, issue 15 item 1): text → terms.
 
-``classic`` matches on SPEC §4 keywords (:func:`talos.text.keywords`); every other model
+``classic`` matches on design §4 keywords (:func:`talos.text.keywords`); every other model
 matches on the terms of :func:`analyze`, the one analyzer every route calls (recall, explain,
 why-not, the index, MCP, the bench). The steps, as measured on the dev split
 (``bench/README.md`` "Analyzer"; ``bench/analyzer.py`` is a caller of this module):
@@ -9,7 +9,7 @@ why-not, the index, MCP, the bench). The steps, as measured on the dev split
    word's accents are dropped (:func:`unaccented`: ``résumé`` → ``resume``).
 2. Tokens: runs of letters and digits of any script but CJK (``café`` is one token; an
    apostrophe splits ``caroline's`` → ``caroline``, ``s``), and runs of CJK characters (Han,
-   kana, Hangul). A non-CJK token shorter than 2 characters is dropped (as SPEC §4).
+   kana, Hangul). A non-CJK token shorter than 2 characters is dropped (as design §4).
 3. English stop words, before stemming: NLTK's list of 179 words as ``bm25s`` ships it
    (``STOPWORDS_EN_PLUS``), shipped in :mod:`talos.data`. Dev: LoCoMo R@5 0.549 →
    0.582 against no stop list; the longer lists drop content words (``new``, ``work``).
@@ -17,7 +17,7 @@ why-not, the index, MCP, the bench). The steps, as measured on the dev split
    to snowballstemmer's pure-Python one, 58× faster). Dev: +0.033 LoCoMo, +0.05 MADial en.
 5. A CJK run: its overlapping character bigrams (a run of one: the character), then its
    unigrams (dev: Chinese set 0.606 → 0.641); CJK stop words dropped (:func:`cjk_stop_words`:
-   SPEC §4's 的 了 … 一个 and the one- and two-character words of NLTK's Chinese list,
+   design §4's 的 了 … 一个 and the one- and two-character words of NLTK's Chinese list,
    这个 什么 怎么 我们 可以 …); a bigram of two stop characters is dropped too (们的).
 
 Beside the steps, :func:`frequency` tells how common a term is in ordinary English text (per
@@ -53,7 +53,7 @@ __all__ = [
     "without_unigrams",
 ]
 
-#: SPEC §4's CJK stop words: they can only match as a single character or as the bigram 一个.
+#: design §4's CJK stop words: they can only match as a single character or as the bigram 一个.
 CJK_STOP = frozenset(("的", "了", "和", "是", "在", "我", "你", "它", "也", "就", "都", "一个"))
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -71,7 +71,7 @@ def stop_words() -> frozenset[str]:
 
 @cache
 def cjk_stop_words() -> frozenset[str]:
-    """The CJK terms that are no evidence: SPEC §4's :data:`CJK_STOP` and the words of one or
+    """The CJK terms that are no evidence: design §4's :data:`CJK_STOP` and the words of one or
     two characters of NLTK's Chinese stop list as ``bm25s`` ships it (``STOPWORDS_CHINESE``,
     ``talos/data/stopwords_zh.txt``: 794 of its 841; a longer word is never one term).
     Without them the bigrams of function words matched: "这个函数为什么很慢" delivered

@@ -17,7 +17,7 @@ same node count once (four identical lines are one line).
 
 **Edges.** In a run, the line at position ``j`` links to ``j + δ`` (``δ = 1 … w``: written after
 it) with weight ``FALL^(δ-1)`` and to ``j - δ`` with ``BACK·FALL^(δ-1)``. A node's edge to
-another is the largest weight over its lines (a merged node, SPEC §5.1, has a line per member:
+another is the largest weight over its lines (a merged node, design §5.1, has a line per member:
 it links to the neighbours of each, none counted twice); no node links to itself. An edge's
 *share* is its weight over ``W = (1 + BACK)·Σ_δ FALL^(δ-1)``, the weight of a full window (or
 over the node's weight sum when a merged node's lines sum to more): a line at a run's end
@@ -192,7 +192,7 @@ Context = tuple[tuple[str, ...], str, int]  #: a line's ``(headings, date, parag
 def memory_contexts(text: str) -> dict[int, Context]:
     """``{line number (1-based): (headings, date, paragraph)}`` of the ``memory.md`` lines that
     are in a context: ``headings`` = the texts of the headings above the line, outermost first (a
-    heading ends the sections of its level and deeper, SPEC §3.1; headings as the fact reader
+    heading ends the sections of its level and deeper, design §3.1; headings as the fact reader
     reads them, :class:`talos.sources.facts.Outline`: closing ``#`` run dropped, none inside a
     code fence), ``date`` = its provenance tag's date (``talos.sources.facts.strip_tag``; ""
     untagged), ``paragraph`` = the number of blank lines and headings above it (a blank line

@@ -21,7 +21,7 @@ install stays model-free.
   person points to): :mod:`talos.ranking.vectors` keys its cache by it, so an upgrade re-embeds.
 - :class:`Candidates` and :func:`score`: the dense leg scores only the nodes it is given —
   the view's, after scope, validity and conflicts, exactly as the lexical leg (issue 17) — a
-  node by its best member's cosine (a merged node stands for all its lines, SPEC §5.1).
+  node by its best member's cosine (a merged node stands for all its lines, design §5.1).
 - :func:`fuse`: reciprocal-rank fusion, ``1/(k + lexical rank) + w/(k + dense rank)``, a leg
   that does not rank a node adding 0; ties break by node order. ``k = 3``, ``w = 1.5``: the
   dev sweep's best admissible setting, on a plateau (k 1–5, w 1–1.5; ``bench/README.md``
@@ -124,7 +124,7 @@ DIM = 384
 K = 3.0
 W = 1.5
 #: A text is embedded by its first this many characters (the lexical leg matches a skill by
-#: its first 1200 too, SPEC §3.2). The engine splits a long text into 512-token windows at
+#: its first 1200 too, design §3.2). The engine splits a long text into 512-token windows at
 #: ~1 s each: 1,200 Chinese characters took 1.8 s, 4,000 took 6.9 s, 40,000 took 68 s (one
 #: thread); a 50 MB line would hold ``talos index`` for hours. Longer than every text and
 #: query of the bench data (444 / 1,071), so the lab's digits are unchanged.

@@ -32,7 +32,7 @@ a term of ``Q``, ``n = |C|``.
   in idf units (:mod:`talos.selection.relevance`).
 
 Every statistic is taken over the candidates, so a node that holds no query term changes no
-seed: the SPEC §10 invariant (near-copies of a bridge raise no score) holds by construction
+seed: the design §10 invariant (near-copies of a bridge raise no score) holds by construction
 (with home-wide statistics 7 and 40 copies raise the csv-clean skill 0.624 → 0.628 / 0.630;
 ``tests/test_evidence.py``). Ties break by node order; every sum runs over sorted term ids and
 ascending postings, so the floats are the same under any ``PYTHONHASHSEED``.
@@ -46,7 +46,7 @@ How ``Memory`` calls it (``Memory(model="evidence")``)
 *Kept state, per graph (one per authorized view; :meth:`talos.view.kept.KeptState.evidence_index`;
 without the index built in-process by :func:`of_nodes`):* a :class:`TermIndex` over the nodes'
 matching texts in node order (a skill's first 1200 characters without its not-for clauses,
-SPEC §3.2; a fact's text, and each term of its heading path it lacks at tf 1) and the
+design §3.2; a fact's text, and each term of its heading path it lacks at tf 1) and the
 :class:`~talos.ranking.contiguity.Links` of its fact lines: ``contiguity.links(node per fact line in
 file order — a merged node at each member's line —, contexts from
 contiguity.memory_contexts(memory.md), index.n)`` (a heading ends a run; its line is no
@@ -256,7 +256,7 @@ class TermIndex:
         ids: Sequence[list[str]],
         terms: Callable[[str], Iterable[str]] = analyze,
     ) -> TermIndex:
-        """One node per text; texts with equal term *sets* are one node (SPEC §5.1: the last
+        """One node per text; texts with equal term *sets* are one node (design §5.1: the last
         one represents, its counts are used; the ids of all ride along); texts without a
         term are no node. ``node_of`` of the result: per text, its node (``-1``: none), the
         positions :func:`talos.ranking.contiguity.links` links."""
@@ -542,10 +542,10 @@ def body_evidence(
 
 
 def matching_text(node: Node) -> str:
-    """What ``node`` is matched by (SPEC §3.2, as its keywords): a skill's first
+    """What ``node`` is matched by (design §3.2, as its keywords): a skill's first
     :data:`~talos.text.MATCH_MAX` characters of its file with its frontmatter read as words
     (:func:`~talos.sources.skills.frontmatter_as_text`: no key names, no provenance), a fact's
-    text, an episode's task and outcome (SPEC §3.3: its real task, else its opening request,
+    text, an episode's task and outcome (design §3.3: its real task, else its opening request,
     then the head of its last answer as the block shows it,
     :data:`~talos.sources.sessions.OUTCOME_CHARS`); the not-for clauses dropped first, from
     the text as written: a clause on a frontmatter line of its own (``不用于: 前端渲染``) lost
@@ -561,7 +561,7 @@ def matching_text(node: Node) -> str:
 
 
 def _with_headings(counts: Counter[str], node: Node) -> Counter[str]:
-    """A fact's term counts with its heading path as context (SPEC §3.1, issue 15 item 4):
+    """A fact's term counts with its heading path as context (design §3.1, issue 15 item 4):
     each term of the headings above it that the fact does not hold joins at tf 1; the fact's
     own terms keep their counts. tf 1, not a tuned weight: no bench set has headings (LoCoMo
     and the Chinese set are dialogue turns), so there is nothing to tune it on. ``classic``

@@ -2,7 +2,7 @@
 
 Chinese labels are the reference's byte for byte, so agents that parse its block keep working.
 
-**Stored text cannot forge the block** (SPEC §6.1 item 7, issue 13). The block's structure is
+**Stored text cannot forge the block** (design §6.1 item 7, issue 13). The block's structure is
 ours: the heading, one ``- [kind] …`` line per row, ``  · …`` member lines, and a skill body
 between its header line and its end marker. Every stored text (a fact, an episode, a skill's
 label, name, path and body, a merged member, a conflict line) goes through one rule before it

@@ -1,4 +1,4 @@
-"""The block within a budget (SPEC §6.1 rule 6): the rows in rank order, a skill body cut
+"""The block within a budget (design §6.1 rule 6): the rows in rank order, a skill body cut
 first, then the least relevant rows left out, with a line saying so (:func:`fit_block`)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-#: Fewest characters (or bytes, :data:`UNITS`) a recall budget may be (SPEC §6.1 rule 6): the
+#: Fewest characters (or bytes, :data:`UNITS`) a recall budget may be (design §6.1 rule 6): the
 #: heading line (100 characters in English, 85 UTF-8 bytes in Chinese) and a short row. A
 #: block holds the heading and at least one row, or it is empty; a smaller budget could never
 #: hold a row, so it is refused rather than silently giving nothing.
@@ -68,7 +68,7 @@ def _left_out(rows: int, body: bool, budget: int, unit: str, lang: str) -> str:
 
 
 def check_budget(budget: int | None, unit: str = "chars") -> None:
-    """Refuse a budget no block fits in (SPEC §6.1 rule 6), before a recall writes anything.
+    """Refuse a budget no block fits in (design §6.1 rule 6), before a recall writes anything.
 
     Raises:
         InputError: ``budget`` not a whole number or below :data:`MIN_BUDGET`, or ``unit``
@@ -90,7 +90,7 @@ def check_budget(budget: int | None, unit: str = "chars") -> None:
 def fit_block(
     picks: Sequence[Pick], lang: str = "en", budget: int | None = None, unit: str = "chars"
 ) -> tuple[str, list[Pick]]:
-    """The context block of ``picks`` within ``budget``, and the picks it delivers (SPEC §6.1
+    """The context block of ``picks`` within ``budget``, and the picks it delivers (design §6.1
     rule 6): the trace and usage count only these (§6.3 "only delivered rows are hits").
 
     Over budget, in this order: the skill body is cut (at a word boundary, with the visible
@@ -180,7 +180,7 @@ def fit_block(
 def render_block(
     picks: Sequence[Pick], lang: str = "en", budget: int | None = None, unit: str = "chars"
 ) -> str:
-    """The context block an agent pastes into its prompt (SPEC §6.1 step 3–4, rule 6).
+    """The context block an agent pastes into its prompt (design §6.1 step 3–4, rule 6).
 
     Returns:
         "" when nothing was picked; otherwise the heading line, then one entry per pick in
@@ -188,7 +188,7 @@ def render_block(
         companions by label and path), ``- [skill] NAME`` for other skills (never the
         description: the agent's system prompt already lists it), ``- [fact] TEXT`` and
         ``- [episode] TEXT`` with up to 2 merged members, episodes marked as past words.
-        Every stored text is placed by the rule of :mod:`talos.render`'s docstring (SPEC §6.1 item
+        Every stored text is placed by the rule of :mod:`talos.render`'s docstring (design §6.1 item
         7): it cannot start a block line, close the body or carry a control character.
         With a ``budget`` (in ``unit``), the block is cut to it by :func:`fit_block`.
 

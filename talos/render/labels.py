@@ -1,5 +1,5 @@
 """The block's words and bounds: its labels in English and in the reference's Chinese
-(:data:`LABELS`, byte for byte the reference's, SPEC §6.7) and the most characters of a stored
+(:data:`LABELS`, byte for byte the reference's, design §6.7) and the most characters of a stored
 text or a skill body it shows (:data:`TEXT_CHARS`, :data:`BODY_CHARS`)."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ __all__ = ["BODY_CHARS", "LABELS", "TEXT_CHARS", "kind_label", "labels"]
 #: Most characters of one delivered line's stored text: a fact, a merged member, a conflict or
 #: override line, a skill's name or label (issue 12 item 8: a single 50 MB line was delivered
 #: whole). 600 is above every skill label (name 60 + description 400 + the truncation note,
-#: SPEC §3.2: at most 517) and above every memory of the three bench sets (4,142 texts, the
+#: design §3.2: at most 517) and above every memory of the three bench sets (4,142 texts, the
 #: longest a 444-character LoCoMo turn), so it cuts only a runaway line.
 TEXT_CHARS = 600
 
-#: Most characters of a delivered skill body: the first 1200 characters of the file (SPEC §3.2,
+#: Most characters of a delivered skill body: the first 1200 characters of the file (design §3.2,
 #: §6.1), the same text that takes part in matching.
 BODY_CHARS = MATCH_MAX
 

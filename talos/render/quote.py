@@ -182,7 +182,7 @@ def _has_opener(text: str) -> bool:
 
 
 #: Arrows a reader takes for the ``→`` of an episode's own lines (``  → outcome: …``,
-#: ``  → transcript: PATH``, SPEC §3.3): the Unicode arrow blocks, their half-width form, and
+#: ``  → transcript: PATH``, design §3.3): the Unicode arrow blocks, their half-width form, and
 #: ``>`` (the head of ``->``, ``=>``) with its full-width and small forms.
 _ARROWS = (
     "\u2190-\u21ff\u27f0-\u27ff\u2794-\u27bf\u2900-\u297f\u2b00-\u2bff\uffe9-\uffec>\ufe65\uff1e"
@@ -232,7 +232,7 @@ def quote_labels(text: str) -> str:
     (:func:`_read`: any case, spaces in or after it, look-alike letters, full-width forms,
     the other opening brackets of :data:`OPENERS`), and before the colon of every episode
     marker (``→ transcript:`` → ``→ transcript\\:``, :func:`_marker_spots`): stored text cannot
-    name an outcome or a transcript talos did not write (SPEC §3.3, §6.1 rule 7). Other
+    name an outcome or a transcript talos did not write (design §3.3, §6.1 rule 7). Other
     brackets and arrows, and one already escaped, are left alone."""
     spots = _label_spots(text) if _has_opener(text) else []
     if _has_arrow(text):

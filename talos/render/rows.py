@@ -1,4 +1,4 @@
-"""One row of the block (SPEC §6.1 step 3): a picked record (:class:`Pick`) as its lines, a
+"""One row of the block (design §6.1 step 3): a picked record (:class:`Pick`) as its lines, a
 fact with its date and heading, a skill by its label or with its body between the header and
 the end marker, an episode with its origin, outcome and transcript; every stored text in it
 placed by :mod:`talos.render.quote`."""
@@ -43,7 +43,7 @@ class Pick:
     """One picked row of a recall: the node, its rounded score, whether its body is given,
     the heading it is shown under (a fact's nearest markdown heading, issue 15 item 4;
     "" for none, and always with ``classic``, whose headings are facts), and ``reference``:
-    the row is shown as the reference shows it (``classic``, SPEC §6.1 rule 3: a skill by
+    the row is shown as the reference shows it (``classic``, design §6.1 rule 3: a skill by
     its file name, no date, an episode by its opening request alone)."""
 
     node: Node
@@ -55,7 +55,7 @@ class Pick:
 
 def _limits(n: Node) -> tuple[int, bool]:
     """The bound of a node's text and whether it is known to be a head already: an episode's
-    text is the first :data:`EPISODE_CHARS` characters of its request (SPEC §3.3), so one that
+    text is the first :data:`EPISODE_CHARS` characters of its request (design §3.3), so one that
     long is taken as cut (a request of exactly 80 characters loses its last word to the mark;
     the node does not keep the request's length)."""
     if n.kind == "episode":
@@ -64,7 +64,7 @@ def _limits(n: Node) -> tuple[int, bool]:
 
 
 def shown_with_members(n: Node, lang: str = "en", limit: int = 2) -> str:
-    """The node's text and up to ``limit`` merged members (``"\\n  · member"`` each, SPEC
+    """The node's text and up to ``limit`` merged members (``"\\n  · member"`` each, design
     §6.2), each stored text shown by :func:`shown`: the block's lines, explain's table."""
     bound, was_cut = _limits(n)
     lines = [shown(n.text, lang, bound, was_cut)]
@@ -78,7 +78,7 @@ def origin_label(n: Node, lang: str = "en") -> str:
     """The agent and day an episode came from, as its block line starts (issue 16.4):
     ``(Claude Code, 2026-11-30) `` (:func:`talos.sources.sessions.session_origin`); "" when
     neither is known, and always in Chinese: the reference's block has no such field and its
-    parsers get its exact lines (SPEC §6.7)."""
+    parsers get its exact lines (design §6.7)."""
     form = labels(lang)["episode_from"]
     if not form or not n.path:
         return ""
@@ -91,7 +91,7 @@ def heading_shown(heading: str, lang: str = "en") -> str:
     the style of an episode's origin, :func:`origin_label`), the heading as stored text
     (:func:`shown`: one line, labels quoted, control characters visible), cut at
     :data:`~talos.sources.facts.HEADING_CHARS` characters with ``…``; "" for no heading, and
-    always in Chinese: the reference's block has no such field (SPEC §6.7). A heading that
+    always in Chinese: the reference's block has no such field (design §6.7). A heading that
     reads as a day, ``## 2099-01-01`` (or its full-width form, or in its own parentheses),
     gets a backslash, ``(\\2099-01-01) ``: the row must not show a date its fact's tag does
     not carry (the attacker's pass 22, :func:`undated`)."""
@@ -111,10 +111,10 @@ _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 def date_shown(n: Node, lang: str = "en") -> str:
     """The date a fact's block line starts with: ``(2023-05-08) ``, its provenance tag's date
-    (SPEC §3.1, §6.1 rule 5: "when" questions need it; LoCoMo's facts carry their session's
+    (design §3.1, §6.1 rule 5: "when" questions need it; LoCoMo's facts carry their session's
     date there). "" for a fact without a tag, any other kind (an episode's day is in its
     origin, :func:`origin_label`), a request-scoped override, and always in Chinese: the
-    reference's block has no such field (SPEC §6.7). talos writes the date, from the parsed
+    reference's block has no such field (design §6.7). talos writes the date, from the parsed
     tag, before the stored text: a text cannot supply or imitate it in its place."""
     form = labels(lang)["date_from"]
     if not form or n.kind != "fact" or n.src == "override" or not _DAY.fullmatch(n.born):
@@ -123,7 +123,7 @@ def date_shown(n: Node, lang: str = "en") -> str:
 
 
 def _task(n: Node, reference: bool) -> str:
-    """The text an episode is shown by: its real task (SPEC §3.3: not a slash command's text,
+    """The text an episode is shown by: its real task (design §3.3: not a slash command's text,
     not a continuation), or the opening request the reference shows (``reference``, or a
     session whose opening is its task)."""
     return n.text if reference or not n.task else n.task
@@ -132,7 +132,7 @@ def _task(n: Node, reference: bool) -> str:
 def _episode_entry(n: Node, lang: str, reference: bool = False) -> str:
     """An episode's lines: ``- [episode] (AGENT, DAY) TASK`` cut at a word boundary with the
     visible mark, its merged members (each with its own origin), the note that these are a
-    previous task's words, then (every model but the reference, SPEC §3.3) what the session
+    previous task's words, then (every model but the reference, design §3.3) what the session
     did — ``  → outcome: …`` (the assistant's last answer, cut at
     :data:`talos.sources.sessions.OUTCOME_CHARS` with the visible mark) — and
     ``  → transcript: PATH`` to open it. Each stored text is placed by :func:`shown` (one
@@ -162,18 +162,18 @@ def _episode_entry(n: Node, lang: str, reference: bool = False) -> str:
 
 def _labelled(n: Node) -> bool:
     """Whether a skill's label comes from its frontmatter (``name``/``description``), not
-    from its first 60 characters (SPEC §3.2: a file with neither)."""
+    from its first 60 characters (design §3.2: a file with neither)."""
     return bool(n.text) and n.text != n.body[:60]
 
 
 def skill_shown(n: Node, lang: str = "en", reference: bool = False, limit: int = TEXT_CHARS) -> str:
-    """A skill's row text without its body (SPEC §6.1 rule 3): its ``name:`` and description
+    """A skill's row text without its body (design §6.1 rule 3): its ``name:`` and description
     (the label, bounded by :func:`talos.sources.skills.skill_label`: name 60, description 400,
     each cut visibly) — an agent that calls talos through a hook or MCP has no list of the
     home's skills in its prompt —, or its file name without ``.md`` when it has neither, and
-    always with the reference (``classic``) and in Chinese (the reference's block, SPEC §6.7:
+    always with the reference (``classic``) and in Chinese (the reference's block, design §6.7:
     ``- [技能] {name}``, which ``talos.compat``'s agents parse). A ``skills/NAME/SKILL.md``
-    skill (SPEC §3.2) is followed by its folder, where its other files are. Where rows show
+    skill (design §3.2) is followed by its folder, where its other files are. Where rows show
     dates, a label that starts like one is escaped (:func:`undated`)."""
     extended = not reference and bool(labels(lang)["date_from"])  # Chinese: the reference's
     name = n.text if extended and _labelled(n) else n.name or n.text
@@ -197,7 +197,7 @@ def folder_path(n: Node) -> str:
 
 
 def without_frontmatter(body: str) -> str:
-    """A skill body without its frontmatter block (``---`` … ``---``; SPEC §3.2's parser): what
+    """A skill body without its frontmatter block (``---`` … ``---``; design §3.2's parser): what
     a body cut for a budget keeps, since the header line names the file and the frontmatter
     repeats its name and description (the newcomer's ``--budget 500`` kept ``name:`` and
     ``description:`` and cut the steps at the second). A body without one is returned as is."""
@@ -206,7 +206,7 @@ def without_frontmatter(body: str) -> str:
 
 
 def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
-    """The lines of one pick in the block (SPEC §6.1 step 3), ``body_chars`` the body's bound
+    """The lines of one pick in the block (design §6.1 step 3), ``body_chars`` the body's bound
     (below :data:`BODY_CHARS`, a budget's cut: the frontmatter goes first,
     :func:`without_frontmatter`). talos's own lines hold no HTML: :func:`_quote_html` escapes
     what stored text brought."""

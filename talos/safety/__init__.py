@@ -1,4 +1,4 @@
-"""Safety on the road into an agent's prompt (SPEC §8): skill scan, fact filter, secret masking.
+"""Safety on the road into an agent's prompt (design §8): skill scan, fact filter, secret masking.
 
 Memory is a second road into an agent's prompt; it must carry data, never commands. Three rules,
 each applied in exactly one place that every route passes:
@@ -17,7 +17,7 @@ each applied in exactly one place that every route passes:
   is masked (``ghp_****``) before anything — block, explain, ``--json``, trace keys — sees it.
 
 ``talos scan`` (:func:`talos.scan.scan_home`) lists every flagged skill, file and fact with its
-reasons. The rules are heuristics over text: they catch the shapes listed in SPEC §8.1 and the
+reasons. The rules are heuristics over text: they catch the shapes listed in design §8.1 and the
 tests in ``tests/test_safety.py`` pin; they are not a sandbox.
 
 The package, in the order a text goes through it:

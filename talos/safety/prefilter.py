@@ -1,4 +1,4 @@
-"""A cheap trigger prefilter shared by the safety rules and the secret detectors (SPEC §8).
+"""A cheap trigger prefilter shared by the safety rules and the secret detectors (design §8).
 
 Every pattern of :mod:`talos.safety` and :mod:`talos.safety.secrets` is a :class:`Pat`: a regular
 expression plus *triggers*, lower-case substrings one of which a text must contain for the
@@ -32,7 +32,7 @@ class Pat:
     run; ``tests/test_properties.py`` checks that no match is ever skipped that way.
 
     The regex is compiled on first use: a recall whose skills and facts were scanned before
-    (the verdicts are kept in the index) compiles none of them (SPEC §11, 25 ms a process).
+    (the verdicts are kept in the index) compiles none of them (design §11, 25 ms a process).
     """
 
     __slots__ = ("_regex", "flags", "pattern", "triggers")

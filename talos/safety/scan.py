@@ -1,4 +1,4 @@
-"""The scan engine: the red flags of one text (SPEC §8.1, §8.2).
+"""The scan engine: the red flags of one text (design §8.1, §8.2).
 
 :func:`scan_text` runs every rule of :data:`talos.safety.rules.RULES` on a text and on its
 variants (:mod:`talos.safety.normalize`: the text as a model or a shell reads it), and on the
@@ -329,12 +329,12 @@ def text_reasons(text: str) -> tuple[str, ...]:
 
 def instruction_reasons(text: str) -> list[str]:
     """The reasons the fact ``text`` is a command rather than a record ([] when benign,
-    SPEC §8.2): the red flags of :data:`RULES`, each as ``"reason: evidence"``."""
+    design §8.2): the red flags of :data:`RULES`, each as ``"reason: evidence"``."""
     return list(text_reasons(text))
 
 
 def keep_fact(text: str) -> bool:
-    """Default ``keep_fact`` filter (SPEC §3.1, §8.2): ``False`` for a line with a red flag.
+    """Default ``keep_fact`` filter (design §3.1, §8.2): ``False`` for a line with a red flag.
 
     A line holding a credential ("contains a credential value") is *withheld*, not delivered
     masked, and ``talos scan`` lists it (issue 13 item 6). Withholding fails closed: a
@@ -343,6 +343,6 @@ def keep_fact(text: str) -> bool:
     nothing; a fact reduced to "the db password is ****" tells an agent nothing it can use,
     while the scan tells the person to move the value to a secret store and keep a pointer
     ("the db password is in the team vault"). Episodes are not records a person curates:
-    they are delivered masked (SPEC §8.3, :func:`talos.safety.secrets.mask_secrets`).
+    they are delivered masked (design §8.3, :func:`talos.safety.secrets.mask_secrets`).
     """
     return not text_reasons(text)

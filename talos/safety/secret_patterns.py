@@ -1,4 +1,4 @@
-"""Our credential patterns: what :mod:`talos.safety.secrets` takes for a credential (SPEC §8.3).
+"""Our credential patterns: what :mod:`talos.safety.secrets` takes for a credential (design §8.3).
 
 Each pattern is a :class:`Shape`: a prefiltered regular expression
 (:class:`talos.safety.prefilter.Pat`)

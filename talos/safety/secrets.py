@@ -1,4 +1,4 @@
-"""Credentials in stored text: find them, mask them (SPEC §8.3; issue 13 item 6).
+"""Credentials in stored text: find them, mask them (design §8.3; issue 13 item 6).
 
 Two detectors run side by side, and a value either of them finds is masked:
 
@@ -146,7 +146,7 @@ _TOKEN_RUN = re.compile(r"[\w+/=.:-]{16}|://", re.ASCII)
 def find_secrets(
     text: str, present: frozenset[str] | None = None, vendor: bool = True
 ) -> list[SecretMatch]:
-    """Every credential both detectors find in ``text``, by window start (SPEC §8.3).
+    """Every credential both detectors find in ``text``, by window start (design §8.3).
 
     Our patterns run only when their triggers occur (:mod:`talos.safety.prefilter`; ``present``:
     the triggers of ``text`` when the caller has them); detect-secrets' regexes (unless
@@ -224,7 +224,7 @@ def mask_window(
 
 @functools.lru_cache(maxsize=65536)
 def mask_secrets(text: str) -> str:
-    """``text`` with every credential-looking value masked (SPEC §8.3).
+    """``text`` with every credential-looking value masked (design §8.3).
 
     Shapes (``ghp_…``, ``github_pat_…``, ``sk-…``, ``AKIA…`` and the secret beside it,
     ``xoxb-…``, ``AIza…``, JWTs, ``Authorization: Bearer …``, URL passwords — also with an
@@ -263,7 +263,7 @@ _MASK_PASSES = 8
 def mask_known_secrets(text: str) -> str:
     """:func:`mask_secrets` with our patterns only: what the usage and trace keys are masked
     with on the recall path, which does not load detect-secrets' regexes (~20 ms to compile,
-    SPEC §11). A fact holding a credential either finds is withheld before it can be a key."""
+    design §11). A fact holding a credential either finds is withheld before it can be a key."""
     return _fixpoint(text, vendor=False)
 
 

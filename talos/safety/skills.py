@@ -1,4 +1,4 @@
-"""Scanning a skills tree (SPEC §8.1): every flagged file of it, with its reasons.
+"""Scanning a skills tree (design §8.1): every flagged file of it, with its reasons.
 
 A ``.md`` is scanned as text (:func:`talos.safety.scan.scan_text`), any other file for being an
 executable payload, and a ``.md`` that points at a flagged file is flagged too
@@ -34,7 +34,7 @@ __all__ = [
     "scan_skills",
 ]
 
-#: A skill file larger than this is not read; it is flagged as oversized (SPEC §8.1). It also
+#: A skill file larger than this is not read; it is flagged as oversized (design §8.1). It also
 #: bounds the scan's work on one file.
 MAX_SKILL_BYTES = 1 << 20
 
@@ -133,7 +133,7 @@ def _scan_file(
 @dataclass(frozen=True, slots=True)
 class FileReport:
     """A flagged file of the skills tree: ``path``, ``kind`` (``skill`` for a top-level
-    ``.md`` or a ``NAME/SKILL.md`` of the Agent Skills layout, SPEC §3.2; else ``file``) and
+    ``.md`` or a ``NAME/SKILL.md`` of the Agent Skills layout, design §3.2; else ``file``) and
     its ``findings``."""
 
     path: str
@@ -226,7 +226,7 @@ _LAST_SCAN: tuple[str, list[FileReport]] | None = None
 
 
 def scan_skills(skills_dir: Path, store: ScanStore | None = None) -> list[FileReport]:
-    """Scan the whole skills tree (SPEC §8.1): every flagged file with its reasons, sorted by
+    """Scan the whole skills tree (design §8.1): every flagged file with its reasons, sorted by
     path relative to ``skills_dir``.
 
     A top-level ``.md`` (a skill) or nested ``.md`` is flagged for red flags in its text, for
@@ -239,7 +239,7 @@ def scan_skills(skills_dir: Path, store: ScanStore | None = None) -> list[FileRe
 
     The result is kept per tree signature (every file's relative path, size, mtime and
     mode): in this process, and in ``store`` when given, so a recall in a new process does
-    not re-read 60 unchanged skills (SPEC §11). Another version of the safety code
+    not re-read 60 unchanged skills (design §11). Another version of the safety code
     never reuses it (the key holds :data:`RULES_FINGERPRINT`).
     """
     global _LAST_SCAN
@@ -305,7 +305,7 @@ def _name_secret(rel: str) -> Finding | None:
 
 def _skill_folder_file(rel: str) -> bool:
     """Whether the relative path ``rel`` is a skill of the Agent Skills layout:
-    ``NAME/SKILL.md`` (SPEC §3.2, :data:`talos.sources.skills.SKILL_FILE`)."""
+    ``NAME/SKILL.md`` (design §3.2, :data:`talos.sources.skills.SKILL_FILE`)."""
     parts = rel.split("/")
     return len(parts) == 2 and parts[1] == "SKILL.md"
 

@@ -1,4 +1,4 @@
-"""What a recall delivers once the ranker picked its rows (SPEC §6.1, §6.3).
+"""What a recall delivers once the ranker picked its rows (design §6.1, §6.3).
 
 The picks become :class:`~talos.results.RecallRow` objects shown under their headings
 (:class:`Headings`), the block is fitted to the budget (:func:`talos.render.fit_block`: a
@@ -42,7 +42,7 @@ def check_rows(k: object) -> None:
 
 
 class Headings:
-    """The markdown heading each fact is shown under, for one Memory (SPEC §3.1).
+    """The markdown heading each fact is shown under, for one Memory (design §3.1).
 
     Args:
         kept: the Memory's kept state (whether headings label facts; memory.md's level-1
@@ -96,7 +96,7 @@ def deliver(
     delivers,
     a prefix of them, each with its ``legs`` when the dense leg ranked it and under its
     ``heading`` (:meth:`Headings.of`); a row's ``body`` is false when the budget left its body
-    out. ``reference``: the rows are shown as the reference shows them (``classic``, SPEC
+    out. ``reference``: the rows are shown as the reference shows them (``classic``, design
     §6.1 rule 3).
 
     Raises:
@@ -127,7 +127,7 @@ def record(
     present: dict[str, frozenset[str]],
 ) -> None:
     """Trace the recall of ``query`` (one line: a hash of the query and the delivered
-    ``rows``, SPEC §6.3) and count it: every fact and skill ``present`` in view (by scope,
+    ``rows``, design §6.3) and count it: every fact and skill ``present`` in view (by scope,
     :meth:`talos.view.kept.KeptState.present`) is seen once, every delivered family member hit.
     A failure there warns on stderr and never fails the recall."""
     write_trace(paths.trace_file, query, [r.as_trace() for r in rows], scopes)

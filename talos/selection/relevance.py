@@ -1,4 +1,4 @@
-"""The relevance floor and the skill body gate (SPEC §6.1 rules 2 and 5, issue 15 items 2–3):
+"""The relevance floor and the skill body gate (design §6.1 rules 2 and 5, issue 15 items 2–3):
 pure functions over one query's :class:`talos.ranking.evidence.Evidence`, every constant derived on
 the
 dev split (``bench/README.md`` "Relevance floor on the contiguity ranking", "The block's
@@ -85,7 +85,7 @@ def is_evidence(seed: float, activation: float, scale: float, floor: float, whol
 def has_evidence(
     ev: Evidence, floor: float = FLOOR, whole: float = WHOLE, held: float = HELD
 ) -> bool:
-    """Whether the home holds evidence for the query at all (SPEC §6.1 rule 5): its best seed
+    """Whether the home holds evidence for the query at all (design §6.1 rule 5): its best seed
     clears ``floor`` as an evidence score, holds ``whole`` of the query, or holds ``held`` idf
     units of it (a long query, :data:`HELD`). An absolute test of the query against the home:
     no row is compared with another."""
@@ -103,7 +103,7 @@ def deliver(
     held: float = HELD,
     row: float = ROW,
 ) -> list[int]:
-    """The rows of a block, before its budget (SPEC §6.1 rule 5): the nodes of ``top`` (the
+    """The rows of a block, before its budget (design §6.1 rule 5): the nodes of ``top`` (the
     ranking's first ``k``, best first) that are evidence by their own score, in rank order;
     ``[]`` is an empty block.
 
@@ -138,7 +138,7 @@ def lead_skill(
     lead: float | None = BODY_LEAD,
     holds_all: Callable[[int], bool] | None = None,
 ) -> int | None:
-    """The lead rule of SPEC §6.1 rule 2 on this ranking: the best skill of ``order`` (the whole
+    """The lead rule of design §6.1 rule 2 on this ranking: the best skill of ``order`` (the whole
     ranking, best first), when it is among the first ``k`` rows and scores ≥ ``lead`` × the
     second skill (a lone skill needs no lead; ``lead`` None: no lead rule); else None.
 

@@ -1,4 +1,4 @@
-"""Which ranked rows a recall delivers (SPEC §6.1), and which it leaves out (SPEC §6.2).
+"""Which ranked rows a recall delivers (design §6.1), and which it leaves out (design §6.2).
 
 The ranking model (:mod:`talos.ranking.activation`) scores the nodes; this step picks the rows: the
 top
@@ -37,7 +37,7 @@ __all__ = ["body_of", "body_skill", "evidence_order", "left_out", "select", "sel
 def select(graph: Graph, act: Activation, model: Model, k: int) -> list[tuple[float, int, bool]]:
     """The rows a recall delivers, best first: ``[(score, node position, body), ...]``.
 
-    ``score`` is the activation rounded to 2 places (SPEC §6.1); at most ``k`` rows (none for
+    ``score`` is the activation rounded to 2 places (design §6.1); at most ``k`` rows (none for
     ``k <= 0``), each above ``model.thresh``; ``body`` is true for the one skill that earns its
     body (:func:`body_skill`), when it is among them.
     """
@@ -51,7 +51,7 @@ def select(graph: Graph, act: Activation, model: Model, k: int) -> list[tuple[fl
 
 
 def body_skill(skills: list[tuple[float, int]], model: Model) -> int | None:
-    """The position of the skill that earns its body (SPEC §6.1 step 2), or ``None``.
+    """The position of the skill that earns its body (design §6.1 step 2), or ``None``.
 
     Args:
         skills: ``[(rounded score, position), ...]`` of the ranked skills, best first.
@@ -71,7 +71,7 @@ def body_skill(skills: list[tuple[float, int]], model: Model) -> int | None:
 def left_out(
     act: Activation, model: Model, k: int
 ) -> tuple[list[tuple[int, int, float]], list[tuple[int, float]]]:
-    """What a recall of ``k`` rows leaves out (SPEC §6.2 ``--why-not``).
+    """What a recall of ``k`` rows leaves out (design §6.2 ``--why-not``).
 
     Returns:
         ``(beyond, below)``: ``beyond`` the ranked rows after the first ``k`` as ``(position,

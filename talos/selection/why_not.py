@@ -1,4 +1,4 @@
-"""Why a record is left out of a query's rows (SPEC §6.2 ``talos explain --why-not``).
+"""Why a record is left out of a query's rows (design §6.2 ``talos explain --why-not``).
 
 Three sources of reasons, in this order: the ranking (what the ranker reached or ranked but a
 recall leaves out: ``below-floor``, ``below-threshold``, ``beyond-k``; :meth:`talos.ranking.rankers.
@@ -40,12 +40,12 @@ def reasons(
 ) -> list[WhyNot]:
     """Every left-out record, with its typed reason: ``ranked`` (the ranker's), then the
     view's excluded records that ``shares`` (match the query), then the memory.md lines the
-    fact filter ``keep_fact`` drops (SPEC §8.2) that match it and are of ``scopes``.
+    fact filter ``keep_fact`` drops (design §8.2) that match it and are of ``scopes``.
 
     An unsafe line's text is withheld ("(line 7 withheld: it looks like an instruction)";
     "it holds a credential" when every reason is one, and the reason is masked): why-not
     output reaches agents too (MCP), and the point of the filter is that this line never
-    reaches a prompt. ``headings``: a markdown heading is no record (SPEC
+    reaches a prompt. ``headings``: a markdown heading is no record (design
     §3.1, every model but ``classic``)."""
     out = list(ranked)
     for e in view.excluded:
@@ -56,7 +56,7 @@ def reasons(
     default = keep_fact is safety.keep_fact
     for n in load_facts(memory_file, None):
         if n.heading_level and headings:
-            continue  # a heading is no record (SPEC §3.1)
+            continue  # a heading is no record (design §3.1)
         tag = tag_reasons(n.raw) if default and n.fields else ()
         if authorized(n, scopes) and shares(n) and (tag or not keep_fact(n.text)):
             found = [*safety.instruction_reasons(n.text), *tag]
@@ -67,5 +67,5 @@ def reasons(
                 else "it looks like an instruction"
             )
             hidden = dataclasses.replace(n, text=f"(line {n.line} withheld: {what})", raw="")
-            out.append(WhyNot(hidden, "unsafe", f"{why} (SPEC §8.2)"))
+            out.append(WhyNot(hidden, "unsafe", f"{why} (design §8.2)"))
     return out

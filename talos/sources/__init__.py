@@ -1,4 +1,4 @@
-"""Readers that turn a home's files into nodes (SPEC §3): facts, skills, episodes."""
+"""Readers that turn a home's files into nodes (design §3): facts, skills, episodes."""
 
 from talos.sources.facts import TAG, load_facts, parse_fact_line, strip_tag
 from talos.sources.sessions import first_user_request, load_episodes

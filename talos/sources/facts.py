@@ -1,5 +1,6 @@
 """Facts: the lines of ``memory.md`` with their provenance tags, and its markdown headings
-(:class:`Outline`: which lines are headings, the heading path above each line) (SPEC §3.1, §7.1)."""
+(:class:`Outline`: which lines are headings, the heading path above each line) (design §3.1,
+§7.1)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ __all__ = [
 #: 13: ``ref=https://bob:PW@host`` was printed as provenance by recall, explain and get).
 TAG_SECRET = "contains a credential value (in its provenance tag)"
 
-#: Lines whose remaining text is shorter than this are ignored (SPEC §3.1): "ok", "---", "#".
+#: Lines whose remaining text is shorter than this are ignored (design §3.1): "ok", "---", "#".
 MIN_FACT_CHARS = 4
 #: A line longer than this (UTF-8 bytes, 1 MiB) is not a fact: it is not recalled, and every
 #: reader warns with its line number (the file is left as it is). One 50 MB line was stored
@@ -62,7 +63,7 @@ MAX_MEMORY_LINES = 500_000
 COUNT_CHUNK = 1 << 20
 
 #: The trailing provenance tag ``<!-- SRC YYYY-MM-DD [field=value ...] -->``; whitespace inside
-#: is free. Field values are URL-encoded when they contain spaces (SPEC §7.1).
+#: is free. Field values are URL-encoded when they contain spaces (design §7.1).
 TAG = re.compile(
     r"\s*<!--\s*(?P<src>\w+)\s+(?P<born>\d{4}-\d{2}-\d{2})"
     r"(?P<fields>(?:\s+[A-Za-z_][\w.\-]*=\S*)*)\s*-->\s*$"
@@ -101,13 +102,13 @@ _CONTAINER = re.compile(r"[ ]{0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)|[ ]{0,3}>")
 def setext_headings(
     data: bytes, lines: Sequence[str] | Sequence[bytes]
 ) -> dict[int, tuple[int, str | None, bool]]:
-    """The setext headings of memory.md (SPEC §3.1; CommonMark, the form ``Title`` over a line
+    """The setext headings of memory.md (design §3.1; CommonMark, the form ``Title`` over a line
     of ``===`` or ``---``): ``{index: (level, text, own)}`` for every line they take, 0-based;
     ``level`` 1 for ``=``, 2 for ``-``. The heading's line carries its ``text`` (tag removed)
     and ``own`` (of no scope but ``global``, :func:`claimed_scopes`); the underline carries
     ``(None, True)``. The heading is the one line above the underline: where CommonMark makes
     a paragraph of several lines one heading, the lines above it stay facts, as every line of
-    memory.md is one (SPEC §3.1): a file of plain lines with one ``===`` would otherwise lose
+    memory.md is one (design §3.1): a file of plain lines with one ``===`` would otherwise lose
     every fact above it to a heading. A paragraph starts after a blank line, a heading, a
     thematic break, a code fence or the file's start, on a line that is no list item, block
     quote, indented code or HTML comment; inside a code fence there is none. ``data`` is the
@@ -252,7 +253,7 @@ def lines_text(raw: str | bytes) -> str:
 
 def heading_of(line: str) -> tuple[int, str] | None:
     """``(level, text)`` when ``line`` (one memory.md line) is a markdown ATX heading, else
-    ``None`` (SPEC §3.1; CommonMark, fences aside: :class:`Outline`). The provenance tag is
+    ``None`` (design §3.1; CommonMark, fences aside: :class:`Outline`). The provenance tag is
     removed first, then the closing ``#`` run and surrounding whitespace: ``## Project: billing
     ##`` → ``(2, "Project: billing")``; ``#`` alone → ``(1, "")``."""
     m = TAG.search(line)
@@ -283,7 +284,7 @@ def any_underline(data: bytes) -> bool:
 
 
 class Outline:
-    """memory.md's headings, read line by line in file order (SPEC §3.1, issue 15 item 4).
+    """memory.md's headings, read line by line in file order (design §3.1, issue 15 item 4).
 
     :meth:`step` takes every line (each one, also the lines that are no fact) and says whether
     it is a heading and under which headings it stands. A heading ends the sections of its
@@ -293,7 +294,7 @@ class Outline:
 
     Args:
         shown: whether a heading's text may label the facts beneath it (``None``: every one);
-            a heading it rejects (the fact filter's verdict, SPEC §8.2) still ends sections,
+            a heading it rejects (the fact filter's verdict, design §8.2) still ends sections,
             and stands in the path as ``""``. A heading whose tag names a scope other than
             ``global`` stands as ``""`` too: its text is of that scope (§7.3).
     """
@@ -358,7 +359,7 @@ class Outline:
 
 def written_by_talos(n: Node) -> bool:
     """Whether a fact's line was written by talos (``remember``, MCP, reflection): its tag
-    carries the ``id`` talos assigns on write (SPEC §7.1). Such a line is appended at the end of
+    carries the ``id`` talos assigns on write (design §7.1). Such a line is appended at the end of
     memory.md, under whatever heading the person wrote last, or put where the line it
     supersedes was (a model's write too), so no heading labels it: "Run the migrations before
     each deploy" showed as ``(Never do this) …`` (the attacker's pass)."""
@@ -379,7 +380,7 @@ def claimed_scopes(line: str | bytes) -> frozenset[str]:
     """Every scope a memory.md line names in a ``scope=`` field of any ``<!-- -->`` comment,
     also when its tag does not parse or the line is not UTF-8; ``{"global"}`` when it names
     none (an untagged line is global). Decides who may hear a warning about the line
-    (:mod:`talos.warn`, SPEC §7.3)."""
+    (:mod:`talos.warn`, design §7.3)."""
     text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
     found = {
         canonical_name(unquote(value))
@@ -408,7 +409,7 @@ class ParsedFact(NamedTuple):
 
 
 def strip_tag(line: str) -> tuple[str, str, str]:
-    """Split a trailing provenance tag off ``line`` (SPEC §3.1).
+    """Split a trailing provenance tag off ``line`` (design §3.1).
 
     Returns:
         ``(text, src, born)``: the line without the tag (whitespace-stripped), the tag's source
@@ -476,7 +477,7 @@ def line_warnings(path: Path, data: bytes) -> list[str]:
 
 
 def parse_fact_line(line: str) -> ParsedFact | None:
-    """Parse one memory.md line (SPEC §3.1).
+    """Parse one memory.md line (design §3.1).
 
     The tag is parsed and removed first, so it never takes part in matching or display; then
     surrounding whitespace, leading ``-``/``*``/``#``/spaces (bullets, headings) and whitespace
@@ -507,7 +508,7 @@ def tag_reasons(line: str) -> tuple[str, ...]:
     """``(TAG_SECRET + ": ref=https://bob:****@",)`` when a field of the line's trailing
     provenance tag holds a credential (:func:`talos.safety.secrets.find_secrets` on the decoded
     values; the evidence is masked), else ``()``. The tag is part of the line: such a line is
-    withheld and listed by ``talos scan`` like a credential in the text (SPEC §8.3)."""
+    withheld and listed by ``talos scan`` like a credential in the text (design §8.3)."""
     m = TAG.search(line.strip())
     if not m or not m.group("fields").strip():
         return ()
@@ -595,7 +596,7 @@ def read_lines(path: Path) -> list[bytes] | None:
 def load_facts(
     path: Path, keep_fact: Callable[[str], bool] | None = None, start: int = 0
 ) -> list[Node]:
-    """Read ``memory.md`` into fact nodes, in file order (SPEC §3.1).
+    """Read ``memory.md`` into fact nodes, in file order (design §3.1).
 
     A line that does not decode as UTF-8, or is longer than :data:`MAX_FACT_BYTES`, is
     skipped; one warning on stderr names the file and the line numbers, and the rest of the
@@ -608,7 +609,7 @@ def load_facts(
 
     Returns:
         Fact nodes with ``line`` (1-based) and ``raw`` (the exact line) as identity; nodes
-        whose keyword set is empty are dropped (SPEC §4). Each carries its heading level and
+        whose keyword set is empty are dropped (design §4). Each carries its heading level and
         heading path (:class:`Outline`; a heading labels when the default fact filter and
         ``keep_fact`` keep its text, else it stands as ``""``): a
         heading line is a node here, with its text as ``classic`` reads it; every other model

@@ -1,10 +1,10 @@
-"""Episodes: the opening request of each past session (SPEC §3.3).
+"""Episodes: the opening request of each past session (design §3.3).
 
 A session file is a ``.jsonl`` transcript of talos's own format, Claude Code's or Codex's,
 detected per file (:mod:`talos.sources.transcripts`, which knows what a line of each says).
 Each reader yields "the first thing the user asked", never the agents' own injections.
 
-Every model but ``classic`` also reads what the session was about and what it did (SPEC §3.3,
+Every model but ``classic`` also reads what the session was about and what it did (design §3.3,
 :func:`read_session`): its *task*, the first request that is no bare slash command
 (``/review``, a Claude Code ``<command-name>`` echo; one with arguments that name a task is the
 person's words, ``/fix the billing bug``), nor the command's canned text that follows it
@@ -78,7 +78,7 @@ __all__ = [
 EPISODE_CHARS = 80
 
 #: Most characters of a session's outcome (its assistant's last answer) that are kept, shown
-#: and matched (SPEC §3.3: bounded, a visible cut; matching sees only what can be shown, as
+#: and matched (design §3.3: bounded, a visible cut; matching sees only what can be shown, as
 #: a skill's 1200). 240: three lines of a terminal, a summary's length; a long answer's
 #: head says what was done, its tail is detail.
 OUTCOME_CHARS = 240
@@ -111,7 +111,7 @@ def first_user_request(path: Path, folder: Path | str | None = None) -> str:
     objects, or whose ``content`` is not a string (a list of parts), are skipped, and a line that
     is not JSON at all ends the read — the file is treated as damaged from there on. The golden
     fixture ``home-basic/.talos/sessions/2026-07-07T09.jsonl`` pins it (its request follows a
-    garbled line and must not become an episode); SPEC §3.3's "skipped" is narrowed accordingly.
+    garbled line and must not become an episode); design §3.3's "skipped" is narrowed accordingly.
     A non-JSON line also ends the read before any format is known (that is the same fixture). In
     Claude Code and Codex files, which are append-only logs, a non-JSON line (a torn write) is
     skipped.
@@ -139,7 +139,7 @@ class Summary(NamedTuple):
 
 
 def read_session(path: Path, folder: Path | str | None = None) -> Summary:
-    """The opening request, the real task and the outcome of a ``.jsonl`` session (SPEC §3.3).
+    """The opening request, the real task and the outcome of a ``.jsonl`` session (design §3.3).
 
     The request is :func:`first_user_request`'s. The task is the first request after it (or
     it) that names a task (:func:`talos.sources.tasks.names_a_task`, the hooks' rule: two words, not
@@ -332,7 +332,7 @@ def session_origin(path: str | os.PathLike[str]) -> Origin:
     request (Claude Code and Codex stamp every line; talos's own format has none); else a date
     in the file's name (talos and Codex name sessions by their start); else none — the day a
     file was last written (its mtime: a copy, a checkout, a sync) is no date of the session,
-    and a row shows only dates its data carries (SPEC §6.1 rule 5). All in UTC. Reads at
+    and a row shows only dates its data carries (design §6.1 rule 5). All in UTC. Reads at
     most :data:`ORIGIN_SCAN_BYTES`, only a regular file inside its own folder
     (:func:`talos.fsutil.open_entry`); cached per path, size and mtime.
 
@@ -440,7 +440,7 @@ def session_names(sessions_dir: Sessions, ordered: bool = True) -> list[tuple[st
     A flat folder is listed with ``os.scandir`` (the file type comes with the listing) and
     paths are joined as strings: at 30,000 sessions pathlib's glob, a stat per file and a
     sort key built per path took about a second of every refresh that found the folder
-    changed (SPEC §11)."""
+    changed (design §11)."""
     folders = session_folders(sessions_dir)
     if len(folders) == 1:
         return _folder_names(folders[0].root, folders[0].recursive, ordered)
@@ -522,7 +522,7 @@ def _refused(root: Path, path: str) -> bool:
     if refusal is None:
         return False
     key = (path, refusal[1])
-    if key not in _WARNED and warn(  # episodes are global's (SPEC §7.3)
+    if key not in _WARNED and warn(  # episodes are global's (design §7.3)
         f"{path}: not read: {refusal[0]} ({refusal[1]}); see talos scan", scopes={"global"}
     ):
         _WARNED.add(key)
@@ -573,7 +573,7 @@ def _readable(root: Path, name: str) -> bool:
         name.encode("utf-8")
         return True
     except UnicodeEncodeError:
-        warn(  # episodes are global's: a request without global is not told (SPEC §7.3)
+        warn(  # episodes are global's: a request without global is not told (design §7.3)
             f"{root}: session file {os.fsencode(name)!r} has a name that is not UTF-8; skipped",
             scopes={"global"},
         )
@@ -589,7 +589,7 @@ _FOLD = os.path.normcase if os.name == "nt" else None
 
 
 def load_episodes(sessions_dir: Sessions, start: int = 0) -> list[Node]:
-    """Read each session file's opening request into an episode node (SPEC §3.3).
+    """Read each session file's opening request into an episode node (design §3.3).
 
     Args:
         sessions_dir: a sessions folder or a list of them (issue 16.4).
@@ -611,10 +611,10 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
     """The episode of one session file, or ``None`` when it has no request with keywords.
 
     The text is the first 80 characters of the request, secrets masked before the cut
-    (SPEC §8.3); the keywords are the text's (the reference's, which merge episodes, §5.1).
+    (design §8.3); the keywords are the text's (the reference's, which merge episodes, §5.1).
     ``task`` is the real task's first 80 characters when it is not the request, ``outcome``
     the first :data:`OUTCOME_CHARS` characters of the last answer and one more when it goes
-    on (the block marks the cut), both masked alike (:func:`read_session`, SPEC §3.3). Used by
+    on (the block marks the cut), both masked alike (:func:`read_session`, design §3.3). Used by
     :func:`load_episodes` and by the persistent index, so both paths read a file the same
     way; ``folder``: the sessions folder the file must lie in (default: its own).
     """
@@ -639,5 +639,5 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
 
 def _stored(said: str, limit: int) -> str:
     """A session's text as an episode keeps it: lone surrogates replaced (``"\\ud800"`` in
-    JSON: not printable), secrets masked before the cut (SPEC §8.3), ``limit`` characters."""
+    JSON: not printable), secrets masked before the cut (design §8.3), ``limit`` characters."""
     return mask_secrets(_SURROGATE.sub("\ufffd", said))[:limit] if said else ""

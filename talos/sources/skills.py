@@ -1,4 +1,4 @@
-"""Skills: ``skills/*.md`` with ``name``/``description`` frontmatter (SPEC §3.2), and, for every
+"""Skills: ``skills/*.md`` with ``name``/``description`` frontmatter (design §3.2), and, for every
 model but ``classic``, the Agent Skills layout: a folder ``skills/NAME/`` holding ``SKILL.md``
 (:data:`SKILL_FILE`) is one skill, named ``NAME``, its body that file; the folder's other files
 are not read (the block names the folder, :func:`talos.render.skill_shown`)."""
@@ -29,7 +29,7 @@ __all__ = [
     "skill_scopes",
 ]
 
-#: Label limits (SPEC §3.2): a label is injected every round, so it must be bounded. The
+#: Label limits (design §3.2): a label is injected every round, so it must be bounded. The
 #: reference measured name ≤ 27 and description ≤ 302 characters on a real home; 60/400 cut none.
 NAME_MAX, DESC_MAX = 60, 400
 
@@ -44,7 +44,7 @@ TRUNCATED_NOTE = {
 
 
 def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
-    """Split a markdown file into frontmatter fields and the rest (SPEC §3.2).
+    """Split a markdown file into frontmatter fields and the rest (design §3.2).
 
     The file must start with ``---``; the block ends at the next line that is ``---``. Each
     line with a ``:`` splits at the first colon; key (lower-cased) and value are stripped, so
@@ -70,7 +70,7 @@ def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
     return {}, text
 
 
-#: Frontmatter keys whose values are provenance (SPEC §7.1), not what a skill is about.
+#: Frontmatter keys whose values are provenance (design §7.1), not what a skill is about.
 PROVENANCE_KEYS = frozenset(
     {"src", "source", "born", "date", "id", "key", "scope", "from", "until", "verified", "ref"}
     | {"conf", "by", "supersedes", "superseded_by", "status"}
@@ -100,7 +100,7 @@ def frontmatter_as_text(text: str) -> str:
 
 
 def skill_label(name: str, desc: str, lang: str = "en") -> str:
-    """The label ``name — description`` with bounded length (SPEC §3.2, §6.7).
+    """The label ``name — description`` with bounded length (design §3.2, §6.7).
 
     Whitespace runs fold to one space; ``name`` is cut to :data:`NAME_MAX` and ``desc`` to
     :data:`DESC_MAX` characters, each followed by ``…``; a cut description also carries a note
@@ -154,7 +154,7 @@ def read_skill(path: Path) -> str | None:
     unreadable, not a regular file, a link out of its folder or a hard link (checked on the
     open file: :func:`talos.fsutil.open_entry`, so a file swapped for a link to /etc/passwd
     after the listing is refused), larger than :data:`MAX_SKILL_BYTES`, containing NUL bytes,
-    or not UTF-8. The warning is scoped like the skill (:func:`skill_scopes`, SPEC §7.3)."""
+    or not UTF-8. The warning is scoped like the skill (:func:`skill_scopes`, design §7.3)."""
     try:
         data = _read_entry(path, MAX_SKILL_BYTES)
     except fsutil.FileTooLarge:
@@ -187,7 +187,7 @@ def read_skill(path: Path) -> str | None:
 
 def skill_files(skills_dir: Path, folders: bool = False) -> list[Path]:
     """The top-level ``*.md`` files of ``skills_dir``, sorted by file name ([] when missing);
-    with ``folders`` (every model but ``classic``, SPEC §3.2) also each ``NAME/SKILL.md``,
+    with ``folders`` (every model but ``classic``, design §3.2) also each ``NAME/SKILL.md``,
     sorted among them by its path relative to the folder (``NAME/SKILL.md``).
 
     A link that leads outside the folder is not a skill file (issue 13.5); the safety scan
@@ -224,7 +224,7 @@ def load_skills(
     scan_store: ScanStore | None = None,
     folders: bool = False,
 ) -> list[Node]:
-    """Read the skills folder into skill nodes, sorted by file name (SPEC §3.2).
+    """Read the skills folder into skill nodes, sorted by file name (design §3.2).
 
     Args:
         skills_dir: the folder; only its top level is read (and ``NAME/SKILL.md`` with
@@ -238,11 +238,11 @@ def load_skills(
     Returns:
         Skill nodes: ``text`` is the label (or the file's first 60 characters when it has no
         name and no description), ``body`` the first 1201 characters (the 1200 delivered,
-        SPEC §3.2, and one more that tells the block the file goes on), ``name`` the stem
+        design §3.2, and one more that tells the block the file goes on), ``name`` the stem
         (the folder's name for a ``NAME/SKILL.md``).
     """
     nodes: list[Node] = []
-    flagged = flagged_skills(skills_dir, scan_store)  # the safety scan (SPEC §8.1)
+    flagged = flagged_skills(skills_dir, scan_store)  # the safety scan (design §8.1)
     for path in skill_files(skills_dir, folders):
         rel = _relative(path, skills_dir)
         if rel in flagged or (blocked and str(path.resolve()) in blocked):
@@ -291,7 +291,7 @@ def flagged_skills(skills_dir: Path, store: ScanStore | None = None) -> frozense
         key = (rep.path, rep.reasons)
         if key not in _WARNED:
             rules = ", ".join(dict.fromkeys(f.reason for f in rep.findings))
-            if warn(  # only for a request that may see the skill (SPEC §7.3)
+            if warn(  # only for a request that may see the skill (design §7.3)
                 f"{mask_secrets(rep.path)}: not loaded, flagged by the safety scan ({rules}); "
                 "see talos scan",
                 scopes=skill_scopes(Path(rep.path)),

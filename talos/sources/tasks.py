@@ -1,5 +1,5 @@
 """Whether a request names a task: the rule the hooks ask before recalling for a prompt, and
-the rule that tells a session's real task from a continuation (SPEC §3.3, §9.5).
+the rule that tells a session's real task from a continuation (design §3.3, §9.5).
 
 A hook fires on every prompt, and the ones a person types mid-task name no task ("fix it",
 "keep going", "继续"); a session that opens with one of them was about what came next. One
@@ -46,12 +46,12 @@ CONVERSATIONAL = frozenset(
 
 
 #: The single characters that cut a CJK run into words when words are counted: the
-#: reference's stop characters (SPEC §4) and function characters that are never half of a
+#: reference's stop characters (design §4) and function characters that are never half of a
 #: content word. The analyzer's one-character stop list also holds content characters (用 管
 #: 则 打 自 归: 用户 管理 正则 打包 自动 递归), and cutting at them left "如何实现用户管理" (how
 #: do I implement user management) one word and "怎么用正则" none (the attacker's pass).
 CUT_CHARACTERS = frozenset(
-    "的了和是在我你它也就都"  # SPEC §4's
+    "的了和是在我你它也就都"  # design §4's
     "吗呢吧啊呀嘛哦啦哈嗯么"  # sentence particles
     "一个这那他她您咱哪啥给把被让另还再又"
 )  # fmt: skip
@@ -117,7 +117,7 @@ def asks(prompt: str) -> bool:
 
 def names_a_task(prompt: str) -> bool:
     """Whether ``prompt`` holds :data:`MIN_PROMPT_TERMS` distinct :func:`task_words`, or one
-    and a question word (:func:`asks`): a hook's prompt worth a recall (SPEC §9.5), a
-    session's opening that is its task (SPEC §3.3)."""
+    and a question word (:func:`asks`): a hook's prompt worth a recall (design §9.5), a
+    session's opening that is its task (design §3.3)."""
     n = len(task_words(prompt))
     return n >= MIN_PROMPT_TERMS or (n == 1 and asks(prompt))

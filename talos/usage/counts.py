@@ -1,4 +1,4 @@
-"""Trace and usage counts (SPEC §6.3): the trace line of a recall, and what a recall counts
+"""Trace and usage counts (design §6.3): the trace line of a recall, and what a recall counts
 (the usage keys in view, :class:`PresentKeys`; the picks, :func:`count_recall`). Where the
 counts are kept is :mod:`talos.usage.store`; its names are importable from here too.
 
@@ -77,7 +77,7 @@ def write_trace(
     scopes: Sequence[str] = ("global",),
 ) -> None:
     """Append exactly one trace line ``{"picked": [...], "q": HASH, "t": SECONDS, "scopes":
-    [...]}`` (SPEC §6.3). ``scopes`` are the request's authorized scopes: a reader of the trace
+    [...]}`` (design §6.3). ``scopes`` are the request's authorized scopes: a reader of the trace
     shows the line only to a request authorized for all of them (:func:`trace_scopes`).
 
     One ``write`` on an ``O_APPEND`` descriptor, so lines from concurrent processes never
@@ -85,7 +85,7 @@ def write_trace(
     is not appended to: it stays one unreadable line); only onto a regular file
     (:func:`talos.fsutil.open_append`: a FIFO there hung recall, a device was written to). A
     failure warns on stderr and never raises, whatever it is (a NUL byte in the path raised
-    ``ValueError`` out of recall): observing must not break recall (SPEC §6.1).
+    ``ValueError`` out of recall): observing must not break recall (design §6.1).
     """
     rec = {
         "picked": picked,
@@ -127,7 +127,7 @@ def write_trace(
 
 
 def trace_scopes(rec: Mapping[str, object]) -> frozenset[str] | None:
-    """The scopes of the request that wrote trace line ``rec`` (SPEC §6.3): its ``scopes``
+    """The scopes of the request that wrote trace line ``rec`` (design §6.3): its ``scopes``
     field; a line written before the field existed (or by the reference ``recall.py``) is
     ``global``'s only: its picks may belong to any scope, so no other scope is shown them; so
     is a line with an empty list (a request with no scope at all recalls nothing of any).
@@ -138,18 +138,18 @@ def trace_scopes(rec: Mapping[str, object]) -> frozenset[str] | None:
     return frozenset(scopes or ["global"])
 
 
-# -- the usage keys in view (SPEC §6.3) --------------------------------------------------------
+# -- the usage keys in view (design §6.3) --------------------------------------------------------
 
 
 def counted(n: Node) -> bool:
     """Whether usage is counted for a node: facts and skills written down, not episodes, not
-    conflict lines, not request-scoped overrides (SPEC §6.3, §7.5)."""
+    conflict lines, not request-scoped overrides (design §6.3, §7.5)."""
     return n.kind in ("fact", "skill") and n.src != "override"
 
 
 class PresentKeys:
     """The usage keys of every fact and skill (merged members included) in a graph's view, per
-    scope, kept per graph: recall must not cost O(memories) (SPEC §6.3).
+    scope, kept per graph: recall must not cost O(memories) (design §6.3).
 
     Attributes:
         keys: ``(graph, {scope: frozenset of keys})`` of the last graph asked about, or None.
@@ -252,7 +252,7 @@ def count_recall(
 ) -> None:
     """Usage of one recall: every fact/skill in view (``present``) is seen once, every counted
     family member of the delivered ``nodes`` is hit. A failure warns on stderr and never fails
-    the recall (SPEC §6.3)."""
+    the recall (design §6.3)."""
     hits: dict[str, set[str]] = {}
     for n in nodes:
         for m in n.family():

@@ -1,5 +1,5 @@
-"""Forgetting: which memories ``talos dead`` proposes (SPEC §6.4), and what ``talos forget``
-removes (SPEC §6.5).
+"""Forgetting: which memories ``talos dead`` proposes (design §6.4), and what ``talos forget``
+removes (design §6.5).
 
 The policy judges what talos or an agent wrote, never what the person wrote: the tag (or a
 skill's ``source:``) decides, not who typed the line. A memory qualifies when its
@@ -37,7 +37,7 @@ def suggestions(
     span: int,
     now: int,
 ) -> list[Suggestion]:
-    """The forgetting suggestions of ``graph``'s records (SPEC §6.4), in graph order.
+    """The forgetting suggestions of ``graph``'s records (design §6.4), in graph order.
 
     A fact whose tag's source is not ``user``, or a skill whose frontmatter says ``source:``
     other than ``user`` (issue 3), qualifies when ``seen >= min_seen`` and it was never hit
@@ -107,7 +107,7 @@ def forget(
     folders: bool,
     chosen: Iterable[Suggestion | Sequence[str]],
 ) -> list[Forgotten]:
-    """Remove the memory.md lines the suggestions stand for (SPEC §6.5), and move suggested
+    """Remove the memory.md lines the suggestions stand for (design §6.5), and move suggested
     skill files to the trash; returns what was forgotten, with the ids ``talos restore``
     takes (issue 12.6: "can be restored" named no id).
 
@@ -119,7 +119,7 @@ def forget(
     Args:
         paths: the home. scopes: the authorized scopes (a skill whose scope left them is
             kept). folders: skills may be ``NAME/SKILL.md`` folders (every model but
-            ``classic``, SPEC §3.2).
+            ``classic``, design §3.2).
         chosen: :class:`Suggestion` objects or ``(kind, text[, reason])`` tuples (scope
             ``global``); only ``fact`` suggestions remove lines, only skill
             :class:`Suggestion` objects move files.
@@ -185,7 +185,7 @@ def _forget_skill(
         warn(f"{path}: written by the person (no source: or source: user); not forgotten")
         return None
     scope = fields.get("scope") or "global"
-    if scope not in scopes:  # its scope changed since it was suggested (SPEC §7.3)
+    if scope not in scopes:  # its scope changed since it was suggested (design §7.3)
         warn(f"nothing to forget for skill {s.text!r}: it is no longer in scope {s.scope}")
         return None
     from talos.writer import edits as writer  # imported on use: recall never writes memory.md

@@ -1,4 +1,4 @@
-"""Where usage counts live (SPEC §6.3): ``.talos/usage.db`` (:class:`SqliteUsage`), or the
+"""Where usage counts live (design §6.3): ``.talos/usage.db`` (:class:`SqliteUsage`), or the
 reference's ``recall_hits.json`` for :mod:`talos.compat` (:class:`JsonUsage`), behind one
 protocol (:class:`UsageStore`); and the fingerprint of a key set, by which a store notices
 cheaply that memories appeared or vanished. What is counted, and when, is
@@ -131,7 +131,7 @@ def _key_hash(k: str) -> int:
 
 def remember_fingerprint(keys: frozenset[str], fp: str) -> None:
     """Take ``fp`` as the fingerprint of ``keys`` (a stored records block carries its own:
-    a new process would otherwise hash 3,000 keys on its one recall, ~15 ms; SPEC §11)."""
+    a new process would otherwise hash 3,000 keys on its one recall, ~15 ms; design §11)."""
     if len(_FP_MEMO) > 16:
         _FP_MEMO.clear()
     _FP_MEMO[id(keys)] = (keys, fp)
@@ -139,7 +139,7 @@ def remember_fingerprint(keys: frozenset[str], fp: str) -> None:
 
 def fingerprint_from(old: frozenset[str], new: frozenset[str]) -> None:
     """Derive ``new``'s fingerprint from ``old``'s (memoized) by the keys that differ: a set
-    that changed by one key after an edit costs two hashes, not 3,000 (SPEC §11)."""
+    that changed by one key after an edit costs two hashes, not 3,000 (design §11)."""
     memo = _FP_MEMO.get(id(old))
     if memo is None or memo[0] is not old:
         return
@@ -154,7 +154,7 @@ def fingerprint_from(old: frozenset[str], new: frozenset[str]) -> None:
 def _digest(keys: Iterable[str]) -> str:
     """XOR of a 64-bit BLAKE2b digest per key, and the count: independent of order, and the
     digest of each key is kept, so a set that changed by one key costs lookups, not a sort
-    and a hash of every key (an edit of memory.md, SPEC §11)."""
+    and a hash of every key (an edit of memory.md, design §11)."""
     if len(_KEY_HASH) > 200_000:
         _KEY_HASH.clear()
     acc = n = 0
@@ -167,7 +167,7 @@ def _digest(keys: Iterable[str]) -> str:
 #: Seconds a recall waits to count usage while another connection holds usage.db's write
 #: lock. Talos's own transactions last milliseconds; a lock held longer is another program's
 #: (a SQLite browser left in a transaction): every recall waited 60 s (61.4 s measured) before
-#: it warned and went on — longer than an agent's hook allows (SPEC §6.1, hostile pass).
+#: it warned and went on — longer than an agent's hook allows (design §6.1, hostile pass).
 RECORD_WAIT = 5.0
 
 
@@ -202,7 +202,7 @@ class SqliteUsage:
 
     Args:
         path: the database file (created with its folder when missing).
-        import_hits: a reference ``recall_hits.json`` to import the first time (SPEC §6.3).
+        import_hits: a reference ``recall_hits.json`` to import the first time (design §6.3).
     """
 
     #: 1: the counts; 2: ``usage.first_day`` (rows counted before it keep 0, "not known").
@@ -378,7 +378,7 @@ class SqliteUsage:
 
     def _import_reference(self, con: sqlite3.Connection) -> None:
         """Import ``{"<kind>:<text80>": [seen, hits(, last_hit_day)]}`` once, so upgrading from
-        the reference never zeroes the statistics (SPEC §6.3)."""
+        the reference never zeroes the statistics (design §6.3)."""
         if self.import_hits is None or not self.import_hits.exists():
             return
         with contextlib.suppress(OSError):
@@ -541,7 +541,7 @@ def _has_column(con: sqlite3.Connection, table: str, column: str) -> bool:
 
 
 class JsonUsage:
-    """The reference's ``recall_hits.json`` shape, for :mod:`talos.compat` (SPEC §9.3).
+    """The reference's ``recall_hits.json`` shape, for :mod:`talos.compat` (design §9.3).
 
     ``{"事实:<text80>": [seen, hits, last_hit_day], ...}`` with Chinese kind names. Every recall
     rewrites the whole file (that is the reference format's cost), atomically and under a lock.

@@ -1,4 +1,4 @@
-"""Canonical names: the one spelling of a record's ``key``, ``src`` and ``by`` (SPEC §7.1, §7.4).
+"""Canonical names: the one spelling of a record's ``key``, ``src`` and ``by`` (design §7.1, §7.4).
 
 Authority is decided by comparing names: two records conflict, shadow or supersede each other
 only when their keys are equal (§7.4), a record stands for the person only when its source

@@ -1,4 +1,4 @@
-"""The one usable value of a key, or the reason there is none (SPEC §7.7, ``talos get``).
+"""The one usable value of a key, or the reason there is none (design §7.7, ``talos get``).
 
 A decision to branch on, read from the view (:class:`talos.view.trust.View`): a request-scoped
 override first, then each authorized scope in order — a conflict there, or its winner. A key

@@ -1,5 +1,5 @@
 """The state kept between calls of one :class:`talos.Memory`: the view and graph of the last
-call and what they were built from, and the routes that bring them up to date (SPEC §11).
+call and what they were built from, and the routes that bring them up to date (design §11).
 
 A call takes one look at its inputs (:meth:`KeptState._look` gives the :class:`Tokens`: the
 index refreshed, the skills' stats), and a part is reused while what it was made from is
@@ -127,7 +127,7 @@ class KeptState:
     or after it failed (then the files are read directly). ``headings``: whether a markdown
     heading of memory.md labels the facts beneath it and is no node
     (:class:`talos.view.kept_sources.SourceState`); ``folders``: whether skills of the Agent
-    Skills layout (``skills/NAME/SKILL.md``) are read (SPEC §3.2)."""
+    Skills layout (``skills/NAME/SKILL.md``) are read (design §3.2)."""
 
     def __init__(
         self,
@@ -252,7 +252,7 @@ class KeptState:
     def _look(self) -> Tokens:
         """What the graph depends on, looked at once: unchanged tokens, unchanged graph.
 
-        With the index: its two generations after an incremental refresh (SPEC §11) plus the
+        With the index: its two generations after an incremental refresh (design §11) plus the
         skills' sizes and mtimes. Without: size and mtime of every source file.
         """
         # Refresh first: the first refresh of a new index (or of new reader code) empties
@@ -288,7 +288,7 @@ class KeptState:
 
     def _drop_index(self, e: BaseException) -> None:
         """Stop using the index for this object, warning once why (``e``): recall reads the
-        files directly (the index is a cache, SPEC §11)."""
+        files directly (the index is a cache, design §11)."""
         assert self.index is not None
         warn(f"{self.index.file}: index unavailable ({e}); reading the files directly")
         self.index.close()
@@ -339,7 +339,7 @@ class KeptState:
         self, records: list[Node], block: EpisodeBlock, when: tuple[Any, ...]
     ) -> tuple[View, Graph] | None:
         """The view and graph after an in-place edit of memory.md, patched into the last
-        ones built (:mod:`talos.view.patch`), or ``None`` when a full build is needed (SPEC §11:
+        ones built (:mod:`talos.view.patch`), or ``None`` when a full build is needed (design §11:
         an edit costs what it changed, not a pass over every memory)."""
         b = self.built
         base = self._base(block)
@@ -387,7 +387,7 @@ class KeptState:
 
     def _base(self, block: EpisodeBlock) -> Incidence | None:
         """The incidence whose keyword ids the records' extend: the episode block's when the
-        graph holds episodes (``global`` authorized, SPEC §7.3), else none."""
+        graph holds episodes (``global`` authorized, design §7.3), else none."""
         return block.incidence if "global" in self.scopes and len(block) else None
 
     def _restack(
@@ -395,7 +395,7 @@ class KeptState:
     ) -> tuple[View, Graph] | None:
         """The last view over a new episode block (sessions arrived, the records did not
         change): the same view and merged records, their incidence renumbered in the new
-        block's keyword ids, or ``None`` when anything else changed (SPEC §11: a new
+        block's keyword ids, or ``None`` when anything else changed (design §11: a new
         session costs what it changed)."""
         b = self.built
         if (
@@ -432,7 +432,7 @@ class KeptState:
         """The graph a recall ranks over: :meth:`view`'s, or the same records read back
         from the index (:class:`talos.graph.RecordsBlock`) when this process has not built
         them, so a process that only recalls builds no record node it does not deliver
-        (SPEC §11). Only for the default fact filter and without overrides; the block is
+        (design §11). Only for the default fact filter and without overrides; the block is
         written from the graph :meth:`view` built, under a token of all it depends on."""
         if overrides or self.index is None or self.keep_fact is not safety.keep_fact:
             return self._view(at, overrides, self._look())[1]
@@ -477,7 +477,7 @@ class KeptState:
         if not first:
             # A long-lived Memory (an agent loop, the MCP server) rebuilt its view after an
             # edit: the next one-shot process stores the block; this one must not pay for it
-            # on every edit (SPEC §11: an edit costs what the edit changed).
+            # on every edit (design §11: an edit costs what the edit changed).
             return graph
         built = self.built
         assert built is not None  # set by the build just made
@@ -520,7 +520,7 @@ class KeptState:
         self, head: Sequence[Node], incidence: Incidence, block: EpisodeBlock, start: int
     ) -> Graph:
         """A graph of ``head`` records followed by the block's episodes (when ``global`` is
-        an authorized scope: episodes carry no tag, SPEC §7.3)."""
+        an authorized scope: episodes carry no tag, design §7.3)."""
         if "global" in self.scopes and len(block):
             stacked = StackedNodes(head, block, start)
             return Graph(stacked, len(head), incidence, block.incidence)

@@ -1,5 +1,5 @@
 """The records and the episode block of a home as :class:`talos.view.kept.KeptState` last read
-them (SPEC §11): :class:`SourceState`, with the labels memory.md's headings give the facts
+them (design §11): :class:`SourceState`, with the labels memory.md's headings give the facts
 beneath them.
 
 The parts, each with the rule that says it is stale (the index's generations are taken once
@@ -57,7 +57,7 @@ def file_stat(p: Path) -> tuple[str, int, int, int]:
 def _masked_fact(n: Node) -> Node | None:
     """A fact kept by a filter other than :func:`talos.safety.keep_fact` as it may be shown:
     a line that filter would withhold has its credentials masked in ``text`` and ``raw``
-    (``None`` when no keyword is left), as the index keeps it (SPEC §8.3; hostile pass of
+    (``None`` when no keyword is left), as the index keeps it (design §8.3; hostile pass of
     issue 13: ``keep_fact=…`` delivered a token in the block)."""
     tagged = bool(n.fields) and bool(tag_reasons(n.raw))
     if safety.keep_fact(n.text) and not tagged:
@@ -81,7 +81,7 @@ class SourceState:
     (``None``: the files are read directly).
 
     ``headings``: a markdown heading of memory.md labels the facts beneath it and is no node
-    on any route (SPEC §3.1, every model but ``classic``; :class:`talos.sources.facts.Outline`).
+    on any route (design §3.1, every model but ``classic``; :class:`talos.sources.facts.Outline`).
     ``False`` keeps the reference behaviour: the heading's text is a fact. The index keeps
     every line's row either way (one index for every model); the facts are told apart here.
     Only ``evidence`` matches on the heading path (:func:`talos.ranking.evidence.of_nodes`): the
@@ -155,7 +155,7 @@ class SourceState:
 
         With the index, facts and the block are kept while their part of the index is
         unchanged, and the fact filter's verdict is kept per text: an edit of memory.md
-        rebuilds the facts only, a new session the block only (SPEC §11). ``skills``: the
+        rebuilds the facts only, a new session the block only (design §11). ``skills``: the
         skills' state of this call (:meth:`skills_state`); ``index``: the scan store of the
         skills (``None`` without the index).
         """
@@ -163,7 +163,7 @@ class SourceState:
             gen, rows, block = parts
             self.rows, self.episodes = (gen[0], rows), (gen[1], block)
             self.heading_rows = [n for n, _safe in rows if n.heading_level] if self.headings else []
-            if self.keep_fact is safety.keep_fact and self.headings:  # one pass (SPEC §3.1)
+            if self.keep_fact is safety.keep_fact and self.headings:  # one pass (design §3.1)
                 facts = [n for n, safe in rows if safe and not n.heading_level]
             elif self.keep_fact is safety.keep_fact:  # the index holds its verdicts
                 facts = [n for n, safe in rows if safe]
@@ -179,18 +179,18 @@ class SourceState:
         if self.headings and not indexed:  # a file of one top heading: its title
             self.tops = sum(1 for n in facts if n.heading_level == 1 and n.scope in self.scopes)
         if self.headings and (not indexed or self.keep_fact is not safety.keep_fact):
-            facts = [n for n in facts if not n.heading_level]  # labels, no facts (SPEC §3.1)
+            facts = [n for n in facts if not n.heading_level]  # labels, no facts (design §3.1)
         return facts + self._skills(len(facts), skills, index), block
 
     def out_of_window(self, records: list[Node], day: dt.date) -> list[Node]:
         """``records`` with every heading whose own line is out of the view at ``day`` shown
         as ``""`` in the paths beneath it: expired (``until=``), not yet valid (``from=`` or
         the tag's date) or no longer active (``status=``), as that line would be if it were a
-        fact (SPEC §7.1). Such a heading labels nothing and matches for nothing (the
+        fact (design §7.1). Such a heading labels nothing and matches for nothing (the
         attacker's pass: "release freeze" delivered "(Release freeze: no deploys) Deploy
         region is eu-west-1" under a heading tagged ``until=2020-01-01``). Its section runs
         from the heading to the first fact no longer under it. A node is the same object
-        while its row and the cut are (SPEC §11). A heading shorter than
+        while its row and the cut are (design §11). A heading shorter than
         :data:`~talos.sources.facts.MIN_FACT_CHARS` is no row, so its window is not read."""
         out = [
             h
@@ -230,7 +230,7 @@ class SourceState:
         """``facts`` (the index's rows, read for a fact filter other than the default) with
         each heading of their path that this filter rejects shown as ``""``, as
         :func:`~talos.sources.facts.load_facts` labels them (the index's rows hold the default
-        filter's verdicts only). A node is the same object while its row is (SPEC §11)."""
+        filter's verdicts only). A node is the same object while its row is (design §11)."""
         memo: dict[int, tuple[Node, Node]] = {}
         out: list[Node] = []
         for n in facts:

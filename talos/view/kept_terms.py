@@ -1,5 +1,5 @@
 """The ``evidence`` model's term index and contiguity edges, kept per graph by
-:class:`talos.view.kept.KeptState` (SPEC §11): :class:`TermState`.
+:class:`talos.view.kept.KeptState` (design §11): :class:`TermState`.
 
 The term index of a graph is patched from the last one when the graph came from its graph by
 edits and sessions (:mod:`talos.view.termpatch`: only the new nodes' texts are looked up), read

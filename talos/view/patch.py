@@ -1,4 +1,4 @@
-"""An in-place edit of memory.md, applied to the last view and graph (SPEC §11).
+"""An in-place edit of memory.md, applied to the last view and graph (design §11).
 
 A one-line edit must cost what it changed, not a pass over every memory: at 30,000 sessions
 rebuilding the records' part of the graph took 3.4× a warm recall (bench/README "Scale").
@@ -10,11 +10,11 @@ the incidence and the values kept per graph.
 The patch runs only where the outcome of every rule elsewhere is provably untouched, and
 returns ``None`` (a full build) otherwise:
 
-* each changed position is a fact before and after, with the same standing (SPEC §7.3): both
+* each changed position is a fact before and after, with the same standing (design §7.3): both
   active, both excluded, or both outside the authorized scopes, never unreadable;
-* a canonical key (SPEC §7.4) of an active record is held by no other record, before and
+* a canonical key (design §7.4) of an active record is held by no other record, before and
   after, so no winner, shadow or conflict elsewhere moves; no request overrides (§7.5);
-* merging (SPEC §5.1) is redone for the groups the edit touched, with
+* merging (design §5.1) is redone for the groups the edit touched, with
   :func:`talos.graph.merge_group`, the function the full build uses.
 
 The result is the same view and graph, float for float, as a full build
@@ -162,7 +162,7 @@ def patch_view(
         b: the last build; its tables are updated in place and handed to the result, so it
             must not be used again when a result is returned (nothing is changed on ``None``).
         records: the new records (facts, then skills), as many as ``b.records``.
-        scopes: the authorized scopes. standing_of: a record's SPEC §7.3 standing at the
+        scopes: the authorized scopes. standing_of: a record's design §7.3 standing at the
             build's date (:func:`talos.view.trust.standing`, memoized by the caller).
         merged_memo: merged nodes by group (:func:`talos.graph.merge_duplicates`'s memo);
             the groups the edit touched are replaced in it.

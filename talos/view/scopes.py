@@ -1,4 +1,4 @@
-"""Scope names: one rule for every way a scope comes in (SPEC §7.3, §9.1).
+"""Scope names: one rule for every way a scope comes in (design §7.3, §9.1).
 
 A scope is what a provenance tag's ``scope=`` field holds: letters, digits and ``. _ - : /``
 (:data:`SCOPE`, the rule ``remember`` has always applied to ``--scope``). A request for any

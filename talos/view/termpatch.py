@@ -1,5 +1,5 @@
 """The ``evidence`` model's term index patched into the next graph's, not gathered again
-(issue 15, cost; SPEC §11: a change costs what it changed).
+(issue 15, cost; design §11: a change costs what it changed).
 
 An edit of memory.md patches the graph (:mod:`talos.view.patch`), a new or removed session
 restacks it over the next episode block (:meth:`talos.graph.episodes.EpisodeBlock.extend`,

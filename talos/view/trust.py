@@ -1,4 +1,4 @@
-"""Trust: the authorized active view, authority, conflicts, overrides (SPEC §7).
+"""Trust: the authorized active view, authority, conflicts, overrides (design §7).
 
 A retrieval hit is not permission to believe. Before ranking, :func:`build_view` decides for
 every record whether it is authorized (scope), active (status), valid at the request's business
@@ -49,21 +49,21 @@ __all__ = [
 
 DEFAULT_SCOPES = ("global",)
 
-#: Authority order (SPEC §7.2): the person (``user``) and an authoritative lookup (``tool``,
+#: Authority order (design §7.2): the person (``user``) and an authoritative lookup (``tool``,
 #: which must carry a ``ref``) outrank an import, which outranks a model's inference
 #: (``reflect``). Unknown sources rank with ``reflect``. Confidence never enters this order.
 AUTHORITY = {"user": 3, "tool": 3, "import": 2, "reflect": 1}
 
 
 def authority_of(src: str, fields: Mapping[str, str]) -> int:
-    """Authority rank of a source (higher wins, SPEC §7.2); ``tool`` without ``ref`` ranks as
+    """Authority rank of a source (higher wins, design §7.2); ``tool`` without ``ref`` ranks as
     ``import``: a lookup nobody can check is not authoritative."""
     if src == "tool" and not fields.get("ref"):
         return AUTHORITY["import"]
     return AUTHORITY.get(src, AUTHORITY["reflect"])
 
 
-#: The ``by=`` value the MCP server writes on every record (SPEC §7.5, issue 13.7): what a
+#: The ``by=`` value the MCP server writes on every record (design §7.5, issue 13.7): what a
 #: model wrote. Such a record never supersedes or shadows a record the person wrote, whatever
 #: source or ref it claims: at write time (``talos.writer.edits``) and in every view
 #: (:func:`build_view`). The tag is trusted as written: a line carrying ``by=mcp`` is treated
@@ -85,7 +85,7 @@ def person_wrote(src: str, fields: Mapping[str, str]) -> bool:
 def window_of(
     fields: Mapping[str, str], born: str | dt.date | None
 ) -> tuple[dt.date | None, dt.date | None]:
-    """A record's validity window ``[start, end)`` (SPEC §7.1): ``from`` else the tag date;
+    """A record's validity window ``[start, end)`` (design §7.1): ``from`` else the tag date;
     ``None`` for an open (or unreadable) side."""
     start = parse_day(fields.get("from", ""))
     if start is None:
@@ -109,7 +109,7 @@ def covers(
 ) -> bool:
     """Whether ``new`` covers all of ``old`` that is still to come (from ``today`` on).
 
-    Only then does a new record remove the old one when it supersedes it (SPEC §7.5): a value
+    Only then does a new record remove the old one when it supersedes it (design §7.5): a value
     for next week only (``--from 2026-12-07 --until 2026-12-14``) leaves the current value in
     force until then and after (issue 12.6); the new record then names it in ``supersedes=``
     and wins only where both are valid (:func:`build_view`).
@@ -136,7 +136,7 @@ def parse_day(value: str) -> dt.date | None:
 
 def derived_id(fields: Mapping[str, str], raw: str) -> str:
     """A record's id: its ``id`` field, else ``L`` + a hash of its exact line, so hand-written
-    records can be named by ``resolve``/``history``/``restore`` too (SPEC §7.1)."""
+    records can be named by ``resolve``/``history``/``restore`` too (design §7.1)."""
     return fields.get("id") or "L" + line_id(raw)[:9]
 
 
@@ -148,7 +148,7 @@ def record_id(node: Node) -> str:
 def window_problem(node: Node) -> tuple[str, str] | None:
     """A validity date that is present but not a date: ``(reason, detail)``, else ``None``.
 
-    Fail closed (SPEC §7.2: an expired record is not used however trusted its source): an
+    Fail closed (design §7.2: an expired record is not used however trusted its source): an
     unreadable ``until`` counts as ``expired`` — before, ``until=2025-02-30`` meant "valid
     forever" —, an unreadable ``from`` or tag date as ``not-yet-valid``.
     """
@@ -164,7 +164,7 @@ def window_problem(node: Node) -> tuple[str, str] | None:
 
 
 def validity(node: Node, at: dt.date) -> str | None:
-    """``None`` when valid at ``at``; else ``"not-yet-valid"`` or ``"expired"`` (SPEC §7.1:
+    """``None`` when valid at ``at``; else ``"not-yet-valid"`` or ``"expired"`` (design §7.1:
     ``from <= at < until``; ``from`` defaults to the tag's date, ``until`` to open-ended; an
     unreadable date is never valid, see :func:`window_problem`)."""
     bad = window_problem(node)
@@ -189,7 +189,7 @@ _TAG_FIELD = re.compile(r"([A-Za-z_][\w.\-]*)=(\S*)")
 
 
 def tag_problem(node: Node) -> str | None:
-    """Why a fact's provenance cannot be read, or ``None`` when it can (SPEC §7.1).
+    """Why a fact's provenance cannot be read, or ``None`` when it can (design §7.1).
 
     A tag that does not parse leaves the line looking untagged — ``src=user``, scope
     ``global`` — so ``- x <!-- reflect 2025-1-5 scope=project:beta -->`` would reach every
@@ -218,7 +218,7 @@ def authorized(node: Node, scopes: Sequence[str]) -> bool:
 
 
 def in_view(node: Node, scopes: Sequence[str], at: dt.date) -> bool:
-    """Whether ``node`` is authorized, active and valid at ``at`` (SPEC §7.3)."""
+    """Whether ``node`` is authorized, active and valid at ``at`` (design §7.3)."""
     return (
         authorized(node, scopes)
         and node.fields.get("status", "active") == "active"
@@ -238,13 +238,13 @@ def stated_value(text: str) -> str:
 
 def value_of(text: str) -> str:
     """:func:`stated_value`, case-folded: records whose values compare equal are one fact
-    (SPEC §7.4)."""
+    (design §7.4)."""
     return stated_value(text).casefold()
 
 
 @dataclass(slots=True)
 class Excluded:
-    """An in-scope record kept out of the ranking, with a typed reason (SPEC §6.2 why-not).
+    """An in-scope record kept out of the ranking, with a typed reason (design §6.2 why-not).
 
     ``reason`` is one of ``superseded``, ``deleted``, ``expired``, ``not-yet-valid``,
     ``shadowed``, ``conflict``, ``overridden``; ``by`` names what won (an id or a key).
@@ -264,7 +264,7 @@ class View:
             synthetic ``conflict`` node per contested key and a synthetic ``fact`` node per
             request-scoped override.
         excluded: in-scope records kept out, with reasons (never records of other scopes).
-        conflicts: canonical key → the competing records (SPEC §7.4).
+        conflicts: canonical key → the competing records (design §7.4).
         winners: ``(scope, key)`` → the record that stands for the key.
     """
 
@@ -316,7 +316,7 @@ def build_view(
     overrides: Mapping[str, str] | None = None,
     memo: dict[Any, Any] | None = None,
 ) -> View:
-    """Compute the authorized active view (SPEC §7.3, §7.4, §7.5).
+    """Compute the authorized active view (design §7.3, §7.4, §7.5).
 
     1. Records outside ``scopes`` are dropped silently: they are never ranked, never named.
     2. Inactive (``status`` superseded/deleted) and invalid-at-``at`` records are excluded.
@@ -449,7 +449,7 @@ def build_view(
 
 
 def _model_rule(recs: list[Node], drop: dict[int, Excluded], person: Node | None) -> list[Node]:
-    """SPEC §7.5, issue 13.7: when the person wrote a record of the key — in this group, or
+    """design §7.5, issue 13.7: when the person wrote a record of the key — in this group, or
     (``person``) in another authorized scope — every model-written record (``by=mcp``) of
     the group is shadowed by it, whatever source or ref it claims. Returns the rest (empty
     when only model-written records were left)."""
@@ -489,7 +489,7 @@ def _supersedes_rule(recs: list[Node], drop: dict[int, Excluded]) -> list[Node]:
 
 
 def override_node(key: str, value: str, replaced: Sequence[Node], scope: str) -> Node:
-    """A request-scoped fact ``KEY = VALUE`` (SPEC §7.5): never written, never counted. It
+    """A request-scoped fact ``KEY = VALUE`` (design §7.5): never written, never counted. It
     matches by the key, the value, and the keywords of the records it stands in for.
 
     Its keyword set also holds ``override:KEY``, which no text can produce (keywords are

@@ -1,4 +1,4 @@
-"""The append-only audit log of every write (SPEC §7.6).
+"""The append-only audit log of every write (design §7.6).
 
 Each write is one transaction: its entries are appended with ``"state": "prepared"`` *before*
 memory.md is replaced, then one ``{"op": "commit"}`` line after. A kill between the two leaves
@@ -149,7 +149,7 @@ def entry_scope(entry: dict[str, Any]) -> str:
     carries (older ``restore`` entries had none), else — for a skill file forgotten or
     restored before entries carried one — the ``scope:`` in the frontmatter of the file (in
     the trash or back in place), else ``global``. Readers show an entry only to callers
-    authorized for its scope (SPEC §7.3: no oracle on other scopes)."""
+    authorized for its scope (design §7.3: no oracle on other scopes)."""
     scope = entry.get("scope")
     if isinstance(scope, str) and scope:
         return canonical_name(
@@ -451,7 +451,7 @@ def verify(path: Path, memory_file: Path, scopes: Collection[str] | None = None)
     left in memory.md is there, and no line it removed is back (:func:`outside_edits`; a
     record edited in place is not a problem: its id is still there). ``scopes``: only the
     entries of these scopes are looked at (a request is never told of another scope's
-    records, SPEC §7.3; hostile pass of issue 13 item 8).
+    records, design §7.3; hostile pass of issue 13 item 8).
     """
     problems: list[str] = []
     closed: set[str] = set()

@@ -2,9 +2,9 @@
 
 The writer (:mod:`talos.writer.edits`) checks the shape of values under the lock; these are the
 checks of the request against the person's memory: the scope it writes to must be one of the
-authorized ones (SPEC §7.3), a fact the fact filter would keep out of every route is not
-stored (SPEC §8.2: storing it would only hide it), no credential in a key, ref or by
-(SPEC §8.3), a conflict is settled by a record that is in view (SPEC §7.4), and a revoke
+authorized ones (design §7.3), a fact the fact filter would keep out of every route is not
+stored (design §8.2: storing it would only hide it), no credential in a key, ref or by
+(design §8.3), a conflict is settled by a record that is in view (design §7.4), and a revoke
 that removed nothing says so.
 """
 
@@ -50,14 +50,14 @@ def check_remember(
         reasons = "; ".join(safety.instruction_reasons(text)) or "rejected by keep_fact"
         raise InputError(
             f"not remembered: the text looks like an instruction ({reasons}); talos never "
-            "recalls such lines (SPEC §8.2)"
+            "recalls such lines (design §8.2)"
         )
     for name, value in fields.items():
         if value and safety.secrets.holds_secret(value):
             raise InputError(
                 f"not remembered: the {name} holds a credential value "
                 f"({safety.mask_secrets(value)}); a line holding one is never recalled "
-                "(SPEC §8.3): give a reference without it"
+                "(design §8.3): give a reference without it"
             )
     return scope
 

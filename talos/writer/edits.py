@@ -1,4 +1,4 @@
-"""Writes to a home: remember, forget, resolve, revoke (SPEC §6.5, §7.5), with what a write
+"""Writes to a home: remember, forget, resolve, revoke (design §6.5, §7.5), with what a write
 may store (:func:`check_value`) and how a line is written (:func:`format_fact_line`); restore,
 the acknowledgement of outside edits and a skill's way to the trash are in
 :mod:`talos.writer.restore`, and one change of memory.md under its lock in
@@ -101,7 +101,7 @@ MAX_VALUE_CHARS = 1_000
 #: bytes cannot reach). The block shows 600 characters of a fact, and 1,200 match
 #: (``tests/test_mcp_bounds.py``).
 MAX_TEXT_CHARS = 10_000
-#: Order of ``field=value`` pairs in a tag written by talos (SPEC §7.1).
+#: Order of ``field=value`` pairs in a tag written by talos (design §7.1).
 FIELD_ORDER = (
     "id",
     "key",
@@ -156,7 +156,7 @@ class RememberResult:
 
 
 def format_tag(src: str, born: str, fields: dict[str, str]) -> str:
-    """``<!-- SRC DATE field=value ... -->`` with values URL-encoded (SPEC §7.1)."""
+    """``<!-- SRC DATE field=value ... -->`` with values URL-encoded (design §7.1)."""
     order = [k for k in FIELD_ORDER if k in fields] + sorted(
         k for k in fields if k not in FIELD_ORDER
     )
@@ -298,7 +298,7 @@ def remove_fact_lines(
 def resolve(
     paths: Paths, key: str, keep: str, scopes: Sequence[str], at: dt.date
 ) -> list[RemovedLine]:
-    """Settle a conflict (SPEC §7.4): keep record ``keep``; every other active record of
+    """Settle a conflict (design §7.4): keep record ``keep``; every other active record of
     ``key`` in its scope that is readable and valid at ``at`` is superseded (removed,
     audited as ``resolve``, restorable).
 
@@ -380,7 +380,7 @@ def remember(
     by: str | None = None,
     authorized: Sequence[str] = (),
 ) -> RememberResult:
-    """Append a tagged fact, atomically and under the lock (SPEC §7.5).
+    """Append a tagged fact, atomically and under the lock (design §7.5).
 
     With a ``key``, the new record supersedes the active records of the same key and scope
     whose validity window overlaps its own, whose authority is not higher *and* whose

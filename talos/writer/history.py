@@ -1,9 +1,9 @@
-"""The audit log as ``talos history`` shows it to a person of some scopes (SPEC §7.6).
+"""The audit log as ``talos history`` shows it to a person of some scopes (design §7.6).
 
 The log (:mod:`talos.writer.audit`) holds every scope's committed writes, each line exactly as it
 was (``restore`` brings it back as it was). What is shown is the entries of the authorized
-scopes only (SPEC §7.3), with every credential in ``before``, ``after`` and ``reason`` masked
-(SPEC §8.3: a revoked tool record holding a token was printed whole by ``talos history``).
+scopes only (design §7.3), with every credential in ``before``, ``after`` and ``reason`` masked
+(design §8.3: a revoked tool record holding a token was printed whole by ``talos history``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Writes decided from the audit log: ``talos restore`` (SPEC §7.6), the acknowledgement of
+"""Writes decided from the audit log: ``talos restore`` (design §7.6), the acknowledgement of
 outside edits (``talos doctor --ack``, audit log only), and a skill file's way to the trash
-and back (SPEC §6.5).
+and back (design §6.5).
 
 Each takes the home's memory lock and changes memory.md as :mod:`talos.writer.txn` does
 (decided on the file as it is now, replaced only if unchanged, audited).
@@ -70,7 +70,7 @@ class Restored:
 
 
 def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Restored:
-    """Bring a record back (SPEC §7.6): the latest audited line of record ``rid``
+    """Bring a record back (design §7.6): the latest audited line of record ``rid``
     (forgotten, superseded, revoked, resolved away, or sent to history) is appended to
     memory.md — its text exactly as written; a history record becomes active, and the tag
     names in ``supersedes=`` the successors it takes back its place from in part only. A record
@@ -87,7 +87,7 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
     the person wrote. A forgotten skill file is moved back from the trash instead.
 
     ``scopes``: when given, only records of these scopes can be restored; any other id reads
-    as unknown (SPEC §7.7: no oracle on other scopes).
+    as unknown (design §7.7: no oracle on other scopes).
 
     Returns:
         A :class:`Restored`.
@@ -223,7 +223,7 @@ def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[aud
 
     Args:
         paths: the home's paths. scopes: only the edits of records of these scopes (a
-            request's view, SPEC §7.3); ``None``: every scope's.
+            request's view, design §7.3); ``None``: every scope's.
 
     Returns:
         The edits acknowledged, in the log's order ([] when there were none: nothing is
@@ -270,7 +270,7 @@ def _with_field(line: str, name: str, value: str) -> str:
 
 def _line_of(blobs: list[bytes], rid: str, scopes: Sequence[str] | None = None) -> int:
     """The 1-based line of the record whose id is ``rid`` (0 when there is none), among the
-    records of ``scopes`` when given (a line of another scope is never named, SPEC §7.3)."""
+    records of ``scopes`` when given (a line of another scope is never named, design §7.3)."""
     needle = rid.encode("utf-8", "surrogateescape")
     for no, blob in enumerate(blobs, 1):
         line = decode_line(blob) if needle in blob else None  # an ``L`` id is a hash: never in it
@@ -343,9 +343,9 @@ def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
 
 
 def trash_skill(paths: Paths, skill: Path, reason: str, scope: str = "global") -> Path:
-    """Move a skill file to ``<state>/trash/`` (never a plain delete), audited (SPEC §6.5).
+    """Move a skill file to ``<state>/trash/`` (never a plain delete), audited (design §6.5).
     ``scope`` is the skill's (its ``scope:``): the entry is shown, and the file restored, only
-    for that scope (SPEC §7.3; without it ``history --scope global`` listed a beta skill).
+    for that scope (design §7.3; without it ``history --scope global`` listed a beta skill).
 
     Returns:
         The new location (``talos restore ID`` moves it back).

@@ -1,4 +1,4 @@
-"""Writing a file a person edits too: memory.md (issue 12.1, SPEC §7.5).
+"""Writing a file a person edits too: memory.md (issue 12.1, design §7.5).
 
 A person takes no lock: they append (``echo "- …" >> memory.md``) or save from an editor (a
 temp file renamed over memory.md) whenever they like. So a writer must never replace the file

@@ -1,4 +1,4 @@
-"""One change of memory.md under its lock (SPEC §7.5): the lock, the lines as bytes, the keyed
+"""One change of memory.md under its lock (design §7.5): the lock, the lines as bytes, the keyed
 records as they are now, and :func:`apply_change`, which reads, checks and changes the file.
 
 Every write of :mod:`talos.writer.edits` and :mod:`talos.writer.restore` takes the home's memory

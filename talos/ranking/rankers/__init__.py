@@ -1,7 +1,7 @@
 """The ranker protocol: how :class:`talos.Memory` ranks, picks and explains, one model family
 per module, chosen once when the Memory is made (:func:`ranker_for`).
 
-- :mod:`talos.ranking.rankers.classic`: the reference model (``classic``), spreading over the SPEC
+- :mod:`talos.ranking.rankers.classic`: the reference model (``classic``), spreading over the design
   §5.2 keyword edges; golden-exact (``tests/test_golden.py``) and the rows of the reference
   (the top ``k`` above the threshold, the reference's body gate).
 - :mod:`talos.ranking.rankers.evidence`: the default model (``evidence``): BM25 evidence seeds on
@@ -71,17 +71,17 @@ class Ranker(Protocol):
         ...
 
     def select(self, graph: Graph, asked: Asked, k: int) -> Picked:
-        """The rows a recall of at most ``k`` rows delivers, before the budget (SPEC §6.1)."""
+        """The rows a recall of at most ``k`` rows delivers, before the budget (design §6.1)."""
         ...
 
     def explain(self, graph: Graph, asked: Asked, k: int, cap: int) -> list[Row]:
-        """The first ``k`` rows of the ranking with how each was reached (SPEC §6.2), without
+        """The first ``k`` rows of the ranking with how each was reached (design §6.2), without
         their heading; ``cap``: a recall's cap on rows (:attr:`talos.Memory.k`), where a
         model that marks its cut marks ``beyond-k``."""
         ...
 
     def left_out(self, graph: Graph, query: str, k: int, cap: int, dense: bool) -> list[WhyNot]:
-        """The ranked or reached rows a recall leaves out, each with its reason (SPEC §6.2
+        """The ranked or reached rows a recall leaves out, each with its reason (design §6.2
         ``--why-not``): ``beyond-k``, ``below-threshold`` or ``below-floor``."""
         ...
 

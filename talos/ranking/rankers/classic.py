@@ -1,8 +1,8 @@
-"""The ``classic`` ranker: the reference model (SPEC §5.3), golden-exact.
+"""The ``classic`` ranker: the reference model (design §5.3), golden-exact.
 
-Seeds are the share of the query's keywords (SPEC §4) a node holds;
+Seeds are the share of the query's keywords (design §4) a node holds;
 :data:`~talos.ranking.activation.HOPS`
-hops spread them along the SPEC §5.2 edges (:func:`talos.ranking.activation.classic`). A recall
+hops spread them along the design §5.2 edges (:func:`talos.ranking.activation.classic`). A recall
 delivers the top ``k`` above the threshold, and the best skill of the full ranking its body
 by the reference's gate (:func:`talos.selection.rows.select`). The dense leg fuses with the
 ``evidence`` ranking only: asked for here, it warns once and the recall is this one.
@@ -54,7 +54,7 @@ class ClassicRanker:
             warn(f"{needs}: {todo}; recalled with {self.model.name}, without the leg")
 
     def select(self, graph: Graph, asked: Asked, k: int) -> Picked:
-        """The top ``k`` rows above the threshold and the body gate (SPEC §6.1)."""
+        """The top ``k`` rows above the threshold and the body gate (design §6.1)."""
         return select(graph, self.activation(graph, asked.text), self.model, k), {}
 
     def explain(self, graph: Graph, asked: Asked, k: int, cap: int) -> list[Row]:
@@ -77,7 +77,7 @@ class ClassicRanker:
         return out
 
     def shares(self, query: str) -> Callable[[Node], bool]:
-        """Whether a node holds one of the query's keywords (SPEC §4)."""
+        """Whether a node holds one of the query's keywords (design §4)."""
         qk = keywords(query)
         return lambda n: bool(n.keywords & qk)
 

@@ -1,10 +1,10 @@
 """The ``evidence`` ranker (the default model), with the dense leg fused behind it.
 
-BM25 evidence seeds on the analyzer's terms (SPEC §4.1), then hops over the node–term graph
+BM25 evidence seeds on the analyzer's terms (design §4.1), then hops over the node–term graph
 and the contiguity edges (:mod:`talos.ranking.evidence`), over the term index and edges the kept
 state holds per graph (:meth:`talos.view.kept.KeptState.evidence_index`), with the small-home rule
 (:data:`talos.ranking.evidence.SMALL_HOME`). Every node the query reaches is ranked; the relevance
-floor decides what a recall delivers (:func:`talos.selection.rows.select_evidence`, SPEC §6.1
+floor decides what a recall delivers (:func:`talos.selection.rows.select_evidence`, design §6.1
 rule 5), and explain marks where it cuts.
 
 With the dense leg on (:mod:`talos.ranking.hybrid`), the rows are cut from the fused

@@ -1,4 +1,4 @@
-"""The red flags, as data (SPEC §8.1, §8.2): :data:`RULES`, each reason with its patterns.
+"""The red flags, as data (design §8.1, §8.2): :data:`RULES`, each reason with its patterns.
 
 The patterns live by what they catch: :mod:`talos.safety.rules.commands` (a text that tries
 to act: download and run, read credentials, persist, ...) and
@@ -33,7 +33,7 @@ class Rule:
     secrets: bool = False  # the rule is "a detector of talos.safety.secrets finds a value"
 
 
-#: Every red flag, in the order reasons are listed (SPEC §8.1).
+#: Every red flag, in the order reasons are listed (design §8.1).
 RULES: tuple[Rule, ...] = (
     Rule("download-and-run", commands.DOWNLOAD_AND_RUN),
     Rule("decode-and-run", commands.DECODE_AND_RUN),

@@ -1,4 +1,4 @@
-"""The red flags of a text that tries to act, as data (SPEC §8.1, §8.2).
+"""The red flags of a text that tries to act, as data (design §8.1, §8.2).
 
 Shell commands and their kin that download and run, decode and run, read credentials, send
 data out, persist, delete en masse or disable security tools: one tuple of

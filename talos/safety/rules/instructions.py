@@ -1,4 +1,4 @@
-"""The red flags of a text that addresses the model, as data (SPEC §8.1, §8.2).
+"""The red flags of a text that addresses the model, as data (design §8.1, §8.2).
 
 Instructions written to the agent rather than records for it: earlier rules set aside or
 declared void, a persona imposed, a hidden act asked for, a claim of authority, a fake
