@@ -1,4 +1,4 @@
-"""The default model's analyzer (issue 15 item 1, SPEC §4.1) as the bench measures it.
+"""The default model's analyzer (issue 15 item 1, design §4.1) as the bench measures it.
 
 The analyzer itself is ``talos.ranking.analyzer`` (one function for every route); this module is the
 bench's view of it: every step switchable, so a run can measure what each buys (the archived
@@ -14,12 +14,12 @@ The steps, each switchable:
 2. Tokens: runs of letters and digits of any script but CJK (``[^\\W_]``, so ``café`` and
    ``naïve`` are one token each; an apostrophe splits ``caroline's`` → ``caroline``, ``s``),
    and runs of CJK characters (Han, kana, Hangul). A non-CJK token shorter than
-   ``min_len`` (default 2, as SPEC §4) is dropped.
+   ``min_len`` (default 2, as design §4) is dropped.
 3. English stop words (before stemming, as the lists are written): one of :data:`STOP_LISTS`.
 4. Snowball (Porter2) English stemming of the non-CJK tokens: PyStemmer, or snowballstemmer
    (the same algorithm; both give identical stems on every word of the bench data).
 5. CJK runs: overlapping character bigrams (a run of one: the character), optionally the
-   unigrams too; SPEC §4's CJK stop words (的 了 … 一个) removed.
+   unigrams too; design §4's CJK stop words (的 了 … 一个) removed.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ __all__ = [
     "stop_list",
 ]
 
-#: SPEC §4's CJK stop words (``talos.ranking.analyzer.CJK_STOP``).
+#: design §4's CJK stop words (``talos.ranking.analyzer.CJK_STOP``).
 CJK_STOP = A.CJK_STOP
 _TOKEN = A._TOKEN
 
@@ -48,7 +48,7 @@ _TOKEN = A._TOKEN
 def stop_list(name: str) -> frozenset[str]:
     """An English stop-word list a library ships, by name (lower case, unstemmed).
 
-    ``none``; ``spec`` (SPEC §4's nine English words); ``lucene`` (Lucene's 33, as shipped by
+    ``none``; ``spec`` (design §4's nine English words); ``lucene`` (Lucene's 33, as shipped by
     bm25s); ``nltk`` (NLTK's 179, as shipped by bm25s: NLTK itself needs a corpus download);
     ``sklearn`` (scikit-learn's 318, the Glasgow list); ``stop-words`` (the ``stop-words``
     package, 1,333); ``iso`` (``stopwordsiso``, 1,298).

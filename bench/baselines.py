@@ -3,7 +3,7 @@
 - :class:`BM25Terms`: ``bm25s`` (Lucene BM25) over the terms of an :class:`analyzer.Analyzer`
   (English stop words, Snowball stemming, CJK bigrams, optionally + unigrams), with term
   repeats counted and ``(k1, b)`` given (``bench/relevance.py tune-bm25`` picks them on the dev
-  split only). The older ``bm25`` of ``rankers.py`` ranks SPEC §4 keyword *sets*: no stop
+  split only). The older ``bm25`` of ``rankers.py`` ranks design §4 keyword *sets*: no stop
   words, no stemming, no term frequency — not what anyone would deploy.
 - :class:`FTS5Ranker`: SQLite FTS5 and its ``bm25()`` ranking (k1 = 1.2, b = 0.75, fixed by
   SQLite), with the ``porter`` tokenizer (``porter unicode61``: Porter stemming, no stop

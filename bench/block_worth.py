@@ -1,7 +1,7 @@
 """What the block is worth: how much gold evidence the delivered block holds at a budget.
 
 Recall@k judges a ranking; an agent reads the *block*. This module asks every method for its
-block at a budget in characters (SPEC §6.1 rule 6: filled in rank order up to about 2,000
+block at a budget in characters (design §6.1 rule 6: filled in rank order up to about 2,000
 characters, ``k`` only a cap) and measures the block itself, beside the ranking:
 
 - ``talos``: ``Memory.recall(query, k=CAP, budget=B)`` as it ships (its ``picked`` rows, the
@@ -74,7 +74,7 @@ __all__ = [
     "summarise",
 ]
 
-#: The budget an agent can afford on every turn (SPEC §6.1 rule 6: "about 2,000").
+#: The budget an agent can afford on every turn (design §6.1 rule 6: "about 2,000").
 DEFAULT_BUDGET = 2000
 #: The budgets of the proxy curve (gold recall against the block's median size).
 CURVE = (1000, 1500, 2000, 3000)
@@ -89,7 +89,7 @@ METHODS = ("talos", "bm25", "fts5")
 
 def fact_line(text: str, lang: str = "en", date: str = "") -> str:
     """A baseline's block line: ``- [fact] TEXT`` (``- [事实] TEXT`` in Chinese), talos's fact
-    label (SPEC §6.1 step 3); ``date``: ``- [fact] (DATE) TEXT`` when the rows of talos's block
+    label (design §6.1 step 3); ``date``: ``- [fact] (DATE) TEXT`` when the rows of talos's block
     show their dates, so both pay the same characters for them."""
     t = labels(lang)
     return f"- [{t['fact']}] " + (f"({date}) " if date else "") + text

@@ -96,7 +96,7 @@ def copy_home(dest: Path) -> Path:
 
 
 def today_gate(memory: Memory) -> Gate:
-    """The gate as it ships: the skill ``Memory.recall`` delivers with its body (SPEC §6.1)."""
+    """The gate as it ships: the skill ``Memory.recall`` delivers with its body (design §6.1)."""
 
     def gate(query: str) -> str | None:
         got = memory.recall(query)

@@ -321,7 +321,7 @@ def load_all(data: Path, names: list[str] | None = None) -> list[Dataset]:
 
 
 def fact_line(item: Item) -> str:
-    """``- TEXT <!-- import DATE ref=ID -->``: a memory as a tagged memory.md line (SPEC §3.1,
+    """``- TEXT <!-- import DATE ref=ID -->``: a memory as a tagged memory.md line (design §3.1,
     §7.1; the ref is URL-encoded where needed so it stays one ``field=value`` token)."""
     return f"- {item.text} <!-- import {item.date} ref={quote(item.id, safe=':#-.')} -->"
 

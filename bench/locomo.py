@@ -7,7 +7,7 @@ temporary folder), asks every question that has gold evidence through ``Memory.e
 k=10)``, maps the rows back to dialog ids (a merged node stands for all its members' ids) and
 prints Recall@5 and Recall@10 per category (1 multi-hop, 2 temporal, 3 open-domain,
 4 single-hop), their union, and category 5 (adversarial) apart — for ``classic`` (the
-reference model), the default model (when it is another one) and BM25 (``bm25s`` on SPEC §4
+reference model), the default model (when it is another one) and BM25 (``bm25s`` on design §4
 keywords, one document per turn). Then the same for the Chinese sets
 (MADial zh: the dialogue before the test turn, and its last user turn; MemoryBank cn).
 The protocol is ``../shared/bench/README.md``'s; see ``bench/datasets.py``.

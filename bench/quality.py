@@ -10,7 +10,7 @@ in a temporary folder (one fact line per memory, tagged ``import`` with its date
 - every activation model in ``talos.ranking.activation.MODELS`` (``classic``, the reference; the
 others
   are hub-damped and mass-conserving, see ``docs/benchmarks.md``);
-- ``bm25``: bm25s (Lucene BM25, k1=1.5, b=0.75) on SPEC §4 keywords, one document per memory;
+- ``bm25``: bm25s (Lucene BM25, k1=1.5, b=0.75) on design §4 keywords, one document per memory;
 - ``overlap``: plain keyword overlap, the seed score ``|q ∩ d| / |q|`` with no spreading.
 
 Metrics: Recall@1/5/10 of the gold ids (a merged talos node stands for all its members' ids)

@@ -2,7 +2,7 @@
 
 A *ranker* is built once per store (memory pool) and turns a query into a ranking: a list of
 rows, each row the list of memory ids it stands for (a talos node merged from duplicates stands
-for all its members, SPEC §5.1), best first. Ties break by memory order everywhere.
+for all its members, design §5.1), best first. Ties break by memory order everywhere.
 
 - :class:`TalosRanker`: a real talos home in a temporary folder (every memory a fact line tagged
   ``import`` with its date and ``ref=<id>``), asked through :class:`talos.Memory`; a row
@@ -10,7 +10,7 @@ for all its members, SPEC §5.1), best first. Ties break by memory order everywh
   gives the top k (what a user sees); :meth:`TalosRanker.ranking` gives the full ranking
   through the same graph, model and :func:`talos.ranking.activation.rank` that ``explain`` uses,
   without building the per-row edge detail (``tests/test_bench.py`` checks both agree).
-- :class:`BM25Ranker`: ``bm25s`` (Lucene BM25, k1=1.5, b=0.75) over SPEC §4 keywords of each
+- :class:`BM25Ranker`: ``bm25s`` (Lucene BM25, k1=1.5, b=0.75) over design §4 keywords of each
   memory, one document per memory (no merging). Only documents scoring > 0 are ranked.
 - :class:`OverlapRanker`: plain keyword overlap, the seed score ``|q ∩ d| / |q|`` with no
   spreading, one document per memory; only documents sharing a keyword are ranked.
@@ -77,7 +77,7 @@ class TalosRanker:
         home = write_home(store, tmp / "home")
         self.memory = Memory(home, keep_fact=None, model=model)
         self.model = MODELS[model]
-        # Identical lines are one memory and keep one member (SPEC §5.1: "delivered once"),
+        # Identical lines are one memory and keep one member (design §5.1: "delivered once"),
         # so a node stands for every id whose text equals a member's (MADial zh has 3 such).
         by_text: dict[str, list[str]] = {}
         for it in store.items:
@@ -113,7 +113,7 @@ class TalosRanker:
 
 
 class BM25Ranker:
-    """BM25 (``bm25s``) on SPEC §4 keywords, one document per memory."""
+    """BM25 (``bm25s``) on design §4 keywords, one document per memory."""
 
     def __init__(self, store: Store) -> None:
         import bm25s
@@ -132,7 +132,7 @@ class BM25Ranker:
 
 
 class OverlapRanker:
-    """Seed score only: ``|kw(q) ∩ kw(d)| / |kw(q)|`` (SPEC §5.3 seeds, no spreading)."""
+    """Seed score only: ``|kw(q) ∩ kw(d)| / |kw(q)|`` (design §5.3 seeds, no spreading)."""
 
     def __init__(self, store: Store) -> None:
         self.ids = [it.id for it in store.items]

@@ -8,7 +8,7 @@ queries, and judged on what its block delivers, beside Recall@5 of its ranking:
   ``explain`` the ranking; ``talos:MODEL``, or ``--model MODEL``, with that model, e.g.
   ``talos:evidence``); ``bm25`` / ``bm25-uni`` (bm25s over the analyzer of
   ``bench/analyzer.py``: NLTK stop words, Snowball stemming, CJK bigrams / + unigrams; (k1, b)
-  tuned on dev, ``tune-bm25``); ``bm25-kw`` (the older baseline on SPEC §4 keyword sets);
+  tuned on dev, ``tune-bm25``); ``bm25-kw`` (the older baseline on design §4 keyword sets);
   ``fts5-porter``, ``fts5-trigram``, ``fts5-bigram`` (SQLite FTS5 ``bm25()``,
   ``bench/baselines.py``). A baseline's block is its top 5 (every matching document counts).
   A method named in :data:`PROTOTYPES` runs on the dev split only, so the test split stays

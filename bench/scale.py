@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scale benchmark (SPEC §11, issue 4): recall latency and memory on synthetic homes.
+"""Scale benchmark (design §11, issue 4): recall latency and memory on synthetic homes.
 
 Homes come from ``../shared/bench/make_home.py`` (real English and Chinese utterances, the same
 arguments always give the same home) at several sizes. For each size and model it measures,

@@ -18,7 +18,7 @@ GOLDEN = Path(__file__).parent / "golden"
 # Property tests draw the same examples on every run (hypothesis's own "ci" profile:
 # derandomized, no example database), so the suite passes or fails the same way each time.
 # HYPOTHESIS_PROFILE=default explores new examples instead (it found parse_fact_line's
-# "-\r-000" -> "-000": a CR stops the bullet strip of SPEC §3.1).
+# "-\r-000" -> "-000": a CR stops the bullet strip of design §3.1).
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

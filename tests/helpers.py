@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def session_line(text: str) -> str:
-    """One session file's content: a single user request ``text`` (SPEC §3.3)."""
+    """One session file's content: a single user request ``text`` (design §3.3)."""
     return json.dumps({"role": "user", "content": text}) + "\n"
 
 

@@ -1,4 +1,4 @@
-"""The default model's analyzer (SPEC §4.1, issue 15 item 1): ``talos.ranking.analyzer``.
+"""The default model's analyzer (design §4.1, issue 15 item 1): ``talos.ranking.analyzer``.
 
 Each test pins one step of the analyzer with exact terms; each fails when its step is removed
 (checked once by hand: stemming, the stop list, unigrams, the CJK stop words, NFKC).
@@ -26,7 +26,7 @@ from talos.ranking.analyzer import (
 
 def test_answers_is_analyzed_as_answer() -> None:
     """Issue 15: "how should I format your answers" recalled nothing of a fact about
-    "answer" (SPEC §4 keywords have no stemming)."""
+    "answer" (design §4 keywords have no stemming)."""
     assert analyze("how should I format your answers") == ["format", "answer"]
     assert analyze("Keep each answer short") == ["keep", "answer", "short"]
     assert analyze("restoring databases") == ["restor", "databas"]
@@ -55,7 +55,7 @@ def test_cjk_bigrams_then_unigrams() -> None:
 
 
 def test_cjk_stop_words_are_dropped() -> None:
-    """SPEC §4's CJK stop words (的 我, the bigram 一个) and bm25s's Chinese list of one and two
+    """design §4's CJK stop words (的 我, the bigram 一个) and bm25s's Chinese list of one and two
     characters (我的 这个 什么 怎么 …): the attack's "这个函数为什么很慢" matched "为什么要写测试"
     by 什么."""
     assert analyze("我的数据") == ["的数", "数据", "数"]
@@ -158,4 +158,4 @@ def test_the_stop_lists_are_bm25s_lists() -> None:
 
     assert data.lines("stopwords_en.txt") == list(bm25s_stopwords.STOPWORDS_EN_PLUS)
     assert data.lines("stopwords_zh.txt") == list(bm25s_stopwords.STOPWORDS_CHINESE)
-    assert len(cjk_stop_words()) == 796  # 794 of one or two characters, with SPEC §4's
+    assert len(cjk_stop_words()) == 796  # 794 of one or two characters, with design §4's

@@ -1,6 +1,6 @@
 """A write settles a killed writer's transaction by reading only the end of the audit log, so
-its cost does not grow with the log (SPEC §11); a killed skill-forget is settled by where the
-file is (SPEC §7.6)."""
+its cost does not grow with the log (design §11); a killed skill-forget is settled by where the
+file is (design §7.6)."""
 
 from __future__ import annotations
 

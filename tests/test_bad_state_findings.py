@@ -1,5 +1,5 @@
 """Every command answers a home in a bad state with a finding a person can act on, never a
-failure or a traceback (SPEC §9.1: "message names the file"; doctor's contract: it never
+failure or a traceback (design §9.1: "message names the file"; doctor's contract: it never
 raises for a problem of the home itself).
 
 Each test starts from the input that broke a command (found by driving every command over a

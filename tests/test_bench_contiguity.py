@@ -68,7 +68,7 @@ def test_links_forward_only_and_context_breaks() -> None:
 
 
 def test_merged_nodes_link_each_of_their_lines_once() -> None:
-    """SPEC §5.1: four identical lines are one node, and one line; a node merged from lines in
+    """design §5.1: four identical lines are one node, and one line; a node merged from lines in
     two runs links to the neighbours of each, each counted once, never to itself."""
     one = C.links([0, 1, 2], ["a"] * 3, 3, window=2)
     four = C.links([0, 0, 0, 0, 1, 2], ["a"] * 6, 3, window=2)

@@ -65,7 +65,7 @@ def test_analyzer_cjk_unigrams_and_cjk_stop_words() -> None:
         "署",
         "服",
         "务",
-    ]  # 了 is a SPEC §4 stop word: as a unigram it goes, inside bigrams it stays
+    ]  # 了 is a design §4 stop word: as a unigram it goes, inside bigrams it stays
     assert "了" in Analyzer(unigrams=True, cjk_stop=False).terms("部署了服务")
     assert Analyzer().terms("的") == []
     assert Analyzer().terms("café naïve") == ["cafe", "naiv"]  # a word of any script, unaccented

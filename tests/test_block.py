@@ -1,4 +1,4 @@
-"""Issue 4 / SPEC §5.1, §11: the persistent episode block and the index around it.
+"""Issue 4 / design §5.1, §11: the persistent episode block and the index around it.
 
 1. :class:`EpisodeBlock` merges episodes exactly as :func:`merge_duplicates` does, and
    :class:`StackedNodes` reads like the list ``records + merged episodes``.
@@ -178,7 +178,7 @@ def _explained(mem: Memory, query: str) -> list[tuple[Any, ...]]:
 
 def _picked(mem: Memory, query: str) -> list[tuple[str, float, bool]]:
     """The rows ``mem`` picks for ``query``, without the budget's cut: an episode's row names
-    its transcript's path (SPEC §3.3), so a copy of the home at a longer path fits fewer rows
+    its transcript's path (design §3.3), so a copy of the home at a longer path fits fewer rows
     in the same budget, whatever route read them."""
     return [(r.key, r.score, r.body) for r in mem.recall(query, budget=1 << 30).picked]
 
@@ -322,7 +322,7 @@ def test_block_nodes_equal_merge_duplicates(seed: int) -> None:
 
 
 def test_block_merge_keeps_content_and_order() -> None:
-    """The rules of SPEC §5.1 on a hand-made case: the last episode represents the group at
+    """The rules of design §5.1 on a hand-made case: the last episode represents the group at
     the position of the first; a member identical to the representative is dropped, repeated
     members appear once, oldest first."""
     kw = frozenset({"csv", "merge"})

@@ -1,4 +1,4 @@
-"""SPEC §6.1 rules 5 and 6 through ``Memory``: the block is filled by rank up to a budget
+"""design §6.1 rules 5 and 6 through ``Memory``: the block is filled by rank up to a budget
 (talos.toml's ``budget``, 2,000 characters by default; ``k`` a cap, 30 by default), every row
 delivered on its own evidence, and a long query (a dialogue's context) is not left empty."""
 

@@ -1,4 +1,4 @@
-"""Issue 15 item 5, SPEC §6.1 rule 6: ``budget=N`` — the block never exceeds N; a skill body
+"""Issue 15 item 5, design §6.1 rule 6: ``budget=N`` — the block never exceeds N; a skill body
 is cut before a fact is dropped, the least relevant rows go first, one line says what was left
 out, and the trace and usage count only the delivered rows (§6.3)."""
 
@@ -97,7 +97,7 @@ def test_a_body_that_cannot_keep_its_minimum_gives_way_to_the_name_and_says_so()
     for budget in (500, 400):
         text, kept = fit_block(picks(), budget=budget)
         assert text == block(
-            "- [skill] billing-deploy — deploy billing",  # its name and description (SPEC §6.1)
+            "- [skill] billing-deploy — deploy billing",  # its name and description (design §6.1)
             *FACTS,
             f"(a skill body left out to stay within {budget} characters)",
         )
@@ -107,7 +107,7 @@ def test_a_body_that_cannot_keep_its_minimum_gives_way_to_the_name_and_says_so()
 def test_the_least_relevant_rows_go_first_and_one_line_says_so() -> None:
     text, kept = fit_block(picks(), budget=300)
     assert text == block(
-        "- [skill] billing-deploy — deploy billing",  # its name and description (SPEC §6.1)
+        "- [skill] billing-deploy — deploy billing",  # its name and description (design §6.1)
         FACTS[0],
         "(a skill body and 2 more recalled rows left out to stay within 300 characters)",
     )
@@ -218,7 +218,7 @@ def test_cli_budget(home: Path) -> None:
     assert res.exit_code == 0, res.output
     assert res.stdout == (
         block(
-            "- [skill] billing-deploy — deploy billing",  # its name and description (SPEC §6.1)
+            "- [skill] billing-deploy — deploy billing",  # its name and description (design §6.1)
             FACTS[0],  # the first-ranked of the two facts (both 1.16: node order breaks the tie)
             "(a skill body and 2 more recalled rows left out to stay within 290 characters)",
         )
@@ -282,7 +282,7 @@ def test_a_top_row_too_long_for_the_budget_is_cut_not_replaced(tmp_path: Path) -
 def test_a_body_cut_for_a_budget_drops_its_frontmatter_first(home: Path) -> None:
     """The newcomer's ``--budget 500`` kept ``---``, ``name:`` and ``description:`` (which
     repeat the header and the label) and cut the steps. A whole body keeps its file as it
-    is (SPEC §6.1: the first 1200 characters)."""
+    is (design §6.1: the first 1200 characters)."""
     with Memory(home) as mem:
         whole = mem.recall("billing deploy").text
         cut = mem.recall("billing deploy", budget=len(whole) - 40).text

@@ -1,4 +1,4 @@
-"""Issue 2 acceptance 7 and SPEC §9.1: the ``talos`` command line, through typer's CliRunner.
+"""Issue 2 acceptance 7 and design §9.1: the ``talos`` command line, through typer's CliRunner.
 
 ``talos forget`` shows a table of suggestions and asks before deleting (all / none / numbers);
 ``--yes`` skips the question, ``--dry-run`` only lists. ``recall`` prints the block on stdout,

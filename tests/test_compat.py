@@ -1,4 +1,4 @@
-"""SPEC §9.3 and §6.7: ``talos.compat``, the drop-in for agents built on the reference module.
+"""design §9.3 and §6.7: ``talos.compat``, the drop-in for agents built on the reference module.
 
 Module-level paths are read at every call; labels are the reference's Chinese ones byte for byte;
 usage lives in ``HITS_FILE`` in the reference shape ``{"事实:text": [seen, hits, day]}``; dead()

@@ -1,4 +1,4 @@
-"""SPEC §9.3: the reference project's own memory tests pass against ``talos.compat``.
+"""design §9.3: the reference project's own memory tests pass against ``talos.compat``.
 
 ``talos.compat`` is a drop-in for agents built on the reference ``recall.py``; the strongest
 check of that promise is the reference's own test file, run with ``import recall`` served by
@@ -44,7 +44,7 @@ NOT_APPLICABLE = {
         "talos.compat has no such seam (it would pass without testing anything)"
     ),
     "test_copying_a_bridge_node_must_not_scale_its_pull": (
-        "marked xfail(strict) for the reference model's known defect (SPEC §10), which the "
+        "marked xfail(strict) for the reference model's known defect (design §10), which the "
         "default model fixes: run on its own, without the mark, by "
         "test_the_defect_the_reference_records_is_fixed"
     ),
@@ -211,7 +211,7 @@ def test_the_reference_memory_tests_pass_against_compat(tmp_path: Path) -> None:
 
 def test_the_defect_the_reference_records_is_fixed(tmp_path: Path) -> None:
     """The reference marks ``test_copying_a_bridge_node_must_not_scale_its_pull`` as its
-    known defect (xfail, strict): N near-copies of a bridge node pull N times as hard (SPEC
+    known defect (xfail, strict): N near-copies of a bridge node pull N times as hard (design
     §10). Through talos.compat it must pass outright (``--runxfail`` ignores the mark)."""
     ref = reference()
     name = "test_copying_a_bridge_node_must_not_scale_its_pull"

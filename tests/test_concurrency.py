@@ -1,4 +1,4 @@
-"""Issue 2 acceptance 5: usage counts are safe under concurrency and cheap (SPEC §6.3).
+"""Issue 2 acceptance 5: usage counts are safe under concurrency and cheap (design §6.3).
 
 Four processes recall 50 times each on one home; afterwards every fact and skill has been seen
 exactly 200 times, hits add up, and the trace holds exactly 200 well-formed lines.

@@ -6,7 +6,7 @@
   ``talos index`` crashed on a ``lang``/``model`` every other command refused: every command
   now ends with a message that names the file (and line), exit 1, and the JSON envelope.
 * A trace path with a NUL byte raised ``ValueError`` out of ``recall`` and
-  ``talos.compat.recall``: a trace failure never fails a recall (SPEC §6.1).
+  ``talos.compat.recall``: a trace failure never fails a recall (design §6.1).
 * A ``~user`` that does not exist, a name too long for the file system, a number too long to
   parse, a BOM, a key given twice: each is named with its file, line and what to do.
 * ``talos init`` with ``sessions_dir = "~/.claude/projects/**"`` made a folder named ``**``
@@ -528,7 +528,7 @@ def test_an_api_trace_file_with_a_tilde_user_warns_and_recall_goes_on(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
     """Variant: an overriding ``trace_file`` (API, talos.compat) is the trace writer's to
-    refuse with a warning (SPEC §6.1); nothing named ``~user`` is created. A relative home
+    refuse with a warning (design §6.1); nothing named ``~user`` is created. A relative home
     (``--home .``) still gets its trace."""
     monkeypatch.chdir(kettle_home)
     got = Memory(kettle_home, trace_file=f"~{nobody}/trace.jsonl").recall("kettle")

@@ -1,4 +1,4 @@
-"""Issue 3 acceptance 9: a write killed at any moment loses nothing (SPEC §7.5, §7.6).
+"""Issue 3 acceptance 9: a write killed at any moment loses nothing (design §7.5, §7.6).
 
 A child process writes in a tight loop — remember with supersede, remember with a ref, revoke,
 restore — and is SIGKILLed after a random short delay, 50 times. After every kill: memory.md

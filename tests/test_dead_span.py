@@ -1,4 +1,4 @@
-"""``talos dead`` needs a span of time, not only ``min_seen`` recalls (SPEC §6.4).
+"""``talos dead`` needs a span of time, not only ``min_seen`` recalls (design §6.4).
 
 The failing input (a newcomer): in a new home, a fact talos wrote was seen by 8 recalls in the
 first ten minutes — unrelated questions, as a first session asks — and ``talos dead`` proposed
@@ -160,7 +160,7 @@ def test_compat_keeps_the_reference_rule(tmp_path: Path, monkeypatch: pytest.Mon
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "decided: a bug (dead's span is counted from a memory's first count, SPEC §6.4): "
+        "decided: a bug (dead's span is counted from a memory's first count, design §6.4): "
         "first_day keeps the future day of a clock that ran ahead (it is never lowered), so "
         "dead proposes nothing for ten years; fix: talos.usage.counts lowers first_day to "
         "an earlier recall's day"

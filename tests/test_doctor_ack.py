@@ -150,7 +150,7 @@ def _removed_by_hand(make_home) -> tuple[Path, object]:  # type: ignore[no-untyp
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "decided: a bug (doctor's message must name what happened, SPEC §9.1): after --ack of "
+        "decided: a bug (doctor's message must name what happened, design §9.1): after --ack of "
         "the person's own removal and the line put back, doctor says 'talos removed it (ack): an "
         "editor probably saved an older copy over talos's write'; fix: the audit check tells an "
         "acknowledged removal by the person from a lost talos write"
@@ -201,7 +201,7 @@ def test_ack_with_scope_then_doctor_with_that_scope_is_quiet_after_a_scope_edit(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "decided: a bug (the hint promises what recovery does not do, SPEC §7.6): recovery "
+        "decided: a bug (the hint promises what recovery does not do, design §7.6): recovery "
         "reads only the log's tail, so a transaction whose commit line is garbled mid-log is "
         "reported pending forever; fix: doctor settles (or --ack acknowledges) a transaction "
         "whose commit line is unreadable, or the hint stops promising the next write settles it"

@@ -1,4 +1,4 @@
-"""In-place edits of memory.md are patched, never rebuilt, and never differ (SPEC §11, issue 4).
+"""In-place edits of memory.md are patched, never rebuilt, and never differ (design §11, issue 4).
 
 A long-lived :class:`talos.Memory` applies an edit that changes lines in place to its stored
 rows (``FactRows.patch``) and, when the edited lines are plain facts (no canonical key,
@@ -115,7 +115,7 @@ def test_random_in_place_edits_equal_a_fresh_memory(
 def test_usage_counts_after_patched_edits_equal_fresh_processes(
     make_home: Callable[..., Path], tmp_path: Path
 ) -> None:
-    """Usage: every recall counts each fact in view as seen (SPEC §6.3). A kept Memory whose
+    """Usage: every recall counts each fact in view as seen (design §6.3). A kept Memory whose
     edits are patched must count the same keys as a new Memory per recall (full build or the
     stored records), including a key two facts share (same first 80 characters)."""
     rng = random.Random(7)

@@ -1,6 +1,6 @@
 """Issue 16 item 4: an episode line says which agent and which day it came from, and its text
 is cut at a word boundary with a visible mark (at a character in CJK text, which has no
-spaces). SPEC §3.3's 80-character node text, the trace key and the Chinese (reference) block
+spaces). design §3.3's 80-character node text, the trace key and the Chinese (reference) block
 are unchanged."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def codex_lines(text: str, stamp: str) -> str:
 
 def lines_of(home: Path, query: str, lang: str = "en") -> list[str]:
     """The block's lines but the heading, and but each episode's transcript line (its path,
-    SPEC §3.3; tests/test_rows.py checks it): these tests are about the row's first line."""
+    design §3.3; tests/test_rows.py checks it): these tests are about the row's first line."""
     lines = Memory(home, lang=lang).recall(query, k=8).text.split("\n")[1:]
     return [line for line in lines if not line.startswith("  → transcript: ")]
 
@@ -100,7 +100,7 @@ def test_claude_code_and_codex_lines_take_the_transcripts_own_day(make_home) -> 
 def test_without_a_stamp_or_a_dated_name_the_row_has_no_day(make_home) -> None:
     """Variant: talos's own format has no stamps; a name that is no real date (month 13) does
     not count; nor does the file's mtime, which is when the file was last written (a copy, a
-    checkout), not a date the session carries (SPEC §6.1 rule 5): no day is shown."""
+    checkout), not a date the session carries (design §6.1 rule 5): no day is shown."""
     home = make_home(
         sessions={
             "s1.jsonl": talos_line("descale the kettle"),
@@ -156,8 +156,8 @@ def test_a_cjk_request_over_80_characters_is_cut_where_the_bound_falls(make_home
 
 
 def test_the_reference_block_and_the_trace_key_are_unchanged(make_home) -> None:
-    """Chinese labels are the reference's block (SPEC §6.7): no origin; the node text and the
-    trace key stay the first 80 characters of the request (SPEC §3.3, §6.3)."""
+    """Chinese labels are the reference's block (design §6.7): no origin; the node text and the
+    trace key stay the first 80 characters of the request (design §3.3, §6.3)."""
     request = (
         "Set up our nightly backup job so that it always fires every night at 2am, investigate"
     )
@@ -174,7 +174,7 @@ def test_the_reference_block_and_the_trace_key_are_unchanged(make_home) -> None:
 
 
 def test_a_merged_member_names_its_own_agent_and_day(make_home) -> None:
-    """Two sessions with the same keywords merge (SPEC §5.1): each line says where it is from."""
+    """Two sessions with the same keywords merge (design §5.1): each line says where it is from."""
     home = make_home(
         sessions={
             "2026-01-05.jsonl": talos_line("rotate the nginx logs"),

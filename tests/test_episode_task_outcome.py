@@ -1,5 +1,5 @@
 """An episode's task and outcome are the person's words and the session's real answer
-(SPEC §3.3): not Claude Code's synthetic error lines, a slash command's canned prompt or the
+(design §3.3): not Claude Code's synthetic error lines, a slash command's canned prompt or the
 preamble of a continued session."""
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def test_nothing_matches() -> None:
 
 
 def test_unrelated_nodes_change_no_seed() -> None:
-    """SPEC §10: statistics over the candidates, so nodes without a query term (here 30
+    """design §10: statistics over the candidates, so nodes without a query term (here 30
     near-copies of a bridge) change no seed; with home-wide statistics they do."""
     base = index(*FACTS)
     grown = index(*FACTS, *(f"vault token rotates every monday {i:02d}" for i in range(30)))

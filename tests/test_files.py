@@ -685,7 +685,7 @@ def test_a_fifo_as_the_compat_hits_lock_never_fails_a_recall(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """Variant: the lock of talos.compat's ``recall_hits.json`` a FIFO: the usage write is
-    refused with a warning naming it, and the recall goes on (SPEC §6.1)."""
+    refused with a warning naming it, and the recall goes on (design §6.1)."""
     from talos import compat
 
     (tmp_path / "memory.md").write_text("- the kettle is in the left cupboard\n")

@@ -1,4 +1,4 @@
-"""SPEC §5.3 / issue 2 acceptance 1: the reference rankings, reproduced to the last digit.
+"""design §5.3 / issue 2 acceptance 1: the reference rankings, reproduced to the last digit.
 
 Every case of every ``golden/*.golden.json`` (copied from ../shared/golden) is compared in
 full: the explain rows (score, kind, text) at k=50 and the rows recall(k=5) picked with their

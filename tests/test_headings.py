@@ -1,4 +1,4 @@
-"""A markdown heading in memory.md labels the facts beneath it; it is no fact (SPEC §3.1,
+"""A markdown heading in memory.md labels the facts beneath it; it is no fact (design §3.1,
 issue 15 item 4). ``classic`` keeps the reference behaviour: the heading's text is a fact.
 
 The failure a newcomer saw: ``# Memory``, ``# Misc``, ``## Project: billing`` became facts,
@@ -759,7 +759,7 @@ def labels(home: Path) -> list[tuple[str, tuple[str, ...]]]:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="decided: a bug (an expired record is out of the view, SPEC §7.3; a heading labels "
+    reason="decided: a bug (an expired record is out of the view, design §7.3; a heading labels "
     "in either form, §3.1): a setext heading tagged until=2020-01-01 still labels the fact "
     "beneath it ('- [fact] (Release freeze) Deploy region …') and 'release freeze' recalls it, "
     "while '## Release freeze <!-- … -->' labels and matches nothing; fix: the setext heading "
@@ -781,14 +781,14 @@ def test_an_expired_setext_heading_labels_and_matches_nothing(tmp_path: Path) ->
 @pytest.mark.xfail(
     strict=True,
     reason="decided: a bug (every fact of the file gets a label the person never wrote as a "
-    "heading, SPEC §3.1): a memory.md opening with YAML frontmatter (---, title:, tags:, ---) "
+    "heading, design §3.1): a memory.md opening with YAML frontmatter (---, title:, tags:, ---) "
     "reads as a thematic break, a fact 'title: notes' and a setext heading 'tags: ops' that "
     "labels every fact ('- [fact] (tags: ops) Deploy region …'); fix: sources.facts skips a "
     "leading frontmatter block, read with the skills' one parser (§3.2)",
 )
 def test_frontmatter_at_the_top_of_memory_is_neither_fact_nor_heading(tmp_path: Path) -> None:
     """Notes apps write a frontmatter block at a markdown file's top, and every viewer shows it
-    as metadata, not as a heading; talos reads skills' frontmatter the same way (SPEC §3.2)."""
+    as metadata, not as a heading; talos reads skills' frontmatter the same way (design §3.2)."""
     home = home_of(tmp_path, "---\ntitle: notes\ntags: ops\n---\n- Deploy region is eu-west-1\n")
     assert labels(home) == [("Deploy region is eu-west-1", ())]
     assert block_rows(home, "deploy region") == ["- [fact] Deploy region is eu-west-1"]

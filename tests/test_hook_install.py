@@ -420,7 +420,7 @@ def test_a_project_install_refuses_an_explicit_home(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "decided: a bug (SPEC §9.5: install edits the settings idempotently, and a project's "
+        "decided: a bug (design §9.5: install edits the settings idempotently, and a project's "
         "shared settings must not carry one person's home): only the first talos handler of an "
         "event is updated, the second keeps --home /home/me/notes; fix: talos.hooks.install "
         "rewrites every talos handler of the event"

@@ -1,5 +1,5 @@
 """The hook never blocks or breaks an agent's turn, whatever is at the paths of its own files
-(SPEC §9.5: "Every file the hook opens for itself (log, socket, state) is treated as hostile
+(design §9.5: "Every file the hook opens for itself (log, socket, state) is treated as hostile
 input").
 
 Each break below was found by driving ``talos hook`` as a whole process over a home whose own
@@ -402,7 +402,7 @@ def test_a_listener_at_the_socket_cannot_block_or_steer_the_agent(
     """Found: a listener of this user at run/hook.sock answering, well framed, Claude Code's
     ``{"decision": "block"}`` (or ``{"continue": false}``) had it printed as is: Claude Code
     blocks the prompt (or ends the session). talos only ever gives the agent its context
-    (SPEC §9.5): the JSON :func:`talos.hooks.agents.render` writes for that agent and event,
+    (design §9.5): the JSON :func:`talos.hooks.agents.render` writes for that agent and event,
     within its limit. Anything else is not talos's answer; the hook recalls itself."""
     sock, _t = _listener(served / ".talos" / "run" / "hook.sock", _framed(body))
     try:

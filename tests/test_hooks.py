@@ -1,4 +1,4 @@
-"""``talos hook AGENT`` end to end (issue 16.1, SPEC §9.5): each agent's documented event JSON
+"""``talos hook AGENT`` end to end (issue 16.1, design §9.5): each agent's documented event JSON
 in (tests/fixtures/hooks), the exact stdout out; every failure exits 0 with no output and one
 log line. These run the hook in process (``server = false``); the resident server has its own
 tests in test_hook_server.py.
@@ -38,7 +38,7 @@ MEMORY = f"""\
 """
 #: The prompt's block: alpha's two facts, then the global "Always run the test suite before a
 #: deploy", which holds "deploy" (evidence of its own; beta's fact is another project's).
-PROMPT_ROWS = [  # alpha's with their tag's date (SPEC §6.1 rule 5)
+PROMPT_ROWS = [  # alpha's with their tag's date (design §6.1 rule 5)
     "- [fact] (2026-01-10) Staging deploys of alpha go through make deploy ENV=staging",
     "- [fact] (2026-01-10) The alpha service listens on port 8080 in staging",
     "- [fact] Always run the test suite before a deploy",
@@ -470,7 +470,7 @@ def test_control_characters_in_a_memory_never_reach_the_agent_raw(
     data = json.dumps({"hook_event_name": "BeforeAgent", "prompt": "alpha deploy"}).encode()
     out = json.loads(run_inline("gemini", data, world["home"], monkeypatch))
     text = out["hookSpecificOutput"]["additionalContext"]
-    # the one rendering rule of every route (SPEC §6.1 item 7, talos.text.printable): each
+    # the one rendering rule of every route (design §6.1 item 7, talos.text.printable): each
     # control character is shown as its escape, so no raw ESC/BEL/CSI reaches the agent
     assert text.splitlines()[1] == (
         "- [fact] The alpha deploy \\x1b[2J\\x1b[31mclears\\x07 the screen\\x9b"
@@ -511,7 +511,7 @@ def test_the_block_is_cut_at_rows_to_the_agents_limit(
 def test_rows_the_agent_never_gets_are_not_hits(
     world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 15.5 / SPEC §6.3: the hook's cut is recall's own (``budget=``), so the trace and
+    """Issue 15.5 / design §6.3: the hook's cut is recall's own (``budget=``), so the trace and
     usage count only the rows within the agent's limit."""
     facts = [f"- Staging deploy checklist item {i}: " + "x" * 200 for i in range(60)]
     (world["home"] / "memory.md").write_text("\n".join(facts) + "\n", encoding="utf-8")
@@ -845,7 +845,7 @@ def test_a_hook_gives_the_rows_recall_gives_for_a_prompt_sharing_a_task_word(
     """Through the hooks the quickstart home gives the rows recall gives for a prompt sharing
     a rare word with them (tests/test_relevance.py, the quickstart's unrelated tasks):
     claude-code 'fix my bicycle tire' two skill rows, gemini 'upgrade my phone' the
-    rust-upgrade rows, no body. Decided with recall's rule (SPEC §6.1 rule 5, §9.5: the hook
+    rust-upgrade rows, no body. Decided with recall's rule (design §6.1 rule 5, §9.5: the hook
     delivers what recall delivers)."""
 
     def rows(out: str) -> list[str]:

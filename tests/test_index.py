@@ -1,4 +1,4 @@
-"""SPEC §11 / issue 4: the persistent index gives exactly what reading the files gives, is
+"""design §11 / issue 4: the persistent index gives exactly what reading the files gives, is
 refreshed incrementally, and is rebuilt (never trusted) when damaged or foreign; another
 program's file at ``index.db`` is moved aside, never deleted, and talos knows its own file
 while another process holds it open in WAL mode."""

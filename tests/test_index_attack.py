@@ -1,4 +1,4 @@
-"""Hostile input against the persistent index and its stored blocks (SPEC §11, §7.3, §8.1).
+"""Hostile input against the persistent index and its stored blocks (design §11, §7.3, §8.1).
 
 The contract under attack: the files are the truth; the index (``.talos/index.db``) is a cache
 that never changes what is recalled; a damaged or foreign index is rebuilt, never trusted; bad

@@ -96,7 +96,7 @@ def test_the_readers_fingerprint_covers_the_code_that_shapes_rows() -> None:
         "safety/skills.py",
         "text.py",
         "view/canon.py",
-        "sources/tasks.py",  # picks a session's task (SPEC §3.3)
+        "sources/tasks.py",  # picks a session's task (design §3.3)
         "index/facts.py",
         "index/sessions.py",
         "data/detect_secrets.json",  # the data the fact filter reads

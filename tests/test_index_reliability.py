@@ -1,4 +1,4 @@
-"""Issue 4, "Reliability" (SPEC §11): the persistent index under concurrent edits, kills and
+"""Issue 4, "Reliability" (design §11): the persistent index under concurrent edits, kills and
 deletion, and a fresh home opened by several processes at once.
 
 1. 4 processes recall while a 5th edits memory.md (atomic rewrite, in-place rewrite, append)

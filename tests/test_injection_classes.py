@@ -1,4 +1,4 @@
-"""Instructions addressed to the model are withheld by class, not by instance (SPEC §8.1,
+"""Instructions addressed to the model are withheld by class, not by instance (design §8.1,
 §8.2; the hostile-text pass).
 
 Delivered unflagged before: a traditional-Chinese "ignore all previous instructions"
@@ -125,7 +125,7 @@ def test_a_credential_of_each_class_is_masked_and_its_fact_withheld(text: str, v
 
 
 def test_a_password_stated_in_spanish_in_an_episode_is_masked_in_recall(make_home) -> None:
-    """End to end (SPEC §8.3): the episode is recalled, its password masked."""
+    """End to end (design §8.3): the episode is recalled, its password masked."""
     line = json.dumps(
         {"role": "user", "content": "configura el wifi, la contraseña es Sup3rS3creta"}
     )

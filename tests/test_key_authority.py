@@ -1,5 +1,5 @@
 """A model can never shadow or outrank the person's value by spelling a key, a source or a
-producer differently (SPEC §7.2, §7.4, §7.5; :func:`talos.view.canon.canonical_name`).
+producer differently (design §7.2, §7.4, §7.5; :func:`talos.view.canon.canonical_name`).
 
 The failing inputs: keys were compared as written, so a model's ``Editor`` (over MCP) sat
 beside the person's ``editor`` instead of being shadowed by it, and the hook's SessionStart

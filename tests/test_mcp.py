@@ -1,4 +1,4 @@
-"""``talos mcp`` end to end (SPEC §9.4, issue 6): the SDK's own stdio client starts the server
+"""``talos mcp`` end to end (design §9.4, issue 6): the SDK's own stdio client starts the server
 as a subprocess (``python -m talos mcp``), lists the tools and calls them on a tmp home.
 
 Two server processes in all (each start loads the SDK, about a second), so the checks are

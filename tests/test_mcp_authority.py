@@ -1,4 +1,4 @@
-"""Issue 13.7: a model cannot claim the person's authority over MCP (SPEC §7.5).
+"""Issue 13.7: a model cannot claim the person's authority over MCP (design §7.5).
 
 The MCP ``remember`` tool accepted ``source: "tool"`` with any made-up ``ref`` and superseded
 the person's own record: ``talos get editor`` then returned the model's value. Now what an MCP

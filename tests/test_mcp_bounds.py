@@ -1,4 +1,4 @@
-"""What a model may send over MCP is bounded (SPEC §9.4, §7.5): every argument of every tool,
+"""What a model may send over MCP is bounded (design §9.4, §7.5): every argument of every tool,
 and the CLI's ``remember``, has a limit, and a value past it is refused with one line that
 names the argument and the limit — never stored, never echoed whole.
 

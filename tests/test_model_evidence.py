@@ -126,7 +126,7 @@ def test_answers_finds_answer(make_home: Callable[..., Path]) -> None:
     assert picked(home, "how should I format your answers") == [
         ("fact", "Keep each answer short", False)
     ]
-    with Memory(home, model="classic") as mem:  # SPEC §4 keywords: "answers" ≠ "answer"
+    with Memory(home, model="classic") as mem:  # design §4 keywords: "answers" ≠ "answer"
         assert [r.text for r in mem.recall("format your answers").picked] == []
 
 
@@ -279,7 +279,7 @@ def test_the_term_index_is_kept_per_graph(skills_home: Path) -> None:
 
 
 def test_a_node_without_analyzer_terms_holds_none(make_home: Callable[..., Path]) -> None:
-    """Every word of "what is it about" is a stop word of the analyzer (SPEC §4 keeps "what"
+    """Every word of "what is it about" is a stop word of the analyzer (design §4 keeps "what"
     and "about"): a termless last row made ``np.add.reduceat`` fail, a termless row in the
     middle got its neighbour's first entry."""
     home = make_home(memory="# Ops\n- Deploy on fridays\n# Misc\n- what is it about\n")

@@ -1,4 +1,4 @@
-"""SPEC §3.2: a skill's "not for" clause is removed from its matching text *before* anything
+"""design §3.2: a skill's "not for" clause is removed from its matching text *before* anything
 else reads that text — also when the clause is a frontmatter line of its own.
 
 Failing input (the reference project's not-for test, run against ``talos.compat``): a
@@ -53,7 +53,7 @@ def test_a_clause_on_its_own_frontmatter_line_does_not_pull_the_skill_in(
 
 
 def test_an_underscore_key_is_no_clause() -> None:
-    """``field_不用于`` is one word (SPEC §3.2): its line's value stays matchable."""
+    """``field_不用于`` is one word (design §3.2): its line's value stays matchable."""
     raw = "---\nname: m\nfield_不用于: 生产环境\n---\nbody\n"
     node = Node(kind="skill", text="m", keywords=frozenset({"m"}), body=raw, path="m.md")
     assert "生产环境" in matching_text(node)

@@ -1,4 +1,4 @@
-"""Issue 12 item 1: a person writing memory.md while talos writes loses no line (SPEC §7.5).
+"""Issue 12 item 1: a person writing memory.md while talos writes loses no line (design §7.5).
 
 A person does not take talos's lock: they append (``echo "- …" >> memory.md``) or save from an
 editor (write a temp file, rename it over memory.md) whenever they like. Before the fix talos

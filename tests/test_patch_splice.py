@@ -1,7 +1,8 @@
-"""The edit patch (:mod:`talos.view.patch`) against full builds, structure by structure (SPEC §11).
+"""The edit patch (:mod:`talos.view.patch`) against full builds, structure by structure (design
+§11).
 
 A kept :class:`talos.Memory` applies an in-place edit of memory.md to its last view and graph:
-plain facts, lines that join or leave a merged group (SPEC §5.1), the first member of a group
+plain facts, lines that join or leave a merged group (design §5.1), the first member of a group
 (its merged node moves), keyed facts whose key no other record holds (§7.4), excluded and
 out-of-scope lines (§7.3). After every edit its view, merged nodes, incidence, flat arrays,
 kinds, skill mask, usage keys and rankings must equal those of a fresh full build, value for
@@ -279,7 +280,7 @@ def test_usage_counts_after_merging_edits_equal_fresh_processes(
     make_home: Callable[..., Path],
 ) -> None:
     """A member leaving and joining a merged group changes which usage keys are present
-    (every family member is counted, SPEC §5.1, §6.3): a kept Memory counts like new ones."""
+    (every family member is counted, design §5.1, §6.3): a kept Memory counts like new ones."""
     rng = random.Random(11)
     lines = [f"- {' '.join(rng.sample(WORDS[:4], 2))}" for _ in range(16)]
     a = make_home(memory="\n".join(lines) + "\n", sessions=SESSIONS, name="a")

@@ -42,7 +42,7 @@ soup = st.lists(st.one_of(st.sampled_from(TOKENS), st.text(max_size=6)), max_siz
 any_text = st.one_of(st.text(), soup)
 
 
-# -- the tag parser (SPEC §3.1) ----------------------------------------------------------------
+# -- the tag parser (design §3.1) ----------------------------------------------------------------
 
 
 @FAST
@@ -92,7 +92,7 @@ def test_fact_line_round_trips_through_the_writer(
     )
 
 
-# -- the frontmatter parser (SPEC §3.2) --------------------------------------------------------
+# -- the frontmatter parser (design §3.2) --------------------------------------------------------
 
 
 @FAST
@@ -124,7 +124,7 @@ def test_frontmatter_indented_keys_and_a_second_block_is_body() -> None:
     assert parse_frontmatter(text) == ({"name": "a"}, "body\n---\nname: b\n---\n")
 
 
-# -- keywords (SPEC §4) ------------------------------------------------------------------------
+# -- keywords (design §4) ------------------------------------------------------------------------
 
 _CJK = re.compile(r"[\u4e00-\u9fff]{1,2}")
 
@@ -152,7 +152,7 @@ def test_keywords_of_separated_texts_are_the_union(a: str, b: str) -> None:
     assert keywords(a + " " + b) == keywords(a) | keywords(b)
 
 
-# -- the not-for clause (SPEC §3.2) ------------------------------------------------------------
+# -- the not-for clause (design §3.2) ------------------------------------------------------------
 
 
 @FAST

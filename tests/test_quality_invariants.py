@@ -1,11 +1,11 @@
-"""Issue 5 acceptance 1: invariants a spreading model must keep (SPEC §10), checked on the
+"""Issue 5 acceptance 1: invariants a spreading model must keep (design §10), checked on the
 default model (the hub-damped, mass-conserving research models they were first written for
 are retired).
 
 (a) N = 1, 20, 60 near-copies of a bridge line that shares no keyword with the query raise no
     score above its N = 1 value, and the relevant skill stays in the top 5
     (``golden/home-bridge-*`` and English homes built here);
-(b) duplicates merged as in SPEC §5.1 still give one row, and their number changes no score;
+(b) duplicates merged as in design §5.1 still give one row, and their number changes no score;
 (c) a fact reachable only through a bridge fact is still recalled (spreading still matters);
 (d) a query about one topic never pulls in an unrelated skill just because it shares a
     stopword-like common bigram. The case: a home where 20 chores read "整理一下 …" and a
@@ -157,7 +157,7 @@ TARGET = "vault token rotates every monday at noon"  # shares no keyword with th
 def test_fact_behind_a_bridge_is_recalled(make_home: Callable[..., Path], model: str) -> None:
     mem = Memory(make_home(memory=BRIDGED), model=model)
     if MODELS[model].over == TERMS:
-        # spreading reaches it in the ranking; the relevance floor (SPEC §6.1 rule 5) delivers
+        # spreading reaches it in the ranking; the relevance floor (design §6.1 rule 5) delivers
         # only rows holding the query's evidence: here the bridge itself
         assert TARGET in activations(mem, "deploy billing service")
         bridge = "billing service deploy needs the vault token"

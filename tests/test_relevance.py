@@ -1,4 +1,4 @@
-"""The relevance floor and the skill body gate (``talos.selection.relevance``, SPEC §6.1 rules 2
+"""The relevance floor and the skill body gate (``talos.selection.relevance``, design §6.1 rules 2
 and 5,
 issue 15 items 2-3), on small homes and on hand-made activations with exact values; then, with
 the default ``evidence`` model on homes written by hand, what a query gets: nothing for a task
@@ -70,7 +70,7 @@ def ev_of(seeds: list[float], final: list[float], z: float) -> E.Evidence:
 
 
 def test_a_lower_row_is_never_cut_because_of_a_higher_one() -> None:
-    """SPEC §6.1 rule 5. The failing input: the relative floor (a row's seed ≥ 0.9 × the best
+    """design §6.1 rule 5. The failing input: the relative floor (a row's seed ≥ 0.9 × the best
     seed) cut rows 1 and 2 (0.32, 0.3 of 0.35; 0.1 of 0.9); a reader given that block
     answered 40% of held-out LoCoMo questions, given the top 10 74%. Each row is delivered
     by its own evidence score (√Z = 2: 0.64, 0.6; 0.2), whatever the best row scores."""
@@ -221,7 +221,7 @@ def test_a_small_home_gives_the_fact_sharing_one_stem_of_a_two_word_task(tmp_pat
     """'edit my photo' gets 'I use vim for editing' (0.66): 'edit' (1.2e-4 of English words)
     and 'photo' (1.6e-4) are as common as 'answer' (1.5e-4) and 'format' (6e-5) of the
     quickstart's 'how should I format your answers', which must find its fact (0.66): no rule
-    on word frequency separates the two. Decided, the floor's trade-off (SPEC §6.1 rule 5: a
+    on word frequency separates the two. Decided, the floor's trade-off (design §6.1 rule 5: a
     row that is no evidence costs a reader nothing measurable, a cut evidence row the answer)."""
     home = home_of(tmp_path, THREE)
     assert texts(home, "edit my photo") == ["I use vim for editing"]  # "edit" ~ "editing"
@@ -232,7 +232,7 @@ def test_a_line_of_every_common_word_is_evidence_for_chores_in_common_words(
 ) -> None:
     """A line of 144 common words is delivered for 4 of 6 coding chores ('set up a new python
     project with lint' among them): it holds their words. Decided: evidence is judged per query
-    term, not by how many words a line holds (SPEC §6.1 rule 5), and the budget bounds what
+    term, not by how many words a line holds (design §6.1 rule 5), and the budget bounds what
     such a line costs (rule 6); the person's ordinary facts are not cut by it."""
     stuffed = " ".join(COMMON)
     home = home_of(
@@ -296,7 +296,7 @@ def test_the_quickstart_home_gives_rows_of_a_task_word_and_no_body_for_unrelated
     """In the quickstart home 'fix my bicycle tire' gets the log-triage and rust-upgrade rows
     (both say 'fix'; 0.66, 0.63), 'upgrade my phone' the rust-upgrade rows (0.82): 'fix' (1.2e-4
     of English words) keeps its small-home idf 4.21, and 'upgrade' (1.7e-5) is rarer than
-    'phone' (2.3e-4). Decided: a row holding a rare word of the task is evidence (SPEC §6.1
+    'phone' (2.3e-4). Decided: a row holding a rare word of the task is evidence (design §6.1
     rule 5); no body is delivered for them (the body gate, rule 2)."""
     home = example_home(tmp_path)
     assert texts(home, "write a poem about the sea") == []
@@ -400,7 +400,7 @@ def test_a_second_common_word_does_not_hide_the_facts_of_the_first(tmp_path: Pat
 
 @pytest.mark.xfail(
     strict=True,
-    reason="decided: a bug of the floor (SPEC §6.1 rule 5: a cut evidence row costs the "
+    reason="decided: a bug of the floor (design §6.1 rule 5: a cut evidence row costs the "
     "answer): 'schedule', which no node holds, keeps its idf 4.21 in the query's mass, so both "
     "deploy facts fall to evidence 0.60 < 0.65; fix: a query term no node holds does not dilute "
     "a row's evidence (score against the held mass, as relevance.HELD does for long queries)",
@@ -413,7 +413,7 @@ def test_a_second_word_does_not_hide_the_facts_of_the_first(tmp_path: Path) -> N
 
 @pytest.mark.xfail(
     strict=True,
-    reason="decided: the same bug as 'deploy schedule' (SPEC §6.1 rule 5): 'catalog' and "
+    reason="decided: the same bug as 'deploy schedule' (design §6.1 rule 5): 'catalog' and "
     "'catalogue' are two terms (the analyzer has no spelling variants, §4.1), and the unheld "
     "'catalog' dilutes 'products', the word the fact holds, under the floor; fix: the held-mass "
     "rule of the 'deploy schedule' test delivers it",
@@ -492,7 +492,7 @@ def test_the_kubernetes_body_is_delivered_for_a_task_in_its_words_not_for_an_alb
     """'apply for a new job' gets the whole kubernetes-rollout body through 'new' (its label)
     and 'apply' (its body): 0.94 >= BODY_FLOOR 0.9 ('new' weighs 2.64, 'apply' keeps 4.21);
     'release notes for my band's new album' (0.87) gets its row, no body. Decided: the skill
-    matches the query itself, which is what earns a body (SPEC §6.1 rules 2 and 5)."""
+    matches the query itself, which is what earns a body (design §6.1 rules 2 and 5)."""
     k8s = skill(
         "kubernetes-rollout",
         "Roll out a new release to the cluster with kubectl",
@@ -542,7 +542,7 @@ def test_the_exact_description_of_a_skill_earns_its_body(tmp_path: Path) -> None
 
 @pytest.mark.xfail(
     strict=True,
-    reason="decided: a bug against SPEC §6.1 rule 5 (a row is never cut because another "
+    reason="decided: a bug against design §6.1 rule 5 (a row is never cut because another "
     "scored higher): '画流程图', '用 mermaid 画流程图' and '怎么画流程图' get only the fact "
     "'画流程图用 mermaid…'; the mermaid-flow skill (evidence 1.40, seed 0.33 < 0.8 x the fact's "
     "0.54) is cut by the relative floor, so no row and no body ('draw a flowchart' gets it); "
@@ -687,7 +687,7 @@ BASE = facts("The billing service deploys on fridays", "I use vim for editing")
 
 @pytest.mark.xfail(
     strict=True,
-    reason="decided: an analyzer bug (SPEC §4.1: NFKC folding, lower case): 'İstanbul' "
+    reason="decided: an analyzer bug (design §4.1: NFKC folding, lower case): 'İstanbul' "
     "analyzes to 'stanbul', as str.lower() gives i + U+0307 and the word is split at the "
     "combining dot, so neither spelling finds the other; fix: in talos.ranking.analyzer, drop the "
     "combining marks after lower-casing, before words are split",
@@ -701,7 +701,7 @@ def test_a_dotted_capital_i_keeps_its_word(tmp_path: Path) -> None:
 
 def test_a_language_named_with_signs_is_no_term(tmp_path: Path) -> None:
     """'c++', 'C#' and 'F#' analyze to no term: one letter, its signs dropped. Decided: a term
-    is a word of letters or digits (SPEC §4.1, as standard analyzers do), so the one-word
+    is a word of letters or digits (design §4.1, as standard analyzers do), so the one-word
     queries 'c++' and 'c#' recall nothing, as any query of no term."""
     home = home_of(
         tmp_path, facts("The engine is written in C++", "The build tools are in C#") + BASE
@@ -714,7 +714,7 @@ def test_a_hyphenated_word_is_found_as_written_not_by_its_closed_spelling(
     tmp_path: Path,
 ) -> None:
     """A hyphen splits a word into two terms: 'Wi-Fi' is wi + fi, 'e-mail' mail. Decided: words
-    are split at a hyphen (SPEC §4.1, as standard analyzers do), so 'wifi' and 'email' are
+    are split at a hyphen (design §4.1, as standard analyzers do), so 'wifi' and 'email' are
     other terms; the spelling of the fact finds it."""
     home = home_of(
         tmp_path,
@@ -728,7 +728,7 @@ def test_a_hyphenated_word_is_found_as_written_not_by_its_closed_spelling(
 
 def test_sharp_s_is_lower_cased_not_folded_to_ss(tmp_path: Path) -> None:
     """'Hauptstraße' stays straße and 'hauptstrasse' is hauptstrass. Decided: the analyzer
-    lower-cases after NFKC folding (SPEC §4.1) and does not case-fold ß to ss."""
+    lower-cases after NFKC folding (design §4.1) and does not case-fold ß to ss."""
     home = home_of(tmp_path, facts("Our office is on Hauptstraße 5") + BASE)
     assert texts(home, "hauptstrasse") == []
     assert texts(home, "Hauptstraße") == ["Our office is on Hauptstraße 5"]

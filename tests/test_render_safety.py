@@ -1,4 +1,4 @@
-"""Issue 13 items 1 and 2 (output side), issue 12 item 8 (bounded texts), SPEC §6.1 item 7:
+"""Issue 13 items 1 and 2 (output side), issue 12 item 8 (bounded texts), design §6.1 item 7:
 stored text is data on every route.
 
 A stored text — a fact, a session's request, a skill's file name or body, an audit entry — can
@@ -165,7 +165,7 @@ def test_a_skill_body_cannot_close_itself_or_open_another(home) -> None:
 def test_compat_body_keeps_the_reference_labels_and_escapes_only_the_stored_text(
     home, monkeypatch
 ) -> None:
-    """``talos.compat``: the reference's exact label strings stay (SPEC §6.7); only the stored
+    """``talos.compat``: the reference's exact label strings stay (design §6.7); only the stored
     text inside them is neutralised."""
     h = home(skills={"deployer.md": FORGED_BODY})
     for name, where in (("MEMORY_FILE", "memory.md"), ("SKILLS_DIR", "skills")):
@@ -393,7 +393,7 @@ def read_block(block: str, lang: str) -> tuple[int, int, int]:
 
 
 def expected_shape(picks: list) -> tuple[int, int, int]:
-    """What :func:`read_block` must find for these picks (SPEC §6.1 step 3)."""
+    """What :func:`read_block` must find for these picks (design §6.1 step 3)."""
     entries = sum(1 + (len(p.node.members[:2]) if p.body else 0) for p in picks)
     members = sum(len(p.node.members[:2]) for p in picks if not p.body and p.node.kind != "skill")
     return entries, members, sum(bool(p.body) for p in picks)

@@ -1,4 +1,4 @@
-"""``talos report`` (SPEC §6.6, issue 6): exact counts from a constructed trace and usage."""
+"""``talos report`` (design §6.6, issue 6): exact counts from a constructed trace and usage."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def test_cli_json_text_and_html(home: Path, tmp_path: Path) -> None:
 
 
 def test_most_recalled_shows_the_whole_text_or_marks_the_cut(make_home) -> None:
-    """A trace key holds 80 characters of a memory's text (SPEC §6.3); the report showed that
+    """A trace key holds 80 characters of a memory's text (design §6.3); the report showed that
     cut with no mark ("… and needs an a"). Now a memory still in view shows its whole text,
     and one that is gone shows the key's text with "…"."""
     long = "the deployment pipeline for the billing service needs an approval from on-call first"

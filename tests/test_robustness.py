@@ -1,4 +1,4 @@
-"""Issue 2 acceptance 6: bad input never crashes and never loses data (SPEC §2, §3, §5.3).
+"""Issue 2 acceptance 6: bad input never crashes and never loses data (design §2, §3, §5.3).
 
 Undecodable memory lines, binary skills, double frontmatter, truncated sessions, missing folders
 and homes, empty and stopword-only queries, huge lines: each is loaded as far as it can be, warned
@@ -32,7 +32,7 @@ def index(request: pytest.FixtureRequest) -> bool:
 
 def memory(home: Path, **kw: Any) -> Memory:
     """A Memory on the reference model ``classic``: the numbers in these tests are its
-    (SPEC §5.3), whatever the default model is."""
+    (design §5.3), whatever the default model is."""
     return Memory(home, model="classic", **kw)
 
 

@@ -1,4 +1,4 @@
-"""No stored text can pass for a part of a row that talos writes itself (SPEC §6.1 rules 5, 7):
+"""No stored text can pass for a part of a row that talos writes itself (design §6.1 rules 5, 7):
 the tag date before a fact, and the ``→ outcome:`` / ``→ transcript:`` lines of an episode.
 
 A heading, a skill's name or a fact that starts like ``(2099-01-01)`` — in any width — is

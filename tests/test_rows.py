@@ -1,4 +1,4 @@
-"""Every row of the recall block is worth reading alone (SPEC §3.2, §3.3, §6.1 rules 3 and 5),
+"""Every row of the recall block is worth reading alone (design §3.2, §3.3, §6.1 rules 3 and 5),
 for every model but ``classic``, which keeps the reference's rows:
 
 * a fact row shows its provenance tag's date (a "when" question needs it);
@@ -109,14 +109,14 @@ def skill_node(text: str, body: str, name: str, path: str = "/h/skills/x.md") ->
 
 def test_a_bodiless_skill_shows_its_name_and_description() -> None:
     """An agent that calls talos through a hook or MCP has no list of the home's skills:
-    ``- [skill] pdf`` told it nothing. A long description is cut visibly (SPEC §3.2)."""
+    ``- [skill] pdf`` told it nothing. A long description is cut visibly (design §3.2)."""
     body = "---\nname: pdf-tools\ndescription: Extract text and tables from PDF files\n---\nsteps"
     n = skill_node("pdf-tools — Extract text and tables from PDF files", body, "pdf")
     assert render_block([Pick(n, 1.0, False)]).split("\n")[1] == (
         "- [skill] pdf-tools — Extract text and tables from PDF files"
     )
     assert render_block([Pick(n, 1.0, False, reference=True)]).split("\n")[1] == "- [skill] pdf"
-    # the Chinese block is the reference's, which agents parse (SPEC §6.7)
+    # the Chinese block is the reference's, which agents parse (design §6.7)
     assert render_block([Pick(n, 1.0, False)], "zh").split("\n")[1] == "- [技能] pdf"
     # no frontmatter: its file name, as before
     bare = skill_node("Extract text from PDF files with pdftotext", "Extract text from PDF"
@@ -206,7 +206,7 @@ def test_a_flagged_skill_folder_is_no_skill(make_home) -> None:
 
 def test_a_linked_skill_folder_is_not_read(make_home, tmp_path: Path) -> None:
     """The scan does not walk into a linked folder: a SKILL.md reached through one was never
-    scanned, so it is no skill (SPEC §8.1, talos.fsutil's link rules)."""
+    scanned, so it is no skill (design §8.1, talos.fsutil's link rules)."""
     home = make_home(skills={})
     outside = tmp_path / "elsewhere"
     outside.mkdir()

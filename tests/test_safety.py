@@ -1,4 +1,4 @@
-"""SPEC §8 / issue 7: skill scan, fact filter and secret masking, on every route.
+"""design §8 / issue 7: skill scan, fact filter and secret masking, on every route.
 
 Acceptance 1: a hostile skill is never recalled, explained, counted or named, and ``talos scan``
 lists it with its reasons; a benign neighbour using ``natural_key`` is not flagged.
@@ -466,7 +466,7 @@ def test_scan_cache_follows_size_mtime_and_mode(make_home) -> None:
     }
 
 
-# -- secrets (SPEC §8.3) -----------------------------------------------------------------------
+# -- secrets (design §8.3) -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -523,7 +523,7 @@ def test_episode_secret_is_masked_on_every_route(make_home) -> None:
         "current instruction)\n  → outcome: Pushed; I used GITHUB_TOKEN=ghp_**** from your shell."
         f"\n  → transcript: {path}"
     )
-    # matched on its task and its outcome ("Pushed"), SPEC §3.3
+    # matched on its task and its outcome ("Pushed"), design §3.3
     assert [tuple(r) for r in mem.explain("push the release branch")] == [(1.82, "episode", masked)]
     res = run("recall", "push the release branch", "--home", str(home), "--json")
     explain = run("explain", "push the release branch", "--home", str(home), "--json")

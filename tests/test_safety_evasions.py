@@ -160,7 +160,7 @@ def test_evasive_facts_never_reach_recall_and_scan_lists_them(make_home) -> None
     res = CliRunner().invoke(app, ["scan", "--home", str(home), "--json"])
     assert res.exit_code == 4
     listed = json.loads(res.stdout)["data"]["facts"]
-    # the full-width line (line 4) has no keyword (SPEC §4: [a-z0-9] runs), so it is no fact
+    # the full-width line (line 4) has no keyword (design §4: [a-z0-9] runs), so it is no fact
     # on any route and nothing to list
     assert [(f["line"], f["reasons"]) for f in listed] == [
         (i + 3, reasons) for i, (_t, reasons) in enumerate(ISSUE_FACTS) if i != 1

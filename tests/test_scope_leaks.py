@@ -1,4 +1,4 @@
-"""Issue 13 item 8: scope leaks on the routes around recall (SPEC §6.3, §7.3).
+"""Issue 13 item 8: scope leaks on the routes around recall (design §6.3, §7.3).
 
 Each test starts from the reported input — a beta recall seen by ``report --scope alpha``, a
 forgotten beta skill shown by ``history --scope global``, a warning about a beta line under

@@ -1,4 +1,4 @@
-"""What a recall leaves out, as ``why_not`` reports it (SPEC §6.2; talos/selection.py).
+"""What a recall leaves out, as ``why_not`` reports it (design §6.2; talos/selection.py).
 
 The rows beyond ``k`` carry their rank in the full ranking, and active nodes at or under the
 model's threshold are reported as ``below-threshold`` with their rounded score. Before issue 14
@@ -62,7 +62,7 @@ def test_active_nodes_under_the_threshold_are_below_threshold(
 
 
 def test_why_not_uses_the_analyzer(tmp_path: Path) -> None:
-    """why_not matched excluded records by SPEC §4 keywords: 'answers' and 'ａｎｓｗｅｒ' named
+    """why_not matched excluded records by design §4 keywords: 'answers' and 'ａｎｓｗｅｒ' named
     nothing of an expired 'answer' fact."""
     home = home_of(
         tmp_path,

@@ -1,4 +1,4 @@
-"""Issue 2 acceptance 4: the semantics the golden files cannot show (SPEC §5.1, §6.1–§6.5).
+"""Issue 2 acceptance 4: the semantics the golden files cannot show (design §5.1, §6.1–§6.5).
 
 Each test builds its home in tmp_path and asserts exact values. The rule each one guards is
 named in its docstring; every one was checked to fail with that rule removed from the code.
@@ -27,7 +27,7 @@ NEVER_QUERY = "zzzz unrelated qqqq"  # shares no keyword with any test home
 
 def memory(home: Path, **kw: Any) -> Memory:
     """A Memory on the reference model ``classic``: the numbers in these tests are its
-    (SPEC §5.3), whatever the default model is."""
+    (design §5.3), whatever the default model is."""
     return Memory(home, model="classic", **kw)
 
 

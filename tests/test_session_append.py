@@ -1,4 +1,4 @@
-"""A new session costs what it changed (SPEC §11, issue 4).
+"""A new session costs what it changed (design §11, issue 4).
 
 When sessions only arrive after the newest one (their files sort last: time-stamped names),
 the index extends the merged episode block (:meth:`talos.graph.EpisodeBlock.extend`) instead

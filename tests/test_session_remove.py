@@ -1,4 +1,4 @@
-"""A removed session costs what it changed (issue 12 item 7, SPEC §11).
+"""A removed session costs what it changed (issue 12 item 7, design §11).
 
 Found: after sessions were removed, the next recall merged every episode again (1.4 s at
 30,000 sessions, 10.9 s and 529 MB at 100,000). Now the index logs each removed session

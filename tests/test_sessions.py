@@ -1,4 +1,4 @@
-"""Session readers (SPEC §3.3, issue 6): Talos chat lines, Claude Code transcripts and Codex CLI
+"""Session readers (design §3.3, issue 6): Talos chat lines, Claude Code transcripts and Codex CLI
 rollouts, each detected per file and yielding the first real user request.
 
 The fixtures in ``tests/fixtures/sessions/`` are small hand-written files in each agent's shape.

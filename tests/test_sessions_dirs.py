@@ -2,7 +2,7 @@
 
 The reported inputs: a second ``--sessions-dir`` silently replaced the first, and a list in
 talos.toml was an error. Load order across folders: folder by folder in the list's order,
-each sorted by path relative to it (SPEC §3.3); a folder given twice counts once and a file
+each sorted by path relative to it (design §3.3); a folder given twice counts once and a file
 reached through two entries is one episode. Every reader follows: the index and the direct
 route, doctor, scan, init and ``talos index --check``.
 """
@@ -185,7 +185,7 @@ def test_removal_from_one_folder_leaves_the_others(home: Path, tmp_path: Path) -
 def test_a_new_session_in_the_last_folder_extends_the_block(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The fast path (SPEC §11): a session sorting after every other, here in the last
+    """The fast path (design §11): a session sorting after every other, here in the last
     folder, extends the episode block; one sorting before (the first folder) builds it."""
     ways: list[str] = []
     build, extend = EpisodeBlock.build.__func__, EpisodeBlock.extend  # type: ignore[attr-defined]

@@ -1,5 +1,5 @@
 """Issue 3: skills with ``source:`` other than ``user`` can be forgotten — moved to the trash,
-audited and restorable — while hand-written skills are never touched (SPEC §6.4, §6.5, §7.6)."""
+audited and restorable — while hand-written skills are never touched (design §6.4, §6.5, §7.6)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_hand_written_skill_is_never_trashed_even_if_suggested(make_home) -> Non
 
 
 def test_a_skill_folder_loses_only_its_skill_file_and_gets_it_back(make_home) -> None:
-    """``skills/NAME/SKILL.md`` (SPEC §3.2): forgetting it moves that file to the trash (named
+    """``skills/NAME/SKILL.md`` (design §3.2): forgetting it moves that file to the trash (named
     by its folder), leaves the folder's other files, which talos never read, and restore puts
     it back; a suggestion that names a file outside the skills is never acted on."""
     from talos.memory import Suggestion

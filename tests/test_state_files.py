@@ -632,7 +632,7 @@ def test_another_programs_database_at_usage_db_is_left_alone(
 ) -> None:
     """The failing input: a SQLite file of another program at ``.talos/usage.db`` (schema
     version 0): talos created its three tables inside it and counted there. It is named as
-    not talos's, left byte for byte as it was; recall goes on without counting (SPEC §6.1)."""
+    not talos's, left byte for byte as it was; recall goes on without counting (design §6.1)."""
     import sqlite3
 
     state = kettle_home / ".talos"
@@ -677,7 +677,7 @@ def test_a_usage_db_held_by_another_program_delays_recall_briefly(
     """The failing input: usage.db held by another program (``BEGIN EXCLUSIVE`` in a SQLite
     browser left open): every recall waited 60 s (61.4 s measured) before it warned and went
     on, longer than an agent's hook allows. A recall waits :data:`talos.usage.store.RECORD_WAIT`
-    seconds for the counts, then warns and goes on (SPEC §6.1); the counts it could not write
+    seconds for the counts, then warns and goes on (design §6.1); the counts it could not write
     are the only loss."""
     import sqlite3
 

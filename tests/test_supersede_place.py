@@ -1,4 +1,4 @@
-"""A superseding ``remember`` puts its line where the old one was (SPEC §7.5).
+"""A superseding ``remember`` puts its line where the old one was (design §7.5).
 
 The failure a newcomer saw: ``talos remember "editor = helix" --key editor`` removed the old
 line from under its heading (``## Tools``) and appended the new one at the end of memory.md,
@@ -201,7 +201,7 @@ def test_a_nested_list_item_keeps_its_indent_when_superseded(make_home) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "decided: a bug (a superseding line takes the old one's place, SPEC §7.5, and the "
+        "decided: a bug (a superseding line takes the old one's place, design §7.5, and the "
         "file's structure with it): the '## ' heading is replaced by a '- ' bullet, so the "
         "lines under it move into the previous section; fix: the writer keeps the old line's "
         "heading marker, as it keeps a list item's indent and a quote's '> '"

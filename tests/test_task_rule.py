@@ -1,4 +1,5 @@
-"""The hooks' task rule (talos.sources.tasks, SPEC §9.5): which prompts are worth a recall. A prompt
+"""The hooks' task rule (talos.sources.tasks, design §9.5): which prompts are worth a recall. A
+prompt
 names a task with two content words, or one and a question word; continuations and chit-chat
 name none. Inputs from the attacker's pass on the budgeted block."""
 
@@ -196,7 +197,7 @@ def test_please_go_on_in_other_languages_recalls_the_fact_that_says_please(
     """'please go on' in Japanese, Spanish and German passes the two-words rule (続け てく
     ださ; sigu favor; weiter bitt) and each home delivers its fact holding 'please' (ください,
     por favor, bitte). Decided: the task rule knows the steering words of the languages talos
-    is measured on, English and Chinese (SPEC §4.1); in another language the relevance floor
+    is measured on, English and Chinese (design §4.1); in another language the relevance floor
     decides, and a fact that says 'please' is evidence for a prompt that says it."""
     home = home_of(tmp_path, memory, config=HOOKS)
     assert fact in context(home, task)  # the control: a task in that language is answered

@@ -1,4 +1,4 @@
-"""Issue 12.6: trust rules a person can predict (SPEC §7.4–§7.6).
+"""Issue 12.6: trust rules a person can predict (design §7.4–§7.6).
 
 (a) a value for a later window does not supersede the current one; windows that do not
 overlap never supersede; ``get --at`` returns each in its time. (b) ``restore`` of a
@@ -150,7 +150,7 @@ def test_restore_never_supersedes_a_record_of_higher_authority(make_home, vim_re
 
 def test_revoke_of_a_ref_only_another_scope_carries_reads_as_unknown(make_home) -> None:
     """12.6c variant: a ref carried only by a record of an unauthorized scope gets the same
-    answer as an unknown ref (no oracle on other scopes, SPEC §7.7), exit 1, JSON envelope."""
+    answer as an unknown ref (no oracle on other scopes, design §7.7), exit 1, JSON envelope."""
     line = "- the vpn is up <!-- tool 2026-01-01 ref=msg:9 scope=work -->"
     home = make_home(memory=line + "\n")
     answers = []

@@ -1,4 +1,4 @@
-"""usage.db's first use waits for another connection instead of failing (SPEC §6.3: no lost
+"""usage.db's first use waits for another connection instead of failing (design §6.3: no lost
 update). Found in CI: 4 processes recalling at once on a new home warned "cannot update usage
 counts (database is locked)" — switching a new file to WAL fails at once while another
 connection holds it, and no busy handler applies to that switch."""

@@ -1,4 +1,4 @@
-"""Issue 12.2: a write decides under the lock, on memory.md as it is then (SPEC §7.4, §7.6).
+"""Issue 12.2: a write decides under the lock, on memory.md as it is then (design §7.4, §7.6).
 
 ``talos resolve team.color --keep ID1 & talos resolve team.color --keep ID2`` printed success
 twice and left no line of the key (6 times in 6): each process computed its losers from a view
