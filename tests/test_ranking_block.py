@@ -260,3 +260,102 @@ def test_a_line_added_builds_the_view_again_but_patches_the_term_index(
         want, want_edges = of_nodes(graph.nodes, str(home / "memory.md"), memory)
         assert_same(got, want)
         _assert_links(edges, want_edges)
+
+
+PARAGRAPHS = (
+    "# Ops\n"
+    "- rollback cluster beta <!-- user 2026-01-02 -->\n"
+    "- alpha kernel disk <!-- user 2026-01-02 -->\n"
+    "- alpha disk berlin billing <!-- user 2026-01-02 -->\n"
+    "xx\n"
+    "- backup invoice <!-- user 2026-01-02 -->\n"
+    "- rollback friday <!-- user 2026-01-02 -->\n"
+    "- kernel canary deploy <!-- user 2026-01-02 -->\n"
+)
+
+
+def test_a_paragraph_break_that_moved_is_not_served_the_old_edges(
+    make_home: Callable[..., Path],
+) -> None:
+    """The failing input of the hostile pass: a short line that is no fact became a blank
+    line, so the facts' rows (and their token) stayed while the paragraphs, and with them
+    the contiguity edges, changed. The next process served the block of the old text and put
+    'rollback cluster beta' first; the block is now of memory.md's text as it is."""
+    home = make_home(memory=PARAGRAPHS)
+    Memory(home).recall("rollback billing")  # stores the records and the ranking block
+    (home / "memory.md").write_text(PARAGRAPHS.replace("xx\n", "\n"))
+    got = Memory(home).recall("rollback billing").text
+    want = Memory(home, index=False).recall("rollback billing").text
+    assert got == want
+    assert got.splitlines()[1].endswith("alpha disk berlin billing")
+
+
+def _forged(home: Path, **arrays: object) -> None:
+    """The stored ranking block with some arrays replaced, under a valid checksum."""
+    from talos.graph.stored import _LAYOUT, _pack, _unpack
+
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    (data,) = con.execute("SELECT data FROM terms WHERE name='ranking'").fetchone()
+    meta, got = _unpack(data, "ranking")
+    layout = list(_LAYOUT["ranking"].items())
+    parts = []
+    for name, dtype in layout:
+        value = arrays.get(name, got[name])
+        raw = value if isinstance(value, bytes) else np.asarray(value, dtype=dtype).tobytes()
+        parts.append((name, dtype, raw))
+    con.execute("UPDATE terms SET data=? WHERE name='ranking'", (_pack("ranking", parts, meta),))
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize(
+    "lie",
+    [
+        "counts of zero",
+        "holders of another term",
+        "a node's entries moved",
+        "a share of NaN",
+        "an edge to itself",
+        "a row out of range",
+    ],
+)
+def test_a_block_whose_arrays_contradict_each_other_is_refused(
+    home: Path, lie: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hostile pass re-packed blocks with a valid checksum whose two orientations told
+    different stories; each was used and changed the answer. Now each is refused (warned,
+    rebuilt) and the recall is that of a process that analysed every node."""
+    want = [Memory(home, index=False).recall(q).text for q in QUERIES]
+    Memory(home).recall(QUERIES[0])
+    from talos.graph.stored import _unpack
+
+    con = sqlite3.connect(home / ".talos" / "index.db")
+    (data,) = con.execute("SELECT data FROM terms WHERE name='ranking'").fetchone()
+    con.close()
+    _meta, got = _unpack(data, "ranking")
+    lies = {
+        "counts of zero": {"tf": np.zeros_like(got["tf"]), "ktf": np.zeros_like(got["ktf"])},
+        "holders of another term": {"knode": np.zeros_like(got["knode"])},
+        "a node's entries moved": {"ptr": np.concatenate([[0, 0], got["ptr"][2:]])},
+        "a share of NaN": {"links_share": np.full_like(got["links_share"], np.nan)},
+        "an edge to itself": {"links_dst": got["links_src"]},
+        "a row out of range": {"rows": np.full_like(got["rows"], -7)},
+    }
+    _forged(home, **lies[lie])
+    capsys.readouterr()
+    assert [Memory(home).recall(q).text for q in QUERIES] == want
+    assert "ranking block unusable" in capsys.readouterr().err
+
+
+def test_a_title_heading_added_without_facts_labels_the_facts_again(
+    make_home: Callable[..., Path],
+) -> None:
+    """The hostile pass: a level-1 heading with no fact under it changes which heading is
+    the file's title but not the graph, and a long-lived Memory kept hiding ``(Memory)``."""
+    home = make_home(memory="# Memory\n- alpha service deploys on fridays\n")
+    with Memory(home) as mem:
+        assert "(Memory)" not in mem.recall("alpha deploys").text  # the file's title
+        (home / "memory.md").write_text("# Memory\n- alpha service deploys on fridays\n# Other\n")
+        got = mem.recall("alpha deploys").text
+    assert got == Memory(home).recall("alpha deploys").text
+    assert "(Memory) alpha service deploys on fridays" in got

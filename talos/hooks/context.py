@@ -195,14 +195,11 @@ class Responder:
         return mem
 
     def warm(self) -> None:
-        """Build what the first recall reads (the default view), so it is fast, and settle it
-        (:meth:`talos.Memory.settle`: the view of its own, so the first edit of memory.md
-        after the server started is patched in; settled idle, a hook that came within a
-        second of the first one waited for it and 1 of 3 timed out at 100,000 sessions)."""
+        """Build what the first recall reads (the default view), so it is fast. The server
+        settles it once idle (:meth:`settle`): settling while warming up delayed the first
+        context of a session past the hook's deadline at 100,000 sessions."""
         with self._quiet():
-            mem = self.memory(("global",))
-            mem.prepare()
-            mem.settle()
+            self.memory(("global",)).prepare()
 
     def settle(self) -> None:
         """Build each open :class:`Memory`'s own view while the server is idle

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +107,53 @@ def to_bytes(
     return _pack("ranking", parts, meta)
 
 
+def _agree(
+    vocab: list[str],
+    ptr: np.ndarray,
+    term: np.ndarray,
+    tf: np.ndarray,
+    kptr: np.ndarray,
+    knode: np.ndarray,
+    ktf: np.ndarray,
+    cjk_len: np.ndarray,
+) -> bool:
+    """Whether the two orientations of a stored term index tell one story: the vocabulary
+    sorted and distinct, counts of at least 1, each term's holders as many as the node-major
+    entries that name it, each node's entries as many as the term-major entries that name
+    it, the same total count, and finite CJK lengths (a blob whose checksum was made to fit
+    lied in any of these and was used: the hostile pass of this block). Sizes and ranges are
+    checked before this."""
+    n, v = len(ptr) - 1, len(vocab)
+    return (
+        all(a < b for a, b in itertools.pairwise(vocab))
+        and (not len(tf) or (int(tf.min()) >= 1 and int(ktf.min()) >= 1))
+        and int(tf.sum(dtype=np.int64)) == int(ktf.sum(dtype=np.int64))
+        and np.array_equal(np.bincount(term, minlength=v), np.diff(kptr))
+        and np.array_equal(np.bincount(knode, minlength=n), np.diff(ptr))
+        and bool(np.all(np.isfinite(cjk_len)))
+        and bool(np.all(cjk_len >= 0))
+    )
+
+
+def _links_agree(
+    lptr: np.ndarray, src: np.ndarray, dst: np.ndarray, share: np.ndarray, out: np.ndarray
+) -> bool:
+    """Whether stored contiguity edges are edges: each sender the owner of its row, no node
+    its own neighbour, shares in (0, 1], and each node's ``out`` the sum of its shares, at
+    most 1 (:class:`talos.ranking.contiguity.Links`)."""
+    n = len(lptr) - 1
+    owner = np.repeat(np.arange(n), np.diff(lptr).astype(np.intp))
+    return (
+        np.array_equal(owner, src)
+        and not bool(np.any(src == dst))
+        and bool(np.all(np.isfinite(share)))
+        and bool(np.all((share > 0) & (share <= 1)))
+        and bool(np.all(np.isfinite(out)))
+        and bool(np.all((out >= 0) & (out <= 1 + 1e-9)))
+        and np.allclose(np.bincount(src, weights=share, minlength=n), out, rtol=0, atol=1e-9)
+    )
+
+
 def from_bytes(data: bytes, token: str) -> tuple[TermIndex, Links, np.ndarray | None, str]:
     """Decode :func:`to_bytes`: a :class:`~talos.ranking.evidence.TermIndex` (no ids: one empty list
     per node, as the gathered one), its :class:`~talos.ranking.contiguity.Links`, the nodes' term
@@ -142,6 +190,8 @@ def from_bytes(data: bytes, token: str) -> tuple[TermIndex, Links, np.ndarray | 
             len(a) >= 1 and int(a[0]) == 0 and int(a[-1]) == total and bool(np.all(a[1:] >= a[:-1]))
         )
 
+    tf, ktf, cjk_len = got["tf"], got["ktf"], got["cjk_len"]
+    share, out = got["links_share"], got["links_out"]
     if not (
         n >= 0
         and len(got["cjk"]) == v
@@ -164,8 +214,11 @@ def from_bytes(data: bytes, token: str) -> tuple[TermIndex, Links, np.ndarray | 
         and ranged(dst, n)
         and len(rows) in (0, n)
         and isinstance(serial, str)
-    ):
+        and (not len(rows) or int(rows.min()) >= 0)
+    ) or not _agree(vocab, ptr, term, tf, kptr, knode, ktf, cjk_len):
         raise BlockError("inconsistent ranking block")
+    if not _links_agree(lptr, src, dst, share, out):
+        raise BlockError("inconsistent ranking block (edges)")
     index = TermIndex.from_parts(
         vocab=vocab,
         lookup={t: i for i, t in enumerate(vocab)},

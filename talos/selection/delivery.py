@@ -51,7 +51,8 @@ class Headings:
 
     def __init__(self, kept: KeptState) -> None:
         self._kept = kept
-        self._titled: tuple[Graph, str | None] | None = None  # _title's, per graph
+        # _title's, per graph and count of level-1 headings
+        self._titled: tuple[Graph, int, str | None] | None = None
 
     def of(self, node: Node, graph: Graph | None = None) -> str:
         """The heading ``node`` is shown under: a fact's nearest heading as stored
@@ -69,15 +70,18 @@ class Headings:
 
     def _title(self, graph: Graph) -> str | None:
         """The heading every fact of ``graph`` stands under first, when it is memory.md's only
-        level-1 heading (kept per graph object)."""
-        if self._titled is not None and self._titled[0] is graph:
-            return self._titled[1]
+        level-1 heading (kept per graph object and count of level-1 headings: a heading with no
+        fact under it leaves the graph as it was, and the title stayed hidden when a second
+        one was added)."""
+        tops = self._kept.top_headings()
+        if self._titled is not None and self._titled[0] is graph and self._titled[1] == tops:
+            return self._titled[2]
         title = None
-        if self._kept.top_headings() == 1:
+        if tops == 1:
             facts = (n for n in graph.nodes[: graph.records] if n.kind == "fact")
             firsts = {n.headings[0] if n.headings else None for n in facts}
             title = next(iter(firsts)) if len(firsts) == 1 else None
-        self._titled = (graph, title)
+        self._titled = (graph, tops, title)
         return title
 
 

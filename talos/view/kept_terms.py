@@ -26,6 +26,7 @@ The parts, each with the rule that says it is stale:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import sqlite3
 
 import numpy as np
@@ -149,7 +150,10 @@ class TermState:
             data = read_memory(self.paths.memory_file)
             text: str | None = data.decode("utf-8", errors="replace")
         except OSError:
-            text = None
+            data, text = b"", None
+        # the edges hang on memory.md's blank lines and short lines, which no fact row holds
+        # (a paragraph split kept the facts' token): the block is of the text as it is
+        version = hashlib.blake2b(data, digest_size=16).hexdigest() if text is not None else "-"
         rows: np.ndarray | None = None
         contexts: MemoryContexts | None = None
         got: tuple[TermIndex, np.ndarray] | None = None
@@ -157,7 +161,7 @@ class TermState:
             index, edges = of_nodes(graph.nodes, str(self.paths.memory_file), text)
         else:
             got = self._patched_terms(graph)
-            ranked = self._ranked_terms(graph) if got is None else None
+            ranked = self._ranked_terms(graph, version) if got is None else None
             if ranked is not None:
                 index, edges, rows, serial = ranked
                 self.evidence = Carried(graph, index, edges, rows, text, None)
@@ -189,20 +193,23 @@ class TermState:
             held = self.term_rows
             # the rows are worth keeping when they are all in the stored term rows
             serial = held[1].serial if held and held[0] and not held[1].added else ""
-            blob = ranking.to_bytes(index, edges, self.ranked[1], rows if serial else None, serial)
+            token = f"{self.ranked[1]}:{version}"
+            blob = ranking.to_bytes(index, edges, token, rows if serial else None, serial)
             with contextlib.suppress(OSError, sqlite3.Error):  # a cache: costs speed only
-                self.index.save_terms(self.ranked[1], blob, "ranking")
+                self.index.save_terms(token, blob, "ranking")
         return index, edges
 
-    def _ranked_terms(self, graph: Graph) -> tuple[TermIndex, Links, np.ndarray | None, str] | None:
+    def _ranked_terms(
+        self, graph: Graph, version: str
+    ) -> tuple[TermIndex, Links, np.ndarray | None, str] | None:
         """The term index, edges, term rows and their serial (:func:`ranking.from_bytes`) of
-        ``graph`` read from the ranking block
+        ``graph`` and memory.md's text of digest ``version``, read from the ranking block
         (:mod:`talos.index.ranking`) when ``graph`` is the view of a one-shot route and the
         block is of its token; None otherwise (a block that does not decode is warned about
         and stored again)."""
         if self.ranked is None or self.ranked[0] is not graph or self.index is None:
             return None
-        token = self.ranked[1]
+        token = f"{self.ranked[1]}:{version}"
         try:
             data = self.index.load_terms(token, "ranking")
         except (OSError, sqlite3.Error):
@@ -263,6 +270,8 @@ class TermState:
             return None
         if self.term_rows is None:
             return None
+        if len(last.rows) and int(last.rows.max()) >= len(self.term_rows[1]):
+            return None  # rows a stored block claims that the term rows do not hold
         carry = composed([c for _g, c, _r in self.steps])
         fresh = np.flatnonzero(carry < 0)
         if len(carry) != len(graph.nodes) or len(fresh) > fresh_limit(len(carry)):
