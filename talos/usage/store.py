@@ -494,12 +494,11 @@ class SqliteUsage:
         ahead: a memory first counted "ten years from now" was never proposed by ``dead``
         (SPEC §6.4) for ten years, and one hit then was never stale
         (tests/test_dead_span.py). ``day`` is the latest day either can truly be. One index
-        seek per scope (:data:`INDEXES`); rows are written only when the clock went back."""
+        seek per day column (:data:`INDEXES`); nothing is written unless the clock went back."""
         for column in ("first_day", "last_hit_day"):
-            con.execute(
-                f"UPDATE usage SET {column} = ? WHERE scope = ? AND {column} > ?",
-                (day, scope, day),
-            )
+            where = f"WHERE scope = ? AND {column} > ?"
+            if con.execute(f"SELECT 1 FROM usage {where} LIMIT 1", (scope, day)).fetchone():
+                con.execute(f"UPDATE usage SET {column} = ? {where}", (day, scope, day))
 
     @staticmethod
     def _sync_presence(
