@@ -156,19 +156,16 @@ def test_compat_keeps_the_reference_rule(tmp_path: Path, monkeypatch: pytest.Mon
 # -- a clock that ran ahead --------------------------------------------------------------------
 
 
+def _clock(monkeypatch: pytest.MonkeyPatch, day: int) -> None:
+    monkeypatch.setattr(talos.usage.counts, "today", lambda now=None: day)
+
+
 @pytest.mark.dead_span
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "decided: a bug (dead's span is counted from a memory's first count, design §6.4): "
-        "first_day keeps the future day of a clock that ran ahead (it is never lowered), so "
-        "dead proposes nothing for ten years; fix: talos.usage.counts lowers first_day to "
-        "an earlier recall's day"
-    ),
-)
 def test_a_clock_that_ran_ahead_does_not_hide_a_fact_from_dead_for_years(
     make_home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """dead's span is counted from a memory's first count (design §6.4): a first_day in the
+    future (a clock that ran ahead) is lowered by the next recall on an earlier day."""
     real = talos.usage.counts.today()
     ahead = real + 3650  # the machine's clock said ten years ahead during the first recall
     monkeypatch.setattr(talos.usage.counts, "today", lambda now=None: ahead)
@@ -179,3 +176,44 @@ def test_a_clock_that_ran_ahead_does_not_hide_a_fact_from_dead_for_years(
         mem.recall(f"which ubuntu version does the ci runner use {i}")
     monkeypatch.setattr(talos.memory, "today", lambda: real + 30)  # a month later, truly
     assert [s.text for s in mem.dead()] == [NOTE]
+
+
+@pytest.mark.dead_span
+def test_a_hit_on_a_day_ahead_does_not_keep_a_fact_from_going_stale(
+    make_home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for the day of the last hit: a fact delivered while the clock said ten years
+    ahead goes stale counted from the day the clock was fixed, not ten years later."""
+    real = talos.usage.counts.today()
+    _clock(monkeypatch, real + 3650)
+    home = make_home(memory=MEMORY)
+    mem = Memory(home, index=False)
+    mem.recall("what is the staging database called")
+    assert mem.usage()[f"fact:{NOTE}"] == (1, 1, real + 3650)
+    _clock(monkeypatch, real)
+    for i in range(8):
+        mem.recall(f"which ubuntu version does the ci runner use {i}")
+    stat = mem.usage_store.stats("global")[f"fact:{NOTE}"]
+    assert (stat, stat.first_day) == ((9, 1, real), real)
+    monkeypatch.setattr(talos.memory, "today", lambda: real + 100)
+    stale = "last recalled 100 days ago"  # the runner was hit by the questions, truly
+    ci = "the ci runner uses ubuntu"
+    assert [(s.text, s.reason) for s in mem.dead()] == [(NOTE, stale), (ci, stale)]
+    # a later recall on the right day lowers nothing more, and another scope is not touched
+    _clock(monkeypatch, real + 1)
+    Memory(home, index=False).recall("which ubuntu version does the ci runner use")
+    stat = mem.usage_store.stats("global")[f"fact:{NOTE}"]
+    assert (stat, stat.first_day) == ((10, 1, real), real)
+
+
+def test_a_recall_on_an_earlier_day_lowers_only_days_after_it(tmp_path: Path) -> None:
+    """SqliteUsage: days later than the recall's are lowered to it, in the recall's scope only;
+    earlier days and 0 ("not known", "never") stay."""
+    store = SqliteUsage(tmp_path / "usage.db")
+    a, b, c = "fact:a", "fact:b", "fact:c"
+    store.record({"global": frozenset({a}), "work": frozenset({a})}, {"global": {a}}, 500)
+    store.record({"global": frozenset({a, b})}, {"global": {b}}, 100)
+    store.record({"global": frozenset({a, b, c})}, {}, 300)
+    got = {k: (st, st.first_day) for k, st in store.stats("global").items()}
+    assert got == {a: ((3, 1, 100), 100), b: ((2, 1, 100), 100), c: ((1, 0, 0), 300)}
+    assert store.stats("work")[a].first_day == 500  # no recall of "work" since

@@ -417,16 +417,9 @@ def test_a_project_install_refuses_an_explicit_home(
 # -- reinstall over entries that carried a home ------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "decided: a bug (design §9.5: install edits the settings idempotently, and a project's "
-        "shared settings must not carry one person's home): only the first talos handler of an "
-        "event is updated, the second keeps --home /home/me/notes; fix: talos.hooks.install "
-        "rewrites every talos handler of the event"
-    ),
-)
 def test_reinstall_over_two_old_entries_with_a_home_leaves_no_home(tmp_path: Path) -> None:
+    """design §9.5 (install edits the settings idempotently; a project's shared settings carry
+    no one's home): every talos handler of an event is updated, not only the first."""
     proj = tmp_path / "repo"
     (proj / ".claude").mkdir(parents=True)
     old = "/usr/bin/python3 -I -m talos hook claude-code --home /home/me/notes"
@@ -436,6 +429,47 @@ def test_reinstall_over_two_old_entries_with_a_home_leaves_no_home(tmp_path: Pat
     p = install.plan("install", "claude-code", project=True, cwd=str(proj))
     install.apply(p)
     assert "/home/me" not in (proj / ".claude" / "settings.json").read_text()
+
+
+def test_reinstall_updates_every_talos_handler_and_leaves_the_persons_alone(
+    user: Path,
+) -> None:
+    """Two old talos handlers in one group beside the person's, a third in a group with a
+    matcher: all three get the current command and timeout (a key the person added stays),
+    the person's handler and the matcher stay, and a second install changes nothing."""
+    path = user / ".claude" / "settings.json"
+    path.parent.mkdir()
+    old = "/opt/old/bin/talos hook claude-code --home /home/me/notes"
+    mine = {"type": "command", "command": "~/bin/prompt-guard.sh", "timeout": 5}
+    settings = {
+        "hooks": {
+            "UserPromptSubmit": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": old, "timeout": 3},
+                        mine,
+                        {"type": "command", "command": old, "statusMessage": "recalling"},
+                    ]
+                }
+            ],
+            "SessionStart": [
+                {"matcher": "startup", "hooks": [{"type": "command", "command": old}]}
+            ],
+        }
+    }
+    path.write_text(dump(settings), encoding="utf-8")
+    run("install", "claude-code")
+    ours = {"type": "command", "command": CMD, "timeout": 10}
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert after == {
+        "hooks": {
+            "UserPromptSubmit": [{"hooks": [ours, mine, {**ours, "statusMessage": "recalling"}]}],
+            "SessionStart": [{"matcher": "startup", "hooks": [ours]}],
+        }
+    }
+    text = path.read_text(encoding="utf-8")
+    assert not run("install", "claude-code").changes[0].changed
+    assert path.read_text(encoding="utf-8") == text
 
 
 def test_reinstall_keeps_the_old_settings_with_their_home_in_the_backup_only(

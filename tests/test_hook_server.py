@@ -104,8 +104,7 @@ def home(tmp_path: Path) -> Iterator[Path]:
     (h / "memory.md").write_text(MEMORY, encoding="utf-8")
     (h / "talos.toml").write_text(CONFIG, encoding="utf-8")
     yield h
-    # ask it to stop, then wait for its process to end: a zombie waiting for its reaper has
-    # ended (client.stop's own wait counts it as running, and this machine's init reaps late)
+    # ask it to stop, then wait for its process to end (a zombie waiting for its reaper has)
     with contextlib.suppress(OSError):  # its word may come after the 0.01 s asked for
         client.stop(str(h), wait=0)
     wait_for(lambda: not _server_pids(h), 5.0)
@@ -178,6 +177,54 @@ def test_one_server_per_home(home: Path) -> None:
     )
     assert (second.returncode, second.stdout, second.stderr) == (0, b"", b"")
     assert client.ping(str(home))["pid"] == pid  # type: ignore[index]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a zombie is seen in /proc")
+def test_stop_does_not_wait_for_a_server_that_exited_to_be_reaped(home: Path) -> None:
+    """A server that has exited is stopped even while its parent has not reaped it yet (a
+    zombie): ``stop`` counted it as running and waited all of ``wait``. Here the parent is
+    this test, which reaps it only after ``stop`` returns."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "talos.hooks.server", "--home", str(home)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+    )
+    try:
+        assert wait_for(lambda: client.ping(str(home)) is not None, 30)
+        start = time.monotonic()
+        assert client.stop(str(home), wait=15) is True
+        took = time.monotonic() - start
+        assert took < 7, f"stop waited {took:.1f} s for a process that had exited"
+        assert server.wait(timeout=5) == 0  # it had exited, and was left for us to reap
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(timeout=30)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a zombie is seen in /proc")
+def test_running_is_false_for_an_exited_process_no_one_reaped() -> None:
+    """``client._running``: a live process runs; one that exited does not, reaped (gone) or
+    not (a zombie, Linux /proc); the check never reaps it (its status stays its parent's)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    try:
+        assert client._running(child.pid) and client._running(os.getpid())
+        assert child.stdin is not None
+        child.stdin.close()  # the child exits; no one waits for it yet
+        assert wait_for(lambda: not _alive(child.pid), 30)
+        assert not client._running(child.pid)
+        assert os.waitpid(child.pid, os.WNOHANG)[0] == child.pid  # still ours to reap
+        child.returncode = 0
+        assert not client._running(child.pid)
+        assert not client._running(0) and not client._running(-1)
+    finally:
+        if child.returncode is None:
+            child.kill()
+            child.wait()
 
 
 def test_an_idle_server_exits_and_removes_its_socket(home: Path) -> None:

@@ -723,7 +723,8 @@ def ping(home: str | None = None) -> dict[str, str] | None:
 
 def stop(home: str | None = None, wait: float = 5.0) -> bool:
     """Ask the server of ``home`` to exit and wait (up to ``wait`` seconds) until its lock is
-    released and its process is gone. Returns whether a server was running."""
+    released and its process has exited (reaped or not, :func:`_running`). Returns whether a
+    server was running."""
     from talos.hooks.state import hook_state
 
     state = hook_state(home)
@@ -751,6 +752,10 @@ def stop(home: str | None = None, wait: float = 5.0) -> bool:
 
 
 def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs. One that has exited has ended even while no one has
+    reaped it yet (a zombie: signal 0 still reaches it): ``stop`` waited on a server that had
+    exited until its reaper came, about 2 s on a machine whose init reaps late, or all of
+    ``wait`` when the reaper was the caller itself."""
     if pid <= 0:
         return False
     try:
@@ -759,4 +764,19 @@ def _running(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _exited(pid)
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` has exited and waits to be reaped: its state in ``/proc/PID/stat`` is
+    ``Z`` (zombie) or ``X`` (being removed). Read, never reaped: the process may be another's
+    child, whose exit status is its parent's to collect. ``False`` without ``/proc`` (macOS:
+    signal 0 is all there is)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read(4096)
+    except OSError:
+        return False
+    # "PID (COMM) STATE ...": COMM may hold spaces and parentheses; the state follows the last ")"
+    _, paren, rest = stat.rpartition(b")")
+    return bool(paren) and rest[1:2] in (b"Z", b"X")

@@ -18,8 +18,10 @@ Rules:
   other key, group or handler is touched. A talos handler is recognised by its command.
 * **No one's home in a project's settings.** They are shared through the repository: the
   command is ``talos hook AGENT`` with no ``--home`` (:data:`PROJECT_HOME`, AGENT_HOOKS.md).
-* **Idempotent.** Installing twice changes nothing the second time; an older talos entry
-  (another path, another timeout) is updated in place.
+* **Idempotent.** Installing twice changes nothing the second time; older talos entries
+  (another path, another timeout, a ``--home``) are updated in place — every one of the
+  event, wherever it sits, so no old command (one person's home in a project's settings)
+  survives beside an updated one; their groups, matchers and other keys stay as they are.
 * **Exact removal.** ``uninstall`` removes the talos handlers, then the groups and event
   lists that become empty *because of that removal* — nothing else. The Codex flag line
   carries a comment naming talos and is removed with it (a flag the person wrote stays).
@@ -249,9 +251,8 @@ def _install_json(path: Path, text: str | None, agent: str, command: str) -> str
             if not isinstance(handlers, list):
                 continue
             for i, h in enumerate(handlers):
-                if is_talos_handler(h):
-                    if not found:
-                        handlers[i] = {**h, **wanted}  # keep keys a person added
+                if is_talos_handler(h):  # every one: an old command must not survive anywhere
+                    handlers[i] = {**h, **wanted}  # keep keys a person added
                     found = True
         if not found:
             groups.append({"hooks": [wanted]})

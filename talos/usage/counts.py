@@ -8,6 +8,8 @@ included), ``seen`` (recalls that happened while it existed), ``hits`` (times it
 day of the first recall that counted it; 0 = not known: counted before talos kept that day, or
 imported from the reference's counts). ``talos dead`` needs ``first_day`` (a fact seen by 8
 recalls in a new home's first ten minutes is not "never used", :meth:`talos.Memory.dead`).
+Neither day is ever later than a recall's: a day a clock that ran ahead left in the future is
+lowered by the next recall.
 
 Writing usage must not cost O(number of memories) per recall: the keys in view are kept per
 graph and patched with it, and the store writes only what changed (:mod:`talos.usage.store`).

@@ -207,6 +207,13 @@ class SqliteUsage:
 
     #: 1: the counts; 2: ``usage.first_day`` (rows counted before it keep 0, "not known").
     SCHEMA = 2
+    #: Indexes by day, so a recall finds the days a clock that ran ahead left in the future
+    #: in one seek (:meth:`_record`). Created on any schema (an older talos keeps them up to
+    #: date as SQLite does, and reads the file as before): not a schema of their own.
+    INDEXES = (
+        "CREATE INDEX IF NOT EXISTS usage_first_day ON usage(scope, first_day)",
+        "CREATE INDEX IF NOT EXISTS usage_last_hit_day ON usage(scope, last_hit_day)",
+    )
 
     def __init__(self, path: Path, import_hits: Path | None = None) -> None:
         self.path = path
@@ -371,6 +378,8 @@ class SqliteUsage:
                 if version == 1:  # schema 2: the day each memory was first counted
                     con.execute("ALTER TABLE usage ADD COLUMN first_day INTEGER NOT NULL DEFAULT 0")
                     con.execute(f"PRAGMA user_version={self.SCHEMA}")
+            for stmt in self.INDEXES:
+                con.execute(stmt)
             con.execute("COMMIT")
         except BaseException:
             _rollback(con)
@@ -464,6 +473,7 @@ class SqliteUsage:
                     "ON CONFLICT(scope) DO UPDATE SET n = n + 1",
                     (scope,),
                 )
+                self._no_day_after(con, scope, day)
             for scope, hit_keys in hits.items():
                 con.executemany(
                     "UPDATE usage SET hits = hits + 1, last_hit_day = ? "
@@ -476,6 +486,19 @@ class SqliteUsage:
             # what this object remembers of the presence it wrote was not written after all
             self._synced.clear()
             raise
+
+    @staticmethod
+    def _no_day_after(con: sqlite3.Connection, scope: str, day: int) -> None:
+        """Lower every ``first_day`` and ``last_hit_day`` of ``scope`` later than ``day``, the
+        day of a recall being counted, to ``day``. A later day was written by a clock that ran
+        ahead: a memory first counted "ten years from now" was never proposed by ``dead``
+        (design §6.4) for ten years, and one hit then was never stale
+        (tests/test_dead_span.py). ``day`` is the latest day either can truly be. One index
+        seek per day column (:data:`INDEXES`); nothing is written unless the clock went back."""
+        for column in ("first_day", "last_hit_day"):
+            where = f"WHERE scope = ? AND {column} > ?"
+            if con.execute(f"SELECT 1 FROM usage {where} LIMIT 1", (scope, day)).fetchone():
+                con.execute(f"UPDATE usage SET {column} = ? {where}", (day, scope, day))
 
     @staticmethod
     def _sync_presence(
