@@ -757,17 +757,11 @@ def labels(home: Path) -> list[tuple[str, tuple[str, ...]]]:
         return [(n.text, n.headings) for n in mem.nodes()]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="decided: a bug (an expired record is out of the view, SPEC §7.3; a heading labels "
-    "in either form, §3.1): a setext heading tagged until=2020-01-01 still labels the fact "
-    "beneath it ('- [fact] (Release freeze) Deploy region …') and 'release freeze' recalls it, "
-    "while '## Release freeze <!-- … -->' labels and matches nothing; fix: the setext heading "
-    "keeps its line's tag (sources.facts.setext_headings), so _out_of_window applies to it",
-)
 def test_an_expired_setext_heading_labels_and_matches_nothing(tmp_path: Path) -> None:
     """An expired heading labels nothing (kept_sources.SourceState.out_of_window), in either
-    form."""
+    form (SPEC §3.1, §7.3): a setext heading tagged until=2020-01-01 labelled the fact beneath
+    it ('- [fact] (Release freeze) Deploy region …'), as its text was read from its line as an
+    ATX heading's only (sources.facts.heading_text reads both)."""
     tag = "<!-- user 2026-01-01 until=2020-01-01 -->"
     rows = "- Deploy region is eu-west-1\n"
     atx = home_of(tmp_path, f"# Notes\n## Release freeze {tag}\n" + rows, name="atx")
@@ -776,6 +770,27 @@ def test_an_expired_setext_heading_labels_and_matches_nothing(tmp_path: Path) ->
     setext = home_of(tmp_path, f"# Notes\nRelease freeze {tag}\n---\n" + rows, name="setext")
     assert block_rows(setext, "release freeze") == []
     assert block_rows(setext, "deploy region") == ["- [fact] Deploy region is eu-west-1"]
+
+
+@pytest.mark.parametrize("index", [True, False])
+@pytest.mark.parametrize(
+    "fields", ["until=2020-01-01", "from=2999-01-01", "status=superseded", "key=freeze"]
+)
+def test_a_setext_heading_out_of_the_view_at_either_level(
+    tmp_path: Path, fields: str, index: bool
+) -> None:
+    """Expired, not yet valid or no longer active, under ``===`` or ``---``, read with the
+    index or without: the setext heading labels nothing, as an ATX one; a tag that keeps it in
+    the view (``key=``) still labels."""
+    rows = "- Deploy region is eu-west-1\n"
+    head = f"Release freeze <!-- user 2026-01-01 {fields} -->"
+    for under in ("===", "---"):
+        memory = f"# Notes\n{head}\n{under}\n" + rows  # two level-1 headings: no title
+        home = home_of(tmp_path, memory, name=f"h{under[0]}{index}")
+        with Memory(home, model="evidence", index=index) as mem:
+            text = mem.recall("deploy region").text
+            shown = "(Release freeze) " if fields.startswith("key") else ""
+            assert text.split("\n")[1:] == [f"- [fact] {shown}Deploy region is eu-west-1"]
 
 
 @pytest.mark.xfail(

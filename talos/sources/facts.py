@@ -29,6 +29,7 @@ __all__ = [
     "claimed_scopes",
     "heading_label",
     "heading_of",
+    "heading_text",
     "load_facts",
     "parse_fact_line",
     "setext_headings",
@@ -262,6 +263,21 @@ def heading_of(line: str) -> tuple[int, str] | None:
         return None
     text = _CLOSING.sub("", (h.group(2) or "").strip()).strip()
     return len(h.group(1)), text
+
+
+def heading_text(n: Node) -> str | None:
+    """The text of the heading a row of memory.md is (:func:`load_facts`: ``heading_level``
+    set), in either form, as :class:`Outline` reads it: an ATX heading's (:func:`heading_of`),
+    a setext heading's line without its tag (:func:`setext_headings`); ``None`` for a row that
+    is no heading's text (a fact, a setext underline)."""
+    if not n.heading_level:
+        return None
+    got = heading_of(n.raw)
+    if got is not None:
+        return got[1]
+    if _UNDERLINE.match(n.raw):
+        return None
+    return strip_tag(lines_text(n.raw))[0]
 
 
 def structural(line: str) -> bool:
