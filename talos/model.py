@@ -44,7 +44,9 @@ class Node:
         fields: the remaining ``field=value`` trust fields of the tag (design §7.1), decoded.
         members: nodes merged into this one (design §5.1), oldest first; empty for most nodes.
         heading_level: facts only: ``1``–``6`` when the line is a markdown heading (design §3.1;
-            every model but ``classic`` leaves such a line out: it labels, it is no fact), else 0.
+            every model but ``classic`` leaves such a line out: it labels, it is no fact), ``7``
+            on a line of memory.md's frontmatter block (no fact either, and it labels nothing:
+            :data:`talos.sources.facts.FRONTMATTER`), else 0.
         headings: facts only: the texts of the headings above the line, outermost first (its
             heading path, :class:`talos.sources.facts.Outline`); ``""`` for a heading that
             may not be shown (withheld by the fact filter, or of a scope).

@@ -159,3 +159,27 @@ def test_the_stop_lists_are_bm25s_lists() -> None:
     assert data.lines("stopwords_en.txt") == list(bm25s_stopwords.STOPWORDS_EN_PLUS)
     assert data.lines("stopwords_zh.txt") == list(bm25s_stopwords.STOPWORDS_CHINESE)
     assert len(cjk_stop_words()) == 796  # 794 of one or two characters, with design §4's
+
+
+def test_a_mark_left_standing_splits_no_word() -> None:
+    """``İ`` lower-cases to ``i`` and U+0307, a combining mark no letter composes with: the
+    word was split there (``İstanbul`` → ``stanbul``). Every mark NFKC leaves standing is
+    dropped before words are split (``analyzer.folded``); a composed accent still is
+    ``unaccented``'s."""
+    assert analyze("İstanbul") == analyze("Istanbul") == analyze("istanbul") == ["istanbul"]
+    assert analyze("İZMİR") == analyze("i\u0307zmi\u0307r") == ["izmir"]
+    assert analyze_written("İstanbul") == [("istanbul", "istanbul")]
+    assert analyze("q\u0303uux x\u0304y") == ["quux", "xy"]  # no composed form: one word
+    assert analyze("كَتَبَ") == analyze("كتب") == ["كتب"]  # Arabic vowel marks
+    assert analyze("Résumé") == ["resum"] and analyze_written("résumé") == [("résumé", "resum")]
+
+
+def test_the_unmarked_ranges_hold_no_combining_mark() -> None:
+    """``folded`` reads a text of these ranges as it is, without looking for marks."""
+    import unicodedata
+
+    from talos.ranking.analyzer import _UNMARKED
+
+    marks = [chr(i) for i in range(sys.maxunicode + 1) if unicodedata.combining(chr(i))]
+    assert [c for c in marks if _UNMARKED.fullmatch(c)] == []
+    assert _UNMARKED.fullmatch("Deploy région, 恢复数据库 かな カナ 한국어 ＡＢＣ。")

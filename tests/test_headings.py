@@ -22,7 +22,15 @@ import talos.index
 from talos import Memory
 from talos.cli import app
 from talos.render import LABELS, Pick, render_block
-from talos.sources.facts import Outline, heading_of, load_facts, setext_headings, structural
+from talos.sources.facts import (
+    FRONTMATTER,
+    Outline,
+    heading_of,
+    load_facts,
+    memory_frontmatter,
+    setext_headings,
+    structural,
+)
 
 HEAD = LABELS["en"]["heading"]
 
@@ -619,6 +627,10 @@ SETEXT_CASES = [
     "1. an ordered item\n---\nwords\n-- \n",
     "Title one\r\n===\r\n- Deploy region is eu-west-1\r\n",
     "Para\n    ---\nmore\n= =\n",
+    "---\ntitle: notes\ntags: ops\n---\nRelease plan\n---\n- a fact beneath\n",
+    "---\n- a bullet, no field\n---\nText\n===\n",  # a block of no field: markdown
+    "---\ntitle: a fence in it\n```\n---\nafter the block\n---\n",
+    "\ufeff---\r\ntitle: notes\r\n---\r\nTitle one\r\n===\r\n",
 ]
 
 
@@ -627,10 +639,15 @@ def test_setext_headings_read_as_markdown_it_reads_them(text: str) -> None:
     """The setext rule (sources.facts.setext_headings) against the CommonMark reference
     parser: the same underlines make top-level setext headings, of the same level. The
     heading is the line above the underline: a paragraph's lines above it stay facts (every
-    memory.md line is one), where CommonMark joins them into the heading."""
+    memory.md line is one), where CommonMark joins them into the heading. A frontmatter block
+    at the top is metadata (sources.facts.memory_frontmatter): the rest is read as CommonMark
+    reads it from the file's start."""
     from markdown_it import MarkdownIt
 
-    tokens = MarkdownIt("commonmark").parse(text.replace("\r\n", "\n"))
+    lines = text.split("\n")
+    front = memory_frontmatter(text.encode(), lines)
+    body = "\n" * front + "\n".join(lines[front:])  # the block's lines blank
+    tokens = MarkdownIt("commonmark").parse(body.replace("\r\n", "\n"))
     want = {}
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.markup in ("=", "-") and tok.level == 0:
@@ -638,12 +655,10 @@ def test_setext_headings_read_as_markdown_it_reads_them(text: str) -> None:
             last = tokens[i + 1].content.split("\n")[-1].replace(" <!-- user 2026-01-01 -->", "")
             want[tok.map[1] - 2] = (int(tok.tag[1]), last.strip())
             want[tok.map[1] - 1] = (int(tok.tag[1]), None)
-    lines = text.split("\n")
-    got = {
-        i: (level, words)
-        for i, (level, words, _own) in setext_headings(text.encode(), lines).items()
-    }
+    marks = setext_headings(text.encode(), lines)
+    got = {i: (level, words) for i, (level, words, _own) in marks.items() if level != FRONTMATTER}
     assert got == want
+    assert [i for i, mark in marks.items() if mark[0] == FRONTMATTER] == list(range(front))
 
 
 def test_a_setext_heading_labels_and_is_no_fact_on_every_route(tmp_path: Path) -> None:
@@ -757,17 +772,11 @@ def labels(home: Path) -> list[tuple[str, tuple[str, ...]]]:
         return [(n.text, n.headings) for n in mem.nodes()]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="decided: a bug (an expired record is out of the view, design §7.3; a heading labels "
-    "in either form, §3.1): a setext heading tagged until=2020-01-01 still labels the fact "
-    "beneath it ('- [fact] (Release freeze) Deploy region …') and 'release freeze' recalls it, "
-    "while '## Release freeze <!-- … -->' labels and matches nothing; fix: the setext heading "
-    "keeps its line's tag (sources.facts.setext_headings), so _out_of_window applies to it",
-)
 def test_an_expired_setext_heading_labels_and_matches_nothing(tmp_path: Path) -> None:
     """An expired heading labels nothing (kept_sources.SourceState.out_of_window), in either
-    form."""
+    form (design §3.1, §7.3): a setext heading tagged until=2020-01-01 labelled the fact beneath
+    it ('- [fact] (Release freeze) Deploy region …'), as its text was read from its line as an
+    ATX heading's only (sources.facts.heading_text reads both)."""
     tag = "<!-- user 2026-01-01 until=2020-01-01 -->"
     rows = "- Deploy region is eu-west-1\n"
     atx = home_of(tmp_path, f"# Notes\n## Release freeze {tag}\n" + rows, name="atx")
@@ -778,18 +787,69 @@ def test_an_expired_setext_heading_labels_and_matches_nothing(tmp_path: Path) ->
     assert block_rows(setext, "deploy region") == ["- [fact] Deploy region is eu-west-1"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="decided: a bug (every fact of the file gets a label the person never wrote as a "
-    "heading, design §3.1): a memory.md opening with YAML frontmatter (---, title:, tags:, ---) "
-    "reads as a thematic break, a fact 'title: notes' and a setext heading 'tags: ops' that "
-    "labels every fact ('- [fact] (tags: ops) Deploy region …'); fix: sources.facts skips a "
-    "leading frontmatter block, read with the skills' one parser (§3.2)",
+@pytest.mark.parametrize("index", [True, False])
+@pytest.mark.parametrize(
+    "fields", ["until=2020-01-01", "from=2999-01-01", "status=superseded", "key=freeze"]
 )
+def test_a_setext_heading_out_of_the_view_at_either_level(
+    tmp_path: Path, fields: str, index: bool
+) -> None:
+    """Expired, not yet valid or no longer active, under ``===`` or ``---``, read with the
+    index or without: the setext heading labels nothing, as an ATX one; a tag that keeps it in
+    the view (``key=``) still labels."""
+    rows = "- Deploy region is eu-west-1\n"
+    head = f"Release freeze <!-- user 2026-01-01 {fields} -->"
+    for under in ("===", "---"):
+        memory = f"# Notes\n{head}\n{under}\n" + rows  # two level-1 headings: no title
+        home = home_of(tmp_path, memory, name=f"h{under[0]}{index}")
+        with Memory(home, model="evidence", index=index) as mem:
+            text = mem.recall("deploy region").text
+            shown = "(Release freeze) " if fields.startswith("key") else ""
+            assert text.split("\n")[1:] == [f"- [fact] {shown}Deploy region is eu-west-1"]
+
+
 def test_frontmatter_at_the_top_of_memory_is_neither_fact_nor_heading(tmp_path: Path) -> None:
     """Notes apps write a frontmatter block at a markdown file's top, and every viewer shows it
-    as metadata, not as a heading; talos reads skills' frontmatter the same way (design §3.2)."""
+    as metadata, not as a heading; talos reads skills' frontmatter the same way (design §3.2).
+    It read as a thematic break, a fact 'title: notes' and a setext heading 'tags: ops' that
+    labelled every fact ('- [fact] (tags: ops) Deploy region …'); the block is read with the
+    one frontmatter parser (sources.facts.memory_frontmatter)."""
     home = home_of(tmp_path, "---\ntitle: notes\ntags: ops\n---\n- Deploy region is eu-west-1\n")
     assert labels(home) == [("Deploy region is eu-west-1", ())]
     assert block_rows(home, "deploy region") == ["- [fact] Deploy region is eu-west-1"]
     assert block_rows(home, "title notes") == []
+
+
+def test_a_frontmatter_block_on_every_route(tmp_path: Path) -> None:
+    """With the index and without: the block's lines are no facts and label nothing, a heading
+    below it still labels, ``classic`` keeps every line a fact (the reference), a block of no
+    field is no frontmatter, and an edit that takes the block away is read again (no in-place
+    patch of a file that starts with ``---``)."""
+    memory = "---\ntitle: notes\naliases:\n  - ops notes\n---\n"
+    memory += "Release plan\n---\n- Ship on mondays\n"
+    home = home_of(tmp_path, memory)
+    for index in (True, False):
+        with Memory(home, model="evidence", index=index) as mem:
+            assert [(n.text, n.headings) for n in mem.nodes()] == [
+                ("Ship on mondays", ("Release plan",))
+            ]
+            assert mem.recall("ops notes aliases").text == ""
+        with Memory(home, model="classic", index=index) as mem:
+            assert [n.text for n in mem.nodes()] == [
+                "title: notes",
+                "aliases:",
+                "ops notes",
+                "Release plan",
+                "Ship on mondays",
+            ]
+    plain = home_of(tmp_path, "---\n- Deploy region is eu-west-1\n---\n", name="plain")
+    assert labels(plain) == [("Deploy region is eu-west-1", ())]  # no field: a fact
+    with Memory(home, model="evidence") as mem:
+        assert [n.text for n in mem.nodes()] == ["Ship on mondays"]
+        (home / "memory.md").write_text(memory.replace("---\ntitle", "- - \ntitle"))
+        assert [(n.text, n.headings) for n in mem.nodes()] == [
+            ("title: notes", ()),
+            ("aliases:", ()),
+            ("ops notes", ()),
+            ("Ship on mondays", ("Release plan",)),
+        ]

@@ -685,14 +685,10 @@ def test_a_query_of_english_stop_words_only_is_no_evidence(tmp_path: Path) -> No
 BASE = facts("The billing service deploys on fridays", "I use vim for editing")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="decided: an analyzer bug (design §4.1: NFKC folding, lower case): 'İstanbul' "
-    "analyzes to 'stanbul', as str.lower() gives i + U+0307 and the word is split at the "
-    "combining dot, so neither spelling finds the other; fix: in talos.ranking.analyzer, drop the "
-    "combining marks after lower-casing, before words are split",
-)
 def test_a_dotted_capital_i_keeps_its_word(tmp_path: Path) -> None:
+    """design §4.1 (NFKC folding, lower case): 'İstanbul' analyzed to 'stanbul', as str.lower()
+    gives i + U+0307 and the word was split at the combining dot, so neither spelling found
+    the other. Marks left standing are dropped before words are split (analyzer.folded)."""
     dotted = home_of(tmp_path, facts("Our second office is in İstanbul") + BASE, name="dotted")
     plain = home_of(tmp_path, facts("Our second office is in Istanbul") + BASE, name="plain")
     assert texts(dotted, "istanbul") == ["Our second office is in İstanbul"]

@@ -21,6 +21,7 @@ from talos.index.schema import damaged, meta
 from talos.model import Node
 from talos.safety import keep_fact, mask_secrets
 from talos.sources.facts import (
+    FRONTMATTER,
     MAX_FACT_BYTES,
     Outline,
     any_underline,
@@ -66,7 +67,7 @@ def _fact_rows(rows: list[Any]) -> list[Any]:
             and all(isinstance(v, str) for v in (raw, text, kw, src, born, fields, headings))
             and (safe is None or isinstance(safe, int))
             and isinstance(level, int)
-            and 0 <= level <= 6
+            and 0 <= level <= FRONTMATTER
         ):
             raise damaged("facts", f"line {line!r}")
     paths = {r[9] for r in rows if r[9]}

@@ -5,8 +5,10 @@ matches on the terms of :func:`analyze`, the one analyzer every route calls (rec
 why-not, the index, MCP, the bench). The steps, as measured on the dev split
 (``bench/README.md`` "Analyzer"; ``bench/analyzer.py`` is a caller of this module):
 
-1. NFKC folding (full-width ``ＡＢＣ１２`` → ``abc12``, ligatures), then ``str.lower``; a
-   word's accents are dropped (:func:`unaccented`: ``résumé`` → ``resume``).
+1. NFKC folding (full-width ``ＡＢＣ１２`` → ``abc12``, ligatures), then ``str.lower``, then
+   every combining mark left standing is dropped (:func:`folded`: ``İstanbul`` lower-cases to
+   ``i`` + U+0307, a mark no letter composes with, and a mark is no word character); a word's
+   accents are dropped (:func:`unaccented`: ``résumé`` → ``resume``).
 2. Tokens: runs of letters and digits of any script but CJK (``café`` is one token; an
    apostrophe splits ``caroline's`` → ``caroline``, ``s``), and runs of CJK characters (Han,
    kana, Hangul). A non-CJK token shorter than 2 characters is dropped (as design §4).
@@ -42,6 +44,7 @@ __all__ = [
     "analyze_written",
     "cjk_stop_words",
     "common_words",
+    "folded",
     "frequency",
     "is_cjk",
     "is_unigram",
@@ -108,6 +111,32 @@ def unaccented(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
+#: Text of these characters only holds no combining mark (none of them has a combining class):
+#: ASCII to the spacing modifiers, general punctuation, CJK symbols and kana but their marks
+#: (U+302A–U+302F, U+3099, U+309A), Han, Hangul, the full-width forms. What :func:`folded`
+#: reads without looking at each character (tests/test_analyzer.py checks the ranges).
+_UNMARKED = re.compile(
+    "[\x00-\u02ff\u2000-\u20cf\u3000-\u3029\u3030-\u3098\u309b-\u30ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]*"
+)
+
+
+def folded(text: str, nfkc: bool = True) -> str:
+    """``text`` as the analyzer splits it into words: NFKC-folded (when ``nfkc``), lower case,
+    every combining mark (a character of a nonzero combining class, as :func:`unaccented`
+    drops) removed. Lower case can leave a mark standing: ``İ`` (U+0130) lower-cases to ``i``
+    and U+0307, which no letter composes with, and a mark is no word character, so
+    ``İstanbul`` was the terms ``stanbul`` (``i`` a word of one letter) and found no
+    ``Istanbul``. A mark NFKC composes with its letter (``é``) is one character here, and its
+    word's accents go in :func:`unaccented`. The same holds for a mark NFKC leaves standing
+    (``q̃``; Arabic vowel marks, Hebrew points): its word stays one."""
+    s = unicodedata.normalize("NFKC", text) if nfkc else text
+    s = s.lower()
+    if _UNMARKED.fullmatch(s):
+        return s
+    return "".join([c for c in s if not unicodedata.combining(c)])
+
+
 def is_cjk(term: str) -> bool:
     """A term of CJK characters (Han, kana, Hangul: the analyzer's CJK runs); ``term`` is not
     empty."""
@@ -156,10 +185,7 @@ def terms(
         The terms in text order, with repeats (BM25 counts them); a CJK run gives its
         bigrams, then its unigrams.
     """
-    s = text or ""
-    if nfkc:
-        s = unicodedata.normalize("NFKC", s)
-    s = s.lower()
+    s = folded(text or "", nfkc)
     stops = stop_words() if stop is None else stop
     st = stem_word if stem_word is not None else stemmer()
     out: list[str] = []
@@ -204,12 +230,13 @@ def analyze(text: str | None) -> list[str]:
 def analyze_written(text: str | None) -> list[tuple[str, str]]:
     """``(as written, as analyzed)`` for every term of :func:`analyze`, in the same order (what
     ``explain`` shows: ``("answers", "answer")``). *As written* is the token after NFKC
-    folding and lower case (a CJK term is its own characters).
+    folding, lower case and combining marks dropped (:func:`folded`; a CJK term is its own
+    characters).
 
     >>> analyze_written("Restoring the DBs")
     [('restoring', 'restor'), ('dbs', 'dbs')]
     """
-    s = unicodedata.normalize("NFKC", text or "").lower()
+    s = folded(text or "")
     stops = stop_words()
     st = stemmer()
     out: list[tuple[str, str]] = []

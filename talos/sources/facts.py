@@ -1,13 +1,15 @@
 """Facts: the lines of ``memory.md`` with their provenance tags, and its markdown headings
-(:class:`Outline`: which lines are headings, the heading path above each line) (design §3.1,
-§7.1)."""
+(:class:`Outline`: which lines are headings, the heading path above each line) (design §3.1, §7.1).
+The project's one frontmatter parser (:func:`parse_frontmatter`, design §3.2) is here too: it
+reads a skill's frontmatter and the block at memory.md's top (:func:`memory_frontmatter`)."""
 
 from __future__ import annotations
 
 import errno
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain, islice
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
@@ -20,6 +22,7 @@ from talos.view.canon import canonical_name
 from talos.warn import audible, warn
 
 __all__ = [
+    "FRONTMATTER",
     "HEADING_CHARS",
     "MAX_FACT_BYTES",
     "MIN_FACT_CHARS",
@@ -28,10 +31,14 @@ __all__ = [
     "ParsedFact",
     "any_underline",
     "claimed_scopes",
+    "frontmatter_size",
     "heading_label",
     "heading_of",
+    "heading_text",
     "load_facts",
+    "memory_frontmatter",
     "parse_fact_line",
+    "parse_frontmatter",
     "setext_headings",
     "strip_tag",
     "structural",
@@ -99,6 +106,74 @@ _BREAK = re.compile(r"[ ]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _CONTAINER = re.compile(r"[ ]{0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)|[ ]{0,3}>")
 
 
+#: The ``heading_level`` of a line of memory.md's frontmatter block (:func:`memory_frontmatter`):
+#: like a heading's line, no fact for every model but ``classic``, but it labels nothing.
+FRONTMATTER = 7
+
+
+def frontmatter_size(lines: Iterable[str]) -> int:
+    """How many of a file's first ``lines`` (without line ends) its frontmatter block takes,
+    both ``---`` lines in (design §3.2): the first line starts with ``---`` and the block ends at
+    the next line that is ``---``; 0 when there is none (a block that never closes is none).
+    Reads the lines up to the block's end only."""
+    for i, line in enumerate(lines):
+        if i == 0 and not line.startswith("---"):
+            return 0
+        if i and line.strip() == "---":
+            return i + 1
+    return 0
+
+
+def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
+    """Split a markdown file into frontmatter fields and the rest (design §3.2).
+
+    The file must start with ``---``; the block ends at the next line that is ``---``
+    (:func:`frontmatter_size`). Each line with a ``:`` splits at the first colon; key
+    (lower-cased) and value are stripped, so indented keys work. Only the first block is
+    frontmatter: a second one is body text. A file whose block never closes has no
+    frontmatter. This is the project's only frontmatter parser; everything that reads skills
+    uses it, and memory.md's reader (:func:`memory_frontmatter`).
+
+    Returns:
+        ``(fields, body)`` — ``fields`` is empty when there is no frontmatter, and ``body`` is
+        then the whole text.
+    """
+    if not text.startswith("---"):
+        return {}, text
+    lines = text.split("\n")
+    size = frontmatter_size(lines)
+    if not size:
+        return {}, text
+    fields: dict[str, str] = {}
+    for line in lines[1 : size - 1]:
+        if ":" in line:
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip().lower(), value.strip())
+    return fields, "\n".join(lines[size:])
+
+
+def memory_frontmatter(data: bytes, lines: Sequence[str] | Sequence[bytes]) -> int:
+    """How many lines at the top of memory.md are a frontmatter block, read by
+    :func:`parse_frontmatter` (design §3.1): ``---`` on the first line (after a byte order mark),
+    the block closed by a line that is ``---``, and at least one of its lines a field
+    (``title: notes``); 0 otherwise. Notes apps write one (Obsidian's properties, Jekyll's
+    and Hugo's front matter) and every viewer shows it as the file's metadata: for every model
+    but ``classic`` its lines are no facts and no heading (read as markdown, the closing
+    ``---`` made the line above it a setext heading that labelled every fact of the file).
+    A block of no field (``---`` over a few bullets and ``---``) is none: its lines are read as
+    any others (facts, a thematic break). ``data`` is the file's bytes,
+    split into ``lines`` (bytes or text); only the block's lines are read."""
+    if not data.startswith((b"---", b"\xef\xbb\xbf---")):
+        return 0
+    first = lines_text(lines[0]).removeprefix("\ufeff") if lines else ""
+    rest: Iterable[str | bytes] = islice(lines, 1, None)
+    size = frontmatter_size(chain([first], (lines_text(raw) for raw in rest)))
+    if not size:
+        return 0
+    block = [first, *(lines_text(raw) for raw in lines[1:size])]
+    return size if parse_frontmatter("\n".join(block))[0] else 0
+
+
 def setext_headings(
     data: bytes, lines: Sequence[str] | Sequence[bytes]
 ) -> dict[int, tuple[int, str | None, bool]]:
@@ -118,9 +193,14 @@ def setext_headings(
     (:func:`_resets`: a blank line, a list item …) are read: ``{}`` at once for a file
     without an underline, and a file of 500,000 bullets with one ``---`` costs one line.
 
+    A frontmatter block at the file's top (:func:`memory_frontmatter`) is read before: each
+    of its lines carries ``(FRONTMATTER, None, True)`` (:data:`FRONTMATTER`), and the outline
+    starts after it, as at the file's start.
+
     The newcomer's failure in the other heading form: "Project billing" over "=====" was a
     fact and ranked first for "project billing" (the attacker's pass)."""
-    if not any_underline(data):
+    front = memory_frontmatter(data, lines)
+    if not front and not any_underline(data):
         return {}
     first = lines_text(data.split(b"\n", 1)[0])
     unders = [0] if _UNDERLINE.match(first) else []
@@ -131,15 +211,17 @@ def setext_headings(
             no += data.count(b"\n", last, m.start() + 1)
             last = m.start() + 1
             found.append(no)
-    fenced = _fenced(fences, lines)
-    out: dict[int, tuple[int, str | None, bool]] = {}
+    fenced = _fenced([f for f in fences if f >= front], lines)
+    out: dict[int, tuple[int, str | None, bool]] = dict.fromkeys(
+        range(front), (FRONTMATTER, None, True)
+    )
     for u in unders:
-        if u >= len(lines) or u in fenced:
+        if u < front or u >= len(lines) or u in fenced:
             continue
         start = u - 1
-        while start >= 0 and start not in fenced and not _resets(lines[start]):
+        while start >= front and start not in fenced and not _resets(lines[start]):
             start -= 1
-        if start < 0 or start in fenced:  # the file's start or a fence line: no state
+        if start < front or start in fenced:  # the file's start or a fence line: no state
             start += 1
         texts = [lines_text(lines[x]) for x in range(start, u + 1)]
         for at, got in _scan(texts).items():
@@ -265,6 +347,21 @@ def heading_of(line: str) -> tuple[int, str] | None:
     return len(h.group(1)), text
 
 
+def heading_text(n: Node) -> str | None:
+    """The text of the heading a row of memory.md is (:func:`load_facts`: ``heading_level``
+    set), in either form, as :class:`Outline` reads it: an ATX heading's (:func:`heading_of`),
+    a setext heading's line without its tag (:func:`setext_headings`); ``None`` for a row that
+    is no heading's text (a fact, a setext underline, a frontmatter line)."""
+    if not n.heading_level or n.heading_level == FRONTMATTER:
+        return None
+    got = heading_of(n.raw)
+    if got is not None:
+        return got[1]
+    if _UNDERLINE.match(n.raw):
+        return None
+    return strip_tag(lines_text(n.raw))[0]
+
+
 def structural(line: str) -> bool:
     """Whether ``line`` may change the outline of the lines after it: a heading, a code
     fence line or a setext underline (:func:`setext_headings`), inside a fence or not (an
@@ -277,8 +374,11 @@ def structural(line: str) -> bool:
 
 
 def any_underline(data: bytes) -> bool:
-    """Whether memory.md's bytes hold a line that may be a setext underline: then an edit of
-    any line may change which lines are headings (:func:`setext_headings`)."""
+    """Whether memory.md's bytes hold a line that may be a setext underline, or start with
+    ``---`` (a frontmatter block, :func:`memory_frontmatter`): then an edit of any line may
+    change which lines are headings (:func:`setext_headings`)."""
+    if data.startswith((b"---", b"\xef\xbb\xbf---")):
+        return True
     first = data[: data.find(b"\n")] if b"\n" in data else data
     return _UNDER_AT.search(data) is not None or bool(_UNDERLINE.match(lines_text(first)))
 
@@ -319,7 +419,8 @@ class Outline:
     def step(self, line: str, at: int = -1) -> tuple[int, tuple[str, ...]]:
         """Read the next line, the file's line ``at`` (0-based; needed with :attr:`setext`):
         ``(level, path)``: ``level`` 1–6 when it is a heading or a line of one (a setext
-        heading's paragraph lines and underline: 1 or 2), 0 otherwise; ``path`` the headings
+        heading's paragraph lines and underline: 1 or 2), :data:`FRONTMATTER` for a line of
+        the frontmatter block (:func:`memory_frontmatter`), 0 otherwise; ``path`` the headings
         above it (for a heading: the ones it stays under)."""
         mark = self.setext.get(at) if self.setext else None
         if mark is not None:
@@ -612,8 +713,9 @@ def load_facts(
         whose keyword set is empty are dropped (design §4). Each carries its heading level and
         heading path (:class:`Outline`; a heading labels when the default fact filter and
         ``keep_fact`` keep its text, else it stands as ``""``): a
-        heading line is a node here, with its text as ``classic`` reads it; every other model
-        leaves it out (:class:`talos.view.kept.KeptState`).
+        heading line, and a line of a frontmatter block at the top (:data:`FRONTMATTER`), is a
+        node here, with its text as ``classic`` reads it; every other model leaves it out
+        (:class:`talos.view.kept.KeptState`).
     """
     try:
         lines = read_lines(path)

@@ -1,4 +1,5 @@
-"""Skills: ``skills/*.md`` with ``name``/``description`` frontmatter (design §3.2), and, for every
+"""Skills: ``skills/*.md`` with ``name``/``description`` frontmatter (design §3.2; the one
+parser, :func:`talos.sources.facts.parse_frontmatter`, also reads memory.md's), and, for every
 model but ``classic``, the Agent Skills layout: a folder ``skills/NAME/`` holding ``SKILL.md``
 (:data:`SKILL_FILE`) is one skill, named ``NAME``, its body that file; the folder's other files
 are not read (the block names the folder, :func:`talos.render.skill_shown`)."""
@@ -11,7 +12,7 @@ from pathlib import Path
 from talos import fsutil
 from talos.model import Node
 from talos.safety import MAX_SKILL_BYTES, ScanStore, mask_secrets, scan_skills
-from talos.sources.facts import NAMED_FIELDS
+from talos.sources.facts import NAMED_FIELDS, frontmatter_size, parse_frontmatter
 from talos.text import MATCH_MAX, fold_whitespace, matching_keywords
 from talos.view.canon import canonical_name
 from talos.warn import warn
@@ -43,33 +44,6 @@ TRUNCATED_NOTE = {
 }
 
 
-def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
-    """Split a markdown file into frontmatter fields and the rest (design §3.2).
-
-    The file must start with ``---``; the block ends at the next line that is ``---``. Each
-    line with a ``:`` splits at the first colon; key (lower-cased) and value are stripped, so
-    indented keys work. Only the first block is frontmatter: a second one is body text. A
-    file whose block never closes has no frontmatter. This is the project's only frontmatter
-    parser; everything that reads skills uses it.
-
-    Returns:
-        ``(fields, body)`` — ``fields`` is empty when there is no frontmatter, and ``body`` is
-        then the whole text.
-    """
-    if not text.startswith("---"):
-        return {}, text
-    lines = text.split("\n")
-    for i in range(1, len(lines)):
-        if lines[i].strip() == "---":
-            fields: dict[str, str] = {}
-            for line in lines[1:i]:
-                if ":" in line:
-                    key, _, value = line.partition(":")
-                    fields.setdefault(key.strip().lower(), value.strip())
-            return fields, "\n".join(lines[i + 1 :])
-    return {}, text
-
-
 #: Frontmatter keys whose values are provenance (design §7.1), not what a skill is about.
 PROVENANCE_KEYS = frozenset(
     {"src", "source", "born", "date", "id", "key", "scope", "from", "until", "verified", "ref"}
@@ -86,17 +60,17 @@ def frontmatter_as_text(text: str) -> str:
     if not text.startswith("---"):
         return text
     lines = text.split("\n")
-    for i in range(1, len(lines)):
-        if lines[i].strip() == "---":
-            values = []
-            for line in lines[1:i]:
-                key, colon, value = line.partition(":")
-                if not colon:
-                    values.append(line)
-                elif key.strip().lower() not in PROVENANCE_KEYS:
-                    values.append(value.strip())
-            return "\n".join([*values, *lines[i + 1 :]])
-    return text
+    size = frontmatter_size(lines)
+    if not size:
+        return text
+    values = []
+    for line in lines[1 : size - 1]:
+        key, colon, value = line.partition(":")
+        if not colon:
+            values.append(line)
+        elif key.strip().lower() not in PROVENANCE_KEYS:
+            values.append(value.strip())
+    return "\n".join([*values, *lines[size:]])
 
 
 def skill_label(name: str, desc: str, lang: str = "en") -> str:

@@ -33,7 +33,7 @@ from talos.home import Paths
 from talos.index import Index
 from talos.model import Node
 from talos.sources import load_episodes, load_facts, load_skills
-from talos.sources.facts import heading_of, masked_fields, tag_reasons
+from talos.sources.facts import heading_text, masked_fields, tag_reasons
 from talos.sources.skills import flagged_skills, skill_files
 from talos.text import matching_keywords
 from talos.view.trust import validity
@@ -183,7 +183,9 @@ class SourceState:
         return facts + self._skills(len(facts), skills, index), block
 
     def out_of_window(self, records: list[Node], day: dt.date) -> list[Node]:
-        """``records`` with every heading whose own line is out of the view at ``day`` shown
+        """``records`` with every heading (either form: :func:`~talos.sources.facts.heading_text`;
+        a setext heading labelled the facts beneath it past its ``until=``) whose own line is
+        out of the view at ``day`` shown
         as ``""`` in the paths beneath it: expired (``until=``), not yet valid (``from=`` or
         the tag's date) or no longer active (``status=``), as that line would be if it were a
         fact (design §7.1). Such a heading labels nothing and matches for nothing (the
@@ -204,13 +206,13 @@ class SourceState:
         lines = [n.line if n.kind == "fact" else 1 << 62 for n in records]
         cut: dict[int, set[int]] = {}
         for h in out:
-            got = heading_of(h.raw)
-            if got is None or not got[1]:
+            text = heading_text(h)  # either form (SPEC §3.1)
+            if not text:
                 continue
             depth = len(h.headings)
             for i in range(bisect.bisect_right(lines, h.line), len(records)):
                 n = records[i]
-                if n.kind != "fact" or len(n.headings) <= depth or n.headings[depth] != got[1]:
+                if n.kind != "fact" or len(n.headings) <= depth or n.headings[depth] != text:
                     break
                 cut.setdefault(i, set()).add(depth)
         memo: dict[tuple[int, tuple[int, ...]], tuple[Node, Node]] = {}
