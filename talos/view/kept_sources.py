@@ -206,7 +206,7 @@ class SourceState:
         lines = [n.line if n.kind == "fact" else 1 << 62 for n in records]
         cut: dict[int, set[int]] = {}
         for h in out:
-            text = heading_text(h)  # either form (SPEC §3.1)
+            text = heading_text(h)  # either form (design §3.1)
             if not text:
                 continue
             depth = len(h.headings)
