@@ -35,6 +35,7 @@ from talos.writer.txn import (
     Record,
     apply_change,
     decode_line,
+    dressed,
     keyed,
     line_bytes,
     memory_lock,
@@ -173,14 +174,16 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
                 )
                 for r in doomed
             ]
-            now = line
+            # where its successor is, under the same heading, and as it stands there, as
+            # remember places it (undoing a supersede gives the file back as it was)
+            anchor = max(successors, key=lambda r: r.idx)
+            now = dressed(line, anchor.raw)
             edits: dict[int, str] = {}
             if partial:
                 named = [x for x in mine.fields.get("supersedes", "").split(",") if x]
                 now = _with_field(
-                    line, "supersedes", ",".join(dict.fromkeys([*named, *(r.id for r in partial)]))
+                    now, "supersedes", ",".join(dict.fromkeys([*named, *(r.id for r in partial)]))
                 )
-                entry["after"] = now
                 for r in partial:
                     theirs = [x for x in r.fact.fields.get("supersedes", "").split(",") if x]
                     if rid in theirs:
@@ -200,12 +203,10 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
                                 "reason": f"gives way to restored {rid} inside its window",
                             }
                         )
+            entry["after"] = now
             done = Restored(now, tuple(r.id for r in doomed))
             blobs_now = [line_bytes(edits[i], b) if i in edits else b for i, b in enumerate(blobs)]
-            # where its successor is, under the same heading, as remember places it (undoing a
-            # supersede gives the file back as it was)
-            at = max(r.idx for r in successors)
-            data_now = placed(b"\n".join(blobs_now), {r.idx for r in doomed}, now, at)
+            data_now = placed(b"\n".join(blobs_now), {r.idx for r in doomed}, now, anchor.idx)
             return Change([*records, entry], data=data_now), done
 
         return apply_change(paths, plan)
