@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from talos.errors import InputError
 from talos.home import Paths
@@ -222,28 +223,37 @@ def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[aud
     person had deleted on purpose ("nothing, if you meant it"; a newcomer's report). A
     removed record stays restorable (``talos restore ID``). memory.md is not touched.
 
+    Each entry is filed under the scope of the record's last entry, the one the edit was
+    reviewed under — not the scope its line names now: an edit of ``scope=project:a`` to
+    ``project:b`` acknowledged under ``--scope project:a`` was found again by every later
+    doctor of that scope (``tests/test_doctor_ack.py``). Two things no later write would ever
+    settle are settled too: a transaction left open in the middle of the log (its commit line
+    unreadable) is committed or aborted by what memory.md holds, and the log's unreadable
+    lines are acknowledged in an ``ack`` entry of their numbers (``unreadable``), so they are
+    no longer warned about (:func:`talos.writer.audit.entries`).
+
     Args:
         paths: the home's paths. scopes: only the edits of records of these scopes (a
             request's view, SPEC §7.3); ``None``: every scope's.
 
     Returns:
-        The edits acknowledged, in the log's order ([] when there were none: nothing is
-        written).
+        The edits acknowledged, in the log's order, then the unreadable lines (kind
+        ``unreadable``); [] when there were none: nothing is written.
 
     Raises:
         filelock.Timeout: another writer held the lock for :data:`LOCK_TIMEOUT` seconds.
         OSError: the audit log cannot be read or written.
     """
+    log = paths.audit_file
     with memory_lock(paths):
-        settle(paths)
-        edits = audit.outside_edits(paths.audit_file, paths.memory_file, scopes)
-        if not edits:
-            return []
-        records = [
+        # every write settles a transaction left open at the log's end only
+        audit.recover(log, paths.memory_file, everywhere=True)
+        edits = audit.outside_edits(log, paths.memory_file, scopes)
+        records: list[dict[str, Any]] = [
             {
                 "op": "ack",
                 "id": o.id,
-                "scope": audit.entry_scope({"after": o.now, "before": o.was}),
+                "scope": o.scope,
                 "file": str(paths.memory_file),
                 "before": o.was,
                 "after": o.now,
@@ -251,7 +261,23 @@ def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[aud
             }
             for o in edits
         ]
-        txn = audit.Txn(paths.audit_file)
+        damaged = audit.unreadable(log, scopes)
+        if damaged:
+            records.append(
+                {
+                    "op": "ack",
+                    "file": str(log),
+                    "unreadable": damaged,
+                    "reason": "unreadable audit log lines acknowledged in talos doctor --ack",
+                }
+            )
+            edits += [
+                audit.OutsideEdit("unreadable", "", no, f"{log}:{no}: unreadable audit entry")
+                for no in damaged
+            ]
+        if not records:
+            return []
+        txn = audit.Txn(log)
         txn.prepare(records)
         txn.commit()
         return edits
