@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from talos import Memory
@@ -147,15 +146,6 @@ def _removed_by_hand(make_home) -> tuple[Path, object]:  # type: ignore[no-untyp
     return home, printer
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "decided: a bug (doctor's message must name what happened, design §9.1): after --ack of "
-        "the person's own removal and the line put back, doctor says 'talos removed it (ack): an "
-        "editor probably saved an older copy over talos's write'; fix: the audit check tells an "
-        "acknowledged removal by the person from a lost talos write"
-    ),
-)
 def test_ack_then_the_person_puts_the_line_back_says_who_removed_it(make_home) -> None:
     home, printer = _removed_by_hand(make_home)
     assert _doctor(home, "--ack")[0] == 0
@@ -165,6 +155,28 @@ def test_ack_then_the_person_puts_the_line_back_says_who_removed_it(make_home) -
     msg = " ".join(_audit(data)["details"])
     assert code == 5  # a new outside edit after the ack: warned again, rightly
     assert "talos removed it" not in msg and "older copy over talos's write" not in msg
+    assert msg == (
+        f"memory.md:3: record {printer.id} is back although its removal outside talos was "
+        "acknowledged (talos doctor --ack): it was put back by hand, or an editor saved an older "
+        "copy over the file; if you did not mean to bring it back: delete line 3 (talos doctor "
+        "--ack if you did)"
+    )
+    assert _doctor(home, "--ack")[1]["data"]["acknowledged"] == [
+        {"id": printer.id, "kind": "back", "line": 3}
+    ]
+    assert _doctor(home)[0] == 0
+
+
+def test_a_line_talos_removed_and_put_back_by_hand_still_names_the_lost_write(make_home) -> None:
+    """The other side of the rule above: a line talos itself removed that is back."""
+    home = make_home(memory="# notes\n- i wrote this line myself\n")
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    mem.remember("editor = helix", key="editor")
+    mf = home / "memory.md"
+    mf.write_text(mf.read_text() + vim.line + "\n")
+    msg = " ".join(_audit(_doctor(home)[1])["details"])
+    assert "although talos removed it (supersede): an editor probably saved an older copy" in msg
 
 
 def test_ack_twice_writes_once(make_home) -> None:
@@ -175,14 +187,6 @@ def test_ack_twice_writes_once(make_home) -> None:
     assert (code, len(_log(home))) == (0, n)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "decided: a bug (--ack must silence what it acknowledged): the ack entry takes the "
-        "line's new scope (project:b), so doctor --scope project:a reports the edit again after "
-        "every --ack; fix: the ack entry keeps the scope the edit was reviewed under"
-    ),
-)
 def test_ack_with_scope_then_doctor_with_that_scope_is_quiet_after_a_scope_edit(make_home) -> None:
     home = make_home(memory="# notes\n- i wrote this line myself\n")
     res = runner.invoke(
@@ -196,21 +200,33 @@ def test_ack_with_scope_then_doctor_with_that_scope_is_quiet_after_a_scope_edit(
     assert [a["kind"] for a in data["data"]["acknowledged"]] == ["changed"]
     _code, data = _doctor(home, "--scope", "project:a")
     assert (_audit(data)["status"], _audit(data)["details"]) == ("ok", [])
+    for view in ((), ("--scope", "project:b")):  # the whole home, and the line's new scope
+        _code, data = _doctor(home, *view)
+        assert (_audit(data)["status"], _audit(data)["details"]) == ("ok", []), view
+    ack = [e for e in _log(home) if e.get("op") == "ack"]
+    assert [e["scope"] for e in ack] == ["project:a"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "decided: a bug (the hint promises what recovery does not do, design §7.6): recovery "
-        "reads only the log's tail, so a transaction whose commit line is garbled mid-log is "
-        "reported pending forever; fix: doctor settles (or --ack acknowledges) a transaction "
-        "whose commit line is unreadable, or the hint stops promising the next write settles it"
-    ),
-)
+def test_an_acknowledged_scope_edit_removed_later_is_warned_in_the_reviewed_scope(
+    make_home,
+) -> None:
+    """The acknowledged line is the one in force: removing it afterwards is a new edit."""
+    home = make_home(memory="# notes\n- i wrote this line myself\n")
+    mem = Memory(home, index=False, scopes=["global", "project:a"])
+    rec = mem.remember("the build uses make targets", scope="project:a")
+    mf = home / "memory.md"
+    mf.write_text(mf.read_text().replace("scope=project:a", "scope=project:b"))
+    assert _doctor(home, "--scope", "project:a", "--ack")[0] == 0
+    mf.write_text("# notes\n- i wrote this line myself\n")
+    code, data = _doctor(home, "--scope", "project:a")
+    assert code == 5
+    assert [d.split(" ")[1] for d in _audit(data)["details"]] == [rec.id]
+
+
 def test_a_garbled_commit_line_does_not_leave_doctor_warning_forever(make_home) -> None:
     home = make_home(memory="# notes\n- i wrote this line myself\n")
     mem = Memory(home, index=False)
-    mem.remember("the printer is on the second floor")
+    printer = mem.remember("the printer is on the second floor")
     mem.remember("the office plant needs water on fridays")
     log = home / ".talos" / "audit.jsonl"
     lines = log.read_text().splitlines()
@@ -220,6 +236,37 @@ def test_a_garbled_commit_line_does_not_leave_doctor_warning_forever(make_home) 
     hint = _audit(_doctor(home)[1])["hint"]
     assert "settled by the next talos write" in hint
     mem.remember("the kettle is descaled every month")  # the next talos write
-    _doctor(home, "--ack")
+    details = _audit(_doctor(home)[1])["details"]
+    assert [d for d in details if "neither committed nor aborted" in d] == [
+        f"transaction {json.loads(lines[i - 1])['txn']} is neither committed nor aborted and "
+        "talos wrote on after it (its commit line is lost or unreadable): talos doctor --ack "
+        "settles it by what memory.md holds"
+    ]
+    code, acked = _doctor(home, "--ack")
+    assert acked["data"]["acknowledged"] == [{"id": "", "kind": "unreadable", "line": i + 1}]
     details = _audit(_doctor(home)[1])["details"]
     assert not [d for d in details if "neither committed nor aborted" in d]
+    # the line talos cannot read, once acknowledged, is not warned about on every run either
+    code, data = _doctor(home)
+    assert (code, _audit(data)["status"], _audit(data)["details"]) == (0, "ok", [])
+    assert [e["op"] for e in mem.history(printer.id)] == ["remember"]  # committed: in the file
+
+
+def test_a_garbled_commit_of_a_line_superseded_since_is_settled_as_committed(make_home) -> None:
+    """The line is no longer in memory.md, but a later committed write took it out: it was
+    written, and its history keeps the write."""
+    home = make_home(memory="# notes\n- i wrote this line myself\n")
+    mem = Memory(home, index=False)
+    vim = mem.remember("editor = vim", key="editor")
+    helix = mem.remember("editor = helix", key="editor")
+    log = home / ".talos" / "audit.jsonl"
+    lines = log.read_text().splitlines()
+    lines[1] = lines[1][:-3] + "\x00zz"  # the first write's commit line
+    log.write_text("\n".join(lines) + "\n")
+    res = runner.invoke(app, ["doctor", "--home", str(home), "--ack", "--plain"])
+    said = " ".join(res.stderr.split())
+    assert "acknowledged 1 unreadable line of .talos/audit.jsonl (line 2)" in said
+    assert res.exit_code == 0
+    assert [e["op"] for e in mem.history(vim.id)] == ["remember", "supersede"]
+    assert mem.restore(vim.id) == vim.line
+    assert helix.id not in (home / "memory.md").read_text()

@@ -195,25 +195,51 @@ def test_a_nested_list_item_keeps_its_indent_when_superseded(make_home) -> None:
     home = make_home(memory=f"# Tools\n- editors\n  - {VIM_RECORD}\n  - the shell is zsh\n")
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     lines = (home / "memory.md").read_text().splitlines()
-    assert lines[2] == "  " + res.line
+    assert lines[2] == res.line
+    assert res.line.startswith("  - editor = helix <!-- ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "decided: a bug (a superseding line takes the old one's place, design §7.5, and the "
-        "file's structure with it): the '## ' heading is replaced by a '- ' bullet, so the "
-        "lines under it move into the previous section; fix: the writer keeps the old line's "
-        "heading marker, as it keeps a list item's indent and a quote's '> '"
-    ),
-)
 def test_a_heading_record_superseded_leaves_its_section_a_heading(make_home) -> None:
     home = make_home(
         memory=f"# Tools\n## {VIM_RECORD}\n- modal editing everywhere\n# Pets\n- tom\n"
     )
-    Memory(home, index=False).remember("editor = helix", key="editor")
+    res = Memory(home, index=False).remember("editor = helix", key="editor")
     lines = (home / "memory.md").read_text().splitlines()
-    assert lines[1].startswith("## ")
+    assert lines[1] == res.line
+    assert res.line.startswith("## editor = helix <!-- ")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (f"* {VIM_RECORD}", "* editor = helix"),  # another bullet starts another list
+        (f"3. {VIM_RECORD}", "3. editor = helix"),
+        (f"  > ### {VIM_RECORD}", "  > ### editor = helix"),
+        (VIM_RECORD, "- editor = helix"),  # a plain line: the bullet talos writes
+    ],
+)
+def test_a_superseding_line_takes_the_old_lines_marker(make_home, old: str, new: str) -> None:
+    home = make_home(memory=f"# Tools\n{old}\n- the shell is zsh\n")
+    mem = Memory(home, index=False)
+    res = mem.remember("editor = helix", key="editor")
+    lines = (home / "memory.md").read_text().splitlines()
+    assert lines[1] == res.line and res.line.startswith(new + " <!-- ")
+    # the log has the line as written: nothing was edited outside talos
+    assert audit.outside_edits(home / ".talos" / "audit.jsonl", home / "memory.md") == []
+    # and restoring the old record gives the file back as it was
+    mem.restore("rvim")
+    assert (home / "memory.md").read_text().splitlines()[1] == old
+
+
+def test_restore_over_a_nested_successor_is_not_indented_twice(make_home) -> None:
+    home = make_home(memory=f"# Tools\n- editors\n  - {VIM_RECORD}\n  - the shell is zsh\n")
+    mem = Memory(home, index=False)
+    mem.remember("editor = helix", key="editor")
+    assert mem.restore("rvim") == f"  - {VIM_RECORD}"
+    text = (home / "memory.md").read_text()
+    assert text == f"# Tools\n- editors\n  - {VIM_RECORD}\n  - the shell is zsh\n"
+    assert audit.verify(home / ".talos" / "audit.jsonl", home / "memory.md") == []
+    assert audit.outside_edits(home / ".talos" / "audit.jsonl", home / "memory.md") == []
 
 
 def test_restore_over_a_successor_the_person_edited_keeps_the_edit(make_home) -> None:
@@ -233,13 +259,17 @@ def test_a_blockquote_record_superseded_stays_in_the_quote(make_home) -> None:
     home = make_home(memory=f"# Tools\n> - {VIM_RECORD}\n> - the shell is zsh\n")
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     lines = (home / "memory.md").read_text().splitlines()
-    assert lines[1] == "> " + res.line
+    assert lines[1] == res.line
+    assert res.line.startswith("> - editor = helix <!-- ")
 
 
 def test_a_bom_file_keeps_its_bom_when_its_first_line_is_superseded(make_home) -> None:
     home = make_home(memory=f"\ufeff- {VIM_RECORD}\n- the shell is zsh\n")
-    Memory(home, index=False).remember("editor = helix", key="editor")
+    mem = Memory(home, index=False)
+    mem.remember("editor = helix", key="editor")
     assert (home / "memory.md").read_bytes().startswith("\ufeff".encode())
+    mem.restore("rvim")  # one BOM, not one of the file's and one of the line's
+    assert (home / "memory.md").read_text() == f"\ufeff- {VIM_RECORD}\n- the shell is zsh\n"
 
 
 def test_a_duplicated_old_line_superseded_is_restorable_as_two(make_home) -> None:

@@ -187,20 +187,33 @@ class Acknowledged:
     log: str
 
     def to_json(self) -> list[dict[str, Any]]:
-        """``[{"id", "kind", "line"}]``: ``line`` 1-based in memory.md, 0 when absent."""
+        """``[{"id", "kind", "line"}]``: ``line`` 1-based in memory.md, 0 when absent; of the
+        audit log for an ``unreadable`` line of it (``id`` empty)."""
         return [{"id": o.id, "kind": o.kind, "line": o.line} for o in self.edits]
 
     def sentence(self) -> str:
         """What ``talos doctor --ack`` says on stderr."""
         if not self.edits:
             return f"nothing to acknowledge: the audit log agrees with {self.memory}"
-        which = ", ".join(f"{o.id} {o.kind}" for o in self.edits[:MAX_DETAILS])
-        more = (
-            f", and {len(self.edits) - MAX_DETAILS} more" if len(self.edits) > MAX_DETAILS else ""
-        )
+        edits = [o for o in self.edits if o.kind != "unreadable"]
+        lost = [o.line for o in self.edits if o.kind == "unreadable"]
+        parts = []
+        if edits:
+            which = ", ".join(f"{o.id} {o.kind}" for o in edits[:MAX_DETAILS])
+            more = f", and {len(edits) - MAX_DETAILS} more" if len(edits) > MAX_DETAILS else ""
+            parts.append(
+                f"{_count(len(edits), 'outside edit')} of {self.memory} in {self.log} "
+                f"({which}{more})"
+            )
+        if lost:
+            which = ", ".join(str(n) for n in lost[:MAX_DETAILS])
+            more = f", and {len(lost) - MAX_DETAILS} more" if len(lost) > MAX_DETAILS else ""
+            parts.append(
+                f"{_count(len(lost), 'unreadable line')} of {self.log} (line {which}{more})"
+            )
         return (
-            f"acknowledged {_count(len(self.edits), 'outside edit')} of {self.memory} in "
-            f"{self.log} ({which}{more}); talos doctor warns only about edits made after this"
+            f"acknowledged {' and '.join(parts)}; talos doctor warns only about edits made "
+            "after this"
         )
 
 

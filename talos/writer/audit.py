@@ -8,7 +8,8 @@ never removed without a record from which it can be restored.
 
 Entry fields: ``t`` (Unix seconds), ``txn``, ``op`` (remember, supersede, history, forget,
 resolve, revoke, restore, skill-forget; ack: an outside edit the person reviewed, memory.md
-unchanged), ``id`` (record id), ``key``, ``scope``, ``file``,
+unchanged, or with ``unreadable``, the numbers of the log's own lines that cannot be read),
+``id`` (record id), ``key``, ``scope``, ``file``,
 ``before``/``after`` (the full line before/after; ``None`` for none), ``reason``; a line
 appended without rewriting memory.md has ``offset`` (the file's size when it was prepared). A
 transaction that found memory.md changed by someone else before its swap ends in ``abort``.
@@ -43,6 +44,7 @@ __all__ = [
     "outside_edits",
     "recover",
     "settled",
+    "unreadable",
     "verify",
 ]
 
@@ -86,7 +88,14 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 def entries(path: Path) -> Iterator[dict[str, Any]]:
-    """Every well-formed entry in file order; a torn last line (a kill mid-append) is skipped."""
+    """Every well-formed entry in file order; a torn last line (a kill mid-append) is skipped.
+
+    Another line that cannot be read is skipped and warned about when the log has been read
+    — unless ``talos doctor --ack`` acknowledged it (an ``ack`` entry's ``unreadable`` line
+    numbers, :func:`unreadable`): talos never rewrites the log, so that warning came back on
+    every read, with nothing left to do about it."""
+    damaged: list[tuple[int, frozenset[str]]] = []
+    reviewed: set[int] = set()
     try:
         f = open_regular(path)
     except FileNotFoundError:
@@ -96,11 +105,46 @@ def entries(path: Path) -> Iterator[dict[str, Any]]:
             try:
                 rec = json_value(blob.decode("utf-8"))
             except ValueError:  # invalid UTF-8 or JSON, nested too deeply, NaN
-                if blob.endswith(b"\n"):  # named only to those who may see its scope (§7.3)
-                    warn(f"{path}:{no}: unreadable audit entry skipped", scopes=_blob_scopes(blob))
+                if blob.endswith(b"\n"):
+                    damaged.append((no, _blob_scopes(blob)))
                 continue
             if isinstance(rec, dict):
+                reviewed.update(_reviewed(rec))
                 yield rec
+    for no, scopes in damaged:
+        if no not in reviewed:  # named only to those who may see its scope (§7.3)
+            warn(f"{path}:{no}: unreadable audit entry skipped", scopes=scopes)
+
+
+def unreadable(path: Path, scopes: Collection[str] | None = None) -> list[int]:
+    """The 1-based lines of the log that cannot be read and were not acknowledged yet (a torn
+    last line aside: the next write starts after it), of the lines a request authorized for
+    ``scopes`` is told of (:func:`talos.warn.audible`; ``None``: all)."""
+    damaged: list[int] = []
+    reviewed: set[int] = set()
+    try:
+        f = open_regular(path)
+    except FileNotFoundError:
+        return []
+    with f:
+        for no, blob in enumerate(f, 1):
+            try:
+                rec = json_value(blob.decode("utf-8"))
+            except ValueError:
+                if blob.endswith(b"\n") and (scopes is None or _blob_scopes(blob) <= set(scopes)):
+                    damaged.append(no)
+                continue
+            if isinstance(rec, dict):
+                reviewed.update(_reviewed(rec))
+    return [no for no in damaged if no not in reviewed]
+
+
+def _reviewed(rec: dict[str, Any]) -> list[int]:
+    """The unreadable lines an ``ack`` entry acknowledges (its ``unreadable`` field)."""
+    lines = rec.get("unreadable") if rec.get("op") == "ack" else None
+    if not isinstance(lines, list):
+        return []
+    return [n for n in lines if isinstance(n, int) and not isinstance(n, bool)]
 
 
 class Txn:
@@ -230,28 +274,46 @@ def _open_tail(path: Path) -> dict[str, list[dict[str, Any]]] | None:
     return {txn: list(reversed(group))} if size <= TAIL_BYTES else None
 
 
-def recover(path: Path, memory_file: Path) -> int:
+def recover(path: Path, memory_file: Path, everywhere: bool = False) -> int:
     """Settle transactions left prepared by a killed writer; call under the memory lock.
 
-    A transaction is applied when its added lines are in memory.md (or, for a pure removal,
-    its removed lines are not). Appends ``commit`` or ``abort`` for each.
+    A transaction is applied when its added lines are in memory.md, or a later committed
+    write took them out again (or, for a pure removal, its removed lines are not in
+    memory.md). Appends ``commit`` or ``abort`` for each.
+
+    Only the log's end is read (:func:`_open_tail`), unless ``everywhere``: then a transaction
+    left open anywhere in the log is settled too — one whose commit line became unreadable,
+    after which later writes went on (no write ever looks back that far; ``talos doctor
+    --ack`` does, ``tests/test_doctor_ack.py``).
 
     Returns:
         How many transactions were settled.
     """
-    tail = _open_tail(path)
+    tail = None if everywhere else _open_tail(path)
+    started: dict[str, int] = {}  # where each open transaction starts in the log
+    taken_out: dict[str, int] = {}  # a line a committed write took out: where, at the latest
+    last = ""  # the transaction the log ends with
     if tail is not None:
         open_txns = tail
+        last = next(iter(tail), "")
     else:
         pending: dict[str, list[dict[str, Any]]] = {}
         closed: set[str] = set()
-        for e in entries(path):
-            txn = str(e.get("txn"))
+        committed: set[str] = set()
+        removals: list[tuple[int, str, str]] = []
+        for no, e in enumerate(entries(path)):
+            txn = last = str(e.get("txn"))
             if e.get("op") in ("commit", "abort"):
                 closed.add(txn)
+                if e.get("op") == "commit":
+                    committed.add(txn)
             elif e.get("state") == "prepared":
                 pending.setdefault(txn, []).append(e)
+                started.setdefault(txn, no)
+                if isinstance(e.get("before"), str) and e["before"]:
+                    removals.append((no, txn, e["before"]))
         open_txns = {t: es for t, es in pending.items() if t not in closed}
+        taken_out = {line: no for no, t, line in removals if t in committed}
     if not open_txns:
         return 0
     try:
@@ -266,15 +328,18 @@ def recover(path: Path, memory_file: Path) -> int:
         removed = [e["before"] for e in file_entries if e.get("before") and not e.get("after")]
         moved = [e for e in es if e.get("op") == "skill-forget" and e.get("trash")]
         appended = [e for e in file_entries if e.get("after") and isinstance(e.get("offset"), int)]
-        if (
-            len(added) == 1
+        if (  # at the log's end only: after it, later writes changed memory.md's end
+            txn == last
+            and len(added) == 1
             and not removed
             and appended
             and _complete_torn_append(memory_file, added[0], appended[0]["offset"])
         ):
             lines.add(added[0])
         if added:
-            applied = all(_line_present(lines, a) for a in added)
+            applied = all(
+                _line_present(lines, a) or taken_out.get(a, -1) > started.get(txn, 0) for a in added
+            )
         elif removed:
             applied = not any(_line_present(lines, r) for r in removed)
         elif moved:  # a forgotten skill: applied when the file reached the trash
@@ -335,10 +400,13 @@ class OutsideEdit:
 
     ``kind``: ``missing`` (a record talos wrote is not in memory.md), ``changed`` (its line
     was edited: the id is there, the text is not what talos wrote), ``back`` (a line talos
-    removed is in memory.md again). ``line``: 1-based line in memory.md (0 when absent).
+    removed — or a removal acknowledged — is in memory.md again); ``unreadable`` (a line of the
+    audit log itself, :func:`unreadable`: only an acknowledgement names one, ``id`` empty).
+    ``line``: 1-based line in memory.md (0 when absent; of the log for ``unreadable``).
     ``message``: a sentence that says what happened and what to do. ``was``: the line as the
-    log last left it (``None``: taken out); ``now``: the line in memory.md (``None``: absent)
-    — what an acknowledgement records (:func:`talos.writer.edits.acknowledge`).
+    log last left it (``None``: taken out); ``now``: the line in memory.md (``None``: absent);
+    ``scope``: the scope of the log's last entry of the record, the one the edit is reviewed
+    under — what an acknowledgement records (:func:`talos.writer.edits.acknowledge`).
     """
 
     kind: str
@@ -347,6 +415,7 @@ class OutsideEdit:
     message: str
     was: str | None = None
     now: str | None = None
+    scope: str = "global"
 
 
 def outside_edits(
@@ -405,6 +474,7 @@ def outside_edits(
                         f"you meant it (talos history {rid} shows what talos wrote)",
                         str(after),
                         lines[no - 1],
+                        entry_scope(e),
                     )
                 )
                 continue
@@ -421,6 +491,8 @@ def outside_edits(
                     "hand, or an editor saved an older copy over it); talos restore "
                     f"{rid} brings it back (talos doctor --ack if you meant it)",
                     str(after),
+                    None,
+                    entry_scope(e),
                 )
             )
         elif before in where:
@@ -428,17 +500,26 @@ def outside_edits(
             parsed = parse_fact_line(before)
             k = parsed.fields.get("key") if parsed is not None else None
             fix = f"talos resolve {k} --keep ID" if k else f"delete line {no}"
+            if e.get("op") == "ack":  # the removal was the person's, reviewed: no talos write
+                why = (
+                    "although its removal outside talos was acknowledged (talos doctor --ack): "
+                    "it was put back by hand, or an editor saved an older copy over the file"
+                )
+            else:
+                why = (
+                    f"although talos removed it ({e.get('op')}): an editor probably saved an "
+                    "older copy over talos's write"
+                )
             out.append(
                 OutsideEdit(
                     "back",
                     rid,
                     no,
-                    f"{name}:{no}: record {rid} is back although talos removed it "
-                    f"({e.get('op')}): an editor probably saved an older copy over talos's "
-                    f"write; if you did not mean to bring it back: {fix} (talos doctor --ack "
-                    "if you did)",
+                    f"{name}:{no}: record {rid} is back {why}; if you did not mean to bring it "
+                    f"back: {fix} (talos doctor --ack if you did)",
                     None,
                     before,
+                    entry_scope(e),
                 )
             )
     return out
@@ -456,12 +537,22 @@ def verify(path: Path, memory_file: Path, scopes: Collection[str] | None = None)
     problems: list[str] = []
     closed: set[str] = set()
     prepared: set[str] = set()
+    last = ""  # the transaction the log ends with: the next write settles it
     for e in entries(path):
+        last = str(e.get("txn"))
         if e.get("op") in ("commit", "abort"):
-            closed.add(str(e.get("txn")))
+            closed.add(last)
         elif e.get("state") == "prepared" and (scopes is None or entry_scope(e) in scopes):
-            prepared.add(str(e.get("txn")))
+            prepared.add(last)
     for txn in sorted(prepared - closed):
-        problems.append(f"transaction {txn} is neither committed nor aborted")
+        problems.append(
+            f"transaction {txn} is neither committed nor aborted"
+            + (
+                ""
+                if txn == last
+                else " and talos wrote on after it (its commit line is lost or unreadable): "
+                "talos doctor --ack settles it by what memory.md holds"
+            )
+        )
     problems += [o.message for o in outside_edits(path, memory_file, scopes) if o.kind != "changed"]
     return problems

@@ -57,6 +57,7 @@ from talos.writer.txn import (
     Record,
     apply_change,
     decode_line,
+    dressed,
     joined,
     keyed,
     memory_lock,
@@ -530,6 +531,11 @@ def remember(
         if named:
             own["supersedes"] = ",".join(r.id for r in named)
         new_line = format_fact_line(text, source, observed.isoformat(), own)
+        # beside the line it supersedes, under the same heading (not at the end of the file),
+        # and as that line stands there: in its list or quote, a heading if it was one
+        anchor = max(named, key=lambda r: r.idx) if named else None
+        if anchor is not None:
+            new_line = dressed(new_line, anchor.raw)
         records = [
             supersede_entry(paths, r, key or "", own["id"], f"superseded by {own['id']}")
             for r in doomed
@@ -547,11 +553,10 @@ def remember(
             }
         )
         result = RememberResult(own["id"], new_line, status, [r.id for r in doomed])
-        if not named:
+        if anchor is None:
             return Change(records, append=new_line), result
-        # beside the line it supersedes, under the same heading (not at the end of the file)
-        at = max(r.idx for r in named)
-        return Change(records, data=placed(data, {r.idx for r in doomed}, new_line, at)), result
+        data = placed(data, {r.idx for r in doomed}, new_line, anchor.idx)
+        return Change(records, data=data), result
 
     with memory_lock(paths):
         settle(paths)

@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from talos.errors import InputError
 from talos.home import Paths
@@ -35,6 +36,7 @@ from talos.writer.txn import (
     Record,
     apply_change,
     decode_line,
+    dressed,
     keyed,
     line_bytes,
     memory_lock,
@@ -173,14 +175,16 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
                 )
                 for r in doomed
             ]
-            now = line
+            # where its successor is, under the same heading, and as it stands there, as
+            # remember places it (undoing a supersede gives the file back as it was)
+            anchor = max(successors, key=lambda r: r.idx)
+            now = dressed(line, anchor.raw)
             edits: dict[int, str] = {}
             if partial:
                 named = [x for x in mine.fields.get("supersedes", "").split(",") if x]
                 now = _with_field(
-                    line, "supersedes", ",".join(dict.fromkeys([*named, *(r.id for r in partial)]))
+                    now, "supersedes", ",".join(dict.fromkeys([*named, *(r.id for r in partial)]))
                 )
-                entry["after"] = now
                 for r in partial:
                     theirs = [x for x in r.fact.fields.get("supersedes", "").split(",") if x]
                     if rid in theirs:
@@ -200,12 +204,10 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
                                 "reason": f"gives way to restored {rid} inside its window",
                             }
                         )
+            entry["after"] = now
             done = Restored(now, tuple(r.id for r in doomed))
             blobs_now = [line_bytes(edits[i], b) if i in edits else b for i, b in enumerate(blobs)]
-            # where its successor is, under the same heading, as remember places it (undoing a
-            # supersede gives the file back as it was)
-            at = max(r.idx for r in successors)
-            data_now = placed(b"\n".join(blobs_now), {r.idx for r in doomed}, now, at)
+            data_now = placed(b"\n".join(blobs_now), {r.idx for r in doomed}, now, anchor.idx)
             return Change([*records, entry], data=data_now), done
 
         return apply_change(paths, plan)
@@ -221,28 +223,37 @@ def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[aud
     person had deleted on purpose ("nothing, if you meant it"; a newcomer's report). A
     removed record stays restorable (``talos restore ID``). memory.md is not touched.
 
+    Each entry is filed under the scope of the record's last entry, the one the edit was
+    reviewed under — not the scope its line names now: an edit of ``scope=project:a`` to
+    ``project:b`` acknowledged under ``--scope project:a`` was found again by every later
+    doctor of that scope (``tests/test_doctor_ack.py``). Two things no later write would ever
+    settle are settled too: a transaction left open in the middle of the log (its commit line
+    unreadable) is committed or aborted by what memory.md holds, and the log's unreadable
+    lines are acknowledged in an ``ack`` entry of their numbers (``unreadable``), so they are
+    no longer warned about (:func:`talos.writer.audit.entries`).
+
     Args:
         paths: the home's paths. scopes: only the edits of records of these scopes (a
             request's view, design §7.3); ``None``: every scope's.
 
     Returns:
-        The edits acknowledged, in the log's order ([] when there were none: nothing is
-        written).
+        The edits acknowledged, in the log's order, then the unreadable lines (kind
+        ``unreadable``); [] when there were none: nothing is written.
 
     Raises:
         filelock.Timeout: another writer held the lock for :data:`LOCK_TIMEOUT` seconds.
         OSError: the audit log cannot be read or written.
     """
+    log = paths.audit_file
     with memory_lock(paths):
-        settle(paths)
-        edits = audit.outside_edits(paths.audit_file, paths.memory_file, scopes)
-        if not edits:
-            return []
-        records = [
+        # every write settles a transaction left open at the log's end only
+        audit.recover(log, paths.memory_file, everywhere=True)
+        edits = audit.outside_edits(log, paths.memory_file, scopes)
+        records: list[dict[str, Any]] = [
             {
                 "op": "ack",
                 "id": o.id,
-                "scope": audit.entry_scope({"after": o.now, "before": o.was}),
+                "scope": o.scope,
                 "file": str(paths.memory_file),
                 "before": o.was,
                 "after": o.now,
@@ -250,7 +261,23 @@ def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[aud
             }
             for o in edits
         ]
-        txn = audit.Txn(paths.audit_file)
+        damaged = audit.unreadable(log, scopes)
+        if damaged:
+            records.append(
+                {
+                    "op": "ack",
+                    "file": str(log),
+                    "unreadable": damaged,
+                    "reason": "unreadable audit log lines acknowledged in talos doctor --ack",
+                }
+            )
+            edits += [
+                audit.OutsideEdit("unreadable", "", no, f"{log}:{no}: unreadable audit entry")
+                for no in damaged
+            ]
+        if not records:
+            return []
+        txn = audit.Txn(log)
         txn.prepare(records)
         txn.commit()
         return edits

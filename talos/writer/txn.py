@@ -57,6 +57,7 @@ __all__ = [
     "Record",
     "apply_change",
     "decode_line",
+    "dressed",
     "joined",
     "keyed",
     "line_bytes",
@@ -247,12 +248,13 @@ def placed(data: bytes, gone: AbstractSet[int], line: str, at: int) -> bytes:
 
     The point of the rule: the new value of a key stays under the heading its old line stood
     under, instead of at the end of the file (a newcomer's superseded ``editor`` fact left
-    ``## Tools`` for the last heading, ``tests/test_supersede_place.py``). The new line ends
-    as the line at ``at`` does (CR LF in a CRLF file); as the last line it gets a newline.
+    ``## Tools`` for the last heading, ``tests/test_supersede_place.py``). ``line`` is written
+    as given: dress it first (:func:`dressed`) in the line at ``at``. It ends as that line
+    does (CR LF in a CRLF file); as the last line it gets a newline.
     """
     bom = data.startswith(_BOM)
     blobs = split_lines(data[len(_BOM) :] if bom else data)
-    new = _CONTAINER.match(blobs[at]).group(0) + line_bytes(line, blobs[at])  # type: ignore[union-attr]
+    new = line_bytes(line, blobs[at])
     out: list[bytes] = []
     for i, blob in enumerate(blobs):
         if i == at:
@@ -264,12 +266,40 @@ def placed(data: bytes, gone: AbstractSet[int], line: str, at: int) -> bytes:
     return (_BOM if bom else b"") + b"\n".join(out)
 
 
+def dressed(line: str, like: str) -> str:
+    """``line`` as it is written in the place of the memory.md line ``like``, or beside it
+    (:func:`placed`): inside ``like``'s container (the indent of a nested item, the ``> `` of a
+    quote) instead of its own, and with ``like``'s marker (a heading's ``##``, a ``*`` or
+    ``+`` bullet, an item's ``3.``) instead of its own, so the file keeps its structure: a
+    ``## `` heading superseded by a ``- `` bullet ended its section, and the lines under it
+    moved into the one before (``tests/test_supersede_place.py``). A ``like`` without a marker
+    (a plain line) leaves ``line`` its own: its text as a plain line could read as a heading
+    or an item. The result is what the audit log records as written, so a later check finds
+    it in the file.
+
+    ``line`` is a line talos wrote or is restoring (``- TEXT <!-- tag -->``, or a line as
+    memory.md had it, container and all); ``like`` is a line of memory.md. A BOM is part of
+    neither (:func:`placed` keeps the file's), nor is a CR at ``like``'s end.
+    """
+    line, like = line.removeprefix("\ufeff"), like.removeprefix("\ufeff").rstrip("\r")
+    into = _CONTAINER.match(like).group(0)  # type: ignore[union-attr]
+    outer = _CONTAINER.match(line).group(0)  # type: ignore[union-attr]
+    marker = _MARKER.match(like, len(into))
+    own = _MARKER.match(line, len(outer))
+    if marker is None or own is None:
+        return into + line[len(outer) :]
+    return into + marker.group(0) + line[own.end() :]
+
+
 #: The byte-order mark some editors put first in a UTF-8 file; a rewrite keeps it.
 _BOM = b"\xef\xbb\xbf"
 #: What a line stands inside: its indent and block-quote markers (``  `` of a nested item,
 #: ``> `` of a quote). A line placed in an old line's stead or beside it takes them, so it
-#: stays in the same list or quote (``tests/test_attack_s20a.py``).
-_CONTAINER = re.compile(rb"(?:[ \t]*>[ \t]?)*[ \t]*")
+#: stays in the same list or quote (``tests/test_supersede_place.py``).
+_CONTAINER = re.compile(r"(?:[ \t]*>[ \t]?)*[ \t]*")
+#: What a line is, after its container: an ATX heading's ``#`` run, a bullet or an ordered
+#: item's number (CommonMark), and the spaces after it.
+_MARKER = re.compile(r"(?:#{1,6}|[-*+]|\d{1,9}[.)])[ \t]+")
 
 
 def settle(paths: Paths) -> None:
