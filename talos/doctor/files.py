@@ -155,6 +155,21 @@ def _check_memory(
     return facts, flagged
 
 
+def _listable(folder: Path, name: str, check: str, cost: str, add: Add) -> bool:
+    """Whether the sources ``folder`` (shown as ``name``) is a folder that can be listed; if
+    not, one finding of ``check`` says why (:func:`_missing_folder`) and what it costs."""
+    if not folder.is_dir():
+        status, what = _missing_folder(folder, f"does not exist: {cost}", cost)
+        add(Finding(check, status, f"{name} {what}"))
+        return False
+    try:
+        os.listdir(folder)
+    except OSError as e:
+        add(Finding(check, "warn", f"{name}: cannot list ({e.strerror})"))
+        return False
+    return True
+
+
 def _missing_folder(folder: Path, missing: str, cost: str) -> tuple[str, str]:
     """Status and words for a sources folder that is not a folder: ``info`` when it does not
     exist, else ``warn`` with what it is — a link loop said "does not exist"."""
@@ -172,14 +187,7 @@ def _missing_folder(folder: Path, missing: str, cost: str) -> tuple[str, str]:
 def _check_skills(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     sd = paths.skills_dir
     name = places.folder(sd)
-    if not sd.is_dir():
-        status, what = _missing_folder(sd, "does not exist: no skills", "no skills")
-        add(Finding("skills", status, f"{name} {what}"))
-        return
-    try:
-        os.listdir(sd)
-    except OSError as e:
-        add(Finding("skills", "warn", f"{name}: cannot list ({e.strerror})"))
+    if not _listable(sd, name, "skills", "no skills", add):
         return
     # the Agent Skills layout's NAME/SKILL.md counts too, as every model but classic reads it
     folders = str(paths.config.get("model", "evidence")) != "classic"
@@ -198,14 +206,7 @@ def _check_sessions(paths: Paths, places: _Places, add: Add, seen: frozenset[str
 def _check_sessions_folder(
     root: Path, configured: Path, name: str, add: Add, seen: frozenset[str] | None
 ) -> None:
-    if not root.is_dir():
-        status, what = _missing_folder(root, "does not exist: no episodes", "no episodes")
-        add(Finding("sessions", status, f"{name} {what}"))
-        return
-    try:
-        os.listdir(root)
-    except OSError as e:
-        add(Finding("sessions", "warn", f"{name}: cannot list ({e.strerror})"))
+    if not _listable(root, name, "sessions", "no episodes", add):
         return
     count = len(session_files(configured)) if _sees(_GLOBAL, seen) else 0  # global's
     add(Finding("sessions", "ok", f"{name}: {_count(count, 'session file')}"))
