@@ -43,6 +43,7 @@ from talos.config import (
     unknown_keys,
 )
 from talos.errors import InputError
+from talos.sync.device import own_dir
 from talos.warn import warn
 
 __all__ = [
@@ -174,6 +175,21 @@ class Paths:
     def audit_file(self) -> Path:
         """Append-only audit log of every write (design §7.6)."""
         return self.state_dir / "audit.jsonl"
+
+    @property
+    def device_dir(self) -> Path:
+        """This device's own state folder, ``<state_dir>/devices/<id>/`` (design §9,
+        :mod:`talos.sync.device`): its audit log and usage log; never written by another device.
+
+        Raises:
+            InputError: ``TALOS_DEVICE`` cannot name a device.
+        """
+        return own_dir(self.state_dir, self.home)
+
+    @property
+    def usage_log(self) -> Path:
+        """This device's append-only usage log (design §9); every device's is read."""
+        return self.device_dir / "usage.jsonl"
 
     @property
     def hits_file(self) -> Path:
