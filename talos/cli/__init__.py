@@ -80,7 +80,8 @@ _HELP = help_text(
     command, data, error} on stdout), and listings print it by themselves when stdout is
     not a terminal (--plain keeps the table). Exit codes: 0 ok, 1 usage or input error,
     3 get refused, 4 scan flagged something, 5 doctor found something that needs
-    attention. Shell completion: talos --install-completion.
+    attention, 6 sync stopped before pushing (a person has to act). Shell completion:
+    talos --install-completion.
 
     Examples:
       talos init --example
@@ -103,6 +104,7 @@ _TABLE: list[tuple[str, str, str]] = [
     ("mcp", "mcp", "mcp"),
     ("hook", "hook", "hook"),
     ("report", "report", "report"),
+    ("sync", "sync", "sync"),
     ("remember", "trust", "remember"),
     ("get", "trust", "get"),
     ("conflicts", "trust", "conflicts"),

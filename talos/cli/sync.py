@@ -1,0 +1,92 @@
+"""``talos sync``: one memory on several machines through git (design §9; the steps are
+:mod:`talos.sync.git`'s).
+
+Exit codes: 0 synced (or nothing to push), :data:`EXIT_STOPPED` (6) when sync stopped before
+pushing and a person has to act (lines edited differently on two devices, no remote, a remote
+that kept moving), 1 for an error (not a git repository, a git step failed, a file git cannot
+merge).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
+from talos.render import shown
+
+__all__ = ["EXIT_STOPPED", "sync"]
+
+#: Exit code of ``talos sync`` when it stopped before pushing and a person has to act.
+EXIT_STOPPED = 6
+
+
+@handle_errors("sync")
+def sync(
+    no_push: Annotated[
+        bool, typer.Option("--no-push", help="Commit, pull and merge, but do not push.")
+    ] = False,
+    keep_both: Annotated[
+        bool,
+        typer.Option(
+            "--keep-both",
+            help="Go on although a line was edited differently here and on another device "
+            "(both versions stay in memory.md).",
+        ),
+    ] = False,
+    home: HomeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Sync the home with its git remote: commit, pull and merge by talos's rules, push.
+
+    The home must be a git repository with a remote (talos init --git sets it up). memory.md
+    is merged line by line: lines added on either device are kept, a line forgotten on one
+    stays forgotten, and when two devices wrote the same key the one of higher authority,
+    then the later observed day, supersedes the other; two values of equal standing stay a
+    conflict (talos conflicts) on every device. Usage counts and the audit log are kept per
+    device and merged on read, so nothing is counted twice. When a person's own line was
+    edited differently on two devices, both versions stay in memory.md and sync stops before
+    pushing (exit 6): keep the one you want, then run talos sync again. A kill at any point
+    leaves a home that recalls and a repository the next talos sync continues from.
+
+    Examples:
+      talos init --git && git remote add origin git@host:me/memory.git && talos sync
+      talos sync --json
+    """
+    from talos.sync.git import sync as run
+
+    paths = checked_paths(home)
+    result = run(paths, push=not no_push, keep_both=keep_both)
+    if as_json:
+        emit("sync", result.as_json())
+    else:
+        parts = []
+        if result.committed:
+            parts.append("committed local changes")
+        if result.pulled:
+            parts.append(f"pulled {result.pulled} commit{'s' if result.pulled != 1 else ''}")
+        if result.merged:
+            parts.append("merged")
+        if result.pushed:
+            parts.append(f"pushed to {result.remote}")
+        err.print(f"talos sync ({result.device}): {', '.join(parts) or 'nothing to do'}")
+        for rid in result.forgotten_again:
+            err.print(f"  forgotten on another device, taken out again: {rid}")
+        for r in result.resolved:
+            err.print(f"  {r['key']} ({r['scope']}): kept {r['kept']}, it outranks the other")
+        for c in result.conflicts:
+            err.print(
+                f"  conflict: {c['key']} ({c['scope']}) has {len(c['ids'])} values of equal "
+                f"standing; talos resolve {c['key']} --keep ID"
+            )
+        for p in result.person_conflicts:
+            err.print("  a line edited on both devices; both versions are in memory.md:")
+            err.print(f"    was:   {shown(p['was'])}")
+            err.print(f"    here:  {shown(p['here'])}")
+            err.print(f"    there: {shown(p['there'])}")
+        err.print(f"  devices: {', '.join(result.devices) or result.device}")
+        if result.stopped:
+            err.print(f"stopped: {result.stopped}")
+    if result.stopped:
+        raise typer.Exit(EXIT_STOPPED)

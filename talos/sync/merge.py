@@ -1,0 +1,185 @@
+"""memory.md merged line by line by talos's rules (design §9.3): a three-way merge in which
+lines added on either side are kept, a line taken out on one side and left alone on the other
+is taken out (a forget stays forgotten), and a line changed differently on both sides keeps
+both versions. Which of two versions of a keyed fact is in force is the trust rules' decision
+(the view, design §7), not the merge's; two versions of a person's own line are reported, so
+``talos sync`` stops and asks.
+
+Run as git's merge driver for memory.md (``.gitattributes``: ``memory.md merge=talos``)::
+
+    python -m talos.sync.merge BASE OURS THEIRS [PATH]
+
+It writes the result over OURS and exits 0 (1 when a file cannot be read), as git expects.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from pathlib import Path
+
+from talos.sources.facts import parse_fact_line
+
+__all__ = ["Merged", "Overlap", "main", "merge_lines", "merge_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """A person's own line (no canonical key) that both sides changed, differently: ``was``
+    the common version, ``here`` ours, ``there`` theirs. Both stay in the merged file;
+    ``talos sync`` reports them and stops. (Two versions of a keyed fact are not an overlap:
+    the trust rules weigh them, and ``talos conflicts`` shows them when they stand equal.)"""
+
+    was: str
+    here: str
+    there: str
+
+    def as_json(self) -> dict[str, str]:
+        """``{"was", "here", "there"}``."""
+        return {"was": self.was, "here": self.here, "there": self.there}
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """The merged lines and the person's lines changed differently on both sides."""
+
+    lines: list[str]
+    overlaps: list[Overlap] = field(default_factory=list)
+
+
+#: How alike (difflib ratio, 0-1) a new line must be to a replaced one to count as its edit.
+EDITED = 0.5
+
+
+def _edit_of(line: str, candidates: Sequence[str]) -> str | None:
+    """The candidate most like ``line`` when it is alike enough to be its edit (:data:`EDITED`)."""
+    best, score = None, EDITED
+    for c in candidates:
+        r = SequenceMatcher(None, line, c, autojunk=False).ratio()
+        if r >= score:
+            best, score = c, r
+    return best
+
+
+def _matches(base: Sequence[str], side: Sequence[str]) -> dict[int, int]:
+    """base line index → side line index, for the lines the two have in common (in order)."""
+    out: dict[int, int] = {}
+    sm = SequenceMatcher(None, base, side, autojunk=False)
+    for i, j, n in sm.get_matching_blocks():
+        for k in range(n):
+            out[i + k] = j + k
+    return out
+
+
+def _keyed(line: str) -> bool:
+    parsed = parse_fact_line(line)
+    return parsed is not None and bool(parsed.fields.get("key"))
+
+
+def _union(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str]) -> list[str]:
+    """Both sides' changes of one region: a common line stays only if both kept it; every
+    line either side added is kept once, ours first, then theirs in their order."""
+    common = set(base)
+    kept_ours, kept_theirs = set(ours), set(theirs)
+    out: list[str] = []
+    seen: set[str] = set()
+    for line in (*ours, *theirs):
+        if line in seen:
+            continue
+        if line in common and not (line in kept_ours and line in kept_theirs):
+            continue  # taken out on one side, left alone on the other: out
+        seen.add(line)
+        out.append(line)
+    return out
+
+
+def merge_lines(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str]) -> Merged:
+    """Three-way merge of line lists (the diff3 walk of Khanna, Kunal and Pierce, 2007): runs of
+    lines all three share are stable; between them, a region changed on one side only takes
+    that side, one changed alike on both takes it once, and one changed differently on both is
+    united (:func:`_union`) and recorded as an :class:`Overlap`.
+
+    Args:
+        base: the common ancestor's lines; ours, theirs: the two sides' lines.
+
+    Returns:
+        :class:`Merged`. No line either side added is ever dropped.
+    """
+    ma, mb = _matches(base, ours), _matches(base, theirs)
+    out: list[str] = []
+    overlaps: list[Overlap] = []
+    io = ia = ib = 0
+    n = len(base)
+    while True:
+        if io < n and ma.get(io) == ia and mb.get(io) == ib:
+            out.append(base[io])  # stable: unchanged on both sides
+            io, ia, ib = io + 1, ia + 1, ib + 1
+            continue
+        k = io
+        while k < n and not (ma.get(k, -1) >= ia and mb.get(k, -1) >= ib):
+            k += 1
+        ja, jb = (ma[k], mb[k]) if k < n else (len(ours), len(theirs))
+        o, a, b = base[io:k], ours[ia:ja], theirs[ib:jb]
+        if a == o:
+            out.extend(b)
+        elif b == o or a == b:
+            out.extend(a)
+        else:
+            out.extend(_union(o, a, b))
+            common = set(o)
+            new_a = [line for line in a if line not in common and not _keyed(line)]
+            new_b = [line for line in b if line not in common and not _keyed(line)]
+            for line in o:  # a person's line replaced on both sides by different edits of it
+                if line in a or line in b or _keyed(line):
+                    continue
+                here, there = _edit_of(line, new_a), _edit_of(line, new_b)
+                if here is not None and there is not None and here != there:
+                    overlaps.append(Overlap(line, here, there))
+        if k >= n:
+            break
+        io, ia, ib = k, ja, jb
+    return Merged(out, overlaps)
+
+
+def _lines(data: bytes) -> list[str]:
+    """A file's lines (UTF-8, undecodable bytes kept as they are); a missing final newline is
+    read as if it were there, so it is no change."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    if text.endswith("\n"):
+        text = text[:-1]
+    return text.split("\n") if text else []
+
+
+def merge_text(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, Merged]:
+    """:func:`merge_lines` of three versions of a file; returns the merged bytes (ending in a
+    newline unless empty) and the :class:`Merged` detail."""
+    merged = merge_lines(_lines(base), _lines(ours), _lines(theirs))
+    text = "\n".join(merged.lines)
+    return ((text + "\n") if merged.lines else "").encode("utf-8", "surrogateescape"), merged
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """git's merge driver: ``BASE OURS THEIRS [PATH]``; the result replaces OURS.
+
+    Returns:
+        0 when merged (both versions of a line changed on both sides are kept: ``talos sync``
+        reports them), 1 when a file cannot be read or written (git then marks a conflict).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 3:
+        print("usage: python -m talos.sync.merge BASE OURS THEIRS [PATH]", file=sys.stderr)
+        return 2
+    try:
+        base, ours, theirs = (Path(p).read_bytes() for p in args[:3])
+        data, _ = merge_text(base, ours, theirs)
+        Path(args[1]).write_bytes(data)
+    except OSError as e:
+        print(f"talos: cannot merge {args[3] if len(args) > 3 else args[1]}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
