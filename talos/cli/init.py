@@ -45,6 +45,15 @@ def init(
     example: Annotated[
         bool, typer.Option("--example", help="Also copy the example memory.md and sample skills.")
     ] = False,
+    git: Annotated[
+        bool,
+        typer.Option(
+            "--git",
+            help="Also make the home a git repository for talos sync: git init (unless it is "
+            "in one), .gitignore (caches stay local) and .gitattributes (memory.md merges by "
+            "talos's rules).",
+        ),
+    ] = False,
     home: HomeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -56,9 +65,15 @@ def init(
     pattern (a talos.toml path elsewhere, sessions_dir = "DIR/**"): such paths are listed as not
     created. What is already there is listed as kept, so a second init changes nothing and says so.
 
+    --git prepares the home for one memory on several machines (talos sync): it runs git init
+    unless the home is already in a repository, adds talos's lines to .gitignore and
+    .gitattributes (the person's own lines are kept) and registers talos's merge driver for
+    memory.md in the repository's config.
+
     Examples:
       talos init
       talos init --example --home ./my-home
+      talos init --git && git remote add origin git@host:me/memory.git && talos sync
     """
     paths = checked_paths(home)
     created: list[str] = []
@@ -108,6 +123,14 @@ def init(
             else:
                 fsutil.atomic_write_bytes(target, skill.read_bytes())
                 created.append(str(target))
+    if git:
+        from talos.sync.git import git_init, write_git_files
+
+        if git_init(paths.home):
+            created.append(str(paths.home / ".git"))
+        changed, complete = write_git_files(paths)
+        created += changed
+        kept += complete
     if as_json:
         data = {"home": str(paths.home), "created": created, "kept": kept}
         emit("init", {**data, "not_created": skipped} if skipped else data)

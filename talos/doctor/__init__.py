@@ -62,6 +62,7 @@ from talos.doctor.findings import (
     _details,
     _Places,
 )
+from talos.doctor.sync import check_sync
 from talos.errors import TalosError
 from talos.home import resolve_home, resolve_paths
 from talos.memory import Memory
@@ -173,6 +174,7 @@ def diagnose(
         _check_audit(paths, places, add, seen)
         _check_own_files(paths, places, add)
         _check_hooks(paths, places, add)
+        check_sync(paths, places, add)
     return diag
 
 

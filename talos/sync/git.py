@@ -44,9 +44,16 @@ __all__ = [
     "GitError",
     "SyncResult",
     "driver_command",
+    "git_dir",
+    "git_init",
     "git_root",
     "ignore_lines",
+    "in_progress",
+    "pending_conflicts",
+    "relative",
+    "run_git",
     "sync",
+    "write_git_files",
 ]
 
 #: Seconds a network step (fetch, push) may take before sync gives up on it.
@@ -103,7 +110,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _git(
+def run_git(
     repo: Path,
     *args: str,
     check: bool = True,
@@ -140,12 +147,24 @@ def _git(
 def git_root(home: Path) -> Path | None:
     """The top of the git work tree ``home`` is in, or ``None`` (not in one, or no git)."""
     try:
-        done = _git(home, "rev-parse", "--show-toplevel", check=False, timeout=10)
+        done = run_git(home, "rev-parse", "--show-toplevel", check=False, timeout=10)
     except GitError:
         return None
     if done.returncode != 0 or not done.stdout.strip():
         return None
     return Path(done.stdout.strip())
+
+
+def git_init(home: Path) -> bool:
+    """``git init`` the home unless it is in a git work tree already; returns whether it did.
+
+    Raises:
+        GitError: git is missing or failed.
+    """
+    if git_root(home) is not None:
+        return False
+    run_git(home, "init", "-q")
+    return True
 
 
 def driver_command() -> str:
@@ -161,7 +180,7 @@ def ignore_lines(paths: Paths) -> list[str]:
     """The ``.gitignore`` lines of a home (design §9.1): the state folder's caches and this
     machine's own files stay local; its per-device logs, talos's sessions and the trash of
     forgotten skills travel."""
-    state = _rel(paths.state_dir, paths.home)
+    state = relative(paths.state_dir, paths.home)
     if state is None:
         return []
     return [
@@ -182,10 +201,10 @@ def attribute_lines(paths: Paths) -> list[str]:
     """The ``.gitattributes`` lines of a home: memory.md by talos's driver, the per-device
     logs by union (one device writes each, so union is exact)."""
     out = ["# talos: memory.md merges by talos's rules (talos sync), append-only logs by union"]
-    mem = _rel(paths.memory_file, paths.home)
+    mem = relative(paths.memory_file, paths.home)
     if mem is not None:
         out.append(f"/{_escape(mem)} merge=talos")
-    state = _rel(paths.state_dir, paths.home)
+    state = relative(paths.state_dir, paths.home)
     if state is not None:
         out.append(f"/{_escape(state)}/devices/**/*.jsonl merge=union")
         out.append(f"/{_escape(state)}/audit.jsonl merge=union")  # the log before devices
@@ -196,7 +215,7 @@ def _escape(rel: str) -> str:
     return rel.replace(" ", "[ ]")
 
 
-def _rel(path: Path, home: Path) -> str | None:
+def relative(path: Path, home: Path) -> str | None:
     """``path`` relative to ``home`` with ``/`` separators, or ``None`` when outside it."""
     try:
         return path.relative_to(home).as_posix()
@@ -239,7 +258,7 @@ def write_git_files(paths: Paths) -> tuple[list[str], list[str]]:
     if root is not None:
         for c in _driver_config():
             key, _, value = c.partition("=")
-            _git(root, "config", key, value)
+            run_git(root, "config", key, value)
     return changed, kept
 
 
@@ -248,7 +267,7 @@ def write_git_files(paths: Paths) -> tuple[list[str], list[str]]:
 
 def _identity(root: Path, device: str) -> list[str]:
     """``user.name``/``user.email`` for talos's commits when git has none configured."""
-    if _git(root, "config", "user.email", check=False).stdout.strip():
+    if run_git(root, "config", "user.email", check=False).stdout.strip():
         return []
     return [f"user.name=talos ({device})", f"user.email=talos@{device}.invalid"]
 
@@ -272,8 +291,8 @@ def _held(path: Path) -> bool:
     return False
 
 
-def _git_dir(root: Path) -> Path:
-    out = _git(root, "rev-parse", "--absolute-git-dir").stdout.strip()
+def git_dir(root: Path) -> Path:
+    out = run_git(root, "rev-parse", "--absolute-git-dir").stdout.strip()
     return Path(out)
 
 
@@ -287,7 +306,7 @@ def repair(root: Path) -> list[str]:
     Returns:
         The lock files removed.
     """
-    gd = _git_dir(root)
+    gd = git_dir(root)
     removed: list[str] = []
     candidates = [gd / n for n in ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "packed-refs.lock")]
     candidates += list((gd / "refs").rglob("*.lock"))
@@ -299,7 +318,7 @@ def repair(root: Path) -> list[str]:
     return removed
 
 
-def _in_progress(gd: Path) -> str | None:
+def in_progress(gd: Path) -> str | None:
     for name, what in (
         ("rebase-merge", "a rebase"),
         ("rebase-apply", "a rebase or am"),
@@ -313,7 +332,7 @@ def _in_progress(gd: Path) -> str | None:
 
 
 def _branch(root: Path) -> str:
-    done = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    done = run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
     if done.returncode != 0:
         raise GitError(
             "the home's repository is not on a branch (detached HEAD); check out a branch "
@@ -323,20 +342,20 @@ def _branch(root: Path) -> str:
 
 
 def _remote(root: Path, branch: str) -> str | None:
-    done = _git(root, "config", f"branch.{branch}.remote", check=False)
+    done = run_git(root, "config", f"branch.{branch}.remote", check=False)
     if done.stdout.strip():
         return done.stdout.strip()
-    remotes = _git(root, "remote").stdout.split()
+    remotes = run_git(root, "remote").stdout.split()
     return "origin" if "origin" in remotes else (remotes[0] if remotes else None)
 
 
 def _rev(root: Path, ref: str) -> str | None:
-    done = _git(root, "rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
+    done = run_git(root, "rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
     return done.stdout.strip() or None
 
 
 def _ancestor(root: Path, a: str, b: str) -> bool:
-    return _git(root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+    return run_git(root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 
 
 def _commit_local(root: Path, paths: Paths, ident: list[str], device: str) -> bool:
@@ -345,16 +364,16 @@ def _commit_local(root: Path, paths: Paths, ident: list[str], device: str) -> bo
     disk (design §9.1: caches never travel)."""
     from talos.writer.txn import memory_lock
 
-    spec = _rel(paths.home, root) or "."
+    spec = relative(paths.home, root) or "."
     with memory_lock(paths):
-        cached = _git(root, "ls-files", "-ci", "--exclude-standard", "-z", "--", spec).stdout
+        cached = run_git(root, "ls-files", "-ci", "--exclude-standard", "-z", "--", spec).stdout
         files = [f for f in cached.split("\0") if f]
         if files:
-            _git(root, "rm", "--cached", "-q", "--", *files)
-        _git(root, "add", "-A", "--", spec)
-        staged = _git(root, "diff", "--cached", "--quiet", check=False).returncode != 0
+            run_git(root, "rm", "--cached", "-q", "--", *files)
+        run_git(root, "add", "-A", "--", spec)
+        staged = run_git(root, "diff", "--cached", "--quiet", check=False).returncode != 0
         if staged:
-            _git(
+            run_git(
                 root, "commit", "--no-verify", "-q", "-m", f"talos sync from {device}", config=ident
             )
     return staged
@@ -377,7 +396,7 @@ def _merge(
         GitError: git could not merge a file other than memory.md (a skill edited on both
             sides): nothing was changed here.
     """
-    done = _git(
+    done = run_git(
         root,
         "merge-tree",
         "--write-tree",
@@ -404,15 +423,15 @@ def _merge(
             "with git (git pull --rebase, edit, git rebase --continue), then run talos sync again"
         )
     overlaps: list[Overlap] = []
-    mem = _rel(paths.memory_file, root)
+    mem = relative(paths.memory_file, root)
     if mem is not None:
-        base = _git(root, "merge-base", head, upstream, check=False).stdout.strip()
+        base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
         old = _blob(root, base, mem) if base else b""  # unrelated: two homes joined
         _, merged = merge_text(old, _blob(root, head, mem), _blob(root, upstream, mem))
         overlaps = merged.overlaps
-    msg = _git(root, "log", "--format=%s", f"{upstream}..{head}").stdout.strip().splitlines()
+    msg = run_git(root, "log", "--format=%s", f"{upstream}..{head}").stdout.strip().splitlines()
     subject = f"talos sync from {device}" + (f" ({len(msg)} commits)" if len(msg) > 1 else "")
-    commit = _git(root, "commit-tree", tree, "-p", upstream, "-m", subject, config=ident)
+    commit = run_git(root, "commit-tree", tree, "-p", upstream, "-m", subject, config=ident)
     return commit.stdout.strip(), overlaps
 
 
@@ -437,6 +456,12 @@ def _still_there(paths: Paths, items: list[dict[str, Any]]) -> list[dict[str, An
         if i.get("here") in lines and i.get("there") in lines and i not in out:
             out.append(i)
     return out
+
+
+def pending_conflicts(paths: Paths) -> list[dict[str, str]]:
+    """The person's lines a sync stopped on (``{"was", "here", "there"}``) whose two versions
+    are both still in memory.md (kept in the local ``sync.json``)."""
+    return _still_there(paths, _pending(paths))
 
 
 def _save_pending(paths: Paths, items: list[dict[str, Any]]) -> None:
@@ -495,8 +520,8 @@ def sync(paths: Paths, push: bool = True, keep_both: bool = False) -> SyncResult
 def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bool) -> None:
     repair(root)
     write_git_files(paths)
-    gd = _git_dir(root)
-    busy = _in_progress(gd)
+    gd = git_dir(root)
+    busy = in_progress(gd)
     if busy:
         raise GitError(
             f"git is in the middle of {busy} in {root}; finish it (or abort it) with git, then "
@@ -514,11 +539,11 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
                 "no remote: committed here; add one (git remote add origin URL) to sync"
             )
             break
-        _git(root, "fetch", "--quiet", remote, timeout=NETWORK_TIMEOUT)
+        run_git(root, "fetch", "--quiet", remote, timeout=NETWORK_TIMEOUT)
         upstream = _rev(root, f"refs/remotes/{remote}/{branch}")
         head = _rev(root, "HEAD")
         if upstream is not None and head is not None and not _ancestor(root, upstream, head):
-            result.pulled += len(_git(root, "rev-list", f"{head}..{upstream}").stdout.split())
+            result.pulled += len(run_git(root, "rev-list", f"{head}..{upstream}").stdout.split())
             if _ancestor(root, head, upstream):
                 target = upstream
             else:
@@ -547,7 +572,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         args = ["push", "--quiet", remote, f"HEAD:refs/heads/{branch}"]
         if upstream is None:
             args.insert(1, "--set-upstream")
-        done = _git(root, *args, check=False, timeout=NETWORK_TIMEOUT)
+        done = run_git(root, *args, check=False, timeout=NETWORK_TIMEOUT)
         if done.returncode == 0:
             result.pushed = True
             break
@@ -566,7 +591,7 @@ def _move(root: Path, paths: Paths, target: str) -> None:
     from talos.writer.txn import memory_lock
 
     with memory_lock(paths):
-        _git(root, "reset", "--quiet", "--keep", target)
+        run_git(root, "reset", "--quiet", "--keep", target)
 
 
 def _conflict_ids(paths: Paths) -> set[tuple[str, str]]:

@@ -1,0 +1,169 @@
+"""The doctor's sync check (design §9.4): devices seen, changes not yet synced, a cache that
+was committed, a sync that stopped on a person's lines, and the copies a sync folder leaves
+when two devices changed memory.md at once. Reads only; runs no network step (ahead/behind
+are as of the last fetch)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from talos.doctor.findings import Finding, _count, _details, _Places
+from talos.home import Paths
+from talos.sync.device import device_dirs, device_id
+
+__all__ = ["check_sync"]
+
+#: What a device's state folder may hold in git; anything else under the state folder is a
+#: cache or this machine's own file (design §9.1).
+TRAVELS = {"devices", "sessions", "trash", "audit.jsonl", ".gitignore"}
+#: How sync folders name the copy they keep when two devices changed a file at once.
+_CONFLICT_COPY = ("sync-conflict", "conflicted copy", "conflict-")
+
+
+def _last_write(folder: Path) -> float:
+    newest = 0.0
+    for p in folder.iterdir():
+        try:
+            newest = max(newest, p.stat().st_mtime)
+        except OSError:
+            continue
+    return newest
+
+
+def _devices(paths: Paths) -> Finding:
+    this = device_id(paths.state_dir, paths.home)
+    found = device_dirs(paths.state_dir)
+    shown = []
+    for d in found:
+        when = _last_write(d)
+        day = dt.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if when else "never"
+        shown.append(f"{d.name}{' (this device)' if d.name == this else ''}: last write {day}")
+    if not found:
+        return Finding("sync", "info", f"this device is {this}; nothing written here yet")
+    return Finding(
+        "sync", "info", f"{_count(len(found), 'device')} seen; this one is {this}", _details(shown)
+    )
+
+
+def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) -> None:
+    """Add the sync findings of the home (see the module docstring)."""
+    from talos.sync import git
+
+    add(_devices(paths))
+    copies = _conflict_copies(paths.memory_file)
+    if copies:
+        add(
+            Finding(
+                "sync",
+                "warn",
+                f"a sync folder kept {_count(len(copies), 'other version')} of "
+                f"{paths.memory_file.name}",
+                _details([places.path(p) for p in copies]),
+                hint="merge the lines you want into memory.md, then delete the copy "
+                "(counts and the audit log need nothing: they are kept per device)",
+            )
+        )
+    root = git.git_root(paths.home)
+    if root is None:
+        return
+    problems: list[str] = []
+    spec = git.relative(paths.home, root) or "."
+    state = git.relative(paths.state_dir, root)
+    tracked = git.run_git(root, "ls-files", "-z", "--", spec, check=False).stdout.split("\0")
+    if state is not None:
+        cached = [
+            f
+            for f in tracked
+            if f.startswith(state + "/") and f[len(state) + 1 :].split("/")[0] not in TRAVELS
+        ]
+        if cached:
+            add(
+                Finding(
+                    "sync",
+                    "warn",
+                    f"{_count(len(cached), 'cache file')} of this machine committed to git",
+                    _details(cached),
+                    hint="talos sync takes them out of git (they stay on disk); talos init "
+                    "--git writes the ignore file that keeps them out",
+                )
+            )
+    attributes = (
+        (paths.home / ".gitattributes").read_text("utf-8", "replace")
+        if (paths.home / ".gitattributes").is_file()
+        else ""
+    )
+    if "merge=talos" not in attributes:
+        problems.append(".gitattributes does not merge memory.md by talos's rules")
+    busy = git.in_progress(git.git_dir(root))
+    if busy:
+        problems.append(f"git is in the middle of {busy}")
+    pending = git.pending_conflicts(paths)
+    if pending:
+        add(
+            Finding(
+                "sync",
+                "warn",
+                f"{_count(len(pending), 'line')} edited differently on two devices: both "
+                "versions are in memory.md",
+                _details([f"{p['here']}  |  {p['there']}" for p in pending]),
+                hint="keep the version you want (delete the other), then talos sync",
+            )
+        )
+    if problems:
+        add(Finding("sync", "warn", "; ".join(problems), hint="talos init --git, then talos sync"))
+    dirty = [
+        ln[3:]
+        for ln in git.run_git(
+            root, "status", "--porcelain", "--", spec, check=False
+        ).stdout.splitlines()
+        if ln.strip()
+    ]
+    ahead = behind = 0
+    counts = git.run_git(
+        root, "rev-list", "--left-right", "--count", "HEAD...@{upstream}", check=False
+    ).stdout.split()
+    if len(counts) == 2:
+        ahead, behind = int(counts[0]), int(counts[1])
+    if dirty or ahead:
+        what = []
+        if dirty:
+            what.append(f"{_count(len(dirty), 'file')} changed")
+        if ahead:
+            what.append(f"{_count(ahead, 'commit')} not pushed")
+        add(
+            Finding(
+                "sync",
+                "info",
+                "not synced yet: " + ", ".join(what),
+                _details(dirty),
+                hint="talos sync",
+            )
+        )
+    elif behind:
+        add(
+            Finding(
+                "sync", "info", f"{_count(behind, 'commit')} fetched, not merged", hint="talos sync"
+            )
+        )
+    else:
+        add(Finding("sync", "ok", f"in step with the last fetch ({os.path.basename(root)})"))
+
+
+def _conflict_copies(memory_file: Path) -> list[Path]:
+    """The copies of ``memory_file`` a sync folder left beside it (Syncthing's
+    ``memory.sync-conflict-….md``, Dropbox's ``memory (… conflicted copy ….md``)."""
+    stem = memory_file.stem
+    try:
+        names = os.listdir(memory_file.parent)
+    except OSError:
+        return []
+    return sorted(
+        memory_file.parent / n
+        for n in names
+        if n != memory_file.name
+        and n.startswith(stem)
+        and any(mark in n.lower() for mark in _CONFLICT_COPY)
+    )
