@@ -1,5 +1,5 @@
 """Kill ``talos sync`` at random points and check the home and the repository survive
-(design §9.2; the acceptance's 100 kills).
+(design §12.2; the acceptance's 100 kills).
 
 Two clones of a bare repository write facts (talos remember) and a person's line each round;
 one of them runs ``talos sync`` in its own process group, which is SIGKILLed after a random

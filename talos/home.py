@@ -178,7 +178,7 @@ class Paths:
 
     @property
     def device_dir(self) -> Path:
-        """This device's own state folder, ``<state_dir>/devices/<id>/`` (design §9,
+        """This device's own state folder, ``<state_dir>/devices/<id>/`` (design §12,
         :mod:`talos.sync.device`): its audit log and usage log; never written by another device.
 
         Raises:
@@ -188,7 +188,7 @@ class Paths:
 
     @property
     def usage_log(self) -> Path:
-        """This device's append-only usage log (design §9); every device's is read."""
+        """This device's append-only usage log (design §12); every device's is read."""
         return self.device_dir / "usage.jsonl"
 
     @property

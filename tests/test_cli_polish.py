@@ -107,6 +107,7 @@ def test_envelope_on_every_command(home: Path, tmp_path: Path) -> None:
         (["report", "--home", h], 0, True),
         (["doctor", "--home", h], 0, True),
         (["hook", "status", "--home", h], 0, True),
+        (["sync", "--home", h], 1, False),  # not a git repository: says what to do
     ]
     assert sorted({c[0][0] for c in calls}) == sorted(n for n, _ in COMMANDS if n != "mcp")
     for args, code, ok in calls:

@@ -1,4 +1,4 @@
-"""One memory on several machines (design §9): memory.md's three-way merge, ``talos sync``
+"""One memory on several machines (design §12): memory.md's three-way merge, ``talos sync``
 through a bare repository and two or three clones, and the same day through plain file copies
 (a sync folder). Every home ends with the same memory.md and view, counts that are the sums,
 every device's audit lines, no person's line lost, a forget that stays forgotten and the

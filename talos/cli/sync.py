@@ -1,4 +1,4 @@
-"""``talos sync``: one memory on several machines through git (design §9; the steps are
+"""``talos sync``: one memory on several machines through git (design §12; the steps are
 :mod:`talos.sync.git`'s).
 
 Exit codes: 0 synced (or nothing to push), :data:`EXIT_STOPPED` (6) when sync stopped before
@@ -38,7 +38,7 @@ def sync(
     home: HomeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Sync the home with its git remote: commit, pull and merge by talos's rules, push.
+    """Sync the home through git: commit, pull, merge by talos's rules, push.
 
     The home must be a git repository with a remote (talos init --git sets it up). memory.md
     is merged line by line: lines added on either device are kept, a line forgotten on one

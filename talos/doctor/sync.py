@@ -1,4 +1,4 @@
-"""The doctor's sync check (design §9.4): devices seen, changes not yet synced, a cache that
+"""The doctor's sync check (design §12.4): devices seen, changes not yet synced, a cache that
 was committed, a sync that stopped on a person's lines, and the copies a sync folder leaves
 when two devices changed memory.md at once. Reads only; runs no network step (ahead/behind
 are as of the last fetch)."""
@@ -17,7 +17,7 @@ from talos.sync.device import device_dirs, device_id
 __all__ = ["check_sync"]
 
 #: What a device's state folder may hold in git; anything else under the state folder is a
-#: cache or this machine's own file (design §9.1).
+#: cache or this machine's own file (design §12.1).
 TRAVELS = {"devices", "sessions", "trash", "audit.jsonl", ".gitignore"}
 #: How sync folders name the copy they keep when two devices changed a file at once.
 _CONFLICT_COPY = ("sync-conflict", "conflicted copy", "conflict-")
@@ -52,7 +52,9 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
     """Add the sync findings of the home (see the module docstring)."""
     from talos.sync import git
 
-    add(_devices(paths))
+    root = git.git_root(paths.home)
+    if root is not None or len(device_dirs(paths.state_dir)) > 1:
+        add(_devices(paths))  # a home on one machine and in no repository: nothing to say
     copies = _conflict_copies(paths.memory_file)
     if copies:
         add(
@@ -66,7 +68,6 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
                 "(counts and the audit log need nothing: they are kept per device)",
             )
         )
-    root = git.git_root(paths.home)
     if root is None:
         return
     problems: list[str] = []

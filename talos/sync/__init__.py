@@ -1,1 +1,1 @@
-"""One memory on several machines: per-device state, and ``talos sync`` through git (design §9)."""
+"""One memory on several machines: per-device state, and ``talos sync`` through git (design §12)."""

@@ -1,4 +1,4 @@
-"""Which device this is, and where each device's own state lives (design §9).
+"""Which device this is, and where each device's own state lives (design §12).
 
 State that must travel between machines (usage counts, the audit log with its
 acknowledgements and the forgets that act as tombstones) is kept per device, append-only, in

@@ -1,4 +1,4 @@
-"""``talos sync``: one memory on several machines through git (design §9.2).
+"""``talos sync``: one memory on several machines through git (design §12.2).
 
 One run, under a per-home sync lock:
 
@@ -177,7 +177,7 @@ def _driver_config() -> list[str]:
 
 
 def ignore_lines(paths: Paths) -> list[str]:
-    """The ``.gitignore`` lines of a home (design §9.1): the state folder's caches and this
+    """The ``.gitignore`` lines of a home (design §12.1): the state folder's caches and this
     machine's own files stay local; its per-device logs, talos's sessions and the trash of
     forgotten skills travel."""
     state = relative(paths.state_dir, paths.home)
@@ -193,7 +193,7 @@ def ignore_lines(paths: Paths) -> list[str]:
     ]
 
 
-#: ``.gitattributes`` lines besides memory.md's (design §9.1): append-only logs merge by union.
+#: ``.gitattributes`` lines besides memory.md's (design §12.1): append-only logs merge by union.
 ATTRIBUTES = ["devices/**/*.jsonl merge=union"]
 
 
@@ -361,7 +361,7 @@ def _ancestor(root: Path, a: str, b: str) -> bool:
 def _commit_local(root: Path, paths: Paths, ident: list[str], device: str) -> bool:
     """Stage the home and commit it when anything changed; returns whether it committed.
     A cache that was committed before (no ignore file then) is taken out of git, not off the
-    disk (design §9.1: caches never travel)."""
+    disk (design §12.1: caches never travel)."""
     from talos.writer.txn import memory_lock
 
     spec = relative(paths.home, root) or "."
@@ -475,7 +475,7 @@ def _save_pending(paths: Paths, items: list[dict[str, Any]]) -> None:
 
 
 def sync(paths: Paths, push: bool = True, keep_both: bool = False) -> SyncResult:
-    """Commit, pull (merging by talos's rules), resolve, and push the home (design §9.2).
+    """Commit, pull (merging by talos's rules), resolve, and push the home (design §12.2).
 
     Args:
         paths: the home; it must be in a git work tree.
@@ -637,7 +637,7 @@ def _conflicts(paths: Paths) -> list[dict[str, Any]]:
 
 
 def _resolve(paths: Paths, result: SyncResult, before: set[tuple[str, str]]) -> None:
-    """Apply talos's rules to what the merge brought (design §9.3): forgets on any device stay
+    """Apply talos's rules to what the merge brought (design §12.3): forgets on any device stay
     forgotten; a key that became contested by the merge is settled when one record outranks
     the other (authority, then observed day); equals stay a conflict."""
     from talos.memory import Memory

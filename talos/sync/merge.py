@@ -1,4 +1,4 @@
-"""memory.md merged line by line by talos's rules (design §9.3): a three-way merge in which
+"""memory.md merged line by line by talos's rules (design §12.3): a three-way merge in which
 lines added on either side are kept, a line taken out on one side and left alone on the other
 is taken out (a forget stays forgotten), and a line changed differently on both sides keeps
 both versions. Which of two versions of a keyed fact is in force is the trust rules' decision
