@@ -73,7 +73,7 @@ def init(
     Examples:
       talos init
       talos init --example --home ./my-home
-      talos init --git && git remote add origin git@host:me/memory.git && talos sync
+      talos init --git --home ~/memory
     """
     paths = checked_paths(home)
     created: list[str] = []

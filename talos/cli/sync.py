@@ -51,7 +51,7 @@ def sync(
     leaves a home that recalls and a repository the next talos sync continues from.
 
     Examples:
-      talos init --git && git remote add origin git@host:me/memory.git && talos sync
+      talos sync --home ~/memory
       talos sync --json
     """
     from talos.sync.git import sync as run
