@@ -306,7 +306,11 @@ def repair(root: Path) -> list[str]:
     Returns:
         The lock files removed.
     """
-    gd = git_dir(root)
+    return _unlock(git_dir(root))
+
+
+def _unlock(gd: Path) -> list[str]:
+    """Remove the lock files of the git folder ``gd`` that no live process holds."""
     removed: list[str] = []
     candidates = [gd / n for n in ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "packed-refs.lock")]
     candidates += list((gd / "refs").rglob("*.lock"))
@@ -316,6 +320,22 @@ def repair(root: Path) -> list[str]:
                 p.unlink()
                 removed.append(str(p))
     return removed
+
+
+def _local_remote(root: Path, remote: str) -> Path | None:
+    """The git folder of ``remote`` when it is a folder on this machine (a path or a
+    ``file://`` URL: a USB disk, a NAS mount), else ``None``."""
+    url = run_git(root, "remote", "get-url", remote, check=False).stdout.strip()
+    if url.startswith("file://"):
+        url = url[len("file://") :]
+    path = Path(url).expanduser()
+    if not url or (not path.is_absolute() and not (root / path).is_dir()):
+        return None
+    path = path if path.is_absolute() else root / path
+    for gd in (path, path / ".git"):
+        if (gd / "HEAD").is_file() and (gd / "refs").is_dir():
+            return gd
+    return None
 
 
 def in_progress(gd: Path) -> str | None:
@@ -530,6 +550,9 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
     branch = _branch(root)
     ident = _identity(root, result.device)
     remote = result.remote = _remote(root, branch)
+    local = _local_remote(root, remote) if remote is not None else None
+    if local is not None:
+        _unlock(local)  # a push killed there (the remote is a folder here) left a ref locked
     before = _conflict_ids(paths)
     overlaps: list[Overlap] = []
     for _ in range(ROUNDS):
@@ -577,8 +600,12 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             result.pushed = True
             break
         said = done.stderr.strip()
-        if "rejected" not in said and "fetch first" not in said and "non-fast-forward" not in said:
-            raise GitError(f"git push failed: {' / '.join(said.splitlines()[-3:])}")
+        if "fetch first" in said or "non-fast-forward" in said:
+            continue  # the remote moved since the fetch: merge again
+        local = _local_remote(root, remote)
+        if local is not None and _unlock(local):  # a push killed there left its ref locked
+            continue
+        raise GitError(f"git push failed: {' / '.join(said.splitlines()[-3:])}")
     else:
         result.stopped = "the remote kept moving while this device synced; run talos sync again"
     result.conflicts = _conflicts(paths)
