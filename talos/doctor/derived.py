@@ -309,15 +309,15 @@ def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
     except InputError as e:  # TALOS_DEVICE cannot name a device
         add(Finding("audit", "warn", str(e)))
         return
+    if not found:  # a link loop is no "no writes": it is read
+        under = places.folder(paths.state_dir)
+        add(Finding("audit", "ok", f"no writes recorded yet (no audit log under {under})"))
+        return
     if len(found) > 1:
         name = f"the {len(found)} audit logs under {places.folder(paths.state_dir)}"
         agrees = "agree"
     else:
-        name = places.path(found[0].path if found else paths.audit_file)
-        agrees = "agrees"
-    if not found:  # a link loop is no "no writes": it is read
-        add(Finding("audit", "ok", f"{name}: no writes recorded yet"))
-        return
+        name, agrees = places.path(found[0].path), "agrees"
     try:
         with _captured() as warned:
             problems = audit.verify(paths, paths.memory_file, seen)

@@ -113,12 +113,12 @@ def logs(paths: Paths, migrating: bool = True) -> list[Log]:
 
 
 def where(paths: Paths) -> str:
-    """How a message names the audit log: this device's log when no other log is there (its
-    path), else ``the N audit logs under STATE_DIR``."""
+    """How a message names the audit log: the path of the only log there is, else ``the
+    audit logs under STATE_DIR`` (none yet, or several devices')."""
     found = [log for log in logs(paths, migrating=False) if os.path.lexists(log.path)]
-    if len(found) > 1:
-        return f"the {len(found)} audit logs under {paths.state_dir}"
-    return str(found[0].path if found else paths.audit_file)
+    if len(found) == 1:
+        return str(found[0].path)
+    return f"the audit logs under {paths.state_dir}"
 
 
 def migrate(paths: Paths, locked: bool = False) -> bool:
