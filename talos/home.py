@@ -173,8 +173,14 @@ class Paths:
 
     @property
     def audit_file(self) -> Path:
-        """Append-only audit log of every write (design §7.6)."""
-        return self.state_dir / "audit.jsonl"
+        """This device's append-only audit log of every write (design §7.6, §9):
+        ``<state_dir>/devices/<id>/audit.jsonl``. Writers append only here; readers merge every
+        device's log and a legacy ``<state_dir>/audit.jsonl`` (:mod:`talos.writer.logs`).
+
+        Raises:
+            InputError: ``TALOS_DEVICE`` cannot name a device.
+        """
+        return self.device_dir / "audit.jsonl"
 
     @property
     def device_dir(self) -> Path:

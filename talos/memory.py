@@ -522,4 +522,4 @@ class Memory:
         """Audit entries (committed writes) of the authorized scopes, oldest first, their
         credentials masked; only those whose record id or key is ``target`` when given (design
         §7.6, :func:`talos.writer.history.history`)."""
-        return history(self.paths.audit_file, self.scopes, target)
+        return history(self.paths, self.scopes, target)

@@ -154,9 +154,26 @@ def sentence(result: click.testing.Result, command: str) -> str:
     return last.removeprefix(f"talos {command}: ")
 
 
+def audit_log(home: Path) -> Path:
+    """This device's audit log of ``home`` (``Paths.audit_file``,
+    ``.talos/devices/<id>/audit.jsonl``, design §9). Ask after the home's first write when a
+    test runs talos in another process: before ``.talos/`` exists, the id is not kept yet."""
+    from talos.home import resolve_paths
+
+    return resolve_paths(home).audit_file
+
+
+def audit_name(home: Path) -> str:
+    """:func:`audit_log` as doctor names it: relative to the home."""
+    from talos.home import resolve_paths
+
+    paths = resolve_paths(home)
+    return paths.audit_file.relative_to(paths.home).as_posix()
+
+
 def log_ops(home: Path) -> list[str]:
     """The ``op`` of every entry of the home's audit log, oldest first (``[]``: no log)."""
-    path = home / ".talos" / "audit.jsonl"
+    path = audit_log(home)
     if not path.exists():
         return []
     return [json.loads(x).get("op") for x in path.read_text().splitlines()]

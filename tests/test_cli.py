@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import audit_log
 from typer.testing import CliRunner
 
 from talos import Memory
@@ -113,7 +114,7 @@ def test_forget_by_number_removes_only_that_line(dead_home) -> None:
     assert res.exit_code == 0, res.output
     assert (dead_home / "memory.md").read_text() == without(4)
     assert "removed 1 line" in res.stderr
-    assert str(dead_home / ".talos" / "audit.jsonl") in res.stderr  # where to restore from
+    assert str(audit_log(dead_home)) in res.stderr  # where to restore from
 
 
 def test_forget_all_removes_every_suggestion_and_no_hand_written_line(dead_home) -> None:
@@ -144,7 +145,7 @@ def test_forget_dry_run_lists_and_removes_nothing(dead_home) -> None:
     assert "Forget which?" not in res.stderr
     assert "ubuntu noble" in res.stderr and "due in march" in res.stderr
     assert (dead_home / "memory.md").read_text() == MEMORY
-    assert not (dead_home / ".talos" / "audit.jsonl").exists()
+    assert not audit_log(dead_home).exists()
     # --dry-run wins over --yes.
     assert run("forget", "--home", str(dead_home), "--dry-run", "--yes").exit_code == 0
     assert (dead_home / "memory.md").read_text() == MEMORY

@@ -19,6 +19,7 @@ from pathlib import Path
 import click.testing
 import pytest
 import typer
+from helpers import audit_name
 from rich.text import Text
 
 from talos import Memory
@@ -383,7 +384,7 @@ def test_doctor_on_a_healthy_home(make_home) -> None:
         ("conflicts", "ok", "no conflicts"),
         ("expired", "ok", "no expired records"),
         ("dead", "ok", "no forgetting suggestions"),
-        ("audit", "ok", ".talos/audit.jsonl agrees with memory.md"),
+        ("audit", "ok", f"{audit_name(home)} agrees with memory.md"),
     ]
     assert all(f["details"] == [] and f["hint"] == "" for f in env["data"]["findings"])
     res = cli("doctor", "--home", str(home), "--plain", env={"COLUMNS": "100"})
@@ -496,7 +497,7 @@ def test_doctor_on_a_broken_home(make_home) -> None:
         (
             "audit",
             "warn",
-            ".talos/audit.jsonl and memory.md disagree",
+            f"{audit_name(home)} and memory.md disagree",
             (
                 f"record {written.id} 'editor = helix' is not in memory.md: it was removed "
                 "outside talos (by hand, or an editor saved an older copy over it); "

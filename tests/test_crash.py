@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import audit_log
 
 from talos import Memory
 from talos.errors import InputError
@@ -133,7 +134,7 @@ def test_torn_audit_line_does_not_swallow_the_next_entry(make_home) -> None:
     home = make_home()
     mem = Memory(home, index=False)
     first = mem.remember("build cache size = 10 gigabytes", key="cache.size")
-    with (home / ".talos" / "audit.jsonl").open("ab") as f:
+    with audit_log(home).open("ab") as f:
         f.write(b'{"t": 1, "txn": "torn", "op": "remem')  # what a kill mid-append leaves
     second = mem.remember("build cache size = 20 gigabytes", key="cache.size")
     assert second.superseded == [first.id]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers import audit_log, audit_name
 from typer.testing import CliRunner
 
 from talos import Memory
@@ -56,7 +57,7 @@ def test_ack_records_the_reviewed_edits_and_doctor_is_quiet_after(make_home) -> 
     assert _audit(acked) == {
         "check": "audit",
         "status": "ok",
-        "summary": ".talos/audit.jsonl agrees with memory.md",
+        "summary": f"{audit_name(home)} agrees with memory.md",
         "details": [],
         "hint": "",
     }
@@ -94,7 +95,7 @@ def test_an_acknowledged_removal_can_still_be_restored(make_home) -> None:
 def test_ack_with_nothing_to_acknowledge_writes_nothing(make_home) -> None:
     home = make_home(memory="- mine\n")
     Memory(home, index=False).remember("the printer is on the second floor")
-    log = home / ".talos" / "audit.jsonl"
+    log = audit_log(home)
     size = log.stat().st_size
     code, data = _doctor(home, "--ack")
     assert (code, data["data"]["acknowledged"]) == (0, [])
@@ -125,7 +126,7 @@ def test_plain_ack_says_what_it_recorded(make_home) -> None:
     assert res.exit_code == 0
     said = " ".join(res.stderr.split())
     assert (
-        f"acknowledged 2 outside edits of memory.md in .talos/audit.jsonl ({printer.id} "
+        f"acknowledged 2 outside edits of memory.md in {audit_name(home)} ({printer.id} "
         f"missing, {wifi.id} changed); talos doctor warns only about edits made after this"
     ) in said
 
@@ -134,7 +135,7 @@ def test_plain_ack_says_what_it_recorded(make_home) -> None:
 
 
 def _log(home: Path) -> list[dict]:
-    return [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
+    return [json.loads(x) for x in audit_log(home).read_text().splitlines()]
 
 
 def _removed_by_hand(make_home) -> tuple[Path, object]:  # type: ignore[no-untyped-def]
@@ -228,7 +229,7 @@ def test_a_garbled_commit_line_does_not_leave_doctor_warning_forever(make_home) 
     mem = Memory(home, index=False)
     printer = mem.remember("the printer is on the second floor")
     mem.remember("the office plant needs water on fridays")
-    log = home / ".talos" / "audit.jsonl"
+    log = audit_log(home)
     lines = log.read_text().splitlines()
     i = next(i for i, x in enumerate(lines) if '"commit"' in x)
     lines[i] = lines[i][:-3] + "\x00zz"
@@ -243,7 +244,9 @@ def test_a_garbled_commit_line_does_not_leave_doctor_warning_forever(make_home) 
         "settles it by what memory.md holds"
     ]
     code, acked = _doctor(home, "--ack")
-    assert acked["data"]["acknowledged"] == [{"id": "", "kind": "unreadable", "line": i + 1}]
+    assert acked["data"]["acknowledged"] == [
+        {"id": "", "kind": "unreadable", "line": i + 1, "log": audit_name(home)}
+    ]
     details = _audit(_doctor(home)[1])["details"]
     assert not [d for d in details if "neither committed nor aborted" in d]
     # the line talos cannot read, once acknowledged, is not warned about on every run either
@@ -259,13 +262,13 @@ def test_a_garbled_commit_of_a_line_superseded_since_is_settled_as_committed(mak
     mem = Memory(home, index=False)
     vim = mem.remember("editor = vim", key="editor")
     helix = mem.remember("editor = helix", key="editor")
-    log = home / ".talos" / "audit.jsonl"
+    log = audit_log(home)
     lines = log.read_text().splitlines()
     lines[1] = lines[1][:-3] + "\x00zz"  # the first write's commit line
     log.write_text("\n".join(lines) + "\n")
     res = runner.invoke(app, ["doctor", "--home", str(home), "--ack", "--plain"])
     said = " ".join(res.stderr.split())
-    assert "acknowledged 1 unreadable line of .talos/audit.jsonl (line 2)" in said
+    assert f"acknowledged 1 unreadable line of {audit_name(home)} (line 2)" in said
     assert res.exit_code == 0
     assert [e["op"] for e in mem.history(vim.id)] == ["remember", "supersede"]
     assert mem.restore(vim.id) == vim.line

@@ -22,6 +22,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from helpers import audit_log
 from helpers import session_line as _session
 from typer.testing import CliRunner
 
@@ -330,7 +331,7 @@ def test_deleting_index_files_between_recalls_loses_only_speed(make_home) -> Non
     with Memory(home, model="classic") as mem:
         mem.remember("the old kettle is broken", source="reflect")
         assert mem.forget([("fact", "the old kettle is broken")]) == 1
-    audit = (home / ".talos" / "audit.jsonl").read_bytes()
+    audit = audit_log(home).read_bytes()
     assert b"the old kettle is broken" in audit
     direct = Memory(home, index=False, model="classic")
     want = {q: _rows(direct, q) for q in QUERIES}
@@ -347,7 +348,7 @@ def test_deleting_index_files_between_recalls_loses_only_speed(make_home) -> Non
             mem.close()  # with the (unlinked) file it has open: both lose only speed
             assert (home / ".talos" / "index.db").exists()
     long_lived.close()
-    assert (home / ".talos" / "audit.jsonl").read_bytes() == audit
+    assert audit_log(home).read_bytes() == audit
     usage = direct.usage()
     assert {k: usage[k].seen for k in usage} == {
         **{f"fact:{t}": recalls for t in [*STABLE, SLOT_A[0]]},

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import PERSON_WRITER, log_ops
+from helpers import PERSON_WRITER, audit_log, audit_name, log_ops
 from mcp.server.mcpserver.exceptions import ToolError
 from typer.testing import CliRunner
 
@@ -221,9 +221,9 @@ def test_an_edit_made_after_talos_read_the_file_is_kept(make_home, monkeypatch) 
     monkeypatch.setattr(write_txn, "read_snapshot", read_then_person_saves)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     assert mf.read_text() == f"- mine\n{res.line}\n{PERSON_SAVE}\n"
-    log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
+    log = [json.loads(x) for x in audit_log(home).read_text().splitlines()]
     assert [e["op"] for e in log] == ["supersede", "remember", "commit"]  # seen before prepare
-    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert audit.verify(audit_log(home), mf) == []
 
 
 @pytest.fixture(params=["exchange", "replace"])
@@ -254,12 +254,12 @@ def test_an_edit_while_the_audit_entry_is_written_aborts_it(make_home, monkeypat
     monkeypatch.setattr(shared_file, "_unchanged", person_saves_then_check)
     res = Memory(home, index=False).remember("editor = helix", key="editor")
     assert mf.read_text() == f"- mine\n{res.line}\n{PERSON_SAVE}\n"
-    log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
+    log = [json.loads(x) for x in audit_log(home).read_text().splitlines()]
     ops = ["supersede", "remember", "abort", "supersede", "remember", "commit"]
     assert [e["op"] for e in log] == ops
     assert log[2]["reason"] == f"{mf} changed outside talos meanwhile; redone"
-    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
-    assert [e["op"] for e in audit.settled(home / ".talos" / "audit.jsonl")] == ops[3:5]
+    assert audit.verify(audit_log(home), mf) == []
+    assert [e["op"] for e in audit.settled(audit_log(home))] == ops[3:5]
 
 
 def test_an_in_place_edit_of_the_same_size_is_seen_too(make_home, monkeypatch, swap) -> None:
@@ -360,8 +360,8 @@ def test_a_file_that_keeps_changing_gives_a_clear_error_and_loses_nothing(
     )
     assert len(saved) == writer.MAX_ATTEMPTS
     assert mf.read_text() == "\n".join([VIM, *saved]) + "\n"
-    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
-    assert audit.settled(home / ".talos" / "audit.jsonl") == []
+    assert audit.verify(audit_log(home), mf) == []
+    assert audit.settled(audit_log(home)) == []
 
 
 class _Killed(BaseException):
@@ -444,7 +444,7 @@ def test_doctor_names_each_outside_edit_and_what_to_do(make_home) -> None:
     diag = diagnose(home)
     found = {f.check: f for f in diag.findings}["audit"]
     vim_id = "L" + __import__("hashlib").sha256(VIM.encode()).hexdigest()[:9]
-    assert (found.status, found.summary) == ("warn", ".talos/audit.jsonl and memory.md disagree")
+    assert (found.status, found.summary) == ("warn", f"{audit_name(home)} and memory.md disagree")
     assert found.details == (
         f"record {gone.id} 'the printer is on the second floor' is not in memory.md: it was "
         "removed outside talos (by hand, or an editor saved an older copy over it); talos "
@@ -618,9 +618,9 @@ def test_a_full_disk_during_an_append_leaves_no_half_line(make_home, monkeypatch
     monkeypatch.undo()
     assert (e.value.errno, e.value.filename) == (errno.ENOSPC, str(mf))
     assert mf.read_text() == "- mine\n"
-    log = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
+    log = [json.loads(x) for x in audit_log(home).read_text().splitlines()]
     assert [e["op"] for e in log] == ["remember", "abort"]
-    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert audit.verify(audit_log(home), mf) == []
 
 
 # -- a line being written, links, read-only files, cp, and other programs mid-write ------------
@@ -728,7 +728,7 @@ def test_a_file_held_open_for_writing_is_not_replaced_under_its_writer(
     ]
     assert vim.line in lines and note.line in lines
     assert log_ops(home) == ["remember", "commit", "remember", "commit"]  # nothing else tried
-    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert audit.verify(audit_log(home), mf) == []
     assert mem.remember("editor = helix", key="editor").superseded == [vim.id]
 
 
@@ -795,7 +795,7 @@ def test_memory_md_turned_into_a_link_meanwhile_stays_a_link(make_home, monkeypa
     assert mf.is_symlink()
     assert (home / "dot" / "real.md").read_text() == f"{MINE}{helix.line}\n"
     assert helix.superseded == [vim.id]
-    assert audit.verify(home / ".talos" / "audit.jsonl", resolve_paths(home).memory_file) == []
+    assert audit.verify(audit_log(home), resolve_paths(home).memory_file) == []
 
 
 def test_a_link_swapped_in_right_before_the_exchange_is_put_back(make_home, monkeypatch) -> None:
@@ -942,7 +942,7 @@ def test_an_append_that_lands_inside_a_line_being_written_is_moved_after_it(
     monkeypatch.undo()
     people[0].thread.join()
     assert mf.read_text() == f"{MINE}- half a line and its other half\n{res.line}\n"
-    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert audit.verify(audit_log(home), mf) == []
 
 
 def test_a_read_only_memory_md_is_not_rewritten_by_a_supersede(make_home, monkeypatch) -> None:
@@ -1052,10 +1052,7 @@ def test_doctor_names_a_long_record_lost_to_an_outside_edit_in_one_short_line(ma
     res = Memory(home, index=False).remember("talos note " + "w " * 3000)
     mf.write_text(MINE)  # the editor's older copy
     found = [
-        o.message
-        for o in audit.outside_edits(
-            home / ".talos" / "audit.jsonl", resolve_paths(home).memory_file
-        )
+        o.message for o in audit.outside_edits(audit_log(home), resolve_paths(home).memory_file)
     ]
     assert found == [
         f"record {res.id} 'talos note{' w' * 35}…' is not in memory.md: it was removed "

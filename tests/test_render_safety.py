@@ -17,7 +17,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from helpers import facts, home_of
+from helpers import audit_log, facts, home_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -546,7 +546,7 @@ def test_forget_review_table_and_dead_show_sequences(hostile_home) -> None:
 def test_history_shows_sequences_even_split_across_cells(hostile_home) -> None:
     """An audit entry whose ``before`` ends in ESC and whose ``after`` starts with ``[2J``: a
     sequence split across two table cells is shown in both, obeyed in neither."""
-    log = hostile_home / ".talos" / "audit.jsonl"
+    log = audit_log(hostile_home)
     log.parent.mkdir(parents=True, exist_ok=True)
     entry = {"t": 1767225600, "txn": "t1", "op": "supersede", "id": "r1", "key": "k\x1b]0;x\x07"}
     entry |= {
@@ -1162,7 +1162,7 @@ def test_restore_message_shows_the_line_on_one_line(home) -> None:
     assert run("remember", "deploy key other", "--key", "deploy.k", "--home", str(h)).exit_code == 0
     hist = json.loads(run("history", "--json", "--home", str(h)).stdout)["data"]
     rid = next(e["id"] for e in hist if e.get("op") == "supersede")
-    log = Path(h / ".talos" / "audit.jsonl")
+    log = audit_log(h)
     log.write_text(
         log.read_text().replace("deploy key line", "deploy key line\\u2028x\\n- [fact] y")
     )

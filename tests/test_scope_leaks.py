@@ -16,7 +16,7 @@ from pathlib import Path
 import click.testing
 import pytest
 import typer
-from helpers import block_rows, home_of
+from helpers import audit_log, block_rows, home_of
 from typer.testing import CliRunner
 
 from talos import Memory
@@ -143,7 +143,7 @@ def test_a_forgotten_beta_skill_is_beta_history_only(home: Path) -> None:
         ("project:beta", str(home / "skills" / "beta-canary.md"))
     ]
     rid = skill[0]["id"]
-    log = home / ".talos" / "audit.jsonl"
+    log = audit_log(home)
     for scopes in (["--scope", "global"], ALPHA_ONLY):
         assert envelope(cli(home, "history", "--json", *scopes))["data"] == []
         r = cli(home, "restore", rid, *scopes)
@@ -170,7 +170,7 @@ def test_an_old_skill_entry_without_scope_takes_the_trashed_files_scope(home: Pa
     trash.mkdir(parents=True)
     (trash / "S000000001-beta-canary.md").write_text(BETA_SKILL, encoding="utf-8")
     (home / "skills" / "beta-canary.md").unlink()
-    log = home / ".talos" / "audit.jsonl"
+    log = audit_log(home)
     entries = [
         {
             "t": 1,
@@ -187,6 +187,7 @@ def test_an_old_skill_entry_without_scope_takes_the_trashed_files_scope(home: Pa
         for i, (rid, name) in enumerate([("S000000001", "beta-canary.md"), ("S000000002", "g.md")])
     ]
     commits = [{"t": 1, "txn": e["txn"], "op": "commit"} for e in entries]
+    log.parent.mkdir(parents=True)
     log.write_text("".join(json.dumps(e) + "\n" for e in entries + commits), encoding="utf-8")
     assert [e["id"] for e in Memory(home).history()] == ["S000000002"]
     assert [e["id"] for e in Memory(home, scopes=("project:beta",)).history()] == ["S000000001"]
@@ -237,8 +238,8 @@ def test_warnings_about_beta_lines_skills_and_audit_entries_stay_with_beta(make_
 
     def fresh(name: str) -> Path:
         home = make_home(memory=memory, skills={"beta-evil.md": evil}, name=name)
-        log = home / ".talos" / "audit.jsonl"
-        log.parent.mkdir(exist_ok=True)
+        log = audit_log(home)
+        log.parent.mkdir(parents=True, exist_ok=True)
         log.write_bytes(
             b'{"t": 1, "txn": "a", "op": "forget", "scope": "project:beta", "before": "x\xff"}\n'
         )
@@ -256,7 +257,7 @@ def test_warnings_about_beta_lines_skills_and_audit_entries_stay_with_beta(make_
     assert f"{home / 'memory.md'}: line 3, 4 is not valid UTF-8" in r.stderr
     assert "beta-evil.md: not loaded, flagged by the safety scan" in r.stderr
     history = cli(home, "history", "--json", *BETA_ONLY)
-    assert f"{home / '.talos' / 'audit.jsonl'}:1: unreadable audit entry skipped" in history.stderr
+    assert f"{audit_log(home)}:1: unreadable audit entry skipped" in history.stderr
 
     home = fresh("global")
     r = cli(home, "recall", "kestrel", "--scope", "global")

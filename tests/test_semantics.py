@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import audit_log
 
 from talos import Memory
 from talos.usage.counts import today
@@ -127,7 +128,7 @@ def test_merged_member_is_proposed_and_forgotten(make_home) -> None:
     ]
     assert mem.forget(dead) == 2
     assert (home / "memory.md").read_text() == "- Carol brews green tea\n"
-    audit = [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
+    audit = [json.loads(x) for x in audit_log(home).read_text().splitlines()]
     # The removed lines are kept, whole, in the audit log (§7.6) so they can be restored.
     assert [a["before"] for a in audit if a.get("op") == "forget"] == [
         "- Alice trusts Bob <!-- reflect 2026-01-01 -->",
@@ -419,7 +420,7 @@ def test_forget_of_a_vanished_line_removes_nothing_and_says_so(make_home, capfd)
     assert mem.forget([("skill", "deploys happen on friday afternoons")]) == 0
     assert (home / "memory.md").read_text() == TWINS
     assert "nothing to forget for 'no such line anywhere'" in capfd.readouterr().err
-    assert not (home / ".talos" / "audit.jsonl").exists()
+    assert not audit_log(home).exists()
 
 
 # -- §6.4 dead ---------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from pathlib import Path
 import click.testing
 import pytest
 import typer
-from helpers import envelope, invoke
+from helpers import audit_log, audit_name, envelope, invoke
 
 from talos import Memory
 from talos.cli import app
@@ -340,7 +340,7 @@ def test_a_full_disk_ends_forget_and_rebuild_with_a_sentence(small_disk: Path) -
     for _ in range(9):
         mem.recall("pelican")
     mem.close()
-    log = home / ".talos" / "audit.jsonl"
+    log = audit_log(home)
     _fill(small_disk)
     before = (home / "memory.md").read_bytes()
 
@@ -368,7 +368,8 @@ def test_a_full_disk_by_monkeypatch_leaves_memory_and_the_log_as_they_were(
     """Variant without a mount: ``os.write`` (after half the entry) or ``os.fsync`` of the
     audit log fails with ENOSPC. forget says so naming the log, exit 1, envelope; memory.md
     and the log are byte-identical to before; remember and restore say the same."""
-    log = home / ".talos" / "audit.jsonl"
+    log = audit_log(home)
+    log.parent.mkdir(parents=True)
     log.write_text('{"t": 1, "txn": "a", "op": "commit"}\n', encoding="utf-8")
     real_write, real_fsync = os.write, os.fsync
     nospace = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -468,7 +469,7 @@ def test_an_audit_line_nested_too_deeply_is_skipped_not_fatal(kettle_home: Path)
     skipped with a warning that names its line, like a torn one."""
     mem = Memory(kettle_home)
     mem.remember("the kettle is in the right cupboard now", key="kettle.place")
-    log = kettle_home / ".talos" / "audit.jsonl"
+    log = audit_log(kettle_home)
     with log.open("ab") as f:
         f.write(DEEP)
     bad = len(log.read_bytes().splitlines())
@@ -487,7 +488,9 @@ def test_an_audit_line_nested_too_deeply_is_skipped_not_fatal(kettle_home: Path)
     assert [e["op"] for e in json.loads(r.stdout)["data"]] == ["remember"]
     r = invoke("doctor", "--home", str(kettle_home), "--json")
     found = [f for f in json.loads(r.stdout)["data"]["findings"] if f["check"] == "audit"]
-    assert found[0]["details"] == [f".talos/audit.jsonl:{bad}: unreadable audit entry skipped"]
+    assert found[0]["details"] == [
+        f"{audit_name(kettle_home)}:{bad}: unreadable audit entry skipped"
+    ]
     # variant: the deep line is the last one, where the next write settles open transactions
     with log.open("ab") as f:
         f.write(DEEP)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import PERSON_WRITER
+from helpers import PERSON_WRITER, audit_log
 
 from talos import Memory
 from talos.writer import audit, shared_file
@@ -31,7 +31,7 @@ NOTES = f"# Tools\n{VIM}\n- the shell is zsh\n# Pets\n- the cat is called tom\n"
 
 
 def _log(home: Path) -> list[dict]:
-    return [json.loads(x) for x in (home / ".talos" / "audit.jsonl").read_text().splitlines()]
+    return [json.loads(x) for x in audit_log(home).read_text().splitlines()]
 
 
 def test_the_new_line_takes_the_old_lines_place_under_its_heading(make_home) -> None:
@@ -43,7 +43,7 @@ def test_the_new_line_takes_the_old_lines_place_under_its_heading(make_home) -> 
         f"# Tools\n{res.line}\n- the shell is zsh\n# Pets\n- the cat is called tom\n"
     )
     assert [e["op"] for e in _log(home)] == ["supersede", "remember", "commit"]
-    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert audit.verify(audit_log(home), mf) == []
 
 
 def test_the_new_line_stands_under_the_old_lines_heading(make_home) -> None:
@@ -115,7 +115,7 @@ def test_a_save_after_the_read_is_kept_and_the_line_still_lands_in_place(
         f"# Tools\n{res.line}\n- the shell is zsh\n{PERSON_SAVE}\n# Pets\n- the cat is called tom\n"
     )
     assert [e["op"] for e in _log(home)] == ["supersede", "remember", "commit"]
-    assert audit.verify(home / ".talos" / "audit.jsonl", mf) == []
+    assert audit.verify(audit_log(home), mf) == []
 
 
 # -- the race: a person writing while talos supersedes ---------------------------------------
@@ -225,7 +225,7 @@ def test_a_superseding_line_takes_the_old_lines_marker(make_home, old: str, new:
     lines = (home / "memory.md").read_text().splitlines()
     assert lines[1] == res.line and res.line.startswith(new + " <!-- ")
     # the log has the line as written: nothing was edited outside talos
-    assert audit.outside_edits(home / ".talos" / "audit.jsonl", home / "memory.md") == []
+    assert audit.outside_edits(audit_log(home), home / "memory.md") == []
     # and restoring the old record gives the file back as it was
     mem.restore("rvim")
     assert (home / "memory.md").read_text().splitlines()[1] == old
@@ -238,8 +238,8 @@ def test_restore_over_a_nested_successor_is_not_indented_twice(make_home) -> Non
     assert mem.restore("rvim") == f"  - {VIM_RECORD}"
     text = (home / "memory.md").read_text()
     assert text == f"# Tools\n- editors\n  - {VIM_RECORD}\n  - the shell is zsh\n"
-    assert audit.verify(home / ".talos" / "audit.jsonl", home / "memory.md") == []
-    assert audit.outside_edits(home / ".talos" / "audit.jsonl", home / "memory.md") == []
+    assert audit.verify(audit_log(home), home / "memory.md") == []
+    assert audit.outside_edits(audit_log(home), home / "memory.md") == []
 
 
 def test_restore_over_a_successor_the_person_edited_keeps_the_edit(make_home) -> None:
@@ -278,4 +278,4 @@ def test_a_duplicated_old_line_superseded_is_restorable_as_two(make_home) -> Non
     text = (home / "memory.md").read_text()
     assert text.count("id=rvim") == 0
     assert res.line in text
-    assert audit.verify(home / ".talos" / "audit.jsonl", home / "memory.md") == []
+    assert audit.verify(audit_log(home), home / "memory.md") == []

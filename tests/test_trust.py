@@ -19,6 +19,7 @@ from pathlib import Path
 import click.testing
 import pytest
 import typer
+from helpers import audit_log
 
 from talos import Memory
 from talos.cli import app
@@ -585,9 +586,7 @@ def test_6_isolation_on_every_route_random_queries(
     )
     assert r.exit_code == 0, r.output
     gone = [
-        e["id"]
-        for e in audit.settled(home / ".talos" / "audit.jsonl")
-        if e["op"] in ("forget", "skill-forget")
+        e["id"] for e in audit.settled(audit_log(home)) if e["op"] in ("forget", "skill-forget")
     ]
     assert len(gone) >= 2 and any(g.startswith("S") for g in gone), gone
     for args in (["history", "--json"], ["history", "--plain"], ["report", "--json"]):
@@ -689,7 +688,7 @@ def test_7_revoke_removes_exactly_the_records_of_that_ref(make_home) -> None:
         ("rcache00042", REVOKE_HOME[1].decode(), "source msg:42 revoked"),
         (lid(freeze), freeze, "source msg:42 revoked"),
     ]
-    assert audit.verify(home / ".talos" / "audit.jsonl", home / "memory.md") == []
+    assert audit.verify(audit_log(home), home / "memory.md") == []
     for rid in ("rcache00042", lid(freeze)):
         assert cli(home, "restore", rid).exit_code == 0
     assert (home / "memory.md").read_bytes() == b"\n".join(kept[:-1]) + b"\n" + b"\n".join(
@@ -724,7 +723,7 @@ def test_8_override_wins_for_one_call_and_writes_nothing(make_home) -> None:
         ("deploy.address = 10.1.1.1", "override")
     ]
     assert (home / "memory.md").read_bytes() == before
-    assert not (home / ".talos" / "audit.jsonl").exists()
+    assert not audit_log(home).exists()
     assert "10.1.1.1" not in json.dumps({k: list(v) for k, v in Memory(home).usage().items()})
     r = cli(home, "recall", "deploy address")
     assert r.stdout == block("- [fact] (2025-03-01) deploy address = 10.0.0.5")
@@ -885,7 +884,7 @@ def test_attack_resolve_with_a_wrong_id(make_home) -> None:
     r = cli(home, "resolve", "team.favourite", "--keep", beta_id)  # another scope's record
     assert r.exit_code == 1 and beta_id in r.stderr and "zqbeta" not in r.stderr
     assert (home / "memory.md").read_bytes() == before
-    assert not (home / ".talos" / "audit.jsonl").exists()
+    assert not audit_log(home).exists()
 
 
 def test_attack_restore_of_an_unknown_id(make_home) -> None:

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import audit_log
 from typer.testing import CliRunner
 
 from talos import Memory
@@ -202,7 +203,7 @@ def test_forget_prints_each_id_with_its_restore_command(make_home) -> None:
     summary = r.stderr[r.stderr.index("removed ") :]
     assert summary == (
         f"removed 2 lines from {home / 'memory.md'} and moved 1 skill file to the trash; each "
-        f"is kept in {home / '.talos' / 'audit.jsonl'} and can be restored:\n"
+        f"is kept in {audit_log(home)} and can be restored:\n"
         f"  talos restore {skill_id}   (skill: scratch — scratch notes)\n"
         f"  talos restore {lid(FORGETTABLE)}   (fact: the staging db is called pelican)\n"
         f"  talos restore {lid(OLD_NOTE)}   (fact: old note)\n"
@@ -353,7 +354,7 @@ def test_restoring_a_one_week_value_leaves_the_current_one_in_force_outside_it(
     lines = (home / "memory.md").read_text().splitlines()
     assert done.line in lines and done.line.endswith(f" supersedes={vim.id},{helix.id} -->")
     assert done.line.startswith(nano.line.split(" <!--")[0] + " <!-- ")
-    assert audit.verify(home / ".talos" / "audit.jsonl", resolve_paths(home).memory_file) == []
+    assert audit.verify(audit_log(home), resolve_paths(home).memory_file) == []
     # helix no longer names nano (both naming each other would be a conflict): audited
     helix_now = next(ln for ln in lines if f"id={helix.id}" in ln)
     assert helix_now == helix.line.replace(f",{nano.id}", "")

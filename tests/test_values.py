@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import log_ops
+from helpers import audit_log, log_ops
 from mcp.server.mcpserver.exceptions import ToolError
 from typer.testing import CliRunner
 
@@ -32,7 +32,7 @@ def cli(home: Path, *args: str):  # type: ignore[no-untyped-def]
 
 def untouched(home: Path) -> None:
     assert (home / "memory.md").read_text() == MINE
-    assert not (home / ".talos" / "audit.jsonl").exists()
+    assert not audit_log(home).exists()
 
 
 @pytest.mark.parametrize(

@@ -163,8 +163,9 @@ def forget(
 
     Shows the suggestions of talos dead in a table and asks: all / none / numbers (e.g. "1,3"). Only
     lines whose tag's source is not user are removed (a skill: moved to .talos/trash/), never an
-    untagged or user-tagged line; every removed record is kept in the audit log
-    (.talos/audit.jsonl) and listed with the command that restores it (talos restore ID). --json
+    untagged or user-tagged line; every removed record is kept in this device's audit log
+    (.talos/devices/DEVICE/audit.jsonl) and listed with the command that restores it (talos restore
+    ID, on any device that shares the home). --json
     needs --yes or --dry-run, since it cannot ask.
 
     Examples:

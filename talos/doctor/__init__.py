@@ -28,6 +28,7 @@ what they report. ``talos.toml`` is read and checked by :mod:`talos.config`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import os
 from collections.abc import Sequence
@@ -69,6 +70,7 @@ from talos.memory import Memory
 from talos.view.trust import DEFAULT_SCOPES
 from talos.warn import audience
 from talos.writer import audit
+from talos.writer.logs import logs
 
 __all__ = [
     "ATTENTION",
@@ -189,16 +191,24 @@ class Acknowledged:
     log: str
 
     def to_json(self) -> list[dict[str, Any]]:
-        """``[{"id", "kind", "line"}]``: ``line`` 1-based in memory.md, 0 when absent; of the
-        audit log for an ``unreadable`` line of it (``id`` empty)."""
-        return [{"id": o.id, "kind": o.kind, "line": o.line} for o in self.edits]
+        """``[{"id", "kind", "line"}]``: ``line`` 1-based in memory.md, 0 when absent; for an
+        ``unreadable`` line (``id`` empty) of the audit log ``log`` (relative to the home: any
+        device's, design §9)."""
+        return [
+            {"id": o.id, "kind": o.kind, "line": o.line}
+            | ({"log": o.log} if o.kind == "unreadable" else {})
+            for o in self.edits
+        ]
 
     def sentence(self) -> str:
         """What ``talos doctor --ack`` says on stderr."""
         if not self.edits:
             return f"nothing to acknowledge: the audit log agrees with {self.memory}"
         edits = [o for o in self.edits if o.kind != "unreadable"]
-        lost = [o.line for o in self.edits if o.kind == "unreadable"]
+        lost: dict[str, list[int]] = {}  # each log's lines (any device's log)
+        for o in self.edits:
+            if o.kind == "unreadable":
+                lost.setdefault(o.log, []).append(o.line)
         parts = []
         if edits:
             which = ", ".join(f"{o.id} {o.kind}" for o in edits[:MAX_DETAILS])
@@ -207,12 +217,10 @@ class Acknowledged:
                 f"{_count(len(edits), 'outside edit')} of {self.memory} in {self.log} "
                 f"({which}{more})"
             )
-        if lost:
-            which = ", ".join(str(n) for n in lost[:MAX_DETAILS])
-            more = f", and {len(lost) - MAX_DETAILS} more" if len(lost) > MAX_DETAILS else ""
-            parts.append(
-                f"{_count(len(lost), 'unreadable line')} of {self.log} (line {which}{more})"
-            )
+        for log, lines in lost.items():
+            which = ", ".join(str(n) for n in lines[:MAX_DETAILS])
+            more = f", and {len(lines) - MAX_DETAILS} more" if len(lines) > MAX_DETAILS else ""
+            parts.append(f"{_count(len(lines), 'unreadable line')} of {log} (line {which}{more})")
         return (
             f"acknowledged {' and '.join(parts)}; talos doctor warns only about edits made "
             "after this"
@@ -241,7 +249,9 @@ def acknowledge(
         paths = resolve_paths(root)
     places = _Places(root)
     names = places.path(paths.memory_file), places.path(paths.audit_file)
-    if not paths.audit_file.exists():
+    if not any(os.path.lexists(log.path) for log in logs(paths)):
         return Acknowledged([], *names)
     done = writer.acknowledge(paths, frozenset(scopes) if scoped else None)
-    return Acknowledged(done, *names)
+    # an unreadable line's log as doctor names it (any device's, design §9)
+    shown = [dataclasses.replace(o, log=places.path(o.log)) if o.log else o for o in done]
+    return Acknowledged(shown, *names)

@@ -6,6 +6,7 @@ forgetting suggestions) and the audit log. :func:`talos.doctor.diagnose` runs th
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from talos.doctor.findings import (
     _sees,
     _visible,
 )
-from talos.errors import TalosError
+from talos.errors import InputError, TalosError
 from talos.home import Paths
 from talos.index import Index
 from talos.memory import Memory
@@ -36,6 +37,7 @@ from talos.sources.skills import skill_scopes
 from talos.usage.counts import SqliteUsage
 from talos.view.trust import record_id, stated_value
 from talos.writer import audit
+from talos.writer.logs import logs
 
 
 def _check_index(mem: Memory, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
@@ -300,24 +302,35 @@ def _check_view(mem: Memory, at: dt.date | None, places: _Places, add: Add) -> N
 def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
     """Does the audit log agree with memory.md? An interrupted write is pending; a record
     talos wrote that is gone, or a line it removed that is back, was an edit made outside
-    talos (issue 12.1); a record edited in place is worth knowing only."""
-    af = paths.audit_file
-    name = places.path(af)
-    if not af.exists() and not af.is_symlink():  # a link loop is no "no writes": it is read
-        add(Finding("audit", "ok", f"{name}: no writes recorded yet"))
+    talos (issue 12.1); a record edited in place is worth knowing only. Every device's log is
+    read, merged (design §9): another device's write is not an outside edit here."""
+    try:
+        found = [log for log in logs(paths) if os.path.lexists(log.path)]
+    except InputError as e:  # TALOS_DEVICE cannot name a device
+        add(Finding("audit", "warn", str(e)))
         return
+    if not found:  # a link loop is no "no writes": it is read
+        under = places.folder(paths.state_dir)
+        add(Finding("audit", "ok", f"no writes recorded yet (no audit log under {under})"))
+        return
+    if len(found) > 1:
+        name = f"the {len(found)} audit logs under {places.folder(paths.state_dir)}"
+        agrees = "agree"
+    else:
+        name, agrees = places.path(found[0].path), "agrees"
     try:
         with _captured() as warned:
-            problems = audit.verify(af, paths.memory_file, seen)
+            problems = audit.verify(paths, paths.memory_file, seen)
             edited = [
                 o.message
-                for o in audit.outside_edits(af, paths.memory_file, seen)
+                for o in audit.outside_edits(paths, paths.memory_file, seen)
                 if o.kind == "changed"
             ]
     except OSError as e:
-        add(Finding("audit", "warn", f"{name}: cannot read ({e.strerror})"))
+        where = places.path(e.filename) if e.filename else name
+        add(Finding("audit", "warn", f"{where}: cannot read ({e.strerror})"))
         return
-    # verify() reads the log twice: an unreadable line is warned about twice, listed once
+    # verify() and outside_edits() each read the logs: a line warned about twice, listed once
     items = list(
         dict.fromkeys([places.text(w) for w in warned] + [places.text(p) for p in problems])
     )
@@ -345,4 +358,4 @@ def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
             )
         )
     else:
-        add(Finding("audit", "ok", f"{name} agrees with {mf}"))
+        add(Finding("audit", "ok", f"{name} {agrees} with {mf}"))

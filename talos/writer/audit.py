@@ -8,19 +8,22 @@ never removed without a record from which it can be restored.
 
 Entry fields: ``t`` (Unix seconds), ``txn``, ``op`` (remember, supersede, history, forget,
 resolve, revoke, restore, skill-forget; ack: an outside edit the person reviewed, memory.md
-unchanged, or with ``unreadable``, the numbers of the log's own lines that cannot be read),
+unchanged, or with ``unreadable``, the numbers of lines that cannot be read of the log its
+``log`` field names — a device id or ``legacy``; without it, the log it is in),
 ``id`` (record id), ``key``, ``scope``, ``file``,
 ``before``/``after`` (the full line before/after; ``None`` for none), ``reason``; a line
 appended without rewriting memory.md has ``offset`` (the file's size when it was prepared). A
 transaction that found memory.md changed by someone else before its swap ends in ``abort``.
+
+Each device writes its own log (:attr:`talos.home.Paths.audit_file`, design §9) and settles
+only that one; a reader given a home's :class:`Paths` reads every device's log merged, its
+paths made this home's (:mod:`talos.writer.logs`); given one file, that file alone.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import secrets
 import time
 from collections.abc import Collection, Iterator
@@ -29,14 +32,18 @@ from pathlib import Path
 from typing import Any
 
 from talos.fsutil import json_value, open_append, open_regular
-from talos.sources.facts import claimed_scopes, parse_fact_line, read_memory
+from talos.home import Paths
+from talos.sources.facts import parse_fact_line, read_memory
 from talos.sources.skills import skill_scopes
+from talos.sync.device import describe
 from talos.text import cut, json_dumps
 from talos.view.canon import canonical_name
-from talos.warn import warn
+from talos.writer.logs import Log, Read, logs, merged, read, single, unacknowledged
 
 __all__ = [
     "OutsideEdit",
+    "Source",
+    "Tombstone",
     "Txn",
     "append",
     "entries",
@@ -44,6 +51,7 @@ __all__ = [
     "outside_edits",
     "recover",
     "settled",
+    "tombstones",
     "unreadable",
     "verify",
 ]
@@ -87,76 +95,76 @@ def append(path: Path, records: list[dict[str, Any]]) -> None:
         os.close(fd)
 
 
-def entries(path: Path) -> Iterator[dict[str, Any]]:
-    """Every well-formed entry in file order; a torn last line (a kill mid-append) is skipped.
-
-    Another line that cannot be read is skipped and warned about when the log has been read
-    — unless ``talos doctor --ack`` acknowledged it (an ``ack`` entry's ``unreadable`` line
-    numbers, :func:`unreadable`): talos never rewrites the log, so that warning came back on
-    every read, with nothing left to do about it."""
-    damaged: list[tuple[int, frozenset[str]]] = []
-    reviewed: set[int] = set()
-    try:
-        f = open_regular(path)
-    except FileNotFoundError:
-        return
-    with f:
-        for no, blob in enumerate(f, 1):
-            try:
-                rec = json_value(blob.decode("utf-8"))
-            except ValueError:  # invalid UTF-8 or JSON, nested too deeply, NaN
-                if blob.endswith(b"\n"):
-                    damaged.append((no, _blob_scopes(blob)))
-                continue
-            if isinstance(rec, dict):
-                reviewed.update(_reviewed(rec))
-                yield rec
-    for no, scopes in damaged:
-        if no not in reviewed:  # named only to those who may see its scope (§7.3)
-            warn(f"{path}:{no}: unreadable audit entry skipped", scopes=scopes)
+#: Where a reader finds the log: one file (read alone, as this device's log), or a home's
+#: :class:`Paths` (every device's log merged, :mod:`talos.writer.logs`).
+Source = Path | Paths
 
 
-def unreadable(path: Path, scopes: Collection[str] | None = None) -> list[int]:
-    """The 1-based lines of the log that cannot be read and were not acknowledged yet (a torn
-    last line aside: the next write starts after it), of the lines a request authorized for
-    ``scopes`` is told of (:func:`talos.warn.audible`; ``None``: all)."""
-    damaged: list[int] = []
-    reviewed: set[int] = set()
-    try:
-        f = open_regular(path)
-    except FileNotFoundError:
-        return []
-    with f:
-        for no, blob in enumerate(f, 1):
-            try:
-                rec = json_value(blob.decode("utf-8"))
-            except ValueError:
-                if blob.endswith(b"\n") and (scopes is None or _blob_scopes(blob) <= set(scopes)):
-                    damaged.append(no)
-                continue
-            if isinstance(rec, dict):
-                reviewed.update(_reviewed(rec))
-    return [no for no in damaged if no not in reviewed]
+def _logs(source: Source) -> list[Log]:
+    return logs(source) if isinstance(source, Paths) else [single(source)]
 
 
-def _reviewed(rec: dict[str, Any]) -> list[int]:
-    """The unreadable lines an ``ack`` entry acknowledges (its ``unreadable`` field)."""
-    lines = rec.get("unreadable") if rec.get("op") == "ack" else None
-    if not isinstance(lines, list):
-        return []
-    return [n for n in lines if isinstance(n, int) and not isinstance(n, bool)]
+def _read(source: Source) -> list[Read]:
+    return read(_logs(source))
+
+
+def entries(source: Source) -> Iterator[dict[str, Any]]:
+    """Every well-formed entry, merged from every log of ``source`` by time, each log in its
+    own order (:func:`talos.writer.logs.merged`); another device's paths made this home's. A
+    torn last line (a kill mid-append) is skipped.
+
+    Another line that cannot be read is skipped and warned about (``file:line``) — unless
+    ``talos doctor --ack`` acknowledged it (an ``ack`` entry's ``unreadable`` line numbers, of
+    the log its ``log`` field names, :func:`unreadable`): talos never rewrites a log, so that
+    warning came back on every read, with nothing left to do about it.
+
+    Raises:
+        OSError: a log cannot be read. InputError: ``TALOS_DEVICE`` is invalid.
+    """
+    for _log, e in merged((r.log, r.entries) for r in _read(source)):
+        yield e
+
+
+def unreadable(source: Source, scopes: Collection[str] | None = None) -> list[tuple[Log, int]]:
+    """The 1-based lines of the logs of ``source`` that cannot be read and were not
+    acknowledged yet (a torn last line aside: the next write starts after it), each with its
+    log, of the lines a request authorized for ``scopes`` is told of
+    (:func:`talos.warn.audible`; ``None``: all)."""
+    done = read(_logs(source), warning=False)
+    return [
+        (r.log, no)
+        for r, no in unacknowledged(done)
+        if scopes is None or dict(r.damaged)[no] <= set(scopes)
+    ]
 
 
 class Txn:
-    """One audited write: ``prepare`` its entries, change the file, then ``commit``."""
+    """One audited write: ``prepare`` its entries, change the file, then ``commit``.
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    ``target``: a home's :class:`Paths` — the transaction goes to this device's log
+    (:attr:`Paths.audit_file`, design §9), whose folder is described (``device.json``,
+    :func:`talos.sync.device.describe`) on the first prepare, so other devices can map its
+    paths — or one log file (a test's).
+
+    Raises:
+        InputError: ``TALOS_DEVICE`` cannot name a device.
+    """
+
+    def __init__(self, target: Path | Paths) -> None:
+        self.home = target.home if isinstance(target, Paths) else None
+        self.path = target.audit_file if isinstance(target, Paths) else target
         self.id = time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
         self.t = int(time.time())
 
     def prepare(self, records: list[dict[str, Any]]) -> None:
-        """Append the transaction's entries (state ``prepared``)."""
+        """Append the transaction's entries (state ``prepared``).
+
+        Raises:
+            OSError: the log cannot be written (nothing of it is left in the log).
+        """
+        if self.home is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            describe(self.path.parent, self.home)
         append(
             self.path,
             [{"t": self.t, "txn": self.id, **r, "state": "prepared"} for r in records],
@@ -171,21 +179,6 @@ class Txn:
         append(
             self.path, [{"t": int(time.time()), "txn": self.id, "op": "abort", "reason": reason}]
         )
-
-
-_SCOPE_FIELD = re.compile(rb'"scope":\s*"((?:[^"\\]|\\.)*)"')
-
-
-def _blob_scopes(blob: bytes) -> frozenset[str]:
-    """The scopes an unreadable log line names: its ``"scope"`` field, else the ``scope=``
-    of the line it carries, else ``global`` (:func:`talos.warn.audible`)."""
-    m = _SCOPE_FIELD.search(blob)
-    if m:
-        try:
-            return frozenset({json.loads(b'"' + m.group(1) + b'"')})
-        except ValueError:
-            pass
-    return claimed_scopes(blob)
 
 
 def entry_scope(entry: dict[str, Any]) -> str:
@@ -219,14 +212,33 @@ def _line_present(lines: set[str], line: str | None) -> bool:
     return line is not None and line in lines
 
 
-def settled(path: Path) -> list[dict[str, Any]]:
-    """Entries of committed transactions only, in order (aborted and pending ones left out)."""
-    done: set[str] = set()
-    all_entries = list(entries(path))
-    for e in all_entries:
-        if e.get("op") == "commit":
-            done.add(str(e.get("txn")))
-    return [e for e in all_entries if e.get("state") == "prepared" and e.get("txn") in done]
+def settled(source: Source) -> list[dict[str, Any]]:
+    """Entries of committed transactions only (aborted and pending ones left out), merged
+    from every log of ``source`` in the order of :func:`entries`. A transaction is settled in
+    its own log: its ``commit`` is where its prepared entries are (the device that wrote
+    them). A transaction found in two logs (one home's legacy log carried into two devices'
+    logs by two machines) is read from the first only."""
+    return [e for _log, e in _settled(_read(source))]
+
+
+def _settled(done: list[Read]) -> Iterator[tuple[Log, dict[str, Any]]]:
+    seen: set[str] = set()
+    per_log = []
+    for r in done:
+        committed = {str(e.get("txn")) for _no, e in r.entries if e.get("op") == "commit"}
+        fresh = committed - seen
+        seen |= committed
+        per_log.append(
+            (
+                r.log,
+                [
+                    (no, e)
+                    for no, e in r.entries
+                    if e.get("state") == "prepared" and str(e.get("txn")) in fresh
+                ],
+            )
+        )
+    return merged(per_log)
 
 
 #: How much of the log's end :func:`recover` reads before falling back to a full scan.
@@ -407,6 +419,7 @@ class OutsideEdit:
     log last left it (``None``: taken out); ``now``: the line in memory.md (``None``: absent);
     ``scope``: the scope of the log's last entry of the record, the one the edit is reviewed
     under — what an acknowledgement records (:func:`talos.writer.edits.acknowledge`).
+    ``log``: for ``unreadable``, the log whose line it is (design §9: any device's).
     """
 
     kind: str
@@ -416,21 +429,33 @@ class OutsideEdit:
     was: str | None = None
     now: str | None = None
     scope: str = "global"
+    log: str = ""
 
 
 def outside_edits(
-    path: Path, memory_file: Path, scopes: Collection[str] | None = None
+    source: Source, memory_file: Path, scopes: Collection[str] | None = None
 ) -> list[OutsideEdit]:
     """Records whose state in memory.md is not what the committed log says (issue 12.1).
 
-    Replays the committed entries of ``memory_file``: the last entry of each record id says
+    Replays the committed entries of ``memory_file`` of every log of ``source`` (each
+    device's write, its paths made this home's, design §9: another device's remember or
+    forget that reached this memory.md is no outside edit): the last entry of each record id says
     whether talos left it in the file (an ``after`` line) or took it out (a ``before`` line
     with no ``after``). Each disagreement is an :class:`OutsideEdit` whose message a person
     can act on: ``talos restore ID`` for a record that vanished; remove the line again or
     ``talos resolve`` for one that came back; nothing when a change was meant. ``scopes``:
     only entries of these scopes (default: all); a message quotes text with credentials
     masked (hostile pass of issue 13).
+
+    Raises:
+        OSError: a log cannot be read. InputError: ``TALOS_DEVICE`` is invalid.
     """
+    return _outside_edits(_read(source), memory_file, scopes)
+
+
+def _outside_edits(
+    done: list[Read], memory_file: Path, scopes: Collection[str] | None
+) -> list[OutsideEdit]:
     from talos.safety.secrets import mask_secrets  # imported on use: the log is read rarely
 
     try:
@@ -448,7 +473,7 @@ def outside_edits(
             if parsed is not None and parsed.fields.get("id"):
                 by_id.setdefault(parsed.fields["id"], no)
     last: dict[str, dict[str, Any]] = {}
-    for e in settled(path):
+    for _log, e in _settled(done):
         if (
             e.get("file") == str(memory_file)
             and e.get("id")
@@ -525,34 +550,113 @@ def outside_edits(
     return out
 
 
-def verify(path: Path, memory_file: Path, scopes: Collection[str] | None = None) -> list[str]:
-    """Check the log against memory.md; returns problems ([] when consistent).
+def verify(source: Source, memory_file: Path, scopes: Collection[str] | None = None) -> list[str]:
+    """Check the logs of ``source`` against memory.md; returns problems ([] when consistent).
 
-    Consistent means: no transaction is left pending, every record a committed transaction
-    left in memory.md is there, and no line it removed is back (:func:`outside_edits`; a
-    record edited in place is not a problem: its id is still there). ``scopes``: only the
-    entries of these scopes are looked at (a request is never told of another scope's
-    records, design §7.3; hostile pass of issue 13 item 8).
+    Consistent means: no transaction of this device's log is left pending, every record a
+    committed transaction left in memory.md is there, and no line it removed is back
+    (:func:`outside_edits`; a record edited in place is not a problem: its id is still there).
+    ``scopes``: only the entries of these scopes are looked at (a request is never told of
+    another scope's records, design §7.3; hostile pass of issue 13 item 8).
+
+    A transaction left open in another device's log (or in a legacy log an older talos still
+    writes) is not a problem here (design §9): this device never writes that log, so it
+    cannot settle it, and a sync often carries a transaction's prepared entries before its
+    commit line; that device's next write settles it. Until then its entries count for
+    nothing here (:func:`settled`).
+
+    Raises:
+        OSError: a log cannot be read. InputError: ``TALOS_DEVICE`` is invalid.
     """
+    done = _read(source)
     problems: list[str] = []
-    closed: set[str] = set()
-    prepared: set[str] = set()
-    last = ""  # the transaction the log ends with: the next write settles it
-    for e in entries(path):
-        last = str(e.get("txn"))
-        if e.get("op") in ("commit", "abort"):
-            closed.add(last)
-        elif e.get("state") == "prepared" and (scopes is None or entry_scope(e) in scopes):
-            prepared.add(last)
-    for txn in sorted(prepared - closed):
-        problems.append(
-            f"transaction {txn} is neither committed nor aborted"
-            + (
-                ""
-                if txn == last
-                else " and talos wrote on after it (its commit line is lost or unreadable): "
-                "talos doctor --ack settles it by what memory.md holds"
+    for r in done:
+        if not r.log.own:
+            continue
+        closed: set[str] = set()
+        prepared: set[str] = set()
+        last = ""  # the transaction the log ends with: the next write settles it
+        for _no, e in r.entries:
+            last = str(e.get("txn"))
+            if e.get("op") in ("commit", "abort"):
+                closed.add(last)
+            elif e.get("state") == "prepared" and (scopes is None or entry_scope(e) in scopes):
+                prepared.add(last)
+        for txn in sorted(prepared - closed):
+            problems.append(
+                f"transaction {txn} is neither committed nor aborted"
+                + (
+                    ""
+                    if txn == last
+                    else " and talos wrote on after it (its commit line is lost or unreadable): "
+                    "talos doctor --ack settles it by what memory.md holds"
+                )
             )
-        )
-    problems += [o.message for o in outside_edits(path, memory_file, scopes) if o.kind != "changed"]
+    problems += [
+        o.message for o in _outside_edits(done, memory_file, scopes) if o.kind != "changed"
+    ]
     return problems
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """A line a committed ``forget`` removed and nothing wrote back since (:func:`tombstones`).
+
+    ``line``: the memory.md line exactly as it was, or for a skill (``skill`` true) the skill
+    file's path in this home; ``id``: its record id (``talos restore ID``); ``scope``; ``t``:
+    when it was forgotten (Unix seconds); ``device``: the log it is in (a device id, or
+    ``legacy``)."""
+
+    line: str
+    id: str
+    skill: bool
+    scope: str
+    t: int
+    device: str
+
+
+def tombstones(paths: Paths, scopes: Collection[str] | None = None) -> list[Tombstone]:
+    """What a committed ``forget`` on any device removed and no later committed entry of any
+    device wrote back (an ``after`` equal to the line: a restore, a remember of the same line,
+    an acknowledged edit that kept it): memory.md lines (exact text) and, for ``skill-forget``,
+    skill files. A merge of memory.md from two devices must keep these out, or a line forgotten
+    on one device comes back from the other's copy (design §9; :func:`outside_edits` reports
+    such a line as ``back``).
+
+    Args:
+        paths: the home. scopes: only the entries of these scopes (``None``: all).
+
+    Returns:
+        One :class:`Tombstone` per line or skill file, oldest forget first.
+
+    Raises:
+        OSError: a log cannot be read. InputError: ``TALOS_DEVICE`` is invalid.
+    """
+    dead: dict[tuple[bool, str], Tombstone] = {}
+    memory = str(paths.memory_file)
+    for log, e in _settled(_read(paths)):
+        if scopes is not None and entry_scope(e) not in scopes:
+            continue
+        op, before, after = e.get("op"), e.get("before"), e.get("after")
+        if isinstance(after, str) and after:
+            dead.pop((False, after), None)
+            dead.pop((True, after), None)
+        skill = op == "skill-forget"
+        if (
+            op in ("forget", "skill-forget")
+            and isinstance(before, str)
+            and before
+            and not after
+            and (skill or e.get("file") == memory)
+        ):
+            t = e.get("t")
+            dead.pop((skill, before), None)  # the latest forget of it
+            dead[(skill, before)] = Tombstone(
+                before,
+                str(e.get("id") or ""),
+                skill,
+                entry_scope(e),
+                t if isinstance(t, int) and not isinstance(t, bool) else 0,
+                log.name,
+            )
+    return list(dead.values())

@@ -31,6 +31,7 @@ from talos.view.trust import (
     window_of,
 )
 from talos.writer import audit
+from talos.writer.logs import Log, migrate, where
 from talos.writer.txn import (
     Change,
     Record,
@@ -103,7 +104,7 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
         written_line = None
         op = ""
         trashed: dict[str, object] | None = None
-        for e in audit.settled(paths.audit_file):
+        for e in audit.settled(paths):
             if scopes is not None and audit.entry_scope(e) not in scopes:
                 continue
             if e.get("id") != rid:
@@ -128,7 +129,7 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
         elif written_line is not None:
             line, reason = written_line, "restore after an outside edit removed it"
         else:
-            raise InputError(f"no removed line with id {rid!r} in {paths.audit_file}")
+            raise InputError(f"no removed line with id {rid!r} in {where(paths)}")
         mine = parse_fact_line(line)
 
         def plan(data: bytes) -> tuple[Change | None, Restored]:
@@ -229,8 +230,10 @@ def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[aud
     doctor of that scope (``tests/test_doctor_ack.py``). Two things no later write would ever
     settle are settled too: a transaction left open in the middle of the log (its commit line
     unreadable) is committed or aborted by what memory.md holds, and the log's unreadable
-    lines are acknowledged in an ``ack`` entry of their numbers (``unreadable``), so they are
-    no longer warned about (:func:`talos.writer.audit.entries`).
+    lines are acknowledged in an ``ack`` entry of their numbers (``unreadable``) and of the log
+    they are in (``log``: a device id or ``legacy``; any device's log, design §9), so they are
+    no longer warned about (:func:`talos.writer.audit.entries`). Everything is appended to
+    this device's log; only its own transactions are settled.
 
     Args:
         paths: the home's paths. scopes: only the edits of records of these scopes (a
@@ -244,11 +247,11 @@ def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[aud
         filelock.Timeout: another writer held the lock for :data:`LOCK_TIMEOUT` seconds.
         OSError: the audit log cannot be read or written.
     """
-    log = paths.audit_file
     with memory_lock(paths):
         # every write settles a transaction left open at the log's end only
-        audit.recover(log, paths.memory_file, everywhere=True)
-        edits = audit.outside_edits(log, paths.memory_file, scopes)
+        migrate(paths, locked=True)
+        audit.recover(paths.audit_file, paths.memory_file, everywhere=True)
+        edits = audit.outside_edits(paths, paths.memory_file, scopes)
         records: list[dict[str, Any]] = [
             {
                 "op": "ack",
@@ -261,23 +264,32 @@ def acknowledge(paths: Paths, scopes: Collection[str] | None = None) -> list[aud
             }
             for o in edits
         ]
-        damaged = audit.unreadable(log, scopes)
-        if damaged:
+        damaged: dict[Log, list[int]] = {}
+        for log, no in audit.unreadable(paths, scopes):
+            damaged.setdefault(log, []).append(no)
+        for log, lines in damaged.items():  # one ack per log, naming it (design §9)
             records.append(
                 {
                     "op": "ack",
-                    "file": str(log),
-                    "unreadable": damaged,
+                    "file": str(log.path),
+                    "log": log.name,
+                    "unreadable": lines,
                     "reason": "unreadable audit log lines acknowledged in talos doctor --ack",
                 }
             )
             edits += [
-                audit.OutsideEdit("unreadable", "", no, f"{log}:{no}: unreadable audit entry")
-                for no in damaged
+                audit.OutsideEdit(
+                    "unreadable",
+                    "",
+                    no,
+                    f"{log.path}:{no}: unreadable audit entry",
+                    log=str(log.path),
+                )
+                for no in lines
             ]
         if not records:
             return []
-        txn = audit.Txn(log)
+        txn = audit.Txn(paths)
         txn.prepare(records)
         txn.commit()
         return edits
@@ -349,7 +361,7 @@ def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
         raise InputError(f"{original} exists already; move it away first to restore {rid}")
     if not trash.is_file():
         raise InputError(f"{trash} is gone; skill {rid} cannot be restored")
-    txn = audit.Txn(paths.audit_file)
+    txn = audit.Txn(paths)
     txn.prepare(
         [
             {
@@ -385,7 +397,7 @@ def trash_skill(paths: Paths, skill: Path, reason: str, scope: str = "global") -
         # a NAME/SKILL.md goes as NAME-SKILL.md: the trash tells one skill folder's from another's
         name = f"{skill.parent.name}-{skill.name}" if skill.name == "SKILL.md" else skill.name
         dest = trash / f"{rid}-{name}"
-        txn = audit.Txn(paths.audit_file)
+        txn = audit.Txn(paths)
         txn.prepare(
             [
                 {

@@ -41,6 +41,7 @@ from talos.sources.facts import ParsedFact, parse_fact_line
 from talos.view.trust import derived_id
 from talos.warn import warn
 from talos.writer import audit
+from talos.writer.logs import migrate
 from talos.writer.shared_file import (
     HeldOpen,
     append_line,
@@ -136,7 +137,7 @@ def _attempt_write(
         if change is None:
             return True, result
         _check_size(paths.memory_file, snap.data, change)
-        txn = audit.Txn(paths.audit_file)
+        txn = audit.Txn(paths)
         prepared = False
 
         def prepare(records: list[dict[str, Any]]) -> None:
@@ -303,7 +304,10 @@ _MARKER = re.compile(r"(?:#{1,6}|[-*+]|\d{1,9}[.)])[ \t]+")
 
 
 def settle(paths: Paths) -> None:
-    """Settle the audit transaction a killed writer left (call with the memory lock held)."""
+    """Settle the audit transaction a killed writer left in this device's log (call with the
+    memory lock held), after moving a legacy log there (:func:`talos.writer.logs.migrate`):
+    the start of every write."""
+    migrate(paths, locked=True)
     audit.recover(paths.audit_file, paths.memory_file)
 
 
