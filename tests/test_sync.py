@@ -352,3 +352,23 @@ def test_killing_sync_never_breaks_recall_or_git(tmp_path: Path) -> None:
     for i in range(6):
         for name in homes:
             assert f"fact {i} from {name} about the build cache" in a
+
+
+def test_a_forget_comes_back_through_a_merge_and_is_taken_out_again(tmp_path: Path) -> None:
+    """Two homes started apart, joined in one repository: the join (no common version) unites
+    both files, so a line forgotten in one comes back from the other; its forget (a tombstone
+    in that device's audit log) takes it out again, on both."""
+    line = "the nightly job cleans the tmp folder"
+    homes = _clones(tmp_path, ["a", "b"])
+    for home in homes.values():  # one file copied by hand to both (cp -r of the home)
+        (home / "memory.md").write_text(f"- {line} <!-- reflect 2026-11-02 id=r0123456789 -->\n")
+        with Memory(home) as mem:
+            mem.remember(f"{home.name} has its own fact about the build cache")
+    with Memory(homes["a"]) as mem:
+        assert mem.forget([("fact", line)]) == 1
+    for name in ("a", "b", "a", "b"):
+        assert sync(resolve_paths(homes[name])).stopped is None
+    for home in homes.values():
+        text = (home / "memory.md").read_text()
+        assert line not in text
+        assert "a has its own fact" in text and "b has its own fact" in text

@@ -21,7 +21,6 @@ repository git continues from and a home that recalls; the next run picks up fro
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import shlex
@@ -455,6 +454,15 @@ def _merge(
     return commit.stdout.strip(), overlaps
 
 
+def _lines(paths: Paths) -> list[str]:
+    """memory.md's lines now ([] when it cannot be read)."""
+    try:
+        text = read_regular(paths.memory_file, 1 << 30).decode("utf-8", "surrogateescape")
+    except (OSError, InputError):
+        return []
+    return [ln.rstrip("\r") for ln in text.split("\n")]
+
+
 def _pending(paths: Paths) -> list[dict[str, Any]]:
     try:
         data = json_value(read_regular(paths.state_dir / PENDING, 1 << 20).decode("utf-8"))
@@ -557,6 +565,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
     overlaps: list[Overlap] = []
     for _ in range(ROUNDS):
         result.committed |= _commit_local(root, paths, ident, result.device)
+        had = set(_lines(paths))
         if remote is None:
             result.stopped = (
                 "no remote: committed here; add one (git remote add origin URL) to sync"
@@ -574,7 +583,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
                 overlaps += found
                 result.merged = True
             _move(root, paths, target)
-        _resolve(paths, result, before)
+        _resolve(paths, result, before, set(_lines(paths)) - had)
         result.committed |= _commit_local(root, paths, ident, result.device)
         pending = _still_there(paths, _pending(paths) + [o.as_json() for o in overlaps])
         _save_pending(paths, [] if keep_both else pending)
@@ -663,23 +672,29 @@ def _conflicts(paths: Paths) -> list[dict[str, Any]]:
     return []
 
 
-def _resolve(paths: Paths, result: SyncResult, before: set[tuple[str, str]]) -> None:
-    """Apply talos's rules to what the merge brought (design §12.3): forgets on any device stay
-    forgotten; a key that became contested by the merge is settled when one record outranks
-    the other (authority, then observed day); equals stay a conflict."""
+def _resolve(
+    paths: Paths, result: SyncResult, before: set[tuple[str, str]], arrived: set[str]
+) -> None:
+    """Apply talos's rules to what the merge brought (design §12.3): a line forgotten on any
+    device (:func:`talos.writer.audit.tombstones`) that the merge brought in (``arrived``) is
+    taken out again; a key that became contested by the merge is settled when one record
+    outranks the other (authority, then observed day); equals stay a conflict."""
     from talos.memory import Memory
     from talos.view.trust import authority
+    from talos.writer.audit import tombstones
+    from talos.writer.edits import remove_fact_lines
 
-    tombstones = getattr(importlib.import_module("talos.writer.audit"), "tombstones", None)
-    if tombstones is not None:
-        from talos.writer.edits import remove_fact_lines
-
-        dead = tombstones(paths)
-        if dead:
-            gone = remove_fact_lines(
-                paths, lambda _p, raw: raw in dead, "forget", "forgotten on another device"
-            )
-            result.forgotten_again += [r.id for r in gone]
+    dead = {t.line: t for t in tombstones(paths) if not t.skill} if arrived else {}
+    dead = {line: t for line, t in dead.items() if line in arrived}
+    if dead:  # only a line the merge brought: one a person typed again here stays
+        devices = sorted({t.device for t in dead.values()})
+        gone = remove_fact_lines(
+            paths,
+            lambda _p, raw: raw in dead,
+            "forget",
+            f"forgotten on {', '.join(devices)}; brought back by a merge",
+        )
+        result.forgotten_again += [r.id for r in gone]
     mem = Memory(paths.home, scopes=_all_scopes(paths))
     try:
         for scope, key, nodes in mem.conflicts():
