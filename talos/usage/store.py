@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -564,7 +565,10 @@ class SqliteUsage:
                 st: os.stat_result | None = os.lstat(self.log)
             except OSError:
                 st = None
-            if version < 3:  # not migrated (a read-only disk): this device's unless it has a log
+            if st is not None and not stat.S_ISREG(st.st_mode):  # the log is refused: warn
+                log.replayed(self.log)  # and show what usage.db has
+                fresh = version < 3 or (row is not None and row[0] == self._device())
+            elif version < 3:  # not migrated (a read-only disk): this device's unless it has a log
                 fresh = st is None or not st.st_size
             else:
                 fresh = row is not None and row[0] == self._device() and _same(row[1], row[2], st)
