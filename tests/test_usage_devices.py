@@ -646,6 +646,54 @@ def test_this_devices_counts_come_from_usage_db_while_it_is_up_to_date(
     assert parsed == []
 
 
+def test_a_new_process_starts_from_the_replay_usage_db_keeps_of_another_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another device's log replayed is kept in usage.db: a new process (the memo empty)
+    parses only the lines after it, also when a sync replaced the file by a longer copy; a
+    file that does not begin with what was kept (rewritten) is replayed anew."""
+    monkeypatch.setenv("TALOS_DEVICE", "laptop")
+    monkeypatch.setattr(usage_log, "SNAPSHOT_BYTES", 0)
+    state = tmp_path / ".talos"
+    lines = [
+        '{"d": 100, "s": {"global": {"+": ["fact:x", "fact:y"]}}}\n',
+        "garbled\n",
+        '{"d": 101, "s": {"global": {}}, "h": {"global": ["fact:x"]}}\n',
+    ]
+    path = _device_log(state, "desk", "".join(lines))
+    store = SqliteUsage(state / "usage.db", home=tmp_path)
+    store.record({"global": frozenset({"fact:x"})}, {}, 102)
+    want = {"fact:x": (3, 1, 101, 100), "fact:y": (2, 0, 0, 100)}
+    assert _as_counts(store.stats("global")) == want
+    store.close()
+    parsed: list[bytes] = []
+    real = usage_log.json_value
+    monkeypatch.setattr(usage_log, "json_value", lambda b: parsed.append(b) or real(b))
+
+    def new_process() -> dict:
+        usage_log._MEMO.clear()
+        parsed.clear()
+        fresh = SqliteUsage(state / "usage.db", home=tmp_path)
+        try:
+            return _as_counts(fresh.stats("global"))
+        finally:
+            fresh.close()
+
+    assert new_process() == want
+    assert len(parsed) == 1  # the snapshot, no line
+    assert usage_log.problems(path) == [f"{path}:2: unreadable line"]  # kept with it
+    copy = path.with_name("copy")
+    copy.write_bytes(path.read_bytes() + b'{"d": 103, "s": {"global": {"-": ["fact:y"]}}}\n')
+    os.replace(copy, path)  # a sync tool's way: a new file
+    want = {"fact:x": (4, 1, 101, 100), "fact:y": (2, 0, 0, 100)}
+    assert new_process() == want
+    assert len(parsed) == 2  # the snapshot and the line appended
+    path.write_bytes(path.read_bytes().replace(b'"d": 101', b'"d": 109'))  # rewritten
+    # day 109 then a recall on day 103: a clock that ran ahead, lowered
+    assert new_process() == {"fact:x": (4, 1, 103, 100), "fact:y": (2, 0, 0, 100)}
+    assert len(parsed) == 5  # the snapshot, then every line (one garbled)
+
+
 # -- a read-only home ----------------------------------------------------------------------------
 
 

@@ -1,16 +1,18 @@
-"""Where usage counts live (design §6.3): ``.talos/usage.db`` (:class:`SqliteUsage`), or the
-reference's ``recall_hits.json`` for :mod:`talos.compat` (:class:`JsonUsage`), behind one
-protocol (:class:`UsageStore`); and the fingerprint of a key set, by which a store notices
-cheaply that memories appeared or vanished. What is counted, and when, is
-:mod:`talos.usage.counts`'s.
+"""Where usage counts live (design §6.3, §9): every device's usage log merged, this device's
+cached in ``.talos/usage.db`` (:class:`SqliteUsage`), or the reference's ``recall_hits.json``
+for :mod:`talos.compat` (:class:`JsonUsage`), behind one protocol (:class:`UsageStore`); and
+the fingerprint of a key set, by which a store notices cheaply that memories appeared or
+vanished. What is counted, and when, is :mod:`talos.usage.counts`'s; the logs are
+:mod:`talos.usage.log`'s, usage.db's tables :mod:`talos.usage.tables`'.
 
 Writing usage must not cost O(number of memories) per recall. :class:`SqliteUsage` keeps one
 counter of recalls per scope and, per memory, the counter value from which it has been present
 (``since``): ``seen = base_seen + (counter - since)`` while present. A recall therefore writes
 the counter, one row per picked memory, and rows only for memories that appeared or vanished
-since the previous recall (detected by a fingerprint of the key set, :func:`fingerprint`). All
-of it happens in one ``BEGIN IMMEDIATE`` transaction, so concurrent recalls from several
-processes lose nothing.
+since the previous recall (detected by a fingerprint of the key set, :func:`fingerprint`), and
+appends one line of the same changes to this device's log. All of it happens in one ``BEGIN
+IMMEDIATE`` transaction, so concurrent recalls from several processes lose nothing, and the
+log's lines are in the order of the transactions.
 """
 
 from __future__ import annotations
@@ -207,8 +209,8 @@ class SqliteUsage:
     SCHEMA = 3
     INDEXES = tables.INDEXES
     #: Every table of the schema, and the schema that added one later than 1.
-    TABLES = ("counters", "fingerprints", "usage", "device")
-    _ADDED: ClassVar[dict[str, int]] = {"device": 3}
+    TABLES = ("counters", "fingerprints", "usage", "device", "replays")
+    _ADDED: ClassVar[dict[str, int]] = {"device": 3, "replays": 3}
 
     def __init__(self, path: Path, import_hits: Path | None = None, home: Path | None = None):
         self.path = path
@@ -390,6 +392,7 @@ class SqliteUsage:
                     con.execute("ALTER TABLE usage ADD COLUMN first_day INTEGER NOT NULL DEFAULT 0")
                 if version < 3:  # schema 3: usage.db caches this device's log
                     con.execute(tables.DEVICE)
+                    con.execute(tables.REPLAYS)
                     con.execute("INSERT INTO device(id) VALUES (?)", (self._device(),))
                     based = True
             if based and (state := tables.state(con)):
@@ -537,11 +540,48 @@ class SqliteUsage:
         parts = [self._own(scope)]
         for folder in device_dirs(self.path.parent):
             if folder.name != own:
-                with log.locked():
-                    replay = log.replayed(folder / LOG)
-                    got = replay.scopes.get(scope) if replay is not None else None
-                    parts.append(got.counts() if got is not None else {})
+                parts.append(self._other(folder.name, folder / LOG, scope))
         return merge(parts)
+
+    def _other(self, device: str, path: Path, scope: str) -> dict[str, tuple[int, int, int, int]]:
+        """Another device's counts of ``scope``: its log replayed, from the snapshot kept in
+        usage.db when this process has not read it yet; a snapshot kept anew when the replay
+        went far past it (:func:`talos.usage.log.snapshot`). The snapshot is a cache: one that
+        cannot be read or written is left aside."""
+        with log.locked():
+            con = getattr(self._local, "con", None)
+            if not log.known(path) and con is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    row = con.execute("SELECT state FROM replays WHERE device=?", (device,))
+                    got = row.fetchone()
+                    if got is not None:
+                        log.seed(path, got[0])
+            replay = log.replayed(path)
+            scoped = replay.scopes.get(scope) if replay is not None else None
+            counts = scoped.counts() if scoped is not None else {}
+            snap = log.snapshot(path)
+        if snap is not None and con is not None and self._keep(con, device, snap[1]):
+            log.kept(path, snap[0])
+        return counts
+
+    @staticmethod
+    def _keep(con: sqlite3.Connection, device: str, state: str) -> bool:
+        """Keep ``state`` as the snapshot of ``device``'s log, unless usage.db is busy or
+        read-only (waits for no one: it is only a cache)."""
+        try:
+            con.execute("PRAGMA busy_timeout=0")
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                con.execute(
+                    "INSERT OR REPLACE INTO replays(device, state) VALUES (?, ?)", (device, state)
+                )
+                con.execute("COMMIT")
+            finally:
+                _rollback(con)
+                con.execute("PRAGMA busy_timeout=60000")
+        except sqlite3.Error:
+            return False
+        return True
 
     def _own(self, scope: str) -> dict[str, tuple[int, int, int, int]]:
         """This device's counts of ``scope``: usage.db's when it caches this device's log up

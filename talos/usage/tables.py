@@ -5,8 +5,10 @@ last), ``usage(scope, key, base_seen, since, present, hits, last_hit_day, first_
 schema 3, ``device(id, log_ino, log_size)``: which device the file belongs to and how far into
 that device's log (:mod:`talos.usage.log`) its counts are. The counts equal the replay of the
 log up to ``log_size``: usage.db is the replay kept up to date, so a recall writes what changed
-and a reader of this device's counts replays nothing. Here: the statements on these tables,
-and the exchange with a replayed log (:func:`state`, :func:`load`).
+and a reader of this device's counts replays nothing. Also from schema 3, ``replays(device,
+state)``: other devices' logs replayed, so a new process does not replay them from their first
+line. Here: the statements on these tables, and the exchange with a replayed log
+(:func:`state`, :func:`load`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "INDEXES",
     "MAX_COUNT",
     "REFERENCE_KINDS",
+    "REPLAYS",
     "count",
     "import_reference",
     "load",
@@ -47,6 +50,8 @@ DEVICE = (
     "CREATE TABLE IF NOT EXISTS device(id TEXT NOT NULL,"
     " log_ino INTEGER NOT NULL DEFAULT 0, log_size INTEGER NOT NULL DEFAULT 0)"
 )
+#: Schema 3's cache of other devices' logs replayed (:func:`talos.usage.log.snapshot`).
+REPLAYS = "CREATE TABLE IF NOT EXISTS replays(device TEXT PRIMARY KEY, state TEXT NOT NULL)"
 #: The tables of the current schema (3), made in a new usage.db.
 CREATE = (
     "CREATE TABLE IF NOT EXISTS counters(scope TEXT PRIMARY KEY, n INTEGER NOT NULL)",
@@ -57,6 +62,7 @@ CREATE = (
     " last_hit_day INTEGER NOT NULL DEFAULT 0,"
     " first_day INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(scope, key))",
     DEVICE,
+    REPLAYS,
 )
 #: Indexes by day, so a recall finds the days a clock that ran ahead left in the future in
 #: one seek (:func:`no_day_after`). Created on any schema (an older talos keeps them up to date
