@@ -160,7 +160,7 @@ def _as_counts(stats: Mapping[str, Stat]) -> Counts:
 
 # -- the replay of a log is what usage.db counted ------------------------------------------------
 
-KEYS = ["fact:a", "fact:b", "fact:c", "skill:d", "fact:e"]
+KEYS = ["fact:a", "fact:b", "fact:c", "skill:d", "fact:\u4e2d \u2028 \u00e9 \\"]
 SCOPES = ["global", "work"]
 RECALLS = st.lists(
     st.tuples(
