@@ -708,7 +708,8 @@ def read_only(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
         for args in (["--bind", str(src), str(dst)], ["-o", "remount,bind,ro", str(dst)]):
             if subprocess.run(["mount", *args], capture_output=True).returncode:
                 pytest.skip("cannot bind-mount read-only here (needs root)")
-            mounted.append(dst)
+            if dst not in mounted:
+                mounted.append(dst)
         try:
             (dst / "probe").touch()
         except OSError as e:
@@ -718,7 +719,7 @@ def read_only(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
         return dst
 
     yield make
-    for d in reversed(mounted[::2]):
+    for d in reversed(mounted):
         subprocess.run(["umount", "-l", str(d)], capture_output=True)
 
 
