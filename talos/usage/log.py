@@ -21,7 +21,8 @@ repeated after a kill between its append and the cache's commit counts presence 
 
 Reading is memoized per process and file by ``(inode, size, mtime_ns)``; a file that grew is
 read from where the last read stopped (:func:`replayed`): a long-lived process does not re-read
-years of log per ``talos dead``. A torn last line (a kill mid-append) is left for later; an
+years of log per ``talos dead``, and a new one starts from the replay usage.db keeps
+(:func:`snapshot`, :func:`seed`). A torn last line (a kill mid-append) is left for later; an
 unreadable line elsewhere is skipped with a warning naming ``file:line``, once per process.
 """
 
@@ -48,14 +49,20 @@ __all__ = [
     "LAST",
     "PRESENT",
     "SINCE",
+    "SNAPSHOT_BYTES",
     "Based",
     "Replay",
     "Scope",
     "base_line",
+    "kept",
+    "known",
+    "locked",
     "open_log",
     "problems",
     "recall_line",
     "replayed",
+    "seed",
+    "snapshot",
     "write_line",
 ]
 
