@@ -150,7 +150,7 @@ class Memory:
             folders=self.model != "classic",  # classic: top-level skills only (design §3.2)
         )
         self.usage_store: UsageStore = usage or SqliteUsage(
-            self.paths.usage_db, import_hits=self.paths.hits_file
+            self.paths.usage_db, import_hits=self.paths.hits_file, home=self.paths.home
         )
         #: Whether recall and explain fuse the dense leg by default (per call: ``dense=``).
         self.dense: bool = dense_asked(self.paths) if dense is None else dense is not False

@@ -141,7 +141,7 @@ def test_a_corrupt_usage_db_is_named_by_doctor_dead_and_report(home: Path) -> No
     [
         (
             lambda con: con.execute("PRAGMA user_version=7"),
-            "written by a newer talos (usage schema 7, this one reads 2); upgrade talos, or ",
+            "written by a newer talos (usage schema 7, this one reads 3); upgrade talos, or ",
         ),
         (
             lambda con: con.executescript("CREATE TABLE notes(x); PRAGMA user_version=1;"),

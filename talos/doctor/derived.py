@@ -34,7 +34,10 @@ from talos.safety import scan_skills
 from talos.scan import ScanReport, fact_report, refused_files, scan_home
 from talos.sources.facts import load_facts
 from talos.sources.skills import skill_scopes
+from talos.sync.device import device_dirs
+from talos.usage import log as usage_log
 from talos.usage.counts import SqliteUsage
+from talos.usage.store import LOG
 from talos.view.trust import record_id, stated_value
 from talos.writer import audit
 from talos.writer.logs import logs
@@ -123,8 +126,21 @@ def _check_dense(mem: Memory, places: _Places, add: Add) -> None:
 
 def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
     """Can the usage counts be read? A damaged ``usage.db`` made doctor, dead and report end
-    in a traceback (issue 12 item 4); recall goes on without counting. A finding only when
-    they cannot (the usual report stays as it was)."""
+    in a traceback (issue 12 item 4); recall goes on without counting. Every device's usage log
+    too (design §9): one that is not a regular file, or its unreadable lines, are left out of
+    the counts. A finding only when they cannot (the usual report stays as it was)."""
+    with _captured():  # each said here once, not also as a warning
+        bad = [p for d in device_dirs(paths.state_dir) for p in usage_log.problems(d / LOG)]
+    if bad:
+        add(
+            Finding(
+                "usage",
+                "warn",
+                "a device's usage log cannot be read whole: what cannot be read is not counted",
+                tuple(places.text(p) for p in bad),
+                hint="put back that device's usage.jsonl (only that device writes it)",
+            )
+        )
     name = places.path(paths.usage_db)
     if not paths.usage_db.exists() and not paths.usage_db.is_symlink():
         return
@@ -139,7 +155,7 @@ def _check_usage(paths: Paths, places: _Places, add: Add) -> None:
             )
         )
         return
-    store = SqliteUsage(paths.usage_db)
+    store = SqliteUsage(paths.usage_db, home=paths.home)
     try:
         with _captured():
             store.stats("global")
