@@ -132,6 +132,7 @@ def _day(home: Path, name: str) -> None:
         mem.remember(f"the {name} runner uses 8 cores", key=f"runner.{name}")  # supersede
         mem.remember(f"the team editor is {name}-edit", key="team.editor")
     _recall(home, "how are the docs built", 3)
+    _recall(home, "printer badge floor", 3)
     with (home / "memory.md").open("a", encoding="utf-8") as f:
         f.write(f"- a note {name} typed by hand about the coffee machine\n")
 
@@ -167,6 +168,7 @@ def test_a_scripted_day_on_three_clones_ends_the_same_everywhere(
     with Memory(first) as mem:
         mem.remember("the team editor is vim", key="team.editor")
         mem.remember("the nightly job cleans the tmp folder", source="reflect")
+        mem.remember("the printer on floor two needs a badge")
     sync(resolve_paths(first))
     for name in order[1:]:
         sync(resolve_paths(homes[name]))
@@ -200,8 +202,10 @@ def test_a_scripted_day_on_three_clones_ends_the_same_everywhere(
                 assert have[device][: len(lines)] == lines
     usage = {n: _usage(h) for n, h in homes.items()}
     assert usage["a"] == usage["b"] == usage["c"]
-    docs = [k for k in usage["a"] if "builds the docs with mkdocs" in k]
-    assert docs and sum(usage["a"][k][1] for k in docs) >= 9  # 3 recalls on each of 3 devices
+    for name in order:  # counted on its own device only
+        assert usage["a"][f"fact:device {name} builds the docs with mkdocs"] == (6, 3)
+    # counted on all three: 6 recalls on each saw it, 3 on each picked it: the sums
+    assert usage["a"]["fact:the printer on floor two needs a badge"] == (18, 9)
 
 
 def _usage(home: Path) -> dict[str, tuple[int, int]]:
