@@ -369,7 +369,7 @@ def test_a_full_disk_by_monkeypatch_leaves_memory_and_the_log_as_they_were(
     audit log fails with ENOSPC. forget says so naming the log, exit 1, envelope; memory.md
     and the log are byte-identical to before; remember and restore say the same."""
     log = audit_log(home)
-    log.parent.mkdir(parents=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text('{"t": 1, "txn": "a", "op": "commit"}\n', encoding="utf-8")
     real_write, real_fsync = os.write, os.fsync
     nospace = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

@@ -15,6 +15,7 @@ import typer
 
 from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
 from talos.render import shown
+from talos.sync.git import SyncResult
 
 __all__ = ["EXIT_STOPPED", "sync"]
 
@@ -58,35 +59,46 @@ def sync(
 
     paths = checked_paths(home)
     result = run(paths, push=not no_push, keep_both=keep_both)
-    if as_json:
-        emit("sync", result.as_json())
+    if as_json:  # a stop is not ok: a script that reads "ok" must not take it for a sync
+        emit("sync", result.as_json(), ok=result.stopped is None, error=result.stopped)
     else:
-        parts = []
-        if result.committed:
-            parts.append("committed local changes")
-        if result.pulled:
-            parts.append(f"pulled {result.pulled} commit{'s' if result.pulled != 1 else ''}")
-        if result.merged:
-            parts.append("merged")
-        if result.pushed:
-            parts.append(f"pushed to {result.remote}")
-        err.print(f"talos sync ({result.device}): {', '.join(parts) or 'nothing to do'}")
-        for rid in result.forgotten_again:
-            err.print(f"  forgotten on another device, taken out again: {rid}")
-        for r in result.resolved:
-            err.print(f"  {r['key']} ({r['scope']}): kept {r['kept']}, it outranks the other")
-        for c in result.conflicts:
-            err.print(
-                f"  conflict: {c['key']} ({c['scope']}) has {len(c['ids'])} values of equal "
-                f"standing; talos resolve {c['key']} --keep ID"
-            )
-        for p in result.person_conflicts:
-            err.print("  a line edited on both devices; both versions are in memory.md:")
-            err.print(f"    was:   {shown(p['was'])}")
-            err.print(f"    here:  {shown(p['here'])}")
-            err.print(f"    there: {shown(p['there'])}")
-        err.print(f"  devices: {', '.join(result.devices) or result.device}")
-        if result.stopped:
-            err.print(f"stopped: {result.stopped}")
+        _say(result, keep_both)
     if result.stopped:
         raise typer.Exit(EXIT_STOPPED)
+
+
+def _say(result: SyncResult, keep_both: bool) -> None:
+    """The result for a person, on stderr."""
+    parts = []
+    if result.committed:
+        parts.append("committed local changes")
+    if result.pulled:
+        parts.append(f"pulled {result.pulled} commit{'s' if result.pulled != 1 else ''}")
+    if result.merged:
+        parts.append("merged")
+    if result.pushed:
+        parts.append(f"pushed to {result.remote}")
+    err.print(f"talos sync ({result.device}): {', '.join(parts) or 'nothing to do'}")
+    for rid in result.forgotten_again:
+        err.print(f"  forgotten on another device, taken out again: {rid}")
+    for r in result.resolved:
+        err.print(f"  {r['key']} ({r['scope']}): kept {r['kept']}, it outranks the other")
+    for c in result.conflicts:
+        err.print(
+            f"  conflict: {c['key']} ({c['scope']}) has {len(c['ids'])} values of equal "
+            f"standing; talos resolve {c['key']} --keep ID"
+        )
+    for k in result.kept_edits:
+        where = "here" if not k["here"] else "on another device"
+        err.print(f"  a line deleted {where} was edited on the other side; the edit is kept:")
+        err.print(f"    {shown(k['here'] or k['there'])}")
+    for p in result.person_conflicts:
+        both = "kept both (--keep-both)" if keep_both else "both versions are in memory.md"
+        err.print(f"  a line edited differently on two devices; {both}:")
+        err.print(f"    was:   {shown(p['was'])}")
+        err.print(f"    here:  {shown(p['here'])}")
+        err.print(f"    there: {shown(p['there'])}")
+    others = [d for d in result.devices if d != result.device]
+    err.print(f"  devices: {result.device} (this one){''.join(', ' + d for d in others)}")
+    if result.stopped:
+        err.print(f"stopped: {result.stopped}")

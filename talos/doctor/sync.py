@@ -100,7 +100,15 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
         problems.append(".gitattributes does not merge memory.md by talos's rules")
     busy = git.in_progress(git.git_dir(root))
     if busy:
-        problems.append(f"git is in the middle of {busy}")
+        add(
+            Finding(
+                "sync",
+                "warn",
+                f"git is in the middle of {busy}: talos sync waits for it",
+                hint="finish it (git status says how: fix the files, git add them, git rebase "
+                "--continue) or abort it (git rebase --abort), then talos sync",
+            )
+        )
     pending = git.pending_conflicts(paths)
     if pending:
         add(
@@ -123,9 +131,14 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
         if ln.strip()
     ]
     ahead = behind = 0
-    counts = git.run_git(
-        root, "rev-list", "--left-right", "--count", "HEAD...@{upstream}", check=False
-    ).stdout.split()
+    upstream = _upstream(root)
+    counts = (
+        git.run_git(
+            root, "rev-list", "--left-right", "--count", f"HEAD...{upstream}", check=False
+        ).stdout.split()
+        if upstream
+        else []
+    )
     if len(counts) == 2:
         ahead, behind = int(counts[0]), int(counts[1])
     if dirty or ahead:
@@ -143,6 +156,15 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
                 hint="talos sync",
             )
         )
+    elif not upstream:
+        add(
+            Finding(
+                "sync",
+                "info",
+                "no remote branch to sync with yet",
+                hint="git remote add origin URL, then talos sync",
+            )
+        )
     elif behind:
         add(
             Finding(
@@ -150,7 +172,26 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
             )
         )
     else:
-        add(Finding("sync", "ok", f"in step with the last fetch ({os.path.basename(root)})"))
+        add(Finding("sync", "ok", f"in step with {upstream} as last fetched"))
+
+
+def _upstream(root: Path) -> str:
+    """The branch this one syncs with: its upstream, else ``<remote>/<branch>`` as talos sync
+    pushes it; "" when there is none (no remote, an unborn branch)."""
+    from talos.sync import git
+
+    done = git.run_git(root, "rev-parse", "--abbrev-ref", "@{upstream}", check=False)
+    if done.returncode == 0 and done.stdout.strip():
+        return done.stdout.strip()
+    branch = git.run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    name = branch.stdout.strip()
+    remotes = git.run_git(root, "remote", check=False).stdout.split()
+    remote = "origin" if "origin" in remotes else (remotes[0] if remotes else "")
+    if not name or not remote:
+        return ""
+    ref = f"{remote}/{name}"
+    ok = git.run_git(root, "rev-parse", "--verify", "--quiet", f"refs/remotes/{ref}", check=False)
+    return ref if ok.returncode == 0 else ""
 
 
 def _conflict_copies(memory_file: Path) -> list[Path]:

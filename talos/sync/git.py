@@ -36,7 +36,7 @@ from talos.errors import InputError, TalosError
 from talos.fsutil import atomic_write_text, json_value, lock, read_regular
 from talos.home import Paths
 from talos.sync.device import device_dirs, device_id
-from talos.sync.merge import Overlap, merge_text
+from talos.sync.merge import Merged, Overlap, merge_text
 
 __all__ = [
     "ATTRIBUTES",
@@ -67,6 +67,15 @@ class GitError(TalosError):
     """A git command failed; the message names it and quotes git's own words."""
 
 
+class Unmerged(TalosError):
+    """git cannot merge these files (a skill edited on two devices): ``files``, relative to
+    the repository; nothing was changed here."""
+
+    def __init__(self, files: list[str]) -> None:
+        super().__init__(", ".join(files) or "(unknown)")
+        self.files = files
+
+
 @dataclass(slots=True)
 class SyncResult:
     """What one ``talos sync`` did. ``stopped``: why it stopped before pushing (``None``: it
@@ -82,6 +91,7 @@ class SyncResult:
     resolved: list[dict[str, Any]] = field(default_factory=list)
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     person_conflicts: list[dict[str, Any]] = field(default_factory=list)
+    kept_edits: list[dict[str, Any]] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)
     stopped: str | None = None
 
@@ -98,6 +108,7 @@ class SyncResult:
             "resolved": self.resolved,
             "conflicts": self.conflicts,
             "person_conflicts": self.person_conflicts,
+            "kept_edits": self.kept_edits,
             "devices": self.devices,
             "stopped": self.stopped,
         }
@@ -138,8 +149,8 @@ def run_git(
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took more than {timeout:.0f} s; stopped") from None
     if check and done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().splitlines()
-        raise GitError(f"git {' '.join(args[:2])} failed: {' / '.join(said[-3:]) or 'no output'}")
+        said = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
+        raise GitError(f"git {' '.join(args[:2])} failed: {' / '.join(said[:4]) or 'no output'}")
     return done
 
 
@@ -407,13 +418,13 @@ def _blob(root: Path, rev: str, rel: str) -> bytes:
 
 def _merge(
     root: Path, paths: Paths, head: str, upstream: str, ident: list[str], device: str
-) -> tuple[str, list[Overlap]]:
-    """One commit on top of ``upstream`` with this side's changes merged in; returns it and the
-    places where both sides changed a person's lines.
+) -> tuple[str, Merged]:
+    """One commit on top of ``upstream`` with this side's changes merged in; returns it and
+    memory.md's merge (:class:`talos.sync.merge.Merged`: the lines edited on both sides).
 
     Raises:
-        GitError: git could not merge a file other than memory.md (a skill edited on both
-            sides): nothing was changed here.
+        Unmerged: git could not merge a file other than memory.md (a skill edited on both
+            sides): nothing was changed here. GitError: git failed.
     """
     done = run_git(
         root,
@@ -436,22 +447,17 @@ def _merge(
             if not line.strip():
                 break
             files.append(line.strip())
-        raise GitError(
-            "these files were changed on this device and on another one and git cannot merge "
-            f"them: {', '.join(files) or '(unknown)'}; nothing was changed here. Merge them "
-            "with git (git pull --rebase, edit, git rebase --continue), then run talos sync again"
-        )
-    overlaps: list[Overlap] = []
+        raise Unmerged(files)
+    merged = Merged([])
     mem = relative(paths.memory_file, root)
     if mem is not None:
         base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
         old = _blob(root, base, mem) if base else b""  # unrelated: two homes joined
         _, merged = merge_text(old, _blob(root, head, mem), _blob(root, upstream, mem))
-        overlaps = merged.overlaps
     msg = run_git(root, "log", "--format=%s", f"{upstream}..{head}").stdout.strip().splitlines()
     subject = f"talos sync from {device}" + (f" ({len(msg)} commits)" if len(msg) > 1 else "")
     commit = run_git(root, "commit-tree", tree, "-p", upstream, "-m", subject, config=ident)
-    return commit.stdout.strip(), overlaps
+    return commit.stdout.strip(), merged
 
 
 def _lines(paths: Paths) -> list[str]:
@@ -573,22 +579,36 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             break
         run_git(root, "fetch", "--quiet", remote, timeout=NETWORK_TIMEOUT)
         upstream = _rev(root, f"refs/remotes/{remote}/{branch}")
+        if (
+            upstream is not None
+            and not run_git(root, "config", f"branch.{branch}.merge", check=False).stdout.strip()
+        ):  # a clone of an empty remote tracks nothing: git pull would not work
+            run_git(root, "branch", "--quiet", f"--set-upstream-to={remote}/{branch}", check=False)
         head = _rev(root, "HEAD")
         if upstream is not None and head is not None and not _ancestor(root, upstream, head):
             result.pulled += len(run_git(root, "rev-list", f"{head}..{upstream}").stdout.split())
             if _ancestor(root, head, upstream):
                 target = upstream
             else:
-                target, found = _merge(root, paths, head, upstream, ident, result.device)
-                overlaps += found
+                try:
+                    target, merged = _merge(root, paths, head, upstream, ident, result.device)
+                except Unmerged as e:
+                    result.stopped = (
+                        f"git cannot merge {e}: changed here and on another device; nothing was "
+                        f"changed here. Merge with git (git pull --rebase {remote} {branch}, fix "
+                        "the files, git add them, git rebase --continue), then run talos sync"
+                    )
+                    break
+                overlaps += merged.overlaps
+                result.kept_edits += [o.as_json() for o in merged.kept_edits]
                 result.merged = True
             _move(root, paths, target)
         _resolve(paths, result, before, set(_lines(paths)) - had)
         result.committed |= _commit_local(root, paths, ident, result.device)
         pending = _still_there(paths, _pending(paths) + [o.as_json() for o in overlaps])
         _save_pending(paths, [] if keep_both else pending)
+        result.person_conflicts = pending
         if pending and not keep_both:
-            result.person_conflicts = pending
             result.stopped = (
                 "a person's lines were edited differently here and on another device; both "
                 "versions are in memory.md. Keep the one you want (delete the other), then run "

@@ -14,6 +14,7 @@ It writes the result over OURS and exits 0 (1 when a file cannot be read), as gi
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,10 +28,12 @@ __all__ = ["Merged", "Overlap", "main", "merge_lines", "merge_text"]
 
 @dataclass(frozen=True, slots=True)
 class Overlap:
-    """A person's own line (no canonical key) that both sides changed, differently: ``was``
-    the common version, ``here`` ours, ``there`` theirs. Both stay in the merged file;
-    ``talos sync`` reports them and stops. (Two versions of a keyed fact are not an overlap:
-    the trust rules weigh them, and ``talos conflicts`` shows them when they stand equal.)"""
+    """A line both sides edited by hand, differently: ``was`` the common version, ``here``
+    ours, ``there`` theirs. Both stay in the merged file; ``talos sync`` reports them and
+    stops. A person's own line is edited when a new line is alike enough; a keyed fact when a
+    new line keeps its record id. (A record that supersedes another has an id of its own: two
+    of those are not an overlap but the trust rules' to weigh, and ``talos conflicts`` shows
+    them when they stand equal.)"""
 
     was: str
     here: str
@@ -47,6 +50,9 @@ class Merged:
 
     lines: list[str]
     overlaps: list[Overlap] = field(default_factory=list)
+    #: Lines deleted on one side and edited on the other: the edit is kept (nothing lost), and
+    #: ``talos sync`` says so; ``here`` or ``there`` is "" on the side that deleted it.
+    kept_edits: list[Overlap] = field(default_factory=list)
 
 
 #: How alike (difflib ratio, 0-1) a new line must be to a replaced one to count as its edit.
@@ -73,9 +79,26 @@ def _matches(base: Sequence[str], side: Sequence[str]) -> dict[int, int]:
     return out
 
 
-def _keyed(line: str) -> bool:
+def _record(line: str) -> tuple[str, str] | None:
+    """``(key, id)`` of a keyed fact line (its id may be ""), else ``None``."""
     parsed = parse_fact_line(line)
-    return parsed is not None and bool(parsed.fields.get("key"))
+    if parsed is None or not parsed.fields.get("key"):
+        return None
+    return parsed.fields["key"], parsed.fields.get("id", "")
+
+
+def _edits(line: str, new: Sequence[str]) -> list[str]:
+    """The lines of ``new`` that are edits of ``line``: for a keyed fact, the ones that keep its
+    record id (a superseding record has an id of its own: the trust rules weigh it); for a
+    person's own line, the most alike unkeyed line (:func:`_edit_of`)."""
+    rec = _record(line)
+    if rec is not None:
+        return [x for x in new if rec[1] and (r := _record(x)) is not None and r[1] == rec[1]][:1]
+    found = _edit_of(line, [x for x in new if _record(x) is None])
+    return [] if found is None else [found]
+
+
+_HEADING = re.compile(r"\s{0,3}#{1,6}\s")
 
 
 def _union(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str]) -> list[str]:
@@ -110,6 +133,7 @@ def merge_lines(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str])
     ma, mb = _matches(base, ours), _matches(base, theirs)
     out: list[str] = []
     overlaps: list[Overlap] = []
+    kept: list[Overlap] = []
     io = ia = ib = 0
     n = len(base)
     while True:
@@ -127,20 +151,25 @@ def merge_lines(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str])
         elif b == o or a == b:
             out.extend(a)
         else:
-            out.extend(_union(o, a, b))
+            if not o and any(map(_HEADING.match, a)) and not any(map(_HEADING.match, b)):
+                out.extend(_union(o, b, a))  # our new heading must not label their lines
+            else:
+                out.extend(_union(o, a, b))
             common = set(o)
-            new_a = [line for line in a if line not in common and not _keyed(line)]
-            new_b = [line for line in b if line not in common and not _keyed(line)]
-            for line in o:  # a person's line replaced on both sides by different edits of it
-                if line in a or line in b or _keyed(line):
+            new_a = [line for line in a if line not in common]
+            new_b = [line for line in b if line not in common]
+            for line in o:  # a line neither side kept as it was
+                if line in a or line in b:
                     continue
-                here, there = _edit_of(line, new_a), _edit_of(line, new_b)
-                if here is not None and there is not None and here != there:
-                    overlaps.append(Overlap(line, here, there))
+                here, there = _edits(line, new_a), _edits(line, new_b)
+                if here and there and here != there:  # edited on both sides, differently
+                    overlaps.append(Overlap(line, here[0], there[0]))
+                elif bool(here) != bool(there):  # edited on one side, deleted on the other
+                    kept.append(Overlap(line, here[0] if here else "", there[0] if there else ""))
         if k >= n:
             break
         io, ia, ib = k, ja, jb
-    return Merged(out, overlaps)
+    return Merged(out, overlaps, kept)
 
 
 def _lines(data: bytes) -> list[str]:
