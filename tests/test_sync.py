@@ -7,6 +7,7 @@ equal-standing conflict reported everywhere."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -376,3 +377,59 @@ def test_a_forget_comes_back_through_a_merge_and_is_taken_out_again(tmp_path: Pa
         text = (home / "memory.md").read_text()
         assert line not in text
         assert "a has its own fact" in text and "b has its own fact" in text
+
+
+def test_a_keyed_line_edited_by_hand_on_two_devices_stops_like_a_persons_line() -> None:
+    tag = "<!-- user 2026-11-02 id=r0123456789 key=staging.db.port -->"
+    merged = merge_lines(
+        [f"- staging db port is 5432 {tag}"],
+        [f"- staging db port is 5433 {tag}"],
+        [f"- staging db port is 6543 {tag}"],
+    )
+    [o] = merged.overlaps  # one record id on two lines: resolve could not tell them apart
+    assert (o.here, o.there) == (
+        f"- staging db port is 5433 {tag}",
+        f"- staging db port is 6543 {tag}",
+    )
+
+
+def test_a_line_deleted_here_and_edited_there_keeps_the_edit_and_says_so() -> None:
+    merged = merge_lines(
+        ["- a", "- the printer code is 1234", "- b"],
+        ["- a", "- b"],
+        ["- a", "- the printer code is 4321", "- b"],
+    )
+    assert merged.lines == ["- a", "- the printer code is 4321", "- b"]
+    [k] = merged.kept_edits
+    assert (k.was, k.here, k.there) == (
+        "- the printer code is 1234",
+        "",
+        "- the printer code is 4321",
+    )
+
+
+def test_a_new_heading_on_one_side_does_not_label_the_other_sides_lines() -> None:
+    merged = merge_lines(["- a"], ["- a", "## Desktop notes", "- d"], ["- a", "- from the laptop"])
+    assert merged.lines == ["- a", "- from the laptop", "## Desktop notes", "- d"]
+
+
+def test_a_skill_edited_on_two_devices_stops_with_the_git_commands(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from talos.cli import app
+
+    homes = _clones(tmp_path, ["a", "b"])
+    (homes["a"] / "skills").mkdir()
+    (homes["a"] / "skills" / "deploy.md").write_text("---\nname: deploy\n---\n1. build\n")
+    sync(resolve_paths(homes["a"]))
+    sync(resolve_paths(homes["b"]))
+    for name in homes:
+        (homes[name] / "skills" / "deploy.md").write_text(f"---\nname: deploy\n---\n1. {name}\n")
+    sync(resolve_paths(homes["a"]))
+    before = (homes["b"] / "skills" / "deploy.md").read_text()
+    res = CliRunner().invoke(app, ["sync", "--home", str(homes["b"]), "--json"])
+    assert res.exit_code == 6
+    env = json.loads(res.stdout)
+    assert env["ok"] is False and "git pull --rebase origin main" in env["error"]
+    assert "skills/deploy.md" in env["error"]
+    assert (homes["b"] / "skills" / "deploy.md").read_text() == before  # nothing changed here
