@@ -222,26 +222,36 @@ def _copy_devices(src: Path, dst: Path) -> None:
 
 
 def test_plain_file_copies_keep_every_count_and_audit_line(tmp_path: Path) -> None:
-    homes = {n: tmp_path / n for n in ("a", "b")}
+    """The scripted day with a sync folder instead of git: it copies each device's folder to
+    the others, and memory.md from the device that wrote last (a sync folder keeps one
+    version of a file both changed). Counts and audit lines are all there, everywhere."""
+    homes = {n: tmp_path / n for n in ("a", "b", "c")}
     for home in homes.values():
         home.mkdir()
-        (home / "memory.md").write_text("- the docs are built with mkdocs on every push\n")
+        (home / "memory.md").write_text(
+            "- the printer on floor two needs a badge\n- the team editor is vim "
+            "<!-- user 2026-11-02 id=r0123456789 key=team.editor -->\n"
+        )
     for name, home in homes.items():
-        with Memory(home) as mem:
-            mem.remember(f"device {name} keeps its cache in /var/cache/{name}")
-        _recall(home, "how are the docs built", 2 if name == "a" else 5)
+        _day(home, name)
     own = {n: _audit_lines(h) for n, h in homes.items()}
-    _copy_devices(homes["a"], homes["b"])
-    _copy_devices(homes["b"], homes["a"])
+    for src in homes.values():
+        for dst in homes.values():
+            if dst != src:
+                _copy_devices(src, dst)
+    for dst in (homes["a"], homes["b"]):
+        shutil.copy(homes["c"] / "memory.md", dst / "memory.md")
     for home in homes.values():
         have = _audit_lines(home)
+        assert sorted(have) == sorted(d for lines in own.values() for d in lines)
         for lines in own.values():
             for device, entries in lines.items():
                 assert have[device] == entries
-    ua, ub = _usage(homes["a"]), _usage(homes["b"])
-    assert ua == ub
-    [docs] = [k for k in ua if "docs are built with mkdocs" in k]
-    assert ua[docs] == (7, 7)
+    usage = {n: _usage(h) for n, h in homes.items()}
+    assert usage["a"] == usage["b"] == usage["c"]
+    assert usage["a"]["fact:the printer on floor two needs a badge"] == (18, 9)
+    for name in homes:
+        assert usage["a"][f"fact:device {name} builds the docs with mkdocs"] == (6, 3)
 
 
 def test_sync_outside_a_repository_says_what_to_do(tmp_path: Path) -> None:
