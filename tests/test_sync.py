@@ -443,3 +443,29 @@ def test_a_skill_edited_on_two_devices_stops_with_the_git_commands(tmp_path: Pat
     assert env["ok"] is False and "git pull --rebase origin main" in env["error"]
     assert "skills/deploy.md" in env["error"]
     assert (homes["b"] / "skills" / "deploy.md").read_text() == before  # nothing changed here
+
+
+def test_doctor_reports_sync_health(tmp_path: Path) -> None:
+    from talos.doctor import diagnose
+
+    homes = _clones(tmp_path, ["a", "b"])
+    for home in homes.values():
+        _recall(home, "anything", 1)
+        sync(resolve_paths(home))
+    sync(resolve_paths(homes["a"]))
+
+    def found(home: Path) -> list[tuple[str, str]]:
+        return [(f.status, f.summary) for f in diagnose(home).findings if f.check == "sync"]
+
+    a = found(homes["a"])
+    assert a[0][0] == "info" and a[0][1].startswith("2 devices seen; this one is ")
+    assert a[-1] == ("ok", "in step with origin/main as last fetched")
+    with Memory(homes["a"]) as mem:
+        mem.remember("the printer on floor two needs a badge")
+    _git(homes["a"], "add", "-f", ".talos/index.db")
+    _git(homes["a"], "commit", "-qm", "oops")
+    (homes["a"] / "memory.sync-conflict-20261202-laptop.md").write_text("- x\n")
+    a = found(homes["a"])
+    assert ("warn", "1 cache file of this machine committed to git") in a
+    assert ("warn", "a sync folder kept 1 other version of memory.md") in a
+    assert ("info", "not synced yet: 3 files changed, 1 commit not pushed") in a
