@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import os
 import shutil
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +148,31 @@ def ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(EpisodeBlock, "extend", spy_extend)
     monkeypatch.setattr(EpisodeBlock, "remove", spy_remove)
     return got
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
+    """``read_only(home)``: the same home seen through a read-only bind mount."""
+    mounted: list[Path] = []
+
+    def make(src: Path) -> Path:
+        dst = tmp_path / f"ro-{src.name}"
+        dst.mkdir()
+        if subprocess.run(["mount", "--bind", str(src), str(dst)], capture_output=True).returncode:
+            pytest.skip("cannot bind-mount here (needs root and mount permission)")
+        mounted.append(dst)
+        if subprocess.run(
+            ["mount", "-o", "remount,bind,ro", str(dst)], capture_output=True
+        ).returncode:
+            pytest.skip("cannot remount read-only here")
+        try:
+            (dst / "probe").touch()
+        except OSError as e:
+            assert e.errno == errno.EROFS
+        else:
+            pytest.skip("the read-only mount is writable")
+        return dst
+
+    yield make
+    for d in reversed(mounted):
+        subprocess.run(["umount", "-l", str(d)], capture_output=True)  # -l: open handles

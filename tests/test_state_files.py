@@ -189,32 +189,6 @@ def _mount(*args: str) -> bool:
     return subprocess.run(["mount", *args], capture_output=True).returncode == 0
 
 
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
-    """``read_only(home)``: the same home seen through a read-only bind mount."""
-    mounted: list[Path] = []
-
-    def make(src: Path) -> Path:
-        dst = tmp_path / f"ro-{src.name}"
-        dst.mkdir()
-        if not _mount("--bind", str(src), str(dst)):
-            pytest.skip("cannot bind-mount here (needs root and mount permission)")
-        mounted.append(dst)
-        if not _mount("-o", "remount,bind,ro", str(dst)):
-            pytest.skip("cannot remount read-only here")
-        try:
-            (dst / "probe").touch()
-        except OSError as e:
-            assert e.errno == errno.EROFS
-        else:
-            pytest.skip("the read-only mount is writable")
-        return dst
-
-    yield make
-    for d in reversed(mounted):
-        subprocess.run(["umount", "-l", str(d)], capture_output=True)  # -l: open handles
-
-
 def test_a_read_only_home_reads_and_refuses_writes_with_a_sentence(
     home: Path, read_only: Callable[[Path], Path]
 ) -> None:

@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -695,32 +694,6 @@ def test_a_new_process_starts_from_the_replay_usage_db_keeps_of_another_device(
 
 
 # -- a read-only home ----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
-    """``read_only(home)``: the same home through a read-only bind mount (needs root)."""
-    mounted: list[Path] = []
-
-    def make(src: Path) -> Path:
-        dst = tmp_path / f"ro-{src.name}"
-        dst.mkdir()
-        for args in (["--bind", str(src), str(dst)], ["-o", "remount,bind,ro", str(dst)]):
-            if subprocess.run(["mount", *args], capture_output=True).returncode:
-                pytest.skip("cannot bind-mount read-only here (needs root)")
-            if dst not in mounted:
-                mounted.append(dst)
-        try:
-            (dst / "probe").touch()
-        except OSError as e:
-            assert e.errno == errno.EROFS
-        else:
-            pytest.skip("the read-only mount is writable")
-        return dst
-
-    yield make
-    for d in reversed(mounted):
-        subprocess.run(["umount", "-l", str(d)], capture_output=True)
 
 
 def test_a_read_only_home_of_the_old_layout_shows_every_devices_counts(
