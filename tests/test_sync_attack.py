@@ -1,0 +1,87 @@
+"""Attacks on one memory on several machines (design §12): each test is a break found by
+interleaving writes, hand edits and syncs on clones of one repository, by odd git states, by
+hostile content from a remote, or by kills, written from the input that broke it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from talos.home import resolve_paths
+from talos.memory import Memory
+from talos.sync.git import sync
+from talos.sync.merge import merge_lines
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+OLD = "- reflected 6 on mu <!-- reflect 2026-12-02 id=r07df4df748 -->"
+NEW_A = "- reflected 19 on alpha <!-- reflect 2026-12-02 id=r85c7a702ee -->"
+NEW_B = "- reflected 35 on kappa <!-- reflect 2026-12-02 id=r4a03a96de5 -->"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _clones(tmp_path: Path, names: list[str]) -> dict[str, Path]:
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    homes = {}
+    for name in names:
+        home = tmp_path / name
+        _git(tmp_path, "clone", "-q", str(remote), str(home))
+        _git(home, "config", "user.email", f"{name}@example.invalid")
+        _git(home, "config", "user.name", name)
+        homes[name] = home
+    return homes
+
+
+# -- the merge: what is "a person's line edited on both sides" ---------------------------------
+
+
+def test_a_talos_line_forgotten_on_both_sides_next_to_new_ones_is_no_persons_edit() -> None:
+    """Both devices forgot the same line (the dead list is the same everywhere: counts are
+    merged) and each wrote a new fact after it: the new records are not edits of the old one
+    (other ids), so sync must not stop for a person."""
+    merged = merge_lines([OLD], [NEW_A], [NEW_B])
+    assert merged.lines == [NEW_A, NEW_B]
+    assert merged.overlaps == []
+
+
+def test_a_persons_line_is_not_edited_into_a_talos_record() -> None:
+    mine = "- reflected 19 on alpha, my own note"
+    merged = merge_lines([mine], [NEW_A], ["- reflected 19 on alpha, my own notes"])
+    assert merged.overlaps == []
+
+
+def test_a_talos_line_edited_by_hand_on_both_sides_keeps_its_id_and_is_reported() -> None:
+    here = OLD.replace("on mu", "on mu and nu")
+    there = OLD.replace("on mu", "on mu only")
+    merged = merge_lines([OLD], [here], [there])
+    assert merged.lines == [here, there]
+    [o] = merged.overlaps
+    assert (o.was, o.here, o.there) == (OLD, here, there)
+
+
+def test_both_devices_forget_the_dead_line_and_write_on_then_sync_goes_through(
+    tmp_path: Path,
+) -> None:
+    homes = _clones(tmp_path, ["a", "b"])
+    with Memory(homes["a"]) as mem:
+        mem.remember("the nightly job cleans the tmp folder", source="reflect")
+    for name in ("a", "b"):
+        assert sync(resolve_paths(homes[name])).stopped is None
+    for name, home in homes.items():
+        with Memory(home) as mem:
+            assert mem.forget([("fact", "the nightly job cleans the tmp folder")]) == 1
+            mem.remember(f"device {name} reflected on the build cache", source="reflect")
+    for name in ("a", "b", "a"):
+        res = sync(resolve_paths(homes[name]))
+        assert (res.stopped, res.person_conflicts) == (None, [])
+    a, b = ((h / "memory.md").read_text() for h in homes.values())
+    assert a == b and "nightly job" not in a
+    assert "device a reflected" in a and "device b reflected" in a
