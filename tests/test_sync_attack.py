@@ -13,7 +13,7 @@ import pytest
 from talos.home import resolve_paths
 from talos.memory import Memory
 from talos.sync.git import sync
-from talos.sync.merge import merge_lines
+from talos.sync.merge import merge_lines, merge_text
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -85,3 +85,27 @@ def test_both_devices_forget_the_dead_line_and_write_on_then_sync_goes_through(
     a, b = ((h / "memory.md").read_text() for h in homes.values())
     assert a == b and "nightly job" not in a
     assert "device a reflected" in a and "device b reflected" in a
+
+
+# -- line endings --------------------------------------------------------------------------------
+
+NIGHTLY = "- the nightly job cleans the tmp folder <!-- reflect 2026-12-02 id=r77a3a94887 -->"
+
+
+def test_a_file_turned_to_crlf_on_one_side_is_no_change_of_its_lines() -> None:
+    """A Windows editor saved memory.md with CRLF on one device while the other forgot a line
+    and wrote one: the forgotten line came back (every line of the CRLF side looked new)."""
+    base = f"{NIGHTLY}\n- my own line\n".encode()
+    ours = f"{NIGHTLY}\r\n- my own line\r\n- b wrote this\r\n".encode()
+    theirs = b"- my own line\n- a wrote this\n"
+    data, merged = merge_text(base, ours, theirs)
+    assert data == b"- my own line\r\n- b wrote this\r\n- a wrote this\r\n"
+    assert merged.overlaps == []
+    data, _ = merge_text(base, theirs, ours)  # the other way round: the change of ending wins
+    assert data == b"- my own line\r\n- a wrote this\r\n- b wrote this\r\n"
+
+
+def test_a_crlf_file_stays_crlf_when_neither_side_changed_the_ending() -> None:
+    base = b"- one\r\n- two\r\n"
+    data, _ = merge_text(base, b"- one\r\n- two\r\n- x\r\n", b"- zero\r\n- one\r\n- two\r\n")
+    assert data == b"- zero\r\n- one\r\n- two\r\n- x\r\n"

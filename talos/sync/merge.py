@@ -156,21 +156,32 @@ def merge_lines(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str])
     return Merged(out, overlaps)
 
 
-def _lines(data: bytes) -> list[str]:
-    """A file's lines (UTF-8, undecodable bytes kept as they are); a missing final newline is
-    read as if it were there, so it is no change."""
+def _lines(data: bytes) -> tuple[list[str], bool]:
+    """A file's lines (UTF-8, undecodable bytes kept as they are) without their ending, and
+    whether most of them ended in CRLF. A missing final newline is read as if it were there,
+    so it is no change."""
     text = data.decode("utf-8", errors="surrogateescape")
     if text.endswith("\n"):
         text = text[:-1]
-    return text.split("\n") if text else []
+    lines = text.split("\n") if text else []
+    crlf = sum(1 for line in lines if line.endswith("\r"))
+    return [line.removesuffix("\r") for line in lines], crlf * 2 > len(lines)
 
 
 def merge_text(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, Merged]:
     """:func:`merge_lines` of three versions of a file; returns the merged bytes (ending in a
-    newline unless empty) and the :class:`Merged` detail."""
-    merged = merge_lines(_lines(base), _lines(ours), _lines(theirs))
-    text = "\n".join(merged.lines)
-    return ((text + "\n") if merged.lines else "").encode("utf-8", "surrogateescape"), merged
+    newline unless empty) and the :class:`Merged` detail.
+
+    Lines are compared without their CR: an editor that saved the file with CRLF on one
+    device changed no line (every line looked new, and a line forgotten on the other device
+    came back: ``tests/test_sync_attack.py``). The merged file ends its lines as the side that
+    changed the ending does (ours when both did), else as the common version."""
+    (o, o_crlf), (a, a_crlf), (b, b_crlf) = _lines(base), _lines(ours), _lines(theirs)
+    crlf = a_crlf if a_crlf != o_crlf or not base else b_crlf if b_crlf != o_crlf else o_crlf
+    merged = merge_lines(o, a, b)
+    end = "\r\n" if crlf else "\n"
+    text = "".join(line + end for line in merged.lines)
+    return text.encode("utf-8", "surrogateescape"), merged
 
 
 def main(argv: Sequence[str] | None = None) -> int:
