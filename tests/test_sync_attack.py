@@ -109,3 +109,41 @@ def test_a_crlf_file_stays_crlf_when_neither_side_changed_the_ending() -> None:
     base = b"- one\r\n- two\r\n"
     data, _ = merge_text(base, b"- one\r\n- two\r\n- x\r\n", b"- zero\r\n- one\r\n- two\r\n")
     assert data == b"- zero\r\n- one\r\n- two\r\n- x\r\n"
+
+
+# -- writes during a sync ----------------------------------------------------------------------
+
+
+def test_a_remember_while_sync_fetches_is_committed_in_a_next_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's remember landed between sync's commit and its move of the work tree (during
+    the fetch): git reset --keep refused ("Entry 'memory.md' not uptodate") and sync failed
+    with git's words. It must commit the new line and merge again."""
+    from talos.sync import git
+
+    homes = _clones(tmp_path, ["a", "b"])
+    for name in ("a", "b"):
+        with Memory(homes[name]) as mem:
+            mem.remember(f"device {name} wrote a fact about the cache")
+        sync(resolve_paths(homes[name]))
+    with Memory(homes["a"]) as mem:
+        mem.remember("device a wrote again")
+    sync(resolve_paths(homes["a"]))
+    real, writes = git.run_git, []
+
+    def fetch_then_write(repo: Path, *args: str, **kw: object) -> subprocess.CompletedProcess:
+        done = real(repo, *args, **kw)  # type: ignore[arg-type]
+        if args[0] == "fetch" and not writes:
+            with Memory(homes["b"]) as mem:
+                writes.append(mem.remember("device b wrote during the fetch"))
+        return done
+
+    monkeypatch.setattr(git, "run_git", fetch_then_write)
+    res = sync(resolve_paths(homes["b"]))
+    assert (res.stopped, res.pushed) == (None, True)
+    monkeypatch.setattr(git, "run_git", real)
+    sync(resolve_paths(homes["a"]))
+    a, b = ((h / "memory.md").read_text() for h in homes.values())
+    assert a == b
+    assert "device b wrote during the fetch" in a and "device a wrote again" in a

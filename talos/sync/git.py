@@ -563,6 +563,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         _unlock(local)  # a push killed there (the remote is a folder here) left a ref locked
     before = _conflict_ids(paths)
     overlaps: list[Overlap] = []
+    late = False  # the last round found memory.md changed after its commit
     for _ in range(ROUNDS):
         result.committed |= _commit_local(root, paths, ident, result.device)
         had = set(_lines(paths))
@@ -575,14 +576,18 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         upstream = _rev(root, f"refs/remotes/{remote}/{branch}")
         head = _rev(root, "HEAD")
         if upstream is not None and head is not None and not _ancestor(root, upstream, head):
-            result.pulled += len(run_git(root, "rev-list", f"{head}..{upstream}").stdout.split())
+            found: list[Overlap] = []
             if _ancestor(root, head, upstream):
                 target = upstream
             else:
                 target, found = _merge(root, paths, head, upstream, ident, result.device)
-                overlaps += found
-                result.merged = True
-            _move(root, paths, target)
+            if not _move(root, paths, target):
+                late = True  # memory.md changed since the commit: commit it, merge again
+                continue
+            late = False
+            result.pulled += len(run_git(root, "rev-list", f"{head}..{upstream}").stdout.split())
+            result.merged |= target != upstream
+            overlaps += found
         _resolve(paths, result, before, set(_lines(paths)) - had)
         result.committed |= _commit_local(root, paths, ident, result.device)
         pending = _still_there(paths, _pending(paths) + [o.as_json() for o in overlaps])
@@ -616,18 +621,38 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             continue
         raise GitError(f"git push failed: {' / '.join(said.splitlines()[-3:])}")
     else:
-        result.stopped = "the remote kept moving while this device synced; run talos sync again"
+        result.stopped = (
+            "memory.md kept changing while this device synced (talos or a person wrote); run "
+            "talos sync again"
+            if late
+            else "the remote kept moving while this device synced; run talos sync again"
+        )
     result.conflicts = _conflicts(paths)
 
 
-def _move(root: Path, paths: Paths, target: str) -> None:
-    """Move the branch and the work tree to ``target`` (under the memory lock: no talos write
-    runs meanwhile; a person's edit since the commit makes git refuse, and the next round
-    commits it first)."""
+def _move(root: Path, paths: Paths, target: str) -> bool:
+    """Move the branch and the work tree to ``target`` with ``git reset --keep``, under the
+    memory lock (no talos write runs meanwhile).
+
+    Returns:
+        ``False`` when git refused because a file changed since this round's commit (a talos
+        write or a person's edit during the fetch: "Entry 'memory.md' not uptodate"; it made
+        sync fail, ``tests/test_sync_attack.py``): nothing moved, and the next round commits
+        the change first.
+
+    Raises:
+        GitError: git refused for another reason.
+    """
     from talos.writer.txn import memory_lock
 
     with memory_lock(paths):
-        run_git(root, "reset", "--quiet", "--keep", target)
+        done = run_git(root, "reset", "--quiet", "--keep", target, check=False)
+    if done.returncode == 0:
+        return True
+    said = done.stderr.strip()
+    if "not uptodate" in said or "would be overwritten" in said:
+        return False
+    raise GitError(f"git reset --keep failed: {' / '.join(said.splitlines()[-3:]) or 'no output'}")
 
 
 def _conflict_ids(paths: Paths) -> set[tuple[str, str]]:
