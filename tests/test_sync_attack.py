@@ -147,3 +147,59 @@ def test_a_remember_while_sync_fetches_is_committed_in_a_next_round(
     a, b = ((h / "memory.md").read_text() for h in homes.values())
     assert a == b
     assert "device b wrote during the fetch" in a and "device a wrote again" in a
+
+
+# -- git states ----------------------------------------------------------------------------------
+
+
+def test_a_home_in_a_bigger_repository_commits_only_the_home(tmp_path: Path) -> None:
+    """The home is a folder of the person's code repository, where the person had staged a
+    change of their own: talos sync committed and pushed it as "talos sync from …"."""
+    [repo] = _clones(tmp_path, ["repo"]).values()
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("code\n")
+    _git(repo, "add", "src")
+    _git(repo, "commit", "-qm", "code")
+    (repo / "src" / "app.py").write_text("code\nmore code, not ready\n")
+    _git(repo, "add", "src/app.py")
+    home = repo / "notes"
+    home.mkdir()
+    with Memory(home) as mem:
+        mem.remember("the notes folder holds the team's memory")
+    assert sync(resolve_paths(home)).pushed
+    committed = _git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert "src/app.py" not in committed and "notes/memory.md" in committed
+    assert _git(repo, "diff", "--cached", "--name-only").split() == ["src/app.py"]
+
+
+def test_a_memory_file_outside_the_repository_is_refused_not_left_behind(tmp_path: Path) -> None:
+    """talos.toml puts memory.md outside the home's repository: sync said it pushed, and the
+    memory never travelled."""
+    from talos.errors import InputError
+
+    [home] = _clones(tmp_path, ["a"]).values()
+    (tmp_path / "elsewhere").mkdir()
+    (home / "talos.toml").write_text(f'memory_file = "{tmp_path / "elsewhere" / "memory.md"}"\n')
+    with Memory(home) as mem:
+        mem.remember("a fact that must travel")
+    with pytest.raises(InputError, match=r"memory\.md .*outside the repository"):
+        sync(resolve_paths(home))
+
+
+def test_a_memory_file_elsewhere_in_the_repository_travels(tmp_path: Path) -> None:
+    homes = _clones(tmp_path, ["a", "b"])
+    for repo in homes.values():
+        (repo / "notes").mkdir()
+        (repo / "notes" / "talos.toml").write_text('memory_file = "../memory.md"\n')
+    with Memory(homes["a"] / "notes") as mem:
+        mem.remember("a fact kept at the top of the repository")
+    sync(resolve_paths(homes["a"] / "notes"))
+    sync(resolve_paths(homes["b"] / "notes"))
+    assert "kept at the top" in (homes["b"] / "memory.md").read_text()
+    for name, home in homes.items():  # both sides change it: merged by talos's rules
+        with Memory(home / "notes") as mem:
+            mem.remember(f"device {name} wrote next to the other")
+    for name in ("a", "b", "a"):
+        assert sync(resolve_paths(homes[name] / "notes")).stopped is None
+    a, b = ((h / "memory.md").read_text() for h in homes.values())
+    assert a == b and "device a wrote" in a and "device b wrote" in a

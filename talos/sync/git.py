@@ -24,10 +24,7 @@ import contextlib
 import json
 import os
 import shlex
-import subprocess
 import sys
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +34,24 @@ from talos.fsutil import atomic_write_text, json_value, lock, read_regular
 from talos.home import Paths
 from talos.sync.device import device_dirs, device_id
 from talos.sync.merge import Overlap, merge_text
+from talos.sync.repo import (
+    GitError,
+    blob,
+    branch_of,
+    git_dir,
+    git_init,
+    git_root,
+    identity,
+    in_progress,
+    is_ancestor,
+    local_remote,
+    relative,
+    remote_of,
+    repair,
+    rev,
+    run_git,
+    unlock,
+)
 
 __all__ = [
     "ATTRIBUTES",
@@ -61,10 +76,6 @@ NETWORK_TIMEOUT = 300.0
 ROUNDS = 3
 #: The local state of a sync that stopped on a person's lines (never synced).
 PENDING = "sync.json"
-
-
-class GitError(TalosError):
-    """A git command failed; the message names it and quotes git's own words."""
 
 
 @dataclass(slots=True)
@@ -101,69 +112,6 @@ class SyncResult:
             "devices": self.devices,
             "stopped": self.stopped,
         }
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_EDITOR="true", GIT_MERGE_AUTOEDIT="no")
-    return env
-
-
-def run_git(
-    repo: Path,
-    *args: str,
-    check: bool = True,
-    timeout: float = 60.0,
-    config: Sequence[str] = (),
-    input: str | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run ``git -C repo args``; raise :class:`GitError` (git's stderr quoted) when it fails
-    and ``check``."""
-    cmd = ["git", "-C", str(repo)]
-    for c in config:
-        cmd += ["-c", c]
-    cmd += list(args)
-    try:
-        done = subprocess.run(
-            cmd,
-            capture_output=True,
-            text=True,
-            env=_env(),
-            timeout=timeout,
-            input=input,
-            errors="surrogateescape",
-        )
-    except FileNotFoundError:
-        raise GitError("git is not installed (talos sync needs it on the PATH)") from None
-    except subprocess.TimeoutExpired:
-        raise GitError(f"git {args[0]} took more than {timeout:.0f} s; stopped") from None
-    if check and done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().splitlines()
-        raise GitError(f"git {' '.join(args[:2])} failed: {' / '.join(said[-3:]) or 'no output'}")
-    return done
-
-
-def git_root(home: Path) -> Path | None:
-    """The top of the git work tree ``home`` is in, or ``None`` (not in one, or no git)."""
-    try:
-        done = run_git(home, "rev-parse", "--show-toplevel", check=False, timeout=10)
-    except GitError:
-        return None
-    if done.returncode != 0 or not done.stdout.strip():
-        return None
-    return Path(done.stdout.strip())
-
-
-def git_init(home: Path) -> bool:
-    """``git init`` the home unless it is in a git work tree already; returns whether it did.
-
-    Raises:
-        GitError: git is missing or failed.
-    """
-    if git_root(home) is not None:
-        return False
-    run_git(home, "init", "-q")
-    return True
 
 
 def driver_command() -> str:
@@ -214,14 +162,6 @@ def _escape(rel: str) -> str:
     return rel.replace(" ", "[ ]")
 
 
-def relative(path: Path, home: Path) -> str | None:
-    """``path`` relative to ``home`` with ``/`` separators, or ``None`` when outside it."""
-    try:
-        return path.relative_to(home).as_posix()
-    except ValueError:
-        return None
-
-
 def write_git_files(paths: Paths) -> tuple[list[str], list[str]]:
     """Add talos's lines to the home's ``.gitignore`` and ``.gitattributes`` (the person's own
     lines are kept; a line already there is not added twice), and register the merge driver in
@@ -258,151 +198,113 @@ def write_git_files(paths: Paths) -> tuple[list[str], list[str]]:
         for c in _driver_config():
             key, _, value = c.partition("=")
             run_git(root, "config", key, value)
+        _info_attributes(root, paths)
     return changed, kept
+
+
+def _info_attributes(root: Path, paths: Paths) -> None:
+    """The attribute lines of memory.md and the per-device logs when ``talos.toml`` puts them
+    outside the home (elsewhere in its repository), where the home's ``.gitattributes`` cannot
+    name them: in the repository's own ``info/attributes`` (this clone's; every device's sync
+    writes it). Without them memory.md merged as plain text, and a write on both devices made
+    git refuse (``tests/test_sync_attack.py``)."""
+    lines = []
+    mem, state = relative(paths.memory_file, root), relative(paths.state_dir, root)
+    if mem is not None and relative(paths.memory_file, paths.home) is None:
+        lines.append(f"/{_escape(mem)} merge=talos")
+    if state is not None and relative(paths.state_dir, paths.home) is None:
+        lines.append(f"/{_escape(state)}/devices/**/*.jsonl merge=union")
+    if not lines:
+        return
+    target = git_dir(root) / "info" / "attributes"
+    try:
+        old = read_regular(target, 1 << 20).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        old = ""
+    missing = [ln for ln in lines if ln not in {x.strip() for x in old.splitlines()}]
+    if missing:
+        sep = "" if not old or old.endswith("\n") else "\n"
+        atomic_write_text(target, old + sep + "\n".join(missing) + "\n")
 
 
 # -- the run -------------------------------------------------------------------------------
 
 
-def _identity(root: Path, device: str) -> list[str]:
-    """``user.name``/``user.email`` for talos's commits when git has none configured."""
-    if run_git(root, "config", "user.email", check=False).stdout.strip():
-        return []
-    return [f"user.name=talos ({device})", f"user.email=talos@{device}.invalid"]
+def specs(root: Path, paths: Paths) -> list[str]:
+    """What of the repository ``talos sync`` commits, as pathspecs relative to ``root``: the
+    home, and memory.md and the state folder's travelling part (design §12.1) when
+    ``talos.toml`` puts them elsewhere in the repository. Never the rest of a bigger
+    repository the home is a folder of (a person's staged code went out as "talos sync from
+    …": ``tests/test_sync_attack.py``).
 
-
-def _held(path: Path) -> bool:
-    """Whether a live process has ``path`` open (Linux: /proc; elsewhere: younger than 60 s)."""
-    proc = Path("/proc")
-    if not (proc / "self" / "fd").is_dir():
-        with contextlib.suppress(OSError):
-            return time.time() - path.stat().st_mtime < 60
-        return False
-    target = str(path.resolve())
-    for pid in os.listdir(proc):
-        if not pid.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(proc / pid / "fd"):
-                with contextlib.suppress(OSError):
-                    if os.readlink(proc / pid / "fd" / fd) == target:
-                        return True
-    return False
-
-
-def git_dir(root: Path) -> Path:
-    out = run_git(root, "rev-parse", "--absolute-git-dir").stdout.strip()
-    return Path(out)
-
-
-def repair(root: Path) -> list[str]:
-    """Remove git lock files that no live process holds (a sync killed while git wrote).
-
-    git refuses to run while ``index.lock`` (or a ref's ``.lock``) exists; a kill of talos
-    sync and its git leaves them behind. Only called under the sync lock, so no other talos
-    sync is running; a lock a live process holds (a person's git) is left alone.
-
-    Returns:
-        The lock files removed.
+    Raises:
+        InputError: memory.md or the state folder is outside the repository: it would never
+            travel, while sync said it pushed.
     """
-    return _unlock(git_dir(root))
-
-
-def _unlock(gd: Path) -> list[str]:
-    """Remove the lock files of the git folder ``gd`` that no live process holds."""
-    removed: list[str] = []
-    candidates = [gd / n for n in ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "packed-refs.lock")]
-    candidates += list((gd / "refs").rglob("*.lock"))
-    for p in candidates:
-        if p.is_file() and not _held(p):
-            with contextlib.suppress(OSError):
-                p.unlink()
-                removed.append(str(p))
-    return removed
-
-
-def _local_remote(root: Path, remote: str) -> Path | None:
-    """The git folder of ``remote`` when it is a folder on this machine (a path or a
-    ``file://`` URL: a USB disk, a NAS mount), else ``None``."""
-    url = run_git(root, "remote", "get-url", remote, check=False).stdout.strip()
-    if url.startswith("file://"):
-        url = url[len("file://") :]
-    path = Path(url).expanduser()
-    if not url or (not path.is_absolute() and not (root / path).is_dir()):
-        return None
-    path = path if path.is_absolute() else root / path
-    for gd in (path, path / ".git"):
-        if (gd / "HEAD").is_file() and (gd / "refs").is_dir():
-            return gd
-    return None
-
-
-def in_progress(gd: Path) -> str | None:
-    for name, what in (
-        ("rebase-merge", "a rebase"),
-        ("rebase-apply", "a rebase or am"),
-        ("MERGE_HEAD", "a merge"),
-        ("CHERRY_PICK_HEAD", "a cherry-pick"),
-        ("REVERT_HEAD", "a revert"),
+    home = relative(paths.home, root)
+    if home is None:
+        raise InputError(f"the home {paths.home} is outside its repository {root}")
+    out = [home]
+    for what, path, parts in (
+        ("memory.md", paths.memory_file, [""]),
+        ("the state folder", paths.state_dir, ["/devices", "/sessions", "/trash"]),
     ):
-        if (gd / name).exists():
-            return what
-    return None
-
-
-def _branch(root: Path) -> str:
-    done = run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-    if done.returncode != 0:
-        raise GitError(
-            "the home's repository is not on a branch (detached HEAD); check out a branch "
-            "(git switch main), then run talos sync again"
-        )
-    return done.stdout.strip()
-
-
-def _remote(root: Path, branch: str) -> str | None:
-    done = run_git(root, "config", f"branch.{branch}.remote", check=False)
-    if done.stdout.strip():
-        return done.stdout.strip()
-    remotes = run_git(root, "remote").stdout.split()
-    return "origin" if "origin" in remotes else (remotes[0] if remotes else None)
-
-
-def _rev(root: Path, ref: str) -> str | None:
-    done = run_git(root, "rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
-    return done.stdout.strip() or None
-
-
-def _ancestor(root: Path, a: str, b: str) -> bool:
-    return run_git(root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+        rel = relative(path, root)
+        if rel is None:
+            raise InputError(
+                f"{what} ({path}) is outside the repository {root}, so talos sync cannot carry "
+                f"it; set it inside the home in {paths.home / 'talos.toml'} (or leave it out "
+                "to use the default)"
+            )
+        if relative(path, paths.home) is None:
+            out += [rel + p for p in parts]
+    return out
 
 
 def _commit_local(root: Path, paths: Paths, ident: list[str], device: str) -> bool:
     """Stage the home and commit it when anything changed; returns whether it committed.
     A cache that was committed before (no ignore file then) is taken out of git, not off the
-    disk (design §12.1: caches never travel)."""
+    disk (design §12.1: caches never travel). Only the home's paths go into the commit
+    (:func:`specs`), built in an index of its own from HEAD: what the person staged elsewhere
+    in a bigger repository stays staged, and out of talos's commit."""
     from talos.writer.txn import memory_lock
 
-    spec = relative(paths.home, root) or "."
+    spec = specs(root, paths)
     with memory_lock(paths):
-        cached = run_git(root, "ls-files", "-ci", "--exclude-standard", "-z", "--", spec).stdout
+        cached = run_git(root, "ls-files", "-ci", "--exclude-standard", "-z", "--", *spec).stdout
         files = [f for f in cached.split("\0") if f]
         if files:
             run_git(root, "rm", "--cached", "-q", "--", *files)
-        run_git(root, "add", "-A", "--", spec)
-        staged = run_git(root, "diff", "--cached", "--quiet", check=False).returncode != 0
-        if staged:
-            run_git(
-                root, "commit", "--no-verify", "-q", "-m", f"talos sync from {device}", config=ident
-            )
-    return staged
+        run_git(root, "add", "-A", "--", *[p for p in spec if os.path.lexists(root / p)])
+        changed = run_git(root, "diff", "--cached", "--quiet", "--", *spec, check=False)
+        if changed.returncode == 0:
+            return False
+        _commit_paths(root, spec, ident, f"talos sync from {device}")
+    return True
 
 
-def _blob(root: Path, rev: str, rel: str) -> bytes:
-    done = subprocess.run(
-        ["git", "-C", str(root), "show", f"{rev}:{rel}"], capture_output=True, env=_env()
-    )
-    return done.stdout if done.returncode == 0 else b""
+def _commit_paths(root: Path, spec: list[str], ident: list[str], message: str) -> str:
+    """Commit the index's version of ``spec`` on top of HEAD, the rest as in HEAD: the tree
+    is built in a scratch index, the commit written, then the branch moved (objects first, the
+    ref last: a kill leaves HEAD as it was). Returns the new commit."""
+    index = git_dir(root) / "talos-sync.index"
+    head = rev(root, "HEAD")
+    with contextlib.suppress(OSError):
+        index.unlink()
+    try:
+        run_git(root, "read-tree", *([head] if head else ["--empty"]), index=index)
+        run_git(root, "rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", *spec, index=index)
+        staged = run_git(root, "ls-files", "-s", "-z", "--", *spec).stdout
+        run_git(root, "update-index", "-z", "--index-info", input=staged, index=index)
+        tree = run_git(root, "write-tree", index=index).stdout.strip()
+    finally:
+        with contextlib.suppress(OSError):
+            index.unlink()
+    parent = ["-p", head] if head else []
+    commit = run_git(root, "commit-tree", tree, *parent, "-m", message, config=ident)
+    new = commit.stdout.strip()
+    run_git(root, "update-ref", "-m", message, "HEAD", new, head or "0" * 40)
+    return new
 
 
 def _merge(
@@ -445,8 +347,8 @@ def _merge(
     mem = relative(paths.memory_file, root)
     if mem is not None:
         base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
-        old = _blob(root, base, mem) if base else b""  # unrelated: two homes joined
-        _, merged = merge_text(old, _blob(root, head, mem), _blob(root, upstream, mem))
+        old = blob(root, base, mem) if base else b""  # unrelated: two homes joined
+        _, merged = merge_text(old, blob(root, head, mem), blob(root, upstream, mem))
         overlaps = merged.overlaps
     msg = run_git(root, "log", "--format=%s", f"{upstream}..{head}").stdout.strip().splitlines()
     subject = f"talos sync from {device}" + (f" ({len(msg)} commits)" if len(msg) > 1 else "")
@@ -555,12 +457,12 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             f"git is in the middle of {busy} in {root}; finish it (or abort it) with git, then "
             "run talos sync again"
         )
-    branch = _branch(root)
-    ident = _identity(root, result.device)
-    remote = result.remote = _remote(root, branch)
-    local = _local_remote(root, remote) if remote is not None else None
+    branch = branch_of(root)
+    ident = identity(root, result.device)
+    remote = result.remote = remote_of(root, branch)
+    local = local_remote(root, remote) if remote is not None else None
     if local is not None:
-        _unlock(local)  # a push killed there (the remote is a folder here) left a ref locked
+        unlock(local)  # a push killed there (the remote is a folder here) left a ref locked
     before = _conflict_ids(paths)
     overlaps: list[Overlap] = []
     late = False  # the last round found memory.md changed after its commit
@@ -573,11 +475,11 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             )
             break
         run_git(root, "fetch", "--quiet", remote, timeout=NETWORK_TIMEOUT)
-        upstream = _rev(root, f"refs/remotes/{remote}/{branch}")
-        head = _rev(root, "HEAD")
-        if upstream is not None and head is not None and not _ancestor(root, upstream, head):
+        upstream = rev(root, f"refs/remotes/{remote}/{branch}")
+        head = rev(root, "HEAD")
+        if upstream is not None and head is not None and not is_ancestor(root, upstream, head):
             found: list[Overlap] = []
-            if _ancestor(root, head, upstream):
+            if is_ancestor(root, head, upstream):
                 target = upstream
             else:
                 target, found = _merge(root, paths, head, upstream, ident, result.device)
@@ -602,7 +504,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             break
         if not push:
             break
-        if upstream is not None and _rev(root, "HEAD") == _rev(
+        if upstream is not None and rev(root, "HEAD") == rev(
             root, f"refs/remotes/{remote}/{branch}"
         ):
             break  # the remote has all of it already
@@ -616,8 +518,8 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         said = done.stderr.strip()
         if "fetch first" in said or "non-fast-forward" in said:
             continue  # the remote moved since the fetch: merge again
-        local = _local_remote(root, remote)
-        if local is not None and _unlock(local):  # a push killed there left its ref locked
+        local = local_remote(root, remote)
+        if local is not None and unlock(local):  # a push killed there left its ref locked
             continue
         raise GitError(f"git push failed: {' / '.join(said.splitlines()[-3:])}")
     else:
