@@ -203,3 +203,28 @@ def test_a_memory_file_elsewhere_in_the_repository_travels(tmp_path: Path) -> No
         assert sync(resolve_paths(homes[name] / "notes")).stopped is None
     a, b = ((h / "memory.md").read_text() for h in homes.values())
     assert a == b and "device a wrote" in a and "device b wrote" in a
+
+
+def test_a_persons_change_outside_the_home_in_the_way_of_the_merge_is_named(
+    tmp_path: Path,
+) -> None:
+    """The other clone changed a file of the bigger repository that the person is editing
+    here: git cannot move the work tree. Sync went round three times and blamed memory.md."""
+    from talos.sync.git import GitError
+
+    homes = _clones(tmp_path, ["a", "b"])
+    (homes["a"] / "app.py").write_text("code\n")
+    _git(homes["a"], "add", "app.py")
+    _git(homes["a"], "commit", "-qm", "code")
+    _git(homes["a"], "push", "-q", "origin", "HEAD:main")
+    _git(homes["b"], "pull", "-q", "origin", "main")
+    (homes["a"] / "app.py").write_text("code\nchanged on a\n")
+    _git(homes["a"], "commit", "-qam", "change")
+    _git(homes["a"], "push", "-q", "origin", "HEAD:main")
+    (homes["b"] / "app.py").write_text("code\nbeing edited on b\n")
+    with Memory(homes["b"] / "notes") as mem:
+        mem.remember("a fact written on b")
+    with pytest.raises(GitError, match=r"app\.py") as e:
+        sync(resolve_paths(homes["b"] / "notes"))
+    assert "memory.md" not in str(e.value)
+    assert (homes["b"] / "app.py").read_text() == "code\nbeing edited on b\n"

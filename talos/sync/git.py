@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -537,13 +538,15 @@ def _move(root: Path, paths: Paths, target: str) -> bool:
     memory lock (no talos write runs meanwhile).
 
     Returns:
-        ``False`` when git refused because a file changed since this round's commit (a talos
-        write or a person's edit during the fetch: "Entry 'memory.md' not uptodate"; it made
-        sync fail, ``tests/test_sync_attack.py``): nothing moved, and the next round commits
-        the change first.
+        ``False`` when git refused because a file of the home changed since this round's
+        commit (a talos write or a person's edit during the fetch: "Entry 'memory.md' not
+        uptodate"; it made sync fail, ``tests/test_sync_attack.py``): nothing moved, and the
+        next round commits the change first.
 
     Raises:
-        GitError: git refused for another reason.
+        GitError: git refused for another reason, or for a change outside the home (a file
+            of a bigger repository the person is editing, which sync never commits): the
+            message names the files.
     """
     from talos.writer.txn import memory_lock
 
@@ -552,9 +555,23 @@ def _move(root: Path, paths: Paths, target: str) -> bool:
     if done.returncode == 0:
         return True
     said = done.stderr.strip()
-    if "not uptodate" in said or "would be overwritten" in said:
+    named = re.findall(r"'([^']+)' (?:not uptodate|would be overwritten)", said)
+    spec = specs(root, paths)
+    outside = [f for f in named if not any(_under(f, p) for p in spec)]
+    if named and not outside:
         return False
+    if outside:
+        raise GitError(
+            f"the other device changed {', '.join(outside)}, which has changes here that are "
+            "not committed (outside the home: talos sync does not commit them); commit or "
+            "stash them with git, then run talos sync again"
+        )
     raise GitError(f"git reset --keep failed: {' / '.join(said.splitlines()[-3:]) or 'no output'}")
+
+
+def _under(path: str, spec: str) -> bool:
+    """Whether the repository path ``path`` is ``spec`` or inside it (``.``: everything)."""
+    return spec == "." or path == spec or path.startswith(spec.rstrip("/") + "/")
 
 
 def _conflict_ids(paths: Paths) -> set[tuple[str, str]]:
