@@ -228,3 +228,27 @@ def test_a_persons_change_outside_the_home_in_the_way_of_the_merge_is_named(
         sync(resolve_paths(homes["b"] / "notes"))
     assert "memory.md" not in str(e.value)
     assert (homes["b"] / "app.py").read_text() == "code\nbeing edited on b\n"
+
+
+def test_a_new_home_on_another_branch_name_than_the_remote_is_told_not_split(
+    tmp_path: Path,
+) -> None:
+    """git init made "master" on a new machine while the remote's branch is "main": sync
+    pushed a second branch, and the two machines never saw each other's memory."""
+    from talos.sync.git import GitError
+
+    [a] = _clones(tmp_path, ["a"]).values()
+    with Memory(a) as mem:
+        mem.remember("a fact from the first machine")
+    sync(resolve_paths(a))
+    new = tmp_path / "new"
+    _git(tmp_path, "init", "-q", "-b", "master", str(new))
+    _git(new, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    with Memory(new) as mem:
+        mem.remember("a fact from the new machine")
+    with pytest.raises(GitError, match="git branch -m main"):
+        sync(resolve_paths(new))
+    assert _git(tmp_path / "remote.git", "branch", "--format=%(refname:short)").split() == ["main"]
+    _git(new, "branch", "-m", "main")
+    assert sync(resolve_paths(new)).pushed
+    assert "from the first machine" in (new / "memory.md").read_text()

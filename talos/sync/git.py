@@ -477,6 +477,8 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             break
         run_git(root, "fetch", "--quiet", remote, timeout=NETWORK_TIMEOUT)
         upstream = rev(root, f"refs/remotes/{remote}/{branch}")
+        if upstream is None:
+            _other_branch(root, remote, branch)
         head = rev(root, "HEAD")
         if upstream is not None and head is not None and not is_ancestor(root, upstream, head):
             found: list[Overlap] = []
@@ -531,6 +533,33 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             else "the remote kept moving while this device synced; run talos sync again"
         )
     result.conflicts = _conflicts(paths)
+
+
+def _other_branch(root: Path, remote: str, branch: str) -> None:
+    """Refuse to start a second branch on a remote that has others when this branch tracks
+    none: a new machine's ``git init`` made ``master`` while the remote's is ``main``, and
+    sync pushed ``master`` beside it, so the two machines never met
+    (``tests/test_sync_attack.py``). A branch set to track one (``git push -u``) is the
+    person's choice and goes on.
+
+    Raises:
+        GitError: naming the remote's branches and the command that renames this one.
+    """
+    if run_git(root, "config", f"branch.{branch}.merge", check=False).stdout.strip():
+        return
+    refs = run_git(
+        root, "for-each-ref", "--format=%(refname)", f"refs/remotes/{remote}/"
+    ).stdout.split()
+    names = [r.removeprefix(f"refs/remotes/{remote}/") for r in refs]
+    names = [n for n in names if n != "HEAD"]
+    if not names:
+        return  # an empty remote: this push makes its first branch
+    want = "main" if "main" in names else "master" if "master" in names else names[0]
+    raise GitError(
+        f"{remote} has no branch {branch} (it has {', '.join(names)}), and pushing it would "
+        f"keep this machine's memory apart; sync on {want} instead: git branch -m {want}, "
+        "then talos sync again (or git push -u to make the new branch on purpose)"
+    )
 
 
 def _move(root: Path, paths: Paths, target: str) -> bool:
