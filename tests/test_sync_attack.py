@@ -252,3 +252,54 @@ def test_a_new_home_on_another_branch_name_than_the_remote_is_told_not_split(
     _git(new, "branch", "-m", "main")
     assert sync(resolve_paths(new)).pushed
     assert "from the first machine" in (new / "memory.md").read_text()
+
+
+def test_a_push_that_meets_another_devices_push_goes_round_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three homes synced at the same moment to a remote folder: a push that found the
+    branch locked by another push failed ("[remote rejected] HEAD -> main (failed to update
+    ref)", exit 1) instead of fetching and merging again. The other push is a live process
+    holding the lock; here this process holds it until the first push has failed."""
+    import os
+
+    from talos.sync import git
+
+    homes = _clones(tmp_path, ["a", "b"])
+    with Memory(homes["a"]) as mem:
+        mem.remember("device a wrote first")
+    sync(resolve_paths(homes["a"]))
+    with Memory(homes["b"]) as mem:
+        mem.remember("device b wrote meanwhile")
+    ref_lock = tmp_path / "remote.git" / "refs" / "heads" / "main.lock"
+    fd = os.open(ref_lock, os.O_CREAT | os.O_WRONLY)  # held by a live process: not stale
+    real, pushes = git.run_git, []
+
+    def push_meets_lock(repo: Path, *args: str, **kw: object) -> subprocess.CompletedProcess:
+        done = real(repo, *args, **kw)  # type: ignore[arg-type]
+        if args[0] == "push" and not pushes:
+            pushes.append(done.stderr)
+            os.close(fd)
+            ref_lock.unlink()  # the other push is done
+        return done
+
+    monkeypatch.setattr(git, "run_git", push_meets_lock)
+    monkeypatch.setattr(git, "RACE_PAUSE", 0.0)
+    res = sync(resolve_paths(homes["b"]))
+    assert "failed to update ref" in pushes[0] or "cannot lock ref" in pushes[0]
+    assert (res.stopped, res.pushed) == (None, True)
+
+
+def test_a_remote_that_refuses_is_quoted_in_its_own_words(tmp_path: Path) -> None:
+    """A pre-receive hook said why it refused; the error showed git's last three lines,
+    which left the hook's words out."""
+    from talos.sync.git import GitError
+
+    [a] = _clones(tmp_path, ["a"]).values()
+    hook = tmp_path / "remote.git" / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are frozen until Monday' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    with Memory(a) as mem:
+        mem.remember("a fact the remote refuses")
+    with pytest.raises(GitError, match="pushes are frozen until Monday"):
+        sync(resolve_paths(a))

@@ -23,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import shlex
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,12 @@ __all__ = [
 NETWORK_TIMEOUT = 300.0
 #: How many times sync starts over when the remote moved during the run (a push rejected).
 ROUNDS = 3
+#: Seconds (on average) sync waits before going round again when its push found the remote's
+#: branch locked by another device's push (three homes synced at one moment: the push that
+#: lost failed with "failed to update ref", ``tests/test_sync_attack.py``).
+RACE_PAUSE = 0.5
+#: git's words for a push that found the remote's branch locked.
+_LOCKED = ("failed to update ref", "cannot lock ref", "Unable to create")
 #: The local state of a sync that stopped on a person's lines (never synced).
 PENDING = "sync.json"
 
@@ -467,6 +475,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
     before = _conflict_ids(paths)
     overlaps: list[Overlap] = []
     late = False  # the last round found memory.md changed after its commit
+    locked = ""  # git's words when the last push found the remote's branch locked
     for _ in range(ROUNDS):
         result.committed |= _commit_local(root, paths, ident, result.device)
         had = set(_lines(paths))
@@ -524,15 +533,30 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         local = local_remote(root, remote)
         if local is not None and unlock(local):  # a push killed there left its ref locked
             continue
-        raise GitError(f"git push failed: {' / '.join(said.splitlines()[-3:])}")
+        if any(m in said for m in _LOCKED):  # another device's push holds the branch
+            locked = _push_words(said)
+            time.sleep(RACE_PAUSE * random.uniform(0.5, 1.5))  # not in step with it again
+            continue
+        raise GitError(f"git push failed: {_push_words(said)}")
     else:
         result.stopped = (
             "memory.md kept changing while this device synced (talos or a person wrote); run "
             "talos sync again"
             if late
+            else f"the remote's branch stayed locked ({locked}); run talos sync again"
+            if locked
             else "the remote kept moving while this device synced; run talos sync again"
         )
     result.conflicts = _conflicts(paths)
+
+
+def _push_words(said: str) -> str:
+    """What a person needs of a failed push's stderr: the remote's own words (a hook's
+    ``remote:`` lines, which the last three lines left out) and the lines that say what
+    was refused."""
+    lines = [ln.strip() for ln in said.splitlines() if ln.strip()]
+    keep = [ln for ln in lines if ln.startswith(("remote:", "!", "error:", "fatal:"))]
+    return " / ".join((keep or lines)[-6:]) or "no output"
 
 
 def _other_branch(root: Path, remote: str, branch: str) -> None:
