@@ -303,3 +303,54 @@ def test_a_remote_that_refuses_is_quoted_in_its_own_words(tmp_path: Path) -> Non
         mem.remember("a fact the remote refuses")
     with pytest.raises(GitError, match="pushes are frozen until Monday"):
         sync(resolve_paths(a))
+
+
+# -- locks -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads /proc")
+def test_a_persons_git_commit_waiting_in_its_editor_keeps_its_index_lock(tmp_path: Path) -> None:
+    """git keeps index.lock while a person's commit waits for its editor, without holding it
+    open: sync took it for a lock a killed git left, removed it, and wrote the index under the
+    person's commit."""
+    import os
+    import sys
+    import time
+
+    from talos.sync.git import GitError
+
+    [a] = _clones(tmp_path, ["a"]).values()
+    with Memory(a) as mem:
+        mem.remember("a fact before the person's commit")
+    sync(resolve_paths(a))
+    (a / "notes.txt").write_text("the person's own file\n")
+    _git(a, "add", "notes.txt")
+    _git(a, "commit", "-qm", "notes")
+    (a / "notes.txt").write_text("the person's own file, edited\n")
+    go = tmp_path / "editor-may-finish"
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import pathlib, sys, time\n"
+        f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.02)\n"
+        "pathlib.Path(sys.argv[1]).write_text('the person commits notes\\n')\n"
+    )
+    env = {**os.environ, "GIT_EDITOR": f"{sys.executable} {editor}"}
+    person = subprocess.Popen(["git", "commit", "-qa"], cwd=a, env=env)
+    try:
+        lock = a / ".git" / "index.lock"
+        for _ in range(500):
+            if lock.exists():
+                break
+            time.sleep(0.01)
+        assert lock.exists()
+        with Memory(a) as mem:
+            mem.remember("a fact written while the person commits")
+        with pytest.raises(GitError, match=r"index\.lock exists: a commit waiting for its editor"):
+            sync(resolve_paths(a))
+        assert lock.exists()
+    finally:
+        go.touch()
+        assert person.wait(timeout=30) == 0
+    assert _git(a, "log", "-1", "--format=%s").strip() == "the person commits notes"
+    assert _git(a, "show", "--name-only", "--format=", "HEAD").split() == ["notes.txt"]
+    assert sync(resolve_paths(a)).pushed  # and sync goes on once the person is done

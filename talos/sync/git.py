@@ -54,6 +54,7 @@ from talos.sync.repo import (
     rev,
     run_git,
     unlock,
+    words,
 )
 
 __all__ = [
@@ -534,10 +535,10 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         if local is not None and unlock(local):  # a push killed there left its ref locked
             continue
         if any(m in said for m in _LOCKED):  # another device's push holds the branch
-            locked = _push_words(said)
+            locked = words(said)
             time.sleep(RACE_PAUSE * random.uniform(0.5, 1.5))  # not in step with it again
             continue
-        raise GitError(f"git push failed: {_push_words(said)}")
+        raise GitError(f"git push failed: {words(said)}")
     else:
         result.stopped = (
             "memory.md kept changing while this device synced (talos or a person wrote); run "
@@ -548,15 +549,6 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             else "the remote kept moving while this device synced; run talos sync again"
         )
     result.conflicts = _conflicts(paths)
-
-
-def _push_words(said: str) -> str:
-    """What a person needs of a failed push's stderr: the remote's own words (a hook's
-    ``remote:`` lines, which the last three lines left out) and the lines that say what
-    was refused."""
-    lines = [ln.strip() for ln in said.splitlines() if ln.strip()]
-    keep = [ln for ln in lines if ln.startswith(("remote:", "!", "error:", "fatal:"))]
-    return " / ".join((keep or lines)[-6:]) or "no output"
 
 
 def _other_branch(root: Path, remote: str, branch: str) -> None:
@@ -619,7 +611,7 @@ def _move(root: Path, paths: Paths, target: str) -> bool:
             "not committed (outside the home: talos sync does not commit them); commit or "
             "stash them with git, then run talos sync again"
         )
-    raise GitError(f"git reset --keep failed: {' / '.join(said.splitlines()[-3:]) or 'no output'}")
+    raise GitError(f"git reset --keep failed: {words(said)}")
 
 
 def _under(path: str, spec: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import time
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ __all__ = [
     "git_dir",
     "git_init",
     "git_root",
+    "git_working",
     "held",
     "identity",
     "in_progress",
@@ -32,6 +34,7 @@ __all__ = [
     "rev",
     "run_git",
     "unlock",
+    "words",
 ]
 
 
@@ -75,9 +78,28 @@ def run_git(
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took more than {timeout:.0f} s; stopped") from None
     if check and done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().splitlines()
-        raise GitError(f"git {' '.join(args[:2])} failed: {' / '.join(said[-3:]) or 'no output'}")
+        raise GitError(f"git {' '.join(args[:2])} failed: {words(done.stderr or done.stdout)}")
     return done
+
+
+_LOCK_EXISTS = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def words(said: str) -> str:
+    """What a person needs of git's stderr, on one line: the lines that say what failed
+    (``fatal:``, ``error:``, a remote's ``remote:`` lines and ``!`` refusals — git's last
+    three lines left out the ``fatal:`` of a lock and a hook's reason), else the last three.
+    A lock another git keeps is named with what to do."""
+    lines = [ln.strip() for ln in said.splitlines() if ln.strip()]
+    keep = [ln for ln in lines if ln.startswith(("fatal:", "error:", "remote:", "!"))]
+    text = " / ".join((keep or lines[-3:])[-6:]) or "no output"
+    m = _LOCK_EXISTS.search(said)
+    if m:
+        text += (
+            f". Another git is working in this repository ({m.group(1)} exists: a commit "
+            "waiting for its editor?); let it finish, then run talos sync again"
+        )
+    return text
 
 
 def git_root(home: Path) -> Path | None:
@@ -144,29 +166,57 @@ def git_dir(root: Path) -> Path:
 
 
 def repair(root: Path) -> list[str]:
-    """Remove git lock files that no live process holds (a sync killed while git wrote).
+    """Remove git lock files a killed git left in the repository of ``root``.
 
     git refuses to run while ``index.lock`` (or a ref's ``.lock``) exists; a kill of talos
     sync and its git leaves them behind. Only called under the sync lock, so no other talos
-    sync is running; a lock a live process holds (a person's git) is left alone.
+    sync is running; while any git works in this repository (a person's ``git commit``
+    waiting for its editor keeps ``index.lock`` without holding it open) nothing is removed.
 
     Returns:
         The lock files removed.
     """
-    return unlock(git_dir(root))
+    return unlock(git_dir(root), root)
 
 
-def unlock(gd: Path) -> list[str]:
-    """Remove the lock files of the git folder ``gd`` that no live process holds."""
+def unlock(gd: Path, *also: Path) -> list[str]:
+    """Remove the lock files of the git folder ``gd`` that no live process holds, unless a
+    git process works in ``gd`` or in one of ``also`` (the work tree): a lock it keeps is
+    not always open (a person's commit in its editor; sync removed that lock and wrote the
+    index under the commit, ``tests/test_sync_attack.py``)."""
     removed: list[str] = []
     candidates = [gd / n for n in ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "packed-refs.lock")]
     candidates += list((gd / "refs").rglob("*.lock"))
+    candidates = [p for p in candidates if p.is_file()]
+    if not candidates or git_working(gd, *also):
+        return removed
     for p in candidates:
-        if p.is_file() and not held(p):
+        if not held(p):
             with contextlib.suppress(OSError):
                 p.unlink()
                 removed.append(str(p))
     return removed
+
+
+def git_working(*places: Path) -> bool:
+    """Whether a live git process (``git``, ``git-receive-pack``, …) works in one of
+    ``places``: its current folder is one of them or inside one (Linux: /proc; elsewhere
+    ``False``, and :func:`held` judges each lock by its age)."""
+    proc = Path("/proc")
+    if not (proc / "self" / "cwd").exists():
+        return False
+    roots = [os.path.realpath(p) for p in places]
+    for pid in os.listdir(proc):
+        if not pid.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            name = (proc / pid / "comm").read_text("utf-8", "replace").strip()
+            if not name.startswith("git"):
+                continue
+            cwd = os.readlink(proc / pid / "cwd")
+            if any(cwd == r or cwd.startswith(r.rstrip("/") + "/") for r in roots):
+                return True
+    return False
 
 
 def local_remote(root: Path, remote: str) -> Path | None:
