@@ -4,6 +4,7 @@ hostile content from a remote, or by kills, written from the input that broke it
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -354,3 +355,41 @@ def test_a_persons_git_commit_waiting_in_its_editor_keeps_its_index_lock(tmp_pat
     assert _git(a, "log", "-1", "--format=%s").strip() == "the person commits notes"
     assert _git(a, "show", "--name-only", "--format=", "HEAD").split() == ["notes.txt"]
     assert sync(resolve_paths(a)).pushed  # and sync goes on once the person is done
+
+
+# -- hostile content from a remote -------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+def test_links_out_of_the_home_from_a_remote_are_refused(tmp_path: Path) -> None:
+    """Another clone pushed this device's folder and memory.md as symbolic links out of the
+    home: sync moved them in, and this device's next writes went to the link targets (its
+    audit log into a folder elsewhere, its facts appended to a file elsewhere)."""
+    from talos.sync.git import GitError
+
+    homes = _clones(tmp_path, ["a", "b"])
+    with Memory(homes["b"]) as mem:
+        mem.remember("a fact written on b before the attack")
+    sync(resolve_paths(homes["b"]))
+    sync(resolve_paths(homes["a"]))
+    own = resolve_paths(homes["b"]).device_dir.name
+    a, outside, secret = homes["a"], tmp_path / "outside", tmp_path / "secret.txt"
+    outside.mkdir()
+    secret.write_text("not talos's\n")
+    _git(a, "rm", "-rq", f".talos/devices/{own}", "memory.md")
+    (a / ".talos" / "devices").mkdir(parents=True, exist_ok=True)
+    os.symlink(outside, a / ".talos" / "devices" / own)
+    os.symlink(secret, a / "memory.md")
+    _git(a, "add", "-f", f".talos/devices/{own}", "memory.md")
+    _git(a, "commit", "-qm", "links")
+    _git(a, "push", "-q", "origin", "HEAD:main")
+    before = (homes["b"] / "memory.md").read_bytes()
+    with pytest.raises(GitError, match=r"symbolic link.*memory\.md") as e:
+        sync(resolve_paths(homes["b"]))
+    assert f".talos/devices/{own}" in str(e.value)
+    assert not (homes["b"] / "memory.md").is_symlink()
+    assert (homes["b"] / "memory.md").read_bytes() == before
+    assert not (homes["b"] / ".talos" / "devices" / own).is_symlink()
+    with Memory(homes["b"]) as mem:
+        mem.remember("a fact written on b after the attack")
+    assert os.listdir(outside) == [] and secret.read_text() == "not talos's\n"

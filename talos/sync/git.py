@@ -496,6 +496,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
                 target = upstream
             else:
                 target, found = _merge(root, paths, head, upstream, ident, result.device)
+            _no_new_links(root, paths, head, target)
             if not _move(root, paths, target):
                 late = True  # memory.md changed since the commit: commit it, merge again
                 continue
@@ -549,6 +550,34 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             else "the remote kept moving while this device synced; run talos sync again"
         )
     result.conflicts = _conflicts(paths)
+
+
+def _no_new_links(root: Path, paths: Paths, head: str, target: str) -> None:
+    """Refuse a version of the home from another device that makes a path of it a symbolic
+    link this side does not have: talos writes through memory.md and into its device folder,
+    so a link from the remote sent this device's facts and audit log out of the home (to any
+    file the link names, ``tests/test_sync_attack.py``). A link the person has here already
+    travels as it is.
+
+    Raises:
+        GitError: naming each new link and its target; nothing was changed here.
+    """
+    spec = specs(root, paths)
+    mine = set(run_git(root, "ls-tree", "-r", "-z", head, "--", *spec).stdout.split("\0"))
+    new = []
+    for entry in run_git(root, "ls-tree", "-r", "-z", target, "--", *spec).stdout.split("\0"):
+        meta, _, name = entry.partition("\t")
+        if meta.startswith("120000 ") and entry not in mine:
+            link = run_git(root, "cat-file", "blob", meta.split()[2]).stdout
+            new.append(f"{name} -> {link}")
+    if new:
+        raise GitError(
+            "the other device's version makes these paths symbolic links: "
+            f"{'; '.join(new)}. talos does not take a link from another machine (it can "
+            "point out of the home, and talos writes through it); nothing was changed here. "
+            "Replace them with the files or folders on the device that made them, then run "
+            "talos sync again"
+        )
 
 
 def _other_branch(root: Path, remote: str, branch: str) -> None:
