@@ -393,3 +393,39 @@ def test_links_out_of_the_home_from_a_remote_are_refused(tmp_path: Path) -> None
     with Memory(homes["b"]) as mem:
         mem.remember("a fact written on b after the attack")
     assert os.listdir(outside) == [] and secret.read_text() == "not talos's\n"
+
+
+def test_a_skill_restore_from_another_devices_log_stays_in_the_home(tmp_path: Path) -> None:
+    """Another device's audit log (it travels with the home) named a forgotten skill whose
+    place is outside the home and whose trash copy is a skill of this home: talos restore
+    moved this home's file out to the place the entry named."""
+    import json
+
+    from talos.errors import InputError
+
+    home = tmp_path / "home"
+    (home / "skills").mkdir(parents=True)
+    payload = home / "skills" / "payload.md"
+    payload.write_text("---\nname: p\ndescription: a skill\n---\nbody\n")
+    escaped = tmp_path / "autostart" / "payload.desktop"
+    evil = home / ".talos" / "devices" / "evil-000001"
+    evil.mkdir(parents=True)
+    (evil / "device.json").write_text(json.dumps({"id": "evil-000001", "home": str(home)}))
+    entry = {
+        "t": 1,
+        "txn": "t1",
+        "op": "skill-forget",
+        "id": "S000000001",
+        "scope": "global",
+        "file": str(escaped),
+        "before": str(escaped),
+        "after": None,
+        "trash": str(payload),
+        "state": "prepared",
+    }
+    (evil / "audit.jsonl").write_text(
+        json.dumps(entry) + "\n" + json.dumps({"t": 2, "txn": "t1", "op": "commit"}) + "\n"
+    )
+    with Memory(home) as mem, pytest.raises(InputError, match="outside"):
+        mem.restore("S000000001")
+    assert payload.exists() and not escaped.exists()

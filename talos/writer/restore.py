@@ -357,6 +357,14 @@ def skill_id(skill: Path) -> str:
 def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
     """Move a forgotten skill back from the trash (lock held by the caller)."""
     original, trash = Path(str(entry.get("before"))), Path(str(entry.get("trash")))
+    if not (_inside(original, paths.skills_dir) and _inside(trash, paths.state_dir / "trash")):
+        # the log travels with the home (design §12.1): another device's entry named a place
+        # out of the home and one of its files as the trash copy, and restore moved it out
+        raise InputError(
+            f"skill {rid}'s audit entry names {original} and {trash}, outside this home's "
+            f"skills folder and trash ({paths.skills_dir}, {paths.state_dir / 'trash'}): "
+            "not restored"
+        )
     if original.exists():
         raise InputError(f"{original} exists already; move it away first to restore {rid}")
     if not trash.is_file():
@@ -379,6 +387,13 @@ def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
     shutil.move(str(trash), original)
     txn.commit()
     return str(original)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (its folders' links followed, ``..`` resolved) is inside ``folder``."""
+    where = os.path.realpath(path.parent)
+    top = os.path.realpath(folder)
+    return where == top or where.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def trash_skill(paths: Paths, skill: Path, reason: str, scope: str = "global") -> Path:
