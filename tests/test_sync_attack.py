@@ -429,3 +429,42 @@ def test_a_skill_restore_from_another_devices_log_stays_in_the_home(tmp_path: Pa
     with Memory(home) as mem, pytest.raises(InputError, match="outside"):
         mem.restore("S000000001")
     assert payload.exists() and not escaped.exists()
+
+
+# -- forget, restore and the order of two machines' clocks -------------------------------------
+
+
+def test_a_restore_on_another_device_is_not_undone_by_the_forget_it_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Device zz-a forgot a line; device aa-b restored it within the same second (or with its
+    clock behind): the logs are merged by time, then by log name, so the forget read as the
+    later entry, and zz-a's next sync took the restored line out again as a tombstone."""
+    line = "the nightly job cleans the tmp folder"
+    homes = _clones(tmp_path, ["a", "b"])
+    device = {"a": "zz-a", "b": "aa-b"}
+
+    def on(name: str) -> Path:
+        monkeypatch.setenv("TALOS_DEVICE", device[name])
+        return homes[name]
+
+    with Memory(on("a")) as mem:
+        mem.remember(line, source="reflect")
+    sync(resolve_paths(on("a")))
+    sync(resolve_paths(on("b")))
+    with Memory(on("a")) as mem:
+        [gone] = mem.forget_records([("fact", line)])
+    sync(resolve_paths(on("a")))
+    sync(resolve_paths(on("b")))
+    with Memory(on("b")) as mem:
+        mem.restore(gone.id)
+    for name in ("b", "a", "b"):
+        assert sync(resolve_paths(on(name))).forgotten_again == []
+    for home in homes.values():
+        assert line in (home / "memory.md").read_text()
+    with Memory(on("a")) as mem:  # forgotten again later: it stays forgotten
+        assert mem.forget([("fact", line)]) == 1
+    for name in ("a", "b"):
+        sync(resolve_paths(on(name)))
+    for home in homes.values():
+        assert line not in (home / "memory.md").read_text()
