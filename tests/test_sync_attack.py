@@ -468,3 +468,18 @@ def test_a_restore_on_another_device_is_not_undone_by_the_forget_it_restored(
         sync(resolve_paths(on(name)))
     for home in homes.values():
         assert line not in (home / "memory.md").read_text()
+
+
+# -- kills ---------------------------------------------------------------------------------------
+
+
+def test_a_sync_killed_while_it_built_its_commit_leaves_nothing_in_the_way(tmp_path: Path) -> None:
+    """A kill while git wrote sync's own scratch index left its lock; every later sync failed
+    ("Unable to create …/talos-sync.index.lock: File exists")."""
+    [a] = _clones(tmp_path, ["a"]).values()
+    with Memory(a) as mem:
+        mem.remember("a fact before the kill")
+    (a / ".git" / "talos-sync.index.lock").write_bytes(b"DIRC")
+    (a / ".git" / "talos-sync.index").write_bytes(b"DIRC half")
+    assert sync(resolve_paths(a)).pushed
+    assert "before the kill" in _git(tmp_path / "remote.git", "show", "main:memory.md")

@@ -299,8 +299,9 @@ def _commit_paths(root: Path, spec: list[str], ident: list[str], message: str) -
     ref last: a kill leaves HEAD as it was). Returns the new commit."""
     index = git_dir(root) / "talos-sync.index"
     head = rev(root, "HEAD")
-    with contextlib.suppress(OSError):
-        index.unlink()
+    for stale in (index, index.with_name(index.name + ".lock")):  # a sync killed here left them
+        with contextlib.suppress(OSError):  # (only talos sync uses them, under its lock)
+            stale.unlink()
     try:
         run_git(root, "read-tree", *([head] if head else ["--empty"]), index=index)
         run_git(root, "rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", *spec, index=index)

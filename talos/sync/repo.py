@@ -78,7 +78,7 @@ def run_git(
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took more than {timeout:.0f} s; stopped") from None
     if check and done.returncode != 0:
-        raise GitError(f"git {' '.join(args[:2])} failed: {words(done.stderr or done.stdout)}")
+        raise GitError(f"git {args[0]} failed: {words(done.stderr or done.stdout)}")
     return done
 
 
@@ -95,6 +95,7 @@ def words(said: str) -> str:
     text = " / ".join((keep or lines[-3:])[-6:]) or "no output"
     m = _LOCK_EXISTS.search(said)
     if m:
+        text = text.rstrip(".")
         text += (
             f". Another git is working in this repository ({m.group(1)} exists: a commit "
             "waiting for its editor?); let it finish, then run talos sync again"
