@@ -54,3 +54,36 @@ def test_a_branch_never_pushed_is_not_in_step(tmp_path: Path) -> None:
     assert _sync_findings(home) == [("info", "not synced yet: main was never pushed to origin")]
     assert sync(resolve_paths(home)).pushed
     assert _sync_findings(home) == [("ok", "in step with the last fetch (a)")]
+
+
+def test_one_device_name_on_two_homes_stops_sync_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TALOS_DEVICE=laptop set on two machines (one dotfile for both): both appended to one
+    log and wrote one device.json; sync failed on "git cannot merge
+    .talos/devices/laptop/device.json … git pull --rebase", which says nothing of the cause and
+    fixing the name did not clear."""
+    from talos.errors import InputError
+
+    monkeypatch.setenv("TALOS_DEVICE", "laptop")
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    homes = {}
+    for name in ("a", "b"):
+        homes[name] = tmp_path / name
+        _git(tmp_path, "clone", "-q", str(remote), str(homes[name]))
+        _git(homes[name], "config", "user.email", f"{name}@example.invalid")
+        _git(homes[name], "config", "user.name", name)
+    with Memory(homes["a"]) as mem:
+        mem.remember("a fact written on a")
+    sync(resolve_paths(homes["a"]))
+    with Memory(homes["b"]) as mem:
+        mem.remember("a fact written on b")
+    with pytest.raises(InputError, match=f"device laptop is also written by .*{homes['a']}"):
+        sync(resolve_paths(homes["b"]))
+    monkeypatch.setenv("TALOS_DEVICE", "laptop-b")  # what the message says to do
+    assert sync(resolve_paths(homes["b"])).pushed
+    monkeypatch.setenv("TALOS_DEVICE", "laptop")
+    sync(resolve_paths(homes["a"]))
+    a, b = ((h / "memory.md").read_text() for h in homes.values())
+    assert a == b and "written on a" in a and "written on b" in a

@@ -26,6 +26,7 @@ import os
 import random
 import re
 import shlex
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -35,8 +36,8 @@ from typing import Any
 from talos.errors import InputError, TalosError
 from talos.fsutil import atomic_write_text, json_value, lock, read_regular
 from talos.home import Paths
-from talos.sync.device import device_dirs, device_id
-from talos.sync.merge import Overlap, merge_text
+from talos.sync.device import DEVICE_ENV, DEVICES, device_dirs, device_id
+from talos.sync.merge import SYNC_DEVICE, Overlap, merge_text
 from talos.sync.repo import (
     GitError,
     blob,
@@ -164,6 +165,7 @@ def attribute_lines(paths: Paths) -> list[str]:
     state = relative(paths.state_dir, paths.home)
     if state is not None:
         out.append(f"/{_escape(state)}/devices/**/*.jsonl merge=union")
+        out.append(f"/{_escape(state)}/devices/*/device.json merge=talos")
         out.append(f"/{_escape(state)}/audit.jsonl merge=union")  # the log before devices
     return out
 
@@ -338,6 +340,7 @@ def _merge(
         upstream,
         check=False,
         config=_driver_config(),
+        env={SYNC_DEVICE: device},
     )
     out = done.stdout.split("\n")
     if done.returncode not in (0, 1) or not out or not out[0].strip():
@@ -492,6 +495,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             _other_branch(root, remote, branch)
         head = rev(root, "HEAD")
         if upstream is not None and head is not None and not is_ancestor(root, upstream, head):
+            _shared_device(root, paths, head, upstream, result.device)
             found: list[Overlap] = []
             if is_ancestor(root, head, upstream):
                 target = upstream
@@ -551,6 +555,40 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             else "the remote kept moving while this device synced; run talos sync again"
         )
     result.conflicts = _conflicts(paths)
+
+
+def _shared_device(root: Path, paths: Paths, head: str, upstream: str, device: str) -> None:
+    """Stop when another home wrote this device's description (``device.json``) since the
+    last sync: two machines run under one name (one ``TALOS_DEVICE`` for both), appending to
+    one log whose entries each reads as its own. Sync failed on "git cannot merge
+    …/device.json" instead, which named neither cause nor fix (``tests/test_sync_doctor.py``).
+    A description this side pushed itself (the home moved, the same name kept) is no sign.
+
+    Raises:
+        InputError: naming the other home and what to do; nothing was changed here.
+    """
+    rel = relative(paths.state_dir / DEVICES / device / "device.json", root)
+    if rel is None:
+        return
+    theirs = blob(root, upstream, rel)
+    base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
+    if not theirs or (base and blob(root, base, rel) == theirs):
+        return
+    try:
+        data = json.loads(theirs)
+    except ValueError:
+        return
+    if not isinstance(data, dict):
+        return
+    host, home = data.get("host"), data.get("home")
+    if home == str(paths.home) and host == socket.gethostname():
+        return
+    raise InputError(
+        f"device {device} is also written by another home ({host}:{home}): two machines "
+        f"under one name ({DEVICE_ENV}={device} on both?) mix their logs. Give this one its "
+        f"own name ({DEVICE_ENV}=another-name), then run talos sync again; nothing was "
+        "changed here"
+    )
 
 
 def _no_new_links(root: Path, paths: Paths, head: str, target: str) -> None:

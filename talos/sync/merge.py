@@ -9,11 +9,17 @@ Run as git's merge driver for memory.md (``.gitattributes``: ``memory.md merge=t
 
     python -m talos.sync.merge BASE OURS THEIRS [PATH]
 
-It writes the result over OURS and exits 0 (1 when a file cannot be read), as git expects.
+It writes the result over OURS and exits 0 (1 when a file cannot be read), as git expects. A
+device's ``device.json`` (also given to it) is never merged: only two homes that share a
+device name (one ``TALOS_DEVICE`` on two machines) ever both change one; ``talos sync``
+stops before that merge and says so, and once one home has its own name, the old
+description must not stop the merge — the description of the device syncing stands, any
+other device's is taken from the other side (:func:`_description`).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,7 +28,7 @@ from pathlib import Path
 
 from talos.sources.facts import parse_fact_line
 
-__all__ = ["Merged", "Overlap", "main", "merge_lines", "merge_text"]
+__all__ = ["SYNC_DEVICE", "Merged", "Overlap", "main", "merge_lines", "merge_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +190,24 @@ def merge_text(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, Merged]:
     return text.encode("utf-8", "surrogateescape"), merged
 
 
+#: The environment variable by which ``talos sync`` tells its merge driver which device syncs.
+SYNC_DEVICE = "TALOS_SYNC_DEVICE"
+
+
+def _description(ours: str, theirs: str, device: str) -> int:
+    """Merge a ``device.json``: this side's when it describes the device that syncs (or no
+    device is named: a person's ``git merge``), else the other side's (a name this home used
+    before it got its own, ``tests/test_sync_doctor.py``)."""
+    syncing = os.environ.get(SYNC_DEVICE)
+    if syncing is None or syncing == device:
+        return 0
+    try:
+        Path(ours).write_bytes(Path(theirs).read_bytes())
+    except OSError:
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """git's merge driver: ``BASE OURS THEIRS [PATH]``; the result replaces OURS.
 
@@ -195,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) < 3:
         print("usage: python -m talos.sync.merge BASE OURS THEIRS [PATH]", file=sys.stderr)
         return 2
+    if len(args) > 3 and Path(args[3]).name == "device.json":
+        return _description(args[1], args[2], Path(args[3]).parent.name)
     try:
         base, ours, theirs = (Path(p).read_bytes() for p in args[:3])
         data, _ = merge_text(base, ours, theirs)

@@ -43,8 +43,16 @@ class GitError(TalosError):
 
 
 def _env() -> dict[str, str]:
+    """git's environment: no prompts, C messages (sync reads them), and a ``PYTHONPATH`` that
+    finds this talos first, every entry absolute: git runs the merge driver
+    (:mod:`talos.sync.merge`) in the repository, where a relative entry (``PYTHONPATH=.``)
+    found another talos, or none, and memory.md was merged by other rules than the ones sync
+    checks the result with."""
     env = dict(os.environ)
     env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_EDITOR="true", GIT_MERGE_AUTOEDIT="no")
+    ours = str(Path(__file__).resolve().parents[2])
+    entries = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([ours, *entries]))
     return env
 
 
@@ -56,9 +64,11 @@ def run_git(
     config: Sequence[str] = (),
     input: str | None = None,
     index: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``git -C repo args``; raise :class:`GitError` (git's stderr quoted) when it fails
-    and ``check``. ``index``: the index file git uses instead of the repository's."""
+    and ``check``. ``index``: the index file git uses instead of the repository's; ``env``:
+    more environment (for the merge driver git runs)."""
     cmd = ["git", "-C", str(repo)]
     for c in config:
         cmd += ["-c", c]
@@ -68,7 +78,11 @@ def run_git(
             cmd,
             capture_output=True,
             text=True,
-            env=_env() if index is None else {**_env(), "GIT_INDEX_FILE": str(index)},
+            env={
+                **_env(),
+                **({} if index is None else {"GIT_INDEX_FILE": str(index)}),
+                **(env or {}),
+            },
             timeout=timeout,
             input=input,
             errors="surrogateescape",
