@@ -141,6 +141,9 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
     )
     if len(counts) == 2:
         ahead, behind = int(counts[0]), int(counts[1])
+    elif not dirty:  # no upstream: "in step" was said of a home that never travelled
+        add(_untracked_branch(root))
+        return
     if dirty or ahead:
         what = []
         if dirty:
@@ -154,15 +157,6 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
                 "not synced yet: " + ", ".join(what),
                 _details(dirty),
                 hint="talos sync",
-            )
-        )
-    elif not upstream:
-        add(
-            Finding(
-                "sync",
-                "info",
-                "no remote branch to sync with yet",
-                hint="git remote add origin URL, then talos sync",
             )
         )
     elif behind:
@@ -192,6 +186,30 @@ def _upstream(root: Path) -> str:
     ref = f"{remote}/{name}"
     ok = git.run_git(root, "rev-parse", "--verify", "--quiet", f"refs/remotes/{ref}", check=False)
     return ref if ok.returncode == 0 else ""
+
+
+def _untracked_branch(root: Path) -> Finding:
+    """The finding of a branch that tracks no remote branch: no remote at all, or a branch
+    never pushed (``talos sync`` pushes it and makes it track)."""
+    from talos.sync.repo import remote_of, run_git
+
+    remotes = run_git(root, "remote", check=False).stdout.split()
+    if not remotes:
+        return Finding(
+            "sync",
+            "info",
+            "no remote: committed here only, nothing travels (git remote add origin URL)",
+            hint="talos sync once a remote is added",
+        )
+    branch = run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    name = branch.stdout.strip() or "HEAD"
+    remote = remote_of(root, name) if branch.returncode == 0 else remotes[0]
+    return Finding(
+        "sync",
+        "info",
+        f"not synced yet: {name} was never pushed to {remote}",
+        hint="talos sync",
+    )
 
 
 def _conflict_copies(memory_file: Path) -> list[Path]:

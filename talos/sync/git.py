@@ -23,11 +23,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
+import re
 import shlex
-import subprocess
+import socket
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,27 @@ from typing import Any
 from talos.errors import InputError, TalosError
 from talos.fsutil import atomic_write_text, json_value, lock, read_regular
 from talos.home import Paths
-from talos.sync.device import device_dirs, device_id
-from talos.sync.merge import Merged, Overlap, merge_text
+from talos.sync.device import DEVICE_ENV, DEVICES, device_dirs, device_id
+from talos.sync.merge import SYNC_DEVICE, Merged, Overlap, merge_text
+from talos.sync.repo import (
+    GitError,
+    blob,
+    branch_of,
+    git_dir,
+    git_init,
+    git_root,
+    identity,
+    in_progress,
+    is_ancestor,
+    local_remote,
+    relative,
+    remote_of,
+    repair,
+    rev,
+    run_git,
+    unlock,
+    words,
+)
 
 __all__ = [
     "ATTRIBUTES",
@@ -59,12 +79,14 @@ __all__ = [
 NETWORK_TIMEOUT = 300.0
 #: How many times sync starts over when the remote moved during the run (a push rejected).
 ROUNDS = 3
+#: Seconds (on average) sync waits before going round again when its push found the remote's
+#: branch locked by another device's push (three homes synced at one moment: the push that
+#: lost failed with "failed to update ref", ``tests/test_sync_attack.py``).
+RACE_PAUSE = 0.5
+#: git's words for a push that found the remote's branch locked.
+_LOCKED = ("failed to update ref", "cannot lock ref", "Unable to create")
 #: The local state of a sync that stopped on a person's lines (never synced).
 PENDING = "sync.json"
-
-
-class GitError(TalosError):
-    """A git command failed; the message names it and quotes git's own words."""
 
 
 class Unmerged(TalosError):
@@ -114,69 +136,6 @@ class SyncResult:
         }
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_EDITOR="true", GIT_MERGE_AUTOEDIT="no")
-    return env
-
-
-def run_git(
-    repo: Path,
-    *args: str,
-    check: bool = True,
-    timeout: float = 60.0,
-    config: Sequence[str] = (),
-    input: str | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run ``git -C repo args``; raise :class:`GitError` (git's stderr quoted) when it fails
-    and ``check``."""
-    cmd = ["git", "-C", str(repo)]
-    for c in config:
-        cmd += ["-c", c]
-    cmd += list(args)
-    try:
-        done = subprocess.run(
-            cmd,
-            capture_output=True,
-            text=True,
-            env=_env(),
-            timeout=timeout,
-            input=input,
-            errors="surrogateescape",
-        )
-    except FileNotFoundError:
-        raise GitError("git is not installed (talos sync needs it on the PATH)") from None
-    except subprocess.TimeoutExpired:
-        raise GitError(f"git {args[0]} took more than {timeout:.0f} s; stopped") from None
-    if check and done.returncode != 0:
-        said = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
-        raise GitError(f"git {' '.join(args[:2])} failed: {' / '.join(said[:4]) or 'no output'}")
-    return done
-
-
-def git_root(home: Path) -> Path | None:
-    """The top of the git work tree ``home`` is in, or ``None`` (not in one, or no git)."""
-    try:
-        done = run_git(home, "rev-parse", "--show-toplevel", check=False, timeout=10)
-    except GitError:
-        return None
-    if done.returncode != 0 or not done.stdout.strip():
-        return None
-    return Path(done.stdout.strip())
-
-
-def git_init(home: Path) -> bool:
-    """``git init`` the home unless it is in a git work tree already; returns whether it did.
-
-    Raises:
-        GitError: git is missing or failed.
-    """
-    if git_root(home) is not None:
-        return False
-    run_git(home, "init", "-q")
-    return True
-
-
 def driver_command() -> str:
     """The merge driver git runs for memory.md: this Python with :mod:`talos.sync.merge`."""
     return f"{shlex.quote(sys.executable)} -m talos.sync.merge %O %A %B %P"
@@ -217,20 +176,13 @@ def attribute_lines(paths: Paths) -> list[str]:
     state = relative(paths.state_dir, paths.home)
     if state is not None:
         out.append(f"/{_escape(state)}/devices/**/*.jsonl merge=union")
+        out.append(f"/{_escape(state)}/devices/*/device.json merge=talos")
         out.append(f"/{_escape(state)}/audit.jsonl merge=union")  # the log before devices
     return out
 
 
 def _escape(rel: str) -> str:
     return rel.replace(" ", "[ ]")
-
-
-def relative(path: Path, home: Path) -> str | None:
-    """``path`` relative to ``home`` with ``/`` separators, or ``None`` when outside it."""
-    try:
-        return path.relative_to(home).as_posix()
-    except ValueError:
-        return None
 
 
 def write_git_files(paths: Paths) -> tuple[list[str], list[str]]:
@@ -269,151 +221,114 @@ def write_git_files(paths: Paths) -> tuple[list[str], list[str]]:
         for c in _driver_config():
             key, _, value = c.partition("=")
             run_git(root, "config", key, value)
+        _info_attributes(root, paths)
     return changed, kept
+
+
+def _info_attributes(root: Path, paths: Paths) -> None:
+    """The attribute lines of memory.md and the per-device logs when ``talos.toml`` puts them
+    outside the home (elsewhere in its repository), where the home's ``.gitattributes`` cannot
+    name them: in the repository's own ``info/attributes`` (this clone's; every device's sync
+    writes it). Without them memory.md merged as plain text, and a write on both devices made
+    git refuse (``tests/test_sync_attack.py``)."""
+    lines = []
+    mem, state = relative(paths.memory_file, root), relative(paths.state_dir, root)
+    if mem is not None and relative(paths.memory_file, paths.home) is None:
+        lines.append(f"/{_escape(mem)} merge=talos")
+    if state is not None and relative(paths.state_dir, paths.home) is None:
+        lines.append(f"/{_escape(state)}/devices/**/*.jsonl merge=union")
+    if not lines:
+        return
+    target = git_dir(root) / "info" / "attributes"
+    try:
+        old = read_regular(target, 1 << 20).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        old = ""
+    missing = [ln for ln in lines if ln not in {x.strip() for x in old.splitlines()}]
+    if missing:
+        sep = "" if not old or old.endswith("\n") else "\n"
+        atomic_write_text(target, old + sep + "\n".join(missing) + "\n")
 
 
 # -- the run -------------------------------------------------------------------------------
 
 
-def _identity(root: Path, device: str) -> list[str]:
-    """``user.name``/``user.email`` for talos's commits when git has none configured."""
-    if run_git(root, "config", "user.email", check=False).stdout.strip():
-        return []
-    return [f"user.name=talos ({device})", f"user.email=talos@{device}.invalid"]
+def specs(root: Path, paths: Paths) -> list[str]:
+    """What of the repository ``talos sync`` commits, as pathspecs relative to ``root``: the
+    home, and memory.md and the state folder's travelling part (design §12.1) when
+    ``talos.toml`` puts them elsewhere in the repository. Never the rest of a bigger
+    repository the home is a folder of (a person's staged code went out as "talos sync from
+    …": ``tests/test_sync_attack.py``).
 
-
-def _held(path: Path) -> bool:
-    """Whether a live process has ``path`` open (Linux: /proc; elsewhere: younger than 60 s)."""
-    proc = Path("/proc")
-    if not (proc / "self" / "fd").is_dir():
-        with contextlib.suppress(OSError):
-            return time.time() - path.stat().st_mtime < 60
-        return False
-    target = str(path.resolve())
-    for pid in os.listdir(proc):
-        if not pid.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(proc / pid / "fd"):
-                with contextlib.suppress(OSError):
-                    if os.readlink(proc / pid / "fd" / fd) == target:
-                        return True
-    return False
-
-
-def git_dir(root: Path) -> Path:
-    out = run_git(root, "rev-parse", "--absolute-git-dir").stdout.strip()
-    return Path(out)
-
-
-def repair(root: Path) -> list[str]:
-    """Remove git lock files that no live process holds (a sync killed while git wrote).
-
-    git refuses to run while ``index.lock`` (or a ref's ``.lock``) exists; a kill of talos
-    sync and its git leaves them behind. Only called under the sync lock, so no other talos
-    sync is running; a lock a live process holds (a person's git) is left alone.
-
-    Returns:
-        The lock files removed.
+    Raises:
+        InputError: memory.md or the state folder is outside the repository: it would never
+            travel, while sync said it pushed.
     """
-    return _unlock(git_dir(root))
-
-
-def _unlock(gd: Path) -> list[str]:
-    """Remove the lock files of the git folder ``gd`` that no live process holds."""
-    removed: list[str] = []
-    candidates = [gd / n for n in ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "packed-refs.lock")]
-    candidates += list((gd / "refs").rglob("*.lock"))
-    for p in candidates:
-        if p.is_file() and not _held(p):
-            with contextlib.suppress(OSError):
-                p.unlink()
-                removed.append(str(p))
-    return removed
-
-
-def _local_remote(root: Path, remote: str) -> Path | None:
-    """The git folder of ``remote`` when it is a folder on this machine (a path or a
-    ``file://`` URL: a USB disk, a NAS mount), else ``None``."""
-    url = run_git(root, "remote", "get-url", remote, check=False).stdout.strip()
-    if url.startswith("file://"):
-        url = url[len("file://") :]
-    path = Path(url).expanduser()
-    if not url or (not path.is_absolute() and not (root / path).is_dir()):
-        return None
-    path = path if path.is_absolute() else root / path
-    for gd in (path, path / ".git"):
-        if (gd / "HEAD").is_file() and (gd / "refs").is_dir():
-            return gd
-    return None
-
-
-def in_progress(gd: Path) -> str | None:
-    for name, what in (
-        ("rebase-merge", "a rebase"),
-        ("rebase-apply", "a rebase or am"),
-        ("MERGE_HEAD", "a merge"),
-        ("CHERRY_PICK_HEAD", "a cherry-pick"),
-        ("REVERT_HEAD", "a revert"),
+    home = relative(paths.home, root)
+    if home is None:
+        raise InputError(f"the home {paths.home} is outside its repository {root}")
+    out = [home]
+    for what, path, parts in (
+        ("memory.md", paths.memory_file, [""]),
+        ("the state folder", paths.state_dir, ["/devices", "/sessions", "/trash"]),
     ):
-        if (gd / name).exists():
-            return what
-    return None
-
-
-def _branch(root: Path) -> str:
-    done = run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-    if done.returncode != 0:
-        raise GitError(
-            "the home's repository is not on a branch (detached HEAD); check out a branch "
-            "(git switch main), then run talos sync again"
-        )
-    return done.stdout.strip()
-
-
-def _remote(root: Path, branch: str) -> str | None:
-    done = run_git(root, "config", f"branch.{branch}.remote", check=False)
-    if done.stdout.strip():
-        return done.stdout.strip()
-    remotes = run_git(root, "remote").stdout.split()
-    return "origin" if "origin" in remotes else (remotes[0] if remotes else None)
-
-
-def _rev(root: Path, ref: str) -> str | None:
-    done = run_git(root, "rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
-    return done.stdout.strip() or None
-
-
-def _ancestor(root: Path, a: str, b: str) -> bool:
-    return run_git(root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+        rel = relative(path, root)
+        if rel is None:
+            raise InputError(
+                f"{what} ({path}) is outside the repository {root}, so talos sync cannot carry "
+                f"it; set it inside the home in {paths.home / 'talos.toml'} (or leave it out "
+                "to use the default)"
+            )
+        if relative(path, paths.home) is None:
+            out += [rel + p for p in parts]
+    return out
 
 
 def _commit_local(root: Path, paths: Paths, ident: list[str], device: str) -> bool:
     """Stage the home and commit it when anything changed; returns whether it committed.
     A cache that was committed before (no ignore file then) is taken out of git, not off the
-    disk (design §12.1: caches never travel)."""
+    disk (design §12.1: caches never travel). Only the home's paths go into the commit
+    (:func:`specs`), built in an index of its own from HEAD: what the person staged elsewhere
+    in a bigger repository stays staged, and out of talos's commit."""
     from talos.writer.txn import memory_lock
 
-    spec = relative(paths.home, root) or "."
+    spec = specs(root, paths)
     with memory_lock(paths):
-        cached = run_git(root, "ls-files", "-ci", "--exclude-standard", "-z", "--", spec).stdout
+        cached = run_git(root, "ls-files", "-ci", "--exclude-standard", "-z", "--", *spec).stdout
         files = [f for f in cached.split("\0") if f]
         if files:
             run_git(root, "rm", "--cached", "-q", "--", *files)
-        run_git(root, "add", "-A", "--", spec)
-        staged = run_git(root, "diff", "--cached", "--quiet", check=False).returncode != 0
-        if staged:
-            run_git(
-                root, "commit", "--no-verify", "-q", "-m", f"talos sync from {device}", config=ident
-            )
-    return staged
+        run_git(root, "add", "-A", "--", *[p for p in spec if os.path.lexists(root / p)])
+        changed = run_git(root, "diff", "--cached", "--quiet", "--", *spec, check=False)
+        if changed.returncode == 0:
+            return False
+        _commit_paths(root, spec, ident, f"talos sync from {device}")
+    return True
 
 
-def _blob(root: Path, rev: str, rel: str) -> bytes:
-    done = subprocess.run(
-        ["git", "-C", str(root), "show", f"{rev}:{rel}"], capture_output=True, env=_env()
-    )
-    return done.stdout if done.returncode == 0 else b""
+def _commit_paths(root: Path, spec: list[str], ident: list[str], message: str) -> str:
+    """Commit the index's version of ``spec`` on top of HEAD, the rest as in HEAD: the tree
+    is built in a scratch index, the commit written, then the branch moved (objects first, the
+    ref last: a kill leaves HEAD as it was). Returns the new commit."""
+    index = git_dir(root) / "talos-sync.index"
+    head = rev(root, "HEAD")
+    for stale in (index, index.with_name(index.name + ".lock")):  # a sync killed here left them
+        with contextlib.suppress(OSError):  # (only talos sync uses them, under its lock)
+            stale.unlink()
+    try:
+        run_git(root, "read-tree", *([head] if head else ["--empty"]), index=index)
+        run_git(root, "rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", *spec, index=index)
+        staged = run_git(root, "ls-files", "-s", "-z", "--", *spec).stdout
+        run_git(root, "update-index", "-z", "--index-info", input=staged, index=index)
+        tree = run_git(root, "write-tree", index=index).stdout.strip()
+    finally:
+        with contextlib.suppress(OSError):
+            index.unlink()
+    parent = ["-p", head] if head else []
+    commit = run_git(root, "commit-tree", tree, *parent, "-m", message, config=ident)
+    new = commit.stdout.strip()
+    run_git(root, "update-ref", "-m", message, "HEAD", new, head or "0" * 40)
+    return new
 
 
 def _merge(
@@ -436,6 +351,7 @@ def _merge(
         upstream,
         check=False,
         config=_driver_config(),
+        env={SYNC_DEVICE: device},
     )
     out = done.stdout.split("\n")
     if done.returncode not in (0, 1) or not out or not out[0].strip():
@@ -452,8 +368,8 @@ def _merge(
     mem = relative(paths.memory_file, root)
     if mem is not None:
         base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
-        old = _blob(root, base, mem) if base else b""  # unrelated: two homes joined
-        _, merged = merge_text(old, _blob(root, head, mem), _blob(root, upstream, mem))
+        old = blob(root, base, mem) if base else b""  # unrelated: two homes joined
+        _, merged = merge_text(old, blob(root, head, mem), blob(root, upstream, mem))
     msg = run_git(root, "log", "--format=%s", f"{upstream}..{head}").stdout.strip().splitlines()
     subject = f"talos sync from {device}" + (f" ({len(msg)} commits)" if len(msg) > 1 else "")
     commit = run_git(root, "commit-tree", tree, "-p", upstream, "-m", subject, config=ident)
@@ -561,14 +477,16 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             f"git is in the middle of {busy} in {root}; finish it (or abort it) with git, then "
             "run talos sync again"
         )
-    branch = _branch(root)
-    ident = _identity(root, result.device)
-    remote = result.remote = _remote(root, branch)
-    local = _local_remote(root, remote) if remote is not None else None
+    branch = branch_of(root)
+    ident = identity(root, result.device)
+    remote = result.remote = remote_of(root, branch)
+    local = local_remote(root, remote) if remote is not None else None
     if local is not None:
-        _unlock(local)  # a push killed there (the remote is a folder here) left a ref locked
+        unlock(local)  # a push killed there (the remote is a folder here) left a ref locked
     before = _conflict_ids(paths)
     overlaps: list[Overlap] = []
+    late = False  # the last round found memory.md changed after its commit
+    locked = ""  # git's words when the last push found the remote's branch locked
     for _ in range(ROUNDS):
         result.committed |= _commit_local(root, paths, ident, result.device)
         had = set(_lines(paths))
@@ -578,16 +496,17 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             )
             break
         run_git(root, "fetch", "--quiet", remote, timeout=NETWORK_TIMEOUT)
-        upstream = _rev(root, f"refs/remotes/{remote}/{branch}")
-        if (
-            upstream is not None
-            and not run_git(root, "config", f"branch.{branch}.merge", check=False).stdout.strip()
-        ):  # a clone of an empty remote tracks nothing: git pull would not work
+        upstream = rev(root, f"refs/remotes/{remote}/{branch}")
+        if upstream is None:
+            _other_branch(root, remote, branch)
+        elif not run_git(root, "config", f"branch.{branch}.merge", check=False).stdout.strip():
+            # a clone of an empty remote tracks nothing: the git pull a message names would fail
             run_git(root, "branch", "--quiet", f"--set-upstream-to={remote}/{branch}", check=False)
-        head = _rev(root, "HEAD")
-        if upstream is not None and head is not None and not _ancestor(root, upstream, head):
-            result.pulled += len(run_git(root, "rev-list", f"{head}..{upstream}").stdout.split())
-            if _ancestor(root, head, upstream):
+        head = rev(root, "HEAD")
+        if upstream is not None and head is not None and not is_ancestor(root, upstream, head):
+            _shared_device(root, paths, head, upstream, result.device)
+            merged = Merged([])
+            if is_ancestor(root, head, upstream):
                 target = upstream
             else:
                 try:
@@ -599,10 +518,15 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
                         "the files, git add them, git rebase --continue), then run talos sync"
                     )
                     break
-                overlaps += merged.overlaps
-                result.kept_edits += [o.as_json() for o in merged.kept_edits]
-                result.merged = True
-            _move(root, paths, target)
+            _no_new_links(root, paths, head, target)
+            if not _move(root, paths, target):
+                late = True  # memory.md changed since the commit: commit it, merge again
+                continue
+            late = False
+            result.pulled += len(run_git(root, "rev-list", f"{head}..{upstream}").stdout.split())
+            result.merged |= target != upstream
+            overlaps += merged.overlaps
+            result.kept_edits += [o.as_json() for o in merged.kept_edits]
         _resolve(paths, result, before, set(_lines(paths)) - had)
         result.committed |= _commit_local(root, paths, ident, result.device)
         pending = _still_there(paths, _pending(paths) + [o.as_json() for o in overlaps])
@@ -617,7 +541,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             break
         if not push:
             break
-        if upstream is not None and _rev(root, "HEAD") == _rev(
+        if upstream is not None and rev(root, "HEAD") == rev(
             root, f"refs/remotes/{remote}/{branch}"
         ):
             break  # the remote has all of it already
@@ -631,23 +555,154 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         said = done.stderr.strip()
         if "fetch first" in said or "non-fast-forward" in said:
             continue  # the remote moved since the fetch: merge again
-        local = _local_remote(root, remote)
-        if local is not None and _unlock(local):  # a push killed there left its ref locked
+        local = local_remote(root, remote)
+        if local is not None and unlock(local):  # a push killed there left its ref locked
             continue
-        raise GitError(f"git push failed: {' / '.join(said.splitlines()[-3:])}")
+        if any(m in said for m in _LOCKED):  # another device's push holds the branch
+            locked = words(said)
+            time.sleep(RACE_PAUSE * random.uniform(0.5, 1.5))  # not in step with it again
+            continue
+        raise GitError(f"git push failed: {words(said)}")
     else:
-        result.stopped = "the remote kept moving while this device synced; run talos sync again"
+        result.stopped = (
+            "memory.md kept changing while this device synced (talos or a person wrote); run "
+            "talos sync again"
+            if late
+            else f"the remote's branch stayed locked ({locked}); run talos sync again"
+            if locked
+            else "the remote kept moving while this device synced; run talos sync again"
+        )
     result.conflicts = _conflicts(paths)
 
 
-def _move(root: Path, paths: Paths, target: str) -> None:
-    """Move the branch and the work tree to ``target`` (under the memory lock: no talos write
-    runs meanwhile; a person's edit since the commit makes git refuse, and the next round
-    commits it first)."""
+def _shared_device(root: Path, paths: Paths, head: str, upstream: str, device: str) -> None:
+    """Stop when another home wrote this device's description (``device.json``) since the
+    last sync: two machines run under one name (one ``TALOS_DEVICE`` for both), appending to
+    one log whose entries each reads as its own. Sync failed on "git cannot merge
+    …/device.json" instead, which named neither cause nor fix (``tests/test_sync_doctor.py``).
+    A description this side pushed itself (the home moved, the same name kept) is no sign.
+
+    Raises:
+        InputError: naming the other home and what to do; nothing was changed here.
+    """
+    rel = relative(paths.state_dir / DEVICES / device / "device.json", root)
+    if rel is None:
+        return
+    theirs = blob(root, upstream, rel)
+    base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
+    if not theirs or (base and blob(root, base, rel) == theirs):
+        return
+    try:
+        data = json.loads(theirs)
+    except ValueError:
+        return
+    if not isinstance(data, dict):
+        return
+    host, home = data.get("host"), data.get("home")
+    if home == str(paths.home) and host == socket.gethostname():
+        return
+    raise InputError(
+        f"device {device} is also written by another home ({host}:{home}): two machines "
+        f"under one name ({DEVICE_ENV}={device} on both?) mix their logs. Give this one its "
+        f"own name ({DEVICE_ENV}=another-name), then run talos sync again; nothing was "
+        "changed here"
+    )
+
+
+def _no_new_links(root: Path, paths: Paths, head: str, target: str) -> None:
+    """Refuse a version of the home from another device that makes a path of it a symbolic
+    link this side does not have: talos writes through memory.md and into its device folder,
+    so a link from the remote sent this device's facts and audit log out of the home (to any
+    file the link names, ``tests/test_sync_attack.py``). A link the person has here already
+    travels as it is.
+
+    Raises:
+        GitError: naming each new link and its target; nothing was changed here.
+    """
+    spec = specs(root, paths)
+    mine = set(run_git(root, "ls-tree", "-r", "-z", head, "--", *spec).stdout.split("\0"))
+    new = []
+    for entry in run_git(root, "ls-tree", "-r", "-z", target, "--", *spec).stdout.split("\0"):
+        meta, _, name = entry.partition("\t")
+        if meta.startswith("120000 ") and entry not in mine:
+            link = run_git(root, "cat-file", "blob", meta.split()[2]).stdout
+            new.append(f"{name} -> {link}")
+    if new:
+        raise GitError(
+            "the other device's version makes these paths symbolic links: "
+            f"{'; '.join(new)}. talos does not take a link from another machine (it can "
+            "point out of the home, and talos writes through it); nothing was changed here. "
+            "Replace them with the files or folders on the device that made them, then run "
+            "talos sync again"
+        )
+
+
+def _other_branch(root: Path, remote: str, branch: str) -> None:
+    """Refuse to start a second branch on a remote that has others when this branch tracks
+    none: a new machine's ``git init`` made ``master`` while the remote's is ``main``, and
+    sync pushed ``master`` beside it, so the two machines never met
+    (``tests/test_sync_attack.py``). A branch set to track one (``git push -u``) is the
+    person's choice and goes on.
+
+    Raises:
+        GitError: naming the remote's branches and the command that renames this one.
+    """
+    if run_git(root, "config", f"branch.{branch}.merge", check=False).stdout.strip():
+        return
+    refs = run_git(
+        root, "for-each-ref", "--format=%(refname)", f"refs/remotes/{remote}/"
+    ).stdout.split()
+    names = [r.removeprefix(f"refs/remotes/{remote}/") for r in refs]
+    names = [n for n in names if n != "HEAD"]
+    if not names:
+        return  # an empty remote: this push makes its first branch
+    want = "main" if "main" in names else "master" if "master" in names else names[0]
+    raise GitError(
+        f"{remote} has no branch {branch} (it has {', '.join(names)}), and pushing it would "
+        f"keep this machine's memory apart; sync on {want} instead: git branch -m {want}, "
+        "then talos sync again (or git push -u to make the new branch on purpose)"
+    )
+
+
+def _move(root: Path, paths: Paths, target: str) -> bool:
+    """Move the branch and the work tree to ``target`` with ``git reset --keep``, under the
+    memory lock (no talos write runs meanwhile).
+
+    Returns:
+        ``False`` when git refused because a file of the home changed since this round's
+        commit (a talos write or a person's edit during the fetch: "Entry 'memory.md' not
+        uptodate"; it made sync fail, ``tests/test_sync_attack.py``): nothing moved, and the
+        next round commits the change first.
+
+    Raises:
+        GitError: git refused for another reason, or for a change outside the home (a file
+            of a bigger repository the person is editing, which sync never commits): the
+            message names the files.
+    """
     from talos.writer.txn import memory_lock
 
     with memory_lock(paths):
-        run_git(root, "reset", "--quiet", "--keep", target)
+        done = run_git(root, "reset", "--quiet", "--keep", target, check=False)
+    if done.returncode == 0:
+        return True
+    said = done.stderr.strip()
+    named = re.findall(r"'([^']+)' (?:not uptodate|would be overwritten)", said)
+    spec = specs(root, paths)
+    outside = [f for f in named if not any(_under(f, p) for p in spec)]
+    if named and not outside:
+        return False
+    if outside:
+        raise GitError(
+            f"the other device changed {', '.join(outside)}, which has changes here that are "
+            "not committed (outside the home: talos sync does not commit them); commit or "
+            "stash them with git, then run talos sync again"
+        )
+    raise GitError(f"git reset --keep failed: {words(said)}")
+
+
+def _under(path: str, spec: str) -> bool:
+    """Whether the repository path ``path`` is ``spec`` or inside it (``.``: everything)."""
+    return spec == "." or path == spec or path.startswith(spec.rstrip("/") + "/")
 
 
 def _conflict_ids(paths: Paths) -> set[tuple[str, str]]:

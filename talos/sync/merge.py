@@ -9,11 +9,17 @@ Run as git's merge driver for memory.md (``.gitattributes``: ``memory.md merge=t
 
     python -m talos.sync.merge BASE OURS THEIRS [PATH]
 
-It writes the result over OURS and exits 0 (1 when a file cannot be read), as git expects.
+It writes the result over OURS and exits 0 (1 when a file cannot be read), as git expects. A
+device's ``device.json`` (also given to it) is never merged: only two homes that share a
+device name (one ``TALOS_DEVICE`` on two machines) ever both change one; ``talos sync``
+stops before that merge and says so, and once one home has its own name, the old
+description must not stop the merge — the description of the device syncing stands, any
+other device's is taken from the other side (:func:`_description`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -23,7 +29,7 @@ from pathlib import Path
 
 from talos.sources.facts import parse_fact_line
 
-__all__ = ["Merged", "Overlap", "main", "merge_lines", "merge_text"]
+__all__ = ["SYNC_DEVICE", "Merged", "Overlap", "main", "merge_lines", "merge_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +65,23 @@ class Merged:
 EDITED = 0.5
 
 
+def _record(line: str) -> str | None:
+    """The record id in ``line``'s tag (``id=``), or ``None`` for a line without one."""
+    parsed = parse_fact_line(line) if "id=" in line else None
+    return parsed.fields.get("id") if parsed is not None else None
+
+
 def _edit_of(line: str, candidates: Sequence[str]) -> str | None:
-    """The candidate most like ``line`` when it is alike enough to be its edit (:data:`EDITED`)."""
+    """The candidate most like ``line`` when it is alike enough to be its edit (:data:`EDITED`)
+    and is the same record: a hand edit keeps a talos line's tag (its ``id=``), and a person's
+    own line (no id) is never edited into a line talos wrote. Two devices that forgot one line
+    and each wrote a fact after it are no edit of it (a random run of writes and syncs on three
+    clones stopped for a person there: ``tests/test_sync_attack.py``)."""
     best, score = None, EDITED
+    rid = _record(line)
     for c in candidates:
+        if _record(c) != rid:
+            continue
         r = SequenceMatcher(None, line, c, autojunk=False).ratio()
         if r >= score:
             best, score = c, r
@@ -77,25 +96,6 @@ def _matches(base: Sequence[str], side: Sequence[str]) -> dict[int, int]:
         for k in range(n):
             out[i + k] = j + k
     return out
-
-
-def _record(line: str) -> tuple[str, str] | None:
-    """``(key, id)`` of a keyed fact line (its id may be ""), else ``None``."""
-    parsed = parse_fact_line(line)
-    if parsed is None or not parsed.fields.get("key"):
-        return None
-    return parsed.fields["key"], parsed.fields.get("id", "")
-
-
-def _edits(line: str, new: Sequence[str]) -> list[str]:
-    """The lines of ``new`` that are edits of ``line``: for a keyed fact, the ones that keep its
-    record id (a superseding record has an id of its own: the trust rules weigh it); for a
-    person's own line, the most alike unkeyed line (:func:`_edit_of`)."""
-    rec = _record(line)
-    if rec is not None:
-        return [x for x in new if rec[1] and (r := _record(x)) is not None and r[1] == rec[1]][:1]
-    found = _edit_of(line, [x for x in new if _record(x) is None])
-    return [] if found is None else [found]
 
 
 _HEADING = re.compile(r"\s{0,3}#{1,6}\s")
@@ -161,32 +161,61 @@ def merge_lines(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str])
             for line in o:  # a line neither side kept as it was
                 if line in a or line in b:
                     continue
-                here, there = _edits(line, new_a), _edits(line, new_b)
-                if here and there and here != there:  # edited on both sides, differently
-                    overlaps.append(Overlap(line, here[0], there[0]))
-                elif bool(here) != bool(there):  # edited on one side, deleted on the other
-                    kept.append(Overlap(line, here[0] if here else "", there[0] if there else ""))
+                here, there = _edit_of(line, new_a), _edit_of(line, new_b)
+                if here is not None and there is not None and here != there:
+                    overlaps.append(Overlap(line, here, there))  # edited on both, differently
+                elif (here is None) != (there is None):  # edited on one side, deleted on the other
+                    kept.append(Overlap(line, here or "", there or ""))
         if k >= n:
             break
         io, ia, ib = k, ja, jb
     return Merged(out, overlaps, kept)
 
 
-def _lines(data: bytes) -> list[str]:
-    """A file's lines (UTF-8, undecodable bytes kept as they are); a missing final newline is
-    read as if it were there, so it is no change."""
+def _lines(data: bytes) -> tuple[list[str], bool]:
+    """A file's lines (UTF-8, undecodable bytes kept as they are) without their ending, and
+    whether most of them ended in CRLF. A missing final newline is read as if it were there,
+    so it is no change."""
     text = data.decode("utf-8", errors="surrogateescape")
     if text.endswith("\n"):
         text = text[:-1]
-    return text.split("\n") if text else []
+    lines = text.split("\n") if text else []
+    crlf = sum(1 for line in lines if line.endswith("\r"))
+    return [line.removesuffix("\r") for line in lines], crlf * 2 > len(lines)
 
 
 def merge_text(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, Merged]:
     """:func:`merge_lines` of three versions of a file; returns the merged bytes (ending in a
-    newline unless empty) and the :class:`Merged` detail."""
-    merged = merge_lines(_lines(base), _lines(ours), _lines(theirs))
-    text = "\n".join(merged.lines)
-    return ((text + "\n") if merged.lines else "").encode("utf-8", "surrogateescape"), merged
+    newline unless empty) and the :class:`Merged` detail.
+
+    Lines are compared without their CR: an editor that saved the file with CRLF on one
+    device changed no line (every line looked new, and a line forgotten on the other device
+    came back: ``tests/test_sync_attack.py``). The merged file ends its lines as the side that
+    changed the ending does (ours when both did), else as the common version."""
+    (o, o_crlf), (a, a_crlf), (b, b_crlf) = _lines(base), _lines(ours), _lines(theirs)
+    crlf = a_crlf if a_crlf != o_crlf or not base else b_crlf if b_crlf != o_crlf else o_crlf
+    merged = merge_lines(o, a, b)
+    end = "\r\n" if crlf else "\n"
+    text = "".join(line + end for line in merged.lines)
+    return text.encode("utf-8", "surrogateescape"), merged
+
+
+#: The environment variable by which ``talos sync`` tells its merge driver which device syncs.
+SYNC_DEVICE = "TALOS_SYNC_DEVICE"
+
+
+def _description(ours: str, theirs: str, device: str) -> int:
+    """Merge a ``device.json``: this side's when it describes the device that syncs (or no
+    device is named: a person's ``git merge``), else the other side's (a name this home used
+    before it got its own, ``tests/test_sync_doctor.py``)."""
+    syncing = os.environ.get(SYNC_DEVICE)
+    if syncing is None or syncing == device:
+        return 0
+    try:
+        Path(ours).write_bytes(Path(theirs).read_bytes())
+    except OSError:
+        return 1
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -200,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) < 3:
         print("usage: python -m talos.sync.merge BASE OURS THEIRS [PATH]", file=sys.stderr)
         return 2
+    if len(args) > 3 and Path(args[3]).name == "device.json":
+        return _description(args[1], args[2], Path(args[3]).parent.name)
     try:
         base, ours, theirs = (Path(p).read_bytes() for p in args[:3])
         data, _ = merge_text(base, ours, theirs)

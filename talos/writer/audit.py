@@ -11,7 +11,8 @@ resolve, revoke, restore, skill-forget; ack: an outside edit the person reviewed
 unchanged, or with ``unreadable``, the numbers of lines that cannot be read of the log its
 ``log`` field names — a device id or ``legacy``; without it, the log it is in),
 ``id`` (record id), ``key``, ``scope``, ``file``,
-``before``/``after`` (the full line before/after; ``None`` for none), ``reason``; a line
+``before``/``after`` (the full line before/after; ``None`` for none), ``reason``; a
+``restore`` has ``undoes``, the transactions of the forgets of the record it lifts; a line
 appended without rewriting memory.md has ``offset`` (the file's size when it was prepared). A
 transaction that found memory.md changed by someone else before its swap ends in ``abort``.
 
@@ -618,10 +619,13 @@ class Tombstone:
 def tombstones(paths: Paths, scopes: Collection[str] | None = None) -> list[Tombstone]:
     """What a committed ``forget`` on any device removed and no later committed entry of any
     device wrote back (an ``after`` equal to the line: a restore, a remember of the same line,
-    an acknowledged edit that kept it): memory.md lines (exact text) and, for ``skill-forget``,
-    skill files. A merge of memory.md from two devices must keep these out, or a line forgotten
-    on one device comes back from the other's copy (design §9; :func:`outside_edits` reports
-    such a line as ``back``).
+    an acknowledged edit that kept it; a forget a ``restore`` names in its ``undoes`` is lifted
+    whatever the order of the two machines' clocks: a restore on one device within the second
+    of the forget on another, or on a clock behind, read as earlier, and the next sync took the
+    line out again, ``tests/test_sync_attack.py``): memory.md lines (exact text) and, for
+    ``skill-forget``, skill files. A merge of memory.md from two devices must keep these out,
+    or a line forgotten on one device comes back from the other's copy (design §9;
+    :func:`outside_edits` reports such a line as ``back``).
 
     Args:
         paths: the home. scopes: only the entries of these scopes (``None``: all).
@@ -634,7 +638,14 @@ def tombstones(paths: Paths, scopes: Collection[str] | None = None) -> list[Tomb
     """
     dead: dict[tuple[bool, str], Tombstone] = {}
     memory = str(paths.memory_file)
-    for log, e in _settled(_read(paths)):
+    done = list(_settled(_read(paths)))
+    lifted = {  # forgets a restore names: lifted whatever the two machines' clocks said
+        str(t)
+        for _log, e in done
+        if e.get("op") == "restore" and isinstance(e.get("undoes"), list)
+        for t in e["undoes"]
+    }
+    for log, e in done:
         if scopes is not None and entry_scope(e) not in scopes:
             continue
         op, before, after = e.get("op"), e.get("before"), e.get("after")
@@ -642,6 +653,8 @@ def tombstones(paths: Paths, scopes: Collection[str] | None = None) -> list[Tomb
             dead.pop((False, after), None)
             dead.pop((True, after), None)
         skill = op == "skill-forget"
+        if str(e.get("txn")) in lifted:
+            continue
         if (
             op in ("forget", "skill-forget")
             and isinstance(before, str)

@@ -104,11 +104,14 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
         written_line = None
         op = ""
         trashed: dict[str, object] | None = None
+        undoes: list[str] = []  # every forget of it this device knows of (design §12.3)
         for e in audit.settled(paths):
             if scopes is not None and audit.entry_scope(e) not in scopes:
                 continue
             if e.get("id") != rid:
                 continue
+            if e.get("op") in ("forget", "skill-forget") and isinstance(e.get("txn"), str):
+                undoes.append(e["txn"])
             if e.get("after"):
                 if e.get("file") == str(paths.memory_file):
                     written_line, removed_line, trashed = str(e["after"]), None, None
@@ -120,7 +123,7 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
                 removed_line, written_line, op = str(candidate), None, str(e.get("op"))
                 trashed = e if op == "skill-forget" else None
         if trashed is not None:
-            return Restored(_restore_skill(paths, rid, trashed))
+            return Restored(_restore_skill(paths, rid, trashed, undoes))
         if removed_line is not None:
             line = _as_active(removed_line) if op == "history" else removed_line
             reason = f"restore after {op}"
@@ -151,6 +154,7 @@ def restore(paths: Paths, rid: str, scopes: Sequence[str] | None = None) -> Rest
                 "before": None,
                 "after": line,
                 "reason": reason,
+                "undoes": undoes,
             }
             successors = _successors(blobs, mine, rid) if mine is not None else []
             if not successors:
@@ -354,9 +358,20 @@ def skill_id(skill: Path) -> str:
     return "S" + line_id(str(skill))[:9]
 
 
-def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
-    """Move a forgotten skill back from the trash (lock held by the caller)."""
+def _restore_skill(
+    paths: Paths, rid: str, entry: dict[str, object], undoes: list[str] | None = None
+) -> str:
+    """Move a forgotten skill back from the trash (lock held by the caller); ``undoes``: the
+    transactions of the forgets it lifts (:func:`talos.writer.audit.tombstones`)."""
     original, trash = Path(str(entry.get("before"))), Path(str(entry.get("trash")))
+    if not (_inside(original, paths.skills_dir) and _inside(trash, paths.state_dir / "trash")):
+        # the log travels with the home (design §12.1): another device's entry named a place
+        # out of the home and one of its files as the trash copy, and restore moved it out
+        raise InputError(
+            f"skill {rid}'s audit entry names {original} and {trash}, outside this home's "
+            f"skills folder and trash ({paths.skills_dir}, {paths.state_dir / 'trash'}): "
+            "not restored"
+        )
     if original.exists():
         raise InputError(f"{original} exists already; move it away first to restore {rid}")
     if not trash.is_file():
@@ -372,6 +387,7 @@ def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
                 "before": None,
                 "after": str(original),
                 "reason": "restore after skill-forget",
+                "undoes": undoes or [],
             }
         ]
     )
@@ -379,6 +395,13 @@ def _restore_skill(paths: Paths, rid: str, entry: dict[str, object]) -> str:
     shutil.move(str(trash), original)
     txn.commit()
     return str(original)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (its folders' links followed, ``..`` resolved) is inside ``folder``."""
+    where = os.path.realpath(path.parent)
+    top = os.path.realpath(folder)
+    return where == top or where.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def trash_skill(paths: Paths, skill: Path, reason: str, scope: str = "global") -> Path:

@@ -1,0 +1,89 @@
+"""The doctor's sync findings (design §12.4), each written from a home where it said the
+wrong thing."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from talos.doctor import diagnose
+from talos.home import resolve_paths
+from talos.memory import Memory
+from talos.sync.git import sync
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _sync_findings(home: Path) -> list[tuple[str, str]]:
+    report = diagnose(home)
+    return [(f.status, f.summary) for f in report.findings if f.check == "sync"][1:]
+
+
+def _repo(tmp_path: Path) -> Path:
+    home = tmp_path / "a"
+    _git(tmp_path, "init", "-q", "-b", "main", str(home))
+    _git(home, "config", "user.email", "a@example.invalid")
+    _git(home, "config", "user.name", "a")
+    with Memory(home) as mem:
+        mem.remember("a fact never pushed anywhere")
+    return home
+
+
+def test_a_home_with_no_remote_is_not_in_step(tmp_path: Path) -> None:
+    """Committed by talos sync, no remote: doctor said "in step with the last fetch"."""
+    home = _repo(tmp_path)
+    assert sync(resolve_paths(home)).stopped is not None
+    assert _sync_findings(home) == [
+        ("info", "no remote: committed here only, nothing travels (git remote add origin URL)")
+    ]
+
+
+def test_a_branch_never_pushed_is_not_in_step(tmp_path: Path) -> None:
+    home = _repo(tmp_path)
+    sync(resolve_paths(home))
+    _git(tmp_path, "init", "-q", "--bare", str(tmp_path / "r.git"))
+    _git(home, "remote", "add", "origin", str(tmp_path / "r.git"))
+    assert _sync_findings(home) == [("info", "not synced yet: main was never pushed to origin")]
+    assert sync(resolve_paths(home)).pushed
+    assert _sync_findings(home) == [("ok", "in step with origin/main as last fetched")]
+
+
+def test_one_device_name_on_two_homes_stops_sync_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TALOS_DEVICE=laptop set on two machines (one dotfile for both): both appended to one
+    log and wrote one device.json; sync failed on "git cannot merge
+    .talos/devices/laptop/device.json … git pull --rebase", which says nothing of the cause and
+    fixing the name did not clear."""
+    from talos.errors import InputError
+
+    monkeypatch.setenv("TALOS_DEVICE", "laptop")
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    homes = {}
+    for name in ("a", "b"):
+        homes[name] = tmp_path / name
+        _git(tmp_path, "clone", "-q", str(remote), str(homes[name]))
+        _git(homes[name], "config", "user.email", f"{name}@example.invalid")
+        _git(homes[name], "config", "user.name", name)
+    with Memory(homes["a"]) as mem:
+        mem.remember("a fact written on a")
+    sync(resolve_paths(homes["a"]))
+    with Memory(homes["b"]) as mem:
+        mem.remember("a fact written on b")
+    with pytest.raises(InputError, match=f"device laptop is also written by .*{homes['a']}"):
+        sync(resolve_paths(homes["b"]))
+    monkeypatch.setenv("TALOS_DEVICE", "laptop-b")  # what the message says to do
+    assert sync(resolve_paths(homes["b"])).pushed
+    monkeypatch.setenv("TALOS_DEVICE", "laptop")
+    sync(resolve_paths(homes["a"]))
+    a, b = ((h / "memory.md").read_text() for h in homes.values())
+    assert a == b and "written on a" in a and "written on b" in a
