@@ -547,3 +547,19 @@ def test_repeated_lines_merge_by_the_same_rules(
     merged = merge_lines(base, ours, theirs).lines
     for line in {*ours, *theirs} - set(base):
         assert line in merged
+
+
+# -- a random day on three clones (bench/sync_interleavings.py runs many) -----------------------
+
+
+def test_a_random_day_of_writes_hand_edits_and_syncs_on_three_clones(tmp_path: Path) -> None:
+    """One seed of bench/sync_interleavings.py, hostile hand edits included: every memory.md
+    and view the same, no person's line lost, forgets kept, restores kept, every audit log
+    everywhere, the same conflicts."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import sync_interleavings
+
+    run = sync_interleavings.one(14, 40, True, tmp_path)  # the seed that stopped at first
+    assert run.problems == [], run.log
