@@ -563,3 +563,34 @@ def test_a_random_day_of_writes_hand_edits_and_syncs_on_three_clones(tmp_path: P
 
     run = sync_interleavings.one(14, 40, True, tmp_path)  # the seed that stopped at first
     assert run.problems == [], run.log
+
+
+def test_a_talos_toml_from_a_remote_that_moves_files_out_of_the_home_is_refused(
+    tmp_path: Path,
+) -> None:
+    """talos.toml travels with the home; another clone set trace_file and memory_file to
+    files out of the home, and this device's next recall and remember wrote there."""
+    from talos.sync.git import GitError
+
+    homes = _clones(tmp_path, ["a", "b"])
+    with Memory(homes["b"]) as mem:
+        mem.remember("a fact about the release checklist")
+    sync(resolve_paths(homes["b"]))
+    sync(resolve_paths(homes["a"]))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (homes["a"] / "talos.toml").write_text(
+        f'trace_file = "{outside / "trace.jsonl"}"\nmemory_file = "../outside/memory.md"\n'
+        'skills_dir = "skills/team"\nsessions_dir = "~/.claude/projects"\n'
+    )
+    _git(homes["a"], "add", "talos.toml")
+    _git(homes["a"], "commit", "-qm", "places")
+    _git(homes["a"], "push", "-q", "origin", "HEAD:main")
+    with pytest.raises(GitError, match="trace_file") as e:
+        sync(resolve_paths(homes["b"]))
+    assert "memory_file" in str(e.value)
+    assert "skills_dir" not in str(e.value) and "sessions_dir" not in str(e.value)
+    assert not (homes["b"] / "talos.toml").exists()
+    with Memory(homes["b"]) as mem:
+        mem.recall("release checklist")
+    assert os.listdir(outside) == []

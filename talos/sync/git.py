@@ -502,6 +502,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             else:
                 target, found = _merge(root, paths, head, upstream, ident, result.device)
             _no_new_links(root, paths, head, target)
+            _no_new_places(root, paths, head, target)
             if not _move(root, paths, target):
                 late = True  # memory.md changed since the commit: commit it, merge again
                 continue
@@ -555,6 +556,56 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             else "the remote kept moving while this device synced; run talos sync again"
         )
     result.conflicts = _conflicts(paths)
+
+
+def _no_new_places(root: Path, paths: Paths, head: str, target: str) -> None:
+    """Refuse a ``talos.toml`` from another device that puts a file talos writes (memory.md,
+    the state folder, the recall trace, the skills) out of the home: the config travels
+    with the home (design §12.1), and a remote that set ``trace_file`` or ``memory_file`` to
+    a file elsewhere had this device's next recall or remember write there
+    (``tests/test_sync_attack.py``). A place inside the home, or one this side has already,
+    is taken; so is ``sessions_dir``, which names an agent's transcripts wherever they are.
+
+    Raises:
+        GitError: naming each setting and place; nothing was changed here.
+    """
+    import tomllib
+
+    from talos.config import PATH_DEFAULTS
+
+    rel = relative(paths.home / "talos.toml", root)
+    if rel is None:
+        return
+    mine, theirs = blob(root, head, rel), blob(root, target, rel)
+    if mine == theirs:
+        return
+    tables = []
+    for data in (mine, theirs):
+        try:
+            table = tomllib.loads(data.decode("utf-8-sig"))
+        except (ValueError, UnicodeDecodeError):
+            table = {}
+        tables.append(table)
+    out = []
+    for key in PATH_DEFAULTS:
+        value = tables[1].get(key)
+        if key == "sessions_dir":
+            continue
+        if value == tables[0].get(key):
+            continue
+        for one in value if isinstance(value, list) else [value]:
+            if not isinstance(one, str):
+                continue
+            place = Path(os.path.normpath(paths.home / os.path.expanduser(one)))
+            if relative(place, paths.home) is None:
+                out.append(f"{key} = {one!r}")
+    if out:
+        raise GitError(
+            "the other device's talos.toml puts talos's files out of the home: "
+            f"{'; '.join(out)}. talos does not take a place out of the home from another "
+            "machine (it would write there); nothing was changed here. Set it in this "
+            "home's talos.toml yourself if you mean it, then run talos sync again"
+        )
 
 
 def _shared_device(root: Path, paths: Paths, head: str, upstream: str, device: str) -> None:
