@@ -594,3 +594,32 @@ def test_a_talos_toml_from_a_remote_that_moves_files_out_of_the_home_is_refused(
     with Memory(homes["b"]) as mem:
         mem.recall("release checklist")
     assert os.listdir(outside) == []
+
+
+def test_a_supersede_on_another_device_in_the_same_second_is_no_outside_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Device zz-a remembered a key; device aa-b superseded it within the same second (or on
+    a clock behind). The logs merge by time, then by log name, so the remember read as the
+    last word on the record: doctor on every device said it "was removed outside talos" and
+    told the person to restore the old value."""
+    from talos.doctor import diagnose
+
+    homes = _clones(tmp_path, ["a", "b"])
+    device = {"a": "zz-a", "b": "aa-b"}
+
+    def on(name: str) -> Path:
+        monkeypatch.setenv("TALOS_DEVICE", device[name])
+        return homes[name]
+
+    with Memory(on("a")) as mem:
+        mem.remember("the region is eu-west-1", key="region")
+    sync(resolve_paths(on("a")))
+    sync(resolve_paths(on("b")))
+    with Memory(on("b")) as mem:
+        mem.remember("the region is us-east-1", key="region")
+    sync(resolve_paths(on("b")))
+    sync(resolve_paths(on("a")))
+    for name in ("a", "b"):
+        report = diagnose(on(name))
+        assert [f.status for f in report.findings if f.check == "audit"] == ["ok"]
