@@ -26,7 +26,6 @@ import os
 import random
 import re
 import shlex
-import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -36,7 +35,8 @@ from typing import Any
 from talos.errors import InputError, TalosError
 from talos.fsutil import atomic_write_text, json_value, lock, read_regular
 from talos.home import Paths
-from talos.sync.device import DEVICE_ENV, DEVICES, device_dirs, device_id
+from talos.sync.device import device_dirs, device_id
+from talos.sync.incoming import no_new_links, no_new_places, other_branch, shared_device, specs
 from talos.sync.merge import SYNC_DEVICE, Merged, Overlap, merge_text
 from talos.sync.repo import (
     GitError,
@@ -253,37 +253,6 @@ def _info_attributes(root: Path, paths: Paths) -> None:
 # -- the run -------------------------------------------------------------------------------
 
 
-def specs(root: Path, paths: Paths) -> list[str]:
-    """What of the repository ``talos sync`` commits, as pathspecs relative to ``root``: the
-    home, and memory.md and the state folder's travelling part (design §12.1) when
-    ``talos.toml`` puts them elsewhere in the repository. Never the rest of a bigger
-    repository the home is a folder of (a person's staged code went out as "talos sync from
-    …": ``tests/test_sync_attack.py``).
-
-    Raises:
-        InputError: memory.md or the state folder is outside the repository: it would never
-            travel, while sync said it pushed.
-    """
-    home = relative(paths.home, root)
-    if home is None:
-        raise InputError(f"the home {paths.home} is outside its repository {root}")
-    out = [home]
-    for what, path, parts in (
-        ("memory.md", paths.memory_file, [""]),
-        ("the state folder", paths.state_dir, ["/devices", "/sessions", "/trash"]),
-    ):
-        rel = relative(path, root)
-        if rel is None:
-            raise InputError(
-                f"{what} ({path}) is outside the repository {root}, so talos sync cannot carry "
-                f"it; set it inside the home in {paths.home / 'talos.toml'} (or leave it out "
-                "to use the default)"
-            )
-        if relative(path, paths.home) is None:
-            out += [rel + p for p in parts]
-    return out
-
-
 def _commit_local(root: Path, paths: Paths, ident: list[str], device: str) -> bool:
     """Stage the home and commit it when anything changed; returns whether it committed.
     A cache that was committed before (no ignore file then) is taken out of git, not off the
@@ -498,13 +467,13 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         run_git(root, "fetch", "--quiet", remote, timeout=NETWORK_TIMEOUT)
         upstream = rev(root, f"refs/remotes/{remote}/{branch}")
         if upstream is None:
-            _other_branch(root, remote, branch)
+            other_branch(root, remote, branch)
         elif not run_git(root, "config", f"branch.{branch}.merge", check=False).stdout.strip():
             # a clone of an empty remote tracks nothing: the git pull a message names would fail
             run_git(root, "branch", "--quiet", f"--set-upstream-to={remote}/{branch}", check=False)
         head = rev(root, "HEAD")
         if upstream is not None and head is not None and not is_ancestor(root, upstream, head):
-            _shared_device(root, paths, head, upstream, result.device)
+            shared_device(root, paths, head, upstream, result.device)
             merged = Merged([])
             if is_ancestor(root, head, upstream):
                 target = upstream
@@ -518,7 +487,8 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
                         "the files, git add them, git rebase --continue), then run talos sync"
                     )
                     break
-            _no_new_links(root, paths, head, target)
+            no_new_links(root, paths, head, target)
+            no_new_places(root, paths, head, target)
             if not _move(root, paths, target):
                 late = True  # memory.md changed since the commit: commit it, merge again
                 continue
@@ -573,95 +543,6 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             else "the remote kept moving while this device synced; run talos sync again"
         )
     result.conflicts = _conflicts(paths)
-
-
-def _shared_device(root: Path, paths: Paths, head: str, upstream: str, device: str) -> None:
-    """Stop when another home wrote this device's description (``device.json``) since the
-    last sync: two machines run under one name (one ``TALOS_DEVICE`` for both), appending to
-    one log whose entries each reads as its own. Sync failed on "git cannot merge
-    …/device.json" instead, which named neither cause nor fix (``tests/test_sync_doctor.py``).
-    A description this side pushed itself (the home moved, the same name kept) is no sign.
-
-    Raises:
-        InputError: naming the other home and what to do; nothing was changed here.
-    """
-    rel = relative(paths.state_dir / DEVICES / device / "device.json", root)
-    if rel is None:
-        return
-    theirs = blob(root, upstream, rel)
-    base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
-    if not theirs or (base and blob(root, base, rel) == theirs):
-        return
-    try:
-        data = json.loads(theirs)
-    except ValueError:
-        return
-    if not isinstance(data, dict):
-        return
-    host, home = data.get("host"), data.get("home")
-    if home == str(paths.home) and host == socket.gethostname():
-        return
-    raise InputError(
-        f"device {device} is also written by another home ({host}:{home}): two machines "
-        f"under one name ({DEVICE_ENV}={device} on both?) mix their logs. Give this one its "
-        f"own name ({DEVICE_ENV}=another-name), then run talos sync again; nothing was "
-        "changed here"
-    )
-
-
-def _no_new_links(root: Path, paths: Paths, head: str, target: str) -> None:
-    """Refuse a version of the home from another device that makes a path of it a symbolic
-    link this side does not have: talos writes through memory.md and into its device folder,
-    so a link from the remote sent this device's facts and audit log out of the home (to any
-    file the link names, ``tests/test_sync_attack.py``). A link the person has here already
-    travels as it is.
-
-    Raises:
-        GitError: naming each new link and its target; nothing was changed here.
-    """
-    spec = specs(root, paths)
-    mine = set(run_git(root, "ls-tree", "-r", "-z", head, "--", *spec).stdout.split("\0"))
-    new = []
-    for entry in run_git(root, "ls-tree", "-r", "-z", target, "--", *spec).stdout.split("\0"):
-        meta, _, name = entry.partition("\t")
-        if meta.startswith("120000 ") and entry not in mine:
-            link = run_git(root, "cat-file", "blob", meta.split()[2]).stdout
-            new.append(f"{name} -> {link}")
-    if new:
-        raise GitError(
-            "the other device's version makes these paths symbolic links: "
-            f"{'; '.join(new)}. talos does not take a link from another machine (it can "
-            "point out of the home, and talos writes through it); nothing was changed here. "
-            "Replace them with the files or folders on the device that made them, then run "
-            "talos sync again"
-        )
-
-
-def _other_branch(root: Path, remote: str, branch: str) -> None:
-    """Refuse to start a second branch on a remote that has others when this branch tracks
-    none: a new machine's ``git init`` made ``master`` while the remote's is ``main``, and
-    sync pushed ``master`` beside it, so the two machines never met
-    (``tests/test_sync_attack.py``). A branch set to track one (``git push -u``) is the
-    person's choice and goes on.
-
-    Raises:
-        GitError: naming the remote's branches and the command that renames this one.
-    """
-    if run_git(root, "config", f"branch.{branch}.merge", check=False).stdout.strip():
-        return
-    refs = run_git(
-        root, "for-each-ref", "--format=%(refname)", f"refs/remotes/{remote}/"
-    ).stdout.split()
-    names = [r.removeprefix(f"refs/remotes/{remote}/") for r in refs]
-    names = [n for n in names if n != "HEAD"]
-    if not names:
-        return  # an empty remote: this push makes its first branch
-    want = "main" if "main" in names else "master" if "master" in names else names[0]
-    raise GitError(
-        f"{remote} has no branch {branch} (it has {', '.join(names)}), and pushing it would "
-        f"keep this machine's memory apart; sync on {want} instead: git branch -m {want}, "
-        "then talos sync again (or git push -u to make the new branch on purpose)"
-    )
 
 
 def _move(root: Path, paths: Paths, target: str) -> bool:

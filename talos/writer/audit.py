@@ -473,7 +473,7 @@ def _outside_edits(
             parsed = parse_fact_line(ln)
             if parsed is not None and parsed.fields.get("id"):
                 by_id.setdefault(parsed.fields["id"], no)
-    last: dict[str, dict[str, Any]] = {}
+    per_id: dict[str, list[dict[str, Any]]] = {}
     for _log, e in _settled(done):
         if (
             e.get("file") == str(memory_file)
@@ -481,7 +481,8 @@ def _outside_edits(
             and (e.get("after") or e.get("before"))
             and (scopes is None or entry_scope(e) in scopes)
         ):
-            last[str(e["id"])] = e
+            per_id.setdefault(str(e["id"]), []).append(e)
+    last = {rid: _last_word(es) for rid, es in per_id.items()}
     name = memory_file.name
     out: list[OutsideEdit] = []
     for rid, e in last.items():
@@ -549,6 +550,32 @@ def _outside_edits(
                 )
             )
     return out
+
+
+def _last_word(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The entry that says how one record was left, of its entries in time order: the last
+    that wrote a line no entry took out again, else the last that took one out, else the
+    last (a line taken out that no ``remember`` wrote was in the file before talos first
+    wrote of it: a person's tagged line). Causal, not by the
+    clock: each line is counted as written (``after``) and taken out (``before``), so a
+    supersede on another device within the same second as the write (logs of one second are
+    ordered by name) or on a clock behind, read as earlier than the write, no longer made
+    doctor report the superseded record "removed outside talos" on every device
+    (``tests/test_sync_attack.py``)."""
+    born = {e["after"] for e in entries if e.get("op") == "remember" and e.get("after")}
+    left: dict[str, int] = {}  # a line taken out that no remember made was in the file before
+    for e in entries:
+        line = e.get("before")
+        if isinstance(line, str) and line and line not in born and line not in left:
+            left[line] = 1
+    for e in entries:
+        for name, step in (("after", 1), ("before", -1)):
+            line = e.get(name)
+            if isinstance(line, str) and line and e.get("after") != e.get("before"):
+                left[line] = left.get(line, 0) + step
+    live = [e for e in entries if isinstance(e.get("after"), str) and left.get(e["after"], 0) > 0]
+    gone = [e for e in entries if isinstance(e.get("before"), str) and not e.get("after")]
+    return (live or gone or entries)[-1]
 
 
 def verify(source: Source, memory_file: Path, scopes: Collection[str] | None = None) -> list[str]:
