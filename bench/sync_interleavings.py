@@ -12,7 +12,8 @@ At the end every clone syncs until quiet, and the invariants of design §12 are 
 * a line forgotten (and not restored) is gone, a line restored (no key) is there;
 * every device's audit log is on every clone, its lines in order;
 * the conflicts (equal-standing keys) are the same on every clone;
-* no record id is in memory.md twice.
+* no record id is in memory.md twice;
+* the audit log blames on an edit outside talos only the lines a person took out.
 
     python3 bench/sync_interleavings.py --seeds 40 --steps 60 --hostile
 
@@ -40,6 +41,7 @@ from talos.errors import TalosError
 from talos.home import resolve_paths
 from talos.memory import Memory
 from talos.sync.git import sync
+from talos.writer.audit import outside_edits
 
 WORDS = [
     "alpha",
@@ -90,6 +92,7 @@ class Run:
     person: set[str] = field(default_factory=set)  # lines a person wrote and kept
     forgotten: set[str] = field(default_factory=set)  # forgotten, not restored
     restored: set[str] = field(default_factory=set)  # restored, not forgotten since
+    by_hand: set[str] = field(default_factory=set)  # ids of talos lines a person took out
     log: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -130,6 +133,7 @@ def _hand(rng: random.Random, home: Path, name: str, n: int, run: Run, hostile: 
         if tagged:
             at = rng.choice(tagged)
             run.restored.discard(lines[at].rstrip("\r"))  # a person took it out: no rule
+            run.by_hand.update(re.findall(r"\bid=(\w+)", lines[at]))
             del lines[at]
     elif kind == "crlf":
         lines = [ln if ln.endswith("\r") else ln + "\r" for ln in lines[:-1]] + lines[-1:]
@@ -230,6 +234,13 @@ def check(homes: dict[str, Path], run: Run) -> None:
         with Memory(home) as mem:
             views.add(tuple(sorted(n.raw for n in mem.nodes() if n.kind == "fact")))
             conflicts.add(tuple(sorted((s, k, len(r)) for s, k, r in mem.conflicts())))
+    for name, home in homes.items():  # doctor blames on outside edits only the person's
+        edits = outside_edits(resolve_paths(home), resolve_paths(home).memory_file)
+        run.problems += [
+            f"doctor on {name}: {e.kind} {e.id}, no person's edit"
+            for e in edits
+            if e.kind in ("missing", "back") and e.id not in run.by_hand
+        ]
     if len(views) != 1:
         run.problems.append("the views differ between clones")
     if len(conflicts) != 1:

@@ -623,3 +623,25 @@ def test_a_supersede_on_another_device_in_the_same_second_is_no_outside_edit(
     for name in ("a", "b"):
         report = diagnose(on(name))
         assert [f.status for f in report.findings if f.check == "audit"] == ["ok"]
+
+
+OLD_K1 = "- k1 value 39 delta <!-- user 2026-01-02 id=r9feba78221 key=k1 -->"
+NEW_K1 = "- k1 value 59 eta <!-- user 2026-01-02 id=re393be709b key=k1 supersedes=r9feba78221 -->"
+
+
+def test_a_talos_line_moved_on_one_side_and_superseded_on_the_other_stays_out() -> None:
+    """A person moved lines on one device (a talos line among them) while the other
+    superseded that line: the moved copy read as a line added, and the old value came back
+    beside its successor (found by bench/sync_interleavings.py; doctor then said the record
+    was back although talos removed it)."""
+    base = ["- a", "- b", OLD_K1, "- c"]
+    merged = merge_lines(base, ["- a", "- b", NEW_K1, "- c"], [OLD_K1, "- a", "- b", "- c"])
+    assert merged.lines == ["- a", "- b", NEW_K1, "- c"]
+    merged = merge_lines(base, [OLD_K1, "- a", "- b", "- c"], ["- a", "- b", "- c"])
+    assert merged.lines == ["- a", "- b", "- c"]  # forgotten there, moved here: out
+
+
+def test_a_persons_line_moved_on_one_side_is_kept_when_the_other_left_it() -> None:
+    base = ["- a", "- mine", "- b"]
+    merged = merge_lines(base, ["- mine", "- a", "- b"], ["- a", "- mine", "- b", "- c"])
+    assert merged.lines == ["- mine", "- a", "- b", "- c"]

@@ -258,7 +258,27 @@ def merge_lines(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str])
         if k >= n:
             break
         io, ia, ib = k, ja, jb
-    return Merged(out, overlaps, kept)
+    return Merged(_no_moved_back(base, ours, theirs, out), overlaps, kept)
+
+
+def _no_moved_back(
+    base: Sequence[str], ours: Sequence[str], theirs: Sequence[str], out: list[str]
+) -> list[str]:
+    """``out`` without the talos lines (an ``id=`` in their tag) that one side took out while
+    the other moved them, and with each other talos line once. A move reads as a line taken
+    out here and added there, so a value superseded or forgotten on one device came back
+    where a person had moved it on the other (``tests/test_sync_attack.py``). A person's own
+    line keeps git's reading: nothing of it is lost."""
+    here, there = set(ours), set(theirs)
+    gone = {x for x in set(base) - (here & there) if _record(x)}
+    kept: list[str] = []
+    seen: set[str] = set()
+    for line in out:
+        if line in gone or (line in seen and _record(line)):
+            continue
+        seen.add(line)
+        kept.append(line)
+    return kept
 
 
 def _lines(data: bytes) -> tuple[list[str], bool]:
