@@ -9,7 +9,8 @@ At the end every clone syncs until quiet, and the invariants of design §12 are 
 
 * every memory.md is the same, byte for byte, and so is every view;
 * no line a person wrote (and did not take out) is lost;
-* a line forgotten (and not restored) is gone, a line restored (no key) is there;
+* a line forgotten (and not restored) is gone, a line restored (no key) is there unless a
+  forget its restore did not know of stands, and such a forget's line is gone;
 * every device's audit log is on every clone, its lines in order;
 * the conflicts (equal-standing keys) are the same on every clone;
 * no record id is in memory.md twice;
@@ -41,7 +42,7 @@ from talos.errors import TalosError
 from talos.home import resolve_paths
 from talos.memory import Memory
 from talos.sync.git import sync
-from talos.writer.audit import outside_edits
+from talos.writer.audit import outside_edits, settled
 
 WORDS = [
     "alpha",
@@ -191,6 +192,19 @@ def _step(rng: random.Random, homes: dict[str, Path], n: int, run: Run, hostile:
             run.problems.append(f"step {n}: sync of {name} stopped: {res.stopped}")
 
 
+def _forgets_standing(home: Path) -> set[str]:
+    """The lines a committed forget took out that no restore names in its ``undoes`` (a
+    restore lifts only the forgets its device knew of: one made at the same time on another
+    device stands, design §12.3)."""
+    done = settled(resolve_paths(home))
+    lifted = {t for e in done if e.get("op") == "restore" for t in e.get("undoes") or []}
+    return {
+        str(e["before"])
+        for e in done
+        if e.get("op") == "forget" and e.get("before") and e.get("txn") not in lifted
+    }
+
+
 def check(homes: dict[str, Path], run: Run) -> None:
     """Sync every clone until quiet, then check the invariants (module docstring)."""
     for _ in range(3):
@@ -210,11 +224,15 @@ def check(homes: dict[str, Path], run: Run) -> None:
     present = set(lines)
     run.problems += [f"a person's line lost: {ln}" for ln in run.person if ln not in present]
     run.problems += [f"a forgotten line is back: {ln}" for ln in run.forgotten if ln in present]
+    open_forgets = _forgets_standing(next(iter(homes.values())))
     run.problems += [
         f"a restored line is gone: {ln}"
         for ln in run.restored
-        if "key=" not in ln and ln not in present  # a keyed one may be superseded since
+        if "key=" not in ln  # a keyed one may be superseded since
+        and ln not in present
+        and ln not in open_forgets  # forgotten on a device the restore did not know of
     ]
+    run.problems += [f"a forget stands, its line is there: {ln}" for ln in open_forgets & present]
     ids: dict[str, int] = {}
     for ln in lines:
         for rid in re.findall(r"\bid=(\w+)", ln):

@@ -599,10 +599,10 @@ def test_a_talos_toml_from_a_remote_that_moves_files_out_of_the_home_is_refused(
 def test_a_supersede_on_another_device_in_the_same_second_is_no_outside_edit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Device zz-a remembered a key; device aa-b superseded it within the same second (or on
-    a clock behind). The logs merge by time, then by log name, so the remember read as the
-    last word on the record: doctor on every device said it "was removed outside talos" and
-    told the person to restore the old value."""
+    """Device zz-a remembered a key; device aa-b superseded it within the same second. The
+    logs merge by time, then by log name, so the remember read as the last word on the
+    record: doctor on every device said it "was removed outside talos" and told the person
+    to restore the old value."""
     from talos.doctor import diagnose
 
     homes = _clones(tmp_path, ["a", "b"])
@@ -645,3 +645,49 @@ def test_a_persons_line_moved_on_one_side_is_kept_when_the_other_left_it() -> No
     base = ["- a", "- mine", "- b"]
     merged = merge_lines(base, ["- mine", "- a", "- b"], ["- a", "- mine", "- b", "- c"])
     assert merged.lines == ["- mine", "- a", "- b", "- c"]
+
+
+def test_a_forget_the_restore_did_not_know_of_stands_and_doctor_says_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Device b forgot a line while device a forgot and restored it, seconds later: the
+    merge keeps b's forget (a's restore lifted only its own), and doctor then said on every
+    device that the restored record "was removed outside talos" (found by
+    bench/sync_interleavings.py). A restore made knowing both forgets brings it back for
+    good."""
+    import time
+    from types import SimpleNamespace
+
+    from talos.doctor import diagnose
+    from talos.writer import audit
+
+    now = [int(time.time())]
+
+    def tick() -> float:  # each write of the log five seconds after the last
+        now[0] += 5
+        return float(now[0])
+
+    monkeypatch.setattr(audit, "time", SimpleNamespace(time=tick, strftime=time.strftime))
+
+    line = "the nightly job cleans the tmp folder"
+    homes = _clones(tmp_path, ["a", "b"])
+    with Memory(homes["a"]) as mem:
+        mem.remember(line, source="reflect")
+    for name in ("a", "b"):
+        sync(resolve_paths(homes[name]))
+    with Memory(homes["b"]) as mem:
+        assert mem.forget([("fact", line)]) == 1
+    with Memory(homes["a"]) as mem:
+        [gone] = mem.forget_records([("fact", line)])
+        mem.restore(gone.id)
+    for name in ("a", "b", "a"):
+        sync(resolve_paths(homes[name]))
+    for home in homes.values():
+        assert line not in (home / "memory.md").read_text()
+        assert [f.status for f in diagnose(home).findings if f.check == "audit"] == ["ok"]
+    with Memory(homes["a"]) as mem:
+        mem.restore(gone.id)
+    for name in ("a", "b", "a"):
+        sync(resolve_paths(homes[name]))
+    for home in homes.values():
+        assert line in (home / "memory.md").read_text()
