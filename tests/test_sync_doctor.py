@@ -87,3 +87,30 @@ def test_one_device_name_on_two_homes_stops_sync_and_says_so(
     sync(resolve_paths(homes["a"]))
     a, b = ((h / "memory.md").read_text() for h in homes.values())
     assert a == b and "written on a" in a and "written on b" in a
+
+
+def test_git_conflict_markers_in_memory_md_are_named(tmp_path: Path) -> None:
+    """A person's git pull on a clone where talos's merge driver was never registered left
+    git's conflict markers in memory.md, committed as they were: talos read them as facts,
+    sync carried them to every device, and doctor said nothing."""
+    home = _repo(tmp_path)
+    sync(resolve_paths(home))  # .gitattributes: the finding is the markers alone
+    text = (home / "memory.md").read_text()
+    (home / "memory.md").write_text(
+        text + "<<<<<<< HEAD\n- b's own line\n=======\n- a adds a fact\n>>>>>>> 3caf05f\n"
+    )
+    found = [f for f in diagnose(home).findings if f.check == "sync" and f.status == "warn"]
+    assert [(f.summary, f.details) for f in found] == [
+        (
+            "memory.md holds git's conflict markers (a merge made without talos's rules)",
+            ("line 2: <<<<<<< HEAD", "line 4: =======", "line 6: >>>>>>> 3caf05f"),
+        )
+    ]
+    assert "talos init --git" in (found[0].hint or "")
+
+
+def test_a_setext_heading_is_no_conflict_marker(tmp_path: Path) -> None:
+    home = _repo(tmp_path)
+    sync(resolve_paths(home))
+    (home / "memory.md").write_text("Tools\n=======\n- the editor is helix\n")
+    assert [f for f in diagnose(home).findings if f.check == "sync" and f.status == "warn"] == []
