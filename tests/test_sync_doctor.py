@@ -114,3 +114,28 @@ def test_a_setext_heading_is_no_conflict_marker(tmp_path: Path) -> None:
     sync(resolve_paths(home))
     (home / "memory.md").write_text("Tools\n=======\n- the editor is helix\n")
     assert [f for f in diagnose(home).findings if f.check == "sync" and f.status == "warn"] == []
+
+
+def test_a_clone_without_the_merge_driver_is_told(tmp_path: Path) -> None:
+    """A fresh clone has the home's .gitattributes (memory.md merge=talos) but not the
+    driver, which lives in each clone's own config: a git pull there merged memory.md as
+    plain text (conflict markers), and doctor said the home was in step."""
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    a = tmp_path / "a"
+    _git(tmp_path, "clone", "-q", str(remote), str(a))
+    _git(a, "config", "user.email", "a@example.invalid")
+    _git(a, "config", "user.name", "a")
+    with Memory(a) as mem:
+        mem.remember("a fact from the first machine")
+    sync(resolve_paths(a))
+    b = tmp_path / "b"
+    _git(tmp_path, "clone", "-q", str(remote), str(b))
+    found = [f.summary for f in diagnose(b).findings if f.check == "sync" and f.status == "warn"]
+    assert found == [
+        "talos's merge driver is not registered in this clone (a git pull would merge "
+        "memory.md as plain text)"
+    ]
+    assert [
+        f.summary for f in diagnose(a).findings if f.status == "warn" and f.check == "sync"
+    ] == []

@@ -116,6 +116,11 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
     )
     if "merge=talos" not in attributes:
         problems.append(".gitattributes does not merge memory.md by talos's rules")
+    elif not git.run_git(root, "config", "merge.talos.driver", check=False).stdout.strip():
+        problems.append(  # the driver lives in each clone's own config, not in the files
+            "talos's merge driver is not registered in this clone (a git pull would merge "
+            "memory.md as plain text)"
+        )
     busy = git.in_progress(git.git_dir(root))
     if busy:
         problems.append(f"git is in the middle of {busy}")
