@@ -139,3 +139,14 @@ def test_a_clone_without_the_merge_driver_is_told(tmp_path: Path) -> None:
     assert [
         f.summary for f in diagnose(a).findings if f.status == "warn" and f.check == "sync"
     ] == []
+
+
+def test_a_later_attribute_that_merges_memory_md_otherwise_is_told(tmp_path: Path) -> None:
+    """The person added "memory.md merge=union" after talos's line: git merges memory.md by
+    the last rule, and doctor, which looked for "merge=talos" in the file, said nothing."""
+    home = _repo(tmp_path)
+    sync(resolve_paths(home))
+    with (home / ".gitattributes").open("a") as f:
+        f.write("memory.md merge=union\n")
+    found = [f.summary for f in diagnose(home).findings if f.check == "sync" and f.status == "warn"]
+    assert found == [".gitattributes merges memory.md by union, not by talos's rules"]

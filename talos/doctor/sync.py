@@ -109,13 +109,14 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
                     "--git writes the ignore file that keeps them out",
                 )
             )
-    attributes = (
-        (paths.home / ".gitattributes").read_text("utf-8", "replace")
-        if (paths.home / ".gitattributes").is_file()
-        else ""
-    )
-    if "merge=talos" not in attributes:
+    mem = git.relative(paths.memory_file, root)
+    said = git.run_git(root, "check-attr", "merge", "--", mem or ".", check=False).stdout
+    merge = said.rsplit(": ", 1)[-1].strip() if mem is not None else "talos"
+    if merge in ("unspecified", "unset", ""):  # what git does, not what a line says
         problems.append(".gitattributes does not merge memory.md by talos's rules")
+    elif merge != "talos":
+        how = "git's text merge" if merge == "set" else merge
+        problems.append(f".gitattributes merges memory.md by {how}, not by talos's rules")
     elif not git.run_git(root, "config", "merge.talos.driver", check=False).stdout.strip():
         problems.append(  # the driver lives in each clone's own config, not in the files
             "talos's merge driver is not registered in this clone (a git pull would merge "
