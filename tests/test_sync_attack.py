@@ -691,3 +691,33 @@ def test_a_forget_the_restore_did_not_know_of_stands_and_doctor_says_nothing(
         sync(resolve_paths(homes[name]))
     for home in homes.values():
         assert line in (home / "memory.md").read_text()
+
+
+def test_a_global_ignore_of_md_and_jsonl_files_does_not_keep_the_memory_home(
+    tmp_path: Path,
+) -> None:
+    """The person's global git ignore file lists *.md and *.jsonl: sync said it pushed, and
+    neither memory.md nor the audit log ever left the machine."""
+    [a] = _clones(tmp_path, ["a"]).values()
+    ignore = tmp_path / "global-ignore"
+    ignore.write_text("*.md\n*.jsonl\n")
+    _git(a, "config", "core.excludesFile", str(ignore))
+    with Memory(a) as mem:
+        mem.remember("a fact that must travel")
+    assert sync(resolve_paths(a)).pushed
+    tracked = _git(a, "ls-files").split()
+    assert "memory.md" in tracked
+    assert any(t.endswith("/audit.jsonl") for t in tracked)
+
+
+def test_a_home_its_bigger_repository_ignores_is_refused(tmp_path: Path) -> None:
+    """The bigger repository ignores the home's folder: nothing of it could be committed, and
+    sync said it pushed."""
+    from talos.errors import InputError
+
+    [repo] = _clones(tmp_path, ["repo"]).values()
+    (repo / ".gitignore").write_text("notes/\n")
+    with Memory(repo / "notes") as mem:
+        mem.remember("a fact that must travel")
+    with pytest.raises(InputError, match=r"ignored by git \(\.gitignore:1: notes/\)"):
+        sync(resolve_paths(repo / "notes"))

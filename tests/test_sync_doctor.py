@@ -87,3 +87,66 @@ def test_one_device_name_on_two_homes_stops_sync_and_says_so(
     sync(resolve_paths(homes["a"]))
     a, b = ((h / "memory.md").read_text() for h in homes.values())
     assert a == b and "written on a" in a and "written on b" in a
+
+
+def test_git_conflict_markers_in_memory_md_are_named(tmp_path: Path) -> None:
+    """A person's git pull on a clone where talos's merge driver was never registered left
+    git's conflict markers in memory.md, committed as they were: talos read them as facts,
+    sync carried them to every device, and doctor said nothing."""
+    home = _repo(tmp_path)
+    sync(resolve_paths(home))  # .gitattributes: the finding is the markers alone
+    text = (home / "memory.md").read_text()
+    (home / "memory.md").write_text(
+        text + "<<<<<<< HEAD\n- b's own line\n=======\n- a adds a fact\n>>>>>>> 3caf05f\n"
+    )
+    found = [f for f in diagnose(home).findings if f.check == "sync" and f.status == "warn"]
+    assert [(f.summary, f.details) for f in found] == [
+        (
+            "memory.md holds git's conflict markers (a merge made without talos's rules)",
+            ("line 2: <<<<<<< HEAD", "line 4: =======", "line 6: >>>>>>> 3caf05f"),
+        )
+    ]
+    assert "talos init --git" in (found[0].hint or "")
+
+
+def test_a_setext_heading_is_no_conflict_marker(tmp_path: Path) -> None:
+    home = _repo(tmp_path)
+    sync(resolve_paths(home))
+    (home / "memory.md").write_text("Tools\n=======\n- the editor is helix\n")
+    assert [f for f in diagnose(home).findings if f.check == "sync" and f.status == "warn"] == []
+
+
+def test_a_clone_without_the_merge_driver_is_told(tmp_path: Path) -> None:
+    """A fresh clone has the home's .gitattributes (memory.md merge=talos) but not the
+    driver, which lives in each clone's own config: a git pull there merged memory.md as
+    plain text (conflict markers), and doctor said the home was in step."""
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    a = tmp_path / "a"
+    _git(tmp_path, "clone", "-q", str(remote), str(a))
+    _git(a, "config", "user.email", "a@example.invalid")
+    _git(a, "config", "user.name", "a")
+    with Memory(a) as mem:
+        mem.remember("a fact from the first machine")
+    sync(resolve_paths(a))
+    b = tmp_path / "b"
+    _git(tmp_path, "clone", "-q", str(remote), str(b))
+    found = [f.summary for f in diagnose(b).findings if f.check == "sync" and f.status == "warn"]
+    assert found == [
+        "talos's merge driver is not registered in this clone (a git pull would merge "
+        "memory.md as plain text)"
+    ]
+    assert [
+        f.summary for f in diagnose(a).findings if f.status == "warn" and f.check == "sync"
+    ] == []
+
+
+def test_a_later_attribute_that_merges_memory_md_otherwise_is_told(tmp_path: Path) -> None:
+    """The person added "memory.md merge=union" after talos's line: git merges memory.md by
+    the last rule, and doctor, which looked for "merge=talos" in the file, said nothing."""
+    home = _repo(tmp_path)
+    sync(resolve_paths(home))
+    with (home / ".gitattributes").open("a") as f:
+        f.write("memory.md merge=union\n")
+    found = [f.summary for f in diagnose(home).findings if f.check == "sync" and f.status == "warn"]
+    assert found == [".gitattributes merges memory.md by union, not by talos's rules"]

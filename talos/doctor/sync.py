@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from talos.doctor.findings import Finding, _count, _details, _Places
+from talos.errors import InputError
+from talos.fsutil import read_regular
 from talos.home import Paths
 from talos.sync.device import device_dirs, device_id
+from talos.text import cut
 
 __all__ = ["check_sync"]
 
@@ -70,6 +74,20 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
         )
     if root is None:
         return
+    marks = _conflict_markers(paths.memory_file)
+    if marks:
+        add(
+            Finding(
+                "sync",
+                "warn",
+                f"{paths.memory_file.name} holds git's conflict markers (a merge made without "
+                "talos's rules)",
+                _details(marks),
+                hint="keep the lines you want and delete the marker lines, then talos sync; "
+                "talos init --git registers talos's merge driver on this machine, so a git pull "
+                "merges memory.md by talos's rules",
+            )
+        )
     problems: list[str] = []
     spec = git.relative(paths.home, root) or "."
     state = git.relative(paths.state_dir, root)
@@ -91,13 +109,19 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
                     "--git writes the ignore file that keeps them out",
                 )
             )
-    attributes = (
-        (paths.home / ".gitattributes").read_text("utf-8", "replace")
-        if (paths.home / ".gitattributes").is_file()
-        else ""
-    )
-    if "merge=talos" not in attributes:
+    mem = git.relative(paths.memory_file, root)
+    said = git.run_git(root, "check-attr", "merge", "--", mem or ".", check=False).stdout
+    merge = said.rsplit(": ", 1)[-1].strip() if mem is not None else "talos"
+    if merge in ("unspecified", "unset", ""):  # what git does, not what a line says
         problems.append(".gitattributes does not merge memory.md by talos's rules")
+    elif merge != "talos":
+        how = "git's text merge" if merge == "set" else merge
+        problems.append(f".gitattributes merges memory.md by {how}, not by talos's rules")
+    elif not git.run_git(root, "config", "merge.talos.driver", check=False).stdout.strip():
+        problems.append(  # the driver lives in each clone's own config, not in the files
+            "talos's merge driver is not registered in this clone (a git pull would merge "
+            "memory.md as plain text)"
+        )
     busy = git.in_progress(git.git_dir(root))
     if busy:
         add(
@@ -210,6 +234,29 @@ def _untracked_branch(root: Path) -> Finding:
         f"not synced yet: {name} was never pushed to {remote}",
         hint="talos sync",
     )
+
+
+_MARKER = re.compile(r"(<{7}|>{7})( .*)?|={7}|\|{7}( .*)?")
+
+
+def _conflict_markers(memory_file: Path) -> list[str]:
+    """The lines of git's conflict markers in ``memory_file`` (``line N: <<<<<<< HEAD``), when
+    it holds both an opening and a closing one: a git pull where talos's merge driver was
+    not registered wrote them, and talos read them as facts (a lone ``=======`` is a
+    heading's underline)."""
+    try:
+        data = read_regular(memory_file, 1 << 30).decode("utf-8", "replace")
+    except (OSError, InputError):
+        return []
+    found = []
+    for no, line in enumerate(data.split("\n"), 1):
+        line = line.rstrip("\r")
+        if _MARKER.fullmatch(line):
+            found.append((no, line))
+    kinds = {line[0] for _no, line in found}
+    if not {"<", ">"} <= kinds:
+        return []
+    return [f"line {no}: {cut(line, 60)}" for no, line in found]
 
 
 def _conflict_copies(memory_file: Path) -> list[Path]:

@@ -152,6 +152,7 @@ def ignore_lines(paths: Paths) -> list[str]:
     state = relative(paths.state_dir, paths.home)
     if state is None:
         return []
+    mem = relative(paths.memory_file, paths.home)
     return [
         "# talos: caches and this machine's own files stay here; the rest travels (talos sync)",
         f"/{state}/*",
@@ -159,6 +160,11 @@ def ignore_lines(paths: Paths) -> list[str]:
         f"!/{state}/sessions/",
         f"!/{state}/trash/",
         f"!/{state}/audit.jsonl",
+        # what travels, whatever a rule before or a global ignore file says (*.md, *.jsonl)
+        f"!/{state}/devices/**",
+        f"!/{state}/sessions/**",
+        f"!/{state}/trash/**",
+        *([f"!/{_escape(mem)}"] if mem is not None else []),
     ]
 
 
@@ -262,6 +268,7 @@ def _commit_local(root: Path, paths: Paths, ident: list[str], device: str) -> bo
     from talos.writer.txn import memory_lock
 
     spec = specs(root, paths)
+    _not_ignored(root, paths)
     with memory_lock(paths):
         cached = run_git(root, "ls-files", "-ci", "--exclude-standard", "-z", "--", *spec).stdout
         files = [f for f in cached.split("\0") if f]
@@ -273,6 +280,31 @@ def _commit_local(root: Path, paths: Paths, ident: list[str], device: str) -> bo
             return False
         _commit_paths(root, spec, ident, f"talos sync from {device}")
     return True
+
+
+def _not_ignored(root: Path, paths: Paths) -> None:
+    """Refuse to sync when git ignores memory.md or this device's files: a rule of a bigger
+    repository (its folder ignored) or one talos's ignore lines cannot undo, and sync said
+    it pushed while the memory never left the machine (``tests/test_sync_attack.py``).
+
+    Raises:
+        InputError: naming the file, the rule and where it is.
+    """
+    names = [paths.memory_file, paths.device_dir / "audit.jsonl", paths.device_dir / "device.json"]
+    rels = [r for p in names if p.exists() and (r := relative(p, root)) is not None]
+    if not rels:
+        return
+    done = run_git(root, "check-ignore", "-v", "--no-index", "--", *rels, check=False)
+    for line in done.stdout.splitlines():
+        rule, _, path = line.partition("\t")
+        source, _, rest = rule.partition(":")
+        number, _, pattern = rest.partition(":")
+        if pattern.startswith("!"):
+            continue  # re-included
+        raise InputError(
+            f"{path} is ignored by git ({source}:{number}: {pattern}), so talos sync cannot "
+            f"carry it; remove that rule, or add !{path} after it, then run talos sync again"
+        )
 
 
 def _commit_paths(root: Path, spec: list[str], ident: list[str], message: str) -> str:

@@ -210,7 +210,8 @@ def merge_lines(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str])
     """Three-way merge of line lists (the diff3 walk of Khanna, Kunal and Pierce, 2007): runs of
     lines all three share are stable; between them, a region changed on one side only takes
     that side, one changed alike on both takes it once, and one changed differently on both is
-    united (:func:`_union`) and recorded as an :class:`Overlap`.
+    united (:func:`_union`) and recorded as an :class:`Overlap`; a talos line one side took
+    out stays out wherever the other moved it (:func:`_no_moved_back`).
 
     Args:
         base: the common ancestor's lines; ours, theirs: the two sides' lines.
