@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -308,3 +309,24 @@ class FakeEmbedder:
 
     def embedded(self) -> list[str]:
         return [t for c in self.calls for t in c]
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in ``cwd``; its stdout (raises when git fails)."""
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def git_clones(tmp_path: Path, names: list[str]) -> dict[str, Path]:
+    """A bare repository ``tmp_path/remote.git`` and one clone of it per name (the homes of
+    several devices), each with a git identity."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    homes = {}
+    for name in names:
+        home = tmp_path / name
+        git(tmp_path, "clone", "-q", str(remote), str(home))
+        git(home, "config", "user.email", f"{name}@example.invalid")
+        git(home, "config", "user.name", name)
+        homes[name] = home
+    return homes

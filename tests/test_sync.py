@@ -14,6 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import git as _git
+from helpers import git_clones as _clones
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -98,24 +100,6 @@ def test_no_added_line_is_lost_and_one_side_unchanged_takes_the_other(
 
 
 # -- the scripted day --------------------------------------------------------------------------
-
-
-def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout
-
-
-def _clones(tmp_path: Path, names: list[str]) -> dict[str, Path]:
-    remote = tmp_path / "remote.git"
-    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    homes = {}
-    for name in names:
-        home = tmp_path / name
-        _git(tmp_path, "clone", "-q", str(remote), str(home))
-        _git(home, "config", "user.email", f"{name}@example.invalid")
-        _git(home, "config", "user.name", name)
-        homes[name] = home
-    return homes
 
 
 def _recall(home: Path, query: str, times: int) -> None:

@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import git as _git
+from helpers import git_clones as _clones
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,24 +25,6 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 OLD = "- reflected 6 on mu <!-- reflect 2026-12-02 id=r07df4df748 -->"
 NEW_A = "- reflected 19 on alpha <!-- reflect 2026-12-02 id=r85c7a702ee -->"
 NEW_B = "- reflected 35 on kappa <!-- reflect 2026-12-02 id=r4a03a96de5 -->"
-
-
-def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout
-
-
-def _clones(tmp_path: Path, names: list[str]) -> dict[str, Path]:
-    remote = tmp_path / "remote.git"
-    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    homes = {}
-    for name in names:
-        home = tmp_path / name
-        _git(tmp_path, "clone", "-q", str(remote), str(home))
-        _git(home, "config", "user.email", f"{name}@example.invalid")
-        _git(home, "config", "user.name", name)
-        homes[name] = home
-    return homes
 
 
 # -- the merge: what is "a person's line edited on both sides" ---------------------------------
