@@ -6,7 +6,8 @@ server can be reached (:mod:`talos.hooks.client`).
 
 * **Prompt** (``UserPromptSubmit``, ``BeforeAgent``): the prompt is the query of
   :meth:`Memory.recall` (``k`` rows, ``[hooks] k``) in the event's scopes
-  (:func:`talos.hooks.scope.scopes_for`). Nothing relevant → no context at all.
+  (:func:`talos.hooks.scope.scopes_for`), as *automatic* injection: nobody asked, so the
+  query gate rules (design §6.1 rule 5). Nothing relevant → no context at all.
 * **Session start**: no prompt yet, so no recall. The block lists the project's own records —
   active facts of the project scope in file order, at most ``session_facts`` — then the
   records recalled most often (usage hits, design §6.3), at most ``session_hits``, most hits
@@ -267,7 +268,10 @@ class Responder:
                 text = ""
                 if names_a_task(query):
                     # cut by recall itself: the rows the agent never gets are no hits
-                    got: Recall = mem.recall(query, k=s["k"], budget=limit, unit=agent.unit)
+                    # automatic: nobody asked, so the query gate may leave it quiet
+                    got: Recall = mem.recall(
+                        query, k=s["k"], budget=limit, unit=agent.unit, automatic=True
+                    )
                     text = got.text
             else:
                 project = scopes[1] if len(scopes) > 1 else None

@@ -139,6 +139,11 @@ class RecallResult(BaseModel):
     """The context block and the rows behind it."""
 
     text: str = Field(description="the context block; empty when nothing was recalled")
+    weak: bool = Field(
+        default=False,
+        description="the rows are weak matches: they share a word with the query, but no "
+        "record holds much of it (the block's heading says so too)",
+    )
     bodies: int = Field(description="how many skill bodies the block carries (0 or 1)")
     picked: list[PickedRow]
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from talos.errors import InputError
 from talos.render.labels import BODY_CHARS, TEXT_CHARS, labels
+from talos.render.labels import heading as heading_line
 from talos.render.rows import Pick, _cut_entry, _entry
 
 __all__ = [
@@ -88,7 +89,11 @@ def check_budget(budget: int | None, unit: str = "chars") -> None:
 
 
 def fit_block(
-    picks: Sequence[Pick], lang: str = "en", budget: int | None = None, unit: str = "chars"
+    picks: Sequence[Pick],
+    lang: str = "en",
+    budget: int | None = None,
+    unit: str = "chars",
+    weak: bool = False,
 ) -> tuple[str, list[Pick]]:
     """The context block of ``picks`` within ``budget``, and the picks it delivers (design §6.1
     rule 6): the trace and usage count only these (§6.3 "only delivered rows are hits").
@@ -104,7 +109,8 @@ def fit_block(
 
     Args:
         picks: the rows in rank order. lang: ``en`` or ``zh``. budget: most ``unit`` the
-            block may take; ``None``: no bound. unit: one of :data:`UNITS`.
+            block may take; ``None``: no bound. unit: one of :data:`UNITS`. weak: the rows
+            are weak matches, and the heading says so (:func:`talos.render.labels.heading`).
 
     Returns:
         ``(text, delivered)``: ``delivered`` is a prefix of ``picks``, a pick's ``body`` false
@@ -118,7 +124,7 @@ def fit_block(
     rows = list(picks)
     if not rows:
         return "", []
-    heading = labels(lang)["heading"]
+    heading = heading_line(lang, weak)
     entries = [_entry(p, lang) for p in rows]
     if budget is None:
         return heading + "\n" + "\n".join(entries), rows
@@ -178,7 +184,11 @@ def fit_block(
 
 
 def render_block(
-    picks: Sequence[Pick], lang: str = "en", budget: int | None = None, unit: str = "chars"
+    picks: Sequence[Pick],
+    lang: str = "en",
+    budget: int | None = None,
+    unit: str = "chars",
+    weak: bool = False,
 ) -> str:
     """The context block an agent pastes into its prompt (design §6.1 step 3–4, rule 6).
 
@@ -195,4 +205,4 @@ def render_block(
     Raises:
         InputError, ValueError: see :func:`fit_block`.
     """
-    return fit_block(picks, lang, budget, unit)[0]
+    return fit_block(picks, lang, budget, unit, weak)[0]
