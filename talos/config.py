@@ -370,7 +370,7 @@ def place_problems(paths: Paths) -> list[tuple[str, str | None, str]]:
     for name, p in (("memory_file", memory), ("skills_dir", skills), ("state_dir", state)):
         if _in_git(p, home):
             out.append((name, None, git))
-    if memory.suffix.lower() != ".md":
+    if memory.suffix.lower() not in (".md", ".markdown"):
         out.append(
             (
                 "memory_file",

@@ -143,3 +143,24 @@ def test_a_log_of_json_that_is_no_entry_is_unreadable_too(
     assert len(_history(home)) == 2
     err = capfd.readouterr().err
     assert f"{MAX_DAMAGED:,} unreadable audit entries of device evil-000002's log" in err
+
+
+def test_a_copy_of_this_devices_folder_with_lines_added_is_still_a_copy(tmp_path: Path) -> None:
+    """Sibling: this device's folder copied under a new name, its device.json made to name the
+    copy and a line added to each log (so neither test of a copy held): every count and entry
+    was read twice. Only this device writes its first line: a log that starts with it is a
+    copy of it."""
+    home = _home(tmp_path)
+    paths = resolve_paths(home)
+    counts, history = _counts(home), _history(home)
+    copy = paths.device_dir.with_name("elsewhere-000001")
+    shutil.copytree(paths.device_dir, copy)
+    data = json.loads((copy / "device.json").read_text())
+    (copy / "device.json").write_text(json.dumps({**data, "id": copy.name}))
+    with (copy / "audit.jsonl").open("a") as f:
+        f.write(json.dumps({"t": 2, "txn": "zz", "op": "commit"}) + "\n")
+    with (copy / "usage.jsonl").open("a") as f:
+        f.write(json.dumps({"d": 20000, "s": {}}) + "\n")
+    assert _counts(home) == counts
+    assert _history(home) == history
+    assert _sync_finding(home)["status"] == "warn"
