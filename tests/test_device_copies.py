@@ -164,3 +164,33 @@ def test_a_copy_of_this_devices_folder_with_lines_added_is_still_a_copy(tmp_path
     assert _counts(home) == counts
     assert _history(home) == history
     assert _sync_finding(home)["status"] == "warn"
+
+
+@pytest.mark.parametrize("how", ["cut", "replaced", "gone"])
+def test_this_devices_log_put_back_older_by_a_sync_folder_is_named_by_doctor(
+    tmp_path: Path, how: str
+) -> None:
+    """The append-only rule on the route talos cannot refuse: a sync folder (or a copy of the
+    home) put back an older version of this device's audit log: doctor said "agrees", and the
+    history of the lost lines was gone without a word."""
+    home = _home(tmp_path)
+    log = resolve_paths(home).audit_file
+    data = log.read_bytes()
+    if how == "cut":
+        log.write_bytes(data[: data.index(b"\n") + 1])
+    elif how == "replaced":
+        log.write_bytes(data.replace(b'"remember"', b'"rememberx"', 1))
+    else:
+        log.unlink()
+    audit = [f.to_json() for f in diagnose(home).findings if f.check == "audit"]
+    said = {"cut": "was cut short", "replaced": "was replaced", "gone": "is gone"}[how]
+    assert audit[0]["status"] == "warn"
+    assert audit[0]["summary"].startswith(f"{log.relative_to(home).as_posix()}: this device's")
+    assert said in audit[0]["summary"]
+
+
+def test_this_devices_log_that_grew_is_as_talos_left_it(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    with Memory(home) as mem:
+        mem.recall("kettle")
+    assert all(f.status == "ok" for f in diagnose(home).findings if f.check == "audit")
