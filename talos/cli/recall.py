@@ -56,8 +56,9 @@ def recall(
             "--budget",
             metavar="N",
             help=f"Most characters the block may take (at least {MIN_BUDGET}; default: "
-            "talos.toml's budget, else 2000): a skill body is cut first, then the least "
-            "relevant rows are left out, and a last line says so.",
+            "talos.toml's budget, else 2000): rows go in rank order, a skill's body with its "
+            "skill (cut at a line when too long); the least relevant rows are left out, and a "
+            "last line says so.",
         ),
     ] = None,
     home: HomeOpt = None,

@@ -64,7 +64,7 @@ _OPEN = 4
 
 def budget(picks: Sequence[Pick], lang: str, limit: int, unit: str) -> str:
     """The block of ``picks`` within ``limit`` (in ``unit``, see :data:`talos.render.UNITS`):
-    :func:`talos.render.fit_block` — a body cut before a row is left out, the least relevant
+    :func:`talos.render.fit_block` — a skill body at its skill's rank, the least relevant
     rows first, one last line saying what was left out; "" when not even one row fits.
 
     Raises:

@@ -363,8 +363,8 @@ def build_server(
                 ge=MIN_BUDGET,
                 le=MAX_BUDGET,
                 description="Most characters the block may take (default: the home's budget, "
-                "2000): a skill body is cut first, then the least relevant memories are left "
-                "out, and a last line says so.",
+                "2000): a skill's body comes at its rank (cut at a line when too long); the "
+                "least relevant memories are left out, and a last line says so.",
             ),
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:

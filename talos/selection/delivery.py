@@ -2,7 +2,7 @@
 
 The picks become :class:`~talos.results.RecallRow` objects shown under their headings
 (:class:`Headings`), the block is fitted to the budget (:func:`talos.render.fit_block`: a
-skill body is cut first, then the least relevant rows), and only the rows it delivers are
+skill body at its skill's rank, the least relevant rows go first), and only the rows it delivers are
 traced and counted (:func:`record`): "only delivered rows are hits". The same for every model.
 """
 
