@@ -39,6 +39,7 @@ __all__ = [
     "encoded_texts",
     "instruction_reasons",
     "keep_fact",
+    "prose_findings",
     "scan_text",
     "text_reasons",
 ]
@@ -76,13 +77,17 @@ def _scan(
     lines: bool,
     line_of: Callable[[int], int] | None = None,
     only: frozenset[str] | None = None,
+    masked: bool = False,
 ) -> dict[str, Finding]:
     """:func:`scan_text` over ``text`` as it is: reason → finding. ``line_of`` maps an offset
     of ``text`` to its 1-based line when ``text`` is a variant of another text; ``only``: the
-    reasons of the rules to run (default: all)."""
+    reasons of the rules to run (default: all); ``masked``: ``text``'s credentials are masked
+    already and ``only`` has no credential rule (the secret detectors are not run)."""
     out: dict[str, Finding] = {}
     present = triggers_in(text)
-    found = secrets.find_secrets(text, present)
+    # the secret detectors: for the credential rule, and to mask evidence (a caller that runs
+    # only the rules about words gives a text whose credentials are masked: prose_findings)
+    found = [] if masked else secrets.find_secrets(text, present)
     regions = secrets.secret_regions(found)
     runnable = runnable_patterns(present)
     for rule in RULES:
@@ -269,6 +274,14 @@ def scan_text(text: str, lines: bool = False) -> list[Finding]:
     return _scan_all(text, lines, 0)
 
 
+def prose_findings(masked: str) -> list[Finding]:
+    """:func:`scan_text` with the rules about words only ("addresses the model", "claims
+    authority": :data:`_PROSE`), on a text whose credentials are masked already
+    (:func:`talos.safety.secrets.mask_secrets`): the secret detectors are not run, which is
+    most of a scan's cost on prose (an episode's outcome: :mod:`talos.safety.episodes`)."""
+    return _scan_all(masked, False, 0, _PROSE)
+
+
 #: A text worth rotating: one that holds, rotated, a word the rules about words are made of
 #: (measured: rotating and scanning every LoCoMo line doubled the fact filter's cost; a
 #: text without such a word has no rule hit once rotated).
@@ -294,11 +307,17 @@ def _rot13_hint(text: str) -> bool:
     return not _ROT13_WORDS.isdisjoint(_WORD.findall(text.lower()))
 
 
-def _scan_all(text: str, lines: bool, depth: int) -> list[Finding]:
-    """:func:`scan_text` at encoding depth ``depth``."""
-    found = _scan(text, lines)
+def _scan_all(
+    text: str, lines: bool, depth: int, rules: frozenset[str] | None = None
+) -> list[Finding]:
+    """:func:`scan_text` at encoding depth ``depth``; ``rules``: the reasons of the rules to
+    run (default: all)."""
+    masked = rules is not None and not any(r.secrets and r.reason in rules for r in RULES)
+    found = _scan(text, lines, only=rules, masked=masked)
     for variant, line_of, only in _variants(text):
-        for reason, finding in _scan(variant, lines, line_of, only).items():
+        if rules is not None:
+            only = rules if only is None else only & rules
+        for reason, finding in _scan(variant, lines, line_of, only, masked).items():
             found.setdefault(reason, finding)
     if depth == 0 and _rot13_hint(text):
         # rot13, tried for a hit of the rules about words only (attack pass 23)
@@ -314,7 +333,7 @@ def _scan_all(text: str, lines: bool, depth: int) -> list[Finding]:
     if depth < _MAX_DEPTH:
         for at, kind, plain in encoded_texts(text):
             line = text.count("\n", 0, at) + 1 if lines else 0
-            for f in _scan_all(plain, False, depth + 1):
+            for f in _scan_all(plain, False, depth + 1, rules):
                 quoted = f"decoded from {kind}: {f.evidence}"
                 quoted = quoted if len(quoted) <= EVIDENCE_MAX else quoted[:EVIDENCE_MAX] + "…"
                 found.setdefault(f.reason, Finding(f.reason, quoted, line))
