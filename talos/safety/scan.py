@@ -78,11 +78,14 @@ def _scan(
     line_of: Callable[[int], int] | None = None,
     only: frozenset[str] | None = None,
     masked: bool = False,
+    squeezed: bool = False,
 ) -> dict[str, Finding]:
     """:func:`scan_text` over ``text`` as it is: reason → finding. ``line_of`` maps an offset
     of ``text`` to its 1-based line when ``text`` is a variant of another text; ``only``: the
     reasons of the rules to run (default: all); ``masked``: ``text``'s credentials are masked
-    already and ``only`` has no credential rule (the secret detectors are not run)."""
+    already and ``only`` has no credential rule (the secret detectors are not run);
+    ``squeezed``: ``text`` is :func:`_squeezed`, and only the rules' ``squeezed`` patterns
+    run."""
     out: dict[str, Finding] = {}
     present = triggers_in(text)
     # the secret detectors: for the credential rule, and to mask evidence (a caller that runs
@@ -94,9 +97,9 @@ def _scan(
         if only is not None and rule.reason not in only:
             continue
         hits: list[tuple[int, int]] = []
-        if rule.secrets:
+        if rule.secrets and not squeezed:
             hits = [(f.start, f.end) for f in found]
-        for pat in rule.patterns:
+        for pat in rule.squeezed if squeezed else rule.patterns:
             if pat not in runnable:
                 continue
             hits += [
@@ -115,10 +118,13 @@ def _scan(
 
 _ORDER = {rule.reason: i for i, rule in enumerate(RULES)}
 
-#: What a reader joins that a line-local rule would not: a soft line break of Markdown (one
-#: newline inside a paragraph renders as a space), a run of spaces padding words apart, and
-#: emphasis inside a word (``ig**no**re`` renders as "ignore").
-_JOIN = re.compile(r"[ \t]*(?<!\n)\n(?!\n)[ \t]*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)")
+#: What a reader joins that a line-local rule would not: a shell's line continuation (``curl …
+#: | \\`` then ``sudo bash`` on the next line: the fourth hostile pass), a soft line break of
+#: Markdown (one newline inside a paragraph renders as a space), a run of spaces padding words
+#: apart, and emphasis inside a word (``ig**no**re`` renders as "ignore").
+_JOIN = re.compile(
+    r"[ \t]*\\[ \t]*\r?\n[ \t]*|[ \t]*(?<!\n)\n(?!\n)[ \t]*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)"
+)
 
 
 #: :data:`_JOIN` across paragraphs too: a body split by a blank line ("ignore all\n\nprevious
@@ -135,7 +141,7 @@ def _joined(text: str, pattern: re.Pattern[str] = _JOIN) -> tuple[str, Callable[
     marks: list[tuple[int, int]] = []  # (offset in the joined text, offset in text) after a run
     at = size = 0
     for m in pattern.finditer(text):
-        gap = " " if m.group(0)[:1].isspace() else ""
+        gap = "" if m.group(0)[:1] in "*~" else " "  # emphasis inside a word: no gap
         parts += (text[at : m.start()], gap)
         size += m.start() - at + len(gap)
         at = m.end()
@@ -197,6 +203,27 @@ def _variants(text: str) -> list[_Variant]:
         first = text.count("\n", 0, next(i for i, c in enumerate(text) if c >= "\U000e0020"))
         out.append((hidden, lambda _offset: first + 1, None))
     return out
+
+
+#: Spaces and tabs: what :func:`_squeezed` takes out.
+_SPACES = re.compile(r"[ \t]+")
+#: The words the ``squeezed`` patterns start with (:data:`talos.safety.rules.Rule.squeezed`):
+#: a text without one, once squeezed, is not scanned so.
+_SQUEEZE_WORDS = ("ignore", "disregard", "forget", "override", "bypass")
+
+
+def _squeezed(text: str) -> str | None:
+    """``text`` without spaces and tabs (line breaks kept, so lines still hold), when that
+    makes a word of :data:`_SQUEEZE_WORDS` the text did not hold whole ("ign ore" →
+    "ignore"); else ``None``. Words split anywhere with spaces read as words to a model
+    ("ign ore all prev ious instr uctions": the fourth hostile pass)."""
+    if " " not in text and "\t" not in text:
+        return None
+    squeezed = _SPACES.sub("", text)
+    low, squeezed_low = text.lower(), squeezed.lower()
+    if any(w in squeezed_low and squeezed_low.count(w) > low.count(w) for w in _SQUEEZE_WORDS):
+        return squeezed
+    return None
 
 
 #: A run that may be base64 (standard or URL-safe alphabet) of a sentence, or hex of one: a
@@ -319,6 +346,13 @@ def _scan_all(
             only = rules if only is None else only & rules
         for reason, finding in _scan(variant, lines, line_of, only, masked).items():
             found.setdefault(reason, finding)
+    if rules is None or not _PROSE.isdisjoint(rules):
+        for base in dict.fromkeys((text, skeleton(text))):
+            squeezed = _squeezed(base)
+            if squeezed is None:
+                continue
+            for reason, finding in _scan(squeezed, lines, None, _PROSE, True, True).items():
+                found.setdefault(reason, finding)
     if depth == 0 and _rot13_hint(text):
         # rot13, tried for a hit of the rules about words only (attack pass 23)
         rotated = rot13(skeleton(text))
