@@ -91,6 +91,7 @@ def test_the_readers_fingerprint_covers_the_code_that_shapes_rows() -> None:
         "safety/rules/__init__.py",
         "safety/rules/commands.py",
         "safety/rules/instructions.py",
+        "safety/rules/languages.py",
         "safety/scan.py",
         "safety/secret_patterns.py",  # the patterns talos.safety.secrets runs
         "safety/secrets.py",

@@ -811,8 +811,10 @@ AUTHORITY: tuple[Pat, ...] = (
         r"(?:[\w-]+\s+){0,2}(?:team|staff|engineers?|developers?|admins?|administrators?"
         r"|headquarters|hq)\b|(?:[\w-]+\s+){0,2}(?:safety|alignment|trust\s+(?:and|&)\s+safety"
         r"|moderation|red[\s-]team(?:ing)?|ai\s+ethics|policy)\s+team\b(?=[^\n]{0,160}\b(?:you"
-        r"|your)\b[^\n]{0,80}\b(?:may|can|must|are|should|now|allowed|permitted|authori[sz]ed"
-        r"|override|ignore|disable|unrestricted|bypass)\b))",
+        r"|your)\b[^\n]{0,80}\b(?:(?:may|can)\s+now|(?:are|is)\s+(?:now\s+)?(?:allowed"
+        r"|permitted|authori[sz]ed|exempt|unrestricted|free\s+to)|override|ignore|disable"
+        r"|bypass|no\s+longer|restrictions?\s+(?:are|is|have\s+been|has\s+been)\s+"
+        r"(?:lifted|removed|suspended))\b))",
         _I,
     ),
     P(
@@ -837,7 +839,7 @@ CONCEALMENT: tuple[Pat, ...] = (
         r"\b(?:never|do\s+not|don['’]?t|must\s+not|mustn['’]t|should\s+not|shouldn['’]t"
         r"|under\s+no\s+circumstances)\s+(?:\w+\s+)?(?:reveal|disclose|mention|repeat|share"
         r"|expose|leak|tell\s+(?:anyone|anybody|the\s+user|them)\s+about|show)\s+(?:this|these"
-        r"|the(?:se)?\s+(?:above|following|hidden|secret)|your|the)\s+(?:hidden\s+|secret\s+"
+        r"|the\s+(?:above|following|hidden|secret)|your)\s+(?:hidden\s+|secret\s+"
         r"|system\s+)?(?:rules?|instructions?|prompt|system\s+prompt|directives?|guidelines"
         r"|orders?|commands?)\b",
         _I,

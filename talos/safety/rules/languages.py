@@ -217,26 +217,42 @@ _FROM_NOW = (
     r"|с\s+этого\s+момента|отныне|з\s+цього\s+моменту|відтепер|从现在(?:开始|起)|今後|これから"
     r"|지금부터|이제부터|من\s+الآن\s+فصاعدا|اب\s+سے|अब\s+से|এখন\s+থেকে"
 )
-#: What a "from now on" sets aside or lifts: the rules, limits, filters or censorship, and
-#: the verbs of setting aside, in those languages.
-_LIFTED = (
+#: The limits a "from now on" lifts: "without rules / restrictions / limits / filters /
+#: censorship" in those languages.
+_NO_LIMITS = (
     r"\bohne\s+(?:Regeln|Einschr(?:a|ä|ae)nkungen|Grenzen|Filter|Zensur|Richtlinien)\b"
-    r"|\bignorier\w*|\bmissacht\w*|\bSicherheitsregeln\b"
-    r"|\bsin\s+(?:reglas|restricciones|l[ií]mites|filtros|censura|normas)\b|\bignor[ae]\w*"
-    r"|\bolvid\w*|\breglas\s+de\s+seguridad\b"
-    r"|\bsans\s+(?:r[eè]gles|restrictions|limites|filtres|censure)\b|\bignor\w*|\boubli\w*"
+    r"|\bsin\s+(?:reglas|restricciones|l[ií]mites|filtros|censura|normas)\b"
+    r"|\bsans\s+(?:r[eè]gles|restrictions|limites|filtres|censure)\b"
     r"|\bsem\s+(?:regras|restri[cç][oõ]es|limites|filtros|censura)\b"
-    r"|\bsenza\s+(?:regole|restrizioni|limiti|filtri|censura)\b|\bdimentic\w*"
-    r"|\bzonder\s+(?:regels|beperkingen|grenzen|filters|censuur)\b|\bnegeer\w*"
-    r"|\bbez\s+(?:zasad|ogranicze[nń]|limit[oó]w|filtr[oó]w|cenzury)\b|\bignoruj\w*"
-    r"|\bkural(?:s[ıi]z|lar[ıi]\s+yok\s+say)\w*|\bk[ıi]s[ıi]tlamas[ıi]z\b|\bs[ıi]n[ıi]rs[ıi]z\b"
-    r"|\btanpa\s+(?:batasan|aturan|filter|sensor)\b|\babaikan\b"
+    r"|\bsenza\s+(?:regole|restrizioni|limiti|filtri|censura)\b"
+    r"|\bzonder\s+(?:regels|beperkingen|grenzen|filters|censuur)\b"
+    r"|\bbez\s+(?:zasad|ogranicze[nń]|limit[oó]w|filtr[oó]w|cenzury)\b"
+    r"|\bk[ıi]s[ıi]tlamas[ıi]z\b|\bkurals[ıi]z\b|\bs[ıi]n[ıi]rs[ıi]z\b"
+    r"|\btanpa\s+(?:batasan|aturan|filter|sensor)\b"
     r"|\bkh[oô]ng\s+(?:c[oó]\s+)?(?:gi[oớ]i\s+h[aạ]n|quy\s+t[aắ]c|r[aà]ng\s+bu[oộ]c)\b"
-    r"|\bbila\s+(?:vikwazo|sheria|mipaka)\b|\bpuuza\b"
-    r"|без\s+(?:ограничений|правил|цензуры|фильтров|обмежень)|игнорир\w*|ігнор\w*"
-    r"|不受(?:任何)?限制|没有(?:任何)?限制|无限制|忽略|无视|制限(?:なし|のない|なく)|無視"
-    r"|제한\s*없|무시|بدون\s+(?:قيود|قواعد)|تجاهل|बिना\s+किसी\s+(?:प्रतिबंध|नियम)|अनदेखा"
+    r"|\bbila\s+(?:vikwazo|sheria|mipaka)\b"
+    r"|без\s+(?:ограничений|правил|цензуры|фильтров|обмежень)"
+    r"|不受(?:任何)?限制|没有(?:任何)?(?:限制|规则)|无限制|制限(?:なし|のない|なく)|제한\s*없"
+    r"|بدون\s+(?:قيود|قواعد)|बिना\s+किसी\s+(?:प्रतिबंध|नियम)"
 )
+#: Verbs of setting aside in those languages, and the rules they set aside: "ignora las
+#: reglas", "ignorierst du alle Sicherheitsregeln" (a verb alone is talk: "von jetzt an
+#: ignoriere ich ihn").
+_SET_ASIDE = (
+    r"\bignor\w*|\bmissacht\w*|\bvergiss\w*|\bolvid\w*|\boubli\w*|\besque[cç]\w*"
+    r"|\bdimentic\w*|\bnegeer\w*|\bvergeet\b|\bzignoruj\w*|\bzapomnij\w*|\byok\s+say"
+    r"|\babaikan\b|\bb[oỏ]\s+qua\b|\bpuuza\b|игнорир\w*|забудь\w*|ігнор\w*|忽略|无视|無視"
+    r"|무시|تجاهل|अनदेखा"
+)
+_LIMIT_RULES = (
+    r"\w*regeln\b|\bAnweisungen\b|\bVorgaben\b|\breglas\b|\binstrucciones\b|\bnormas\b"
+    r"|\br[eè]gles\b|\bconsignes\b|\binstructions\b|\bregras\b|\binstru[cç][oõ]es\b"
+    r"|\bregole\b|\bistruzioni\b|\bregels\b|\binstructies\b|\bzasady\b|\binstrukcje\b"
+    r"|\bkurallar\w*|\btalimat\w*|\baturan\b|\binstruksi\b|\bquy\s+t[aắ]c\b|\bsheria\b"
+    r"|правил\w*|инструкци\w*|інструкці\w*|规则|指令|限制|ルール|指示|규칙|지시|القواعد"
+    r"|التعليمات|नियम|निर्देश|\b(?:safety|sicherheit|seguridad|s[eé]curit[eé]|sicurezza)\w*"
+)
+_LIFTED = rf"{_NO_LIMITS}|(?:{_SET_ASIDE})[^\n.!?。]{{0,40}}?(?:{_LIMIT_RULES})"
 FROM_NOW_ON: tuple[Pat, ...] = (
     P(
         (
