@@ -205,8 +205,6 @@ def _variants(text: str) -> list[_Variant]:
     return out
 
 
-#: Spaces and tabs: what :func:`_squeezed` takes out.
-_SPACES = re.compile(r"[ \t]+")
 #: The words the ``squeezed`` patterns start with (:data:`talos.safety.rules.Rule.squeezed`):
 #: a text without one, once squeezed, is not scanned so.
 _SQUEEZE_WORDS = ("ignore", "disregard", "forget", "override", "bypass")
@@ -217,12 +215,13 @@ def _squeezed(text: str) -> str | None:
     makes a word of :data:`_SQUEEZE_WORDS` the text did not hold whole ("ign ore" →
     "ignore"); else ``None``. Words split anywhere with spaces read as words to a model
     ("ign ore all prev ious instr uctions": the fourth hostile pass)."""
-    if " " not in text and "\t" not in text:
+    squeezed = text.replace(" ", "").replace("\t", "")
+    if len(squeezed) == len(text):
         return None
-    squeezed = _SPACES.sub("", text)
-    low, squeezed_low = text.lower(), squeezed.lower()
-    if any(w in squeezed_low and squeezed_low.count(w) > low.count(w) for w in _SQUEEZE_WORDS):
-        return squeezed
+    squeezed_low = squeezed.lower()
+    for w in _SQUEEZE_WORDS:
+        if w in squeezed_low and squeezed_low.count(w) > text.lower().count(w):
+            return squeezed
     return None
 
 

@@ -190,6 +190,13 @@ _CHUNKED = re.compile(
 )
 
 
+#: The literal prefixes :data:`_CHUNKED` starts with (a text without one skips it).
+_CHUNK_PREFIXES = (
+    *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "k_live_", "AKIA"),
+    *("ASIA", "xox", "glpat-", "AIza", "hf_", "npm_", "eyJ"),
+)
+
+
 def _hidden_secrets(text: str, vendor: bool) -> list[SecretMatch]:
     """Credentials a reader decodes or joins (the fourth hostile pass): a base64 run whose
     text holds one ("Z2hwX2Fi…" is ``ghp_ab…``), a token spaced out or cut into groups. The
@@ -204,8 +211,10 @@ def _hidden_secrets(text: str, vendor: bool) -> list[SecretMatch]:
                 out.append(
                     SecretMatch(m.start(), m.end(), m.start(), m.end(), "credential in base64")
                 )
-    if " " in text:
-        for rx in (_SPACED, _CHUNKED):
+    if text.count(" ") >= 3:
+        spaced = text.count(" ") >= 11
+        chunked = any(p in text for p in _CHUNK_PREFIXES)
+        for rx in (_SPACED,) * spaced + (_CHUNKED,) * chunked:
             for m in rx.finditer(text):
                 if find_secrets(m.group(0).replace(" ", ""), vendor=vendor, hidden=False):
                     out.append(
