@@ -56,6 +56,8 @@ class Node:
         outcome: episodes only: the head of the assistant's last answer in the session
             (:data:`talos.sources.sessions.OUTCOME_CHARS` characters, and one more when it
             goes on: the block marks the cut), secrets masked; "" when it has none.
+        cwd: episodes only: the working folder the transcript names ("" when none), which
+            decides the episode's scope (:mod:`talos.sources.episode_scope`, design §3.3).
     """
 
     kind: str
@@ -75,6 +77,7 @@ class Node:
     headings: tuple[str, ...] = ()
     task: str = ""
     outcome: str = ""
+    cwd: str = ""
 
     @property
     def identity(self) -> tuple[str, str]:
