@@ -329,6 +329,15 @@ class Index:
         """
         return self._sessions.folders(self._connect())
 
+    def episode_dates(self, start: str, end: str) -> dict[str, tuple[str, str]]:
+        """The indexed episodes whose session meets the days ``[start, end)``, each with its
+        first and last day (:meth:`talos.index.sessions.SessionRows.dated`).
+
+        Raises:
+            OSError, sqlite3.Error: as :meth:`refresh`.
+        """
+        return self._sessions.dated(self._connect(), start, end)
+
     def episode_block(self, prev: EpisodeBlock | None = None) -> EpisodeBlock:
         """The merged episodes of the indexed sessions as arrays (:mod:`talos.graph.episodes`): the
         stored block, ``prev`` or the stored one brought up to date, or a block built from

@@ -406,6 +406,21 @@ class KeptState:
         self.scoped = (block, scoped)
         return scoped
 
+    def episode_dates(self, start: str, end: str) -> dict[str, tuple[str, str]]:
+        """The episodes whose session meets the days ``[start, end)`` (``YYYY-MM-DD``), each
+        with its first and last day (design §7.3: an ask's time words): from the index while
+        it is in use, else as the files were last read."""
+        if self.index is not None:
+            try:
+                return self.index.episode_dates(start, end)
+            except (OSError, sqlite3.Error) as e:
+                self._drop_index(e)
+        return {
+            p: (d, last)
+            for p, (d, last) in self.sources.read_dates.items()
+            if d < end and (last or d) >= start
+        }
+
     def _episode_folders(self) -> dict[str, list[str]]:
         """The working folders of the episodes, each with its episodes' paths: from the index
         while it is in use, else as the files were last read."""

@@ -116,6 +116,8 @@ class SourceState:
         self.episodes: tuple[int, EpisodeBlock] | None = None
         #: The working folders of the episodes read from the files (``{cwd: [path, …]}``).
         self.read_folders: dict[str, list[str]] = {}
+        #: The first and last days of the episodes read from the files (``{path: (d, d)}``).
+        self.read_dates: dict[str, tuple[str, str]] = {}
         #: The index's working folders of its episodes, by sessions generation.
         self.cwds: tuple[int, dict[str, list[str]]] | None = None
         self.filtered: dict[str, bool] = {}
@@ -197,6 +199,7 @@ class SourceState:
             for n in episodes:
                 if n.cwd:
                     self.read_folders.setdefault(n.cwd, []).append(n.path)
+            self.read_dates = {n.path: (n.day, n.last_day) for n in episodes if n.day}
             block = EpisodeBlock.of_nodes(episodes)
         indexed = parts is not None
         if self.headings and not indexed:  # a file of one top heading: its title
