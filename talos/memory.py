@@ -19,9 +19,12 @@ from talos.index import Index
 from talos.model import Node
 from talos.ranking.activation import DEFAULT_MODEL, Activation, Model, model_named
 from talos.ranking.rankers import Ranker, dense_asked, ranker_for
-from talos.render import check_budget, labels
+from talos.render import MIN_BUDGET, check_budget, labels, size
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
 from talos.selection import delivery, why_not
+from talos.time_window import WIDE, narrow
+from talos.time_window import note as time_note
+from talos.timewords import find_window
 from talos.usage import forgetting
 from talos.usage.counts import SqliteUsage, Stat, UsageStore, today
 from talos.view.canon import canonical_name
@@ -326,14 +329,28 @@ class Memory:
         delivery.check_rows(k)
         k = self.k if k is None else k
         budget = self.budget if budget is None else budget
-        # the query's vector first: its embedding overlaps the look at the files too
-        asked = self._ranker.start(query, self.dense if dense is None else dense)
-        graph = self._kept.recall_graph(at, overrides)
-        picks, legs, weak = self._ranker.select(graph, asked, k, automatic)
         reference = self.model == "classic"  # the reference's rows (design §6.1 rule 3)
+        # an ask's time words narrow the rows to their window and are no query terms (§7.3)
+        window = None if reference else find_window(query, at or dt.date.today())
+        ranked = query if window is None else window.rest
+        # the query's vector first: its embedding overlaps the look at the files too
+        asked = self._ranker.start(ranked, self.dense if dense is None else dense)
+        graph = self._kept.recall_graph(at, overrides)
+        picks, legs, weak = self._ranker.select(
+            graph, asked, k if window is None else max(k, WIDE), automatic
+        )
+        said = ""
+        if window is not None:
+            picks, fell_back = narrow(graph, picks, window, self._kept.episode_dates, k)
+            said = time_note(window, self.lang) if fell_back and picks else ""
+            if said and budget is not None:  # the note's line counts towards the budget
+                budget = max(budget - size("\n" + said, unit), MIN_BUDGET)
         text, rows = delivery.deliver(
             graph, picks, legs, self._headings.of, self.lang, budget, unit, reference, weak
         )
+        if said and text:
+            head, _, rest = text.partition("\n")
+            text = f"{head}\n{said}\n{rest}"
         seen = self._kept.present(graph)  # only delivered rows are hits (design §6.3)
         delivery.record(self.paths, query, rows, self.scopes, self.usage_store, seen)
         return Recall(text, rows, weak=weak and bool(rows))
