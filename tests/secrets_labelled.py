@@ -192,6 +192,14 @@ LABELLED: list[tuple[str, str]] = [
     ("Z2hwX2FiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6MDEyMzQ1Njc4OQ==", "Z2hwX2FiY2RlZmdoaWprbG1ub3Bx"),
     ("g h p _ a b c d e f g h i j k l m n o p q r s t u v w x y z 0 1 2 3", "a b c d e f g h"),
     ("ghp_abcd efgh ijkl mnop qrst uvwx yz01 2345 6789", "efgh ijkl mnop"),
+    # siblings found after: hex, zero-width and full-width characters inside
+    ((f"{'ghp_' + _A + _D}").encode().hex(), "6768705f6162636465"),
+    (f"{'ghp_' + 'abc'}\u200b{'defghijklmnopqrstuvwxyz' + _D}", "defghijklmnopqrstuvwxyz"),
+    (
+        "token ｇｈｐ＿ａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐｑｒｓｔｕｖｗｘｙｚ０１２３４５６７８９",
+        "ａｂｃｄｅｆ",
+    ),
+    ("my pass\u200bword is hunter22", "hunter22"),
 ]
 
 ORDINARY: list[str] = [

@@ -571,13 +571,16 @@ DISABLES_SECURITY_TOOLS: tuple[Pat, ...] = (
     # sandbox, Gemini CLI's --yolo
     P(
         (
-            *("dangerously", "bypasspermissions", "bash(*", "bash(:*", "--yolo"),
+            *("dangerously", "bypasspermissions", "bash(*", "bash(:*", "--yolo", "tools"),
+            *("allow",),
             *("approval_policy", "ask-for-approval", "danger-full-access"),
             *("dangerouslydisablesandbox",),
         ),
         r"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b"
         r"|\bbypassPermissions\b|\bdangerouslyDisableSandbox\b"
         r"|\bBash\(\s*:?\*\s*\)|(?<![\w-])--yolo\b"
+        r"|--allowed-?tools[= \t]+[\"']?[^\n]{0,80}?\bBash\b(?!\()"
+        r"|[\"']allow[\"']\s*:\s*\[[^\]\n]{0,200}?[\"']Bash[\"']"
         r"|\bapproval_policy\s*=\s*[\"']?never\b|--ask-for-approval[ \t=]+never\b"
         r"|\bdanger-full-access\b",
         _I,

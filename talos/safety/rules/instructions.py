@@ -764,7 +764,8 @@ FAKE_TURNS: tuple[Pat, ...] = (
         r"\b(?:human|user)\s*[:：][^\n]{1,300}?\b(?:assistant|ai|a\.i\.|claude|chatgpt|gpt"
         r"|gemini)\s*[:：]\s*[\"'“]?(?:sure|ok(?:ay)?|of\s+course|certainly|absolutely"
         r"|understood|yes|will\s+do|got\s+it|no\s+problem|alright|done|i\s+will|i['’]ll"
-        r"|i\s+have|i['’]ve|i\s+am\s+now|i['’]m\s+now|here\s+(?:it\s+is|you\s+go))\b",
+        r"|i\s+have|i['’]ve|i\s+am\s+now|i['’]m\s+now|here\s+(?:it\s+is|you\s+go)"
+        r"|[a-z]{2,}ing\s+(?:it|that|this|them|the|now|your|all|to)\b)\b",
         _I,
     ),
     P(
