@@ -668,7 +668,7 @@ STATEMENTS: tuple[Shape, ...] = (
 #: "set my wifi pin to 4821"), the value as :func:`_statement_secret` takes one.
 _VERB_FIRST = _S(
     "stated password",
-    "passw pin passphrase passcode",
+    ("passw", "passphrase", "passcode", " pin", "\tpin", "\npin"),
     r"\b(?:changed|set|reset|updated|switched|made|chose|picked)\s+(?:(?:the|my|our|his|her"
     r"|their|your|its)\s+)?(?:[\w-]+\s+){0,3}?(?P<name>pass(?:word|wd|phrase|code)s?"
     r"|pin(?:\s+code)?)\s+(?:to|into|as)\s*[:=]?[ \t]*[\"'`“‘]?"

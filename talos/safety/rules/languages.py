@@ -104,7 +104,8 @@ LANGUAGES: tuple[Language, ...] = (
         "vi",
         r"b[oỏ]\s+qua|ph[oớ]t\s+l[oờ]|qu[eê]n|l[oờ]\s+[dđ]i|kh[oô]ng\s+tu[aâ]n\s+theo",
         r"tr[uư][oớ]c\s+[dđ][oó]|tr[uư][oớ]c|t[aấ]t\s+c[aả]|[oở]\s+tr[eê]n|ban\s+[dđ][aầ]u",
-        r"h[uư][oớ]ng\s+d[aẫ]n|ch[iỉ]\s+th[iị]|ch[iỉ]\s+d[aẫ]n|quy\s+t[aắ]c|l[eệ]nh",
+        # literal heads: a trigger "hu" or "chi" would run this on most English lines
+        r"huong dan|hướng dẫn|chi thi|chỉ thị|chi dan|chỉ dẫn|quy tac|quy tắc|lenh|lệnh",
     ),
     Language(
         "sw",
@@ -196,7 +197,7 @@ LANGUAGES += (
         "cs",
         r"ignoruj(?:te)?|zapome[nň](?:te)?(?:\s+na)?|nedbej(?:te)?|neposlouchej(?:te)?",
         r"v[sš]echny|v[sš]echna|p[rř]edchoz[ií]|d[rř][ií]v[eě]j[sš][ií]|ve[sš]ker[eé]|p[uů]vodn[ií]",
-        r"pokyn\w*|instrukc\w*|pravidl\w*|p[rř][ií]kaz\w*",
+        r"pokyn\w*|instrukc\w*|pravidl\w*|prikaz\w*|příkaz\w*",
     ),
     Language(
         "ro",
@@ -209,7 +210,7 @@ LANGUAGES += (
         r"hagyd\s+figyelmen\s+k[íi]v[üu]l|hagyja\s+figyelmen\s+k[íi]v[üu]l|felejtsd\s+el"
         r"|felejtse\s+el|ne\s+vedd\s+figyelembe",
         r"[öo]sszes|kor[áa]bbi|el[őöo]z[őöo]|minden|fenti",
-        r"utas[íi]t[áa]s\w*|szab[áa]ly\w*|parancs\w*|ir[áa]nyelv\w*",
+        r"utas[íi]t[áa]s\w*|szab[áa]ly\w*|parancs\w*|iranyelv\w*|irányelv\w*",
     ),
     Language(
         "tl",
