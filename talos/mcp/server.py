@@ -140,6 +140,11 @@ class RecallResult(BaseModel):
     """The context block and the rows behind it."""
 
     text: str = Field(description="the context block; empty when nothing was recalled")
+    weak: bool = Field(
+        default=False,
+        description="the rows are weak matches: they share a word with the query, but no "
+        "record holds much of it (the block's heading says so too)",
+    )
     bodies: int = Field(description="how many skill bodies the block carries (0 or 1)")
     picked: list[PickedRow]
 
@@ -359,8 +364,8 @@ def build_server(
                 ge=MIN_BUDGET,
                 le=MAX_BUDGET,
                 description="Most characters the block may take (default: the home's budget, "
-                "2000): a skill body is cut first, then the least relevant memories are left "
-                "out, and a last line says so.",
+                "2000): a skill's body comes at its rank (cut at a line when too long); the "
+                "least relevant memories are left out, and a last line says so.",
             ),
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:

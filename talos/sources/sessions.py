@@ -46,6 +46,7 @@ from talos.sources.transcripts import (
     claude_mark,
     claude_typed,
     detect,
+    session_cwd,
     summary_task,
 )
 from talos.text import matching_keywords
@@ -131,11 +132,18 @@ class Summary(NamedTuple):
     """What a session file says (:func:`read_session`): ``request``, the first user request
     (the reference's episode, :func:`first_user_request`); ``task``, the first real request
     ("" when none is: the request stands for it); ``outcome``, the assistant's last answer
-    ("" when none)."""
+    ("" when none); ``cwd``, the working folder the transcript names up to its task
+    (:func:`talos.sources.transcripts.session_cwd`; "" when none: talos's own format), which
+    decides the episode's scope (design §3.3); ``day`` and ``last_day``, the UTC days of the
+    first time stamp up to the request and of the last one in the tail read for the outcome
+    ("" when none), the session's dates an ask's time words are matched against (§7.3)."""
 
     request: str
     task: str
     outcome: str
+    cwd: str = ""
+    day: str = ""
+    last_day: str = ""
 
 
 def read_session(path: Path, folder: Path | str | None = None) -> Summary:
@@ -164,9 +172,13 @@ def _read(path: Path, folder: Path | str | None, outcome: bool) -> Summary:
     real = os.path.realpath(path.parent if folder is None else folder)
     try:
         with fsutil.open_entry(path, real) as f:  # never a FIFO (issue 12.3), nor outside
-            fmt, request, task = _opening(f, outcome)
-            answer = _last_answer(f, fmt) if outcome and request else ""
-            return Summary(request, task, answer)
+            where: dict[str, Any] = {}
+            fmt, request, task = _opening(f, outcome, where)
+            answer = _last_answer(f, fmt, where) if outcome and request else ""
+            first = where.get("day", "")
+            return Summary(
+                request, task, answer, where.get("cwd", ""), first, where.get("last", first)
+            )
     except fsutil.RefusedEntry as e:
         key = (str(path), e.evidence)
         if key not in _WARNED and warn(f"{e}", scopes={"global"}):  # episodes are global's
@@ -176,16 +188,23 @@ def _read(path: Path, folder: Path | str | None, outcome: bool) -> Summary:
     return Summary("", "", "")
 
 
-def _opening(f: BinaryIO, task: bool) -> tuple[str, str, str]:
+def _opening(f: BinaryIO, task: bool, where: dict[str, Any] | None = None) -> tuple[str, str, str]:
     """``(format, request, task)`` of an open session, read from its start: the request by
     the reference's rules (:func:`first_user_request`), then, when ``task``, on to the first
     real request (:func:`read_session`); the task is "" when none is found or the request
     is it. A task may come before the request: a Claude Code command echo with arguments
     (:func:`~talos.sources.transcripts.claude_typed`) or a compaction summary's stated
-    request; the read then goes on to the request."""
+    request; the read then goes on to the request. The first working folder a line names
+    (:func:`~talos.sources.transcripts.session_cwd`) and the day of the first time stamp up
+    to the request (:func:`_day_of`) go to ``where`` (``cwd``, ``day``)."""
     reader: Callable[[Any], str | None] | None = None
     fmt, request, canned, early = "", "", False, ""
     for obj in _json_lines(f, SESSION_SCAN_BYTES):
+        if where is not None:
+            if "cwd" not in where and (cwd := session_cwd(obj)):
+                where["cwd"] = cwd
+            if "day" not in where and not request and (day := _day_of(_stamp(obj))):
+                where["day"] = day
         if obj is _TORN:
             if reader is None or fmt == "talos":
                 return fmt, request, early if request else ""
@@ -224,10 +243,11 @@ def _opening(f: BinaryIO, task: bool) -> tuple[str, str, str]:
     return fmt, request, early if request else ""
 
 
-def _last_answer(f: BinaryIO, fmt: str) -> str:
+def _last_answer(f: BinaryIO, fmt: str, where: dict[str, Any] | None = None) -> str:
     """The last non-empty assistant text of an open session in ``fmt`` (:func:`answer`),
     read from its tail (:data:`OUTCOME_SCAN_BYTES`, growing eightfold to
-    :data:`SESSION_SCAN_BYTES`); "" when none."""
+    :data:`SESSION_SCAN_BYTES`); "" when none. The day of the last time stamp read goes to
+    ``where["last"]``."""
     try:
         size = os.fstat(f.fileno()).st_size
     except OSError:
@@ -244,6 +264,8 @@ def _last_answer(f: BinaryIO, fmt: str) -> str:
                 said = answer(fmt, obj)
                 if said:
                     last = said
+                if where is not None and (day := _day_of(_stamp(obj))):
+                    where["last"] = day
         if last or not start or window >= SESSION_SCAN_BYTES:
             return last
         window *= 8
@@ -634,6 +656,9 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
         path=str(path),
         task="" if task == text else task,
         outcome=_stored(summary.outcome, OUTCOME_CHARS + 1),
+        cwd=summary.cwd,
+        day=summary.day or _name_day(path.name),
+        last_day=summary.last_day or summary.day or _name_day(path.name),
     )
 
 
