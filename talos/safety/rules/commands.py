@@ -294,8 +294,9 @@ READS_CREDENTIALS: tuple[Pat, ...] = (
     P("id_", r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b"),
     P(".ssh", r"~/\.ssh\b|\$HOME/\.ssh\b|\.ssh/(?:id_|authorized|known|config)"),
     P(
-        ".aws/ .netrc .pgpass .git-credentials .pypirc .docker/ .kube/ .gnupg /etc/shadow",
-        r"\.aws/credentials\b|\.netrc\b|\.pgpass\b|\.git-credentials\b|\.pypirc\b"
+        ".aws/ /.aws .netrc .pgpass .git-credentials .pypirc .docker/ .kube/ .gnupg /etc/shadow",
+        r"\.aws/credentials\b|(?:~|\$HOME)/\.aws\b(?!/credentials)|\.netrc\b|\.pgpass\b|\.git-credentials\b"
+        r"|\.pypirc\b"
         r"|\.docker/config\.json\b|\.kube/config\b|\.gnupg\b|/etc/shadow\b",
     ),
     # where CLIs keep their tokens (gh, npm, yarn, gcloud, azure, aws sso, cargo,
