@@ -86,7 +86,11 @@ class Shape:
         regex, pos = self.pat.regex, 0
         while (m := regex.search(text, pos)) is not None:
             if "value" in groups:
-                vs, ve = m.span("value")
+                # a pattern of alternatives names its value in each (value, value2, …)
+                vs, ve = next(
+                    (m.span(g) for g in groups if g.startswith("value") and m.start(g) >= 0),
+                    (-1, -1),
+                )
             else:
                 vs, ve = m.end("keep"), m.end()
             # the next search starts inside this match's value, not after it: in "my password
@@ -668,7 +672,7 @@ STATEMENTS: tuple[Shape, ...] = (
 #: "set my wifi pin to 4821"), the value as :func:`_statement_secret` takes one.
 _VERB_FIRST = _S(
     "stated password",
-    "passw pin passphrase passcode",
+    ("passw", "passphrase", "passcode", " pin", "\tpin", "\npin"),
     r"\b(?:changed|set|reset|updated|switched|made|chose|picked)\s+(?:(?:the|my|our|his|her"
     r"|their|your|its)\s+)?(?:[\w-]+\s+){0,3}?(?P<name>pass(?:word|wd|phrase|code)s?"
     r"|pin(?:\s+code)?)\s+(?:to|into|as)\s*[:=]?[ \t]*[\"'`“‘]?"
@@ -775,7 +779,88 @@ _ID_NAMED = _S(
     r"(?![\w-])",
 )
 
+#: A password after a short name and an arrow or a colon ("pw: hunter22x", "password ->
+#: Tr0ub4dor&3"), after a name and what it opens ("the password for the wifi: Blue!Fox92"),
+#: after a user name ("login admin / pass: hunter22x"), or after its name and a space
+#: ("private key passphrase hunter22x"); the value as :func:`_statement_secret` takes one.
+_VALUE = (
+    r"[\"'`“‘]?(?P<value>(?<=[\"'`“‘])[^\n\"'`”’]{2,80}(?=[\"'`”’])"
+    r"|[^\s\"'`”’,;]{2,}[^\s\"'`”’,;.!?:])"
+)
+_SHORT_NAMED = _S(
+    "stated password",
+    ("pw", "pass", "pin", "code"),
+    r"\b(?P<name>pw|pwd|pass|passwd|password|passcode|passphrase|pin)\s*(?:->|=>|→|:|=)[ \t]*"
+    + _VALUE
+    + r"|\b(?P<name2>password|passcode|passphrase|pin|code)\s+(?:for|of|to|on)\s+"
+    r"[^\n,;:.!?=]{1,40}?\s*[:=][ \t]*"
+    + _VALUE.replace("value", "value2")
+    + r"|\b(?:user(?:name)?|login)\s*[:=]?\s*\S{1,60}?\s*[/,;|]?\s*(?P<name3>pass(?:word)?|pw|pwd)"
+    r"\s*[:=]?[ \t]*"
+    + _VALUE.replace("value", "value3")
+    + r"|\b(?P<name4>passphrase|passcode|password|passwd|pwd)[ \t]+"
+    + _VALUE.replace("value", "value4"),
+    _I,
+)
+
+
+def _short_named(m: re.Match[str]) -> bool:
+    """A value of :data:`_SHORT_NAMED`: no placeholder, not a plain word (a digit, a symbol,
+    or upper case after its first letter), four characters or more."""
+    value = next(v for v in m.group("value", "value2", "value3", "value4") if v)
+    if _PLACEHOLDER.match(value) or value.lower() in _NOT_A_PASSWORD or len(value) < 4:
+        return False
+    return any(not c.isalpha() for c in value) or any(c.isupper() for c in value[1:])
+
+
+_SHORT_NAMED.accept = _short_named
+
+#: A PIN after its owner ("my bank PIN 4821"), and the codes that open a door or a network
+#: ("the wifi code is Blue!Fox92").
+_PIN_CODE = _S(
+    "stated pin",
+    ("pin", "code"),
+    r"\b(?:my|the|our|his|her|your|their)\s+(?:[\w-]+\s+){0,2}?pin(?:\s+(?:code|number))?"
+    r"(?:\s+(?:is|was))?[ \t]*[:=#]?[ \t]*(?P<value>\d{4,8})(?![\w-])"
+    r"|\b(?:wifi|wi-fi|wlan|network|entry|access|lock|garage|keypad|locker|building|gate)\s+"
+    r"(?:code|passcode|key)\s+(?:is|was)\s*[:=]?[ \t]*" + _VALUE.replace("value", "value2"),
+    _I,
+)
+
+
+def _pin_code(m: re.Match[str]) -> bool:
+    if m.group("value"):
+        return True
+    value = m.group("value2")
+    return len(value) >= 4 and any(not c.isalpha() for c in value)
+
+
+_PIN_CODE.accept = _pin_code
+
+#: A bank account after its bank's routing number or sort code ("sort code 12-34-56 account
+#: 12345678", "routing number 021000021 account 123456789"): both masked.
+_BANK = _S(
+    "bank account number",
+    ("routing", "sort code", "aba", "bsb", "ifsc", "account", "acct"),
+    r"\b(?:routing(?:\s+(?:number|no\.?|#))?|aba|sort\s+code|bsb)\s*[:#]?\s*"
+    r"(?P<value>\d{2}-\d{2}-\d{2}|\d{6}|\d{9}|\d{3}-\d{3})(?![\w-])"
+    r"|\b(?:account|acct)(?:\s+(?:number|no\.?|#))?\s*[:#]?\s*(?P<value2>\d{6,17})(?![\w-])",
+    _I,
+)
+
+
+def _bank(m: re.Match[str]) -> bool:
+    """A routing number or sort code; an account number only beside one (or a bank)."""
+    if m.group("value"):
+        return True
+    near = m.string[max(0, m.start() - 80) : m.end() + 80].lower()
+    return any(w in near for w in ("routing", "sort code", "aba", "bsb", "ifsc", "bank", "iban"))
+
+
+_BANK.accept = _bank
+
 STATEMENTS += (_VERB_FIRST, _BARE_FOREIGN, _ZH_WORDS, _NETRC, _SSN_NAMED, _CVV, _ID_NAMED)
+STATEMENTS += (_SHORT_NAMED, _PIN_CODE, _BANK)
 
 
 def _kr_rrn(m: re.Match[str]) -> bool:

@@ -54,6 +54,7 @@ RULES: tuple[Rule, ...] = (
         (
             *instructions.ADDRESSES_THE_MODEL,
             *instructions.CONCEALMENT,
+            *instructions.PARAPHRASES,
             *languages.OVERRIDES,
             *languages.FROM_NOW_ON,
         ),

@@ -44,7 +44,7 @@ _INSTRUCTIONS = (
 )
 _RULES_N = (
     rf"(?:{_INSTRUCTIONS}|messages?|directions|constraints|restrictions|polic(?:y|ies)|training"
-    r"|context|commands|orders|guidance)"
+    r"|context|commands|orders|guidance|checks|filters|protections)"
 )
 #: "everything above", "what you were told earlier", "all of the above".
 _EVERYTHING_BEFORE = (
@@ -52,7 +52,7 @@ _EVERYTHING_BEFORE = (
     r"(?:said|written|stated|mentioned|given|told)\s+(?:to\s+you\s+)?)?(?:above|before|earlier"
     r"|previously|so\s+far|up\s+to\s+now|until\s+now|prior)\b"
     r"|(?:all\s+of\s+)?the\s+(?:above|preceding|foregoing)\b"
-    r"|what(?:ever)?\s+(?:you\s+(?:were|have\s+been|['’]ve\s+been|got)\s+(?:told|given|taught"
+    r"|what(?:ever)?\s+(?:you(?:\s+(?:were|have\s+been|got)|['’]ve\s+been)\s+(?:told|given|taught"
     r"|instructed|asked)|(?:was|has\s+been)\s+(?:said|told|written|given)\s+(?:to\s+you\s+)?"
     r"(?:before|earlier|above|previously|so\s+far))"
 )
@@ -764,7 +764,8 @@ FAKE_TURNS: tuple[Pat, ...] = (
         r"\b(?:human|user)\s*[:：][^\n]{1,300}?\b(?:assistant|ai|a\.i\.|claude|chatgpt|gpt"
         r"|gemini)\s*[:：]\s*[\"'“]?(?:sure|ok(?:ay)?|of\s+course|certainly|absolutely"
         r"|understood|yes|will\s+do|got\s+it|no\s+problem|alright|done|i\s+will|i['’]ll"
-        r"|i\s+have|i['’]ve|i\s+am\s+now|i['’]m\s+now|here\s+(?:it\s+is|you\s+go))\b",
+        r"|i\s+have|i['’]ve|i\s+am\s+now|i['’]m\s+now|here\s+(?:it\s+is|you\s+go)"
+        r"|[a-z]{2,}ing\s+(?:it|that|this|them|the|now|your|all|to)\b)\b",
         _I,
     ),
     P(
@@ -863,6 +864,90 @@ SQUEEZED: tuple[Pat, ...] = (
         r"|bypass)(?:all|any|the|every|your|of)*(?:previous|prior|above|earlier|preceding"
         r"|system|original)(?:instructions?|prompts?|rules|guidelines|directives|messages"
         r"|context)",
+        _I,
+    ),
+)
+
+
+#: The same classes in other English words (the fourth hostile pass: paraphrases that were
+#: delivered unflagged): the rules set aside with "aside" at the end, limits lifted for the
+#: model, a text that declares it overrides the rules, the model's prompt asked for in the
+#: third person, the model addressed as one and told it must comply, every action declared
+#: approved in advance.
+PARAPHRASES: tuple[Pat, ...] = (
+    # setting aside in other verbs ("discard everything you were told before", "throw away
+    # your earlier guidance"), with the rules a model is given (not "all the old messages")
+    P(
+        ("discard", "throw", "dismiss", "ditch", "scrap", "put aside"),
+        rf"{_NOT_NEGATED}\b(?:discard|throw\s+(?:away|out)|dismiss|ditch|scrap|put\s+aside)\b"
+        r"(?:[^\n]{0,40}?\b(?:previous|prior|above|earlier|your|system|original|initial"
+        r"|preceding)\b[^\n]{0,20}?\b(?:instructions?|prompts?|guidelines|directives|system"
+        r"\s+prompt|programming|guardrails|safeguards|guidance|rules)\b"
+        rf"|[\s,:]{{1,3}}(?:{_EVERYTHING_BEFORE}))",
+        _I,
+    ),
+    P(
+        ("aside",),
+        rf"\b(?:set|put|lay|push)\s+(?:all\s+)?(?:(?:your|its)\s+(?:\w+\s+)?|(?:the\s+)?"
+        rf"(?:previous|prior|earlier|above|system|safety|original)\s+){_RULES_N}\s+aside\b",
+        _I,
+    ),
+    P(
+        ("without your", "without the usual", "without any of your"),
+        r"\b(?:act|respond|answer|operate|work|proceed|behave|reply|run)\s+without\s+"
+        r"(?:any\s+of\s+)?(?:your|the\s+usual)\s+(?:usual\s+|normal\s+|current\s+)?"
+        r"(?:rules|restrictions|limits|limitations|filters|guardrails|safeguards|safety"
+        r"(?:\s+(?:checks|rules|filters))?|censorship|guidelines|instructions)\b",
+        _I,
+    ),
+    P(
+        ("no rules", "no restrictions", "no limits", "no guidelines", "no guardrails", "no more"),
+        r"\bthere\s+are\s+no\s+(?:more\s+)?(?:rules|restrictions|limits|guidelines|guardrails)"
+        r"\s+(?:anymore|any\s+more|for\s+you)\b",
+        _I,
+    ),
+    P(
+        ("overrides", "supersedes", "replaces", "precedence", "cancels"),
+        r"\b(?:the\s+following|this\s+(?:note|message|text|instruction|file|line|document"
+        r"|prompt))\s+(?:overrides?|supersedes?|replaces?|takes\s+precedence\s+over|cancels?)"
+        r"\s+(?:all\s+|any\s+|every\s+|your\s+)?(?:previous\s+|prior\s+|earlier\s+|above\s+"
+        r"|other\s+|existing\s+|original\s+|system\s+)?(?:instructions?|directives?|prompts?"
+        r"|system\s+prompt|guidelines|rules)\b",
+        _I,
+    ),
+    P(
+        ("its system", "its initial", "its hidden", "its original", "the system prompt"),
+        r"\b(?:(?:reveal|print|show|repeat|output|leak|disclose|dump)\s+its|(?:reveal|leak"
+        r"|disclose|dump)\s+the)\s+(?:(?:full|entire|original|hidden|secret|initial)\s+)?"
+        r"(?:system\s+prompt|system\s+message|initial\s+instructions|hidden\s+instructions"
+        r"|developer\s+message)\b",
+        _I,
+    ),
+    P(
+        ("as an ai", "as a language model", "as an assistant", "as an llm", "as a model"),
+        r"\bas\s+an?\s+(?:ai(?:\s+(?:model|assistant|agent))?|language\s+model|assistant|llm"
+        r"|model)\b(?!\s+(?:manager|professor|director|editor|coach|principal|teacher|engineer"
+        r"|producer|chef|to|of|at|in|for|on)\b)[^\n]{0,40}?\byou\s+(?:are\s+(?:required"
+        r"|obligated|obliged)|must|have\s+to"
+        r"|need\s+to|shall)\b",
+        _I,
+    ),
+    P(
+        ("your developer", "your admin", "your owner", "your creator", "your operator"),
+        r"\byour\s+(?:developer|admin(?:istrator)?|owner|creator|operator|maker)s?\s+"
+        r"(?:says|said|wants|requires|instructs|instructed|orders|ordered|has\s+instructed)\s+"
+        r"(?:you\s+)?to\b",
+        _I,
+    ),
+    P(
+        ("approved", "authorised", "authorized", "pre-approved", "preapproved", "consented"),
+        r"\b(?:the\s+)?(?:user|owner|human|operator|admin(?:istrator)?)\s+(?:has\s+|had\s+)?"
+        r"(?:already\s+)?(?:pre-?approved\s+(?:all|every|any|this|these|the)\b|(?:approved"
+        r"|authori[sz]ed|consented\s+to)\s+(?:all|every|any)\s+(?:actions?|commands?|tool\s+"
+        r"calls?|operations?|changes?)\s+(?:in\s+this\s+(?:session|conversation|chat)|for\s+you"
+        r"|in\s+advance)\b)"
+        r"|\bpretend\s+(?:that\s+)?the\s+(?:user|owner|human)\s+(?:has\s+)?(?:already\s+)?"
+        r"(?:approved|agreed|consented|authori[sz]ed)\b",
         _I,
     ),
 )
