@@ -22,6 +22,7 @@ from talos.ranking.rankers import Ranker, dense_asked, ranker_for
 from talos.render import MIN_BUDGET, check_budget, labels, size
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
 from talos.selection import delivery, why_not
+from talos.sources.session_parts import shown_graph
 from talos.time_window import WIDE, narrow
 from talos.time_window import note as time_note
 from talos.timewords import find_window
@@ -335,9 +336,12 @@ class Memory:
             said = time_note(window, self.lang) if fell_back and picks else ""
             if said and budget is not None:  # the note's line counts towards the budget
                 budget = max(budget - size("\n" + said, unit), MIN_BUDGET)
+        # a long session shows the part the ask matched (design §3.3)
+        shown = graph if reference else shown_graph(graph, picks, ranked)
         text, rows = delivery.deliver(
-            graph, picks, legs, self._headings.of, self.lang, budget, unit, reference
-        )
+            shown, picks, legs, lambda n, _g: self._headings.of(n, graph), self.lang, budget,
+            unit, reference,
+        )  # fmt: skip
         if said and text:
             head, _, rest = text.partition("\n")
             text = f"{head}\n{said}\n{rest}"

@@ -38,6 +38,7 @@ from typing import Any, BinaryIO, NamedTuple
 from talos import fsutil
 from talos.model import Node
 from talos.safety import mask_secrets
+from talos.sources.session_parts import encode
 from talos.sources.tasks import names_a_task
 from talos.sources.transcripts import (
     AGENT_NAMES,
@@ -136,7 +137,9 @@ class Summary(NamedTuple):
     (:func:`talos.sources.transcripts.session_cwd`; "" when none: talos's own format), which
     decides the episode's scope (design §3.3); ``day`` and ``last_day``, the UTC days of the
     first time stamp up to the request and of the last one in the tail read for the outcome
-    ("" when none), the session's dates an ask's time words are matched against (§7.3)."""
+    ("" when none), the session's dates an ask's time words are matched against (§7.3);
+    ``parts``, each request that names a task with the last answer before the next one
+    (:func:`_parts`; design §3.3: a long session shows the part an ask matched)."""
 
     request: str
     task: str
@@ -144,6 +147,7 @@ class Summary(NamedTuple):
     cwd: str = ""
     day: str = ""
     last_day: str = ""
+    parts: tuple[tuple[str, str], ...] = ()
 
 
 def read_session(path: Path, folder: Path | str | None = None) -> Summary:
@@ -175,9 +179,10 @@ def _read(path: Path, folder: Path | str | None, outcome: bool) -> Summary:
             where: dict[str, Any] = {}
             fmt, request, task = _opening(f, outcome, where)
             answer = _last_answer(f, fmt, where) if outcome and request else ""
+            parts = _parts(f, fmt) if outcome and request else ()
             first = where.get("day", "")
             return Summary(
-                request, task, answer, where.get("cwd", ""), first, where.get("last", first)
+                request, task, answer, where.get("cwd", ""), first, where.get("last", first), parts
             )
     except fsutil.RefusedEntry as e:
         key = (str(path), e.evidence)
@@ -269,6 +274,49 @@ def _last_answer(f: BinaryIO, fmt: str, where: dict[str, Any] | None = None) -> 
         if last or not start or window >= SESSION_SCAN_BYTES:
             return last
         window *= 8
+
+
+#: Bytes of a session read from its start for its parts (:func:`_parts`): a long Claude Code
+#: session is mostly tool output; its requests are spread over it.
+PARTS_SCAN_BYTES = 16 << 20
+
+
+def _parts(f: BinaryIO, fmt: str) -> tuple[tuple[str, str], ...]:
+    """Each request of an open session that names a task — not a slash command, nor the
+    canned text a command put in the person's turn, nor a continuation ("keep going":
+    :func:`~talos.sources.tasks.names_a_task`) — with the last assistant answer before the
+    next one ("" when none), in order; read from the start, at most
+    :data:`PARTS_SCAN_BYTES` (:mod:`talos.sources.session_parts` keeps them)."""
+    f.seek(0)
+    reader = FORMATS.get(fmt)
+    if reader is None:
+        return ()
+    parts: list[list[str]] = []
+    canned = False
+    for obj in _json_lines(f, PARTS_SCAN_BYTES):
+        if obj is _TORN:
+            continue
+        said = reader(obj)
+        if said:
+            text = said.strip()
+            if canned:
+                canned = False
+            elif m := _SLASH.match(text):
+                if names_a_task(text[m.end() :]):
+                    parts.append([text, ""])
+                else:
+                    canned = True
+            elif names_a_task(text):
+                parts.append([text, ""])
+            continue
+        got = answer(fmt, obj)
+        if got is not None:
+            canned = False
+            if got and parts:
+                parts[-1][1] = got
+        elif fmt == "claude" and claude_mark(obj) == "command":
+            canned = True
+    return tuple((t, o) for t, o in parts)
 
 
 #: What :func:`_json_lines` yields for a line that is not JSON (a torn write).
@@ -659,6 +707,9 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
         cwd=summary.cwd,
         day=summary.day or _name_day(path.name),
         last_day=summary.last_day or summary.day or _name_day(path.name),
+        parts=encode(
+            [(_stored(t, EPISODE_CHARS), _stored(o, OUTCOME_CHARS + 1)) for t, o in summary.parts]
+        ),
     )
 
 
