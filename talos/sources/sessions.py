@@ -280,6 +280,11 @@ def _last_answer(f: BinaryIO, fmt: str, where: dict[str, Any] | None = None) -> 
 #: session is mostly tool output; its requests are spread over it.
 PARTS_SCAN_BYTES = 16 << 20
 
+#: Lines that hold neither a request nor an answer: tool results (Claude Code) and tool
+#: output (Codex), most of a long session's bytes; not parsed for its parts (a 6 MB session
+#: of tool output: 53 → 19 ms a file; without parts 0.6 ms: docs/benchmarks.md §10).
+_NO_PART = (b'"tool_result"', b'"function_call_output"', b'"custom_tool_call_output"')
+
 
 def _parts(f: BinaryIO, fmt: str) -> tuple[tuple[str, str], ...]:
     """Each request of an open session that names a task — not a slash command, nor the
@@ -293,7 +298,7 @@ def _parts(f: BinaryIO, fmt: str) -> tuple[tuple[str, str], ...]:
         return ()
     parts: list[list[str]] = []
     canned = False
-    for obj in _json_lines(f, PARTS_SCAN_BYTES):
+    for obj in _json_lines(f, PARTS_SCAN_BYTES, _NO_PART):
         if obj is _TORN:
             continue
         said = reader(obj)
@@ -323,14 +328,17 @@ def _parts(f: BinaryIO, fmt: str) -> tuple[tuple[str, str], ...]:
 _TORN: Any = object()
 
 
-def _json_lines(f: BinaryIO, budget: int) -> Iterator[Any]:
+def _json_lines(f: BinaryIO, budget: int, skip: tuple[bytes, ...] = ()) -> Iterator[Any]:
     """The JSON value of each line of ``f``, reading at most ``budget`` bytes; :data:`_TORN`
-    for a line that does not parse (or nests too deep: ``bench/fuzz_readers.py``)."""
+    for a line that does not parse (or nests too deep: ``bench/fuzz_readers.py``). A line
+    holding one of ``skip`` is passed over unparsed."""
     while budget > 0:
         blob = f.readline(budget)
         if not blob:
             return
         budget -= len(blob)
+        if skip and any(s in blob for s in skip):
+            continue
         try:
             yield json.loads(blob.decode("utf-8", errors="replace"))
         except (ValueError, RecursionError):
