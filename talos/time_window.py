@@ -96,9 +96,10 @@ def narrow(
     window: Window,
     dates: Callable[[str, str], Dated],
     k: int,
-) -> tuple[list[Pick], bool]:
+) -> tuple[list[Pick], str]:
     """The picks of a recall whose ask named ``window`` (module docstring), at most ``k``,
-    and whether they fell back to the ranking without the window.
+    and how they were chosen: ``ranked`` (the ask's ranked rows in the window), ``listed``
+    (the window's rows, newest first) or ``fell back`` (the ranking without the window).
 
     Args:
         graph: the view's graph. picks: the ranking of the ask without its time words, in
@@ -110,12 +111,12 @@ def narrow(
     if not picks or not (task_words(window.rest) - GENERIC):
         listed = _newest(graph, window, dated, k)
         if listed:
-            return listed, False
-        return list(picks[:k]), True
+            return listed, "listed"
+        return list(picks[:k]), "fell back"
     kept = [p for p in picks if in_window(graph.nodes[p[1]], window, dated)]
     if kept:
-        return kept[:k], False
-    return list(picks[:k]), True
+        return kept[:k], "ranked"
+    return list(picks[:k]), "fell back"
 
 
 def note(window: Window, lang: str) -> str:

@@ -398,3 +398,21 @@ def test_doctor_counts_a_skill_folder(make_home) -> None:
     got = CliRunner().invoke(app, ["doctor", "--home", str(home), "--json"])
     found = {f["check"]: f for f in json.loads(got.stdout)["data"]["findings"]}
     assert found["skills"]["summary"] == "skills/: 2 skill files"
+
+
+def test_a_skill_folder_holding_only_its_skill_file_is_not_pointed_at(make_home) -> None:
+    """A row said "(folder skills/deploy/ holds its other files)" of a folder that held
+    SKILL.md alone: the folder is named only when it holds something else (a hidden file
+    such as .DS_Store is nothing to read)."""
+    home = folder_home(make_home)
+    folder = home / "skills" / "pdf-tools"
+    (folder / "reference.md").unlink()
+    (folder / ".DS_Store").write_bytes(b"\0")
+    got = rows(home, "extract tables from pdf files")
+    end = got.index("[end of skill body]")
+    assert got[end + 1 :] == []
+    (home / "skills" / "pdf.md").write_text(
+        "---\nname: pdf-forms\ndescription: Fill PDF forms\n---\nfill pdf forms with pdftk",
+        encoding="utf-8",
+    )
+    assert "- [skill] pdf-tools — Extract text and tables from PDF files" in rows(home, "pdf")

@@ -58,7 +58,7 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
       talos scan --json
     """
     paths = checked_paths(home)
-    report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dirs)
+    report = scan_home(paths.memory_file, paths.skills_dir, paths.sessions_dirs, sessions=True)
     if as_json:
         # ok follows the exit code, as everywhere: false when something was flagged (exit 4).
         emit(
@@ -82,7 +82,7 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
         for f in report.facts:
             where = shown(f"{_shown(f.path, paths.home)}:{f.line}")
             table.add_row("fact", where, "\n".join(map(shown, f.reasons)))
-        for r in report.refused:
+        for r in (*report.refused, *report.sessions):
             table.add_row(
                 r.kind, shown(_shown(r.path, paths.home)), "\n".join(map(shown, r.reasons))
             )

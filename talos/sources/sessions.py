@@ -37,7 +37,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 from talos import fsutil
 from talos.model import Node
-from talos.safety import mask_secrets
+from talos.safety.episodes import addresses_the_model, episode_field
 from talos.sources.session_parts import encode
 from talos.sources.tasks import names_a_task
 from talos.sources.transcripts import (
@@ -697,9 +697,9 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
     way; ``folder``: the sessions folder the file must lie in (default: its own).
     """
     summary = read_session(path, folder)
-    if not summary.request:
-        return None
-    text = _stored(summary.request, EPISODE_CHARS)
+    if not summary.request or addresses_the_model(_name(path, folder)):
+        return None  # no request, or a file name that addresses the model
+    text = _stored(summary.request, EPISODE_CHARS)  # "" when it addresses the model (§8)
     kw = matching_keywords(text)
     if not kw:
         return None
@@ -715,13 +715,32 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
         cwd=summary.cwd,
         day=summary.day or _name_day(path.name),
         last_day=summary.last_day or summary.day or _name_day(path.name),
-        parts=encode(
-            [(_stored(t, EPISODE_CHARS), _stored(o, OUTCOME_CHARS + 1)) for t, o in summary.parts]
-        ),
+        parts=_parts_stored(summary.parts),
     )
+
+
+def _parts_stored(parts: Sequence[tuple[str, str]]) -> str:
+    """A session's parts as an episode keeps them (:func:`talos.sources.session_parts.encode`),
+    each task and outcome as :func:`_stored` keeps it; a part whose task addresses the model
+    is left out, an outcome that does is "" (design §8)."""
+    kept = [(_stored(t, EPISODE_CHARS), _stored(o, OUTCOME_CHARS + 1)) for t, o in parts]
+    return encode([(t, o) for t, o in kept if t])
 
 
 def _stored(said: str, limit: int) -> str:
     """A session's text as an episode keeps it: lone surrogates replaced (``"\\ud800"`` in
-    JSON: not printable), secrets masked before the cut (design §8.3), ``limit`` characters."""
-    return mask_secrets(_SURROGATE.sub("\ufffd", said))[:limit] if said else ""
+    JSON: not printable), then :func:`talos.safety.episodes.episode_field`: secrets masked
+    before the cut (design §8.3), ``limit`` characters, "" when it addresses the model
+    (transcripts are untrusted input, design §3.3, §8)."""
+    return episode_field(_SURROGATE.sub("\ufffd", said), limit) if said else ""
+
+
+def _name(path: Path, folder: Path | str | None) -> str:
+    """The part of a session's path that is the transcript's own (shown in the block): its
+    path under its sessions folder (subfolders of ``DIR/**`` too), or its file name."""
+    if folder is not None:
+        try:
+            return path.relative_to(folder).as_posix()
+        except ValueError:
+            pass
+    return path.name

@@ -187,6 +187,16 @@ DOWNLOAD_AND_RUN: tuple[Pat, ...] = (
         _I,
     ),
     P("pip", r"\bpip3?\s+install\s+(?:--\S+\s+){0,3}(?:git\+)?https?://", _I),
+    # a download, then its output piped into a shell in words, on a later line of a skill
+    # ("curl -fsSL https://… ``` … and pipe that to `sh`": the fourth hostile pass)
+    P(
+        _FETCH_T,
+        rf"\b{_FETCH}\b[^\n]{{0,300}}[\s\S]{{0,400}}?\b(?:pipe|feed|pass|send)\s+(?:it|that|this"
+        r"|them|the\s+(?:output|result|script|response|download|file))\s+(?:(?:in)?to|through"
+        r"|into)\s+[`'\"]?(?:sudo\s+)?(?:(?:ba|z|k|da|fi)?sh|a\s+shell|the\s+shell|python[0-9.]*"
+        r"|perl|ruby|node)\b",
+        _I,
+    ),
     # hostile pass of issue 13: a command substitution of a download that is itself
     # the command ("$(curl …)" runs what it prints)
     P(
@@ -553,6 +563,23 @@ DISABLES_SECURITY_TOOLS: tuple[Pat, ...] = (
     P(
         "关闭 禁用 停用 绕过 卸载",
         r"(?:关闭|禁用|停用|绕过|卸载)[^\n]{0,10}(?:防火墙|杀毒|安全软件|SELinux|审计|防病毒)",
+        _I,
+    ),
+    # an agent's own permission checks turned off (the fourth hostile pass): Claude Code's
+    # --dangerously-skip-permissions and bypassPermissions mode, a Bash(*) allow rule that
+    # approves every command, Codex's bypass flag, never-ask approval and full-access
+    # sandbox, Gemini CLI's --yolo
+    P(
+        (
+            *("dangerously", "bypasspermissions", "bash(*", "bash(:*", "--yolo"),
+            *("approval_policy", "ask-for-approval", "danger-full-access"),
+            *("dangerouslydisablesandbox",),
+        ),
+        r"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b"
+        r"|\bbypassPermissions\b|\bdangerouslyDisableSandbox\b"
+        r"|\bBash\(\s*:?\*\s*\)|(?<![\w-])--yolo\b"
+        r"|\bapproval_policy\s*=\s*[\"']?never\b|--ask-for-approval[ \t=]+never\b"
+        r"|\bdanger-full-access\b",
         _I,
     ),
 )
