@@ -1,4 +1,4 @@
-"""Time words of an ask and the window of days they name (design §7.3, talos/timewords.py).
+"""Time words of an ask and the window of days they name (design §7.3, talos/view/timewords.py).
 
 Every window is relative to a Monday, 2026-12-07, the business date ``--at`` would give.
 """
@@ -9,7 +9,7 @@ import datetime as dt
 
 import pytest
 
-from talos.timewords import find_window
+from talos.view.timewords import find_window
 
 TODAY = dt.date(2026, 12, 7)  # a Monday
 
