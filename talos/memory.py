@@ -38,6 +38,7 @@ from talos.writer.history import history
 
 if TYPE_CHECKING:
     from talos.ranking import hybrid
+    from talos.selection.expected import Expected
     from talos.selection.relevance import Gate
     from talos.writer.edits import Forgotten, RememberResult, Restored
 
@@ -467,6 +468,30 @@ class Memory:
             ranked, shares, view, file, self.scopes, self.keep_fact, self.headings
         )
 
+    def expected(
+        self,
+        query: str,
+        text: str,
+        k: int = 8,
+        at: dt.date | None = None,
+        overrides: Mapping[str, str] | None = None,
+    ) -> list[Expected]:
+        """Where the in-scope records ``text`` names (part of their text, or an id) stand for
+        ``query``: ranked, left out and why, or sharing no word with it, with its words (design
+        §6.2 ``--expect``, :mod:`talos.selection.expected`); [] when no in-scope record holds
+        ``text``. No side effects."""
+        from talos.ranking.activation import TERMS
+        from talos.selection import expected
+
+        view, graph = self.view(at, overrides)
+        found = expected.find([*graph.nodes, *(e.node for e in view.excluded)], text)
+        if not found:
+            return []
+        rows = self.explain(query, k=k, at=at, overrides=overrides)
+        missed = self.why_not(query, k=k, at=at, overrides=overrides)
+        over_terms = model_named(self.model).over == TERMS
+        return expected.stand(found, query, rows, missed, over_terms, _matching_text)
+
     @_heard
     def remember(
         self,
@@ -557,3 +582,10 @@ class Memory:
         credentials masked; only those whose record id or key is ``target`` when given (design
         §7.6, :func:`talos.writer.history.history`)."""
         return history(self.paths, self.scopes, target)
+
+
+def _matching_text(n: Node) -> str:
+    """:func:`talos.ranking.evidence.matching_text`, imported on use."""
+    from talos.ranking.evidence import matching_text
+
+    return matching_text(n)
