@@ -13,6 +13,9 @@ import difflib
 import re
 import sys
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +39,7 @@ __all__ = [
     "config_place",
     "config_problems",
     "dead_min_days",
+    "defaults_only",
     "load_config",
     "place_problems",
     "unknown_keys",
@@ -98,8 +102,25 @@ HOOK_RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+#: Set inside :func:`defaults_only`: :func:`load_config` reads nothing.
+_DEFAULTS_ONLY: ContextVar[bool] = ContextVar("talos_config_defaults_only", default=False)
+
+
+@contextmanager
+def defaults_only() -> Iterator[None]:
+    """Within it, :func:`load_config` gives ``{}``: every setting is its default. ``talos
+    doctor`` runs its other checks so when ``talos.toml`` cannot be used (a syntax error, a
+    value talos refuses): a pasted credential in memory.md went unreported until the TOML
+    was fixed (``tests/test_doctor_config.py``)."""
+    token = _DEFAULTS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _DEFAULTS_ONLY.reset(token)
+
+
 def load_config(home: Path) -> dict[str, Any]:
-    """Read ``talos.toml`` in ``home`` ({} when absent).
+    """Read ``talos.toml`` in ``home`` ({} when absent, and inside :func:`defaults_only`).
 
     Only a regular file of at most :data:`talos.fsutil.MAX_CONFIG_BYTES` is read: a FIFO
     there hung every command (issue 12.3).
@@ -110,6 +131,8 @@ def load_config(home: Path) -> dict[str, Any]:
             number too long for Python to read (``ValueError``); the message names the file
             (and the line when TOML gives one). A leading byte order mark is skipped.
     """
+    if _DEFAULTS_ONLY.get():
+        return {}
     path = home / CONFIG_FILE
     try:
         data = fsutil.read_regular(path, fsutil.MAX_CONFIG_BYTES)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULTS",
     "FILE_KINDS",
+    "MAX_QUERY",
     "HookState",
     "blank_home",
     "code_stamp",
@@ -69,6 +70,12 @@ RANGES: dict[str, tuple[float, float]] = {
     "session_facts": (0, 1_000_000),
     "session_hits": (0, 1_000_000),
 }
+
+#: Characters of a prompt used as the query: a pasted log of a megabyte would otherwise cost
+#: seconds of keyword extraction for nothing the first lines do not say (also the bound of
+#: MCP's ``query``; here, in a module that imports nothing of talos's, so ``talos mcp`` can
+#: build its tools' schemas before it loads the index, docs/benchmarks.md "talos mcp").
+MAX_QUERY = 8_000
 
 DEFAULTS: dict[str, Any] = {
     "timeout": 2.5,
