@@ -49,8 +49,8 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
     withholds (a request, task or outcome addressed to the model) or masks (a credential),
     field by field, and the files talos refuses to read: what is not a regular file (a FIFO,
     a device), and skills or sessions that are links out of their folder. It reports the
-    files (every scope's lines), not a view; it reads every session once (about 2.6 s per
-    1,000 sessions of 50 KB). Reads only: nothing is written or moved.
+    files (every scope's lines), not a view; it reads every session once, as building the
+    index does. Reads only: nothing is written or moved.
 
     Exit code: 0 when clean, 4 when something is flagged, 1 on a usage or input error.
 
