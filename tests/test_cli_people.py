@@ -269,3 +269,21 @@ def test_expect_says_the_expected_line_shares_no_word(make_home) -> None:
         'expected "nowhere": no in-scope memory holds that text or id (talos scan lists '
         "lines left out as unsafe)\n"
     )
+
+
+def test_a_pipe_closed_early_ends_the_command_quietly(make_home) -> None:
+    """``talos history | head -1``: the reader goes away; talos said "Broken pipe: check the
+    file and try again"."""
+    import subprocess
+    import sys
+
+    home = editor_home(make_home)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "talos", "history", "--home", str(home)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()  # the reader is gone before talos writes
+    err = p.stderr.read()
+    assert (p.wait(timeout=60), err) == (1, b"")

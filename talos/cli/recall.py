@@ -194,7 +194,7 @@ def explain(
             ]
         emit("explain", data)
         return
-    from talos.cli.listing import Column, Listing, to_pipe
+    from talos.cli.listing import Column, Listing, note, to_pipe
 
     if not rows and not missed and not expect:
         err.print("nothing ranked above the threshold")
@@ -223,16 +223,14 @@ def explain(
                 cells += [_leg(r.legs, "lexical"), _leg(r.legs, "dense")]
             listing.add(*cells, *([r.cut or ""] if marked else []))
         listing.show(plain, wide)
-        if (
-            floor is not None and not pipe
-        ):  # where the relevance floor is (a newcomer could not tell)
-            err.print(
+        if floor is not None and not pipe:  # where the floor is (a newcomer could not tell)
+            note(
                 f"relevance floor: a block needs a row scoring ≥ {floor['query']:.2f} (or, for a "
                 f"long query, holding {floor['held']:g} idf units of it); a row then needs "
                 f"≥ {floor['row']:.2f} and a query word"
             )
     if why_not and not missed:
-        err.print("why not: no in-scope record sharing a word with the query was left out")
+        note("why not: no in-scope record sharing a word with the query was left out")
     elif why_not:
         fused = any(w.legs is not None for w in missed)  # the dense leg: each leg's rank
         columns = [Column("reason"), Column("score", right=True), Column("kind")]
@@ -261,10 +259,10 @@ def _say_expected(asked: str, found: list[Any], lang: str, pipe: bool) -> None:
     for): ``expected "TEXT": KIND "RECORD" — SENTENCE``; a pipe gets the fields TAB-separated
     (``expected``, asked, kind, id, record, status, sentence). Nothing found: one line on
     stderr."""
-    from talos.cli.listing import plain_line
+    from talos.cli.listing import note, plain_line
 
     if not found:
-        err.print(
+        note(
             f'expected "{shown(asked)}": no in-scope memory holds that text or id '
             "(talos scan lists lines left out as unsafe)"
         )
