@@ -38,6 +38,7 @@ from talos.render import (
     render_block,
     shown,
 )
+from talos.render.labels import heading
 from talos.report import build_report, render_html
 from talos.sources.sessions import EPISODE_CHARS
 from talos.text import (
@@ -365,7 +366,8 @@ def read_block(block: str, lang: str) -> tuple[int, int, int]:
     inside a body) is left anywhere."""
     t = LABELS[lang]
     lines = block.split("\n")
-    assert lines[0] == t["heading"]
+    # the heading, with the weak-match note and the episodes' note when they hold
+    assert lines[0] in {heading(lang, weak, eps) for weak in (False, True) for eps in (False, True)}
     head, _, tail = t["body_open"].partition("{path}")
     entries = members = bodies = 0
     i = 1

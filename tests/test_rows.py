@@ -293,7 +293,7 @@ def test_a_long_outcome_is_cut_visibly(make_home) -> None:
 def test_each_reader_finds_the_last_answer(tmp_path: Path, lines: list, outcome: str) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text(jsonl(*lines), encoding="utf-8")
-    assert read_session(f) == ("tune the kettle timer", "", outcome)
+    assert read_session(f)[:3] == ("tune the kettle timer", "", outcome)
 
 
 def test_the_last_answer_is_found_behind_a_long_tail(tmp_path: Path) -> None:

@@ -154,12 +154,24 @@ def _home_is_a_folder(value: Path | None) -> Path | None:
     return value
 
 
+def _home_arg(text: str) -> Path:
+    """``--home`` as typed (or ``TALOS_HOME``): an empty one is refused before it becomes
+    ``Path("")``, the working folder (:func:`talos.hooks.state.blank_home`)."""
+    from talos.hooks.state import blank_home
+
+    blank = blank_home(text)
+    if blank:
+        raise typer.BadParameter(blank)
+    return Path(text)
+
+
 HomeOpt = Annotated[
     Path | None,
     typer.Option(
         "--home",
         metavar="PATH",
         envvar="TALOS_HOME",
+        parser=_home_arg,
         help="Home folder (default: $TALOS_HOME, else the platform's data dir for talos).",
         show_default=False,
         callback=_home_is_a_folder,
