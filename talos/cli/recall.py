@@ -149,10 +149,10 @@ def explain(
     """Show how QUERY ranks the memories, with scores and the words each row matched.
 
     Score, kind, text and words of the top K rows: the words are the query's words the row
-    holds, as written and, when the analyzer changed them, as matched ("production →
-    product"); "-" marks a row reached through the rows it is linked to. No side effects: no
-    trace line, no usage change. --why-not lists in-scope records left out and why (below-
-    floor, below-threshold, beyond-k, shadowed, conflict, superseded, expired, unsafe, ...);
+    holds, as written and, when the analyzer changed them, as matched ("deploying →
+    deploy"); "-" marks a row reached through the rows it is linked to. No side effects: no
+    trace line, no usage change. --why-not lists in-scope records left out and why
+    (below-floor, below-threshold, beyond-k, shadowed, conflict, superseded, expired, unsafe, ...);
     it names only records that share a word with the query, so to ask about the line you
     expected, give part of it with --expect: explain says where it stands, or that it shares
     no word with the query, with its words and the query's. With the evidence model (the
@@ -290,7 +290,7 @@ def _say_expected(asked: str, found: list[Any], lang: str, pipe: bool) -> None:
 
 def _words(query: str, model: str) -> Callable[[Any], str]:
     """A row's "words" cell: the query's words it holds (its ``terms``: ``deploy``,
-    ``production → product``); for ``classic``, which keeps no terms, the query's keywords
+    ``deploying → deploy``); for ``classic``, which keeps no terms, the query's keywords
     the node holds (design §4); ``-`` for a row reached only through its links."""
     from talos.selection.expected import shown_term
 

@@ -50,7 +50,7 @@ class Expected:
         reason, detail: the why-not reason and its detail (``left-out``); ``ranked``: the
             cut mark a recall of 5 gives it (``floor``, ``beyond-k``; "" delivered; ``-``
             for a model that marks no cut, ``classic``).
-        shared: the query words it holds, as shown (``production → product``).
+        shared: the query words it holds, as shown (``deploying → deploy``).
         words: its words as the model reads them (``no-shared-word``; at most :data:`MAX_WORDS`).
         query_words: the query's words, as shown.
     """
@@ -116,7 +116,7 @@ def _listed(words: Sequence[str]) -> str:
 
 
 def shown_term(written: str, analyzed: str) -> str:
-    """A term as explain shows it: ``deploy``, or ``production → product`` when the analyzer
+    """A term as explain shows it: ``deploy``, or ``deploying → deploy`` when the analyzer
     changed it."""
     return written if written == analyzed else f"{written} → {analyzed}"
 
