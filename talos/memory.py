@@ -21,7 +21,7 @@ from talos.ranking.activation import DEFAULT_MODEL, Activation, Model, model_nam
 from talos.ranking.rankers import Ranker, dense_asked, ranker_for
 from talos.render import check_budget, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
-from talos.selection import delivery, why_not
+from talos.selection import delivery, expected, why_not
 from talos.sources.session_parts import shown_graph
 from talos.usage import forgetting
 from talos.usage.counts import SqliteUsage, Stat, UsageStore, today
@@ -468,29 +468,9 @@ class Memory:
             ranked, shares, view, file, self.scopes, self.keep_fact, self.headings
         )
 
-    def expected(
-        self,
-        query: str,
-        text: str,
-        k: int = 8,
-        at: dt.date | None = None,
-        overrides: Mapping[str, str] | None = None,
-    ) -> list[Expected]:
-        """Where the in-scope records ``text`` names (part of their text, or an id) stand for
-        ``query``: ranked, left out and why, or sharing no word with it, with its words (design
-        §6.2 ``--expect``, :mod:`talos.selection.expected`); [] when no in-scope record holds
-        ``text``. No side effects."""
-        from talos.ranking.activation import TERMS
-        from talos.selection import expected
-
-        view, graph = self.view(at, overrides)
-        found = expected.find([*graph.nodes, *(e.node for e in view.excluded)], text)
-        if not found:
-            return []
-        rows = self.explain(query, k=k, at=at, overrides=overrides)
-        missed = self.why_not(query, k=k, at=at, overrides=overrides)
-        over_terms = model_named(self.model).over == TERMS
-        return expected.stand(found, query, rows, missed, over_terms, _matching_text)
+    def expected(self, query: str, text: str, k: int = 8, **when: Any) -> list[Expected]:
+        """Where the records ``text`` names stand for ``query`` (:func:`expected.where`)."""
+        return expected.where(self, query, text, k, **when)
 
     @_heard
     def remember(
@@ -582,10 +562,3 @@ class Memory:
         credentials masked; only those whose record id or key is ``target`` when given (design
         §7.6, :func:`talos.writer.history.history`)."""
         return history(self.paths, self.scopes, target)
-
-
-def _matching_text(n: Node) -> str:
-    """:func:`talos.ranking.evidence.matching_text`, imported on use."""
-    from talos.ranking.evidence import matching_text
-
-    return matching_text(n)

@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from talos.cli.common import Stream, isatty, out
+from talos.cli.common import Stream, err, isatty, out
 from talos.text import printable
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["Column", "Listing", "fit_widths", "plain_line", "to_pipe"]
+__all__ = ["Column", "Listing", "fit_widths", "note", "plain_line", "to_pipe"]
 
 #: A shortened column keeps at least this many cells (its header may be shorter).
 MIN_CUT = 8
@@ -114,6 +114,12 @@ class Listing:
         for row in self.rows:
             table.add_row(*row)
         return table
+
+
+def note(text: str) -> None:
+    """A message about a listing on stderr: wrapped at words on a terminal (a note cut in
+    mid-word read "holdi / ng"), one line anywhere else (a log keeps it whole)."""
+    err.print(text, soft_wrap=to_pipe(err))
 
 
 def to_pipe(stream: Stream = out) -> bool:

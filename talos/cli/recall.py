@@ -149,10 +149,10 @@ def explain(
     """Show how QUERY ranks the memories, with scores and the words each row matched.
 
     Score, kind, text and words of the top K rows: the words are the query's words the row
-    holds, as written and, when the analyzer changed them, as matched ("production →
-    product"); "-" marks a row reached through the rows it is linked to. No side effects: no
-    trace line, no usage change. --why-not lists in-scope records left out and why (below-
-    floor, below-threshold, beyond-k, shadowed, conflict, superseded, expired, unsafe, ...);
+    holds, as written and, when the analyzer changed them, as matched ("deploying →
+    deploy"); "-" marks a row reached through the rows it is linked to. No side effects: no
+    trace line, no usage change. --why-not lists in-scope records left out and why
+    (below-floor, below-threshold, beyond-k, shadowed, conflict, superseded, expired, unsafe, ...);
     it names only records that share a word with the query, so to ask about the line you
     expected, give part of it with --expect: explain says where it stands, or that it shares
     no word with the query, with its words and the query's. With the evidence model (the
@@ -200,7 +200,7 @@ def explain(
             ]
         emit("explain", data)
         return
-    from talos.cli.listing import Column, Listing, to_pipe
+    from talos.cli.listing import Column, Listing, note, to_pipe
 
     if not rows and not missed and not expect:
         err.print("nothing ranked above the threshold")
@@ -229,18 +229,16 @@ def explain(
                 cells += [_leg(r.legs, "lexical"), _leg(r.legs, "dense")]
             listing.add(*cells, *([r.cut or ""] if marked else []))
         listing.show(plain, wide)
-        if (
-            floor is not None and not pipe
-        ):  # where the relevance floor is (a newcomer could not tell)
-            err.print(
+        if floor is not None and not pipe:  # where the floor is (a newcomer could not tell)
+            note(
                 f"relevance floor: a block needs a row scoring ≥ {floor['query']:.2f} (or, for a "
                 f"long query, holding {floor['held']:g} idf units of it); a row then needs "
                 f"≥ {floor['row']:.2f} and a query word"
             )
             if gate is not None:
-                err.print(_gate_line(gate, weak))
+                note(_gate_line(gate, weak))
     if why_not and not missed:
-        err.print("why not: no in-scope record sharing a word with the query was left out")
+        note("why not: no in-scope record sharing a word with the query was left out")
     elif why_not:
         fused = any(w.legs is not None for w in missed)  # the dense leg: each leg's rank
         columns = [Column("reason"), Column("score", right=True), Column("kind")]
@@ -269,10 +267,10 @@ def _say_expected(asked: str, found: list[Any], lang: str, pipe: bool) -> None:
     for): ``expected "TEXT": KIND "RECORD" — SENTENCE``; a pipe gets the fields TAB-separated
     (``expected``, asked, kind, id, record, status, sentence). Nothing found: one line on
     stderr."""
-    from talos.cli.listing import plain_line
+    from talos.cli.listing import note, plain_line
 
     if not found:
-        err.print(
+        note(
             f'expected "{shown(asked)}": no in-scope memory holds that text or id '
             "(talos scan lists lines left out as unsafe)"
         )
@@ -292,7 +290,7 @@ def _say_expected(asked: str, found: list[Any], lang: str, pipe: bool) -> None:
 
 def _words(query: str, model: str) -> Callable[[Any], str]:
     """A row's "words" cell: the query's words it holds (its ``terms``: ``deploy``,
-    ``production → product``); for ``classic``, which keeps no terms, the query's keywords
+    ``deploying → deploy``); for ``classic``, which keeps no terms, the query's keywords
     the node holds (design §4); ``-`` for a row reached only through its links."""
     from talos.selection.expected import shown_term
 

@@ -21,10 +21,14 @@ from talos.model import node_identity, node_provenance
 from talos.view.trust import record_id
 
 if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Mapping
+
+    from talos.memory import Memory
     from talos.model import Node
     from talos.results import Row, WhyNot
 
-__all__ = ["MAX_FOUND", "MAX_WORDS", "Expected", "find", "stand", "words_of"]
+__all__ = ["MAX_FOUND", "MAX_WORDS", "Expected", "find", "stand", "where", "words_of"]
 
 #: Most records one ``--expect`` text is reported for (the first in load order).
 MAX_FOUND = 5
@@ -46,7 +50,7 @@ class Expected:
         reason, detail: the why-not reason and its detail (``left-out``); ``ranked``: the
             cut mark a recall of 5 gives it (``floor``, ``beyond-k``; "" delivered; ``-``
             for a model that marks no cut, ``classic``).
-        shared: the query words it holds, as shown (``production → product``).
+        shared: the query words it holds, as shown (``deploying → deploy``).
         words: its words as the model reads them (``no-shared-word``; at most :data:`MAX_WORDS`).
         query_words: the query's words, as shown.
     """
@@ -112,7 +116,7 @@ def _listed(words: Sequence[str]) -> str:
 
 
 def shown_term(written: str, analyzed: str) -> str:
-    """A term as explain shows it: ``deploy``, or ``production → product`` when the analyzer
+    """A term as explain shows it: ``deploy``, or ``deploying → deploy`` when the analyzer
     changed it."""
     return written if written == analyzed else f"{written} → {analyzed}"
 
@@ -197,3 +201,33 @@ def stand(
 def _idents(n: Node) -> set[tuple[str, Any]]:
     """A node's identity and its merged members' (a row stands for all of them)."""
     return {(m.kind, m.identity) for m in (n, *n.members)}
+
+
+def where(
+    mem: Memory,
+    query: str,
+    text: str,
+    k: int = 8,
+    at: dt.date | None = None,
+    overrides: Mapping[str, str] | None = None,
+) -> list[Expected]:
+    """Where the records of ``mem``'s authorized view (active and excluded) that ``text``
+    names stand for ``query`` among its explain rows and why-not (the first ``k``): [] when
+    no in-scope record holds ``text``. No side effects (explain's)."""
+    from talos.ranking.activation import TERMS, model_named
+
+    view, graph = mem.view(at, overrides)
+    found = find([*graph.nodes, *(e.node for e in view.excluded)], text)
+    if not found:
+        return []
+    rows = mem.explain(query, k=k, at=at, overrides=overrides)
+    missed = mem.why_not(query, k=k, at=at, overrides=overrides)
+    over_terms = model_named(mem.model).over == TERMS
+    return stand(found, query, rows, missed, over_terms, _matching_text)
+
+
+def _matching_text(n: Node) -> str:
+    """:func:`talos.ranking.evidence.matching_text`, imported on use."""
+    from talos.ranking.evidence import matching_text
+
+    return matching_text(n)
