@@ -55,3 +55,45 @@ def test_a_remote_that_puts_lines_before_or_between_this_devices_own_is_refused(
     with pytest.raises(GitError, match=f"{own} rewrites it"):
         sync(b)
     assert b"forged" not in b.audit_file.read_bytes()
+
+
+@needs_git
+@pytest.mark.parametrize(
+    ("where", "line", "said"),
+    [
+        (
+            ".gitattributes",
+            "/memory.md working-tree-encoding=UTF-16LE",
+            "working-tree-encoding: UTF-16LE",
+        ),
+        (".gitattributes", "/memory.md merge=union", "memory.md merge: union (here: talos)"),
+        (".gitattributes", "*.jsonl eol=crlf", "audit.jsonl eol: crlf (here: unspecified)"),
+        (".talos/devices/.gitattributes", "*.jsonl filter=lfs", "audit.jsonl filter: lfs"),
+    ],
+)
+def test_a_remote_gitattributes_that_changes_how_git_treats_talos_files_is_refused(
+    tmp_path: Path, where: str, line: str, said: str
+) -> None:
+    """The failing input: another clone added ``/memory.md working-tree-encoding=UTF-16LE``
+    to the home's .gitattributes (with a fact, so memory.md changed). Sync took it, and every
+    later sync of b failed on "git add failed: fatal: failed to encode 'memory.md' from
+    UTF-16LE to UTF-8". Siblings: a merge that is not talos's for memory.md, line-ending
+    conversion or a filter on this device's logs, from a folder's own .gitattributes too."""
+    homes = _synced_pair(tmp_path)
+    attrs = homes["a"] / where
+    attrs.write_text((attrs.read_text() if attrs.exists() else "") + line + "\n")
+    with Memory(homes["a"]) as mem:
+        mem.remember("the api port is 8080")
+    _push_from(homes["a"], "attributes")
+    b = resolve_paths(homes["b"])
+    before = {p: p.read_bytes() for p in (b.memory_file, b.audit_file)}
+    with pytest.raises(GitError, match="changes how git treats talos's files") as e:
+        sync(b)
+    assert said in str(e.value) and "nothing was changed here" in str(e.value)
+    assert {p: p.read_bytes() for p in before} == before
+    # b writes on and syncs again: still refused, still nothing changed
+    with Memory(homes["b"]) as mem:
+        mem.remember("a fact written on b meanwhile")
+    with pytest.raises(GitError, match="changes how git treats talos's files"):
+        sync(b)
+    assert "8080" not in b.memory_file.read_text()
