@@ -37,6 +37,7 @@ from talos.fsutil import atomic_write_text, json_value, lock, read_regular
 from talos.home import Paths
 from talos.sync.device import device_dirs, device_id
 from talos.sync.incoming import (
+    no_new_attributes,
     no_new_links,
     no_new_places,
     other_branch,
@@ -516,6 +517,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             # what the remote says, named before a merge could fail on it
             no_new_links(root, paths, head, upstream)
             no_new_places(root, paths, head, upstream)
+            no_new_attributes(root, paths, head, upstream, result.device)
             base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
             own_logs_kept(root, paths, head, upstream, result.device, base)
             merged = Merged([])
@@ -533,6 +535,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
                     break
             no_new_links(root, paths, head, target)
             no_new_places(root, paths, head, target)
+            no_new_attributes(root, paths, head, target, result.device)
             own_logs_kept(root, paths, head, target, result.device)
             if not _move(root, paths, target):
                 late = True  # memory.md changed since the commit: commit it, merge again
