@@ -21,13 +21,16 @@ from talos.ranking.activation import DEFAULT_MODEL, Activation, Model, model_nam
 from talos.ranking.rankers import Ranker, dense_asked, ranker_for
 from talos.render import check_budget, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
-from talos.selection import delivery, why_not
+from talos.selection import delivery, expected, why_not
+from talos.sources.session_parts import shown_graph
 from talos.usage import forgetting
 from talos.usage.counts import SqliteUsage, Stat, UsageStore, today
 from talos.view.canon import canonical_name
 from talos.view.decision import decide
 from talos.view.kept import KeptState
 from talos.view.scopes import check_scope
+from talos.view.time_window import WIDE, narrow
+from talos.view.timewords import find_window
 from talos.view.trust import DEFAULT_SCOPES, View
 from talos.warn import audience
 from talos.writer import checks as write_checks
@@ -35,6 +38,7 @@ from talos.writer.history import history
 
 if TYPE_CHECKING:
     from talos.ranking import hybrid
+    from talos.selection.expected import Expected
     from talos.selection.relevance import Gate
     from talos.writer.edits import Forgotten, RememberResult, Restored
 
@@ -326,14 +330,27 @@ class Memory:
         delivery.check_rows(k)
         k = self.k if k is None else k
         budget = self.budget if budget is None else budget
-        # the query's vector first: its embedding overlaps the look at the files too
-        asked = self._ranker.start(query, self.dense if dense is None else dense)
-        graph = self._kept.recall_graph(at, overrides)
-        picks, legs, weak = self._ranker.select(graph, asked, k, automatic)
         reference = self.model == "classic"  # the reference's rows (design §6.1 rule 3)
-        text, rows = delivery.deliver(
-            graph, picks, legs, self._headings.of, self.lang, budget, unit, reference, weak
+        # an ask's time words narrow the rows to their window and are no query terms (§7.3)
+        window = None if reference else find_window(query, at or dt.date.today())
+        ranked = query if window is None else window.rest
+        # the query's vector first: its embedding overlaps the look at the files too
+        asked = self._ranker.start(ranked, self.dense if dense is None else dense)
+        graph = self._kept.recall_graph(at, overrides)
+        picks, legs, weak = self._ranker.select(
+            graph, asked, k if window is None else max(k, WIDE), automatic
         )
+        narrowed = narrow(
+            graph, picks, window, self._kept.episode_dates, k, self.lang, budget, unit
+        )
+        picks, budget, weak = narrowed.picks, narrowed.budget, weak and narrowed.how != "listed"
+        # a long session shows the part the ask matched (design §3.3)
+        shown = graph if reference else shown_graph(graph, picks, ranked)
+        text, rows = delivery.deliver(
+            shown, picks, legs, lambda n, _g: self._headings.of(n, graph), self.lang, budget,
+            unit, reference, weak,
+        )  # fmt: skip
+        text = narrowed.noted(text)
         seen = self._kept.present(graph)  # only delivered rows are hits (design §6.3)
         delivery.record(self.paths, query, rows, self.scopes, self.usage_store, seen)
         return Recall(text, rows, weak=weak and bool(rows))
@@ -450,6 +467,10 @@ class Memory:
         return why_not.reasons(
             ranked, shares, view, file, self.scopes, self.keep_fact, self.headings
         )
+
+    def expected(self, query: str, text: str, k: int = 8, **when: Any) -> list[Expected]:
+        """Where the records ``text`` names stand for ``query`` (:func:`expected.where`)."""
+        return expected.where(self, query, text, k, **when)
 
     @_heard
     def remember(

@@ -30,6 +30,10 @@ def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("TALOS_HOME", raising=False)
     monkeypatch.delenv("TALOS_SCOPE", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    # the agents' transcript folders talos init and hook install look for (~/.claude, …)
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -176,3 +180,17 @@ def read_only(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
     yield make
     for d in reversed(mounted):
         subprocess.run(["umount", "-l", str(d)], capture_output=True)  # -l: open handles
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """``terminal(COLUMNS)``: listing commands take the test runner's stdout for a terminal of
+    that width and draw their table (off a terminal they print plain lines,
+    :mod:`talos.cli.listing`); no ANSI escape reaches the buffer all the same."""
+    import talos.cli.listing
+
+    def make(columns: int = 80) -> None:
+        monkeypatch.setattr(talos.cli.listing, "isatty", lambda stream: True)
+        monkeypatch.setenv("COLUMNS", str(columns))
+
+    return make

@@ -31,8 +31,8 @@ def session_line(text: str) -> str:
 
 EVIDENCE = 'model = "evidence"\n'
 
-#: The evidence model with the hooks answered in process, and a deadline no test reaches.
-HOOKS = EVIDENCE + "[hooks]\nserver = false\ntimeout = 30\n"
+#: The evidence model with the hooks answered in process, and the longest deadline a hook has.
+HOOKS = EVIDENCE + "[hooks]\nserver = false\ntimeout = 9\n"
 
 
 def home_of(

@@ -41,7 +41,7 @@ PROMPT_ROWS = [  # alpha's with their tag's date (design §6.1 rule 5)
     "- [fact] Always run the test suite before a deploy",
 ]
 #: In process, no server; a deadline a loaded test machine cannot miss (one test sets its own).
-CONFIG = "[hooks]\nserver = false\ntimeout = 30\n"
+CONFIG = "[hooks]\nserver = false\ntimeout = 9\n"
 SESSION_ROWS = [
     "- [fact] (2026-01-10) Staging deploys of alpha go through make deploy ENV=staging",
     "- [fact] (2026-01-10) The alpha service listens on port 8080 in staging",

@@ -490,8 +490,9 @@ BIDI = "\u202e"
 
 
 def assert_inert(text: str) -> None:
-    """No ESC, C1 control, BEL or bidi override reaches the stream."""
-    assert controls(text, "\n") == [], [hex(ord(c)) for c in controls(text, "\n")]
+    """No ESC, C1 control, BEL or bidi override reaches the stream (a TAB is a plain line's
+    field separator, LF its end)."""
+    assert controls(text, "\n\t") == [], [hex(ord(c)) for c in controls(text, "\n\t")]
 
 
 @pytest.fixture
@@ -563,7 +564,7 @@ def test_history_shows_sequences_even_split_across_cells(hostile_home) -> None:
         + json.dumps({"op": "commit", "txn": "t1"})
         + "\n"
     )
-    res = run("history", "--plain", "--home", str(hostile_home))
+    res = run("history", "--wide", "--home", str(hostile_home))  # before and after, as logged
     assert res.exit_code == 0, res.stdout
     assert_inert(res.stdout + res.stderr)
     assert "old value \\x1b" in res.stdout and "[2Jnew value" in res.stdout

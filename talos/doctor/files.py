@@ -32,7 +32,7 @@ from talos.sources.facts import line_warnings, load_facts, parse_fact_line, read
 from talos.sources.sessions import RECURSIVE_MARK, session_files, session_folders
 from talos.sources.skills import skill_files, skill_scopes
 from talos.text import matching_keywords
-from talos.view.trust import tag_problem, window_problem
+from talos.view.trust import clock_error, tag_problem, window_problem
 
 __all__ = ["HOOK_RECENT_DAYS"]
 
@@ -201,6 +201,35 @@ def _check_sessions(paths: Paths, places: _Places, add: Add, seen: frozenset[str
     for folder in session_folders(paths.sessions_dirs):
         configured = folder.root / RECURSIVE_MARK if folder.recursive else folder.root
         _check_sessions_folder(folder.root, configured, places.folder(configured), add, seen)
+    _check_agent_folders(paths, add)
+
+
+def _check_agent_folders(paths: Paths, add: Add) -> None:
+    """One ``info`` finding per agent transcript folder that exists on this machine and that
+    the home does not read (design §3.3: :func:`talos.sources.agent_folders.unread`), with the
+    command that adds it; a folder of a format talos has no reader for is named as such."""
+    from talos.sources.agent_folders import unread
+
+    for f in unread(paths.sessions_dirs):
+        if f.readable:
+            add(
+                Finding(
+                    "sessions",
+                    "info",
+                    f"{f.folder}: {f.label}'s transcripts are not read",
+                    hint=f"talos hook install {f.agent} adds it (or add {f.entry!r} to "
+                    "sessions_dir in talos.toml)",
+                )
+            )
+        else:
+            add(
+                Finding(
+                    "sessions",
+                    "info",
+                    f"{f.folder}: {f.label}'s chats are not read (JSON documents talos has "
+                    "no reader for yet)",
+                )
+            )
 
 
 def _check_sessions_folder(
@@ -267,6 +296,22 @@ def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
         )
     else:
         add(Finding("tags", "ok", "every provenance tag parses"))
+    future = _Listed(
+        [n for n in facts if not _tag_issue(n) and clock_error(n.born)],
+        lambda n: f"{places.path(n.path)}:{n.line}: observed {n.born}",
+    )
+    if future:
+        add(
+            Finding(
+                "tags",
+                "warn",
+                f"{_count(len(future), 'record')} observed after tomorrow: a clock error; the "
+                "date is not used (no validity start, never newer than another value)",
+                _details(future),
+                hint="fix the date in the tag (the day the evidence was seen), and the clock of "
+                "the device that wrote it",
+            )
+        )
 
 
 def _check_own_files(paths: Paths, places: _Places, add: Add) -> None:

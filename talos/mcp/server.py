@@ -32,7 +32,7 @@ Every :class:`Memory` call runs on one dedicated worker thread, one call at a ti
 functions on whichever worker thread is free. The event loop stays free for the protocol.
 
 Every argument is bounded, and the bounds are in the tools' input schema: a query at most
-:data:`talos.hooks.context.MAX_QUERY` characters (what the hook reads of a prompt), a fact's
+:data:`talos.hooks.state.MAX_QUERY` characters (what the hook reads of a prompt), a fact's
 text :data:`talos.writer.edits.MAX_TEXT_CHARS`, a key or ref
 :data:`talos.writer.edits.MAX_VALUE_CHARS`,
 counts and days :data:`MAX_COUNT` and :data:`MAX_DAYS`, a budget :data:`MAX_BUDGET`. A model
@@ -46,10 +46,11 @@ written on stdout; warnings go to stderr.
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import filelock
 from mcp.server.mcpserver import MCPServer
@@ -58,13 +59,15 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from talos.errors import TalosError, failure_message
-from talos.hooks.context import MAX_QUERY
-from talos.memory import Memory
+from talos.hooks.state import MAX_QUERY
 from talos.render import MIN_BUDGET, TEXT_CHARS
 from talos.text import cut, printable
 from talos.view.trust import MODEL_BY
 from talos.warn import bounded
 from talos.writer.edits import MAX_TEXT_CHARS, MAX_VALUE_CHARS
+
+if TYPE_CHECKING:  # the index and its numpy load on the first tool call, not before initialize
+    from talos.memory import Memory
 
 __all__ = [
     "MAX_BUDGET",
@@ -531,6 +534,27 @@ def _visible(value: Any) -> Any:
     return value
 
 
+#: A command-line option of a Memory error's message whose value a tool takes as an argument
+#: of the same name (``--key`` is the ``key`` argument of ``remember``), or that no tool has.
+_OPTION = re.compile(r"(?<![\w-])--(key|ref|source|scope|by|text|query|observed|until|conf)\b")
+#: The options no tool takes, as a model is told of them: the server sets them, or the person.
+_NOT_AN_ARGUMENT = {
+    "scope": "the scope",
+    "by": "the writer's name",
+    "observed": "the observation date",
+    "until": "the end of validity",
+    "conf": "the confidence",
+}
+
+
+def for_a_model(message: str) -> str:
+    """A Memory error's message as a model calling a tool reads it: a command-line option
+    (``--key may hold letters…``) named as the tool's argument (``key may hold letters…``), or
+    in words when no tool takes it (``--scope`` → "the scope"): a model has no command line
+    (design §9.4)."""
+    return _OPTION.sub(lambda m: _NOT_AN_ARGUMENT.get(m[1], m[1]), message)
+
+
 def _run(fn: Callable[[], T]) -> T:
     """Run a Memory call; an error a person or model can act on (bad input, a held lock, an
     unreadable file, a damaged state file, a full disk) becomes a tool error with the
@@ -538,7 +562,7 @@ def _run(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except (TalosError, filelock.Timeout, OSError, sqlite3.Error) as e:
-        raise ToolError(bounded(failure_message(e))) from None
+        raise ToolError(bounded(for_a_model(failure_message(e)))) from None
 
 
 def _version() -> str:

@@ -224,7 +224,7 @@ def skill_shown(n: Node, lang: str = "en", reference: bool = False, limit: int =
     if extended:  # a skill has no date: "name: (2099-01-01) deploy" cannot show one
         text = undated(text)
     form = t["skill_folder"]
-    if form and not reference and _in_folder(n):
+    if form and not reference and _other_files(n):
         text += form.format(path=quote_labels(one_line(short_path(folder_path(n)))))
     return text
 
@@ -232,6 +232,19 @@ def skill_shown(n: Node, lang: str = "en", reference: bool = False, limit: int =
 def _in_folder(n: Node) -> bool:
     """Whether a skill is read from the Agent Skills layout (``skills/NAME/SKILL.md``)."""
     return n.kind == "skill" and n.path.replace("\\", "/").rsplit("/", 1)[-1] == SKILL_FILE
+
+
+def _other_files(n: Node) -> bool:
+    """Whether ``n`` is a ``skills/NAME/SKILL.md`` skill whose folder holds anything besides
+    SKILL.md (hidden names such as ``.DS_Store`` aside): only then does its row point at the
+    folder ("holds its other files" was said of a folder holding SKILL.md alone)."""
+    if not _in_folder(n):
+        return False
+    try:
+        with os.scandir(folder_path(n) or ".") as entries:
+            return any(e.name != SKILL_FILE and not e.name.startswith(".") for e in entries)
+    except OSError:  # gone or unreadable since it was read: nothing to point at
+        return False
 
 
 def folder_path(n: Node) -> str:
@@ -265,7 +278,7 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
             text = n.body if len(n.body) <= body_chars else without_frontmatter(n.body)
             body = body_by_lines(text[: BODY_CHARS + more], where, lang, body_chars, more)
         lines = [t["body_open"].format(path=where) + "\n" + body + "\n" + t["body_close"]]
-        if t["skill_folder"] and not p.reference and _in_folder(n):
+        if t["skill_folder"] and not p.reference and _other_files(n):
             lines[0] += "\n  →" + t["skill_folder"].format(
                 path=quote_labels(one_line(short_path(folder_path(n))))
             )

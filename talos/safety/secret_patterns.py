@@ -86,7 +86,11 @@ class Shape:
         regex, pos = self.pat.regex, 0
         while (m := regex.search(text, pos)) is not None:
             if "value" in groups:
-                vs, ve = m.span("value")
+                # a pattern of alternatives names its value in each (value, value2, …)
+                vs, ve = next(
+                    (m.span(g) for g in groups if g.startswith("value") and m.start(g) >= 0),
+                    (-1, -1),
+                )
             else:
                 vs, ve = m.end("keep"), m.end()
             # the next search starts inside this match's value, not after it: in "my password
@@ -329,10 +333,11 @@ _DEVICE_NUMBER = re.compile(r"\b(?:imei(?:sv)?|meid)\b[^\d\n]{0,16}$", re.IGNORE
 
 def _card_number(m: re.Match[str]) -> bool:
     """A payment card number: 13–19 digits written whole or in groups of 4 (Amex 4-6-5) with
-    one kind of separator, an issuer prefix with a length that issuer gives
+    one kind of separator (space, hyphen or dot: "4111.1111.1111.1111", the fourth hostile
+    pass), an issuer prefix with a length that issuer gives
     (:data:`_CARD_ISSUERS`), a valid Luhn check, and no IMEI named just before it."""
     value = m.group("value")
-    digits = value.replace(" ", "").replace("-", "")
+    digits = value.replace(" ", "").replace("-", "").replace(".", "")
     seps = {c for c in value if not c.isdigit()}
     if len(seps) > 1 or not 13 <= len(digits) <= 19:
         return False
@@ -376,7 +381,7 @@ def _iban(m: re.Match[str]) -> bool:
 NUMBERS: tuple[Shape, ...] = (
     Shape(
         "payment card number",
-        Pat((), r"(?<![\w.+-])(?P<value>\d{4}(?:[ -]?\d){9,15})(?![\w-]|\.\d)"),
+        Pat((), r"(?<![\w.+-])(?P<value>\d{4}(?:[ .-]?\d){9,15})(?![\w-]|\.\d)"),
         accept=_card_number,
     ),
     Shape(
@@ -418,7 +423,9 @@ NUMBERS += (
     ),
 )
 #: Every number of :data:`NUMBERS` holds this: a text without it skips them.
-_DIGITS = re.compile(r"\d{3}[ -]?\d{2}")
+_DIGITS = re.compile(
+    r"\d{3}[ .-]?\d{2}|\d{4}\.\d|\d{2}[A-EHLMPR-Ta-ehlmpr-t]\d{2}[A-Za-z]\d{3}|[A-Z]{5}\d{4}[A-Z]"
+)
 
 #: Passwords on command lines: ``mysql -pPW`` (the password glued to ``-p``), ``sshpass -p PW``,
 #: ``redis-cli -a PW``, ``curl -u user:PW``, ``--password PW``.
@@ -496,13 +503,15 @@ def _keyed_secret(m: re.Match[str]) -> bool:
 KEYED = Shape("value after a secret name", _KEYED, accept=_keyed_secret)
 
 #: A secret name, a space, then a value that looks generated: 16+ token characters with a
-#: letter and a digit and no word breaks ("secret wJalrXUtnFEMI/K7MDENG/…", "API key 9f8e…").
+#: letter and a digit and no word breaks ("secret wJalrXUtnFEMI/K7MDENG/…", "API key 9f8e…");
+#: the name may carry a prefix tied to it ("client_secret 3f9a…", the fourth hostile pass).
 #: Prose after such a name ("the secret sauce", "token bucket") has no such run.
 LOOSE_KEYED = _S(
     "value after a secret name and a space",
     "secret token key passw pwd passphrase",
-    r"(?P<keep>\b(?:secret|token|(?:api|access|secret|private)[\s_-]?key|passw(?:or)?d|pwd"
-    r"|passphrase)s?[ \t]+)(?=[A-Za-z0-9/+=_]{0,200}\d)(?=[A-Za-z0-9/+=_]{0,200}[A-Za-z])"
+    r"(?P<keep>(?<![A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_-]){0,3}(?:secret|token|(?:api|access"
+    r"|secret|private)[\s_-]?key|passw(?:or)?d|pwd|passphrase)s?[ \t]+)"
+    r"(?=[A-Za-z0-9/+=_]{0,200}\d)(?=[A-Za-z0-9/+=_]{0,200}[A-Za-z])"
     r"[A-Za-z0-9/+=_]{16,}(?![A-Za-z0-9/+=_.-])",
     _I,
 )
@@ -594,13 +603,16 @@ STATEMENTS: tuple[Shape, ...] = (
         _I,
         accept=_passphrase,
     ),
-    # a wallet's seed (recovery, mnemonic) phrase: 12 to 24 words of a fixed list, any words
+    # a wallet's seed (recovery, mnemonic) phrase: 12 to 24 words of a fixed list, any words,
+    # apart by spaces, commas or numbers ("1. abandon 2. ability …": the fourth hostile pass)
     _S(
         "stated passphrase",
-        "seed recovery mnemonic wallet",
-        r"\b(?P<name>(?:seed|recovery|mnemonic|wallet)\s+(?:phrase|words)s?|mnemonic)"
+        ("seed", "recovery", "mnemonic", "wallet", "word phrase", "words phrase"),
+        r"\b(?P<name>(?:seed|recovery|mnemonic|wallet)\s+(?:phrase|words)s?|mnemonic|seed"
+        r"|(?:12|18|24)[\s-]words?(?:\s+(?:seed|recovery))?\s+phrase)"
         r"(?:\s+(?:is|was|reads)\b\s*[:=]?|\s*[:=])[ \t]*[\"'`“‘]?"
-        r"(?P<value>[^\W\d_]{2,12}(?:[ \t]+[^\W\d_]{2,12}){11,23})(?![\w-])",
+        r"(?P<value>(?:\d{1,2}[.)][ \t]*)?[^\W\d_]{2,12}(?:[ \t,;]+(?:\d{1,2}[.)][ \t]*)?"
+        r"[^\W\d_]{2,12}){11,23})(?![\w-])",
         _I,
     ),
     # a password stated in another language (attack pass 23: "la contraseña es …",

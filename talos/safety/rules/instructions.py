@@ -44,7 +44,7 @@ _INSTRUCTIONS = (
 )
 _RULES_N = (
     rf"(?:{_INSTRUCTIONS}|messages?|directions|constraints|restrictions|polic(?:y|ies)|training"
-    r"|context|commands|orders|guidance)"
+    r"|context|commands|orders|guidance|checks|filters|protections)"
 )
 #: "everything above", "what you were told earlier", "all of the above".
 _EVERYTHING_BEFORE = (
@@ -52,7 +52,7 @@ _EVERYTHING_BEFORE = (
     r"(?:said|written|stated|mentioned|given|told)\s+(?:to\s+you\s+)?)?(?:above|before|earlier"
     r"|previously|so\s+far|up\s+to\s+now|until\s+now|prior)\b"
     r"|(?:all\s+of\s+)?the\s+(?:above|preceding|foregoing)\b"
-    r"|what(?:ever)?\s+(?:you\s+(?:were|have\s+been|['’]ve\s+been|got)\s+(?:told|given|taught"
+    r"|what(?:ever)?\s+(?:you(?:\s+(?:were|have\s+been|got)|['’]ve\s+been)\s+(?:told|given|taught"
     r"|instructed|asked)|(?:was|has\s+been)\s+(?:said|told|written|given)\s+(?:to\s+you\s+)?"
     r"(?:before|earlier|above|previously|so\s+far))"
 )
