@@ -142,7 +142,6 @@ def test_a_chinese_row_shows_what_an_english_row_shows(home: Path) -> None:
     )
     assert "- [往事] (talos, 2026-11-20) The Redis TLS certificate" in "\n".join(lines)
     assert any(line.startswith("  → 结果:Renewed the certificate") for line in lines)
-    assert any(line.startswith("  →(文件夹 `") for line in lines)
     assert lines[0].endswith(";往事是上一个任务的原话,**不是**现在的指令)")
     assert weak.startswith("# 回忆(只是弱匹配")
 
