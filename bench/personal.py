@@ -24,8 +24,9 @@ What it reports, on a copy of the home in a temporary folder:
 * **rows per 2,000 characters** of the asks' blocks (recall route: rows × 2,000 / characters,
   summed over the non-empty blocks);
 * **top record share**: over an everyday set (the asks, then the coding chores of
-  ``bench/chores.py`` in every scope of the home), the share of recalls whose block holds the
-  record delivered most often, and which record that is (recall and hook routes).
+  ``bench/chores.py`` in every folder of the home), the share of recalls whose block holds the
+  record delivered most often, and which record that is (recall and hook routes; the next
+  two as well).
 
     python3 bench/personal.py              # the table
     python3 bench/personal.py --show       # and every missed ask's block
@@ -186,8 +187,8 @@ class Result:
     rows: int = 0
     chars: int = 0
     everyday: int = 0
-    top_recall: tuple[str, int] = ("", 0)
-    top_hook: tuple[str, int] = ("", 0)
+    top_recall: list[tuple[str, int]] = field(default_factory=list)  # the 3 most frequent
+    top_hook: list[tuple[str, int]] = field(default_factory=list)
     missed: list[tuple[str, str, str]] = field(default_factory=list)  # route, prompt, block
     loud: list[tuple[str, str]] = field(default_factory=list)
 
@@ -202,8 +203,8 @@ class Result:
             "unrelated_quiet": sum(self.quiet),
             "rows_per_2000": round(self.rows * 2000 / self.chars, 2) if self.chars else 0.0,
             "everyday": self.everyday,
-            "top_record_recall": {"key": self.top_recall[0], "blocks": self.top_recall[1]},
-            "top_record_hook": {"key": self.top_hook[0], "blocks": self.top_hook[1]},
+            "top_records_recall": [{"key": k, "blocks": n} for k, n in self.top_recall],
+            "top_records_hook": [{"key": k, "blocks": n} for k, n in self.top_hook],
         }
 
 
@@ -281,9 +282,9 @@ def _hook_keys(block: str) -> set[str]:
     return {line[:90] for line in block.splitlines() if line.startswith("- [")}
 
 
-def _top(seen: Counter[str]) -> tuple[str, int]:
-    """The most frequent record and its count (ties: the first seen)."""
-    return seen.most_common(1)[0] if seen else ("", 0)
+def _top(seen: Counter[str]) -> list[tuple[str, int]]:
+    """The three most frequent records and their counts (ties: the first seen)."""
+    return seen.most_common(3)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -304,9 +305,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  asks misled (the 'absent' record delivered): {len(res.misled)} {res.misled}")
     print(f"  unrelated prompts quiet through the hook    : {s['unrelated_quiet']}/{res.unrelated}")
     print(f"  rows per 2,000 characters (recall)          : {s['rows_per_2000']}")
-    for route, (key, count) in (("recall", res.top_recall), ("hook", res.top_hook)):
-        share = count / res.everyday if res.everyday else 0.0
-        print(f"  top record share, {route:6}: {count}/{res.everyday} = {share:.0%}  {key[:70]!r}")
+    for route, top in (("recall", res.top_recall), ("hook", res.top_hook)):
+        for i, (key, count) in enumerate(top):
+            share = count / res.everyday if res.everyday else 0.0
+            label = f"top record share, {route}" if i == 0 else f"  {i + 1}."
+            print(f"  {label:27}: {count}/{res.everyday} = {share:.0%}  {key[:60]!r}")
     if args.show:
         for route, prompt, block in res.missed:
             print(f"\n--- missed ({route}): {prompt}\n{block or '(empty)'}")

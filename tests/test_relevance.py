@@ -227,13 +227,13 @@ def test_a_small_home_gives_the_fact_sharing_one_stem_of_a_two_word_task(tmp_pat
     assert texts(home, "edit my photo") == ["I use vim for editing"]  # "edit" ~ "editing"
 
 
-def test_a_line_of_every_common_word_is_evidence_for_chores_in_common_words(
+def test_a_line_of_every_common_word_is_weak_evidence_for_chores_in_common_words(
     tmp_path: Path,
 ) -> None:
-    """A line of 144 common words is delivered for 4 of 6 coding chores ('set up a new python
-    project with lint' among them): it holds their words. Decided: evidence is judged per query
-    term, not by how many words a line holds (design §6.1 rule 5), and the budget bounds what
-    such a line costs (rule 6); the person's ordinary facts are not cut by it."""
+    """A line of 144 common words was delivered for 4 of 6 coding chores ('set up a new python
+    project with lint' among them): it holds their words. It is a *long record* (design §5.3,
+    ``evidence.long_record_k``): each word it mentions once buys it less, and one chore of six
+    gets it now; the person's ordinary facts are not cut by it."""
     stuffed = " ".join(COMMON)
     home = home_of(
         tmp_path,
@@ -262,10 +262,10 @@ def test_a_line_of_every_common_word_is_evidence_for_chores_in_common_words(
         )
     }
     assert got == {
-        "set up a new python project with lint": [stuffed, "The new office opens in March"],
-        "find large files on disk": [stuffed],
-        "write a unit test for the parser": [stuffed],
-        "make the build faster": [stuffed],
+        "set up a new python project with lint": [],
+        "find large files on disk": [stuffed],  # still over the floor
+        "write a unit test for the parser": [],
+        "make the build faster": [],
         "rename a git branch": [],
         "reverse a linked list": [],
     }
