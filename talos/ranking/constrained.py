@@ -1,0 +1,233 @@
+"""Constrained spreading activation (Crestani 1997) of the ``evidence`` model, in pure Python.
+
+The exact model (:func:`talos.ranking.evidence.spread`) hands every active node's activation
+to every term it holds and every term's mass to every node holding it, twice: at 30,000
+sessions a Chinese query's second hop reads the postings of ~10,000 terms, the whole home.
+Spreading activation in its constrained form (Crestani, "Application of spreading activation
+techniques in information retrieval", AI Review 11, 1997) bounds that work by three rules, and
+a recall's cost then follows its query, not the home:
+
+- **firing threshold** (:attr:`Limits.fire`): a node fires in a hop only when its
+  activation is at least ``fire`` times the hop's best (relative, so that the rule reads the
+  same for a one-word and a ten-word query);
+- **bounded frontier** (:attr:`Limits.frontier`): at most that many nodes fire per hop, the
+  most active ones (ties: node order);
+- **fan-out** (:attr:`Limits.fanout`): a firing node's activation reaches other nodes only
+  through a term held by at most ``fanout`` nodes. A term above the limit (a wide term) hands
+  its share (``mass/df``, what every holder gets in the exact hop) only to the firing nodes
+  that hold it, whose rows are read anyway: what is lost is at most ``mass/df`` per holder
+  never read, the smallest share a hop gives.
+
+What stays exact: the seeds (:func:`talos.ranking.evidence.seeds`, every statistic over the
+candidates, so a change of the evidence weights carries over); the exchange through the
+query's own terms, whose holders were read for the seeds: every active node, fired or not,
+hands them its part and receives theirs (so that nodes alike in the query stay alike however
+the frontier cuts them); and the contiguity edges (:mod:`talos.ranking.contiguity`, a few per
+fact line) of every active node. A node that does not fire keeps the part it would have handed
+to its other terms. With every limit off (``fire`` 0, no frontier or fan-out bound)
+:func:`spread` is the exact hop, float for float up to summation order
+(``tests/test_constrained.py``).
+
+The limits were chosen on the dev split (docs/design.md, "Constrained spreading").
+
+Reading: the model asks a :class:`Postings` for a node's term ids (:meth:`Postings.row`) and
+their number (:meth:`Postings.size`), a term's holders (:meth:`Postings.holders`) and its
+fan-out (:meth:`Postings.df`), never the whole index; :class:`ArrayPostings` serves them from
+a :class:`~talos.ranking.evidence.TermIndex`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from talos.ranking.contiguity import Links
+    from talos.ranking.evidence import TermIndex
+
+__all__ = ["LIMITS", "Limits", "Postings", "spread"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The three limits of constrained spreading (module docstring).
+
+    Attributes:
+        fire: a node fires when its activation is at least ``fire`` × the hop's best
+            (0: every active node).
+        frontier: at most this many nodes fire per hop (0: no bound).
+        fanout: a term reaches nodes that did not fire only when at most this many nodes
+            hold it (0: no bound).
+    """
+
+    fire: float = 0.0
+    frontier: int = 0
+    fanout: int = 0
+
+
+#: The default model's limits (dev split; docs/design.md "Constrained spreading").
+LIMITS = Limits(fire=0.05, frontier=50, fanout=50)
+
+
+class Postings(Protocol):
+    """What constrained spreading reads: per node its term ids, per term its holders."""
+
+    def row(self, node: int) -> Sequence[int]:
+        """The distinct term ids ``node`` holds (any order)."""
+        ...
+
+    def holders(self, term: int) -> Sequence[int]:
+        """The nodes holding ``term``, ascending."""
+        ...
+
+    def df(self, term: int) -> int:
+        """How many nodes hold ``term``."""
+        ...
+
+    def size(self, node: int) -> int:
+        """How many distinct terms ``node`` holds."""
+        ...
+
+
+class ArrayPostings:
+    """:class:`Postings` over a :class:`~talos.ranking.evidence.TermIndex`'s arrays
+    (``ptr``/``term`` node-major, ``kptr``/``knode`` term-major, ``df``)."""
+
+    def __init__(self, index: TermIndex) -> None:
+        self._ix = index
+
+    def row(self, node: int) -> Sequence[int]:
+        ix = self._ix
+        lo, hi = int(ix.ptr[node]), int(ix.ptr[node + 1])
+        return ix.term[lo:hi].tolist()
+
+    def holders(self, term: int) -> Sequence[int]:
+        ix = self._ix
+        lo, hi = int(ix.kptr[term]), int(ix.kptr[term + 1])
+        return ix.knode[lo:hi].tolist()
+
+    def df(self, term: int) -> int:
+        return int(self._ix.df[term])
+
+    def size(self, node: int) -> int:
+        return int(self._ix.counts[node])
+
+
+#: Contiguity edges as Python lists: per sender, ``[(receiver, share), ...]``; ``out``: per
+#: sender, the sum of its shares (``σ``).
+Edges = tuple[Mapping[int, Sequence[tuple[int, float]]], Mapping[int, float]]
+
+
+def spread(
+    postings: Postings,
+    a: dict[int, float],
+    decay: float,
+    edges: Edges | None,
+    share: float,
+    hops: int,
+    limits: Limits = LIMITS,
+    query: Sequence[int] = (),
+) -> dict[int, float]:
+    """``hops`` constrained hops from the activation ``a`` (node → value, the seeds), as
+    :func:`talos.ranking.evidence.spread` with ``decay`` (``D``), contiguity ``edges``
+    (:data:`Edges`; None: none) and ``share`` (``C``), under ``limits``; ``query``: the
+    query's term ids, whose holders the seeds were read from: every active node exchanges
+    through them exactly, fired or not. Returns node → activation for every node reached
+    (values above 0)."""
+    if decay <= 0 and (edges is None or share <= 0):
+        return dict(a)
+    keep = 1.0 / (1.0 + decay)
+    to, out = edges if edges is not None and share > 0 else ({}, {})
+    asked = {t: postings.holders(t) for t in sorted(set(query))}
+    held: dict[int, list[int]] = {}  # per candidate, the query terms it holds
+    for t, nodes in asked.items():
+        for j in nodes:
+            held.setdefault(j, []).append(t)
+    for _ in range(hops):
+        if not a:
+            break
+        firing = _firing(a, limits)
+        nxt: dict[int, float] = {}
+        mass: dict[int, float] = {}
+        wide: dict[int, float] = {}
+        fired_wide: dict[int, list[int]] = {}
+        for i in sorted(a):
+            v = a[i]
+            size = postings.size(i) if decay > 0 else 0
+            if not size:
+                nxt[i] = v * keep
+                continue
+            g = v * decay * keep / size
+            kept = 0.0
+            if i in firing:
+                for t in postings.row(i):
+                    if t in asked or not limits.fanout or postings.df(t) <= limits.fanout:
+                        mass[t] = mass.get(t, 0.0) + g
+                    else:
+                        wide[t] = wide.get(t, 0.0) + g
+                        fired_wide.setdefault(t, []).append(i)
+            else:
+                mine = held.get(i, ())
+                for t in mine:
+                    mass[t] = mass.get(t, 0.0) + g
+                kept = g * (size - len(mine))  # a node that does not fire keeps the rest
+            nxt[i] = v * keep + kept
+        for t in sorted(wide):
+            each = wide[t] / max(postings.df(t), 1)
+            for j in fired_wide[t]:
+                nxt[j] += each
+        for t in sorted(mass):
+            nodes = asked[t] if t in asked else postings.holders(t)
+            each = mass[t] / max(len(nodes), 1)
+            for j in nodes:
+                nxt[j] = nxt.get(j, 0.0) + each
+        if to:
+            ck = share * keep
+            for i in sorted(a):
+                sent = to.get(i)
+                if not sent:
+                    continue
+                c = a[i] * ck
+                nxt[i] -= c * out[i]
+                for j, s in sent:
+                    nxt[j] = nxt.get(j, 0.0) + c * s
+        a = {i: v for i, v in nxt.items() if v > 0}
+    return a
+
+
+def _firing(a: dict[int, float], limits: Limits) -> list[int]:
+    """The nodes of ``a`` that fire this hop (:class:`Limits`), ascending."""
+    nodes = list(a)
+    if limits.fire > 0:
+        bar = limits.fire * max(a.values())
+        nodes = [i for i in nodes if a[i] >= bar]
+    if limits.frontier and len(nodes) > limits.frontier:
+        nodes.sort(key=lambda i: (-a[i], i))
+        nodes = nodes[: limits.frontier]
+    return sorted(nodes)
+
+
+def edges_of(links: Links) -> Edges:
+    """The contiguity :class:`~talos.ranking.contiguity.Links` as :data:`Edges`."""
+    src = links.src.tolist()
+    dst = links.dst.tolist()
+    shares = links.share.tolist()
+    to: dict[int, list[tuple[int, float]]] = {}
+    for i, j, s in zip(src, dst, shares, strict=True):
+        to.setdefault(i, []).append((j, s))
+    out_all = links.out
+    return to, {i: float(out_all[i]) for i in to}
+
+
+_EDGES: list[tuple[Links, Edges]] = []
+
+
+def edges_cached(links: Links) -> Edges:
+    """:func:`edges_of`, kept for the last ``links`` object (a kept graph's edges are one
+    object for the graph's life)."""
+    if _EDGES and _EDGES[0][0] is links:
+        return _EDGES[0][1]
+    got = edges_of(links)
+    _EDGES[:] = [(links, got)]
+    return got
