@@ -89,7 +89,7 @@ def test_the_frontier_fires_the_most_active_first_ties_in_node_order() -> None:
 
 
 def test_the_default_limits_are_the_documented_ones() -> None:
-    assert K.Limits(fire=0.05, frontier=50, fanout=50) == K.LIMITS
+    assert K.Limits(fire=0.05, frontier=50, fanout=10) == K.LIMITS
 
 
 def test_a_query_term_reaches_every_holder_whatever_its_fan_out() -> None:

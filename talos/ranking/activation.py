@@ -201,7 +201,8 @@ def evidence(
     s, z = evidence_seeds(index, q, at_least=at_least, prior=weight)
     if z <= 0 or not s.any():
         return Evidence(s, s, z)
-    seeded = {int(i): float(s[i]) for i in np.flatnonzero(s)}
+    held = np.flatnonzero(s)
+    seeded = dict(zip(held.tolist(), s[held].tolist(), strict=True))
     got = constrained.spread(
         constrained.ArrayPostings(index), seeded, Params().decay,
         constrained.edges_cached(edges), SHARE, HOPS_EVIDENCE,

@@ -38,6 +38,9 @@ a :class:`~talos.ranking.evidence.TermIndex`.
 
 from __future__ import annotations
 
+import heapq
+import weakref
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -67,7 +70,7 @@ class Limits:
 
 
 #: The default model's limits (dev split; docs/design.md "Constrained spreading").
-LIMITS = Limits(fire=0.05, frontier=50, fanout=50)
+LIMITS = Limits(fire=0.05, frontier=50, fanout=10)
 
 
 class Postings(Protocol):
@@ -90,12 +93,26 @@ class Postings(Protocol):
         ...
 
 
+#: Per term index, its nodes' term counts and its terms' holder counts as lists (converted
+#: once per index, not per query).
+_LISTS: weakref.WeakKeyDictionary[TermIndex, tuple[list[int], list[int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 class ArrayPostings:
     """:class:`Postings` over a :class:`~talos.ranking.evidence.TermIndex`'s arrays
     (``ptr``/``term`` node-major, ``kptr``/``knode`` term-major, ``df``)."""
 
     def __init__(self, index: TermIndex) -> None:
         self._ix = index
+        lists = _LISTS.get(index)
+        if lists is None:
+            lists = _LISTS[index] = (index.counts.tolist(), index.df.astype(int).tolist())
+        #: How many distinct terms a node holds (:meth:`Postings.size`).
+        self.size = lists[0].__getitem__
+        #: How many nodes hold a term (:meth:`Postings.df`).
+        self.df = lists[1].__getitem__
 
     def row(self, node: int) -> Sequence[int]:
         ix = self._ix
@@ -106,12 +123,6 @@ class ArrayPostings:
         ix = self._ix
         lo, hi = int(ix.kptr[term]), int(ix.kptr[term + 1])
         return ix.knode[lo:hi].tolist()
-
-    def df(self, term: int) -> int:
-        return int(self._ix.df[term])
-
-    def size(self, node: int) -> int:
-        return int(self._ix.counts[node])
 
 
 #: Contiguity edges as Python lists: per sender, ``[(receiver, share), ...]``; ``out``: per
@@ -140,21 +151,30 @@ def spread(
     keep = 1.0 / (1.0 + decay)
     to, out = edges if edges is not None and share > 0 else ({}, {})
     asked = {t: postings.holders(t) for t in sorted(set(query))}
-    held: dict[int, list[int]] = {}  # per candidate, the query terms it holds
+    df_asked = {t: len(nodes) for t, nodes in asked.items()}
+    # the candidates grouped by the query terms they hold: alike nodes send and receive
+    # alike through those terms, so a hop costs one step per candidate, not per posting
+    held: dict[int, list[int]] = {}
     for t, nodes in asked.items():
         for j in nodes:
             held.setdefault(j, []).append(t)
+    sig_of = {j: tuple(ts) for j, ts in held.items()}
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for j in sorted(sig_of):
+        groups.setdefault(sig_of[j], []).append(j)
+    fanout = limits.fanout
+    size_of = postings.size
     for _ in range(hops):
         if not a:
             break
         firing = _firing(a, limits)
-        nxt: dict[int, float] = {}
+        nxt: defaultdict[int, float] = defaultdict(float)
         mass: dict[int, float] = {}
+        sent_by: dict[tuple[int, ...], float] = {}
         wide: dict[int, float] = {}
         fired_wide: dict[int, list[int]] = {}
-        for i in sorted(a):
-            v = a[i]
-            size = postings.size(i) if decay > 0 else 0
+        for i, v in a.items():
+            size = size_of(i) if decay > 0 else 0
             if not size:
                 nxt[i] = v * keep
                 continue
@@ -162,50 +182,60 @@ def spread(
             kept = 0.0
             if i in firing:
                 for t in postings.row(i):
-                    if t in asked or not limits.fanout or postings.df(t) <= limits.fanout:
+                    if t in asked or not fanout or postings.df(t) <= fanout:
                         mass[t] = mass.get(t, 0.0) + g
                     else:
                         wide[t] = wide.get(t, 0.0) + g
                         fired_wide.setdefault(t, []).append(i)
             else:
-                mine = held.get(i, ())
-                for t in mine:
-                    mass[t] = mass.get(t, 0.0) + g
-                kept = g * (size - len(mine))  # a node that does not fire keeps the rest
+                sig = sig_of.get(i, ())
+                if sig:
+                    sent_by[sig] = sent_by.get(sig, 0.0) + g
+                kept = g * (size - len(sig))  # a node that does not fire keeps the rest
             nxt[i] = v * keep + kept
+        for sig in sorted(sent_by):
+            for t in sig:
+                mass[t] = mass.get(t, 0.0) + sent_by[sig]
         for t in sorted(wide):
             each = wide[t] / max(postings.df(t), 1)
             for j in fired_wide[t]:
                 nxt[j] += each
+        each_asked = {t: mass.pop(t) / df_asked[t] for t in sorted(asked) if t in mass}
+        if each_asked:
+            for sig, nodes in groups.items():
+                got = sum(each_asked.get(t, 0.0) for t in sig)
+                if got:
+                    for j in nodes:
+                        nxt[j] += got
         for t in sorted(mass):
-            nodes = asked[t] if t in asked else postings.holders(t)
+            nodes = postings.holders(t)
             each = mass[t] / max(len(nodes), 1)
             for j in nodes:
-                nxt[j] = nxt.get(j, 0.0) + each
+                nxt[j] += each
         if to:
             ck = share * keep
-            for i in sorted(a):
+            for i in a:
                 sent = to.get(i)
                 if not sent:
                     continue
                 c = a[i] * ck
                 nxt[i] -= c * out[i]
-                for j, s in sent:
-                    nxt[j] = nxt.get(j, 0.0) + c * s
+                for j, sh in sent:
+                    nxt[j] += c * sh
         a = {i: v for i, v in nxt.items() if v > 0}
     return a
 
 
-def _firing(a: dict[int, float], limits: Limits) -> list[int]:
-    """The nodes of ``a`` that fire this hop (:class:`Limits`), ascending."""
-    nodes = list(a)
+def _firing(a: dict[int, float], limits: Limits) -> set[int]:
+    """The nodes of ``a`` that fire this hop (:class:`Limits`)."""
     if limits.fire > 0:
         bar = limits.fire * max(a.values())
-        nodes = [i for i in nodes if a[i] >= bar]
+        nodes = [i for i, v in a.items() if v >= bar]
+    else:
+        nodes = list(a)
     if limits.frontier and len(nodes) > limits.frontier:
-        nodes.sort(key=lambda i: (-a[i], i))
-        nodes = nodes[: limits.frontier]
-    return sorted(nodes)
+        nodes = heapq.nsmallest(limits.frontier, nodes, key=lambda i: (-a[i], i))
+    return set(nodes)
 
 
 def edges_of(links: Links) -> Edges:
