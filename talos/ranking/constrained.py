@@ -31,15 +31,14 @@ to its other terms. With every limit off (``fire`` 0, no frontier or fan-out bou
 The limits were chosen on the dev split (docs/design.md, "Constrained spreading").
 
 Reading: the model asks a :class:`Postings` for a node's term ids (:meth:`Postings.row`) and
-their number (:meth:`Postings.size`), a term's holders (:meth:`Postings.holders`) and its
-fan-out (:meth:`Postings.df`), never the whole index; :class:`ArrayPostings` serves them from
+their number (:meth:`Postings.sizes`), a term's holders (:meth:`Postings.holders`) and its
+fan-out (:meth:`Postings.dfs`), never the whole index; :class:`ArrayPostings` serves them from
 a :class:`~talos.ranking.evidence.TermIndex`.
 """
 
 from __future__ import annotations
 
 import heapq
-import weakref
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -84,20 +83,18 @@ class Postings(Protocol):
         """The nodes holding ``term``, ascending."""
         ...
 
-    def df(self, term: int) -> int:
-        """How many nodes hold ``term``."""
+    def dfs(self, terms: Sequence[int]) -> list[int]:
+        """How many nodes hold each of ``terms``, in their order."""
         ...
 
-    def size(self, node: int) -> int:
-        """How many distinct terms ``node`` holds."""
+    def holders_of(self, terms: Sequence[int]) -> list[int]:
+        """The holders of each of ``terms`` one after the other (each ascending): what
+        :meth:`holders` gives for each, concatenated, in one read."""
         ...
 
-
-#: Per term index, its nodes' term counts and its terms' holder counts as lists (converted
-#: once per index, not per query).
-_LISTS: weakref.WeakKeyDictionary[TermIndex, tuple[list[int], list[int]]] = (
-    weakref.WeakKeyDictionary()
-)
+    def sizes(self, nodes: Sequence[int]) -> list[int]:
+        """How many distinct terms each of ``nodes`` holds, in their order."""
+        ...
 
 
 class ArrayPostings:
@@ -106,13 +103,12 @@ class ArrayPostings:
 
     def __init__(self, index: TermIndex) -> None:
         self._ix = index
-        lists = _LISTS.get(index)
-        if lists is None:
-            lists = _LISTS[index] = (index.counts.tolist(), index.df.astype(int).tolist())
-        #: How many distinct terms a node holds (:meth:`Postings.size`).
-        self.size = lists[0].__getitem__
-        #: How many nodes hold a term (:meth:`Postings.df`).
-        self.df = lists[1].__getitem__
+
+    def dfs(self, terms: Sequence[int]) -> list[int]:
+        return self._ix.df[list(terms)].astype(int).tolist()
+
+    def sizes(self, nodes: Sequence[int]) -> list[int]:
+        return self._ix.counts[list(nodes)].tolist()
 
     def row(self, node: int) -> Sequence[int]:
         ix = self._ix
@@ -123,6 +119,18 @@ class ArrayPostings:
         ix = self._ix
         lo, hi = int(ix.kptr[term]), int(ix.kptr[term + 1])
         return ix.knode[lo:hi].tolist()
+
+    def holders_of(self, terms: Sequence[int]) -> list[int]:
+        if not terms:
+            return []
+        ix = self._ix
+        ids = list(terms)
+        starts, ends = ix.kptr[ids], ix.kptr[[t + 1 for t in ids]]
+        lens = ends - starts
+        # one gather: each run's positions start..end, runs laid end to end
+        first = starts - (lens.cumsum() - lens)
+        pos = first.repeat(lens) + range(int(lens.sum()))
+        return ix.knode[pos].tolist()
 
 
 #: Contiguity edges as Python lists: per sender, ``[(receiver, share), ...]``; ``out``: per
@@ -163,7 +171,6 @@ def spread(
     for j in sorted(sig_of):
         groups.setdefault(sig_of[j], []).append(j)
     fanout = limits.fanout
-    size_of = postings.size
     for _ in range(hops):
         if not a:
             break
@@ -173,19 +180,22 @@ def spread(
         sent_by: dict[tuple[int, ...], float] = {}
         wide: dict[int, float] = {}
         fired_wide: dict[int, list[int]] = {}
-        for i, v in a.items():
-            size = size_of(i) if decay > 0 else 0
+        df_wide: dict[int, int] = {}
+        sizes = postings.sizes(list(a)) if decay > 0 else [0] * len(a)
+        for (i, v), size in zip(a.items(), sizes, strict=True):
             if not size:
                 nxt[i] = v * keep
                 continue
             g = v * decay * keep / size
             kept = 0.0
             if i in firing:
-                for t in postings.row(i):
-                    if t in asked or not fanout or postings.df(t) <= fanout:
+                row = postings.row(i)
+                for t, df in zip(row, postings.dfs(row), strict=True):
+                    if t in asked or not fanout or df <= fanout:
                         mass[t] = mass.get(t, 0.0) + g
                     else:
                         wide[t] = wide.get(t, 0.0) + g
+                        df_wide[t] = df
                         fired_wide.setdefault(t, []).append(i)
             else:
                 sig = sig_of.get(i, ())
@@ -197,7 +207,7 @@ def spread(
             for t in sig:
                 mass[t] = mass.get(t, 0.0) + sent_by[sig]
         for t in sorted(wide):
-            each = wide[t] / max(postings.df(t), 1)
+            each = wide[t] / max(df_wide[t], 1)
             for j in fired_wide[t]:
                 nxt[j] += each
         each_asked = {t: mass.pop(t) / df_asked[t] for t in sorted(asked) if t in mass}
@@ -207,11 +217,14 @@ def spread(
                 if got:
                     for j in nodes:
                         nxt[j] += got
-        for t in sorted(mass):
-            nodes = postings.holders(t)
-            each = mass[t] / max(len(nodes), 1)
-            for j in nodes:
+        spread_to = sorted(mass)
+        flat = postings.holders_of(spread_to)
+        at = 0
+        for t, df in zip(spread_to, postings.dfs(spread_to), strict=True):
+            each = mass[t] / df
+            for j in flat[at : at + df]:
                 nxt[j] += each
+            at += df
         if to:
             ck = share * keep
             for i in a:
