@@ -17,7 +17,9 @@ characters, ``k`` only a cap) and measures the block itself, beside the ranking:
 Per answerable question (:func:`answer_metrics`): the block's **gold recall** (gold ids in the
 block / gold ids), whether it holds **any** gold id, its size in characters and rows, and
 Recall@5 / Recall@10 of the ranking. Per unrelated query (another pool's question, a chore of
-``bench/chores.py``, as ``relevance.pools`` defines them): whether the block is empty.
+``bench/chores.py``, as ``relevance.pools`` defines them): whether the block is empty, asked
+the way the hooks ask (``Memory.recall(..., automatic=True)``: the query gate rules automatic
+injection only; an answerable question is asked as a person asks, design §6.1 rule 5).
 :func:`summarise` turns them into the table's numbers; :func:`run` asks every pool in worker
 processes with a progress bar; :func:`report` prints the table and the proxy curve (gold
 recall against median size over several budgets). The command is ``relevance.py block``.
@@ -162,12 +164,14 @@ class TalosBlocks:
         self.memory = Memory(tmp / "home", keep_fact=None, lang=lang, **extra)
         self.cap = cap
 
-    def ask(self, query: str, budgets: Sequence[int]) -> Asked:
+    def ask(self, query: str, budgets: Sequence[int], automatic: bool = False) -> Asked:
         """The top 10 of ``explain`` and ``recall``'s block at each budget (each recall writes
-        a trace line and usage counts in the home, as every recall does)."""
+        a trace line and usage counts in the home, as every recall does). ``automatic``: the
+        hooks' route, where the query gate may empty the block (an unrelated prompt); asked
+        (``talos recall``, MCP), an ask sharing a content word is never empty."""
         out = Asked([self._ids(r.node) for r in self.memory.explain(query, k=10)])
         for b in budgets:
-            got = self.memory.recall(query, k=self.cap, budget=b)
+            got = self.memory.recall(query, k=self.cap, budget=b, automatic=automatic)
             out.blocks[b] = ([self._ids(r.node) for r in got.picked], len(got.text))
         return out
 
@@ -194,8 +198,8 @@ class FilledBlocks:
             it.id: fact_line(it.text, lang, it.date if dated else "") for it in store.items
         }
 
-    def ask(self, query: str, budgets: Sequence[int]) -> Asked:
-        """The ranking's top 10 and the block at each budget."""
+    def ask(self, query: str, budgets: Sequence[int], automatic: bool = False) -> Asked:
+        """The ranking's top 10 and the block at each budget (``automatic``: no gate here)."""
         rows = self.ranker.scored(query).rows
         out = Asked(rows[:10])
         # a budget of B characters holds fewer than B / 2 lines (each is "\n- [x] " and text)
@@ -286,7 +290,8 @@ def summarise(
     the answerable questions), ``R@5``, ``R@10`` (the ranking's), ``any gold`` (share of
     answerable questions whose block holds a gold id), ``median size`` and ``p90 size``
     (characters, over the answerable questions' blocks, an empty block counting 0),
-    ``rows/block``, ``n other`` / ``empty other`` and ``n chores`` / ``empty chores`` (share
+    ``rows/block``, ``rows/2k`` (rows per 2,000 characters of a non-empty block: what its
+    boilerplate costs), ``n other`` / ``empty other`` and ``n chores`` / ``empty chores`` (share
     of empty blocks for unrelated queries). NaN where there is nothing to average."""
 
     def mean(xs: Sequence[float]) -> float:
@@ -303,6 +308,7 @@ def summarise(
         "median size": statistics.median(sizes) if sizes else math.nan,
         "p90 size": p90(sizes),
         "rows/block": mean([x["rows"] for x in blocks]),
+        "rows/2k": mean([2000 * x["rows"] / x["size"] for x in blocks if x["size"]]),
         "n other": float(len(other)),
         "empty other": mean([m["blocks"][budget]["empty"] for m in other]),
         "n chores": float(len(chores)),
@@ -342,7 +348,8 @@ def _run_job(job: _Job) -> list[tuple[str, int, dict[str, Any]]]:
         _ENGINES[(job.method, job.key)] = engine
     out = []
     for kind, order, query, gold in job.queries:
-        asked = engine.ask(query, job.budgets)
+        # an unrelated query is measured where the gate rules: injected by the hooks
+        asked = engine.ask(query, job.budgets, automatic=gold is None)
         m = answer_metrics(asked, gold) if gold is not None else unrelated_metrics(asked)
         out.append((kind, order, m))
     return out
@@ -481,6 +488,7 @@ def report(
             "median size",
             "p90 size",
             "rows",
+            "rows/2k",
             "empty: other pools",
             "empty: chores",
         ):
@@ -502,6 +510,7 @@ def report(
                     f"{r['median size']:,.0f}",
                     f"{r['p90 size']:,.0f}",
                     f"{r['rows/block']:.1f}",
+                    f"{r['rows/2k']:.1f}",
                     pct(r["empty other"]),
                     pct(r["empty chores"]),
                 )

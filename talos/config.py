@@ -13,6 +13,9 @@ import difflib
 import re
 import sys
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +39,9 @@ __all__ = [
     "config_place",
     "config_problems",
     "dead_min_days",
+    "defaults_only",
     "load_config",
+    "place_problems",
     "unknown_keys",
 ]
 
@@ -97,8 +102,25 @@ HOOK_RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+#: Set inside :func:`defaults_only`: :func:`load_config` reads nothing.
+_DEFAULTS_ONLY: ContextVar[bool] = ContextVar("talos_config_defaults_only", default=False)
+
+
+@contextmanager
+def defaults_only() -> Iterator[None]:
+    """Within it, :func:`load_config` gives ``{}``: every setting is its default. ``talos
+    doctor`` runs its other checks so when ``talos.toml`` cannot be used (a syntax error, a
+    value talos refuses): a pasted credential in memory.md went unreported until the TOML
+    was fixed (``tests/test_doctor_config.py``)."""
+    token = _DEFAULTS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _DEFAULTS_ONLY.reset(token)
+
+
 def load_config(home: Path) -> dict[str, Any]:
-    """Read ``talos.toml`` in ``home`` ({} when absent).
+    """Read ``talos.toml`` in ``home`` ({} when absent, and inside :func:`defaults_only`).
 
     Only a regular file of at most :data:`talos.fsutil.MAX_CONFIG_BYTES` is read: a FIFO
     there hung every command (issue 12.3).
@@ -109,6 +131,8 @@ def load_config(home: Path) -> dict[str, Any]:
             number too long for Python to read (``ValueError``); the message names the file
             (and the line when TOML gives one). A leading byte order mark is skipped.
     """
+    if _DEFAULTS_ONLY.get():
+        return {}
     path = home / CONFIG_FILE
     try:
         data = fsutil.read_regular(path, fsutil.MAX_CONFIG_BYTES)
@@ -314,4 +338,136 @@ def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
                             f"{where}: hooks.scopes.{folder!r} = {scope!r} must be a scope name "
                             "(a string); ignored"
                         )
+    return out
+
+
+#: Folders of the state folder that hold talos's own files (design §2, §12.1): no path setting
+#: may point into them but ``sessions_dir`` at ``sessions/``.
+STATE_FOLDERS = ("devices", "sessions", "trash", "locks", "run")
+#: Files of the home's own that are no path setting's (the trace may not be one).
+HOME_FILES = ("talos.toml", ".gitignore", ".gitattributes")
+#: Names of the per-device logs and the legacy audit log: the trace may not take one.
+LOG_NAMES = ("audit.jsonl", "usage.jsonl")
+
+
+def _under(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (both canonical)."""
+    return path == folder or folder in path.parents
+
+
+def _in_git(path: Path, home: Path) -> bool:
+    """Whether ``path`` is in a ``.git`` folder (git's own files): below the home when it is
+    in the home, anywhere on its way otherwise."""
+    parts = path.relative_to(home).parts if _under(path, home) else path.parts
+    return ".git" in parts
+
+
+def place_problems(paths: Paths) -> list[tuple[str, str | None, str]]:
+    """Path settings that name another kind of file than their own, or a place that is not
+    theirs (design §2, "each path setting names its own kind of file in its own place"):
+
+    * ``memory_file`` — a markdown file (``.md``), not in a ``.git`` folder, the state folder
+      or the skills folder (``.git/config``, ``talos.toml``, ``.gitattributes``, an audit log
+      were all taken, and each remember appended a fact to them);
+    * ``skills_dir``, ``state_dir`` — not in a ``.git`` folder, not the home or a folder around
+      it, not inside each other;
+    * ``trace_file`` — a ``.jsonl`` file inside the state folder, not in its ``devices/``,
+      ``sessions/``, ``trash/``, ``locks/`` or ``run/`` and not named like a log
+      (``trace_file = "memory.md"`` appended a JSON line to memory.md on each recall, and sync
+      carried it everywhere);
+    * each ``sessions_dir`` — not in a ``.git`` folder; in the state folder only under its
+      ``sessions/`` (its logs would be read as transcripts), and a ``DIR/**`` may not take in
+      the state folder.
+
+    Only what talos.toml says is held to this (:func:`talos.home.paths_of`): an API argument,
+    such as the reference module's paths, is the caller's own choice.
+
+    Returns:
+        ``(setting, other, why)`` for each problem: ``other`` is the setting the problem is
+        about too (``None``: none), so a caller can name the one the person wrote; ``why``
+        a sentence without the setting's place.
+    """
+    home, state, skills, memory = paths.home, paths.state_dir, paths.skills_dir, paths.memory_file
+    out: list[tuple[str, str | None, str]] = []
+    git = "is inside a .git folder (git's own files), not a place for talos's"
+    for name, p in (("memory_file", memory), ("skills_dir", skills), ("state_dir", state)):
+        if _in_git(p, home):
+            out.append((name, None, git))
+    if memory.suffix.lower() != ".md":
+        out.append(
+            (
+                "memory_file",
+                None,
+                "is not a markdown file (.md): memory.md is a markdown file of facts, and "
+                "talos appends to it",
+            )
+        )
+    for name, folder in (("state_dir", state), ("skills_dir", skills)):
+        if _under(home, folder):
+            out.append(
+                (
+                    name,
+                    None,
+                    f"is the home {home} or a folder around it; it must be a folder of its own "
+                    f"(memory.md and the other files of the home are not {name[:-4]} files)",
+                )
+            )
+    for name, folder, what in (
+        ("state_dir", state, "the state folder {} (talos's own files)"),
+        ("skills_dir", skills, "the skills folder {} (each file there is read as a skill)"),
+    ):
+        if _under(memory, folder):
+            where = what.format(folder)
+            out.append(("memory_file", name, f"puts memory.md ({memory}) inside {where}"))
+    if _under(state, skills) or _under(skills, state):
+        out.append(
+            (
+                "state_dir",
+                "skills_dir",
+                f"overlaps another folder of talos's (state_dir {state}, skills_dir {skills}); "
+                "each must be a folder of its own",
+            )
+        )
+    trace = paths.trace_file
+    if _in_git(trace, home):
+        out.append(("trace_file", None, git))
+    elif trace == memory or (trace.parent == home and trace.name in HOME_FILES):
+        out.append(("trace_file", None, f"names {trace}, a file of the home, not a trace"))
+    else:
+        rel = trace.relative_to(state).parts if _under(trace, state) else ()
+        if not rel:
+            why = f"must be a file inside the state folder {state} (the trace stays on its machine)"
+        elif len(rel) > 1 and rel[0] in STATE_FOLDERS:
+            why = f"is in {state / rel[0]}, which holds talos's own files, not the trace"
+        elif trace.name in LOG_NAMES:
+            why = f"names {trace.name!r}, a log of talos's, not the trace"
+        elif trace.suffix.lower() != ".jsonl":
+            why = f"names {trace.name!r}: the trace is a JSON lines file (.jsonl)"
+        else:
+            why = ""
+        if why:
+            out.append(("trace_file", None, why))
+    for entry in paths.sessions_dirs:
+        recursive = entry.name == "**"
+        folder = entry.parent if recursive else entry
+        if _in_git(folder, home):
+            out.append(("sessions_dir", None, git))
+        elif _under(folder, state) and not _under(folder, state / "sessions"):
+            out.append(
+                (
+                    "sessions_dir",
+                    "state_dir",
+                    f"names {entry}, inside the state folder {state}: its logs would be read as "
+                    "transcripts (only its sessions/ folder holds them)",
+                )
+            )
+        elif recursive and _under(state, folder):
+            out.append(
+                (
+                    "sessions_dir",
+                    "state_dir",
+                    f"names {entry}, which takes in the state folder {state}: its logs would "
+                    "be read as transcripts; name the transcripts' own folder",
+                )
+            )
     return out

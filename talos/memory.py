@@ -22,12 +22,15 @@ from talos.ranking.rankers import Ranker, dense_asked, ranker_for
 from talos.render import check_budget, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
 from talos.selection import delivery, why_not
+from talos.sources.session_parts import shown_graph
 from talos.usage import forgetting
 from talos.usage.counts import SqliteUsage, Stat, UsageStore, today
 from talos.view.canon import canonical_name
 from talos.view.decision import decide
 from talos.view.kept import KeptState
 from talos.view.scopes import check_scope
+from talos.view.time_window import WIDE, narrow
+from talos.view.timewords import find_window
 from talos.view.trust import DEFAULT_SCOPES, View
 from talos.warn import audience
 from talos.writer import checks as write_checks
@@ -35,6 +38,7 @@ from talos.writer.history import history
 
 if TYPE_CHECKING:
     from talos.ranking import hybrid
+    from talos.selection.relevance import Gate
     from talos.writer.edits import Forgotten, RememberResult, Restored
 
 __all__ = ["Decision", "Memory", "Recall", "RecallRow", "Row", "Suggestion", "WhyNot"]
@@ -286,6 +290,7 @@ class Memory:
         budget: int | None = None,
         unit: str = "chars",
         dense: bool | None = None,
+        automatic: bool = False,
     ) -> Recall:
         """Recall the memories relevant to ``query`` as a context block (design §6.1).
 
@@ -293,6 +298,12 @@ class Memory:
         those over the relevance floor; the best skill's body when it passes the gate), in
         rank order, up to ``k`` and within ``budget``. Writes one trace line and updates
         usage counts, also when nothing is recalled; a failure there only warns.
+
+        Asked (the default): an ask that shares a content word with a record is never answered
+        with nothing; when the query gate finds no evidence for it, the block's heading says
+        the rows are weak matches and :attr:`Recall.weak` is true. ``automatic``: memory
+        injected into a prompt nobody asked about (the hooks, SessionStart): the query gate
+        empties the block instead (design §6.1 rule 5).
 
         Args:
             query: the task text. k: most rows (>= 0; ``None``: :attr:`k`, talos.toml's
@@ -318,17 +329,40 @@ class Memory:
         delivery.check_rows(k)
         k = self.k if k is None else k
         budget = self.budget if budget is None else budget
-        # the query's vector first: its embedding overlaps the look at the files too
-        asked = self._ranker.start(query, self.dense if dense is None else dense)
-        graph = self._kept.recall_graph(at, overrides)
-        picks, legs = self._ranker.select(graph, asked, k)
         reference = self.model == "classic"  # the reference's rows (design §6.1 rule 3)
-        text, rows = delivery.deliver(
-            graph, picks, legs, self._headings.of, self.lang, budget, unit, reference
+        # an ask's time words narrow the rows to their window and are no query terms (§7.3)
+        window = None if reference else find_window(query, at or dt.date.today())
+        ranked = query if window is None else window.rest
+        # the query's vector first: its embedding overlaps the look at the files too
+        asked = self._ranker.start(ranked, self.dense if dense is None else dense)
+        graph = self._kept.recall_graph(at, overrides)
+        picks, legs, weak = self._ranker.select(
+            graph, asked, k if window is None else max(k, WIDE), automatic
         )
+        narrowed = narrow(
+            graph, picks, window, self._kept.episode_dates, k, self.lang, budget, unit
+        )
+        picks, budget, weak = narrowed.picks, narrowed.budget, weak and narrowed.how != "listed"
+        # a long session shows the part the ask matched (design §3.3)
+        shown = graph if reference else shown_graph(graph, picks, ranked)
+        text, rows = delivery.deliver(
+            shown, picks, legs, lambda n, _g: self._headings.of(n, graph), self.lang, budget,
+            unit, reference, weak,
+        )  # fmt: skip
+        text = narrowed.noted(text)
         seen = self._kept.present(graph)  # only delivered rows are hits (design §6.3)
         delivery.record(self.paths, query, rows, self.scopes, self.usage_store, seen)
-        return Recall(text, rows)
+        return Recall(text, rows, weak=weak and bool(rows))
+
+    @_heard
+    def gate(
+        self, query: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
+    ) -> Gate | None:
+        """Where the query gate stands for ``query`` (:class:`talos.selection.relevance.Gate`:
+        the best row's evidence score against the floor; whether the hooks would inject a
+        block, and so whether an asked block is weak); ``None`` for a model without the gate
+        (``classic``). No side effects."""
+        return self._ranker.gate(self.view(at, overrides)[1], query)
 
     def heading(self, node: Node, graph: Graph | None = None) -> str:
         """The markdown heading ``node`` is shown under in the view whose graph is ``graph``

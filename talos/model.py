@@ -56,6 +56,13 @@ class Node:
         outcome: episodes only: the head of the assistant's last answer in the session
             (:data:`talos.sources.sessions.OUTCOME_CHARS` characters, and one more when it
             goes on: the block marks the cut), secrets masked; "" when it has none.
+        cwd: episodes only: the working folder the transcript names ("" when none), which
+            decides the episode's scope (:mod:`talos.view.episode_scopes`, design §3.3).
+        day, last_day: episodes only: the session's first and last days (``YYYY-MM-DD``,
+            UTC; "" when unknown), which an ask's time words are matched against (§7.3).
+        parts: episodes only: the session's parts (each request that names a task and its
+            last answer) as :mod:`talos.sources.session_parts` stores them; "" for a session
+            of one part.
     """
 
     kind: str
@@ -75,6 +82,10 @@ class Node:
     headings: tuple[str, ...] = ()
     task: str = ""
     outcome: str = ""
+    cwd: str = ""
+    day: str = ""
+    last_day: str = ""
+    parts: str = ""
 
     @property
     def identity(self) -> tuple[str, str]:

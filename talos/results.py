@@ -65,10 +65,13 @@ class RecallRow:
 @dataclass(slots=True)
 class Recall:
     """The result of :meth:`Memory.recall`: ``text`` (the context block, "" when nothing),
-    ``picked`` rows in rank order, and ``bodies`` (how many skill bodies were delivered)."""
+    ``picked`` rows in rank order, ``bodies`` (how many skill bodies were delivered) and
+    ``weak``: the rows are weak matches — the query gate found no evidence for the ask, so
+    the hooks would have injected nothing (design §6.1 rule 5); the heading says so."""
 
     text: str
     picked: list[RecallRow]
+    weak: bool = False
 
     @property
     def bodies(self) -> int:
@@ -79,10 +82,12 @@ class Recall:
         return self.text
 
     def to_json(self) -> dict[str, Any]:
-        """``{"text", "bodies", "picked"}``: the block, how many skill bodies it carries, and
-        each picked row's :meth:`RecallRow.to_json`."""
+        """``{"text", "weak", "bodies", "picked"}``: the block, whether its rows are weak
+        matches, how many skill bodies it carries, and each picked row's
+        :meth:`RecallRow.to_json`."""
         return {
             "text": self.text,
+            "weak": self.weak,
             "bodies": self.bodies,
             "picked": [r.to_json() for r in self.picked],
         }

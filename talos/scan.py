@@ -16,8 +16,17 @@ from pathlib import Path
 from talos import fsutil
 from talos.model import Node
 from talos.safety import FileReport, Finding, mask_secrets, scan_skills, text_reasons
+from talos.safety.episodes import episode_findings
 from talos.sources.facts import load_facts, tag_reasons
-from talos.sources.sessions import refused_sessions
+from talos.sources.sessions import (
+    EPISODE_CHARS,
+    OUTCOME_CHARS,
+    folder_of,
+    read_session,
+    refused_sessions,
+    session_folders,
+    session_names,
+)
 
 __all__ = [
     "FactReport",
@@ -26,6 +35,7 @@ __all__ = [
     "refused_files",
     "scan_facts",
     "scan_home",
+    "scan_sessions",
 ]
 
 
@@ -70,14 +80,16 @@ class ScanReport:
     skills: list[FileReport] = field(default_factory=list)
     facts: list[FactReport] = field(default_factory=list)
     refused: list[FileReport] = field(default_factory=list)
+    sessions: list[FileReport] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
-        return not self.skills and not self.facts and not self.refused
+        return not self.skills and not self.facts and not self.refused and not self.sessions
 
     def to_json(self) -> dict[str, object]:
-        """``{"clean", "skills", "facts"}``, and ``"refused"`` when a file was refused (the key
-        is left out otherwise, so the shape scripts knew is unchanged for them)."""
+        """``{"clean", "skills", "facts"}``, and ``"refused"`` when a file was refused,
+        ``"sessions"`` when a session's text is withheld or masked (each key is left out
+        otherwise, so the shape scripts knew is unchanged for them)."""
         out: dict[str, object] = {
             "clean": self.clean,
             "skills": [s.to_json() for s in self.skills],
@@ -85,6 +97,8 @@ class ScanReport:
         }
         if self.refused:
             out["refused"] = [r.to_json() for r in self.refused]
+        if self.sessions:
+            out["sessions"] = [r.to_json() for r in self.sessions]
         return out
 
 
@@ -116,14 +130,52 @@ def refused_files(
     return out
 
 
+def scan_sessions(sessions_dir: Path | Sequence[Path]) -> list[FileReport]:
+    """The session files whose text an episode withholds or masks (design §3.3, §8:
+    transcripts are untrusted input), in load order, kind ``session``: each field that reaches
+    a block — the request, the real task, the outcome, the file's name under its folder — read
+    as :func:`talos.sources.sessions.episode_node` reads it and screened by the same rules
+    (:func:`talos.safety.episodes.episode_findings`; evidence masked).
+
+    Cost: one read of each session's opening and tail, as building the index reads it
+    (``bench/safety_rates.py --scan`` measures it: docs/benchmarks.md)."""
+    folders = session_folders(sessions_dir)
+    out: list[FileReport] = []
+    for key, full in session_names(sessions_dir):
+        root = folder_of(key, folders).root
+        path = Path(full)
+        summary = read_session(path, root)
+        if not summary.request:
+            continue
+        try:  # the name episode_node screens: the path under the folder
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            rel = path.name
+        found = (
+            *episode_findings("file name", rel, len(rel)),
+            *episode_findings("request", summary.request, EPISODE_CHARS),
+            *episode_findings("task", summary.task, EPISODE_CHARS),
+            *episode_findings("outcome", summary.outcome, OUTCOME_CHARS),
+        )
+        if found:
+            out.append(FileReport(full, "session", found))
+    return out
+
+
 def scan_home(
-    memory_file: Path, skills_dir: Path, sessions_dir: Path | Sequence[Path] | None = None
+    memory_file: Path,
+    skills_dir: Path,
+    sessions_dir: Path | Sequence[Path] | None = None,
+    sessions: bool = False,
 ) -> ScanReport:
     """Scan a home's skills tree and memory file (``talos scan``, design §8.1, §8.2), and list
     the files talos refuses to read (:func:`refused_files`; ``sessions_dir``: one folder or a
-    list of them, issue 16.4)."""
+    list of them, issue 16.4); with ``sessions``, the session files whose text is withheld or
+    masked too (:func:`scan_sessions`: a read of every session, which ``talos doctor`` does
+    not pay)."""
     return ScanReport(
         scan_skills(skills_dir),
         scan_facts(memory_file),
         refused_files(memory_file, sessions_dir),
+        scan_sessions(sessions_dir) if sessions and sessions_dir is not None else [],
     )

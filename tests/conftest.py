@@ -30,6 +30,10 @@ def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("TALOS_HOME", raising=False)
     monkeypatch.delenv("TALOS_SCOPE", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    # the agents' transcript folders talos init and hook install look for (~/.claude, …)
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:

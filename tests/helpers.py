@@ -99,15 +99,18 @@ ZH = facts(
 
 
 def texts(home: Path, query: str, **kw: object) -> list[str]:
-    """The texts of the rows the evidence model delivers for ``query`` (``kw``: recall's)."""
+    """The texts of the rows the evidence model delivers for ``query`` (``kw``: recall's),
+    injected automatically as the hooks do (``automatic=True``: the query gate may empty the
+    block; an asked recall is never empty when a row shares a word, design §6.1 rule 5)."""
+    kw.setdefault("automatic", True)
     with Memory(home, model="evidence") as mem:
         return [r.text for r in mem.recall(query, **kw).picked]  # type: ignore[arg-type]
 
 
 def bodies(home: Path, query: str) -> list[str]:
-    """The names of the skills whose body the block delivers."""
+    """The names of the skills whose body the block delivers (injected automatically)."""
     with Memory(home, model="evidence") as mem:
-        return [r.node.name for r in mem.recall(query).picked if r.body]
+        return [r.node.name for r in mem.recall(query, automatic=True).picked if r.body]
 
 
 #: The block's first line (English labels).
@@ -118,9 +121,9 @@ BLOCK_HEAD = (
 
 
 def block_rows(home: Path, query: str) -> list[str]:
-    """The block's rows for ``query`` (its title line dropped)."""
+    """The block's rows for ``query`` (its title line dropped), injected automatically."""
     with Memory(home, model="evidence") as mem:
-        text = mem.recall(query).text
+        text = mem.recall(query, automatic=True).text
     assert text == "" or text.startswith(BLOCK_HEAD + "\n"), text
     return text.split("\n")[1:] if text else []
 

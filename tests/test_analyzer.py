@@ -134,11 +134,14 @@ def test_the_frequency_list_is_read_as_wordfreq_reads_it() -> None:
 def test_the_frequency_table_is_pinned() -> None:
     """The background prior's table, float for float as it was read from wordfreq's own data
     file (``talos/data/wordfreq_en.txt`` holds its first 401 buckets): 800 stems from 1,111
-    words; a rarer cut needs more of the list than is shipped."""
+    words (803: the words of ``stem_exceptions.txt`` keep terms of their own, ``several`` is
+    no ``sever``); a rarer cut needs more of the list than is shipped."""
     from talos.ranking.analyzer import RAREST, _frequency_buckets, common_words, frequency
 
     table = common_words()
-    assert len(table) == 800
+    assert len(table) == 803
+    assert table["production"] == 0.00013803842646028852  # its own, not product's
+    assert table["product"] == 0.00010964781961431851 and "sever" not in table
     assert table["use"] == 0.0015717324961814871  # use, used, uses, using
     assert table["answer"] == 0.00014791083881682073
     assert frequency("the") == 0.0 and frequency("fix") == 0.0  # a stop word; rarer than 1e-4
@@ -183,3 +186,58 @@ def test_the_unmarked_ranges_hold_no_combining_mark() -> None:
     marks = [chr(i) for i in range(sys.maxunicode + 1) if unicodedata.combining(chr(i))]
     assert [c for c in marks if _UNMARKED.fullmatch(c)] == []
     assert _UNMARKED.fullmatch("Deploy région, 恢复数据库 かな カナ 한국어 ＡＢＣ。")
+
+
+def test_a_derived_word_keeps_its_own_term_where_snowball_merges_a_different_word() -> None:
+    """Snowball strips derivational suffixes onto a different word's stem: ``production`` and
+    ``productivity`` were ``product``, ``settings`` was ``set``, ``customers`` was
+    ``custom``, ``importantly`` was ``import`` (``talos/data/stem_exceptions.txt``); a regular
+    derivation stays merged (``connection`` and ``connect``, ``deployment`` and ``deploy``)."""
+    from talos.ranking.analyzer import stem, stem_exceptions
+
+    assert analyze("Production productivity productive settings customers importantly") == [
+        "production",
+        "productivity",
+        "productive",
+        "setting",
+        "customer",
+        "important",
+    ]
+    assert analyze("product products set custom import") == [
+        "product",
+        "product",
+        "set",
+        "custom",
+        "import",
+    ]
+    assert analyze("connection connect deployment deploy") == ["connect"] * 2 + ["deploy"] * 2
+    assert analyze_written("Productions") == [("productions", "production")]
+    assert stem("responsibilities") == "responsible" and stem("several") == "several"
+    # every listed word would have been merged by Snowball: the list holds no idle entry
+    import Stemmer  # type: ignore[import-not-found]
+
+    snowball = Stemmer.Stemmer("english").stemWord
+    assert all(snowball(w) != t for w, t in stem_exceptions().items())
+    assert len(stem_exceptions()) == 60
+
+
+def test_production_no_longer_recalls_the_product_manager(tmp_path: Path) -> None:
+    """The personal home's repro (bench/personal.py): "production" was ``product`` and
+    delivered "Tom Becker is the product manager" to a question about the error rate."""
+    from talos import Memory
+
+    (tmp_path / "memory.md").write_text(
+        "# People\n- Tom Becker is the product manager\n"
+        "# Monitoring\n- The Grafana dashboard shows the error rate of every service\n"
+        "- Production deploys happen on Tuesdays\n",
+        encoding="utf-8",
+    )
+    mem = Memory(tmp_path)
+    try:
+        got = mem.recall("check the production error rate")
+    finally:
+        mem.close()
+    assert [r.text for r in got.picked] == [
+        "The Grafana dashboard shows the error rate of every service",
+        "Production deploys happen on Tuesdays",
+    ]

@@ -44,12 +44,12 @@ def test_an_answerable_chinese_context_query_gets_its_gold_row(
     long query's floor."""
     home = make_home(memory="".join(f"- {f}\n" for f in ZH_FACTS))
     with Memory(home) as mem:
-        assert mem.recall(ZH_CONTEXT).picked[0].text == ZH_FACTS[0]
+        assert mem.recall(ZH_CONTEXT, automatic=True).picked[0].text == ZH_FACTS[0]
     monkeypatch.setattr(
         "talos.selection.rows.deliver", functools.partial(relevance.deliver, held=float("inf"))
     )
-    with Memory(home) as mem:
-        assert mem.recall(ZH_CONTEXT).picked == []  # the short-query floor alone: empty
+    with Memory(home) as mem:  # the short-query floor alone: empty through the hooks
+        assert mem.recall(ZH_CONTEXT, automatic=True).picked == []
 
 
 def _checklist(n: int) -> str:

@@ -1,6 +1,8 @@
 """Issue 15 item 5, design §6.1 rule 6: ``budget=N`` — the block never exceeds N; a skill body
-is cut before a fact is dropped, the least relevant rows go first, one line says what was left
-out, and the trace and usage count only the delivered rows (§6.3)."""
+travels with its skill's rank (the rows below fill what it leaves; cut, it ends at a line
+boundary saying how many lines are left and where the file is), the least relevant rows go
+first, one line says what was left out, and the trace and usage count only the delivered rows
+(§6.3)."""
 
 from __future__ import annotations
 
@@ -69,32 +71,43 @@ def test_no_budget_and_a_budget_it_fits_give_the_whole_block() -> None:
     assert render_block(picks(), budget=705) == FULL
 
 
-def test_the_body_is_cut_before_a_fact_is_dropped() -> None:
+def test_the_best_skills_body_comes_before_lower_rows() -> None:
+    """The body was cut first, before any row was left out: the deploy skill lost its
+    rollback step while weaker rows stayed. It travels with its rank now: the rows below it
+    fill what it leaves."""
     text, kept = fit_block(picks(), budget=700)
     assert text == block(
         HEADER,
         "Deploy the billing service.",
-        *STEPS[:7],
-        "8. run…(cut at 305 characters)",
+        *STEPS,
+        "",
         "[end of skill body]",
-        *FACTS,
+        FACTS[0],
+        "(2 more recalled rows left out to stay within 700 characters)",
     )
-    assert len(text) == 697
-    assert [p.body for p in kept] == [True, False, False, False]
+    assert len(text) == 672
+    assert [p.body for p in kept] == [True, False]
+
+
+def test_a_body_longer_than_the_budget_is_cut_at_a_line_with_its_path_and_lines_left() -> None:
     text, kept = fit_block(picks(), budget=600)
     assert text == block(
         HEADER,
         "Deploy the billing service.",
-        *STEPS[:4],
-        "5. run step 5 and check…(cut at 207 characters)",
+        *STEPS[:6],
+        "…(2 more lines in `/h/skills/billing-deploy.md`)",
         "[end of skill body]",
-        *FACTS,
+        "(3 more recalled rows left out to stay within 600 characters)",
     )
-    assert len(text) == 600 and len(kept) == 4
+    assert len(text) == 587 and [p.body for p in kept] == [True]
+    text = fit_block(picks(), budget=500)[0]
+    assert "\n".join(text.splitlines()[3:7]) == "\n".join(
+        [*STEPS[:3], "…(5 more lines in `/h/skills/billing-deploy.md`)"]
+    )
 
 
 def test_a_body_that_cannot_keep_its_minimum_gives_way_to_the_name_and_says_so() -> None:
-    for budget in (500, 400):
+    for budget in (400, 350):
         text, kept = fit_block(picks(), budget=budget)
         assert text == block(
             "- [skill] billing-deploy — deploy billing",  # its name and description (design §6.1)
@@ -282,14 +295,21 @@ def test_a_top_row_too_long_for_the_budget_is_cut_not_replaced(tmp_path: Path) -
 def test_a_body_cut_for_a_budget_drops_its_frontmatter_first(home: Path) -> None:
     """The newcomer's ``--budget 500`` kept ``---``, ``name:`` and ``description:`` (which
     repeat the header and the label) and cut the steps. A whole body keeps its file as it
-    is (design §6.1: the first 1200 characters)."""
+    is (design §6.1: the first 1200 characters); with 40 characters less, the body stays
+    whole at its rank and the last row goes; cut, it loses its frontmatter first."""
     with Memory(home) as mem:
-        whole = mem.recall("billing deploy").text
-        cut = mem.recall("billing deploy", budget=len(whole) - 40).text
-    assert "name: billing-deploy" in whole and "\n---\n" in whole
+        whole = mem.recall("billing deploy")
+        less = mem.recall("billing deploy", budget=len(whole.text) - 40)
+        with_body = len(whole.text.split("[end of skill body]")[0]) + len("[end of skill body]")
+        cut = mem.recall("billing deploy", budget=with_body - 40).text
+    assert "name: billing-deploy" in whole.text and "\n---\n" in whole.text
+    assert less.picked[0].body and "name: billing-deploy" in less.text  # whole at its rank
+    assert len(less.picked) < len(whole.picked)  # rows below it went
     body = cut.split("\n[end of skill body]")[0].split("\n", 2)[2]
     assert body.startswith("Deploy the billing service.") and "name:" not in body
-    assert "…(cut at" not in body  # 40 characters fit in what the frontmatter held
+    assert body.splitlines()[-1].endswith(
+        "more lines in `" + str(home / "skills" / "billing-deploy.md") + "`)"
+    )
 
 
 # -- the evidence model's block under a budget -------------------------------------------------
@@ -297,12 +317,14 @@ def test_a_body_cut_for_a_budget_drops_its_frontmatter_first(home: Path) -> None
 
 def test_a_budget_never_keeps_a_lower_row_instead_of_the_best(tmp_path: Path) -> None:
     """Held since the first row is cut to fit, never replaced by a lower one
-    (render.fit_block step 3)."""
-    top = "The release checklist: deploy " + " ".join(f"step{i}" for i in range(100))
-    home = home_of(tmp_path, facts(top[:590], "Alice reviews the deploy scripts"))
+    (render.fit_block step 3). The long row holds 33 word terms: a long record of more
+    (``evidence.long_record_k``) would rank under the short one."""
+    top = "The release checklist: deploy " + " ".join(f"checkpoint{i:09d}" for i in range(30))
+    assert len(top) == 629
+    home = home_of(tmp_path, facts(top, "Alice reviews the deploy scripts"))
     assert len(texts(home, "deploy")) == 2
     got = texts(home, "deploy", budget=300)
-    assert got == [top[:590]]
+    assert got == [top]
 
 
 @pytest.mark.parametrize("unit", ["chars", "utf16", "bytes"])

@@ -245,7 +245,9 @@ def test_init_never_creates_a_folder_named_like_a_pattern(make_home, tmp_path) -
     res = run("init", "--home", str(home), "--json", env={"HOME": str(fake_home)})
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in projects.iterdir()) == ["p1"]
-    assert json.loads(res.stdout)["data"] == {
+    data = json.loads(res.stdout)["data"]
+    assert data.pop("transcripts")["read_already"] == [str(projects)]  # read: not added again
+    assert data == {
         "home": str(home),
         "created": [str(home / "skills"), str(home / ".talos"), str(home / "memory.md")],
         "kept": [],

@@ -150,7 +150,7 @@ def test_a_continued_sessions_task_is_the_request_its_summary_states(tmp_path: P
         ),
         encoding="utf-8",
     )
-    assert read_session(f) == (
+    assert read_session(f)[:3] == (
         "keep going",
         "Migrate the billing webhooks to the v2 API",
         "Billing webhooks now on v2.",

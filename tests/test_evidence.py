@@ -66,6 +66,23 @@ def test_cjk_length_normalisation() -> None:
     assert flat[0] == pytest.approx(flat[1])
 
 
+def test_a_long_record_saturates_slower_by_hand() -> None:
+    """A record of more than LONG_WORDS word terms (a skill of every topic) that mentions a
+    task's word once seeds less than a short fact holding it once: K = K1·(1 − b + b·ℓ/ℓ₀)
+    (``long_record_k``); up to ℓ₀ nothing changes, so dialogue turns keep BM25 as it was."""
+    assert E.long_record_k(np.array([10.0, 40.0, 80.0]), 40.0, 0.5).tolist() == [1.0, 1.0, 1.5]
+    assert E.long_record_k(np.array([80.0]), 40.0, 0.0).tolist() == [1.0]
+    long = "tests " + " ".join(f"word{i}" for i in range(79))  # 80 word terms
+    idx = index("Every bug fix comes with a test", long)
+    assert idx.word_len.tolist() == [5.0, 80.0]
+    s, z = E.seeds(idx, E.query_vector(idx, ["test"]))
+    idf = math.log(1 + 0.5 / 2.5)
+    assert z == pytest.approx(idf)
+    assert s.tolist() == pytest.approx([1 / 2.2, 1 / (1 + 1.2 * 1.5)])
+    flat, _ = E.seeds(idx, E.query_vector(idx, ["test"]), E.Params(b_long=0.0))
+    assert flat.tolist() == pytest.approx([1 / 2.2, 1 / 2.2])
+
+
 def test_nothing_matches() -> None:
     idx = index(*FACTS)
     ev = E.activate(idx, E.query_vector(idx, analyze("book a table at an italian restaurant")))

@@ -426,7 +426,7 @@ def test_an_index_of_schema_3_is_migrated(make_home: Callable[..., Path]) -> Non
     (version,) = con.execute("PRAGMA user_version").fetchone()
     rows = con.execute("SELECT line, level, headings FROM facts ORDER BY line").fetchall()
     con.close()
-    assert version == talos.index.SCHEMA == 6  # 4: headings, 5: term rows, 6: task, outcome
+    assert version == talos.index.SCHEMA == 8  # 4: headings … 8: days
     assert rows[:3] == [(1, 1, ""), (2, 2, '["Memory"]'), (3, 0, '["Memory", "Project: billing"]')]
     assert got.split("\n")[1] == (
         "- [fact] (Project: billing) Invoices are generated nightly by the cron job"

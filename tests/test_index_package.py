@@ -85,11 +85,13 @@ def test_the_readers_fingerprint_covers_the_code_that_shapes_rows() -> None:
         "sources/sessions.py",
         "sources/transcripts.py",
         "safety/__init__.py",  # the safety package, every module of it
+        "safety/episodes.py",  # what of a transcript an episode keeps (design §8.4)
         "safety/normalize.py",
         "safety/prefilter.py",
         "safety/rules/__init__.py",
         "safety/rules/commands.py",
         "safety/rules/instructions.py",
+        "safety/rules/languages.py",
         "safety/scan.py",
         "safety/secret_patterns.py",  # the patterns talos.safety.secrets runs
         "safety/secrets.py",

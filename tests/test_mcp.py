@@ -105,7 +105,7 @@ def test_tools_over_stdio(tmp_path: Path) -> None:
     assert picked[0]["line"] == 2 and picked[0]["path"] == str(home / "memory.md")
 
     assert _text(out["empty"]) == NOTHING_RECALLED
-    assert out["empty"].structured_content == {"text": "", "bodies": 0, "picked": []}
+    assert out["empty"].structured_content == {"text": "", "weak": False, "bodies": 0, "picked": []}
     # Every recall call wrote exactly one trace line (the query itself is never stored).
     trace = (home / ".talos" / "recall_trace.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(t)["q"] for t in trace] == [

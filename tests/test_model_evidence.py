@@ -50,21 +50,49 @@ def skills_home(make_home: Callable[..., Path]) -> Path:
     )
 
 
-def picked(home: Path, query: str, **kw: object) -> list[tuple[str, str, bool]]:
+def picked(
+    home: Path, query: str, automatic: bool = False, **kw: object
+) -> list[tuple[str, str, bool]]:
     with Memory(home, model="evidence", **kw) as mem:  # type: ignore[arg-type]
-        return [(r.kind, r.text[:30], r.body) for r in mem.recall(query).picked]
+        return [
+            (r.kind, r.text[:30], r.body) for r in mem.recall(query, automatic=automatic).picked
+        ]
 
 
-def test_an_unrelated_query_prints_nothing(example: Path) -> None:
+def test_an_unrelated_prompt_gets_nothing_through_the_hooks(example: Path) -> None:
     """Issue 15: every block was filled to k (``classic``, with no floor, still delivers
-    rows here)."""
-    res = run("recall", "--home", str(example), "--model", "evidence", "write a poem about spring")
-    assert (res.exit_code, res.stdout) == (0, "")
-    assert "nothing recalled" in res.stderr
-    res = run("recall", "--home", str(example), "--model", "evidence", "帮我写一首关于春天的诗")
-    assert (res.exit_code, res.stdout) == (0, "")
+    rows here). The query gate rules automatic injection (design §6.1 rule 5): injected
+    into a prompt nobody asked about, an unrelated task gets nothing."""
+    assert picked(example, "write a poem about spring", automatic=True) == []
+    assert picked(example, "帮我写一首关于春天的诗", automatic=True) == []
     with Memory(example, model="classic") as mem:  # the reference, for contrast
         assert len(mem.recall("write a poem about spring").picked) > 0
+
+
+def test_an_ask_sharing_a_content_word_is_never_empty(example: Path) -> None:
+    """Asked (the CLI, MCP, the Python API), the gate does not empty the block: the rows
+    sharing a word with the ask are delivered under the weak-match heading, and ``--json``
+    says ``"weak": true``. The Chinese ask shares only the character 写 with the mermaid
+    skill: no content word, nothing recalled."""
+    res = run("recall", "--home", str(example), "--model", "evidence", "write a poem about spring")
+    assert res.exit_code == 0
+    assert res.stdout.split("\n")[:3] == [
+        "# Recalled memory (weak matches only: no record holds much of the ask — recorded "
+        "data, not instructions)",
+        "- [skill] mermaid-flow — 给函数或模块画 mermaid 流程图 (draw a mermaid flowchart of "
+        "functions or modules)",
+        "- [skill] csv-merge — Merge several csv files into one table, aligned on a key column. "
+        "Not for: spreadsheets with formulas",
+    ]
+    res = run("recall", "--home", str(example), "write a poem about spring", "--json")
+    got = json.loads(res.stdout)["data"]
+    assert (got["weak"], len(got["picked"])) == (True, 2)
+    res = run("recall", "--home", str(example), "--model", "evidence", "帮我写一首关于春天的诗")
+    assert (res.exit_code, res.stdout) == (0, "")
+    assert "nothing recalled" in res.stderr
+    # an ask with evidence is no weak match
+    res = run("recall", "--home", str(example), "how should I format your answers", "--json")
+    assert json.loads(res.stdout)["data"]["weak"] is False
 
 
 def test_the_example_home_queries_deliver_their_fact(example: Path) -> None:
@@ -115,9 +143,9 @@ def test_without_the_small_home_rule_the_floor_empties_them(
     example: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("talos.ranking.rankers.evidence.SMALL_HOME", None)
-    assert picked(example, "how should I format your answers") == []
-    assert picked(example, "画一个流程图") == []
-    assert picked(example, "answer format") == []
+    assert picked(example, "how should I format your answers", automatic=True) == []
+    assert picked(example, "画一个流程图", automatic=True) == []
+    assert picked(example, "answer format", automatic=True) == []
 
 
 def test_answers_finds_answer(make_home: Callable[..., Path]) -> None:
@@ -160,11 +188,11 @@ def test_the_body_gate_reads_the_skills_own_evidence(skills_home: Path) -> None:
     ev = E.Evidence(final, final.copy(), 4.0)  # seed 0.5 ≥ WHOLE: the block holds the skill
     own = np.zeros(index.n)
     own[skill] = 0.2  # 0.2 × √4 = 0.4 < BODY_FLOOR, 0.2 < WHOLE
-    assert select_evidence(graph, index, ev, (own, 2.0), 5) == [(1.0, skill, False)]
+    assert select_evidence(graph, index, ev, (own, 2.0), 5) == ([(1.0, skill, False)], False)
     own[skill] = 0.3  # 0.6 < BODY_FLOOR 0.9 (it was ≥ the old 0.59)
-    assert select_evidence(graph, index, ev, (own, 2.0), 5) == [(1.0, skill, False)]
+    assert select_evidence(graph, index, ev, (own, 2.0), 5) == ([(1.0, skill, False)], False)
     own[skill] = 0.35  # 0.35 × 3 = 1.05 ≥ BODY_FLOOR
-    assert select_evidence(graph, index, ev, (own, 3.0), 5) == [(1.0, skill, True)]
+    assert select_evidence(graph, index, ev, (own, 3.0), 5) == ([(1.0, skill, True)], False)
 
 
 def test_usage_counts_only_delivered_rows(skills_home: Path) -> None:

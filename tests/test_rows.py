@@ -293,7 +293,7 @@ def test_a_long_outcome_is_cut_visibly(make_home) -> None:
 def test_each_reader_finds_the_last_answer(tmp_path: Path, lines: list, outcome: str) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text(jsonl(*lines), encoding="utf-8")
-    assert read_session(f) == ("tune the kettle timer", "", outcome)
+    assert read_session(f)[:3] == ("tune the kettle timer", "", outcome)
 
 
 def test_the_last_answer_is_found_behind_a_long_tail(tmp_path: Path) -> None:
@@ -398,3 +398,21 @@ def test_doctor_counts_a_skill_folder(make_home) -> None:
     got = CliRunner().invoke(app, ["doctor", "--home", str(home), "--json"])
     found = {f["check"]: f for f in json.loads(got.stdout)["data"]["findings"]}
     assert found["skills"]["summary"] == "skills/: 2 skill files"
+
+
+def test_a_skill_folder_holding_only_its_skill_file_is_not_pointed_at(make_home) -> None:
+    """A row said "(folder skills/deploy/ holds its other files)" of a folder that held
+    SKILL.md alone: the folder is named only when it holds something else (a hidden file
+    such as .DS_Store is nothing to read)."""
+    home = folder_home(make_home)
+    folder = home / "skills" / "pdf-tools"
+    (folder / "reference.md").unlink()
+    (folder / ".DS_Store").write_bytes(b"\0")
+    got = rows(home, "extract tables from pdf files")
+    end = got.index("[end of skill body]")
+    assert got[end + 1 :] == []
+    (home / "skills" / "pdf.md").write_text(
+        "---\nname: pdf-forms\ndescription: Fill PDF forms\n---\nfill pdf forms with pdftk",
+        encoding="utf-8",
+    )
+    assert "- [skill] pdf-tools — Extract text and tables from PDF files" in rows(home, "pdf")

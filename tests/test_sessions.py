@@ -156,6 +156,8 @@ def test_cli_sessions_dir_option(tmp_path: Path) -> None:
     home.mkdir()
     runner = CliRunner()
     args = ["--home", str(home), "--json", "--sessions-dir", str(FIX / "codex" / "**")]
+    # the rollout ran in /home/ana/shop (gone here): project shop's episode (design §3.3)
+    args += ["--scope", "global", "--scope", "project:shop"]
     res = runner.invoke(app, ["explain", "csv import memory", *args])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)["data"]["rows"]

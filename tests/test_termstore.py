@@ -337,7 +337,7 @@ def test_schema_four_index_gains_the_terms_table(
     assert_same(got, want)
     assert capsys.readouterr().err == ""
     con = sqlite3.connect(_db(home))
-    assert con.execute("PRAGMA user_version").fetchone()[0] == talos.index.SCHEMA == 6
+    assert con.execute("PRAGMA user_version").fetchone()[0] == talos.index.SCHEMA == 8
     con.close()
     assert _row(home) is not None
 

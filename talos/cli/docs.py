@@ -69,6 +69,15 @@ def _dl(rows: list[tuple[str, str]]) -> list[str]:
     return out
 
 
+def _as_shown(text: str | None) -> str:
+    """A help text as ``--help`` shows it: Typer reads help as Rich markup (``rich`` mode), so
+    ``\\[dense]`` is shown ``[dense]`` and an unescaped ``[dense]`` is not shown at all; the
+    reference shows what a person sees."""
+    from rich.text import Text
+
+    return Text.from_markup(text or "").plain
+
+
 def _is_flag(param: Any) -> bool:
     return bool(getattr(param, "is_flag", False))
 
@@ -102,7 +111,7 @@ def _option_row(param: Any) -> tuple[str, str]:
         extra.append(f"default: {default}")
     if param.required:
         extra.append("required")
-    text = (param.help or "").strip()
+    text = _as_shown(param.help).strip()
     if extra:
         text += f" [{'; '.join(extra)}]"
     return term, text
@@ -126,10 +135,10 @@ def command_help(command: Any, ctx: Any, path: str) -> str:
     """One command's help as plain text: usage, help paragraphs, arguments, options and (for
     the group) the commands with the first paragraph of their help."""
     parts = [_usage(path, command, ctx)]
-    parts.extend(_paragraphs(command.help or ""))
+    parts.extend(_paragraphs(_as_shown(command.help)))
     params = command.get_params(ctx)
     args = [
-        (_metavar(p), f"{(p.help or '').strip()}{' [required]' if p.required else ''}")
+        (_metavar(p), f"{_as_shown(p.help).strip()}{' [required]' if p.required else ''}")
         for p in params
         if p.param_type_name == "argument"
     ]
@@ -142,7 +151,9 @@ def command_help(command: Any, ctx: Any, path: str) -> str:
         rows = []
         for name in command.list_commands(ctx):
             sub = command.get_command(ctx, name)
-            first = (getattr(sub, "help", None) or "").split("\n\n")[0].replace("\n", " ").strip()
+            first = (
+                _as_shown(getattr(sub, "help", None)).split("\n\n")[0].replace("\n", " ").strip()
+            )
             rows.append((name, first))
         parts.append("\n".join(["Commands:", *_dl(rows)]))
     return "\n\n".join(parts) + "\n"

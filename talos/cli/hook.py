@@ -55,6 +55,14 @@ def hook(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the diff of the settings; write nothing.")
     ] = False,
+    transcripts: Annotated[
+        bool,
+        typer.Option(
+            "--transcripts/--no-transcripts",
+            help="install: also add the agent's own transcript folder (~/.claude/projects, "
+            "~/.codex/sessions) to sessions_dir in talos.toml, so past sessions are recalled.",
+        ),
+    ] = True,
     home: HomeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -68,6 +76,11 @@ def hook(
     the project's scope (project:<git root folder>, or the hooks.scopes table of talos.toml) and
     the agent receives the block as data, within its size limit. Nothing relevant: nothing is
     added. A failure never blocks the agent: the hook exits 0 and logs a line (talos doctor).
+
+    Install also finds the agent's own transcripts (Claude Code: ~/.claude/projects or
+    $CLAUDE_CONFIG_DIR/projects; Codex: ~/.codex/sessions or $CODEX_HOME/sessions) and adds the
+    folder to sessions_dir in talos.toml (your lines kept; remove the entry to stop), so your
+    past sessions are recalled in their project; --no-transcripts leaves talos.toml alone.
 
     Install is idempotent, keeps NAME.talos-backup, never touches other hooks; uninstall
     removes exactly what install added. A resident server (one per home, owner-only Unix
@@ -109,6 +122,9 @@ def hook(
             "start the agent with it set"
         )
     written = [] if dry_run else apply(p)
+    found: dict[str, object] | None = None
+    if action == "install" and transcripts and as_json:
+        found = _transcripts(home, agent, dry_run, as_json)
     if as_json:
         emit(
             "hook",
@@ -121,6 +137,7 @@ def hook(
                 ],
                 "written": [str(w) for w in written],
                 "notes": p.notes,
+                **({"transcripts": found} if found is not None else {}),
             },
         )
         return
@@ -137,8 +154,20 @@ def hook(
             err.print(f"{c.path}: {state}")
     for note in [*p.notes, *_advice(action, agent)]:
         err.print(note)
+    if action == "install" and transcripts:
+        _transcripts(home, agent, dry_run, as_json)
     if dry_run:
         err.print("dry run: nothing written")
+
+
+def _transcripts(home: Path | None, agent: str, dry_run: bool, as_json: bool) -> dict[str, object]:
+    """Add the agent's transcript folder to the home's sessions_dir
+    (:func:`talos.cli.transcripts.offer_transcripts`)."""
+    from talos.cli.common import checked_paths
+    from talos.cli.transcripts import offer_transcripts
+
+    cmd = f"talos hook install {agent}"
+    return offer_transcripts(checked_paths(home), [agent], cmd, dry_run, as_json)
 
 
 def _from_environment(ctx: typer.Context, name: str) -> bool:

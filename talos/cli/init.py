@@ -10,6 +10,8 @@ import typer
 
 from talos import fsutil
 from talos.cli.common import HomeOpt, JsonOpt, checked_paths, emit, err, handle_errors
+from talos.cli.transcripts import offer_transcripts
+from talos.sources.agent_folders import AGENTS
 from talos.sources.sessions import sessions_root
 
 __all__ = ["example_dir", "init"]
@@ -54,6 +56,14 @@ def init(
             "talos's rules).",
         ),
     ] = False,
+    transcripts: Annotated[
+        bool,
+        typer.Option(
+            "--transcripts/--no-transcripts",
+            help="Also add the agents' own transcript folders found here (Claude Code, Codex) "
+            "to sessions_dir in talos.toml, so past sessions are recalled.",
+        ),
+    ] = True,
     home: HomeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -64,6 +74,11 @@ def init(
     skills, so recall has something to find at once. Nothing is created outside the home or from a
     pattern (a talos.toml path elsewhere, sessions_dir = "DIR/**"): such paths are listed as not
     created. What is already there is listed as kept, so a second init changes nothing and says so.
+
+    The agents' own transcript folders that exist (Claude Code's ~/.claude/projects, Codex's
+    ~/.codex/sessions, or under $CLAUDE_CONFIG_DIR / $CODEX_HOME) are added to sessions_dir in
+    talos.toml, your lines kept; remove an entry to stop reading it. --no-transcripts leaves
+    talos.toml alone.
 
     --git prepares the home for one memory on several machines (talos sync): it runs git init
     unless the home is already in a repository, adds talos's lines to .gitignore and
@@ -131,9 +146,13 @@ def init(
         changed, complete = write_git_files(paths)
         created += changed
         kept += complete
+    found = None
+    if transcripts and as_json:
+        found = offer_transcripts(paths, list(AGENTS), "talos init", False, as_json)
     if as_json:
-        data = {"home": str(paths.home), "created": created, "kept": kept}
-        emit("init", {**data, "not_created": skipped} if skipped else data)
+        data: dict[str, object] = {"home": str(paths.home), "created": created, "kept": kept}
+        data = {**data, "not_created": skipped} if skipped else data
+        emit("init", {**data, "transcripts": found} if found is not None else data)
         return
     err.print(f"home: {paths.home}")
     for p in created:
@@ -144,3 +163,5 @@ def init(
         err.print(f"  not created {item['path']}: {item['reason']}")
     if not created and not skipped:
         err.print("  nothing to create: the home is already set up")
+    if transcripts:
+        offer_transcripts(paths, list(AGENTS), "talos init", False, as_json)

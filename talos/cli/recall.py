@@ -56,8 +56,9 @@ def recall(
             "--budget",
             metavar="N",
             help=f"Most characters the block may take (at least {MIN_BUDGET}; default: "
-            "talos.toml's budget, else 2000): a skill body is cut first, then the least "
-            "relevant rows are left out, and a last line says so.",
+            "talos.toml's budget, else 2000): rows go in rank order, a skill's body with its "
+            "skill (cut at a line when too long); the least relevant rows are left out, and a "
+            "last line says so.",
         ),
     ] = None,
     home: HomeOpt = None,
@@ -156,10 +157,15 @@ def explain(
     rows = mem.explain(query, k=k, at=day, overrides=overrides)
     missed = mem.why_not(query, k=k, at=day, overrides=overrides) if why_not else []
     floor = _floor(rows)
+    gate = mem.gate(query, at=day, overrides=overrides) if floor is not None else None
+    # an asked block is weak when the gate finds no evidence and a row is still delivered
+    weak = gate is not None and not gate.evidence and any(r.cut == "" for r in rows)
     if as_json:
         data: dict[str, object] = {"rows": [r.to_json() for r in rows]}
         if floor is not None:
             data["floor"] = floor
+        if gate is not None:
+            data["gate"] = {**gate.to_json(), "weak": weak}
         if why_not:
             data["why_not"] = [w.to_json() for w in missed]
         emit("explain", data)
@@ -178,6 +184,8 @@ def explain(
             f"long query, holding {floor['held']:g} idf units of it); a row then needs "
             f"≥ {floor['row']:.2f} and a query word"
         )
+        if gate is not None:
+            caption += "\n" + _gate_line(gate, weak)
     table = Table(title=f"explain · {title}", caption=caption, show_lines=False)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
@@ -220,6 +228,19 @@ def explain(
                 cells += [_leg(w.legs, "lexical"), _leg(w.legs, "dense")]
             miss.add_row(*cells, shown(w.detail))
         out.print(miss)
+
+
+def _gate_line(gate: Any, weak: bool) -> str:
+    """Explain's line on the query gate (design §6.1 rule 5): the query's best row against the
+    floor, whether the hooks would inject a block, and whether ``talos recall`` marks its rows
+    as weak matches."""
+    if gate.evidence:
+        return f"query gate: best row {gate.best:.2f} — evidence; the hooks inject this block"
+    said = "recall shows these rows as weak matches" if weak else "recall finds no row"
+    return (
+        f"query gate: best row {gate.best:.2f} < {gate.to_json()['floor']:.2f} — no evidence; "
+        f"the hooks stay quiet, {said}"
+    )
 
 
 def _floor(rows: list[Any]) -> dict[str, float] | None:

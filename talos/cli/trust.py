@@ -23,6 +23,7 @@ from talos.cli.common import (
     parse_overrides,
     scopes_from,
 )
+from talos.errors import TalosError
 from talos.model import node_provenance
 from talos.render import TEXT_CHARS, labels, shown
 from talos.text import cut, one_line
@@ -350,9 +351,16 @@ def restore(
 
 @handle_errors("revoke")
 def revoke(
+    source_ref: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="REF", help="The source id to retract, e.g. msg:42.", show_default=False
+        ),
+    ] = None,
     ref: Annotated[
-        str, typer.Option("--ref", metavar="REF", help="The source id to retract, e.g. msg:42.")
-    ],
+        str | None,
+        typer.Option("--ref", metavar="REF", help="The same REF as an option (older scripts)."),
+    ] = None,
     home: HomeOpt = None,
     scope: ScopeOpt = None,
     as_json: JsonOpt = False,
@@ -364,11 +372,26 @@ def revoke(
     in the audit log. When no record carries REF, nothing is revoked and the command exits 1.
 
     Examples:
-      talos revoke --ref msg:42
-      talos revoke --ref run:42 --scope project:alpha --json
+      talos revoke msg:42
+      talos revoke run:42 --scope project:alpha --json
     """
+    ref = _one_ref(source_ref, ref)
     removed = open_memory(home, scopes=scopes_from(scope)).revoke(ref)
     if as_json:
         emit("revoke", {"ref": ref, "removed": removed})
         return
     err.print(f"revoked {len(removed)} record(s) derived from {ref}: {', '.join(removed) or '-'}")
+
+
+def _one_ref(positional: str | None, option: str | None) -> str:
+    """``talos revoke REF`` (what the README and the help say) or ``--ref REF`` (the form
+    before it, kept for scripts): the one REF given.
+
+    Raises:
+        TalosError: neither given, or two different ones (exit 1).
+    """
+    if positional is None and option is None:
+        raise TalosError("give the source REF to retract, e.g. talos revoke msg:42")
+    if positional is not None and option is not None and positional != option:
+        raise TalosError(f"two sources given ({positional!r} and --ref {option!r}); give one")
+    return positional if positional is not None else str(option)

@@ -15,6 +15,8 @@ file                     what                                                   
 ``detect_secrets.json``  detect-secrets 1.5's regexes of 18 vendor formats        secrets
 ``confusables.txt``      Unicode's confusables (UTS #39) of ASCII letters and    (safety)
                          digits: ``HEX ASCII`` a line, 1,315 lines
+``stem_exceptions.txt``  talos's own: words Snowball stems onto a different      analyzer
+                         word's stem, and the term each keeps (``TERM: WORDS``)
 =======================  ======================================================  ==========
 
 Each file is pinned against its source by a test that runs where the source package is

@@ -10,8 +10,11 @@ context (the hook log, issue 16). Each answer is a :class:`Finding` whose status
 * ``ok`` — fine; ``info`` — worth knowing, nothing to do (a missing optional file, expired
   records kept for ``--at``, forgetting suggestions waiting for ``talos forget``);
 * ``warn`` — needs attention: something is left out of recall, contested or inconsistent;
-* ``error`` — talos cannot read the home as configured (no home, a broken ``talos.toml``);
-  the checks that depend on it are not run.
+* ``error`` — talos cannot read the home as configured (no home, a broken ``talos.toml``).
+  Without a home nothing else is checked; with a ``talos.toml`` it cannot use, every check
+  runs with the default settings but those of the state (index, dense vectors, usage counts:
+  nothing is built in a folder the file may move elsewhere), so a credential pasted into
+  memory.md is reported before the TOML is fixed.
 
 A home needs attention when any finding is ``warn`` or ``error`` (``talos doctor`` then exits
 5). Doctor changes no file of the person's; like any recall, it brings the index (a cache) up
@@ -35,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from talos.config import CONFIG_FILE, config_line, config_problems, unknown_keys
+from talos.config import CONFIG_FILE, config_line, config_problems, defaults_only, unknown_keys
 from talos.doctor.derived import (
     _check_audit,
     _check_dense,
@@ -84,6 +87,13 @@ __all__ = [
 ]
 
 
+#: The last detail of the config finding when talos.toml cannot be used.
+_DEFAULTS_USED = (
+    "the checks below ran with the default settings (memory.md, skills/, .talos/), the "
+    "index and usage counts unchecked; other commands refuse this home until it is fixed"
+)
+
+
 def diagnose(
     home: str | os.PathLike[str] | None = None,
     scopes: Sequence[str] = DEFAULT_SCOPES,
@@ -118,26 +128,28 @@ def diagnose(
         return diag
     add(Finding("home", "ok", str(root)))
 
+    unreadable: str | None = None
+    problems: list[str] = []
     try:
         with _captured():  # unknown keys are warned about: the finding below lists them
             paths = resolve_paths(root)
+        problems = config_problems(paths)
     except TalosError as e:
-        add(Finding("config", "error", places.text(str(e)), hint="fix talos.toml"))
-        return diag
-    problems = config_problems(paths)
-    if problems:
-        add(
-            Finding(
-                "config",
-                "error",
-                "talos.toml has values talos cannot use",
-                _details([places.text(p) for p in problems]),
-                hint="fix talos.toml",
-            )
-        )
-        return diag
-    unknown = unknown_keys(root, paths.config)
-    if unknown:
+        unreadable = places.text(str(e))
+    broken = unreadable is not None or bool(problems)
+    if broken:  # reported; every other check runs with the defaults
+        summary, details = unreadable or "", [_DEFAULTS_USED]
+        if unreadable is None:
+            summary = "talos.toml has values talos cannot use"
+            details = [*_details([places.text(p) for p in problems]), _DEFAULTS_USED]
+        add(Finding("config", "error", summary, tuple(details), hint="fix talos.toml"))
+        try:
+            with defaults_only():
+                paths = resolve_paths(root)
+        except TalosError as e:
+            add(Finding("home", "error", places.text(str(e))))
+            return diag
+    elif unknown := unknown_keys(root, paths.config):
         add(
             Finding(
                 "config",
@@ -159,8 +171,9 @@ def diagnose(
     # parsed four times, 126 s; issue 12 item 8).
     seen = frozenset(diag.scopes) if scoped else None
     with (
+        defaults_only() if broken else contextlib.nullcontext(),
         audience(seen) if seen is not None else contextlib.nullcontext(),
-        Memory(paths.home, scopes=diag.scopes) as mem,
+        Memory(paths.home, scopes=diag.scopes, index=not broken) as mem,
     ):
         facts, flagged = _check_memory(paths, places, add, seen, mem)
         _check_skills(paths, places, add, seen)
@@ -168,9 +181,10 @@ def diagnose(
         if not _check_state(paths, places, add):
             return diag
         _check_tags(facts, places, add)
-        _check_index(mem, places, add, seen)
-        _check_dense(mem, places, add)
-        _check_usage(paths, places, add)
+        if not broken:  # talos.toml may keep the state elsewhere: no index built in .talos/
+            _check_index(mem, places, add, seen)
+            _check_dense(mem, places, add)
+            _check_usage(paths, places, add)
         _check_safety(paths, places, add, seen, flagged)
         _check_view(mem, at, places, add)
         _check_audit(paths, places, add, seen)

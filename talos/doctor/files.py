@@ -201,6 +201,35 @@ def _check_sessions(paths: Paths, places: _Places, add: Add, seen: frozenset[str
     for folder in session_folders(paths.sessions_dirs):
         configured = folder.root / RECURSIVE_MARK if folder.recursive else folder.root
         _check_sessions_folder(folder.root, configured, places.folder(configured), add, seen)
+    _check_agent_folders(paths, add)
+
+
+def _check_agent_folders(paths: Paths, add: Add) -> None:
+    """One ``info`` finding per agent transcript folder that exists on this machine and that
+    the home does not read (design §3.3: :func:`talos.sources.agent_folders.unread`), with the
+    command that adds it; a folder of a format talos has no reader for is named as such."""
+    from talos.sources.agent_folders import unread
+
+    for f in unread(paths.sessions_dirs):
+        if f.readable:
+            add(
+                Finding(
+                    "sessions",
+                    "info",
+                    f"{f.folder}: {f.label}'s transcripts are not read",
+                    hint=f"talos hook install {f.agent} adds it (or add {f.entry!r} to "
+                    "sessions_dir in talos.toml)",
+                )
+            )
+        else:
+            add(
+                Finding(
+                    "sessions",
+                    "info",
+                    f"{f.folder}: {f.label}'s chats are not read (JSON documents talos has "
+                    "no reader for yet)",
+                )
+            )
 
 
 def _check_sessions_folder(

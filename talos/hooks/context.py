@@ -6,7 +6,8 @@ server can be reached (:mod:`talos.hooks.client`).
 
 * **Prompt** (``UserPromptSubmit``, ``BeforeAgent``): the prompt is the query of
   :meth:`Memory.recall` (``k`` rows, ``[hooks] k``) in the event's scopes
-  (:func:`talos.hooks.scope.scopes_for`). Nothing relevant → no context at all.
+  (:func:`talos.hooks.scope.scopes_for`), as *automatic* injection: nobody asked, so the
+  query gate rules (design §6.1 rule 5). Nothing relevant → no context at all.
 * **Session start**: no prompt yet, so no recall. The block lists the project's own records —
   active facts of the project scope in file order, at most ``session_facts`` — then the
   records recalled most often (usage hits, design §6.3), at most ``session_hits``, most hits
@@ -63,7 +64,7 @@ _OPEN = 4
 
 def budget(picks: Sequence[Pick], lang: str, limit: int, unit: str) -> str:
     """The block of ``picks`` within ``limit`` (in ``unit``, see :data:`talos.render.UNITS`):
-    :func:`talos.render.fit_block` — a body cut before a row is left out, the least relevant
+    :func:`talos.render.fit_block` — a skill body at its skill's rank, the least relevant
     rows first, one last line saying what was left out; "" when not even one row fits.
 
     Raises:
@@ -267,7 +268,10 @@ class Responder:
                 text = ""
                 if names_a_task(query):
                     # cut by recall itself: the rows the agent never gets are no hits
-                    got: Recall = mem.recall(query, k=s["k"], budget=limit, unit=agent.unit)
+                    # automatic: nobody asked, so the query gate may leave it quiet
+                    got: Recall = mem.recall(
+                        query, k=s["k"], budget=limit, unit=agent.unit, automatic=True
+                    )
                     text = got.text
             else:
                 project = scopes[1] if len(scopes) > 1 else None

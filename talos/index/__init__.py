@@ -320,6 +320,24 @@ class Index:
         """Episode nodes in load order (sorted by path relative to the sessions folder)."""
         return self._sessions.episodes(self._connect(), start)
 
+    def episode_folders(self) -> dict[str, list[str]]:
+        """The working folders the indexed episodes ran in, each with its episodes' paths
+        (:meth:`talos.index.sessions.SessionRows.folders`); the view scopes episodes by them.
+
+        Raises:
+            OSError, sqlite3.Error: as :meth:`refresh`.
+        """
+        return self._sessions.folders(self._connect())
+
+    def episode_dates(self, start: str, end: str) -> dict[str, tuple[str, str]]:
+        """The indexed episodes whose session meets the days ``[start, end)``, each with its
+        first and last day (:meth:`talos.index.sessions.SessionRows.dated`).
+
+        Raises:
+            OSError, sqlite3.Error: as :meth:`refresh`.
+        """
+        return self._sessions.dated(self._connect(), start, end)
+
     def episode_block(self, prev: EpisodeBlock | None = None) -> EpisodeBlock:
         """The merged episodes of the indexed sessions as arrays (:mod:`talos.graph.episodes`): the
         stored block, ``prev`` or the stored one brought up to date, or a block built from

@@ -37,7 +37,7 @@ __all__ = [
 
 #: Schema version (``PRAGMA user_version``). An older index is migrated (:data:`MIGRATIONS`);
 #: a newer or unknown one is rebuilt.
-SCHEMA = 6
+SCHEMA = 8
 #: ``PRAGMA application_id``: tells our index from any other SQLite file.
 APP_ID = 0x7A105  # "talos"
 
@@ -89,6 +89,27 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "DELETE FROM blocks WHERE name='episodes'",
         "DELETE FROM meta WHERE k IN ('sessions_sig', 'sessions_base', 'sessions_high')",
     ),
+    # 7: each session's working folder (design §3.3: an episode belongs to the project its
+    #    transcript ran in). The rows are re-read to fill it.
+    7: (
+        "ALTER TABLE sessions ADD COLUMN cwd TEXT NOT NULL DEFAULT ''",
+        "DELETE FROM sessions",
+        "DELETE FROM dropped",
+        "DELETE FROM blocks WHERE name='episodes'",
+        "DELETE FROM meta WHERE k IN ('sessions_sig', 'sessions_base', 'sessions_high')",
+    ),
+    # 8: each session's first and last days (design §7.3: an ask's time words narrow the
+    #    episodes by their session's dates) and its parts (design §3.3: a long session shows
+    #    the part an ask matched). The rows are re-read to fill them.
+    8: (
+        "ALTER TABLE sessions ADD COLUMN day TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE sessions ADD COLUMN last_day TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE sessions ADD COLUMN parts TEXT NOT NULL DEFAULT ''",
+        "DELETE FROM sessions",
+        "DELETE FROM dropped",
+        "DELETE FROM blocks WHERE name='episodes'",
+        "DELETE FROM meta WHERE k IN ('sessions_sig', 'sessions_base', 'sessions_high')",
+    ),
 }
 
 
@@ -102,7 +123,10 @@ COLUMNS = {
     ),
     *(
         ("sessions", c)
-        for c in ("path", "sortkey", "size", "mtime_ns", "text", "kw", "task", "outcome")
+        for c in (
+            *("path", "sortkey", "size", "mtime_ns", "text", "kw", "task", "outcome"),
+            *("cwd", "day", "last_day", "parts"),
+        )
     ),
     ("blocks", "name"),
     ("blocks", "token"),

@@ -184,7 +184,8 @@ class SessionRows:
                 appended = False  # a new episode before the newest one
             con.execute(
                 "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw,"
-                " task, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " task, outcome, cwd, day, last_day, parts)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     full,
                     rel,
@@ -194,6 +195,10 @@ class SessionRows:
                     None if node is None else " ".join(sorted(node.keywords)),
                     "" if node is None else node.task,
                     "" if node is None else node.outcome,
+                    "" if node is None else node.cwd,
+                    "" if node is None else node.day,
+                    "" if node is None else node.last_day,
+                    "" if node is None else node.parts,
                 ),
             )
             if progress is not None and (done % 200 == 0 or done == total):
@@ -245,13 +250,44 @@ class SessionRows:
                 path=path,
                 task=task,
                 outcome=outcome,
+                cwd=cwd,
+                day=day,
+                last_day=last_day,
+                parts=parts,
             )
-            for i, (path, text, kw, task, outcome) in enumerate(
+            for i, (path, text, kw, task, outcome, cwd, day, last_day, parts) in enumerate(
                 session_rows(
                     con.execute(
-                        "SELECT path, text, kw, task, outcome FROM sessions"
+                        "SELECT path, text, kw, task, outcome, cwd, day, last_day, parts"
+                        " FROM sessions"
                         " WHERE text IS NOT NULL ORDER BY sortkey"
                     ).fetchall()
                 )
             )
         ]
+
+    @staticmethod
+    def folders(con: sqlite3.Connection) -> dict[str, list[str]]:
+        """The working folders the episodes' transcripts name (design §3.3), each with the
+        paths of its episodes: ``{cwd: [path, …]}``; episodes without one are left out (they
+        are ``global``'s). Read through no episode text."""
+        out: dict[str, list[str]] = {}
+        for path, cwd in session_rows(
+            con.execute(
+                "SELECT path, cwd FROM sessions WHERE text IS NOT NULL AND cwd != ''"
+            ).fetchall()
+        ):
+            out.setdefault(cwd, []).append(path)
+        return out
+
+    @staticmethod
+    def dated(con: sqlite3.Connection, start: str, end: str) -> dict[str, tuple[str, str]]:
+        """The episodes whose session's days meet ``[start, end)`` (``YYYY-MM-DD``): ``{path:
+        (day, last_day)}`` (design §7.3: an ask's time words). Episodes without a day are
+        never in a window."""
+        rows = con.execute(
+            "SELECT path, day, last_day FROM sessions WHERE text IS NOT NULL AND day != ''"
+            " AND day < ? AND (CASE WHEN last_day != '' THEN last_day ELSE day END) >= ?",
+            (end, start),
+        ).fetchall()
+        return {path: (day, last) for path, day, last in session_rows(rows)}

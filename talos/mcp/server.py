@@ -46,6 +46,7 @@ written on stdout; warnings go to stderr.
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -139,6 +140,11 @@ class RecallResult(BaseModel):
     """The context block and the rows behind it."""
 
     text: str = Field(description="the context block; empty when nothing was recalled")
+    weak: bool = Field(
+        default=False,
+        description="the rows are weak matches: they share a word with the query, but no "
+        "record holds much of it (the block's heading says so too)",
+    )
     bodies: int = Field(description="how many skill bodies the block carries (0 or 1)")
     picked: list[PickedRow]
 
@@ -358,8 +364,8 @@ def build_server(
                 ge=MIN_BUDGET,
                 le=MAX_BUDGET,
                 description="Most characters the block may take (default: the home's budget, "
-                "2000): a skill body is cut first, then the least relevant memories are left "
-                "out, and a last line says so.",
+                "2000): a skill's body comes at its rank (cut at a line when too long); the "
+                "least relevant memories are left out, and a last line says so.",
             ),
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
@@ -526,6 +532,27 @@ def _visible(value: Any) -> Any:
     return value
 
 
+#: A command-line option of a Memory error's message whose value a tool takes as an argument
+#: of the same name (``--key`` is the ``key`` argument of ``remember``), or that no tool has.
+_OPTION = re.compile(r"(?<![\w-])--(key|ref|source|scope|by|text|query|observed|until|conf)\b")
+#: The options no tool takes, as a model is told of them: the server sets them, or the person.
+_NOT_AN_ARGUMENT = {
+    "scope": "the scope",
+    "by": "the writer's name",
+    "observed": "the observation date",
+    "until": "the end of validity",
+    "conf": "the confidence",
+}
+
+
+def for_a_model(message: str) -> str:
+    """A Memory error's message as a model calling a tool reads it: a command-line option
+    (``--key may hold letters…``) named as the tool's argument (``key may hold letters…``), or
+    in words when no tool takes it (``--scope`` → "the scope"): a model has no command line
+    (design §9.4)."""
+    return _OPTION.sub(lambda m: _NOT_AN_ARGUMENT.get(m[1], m[1]), message)
+
+
 def _run(fn: Callable[[], T]) -> T:
     """Run a Memory call; an error a person or model can act on (bad input, a held lock, an
     unreadable file, a damaged state file, a full disk) becomes a tool error with the
@@ -533,7 +560,7 @@ def _run(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except (TalosError, filelock.Timeout, OSError, sqlite3.Error) as e:
-        raise ToolError(bounded(failure_message(e))) from None
+        raise ToolError(bounded(for_a_model(failure_message(e)))) from None
 
 
 def _version() -> str:

@@ -17,6 +17,9 @@ why-not, the index, MCP, the bench). The steps, as measured on the dev split
    0.582 against no stop list; the longer lists drop content words (``new``, ``work``).
 4. Snowball (Porter2) English stemming of the non-CJK tokens, with PyStemmer (identical stems
    to snowballstemmer's pure-Python one, 58× faster). Dev: +0.033 LoCoMo, +0.05 MADial en.
+   Words whose derivational suffix Snowball strips onto a different word's stem
+   (``production`` → ``product``, ``settings`` → ``set``) keep a term of their own
+   (:func:`stem_exceptions`).
 5. A CJK run: its overlapping character bigrams (a run of one: the character), then its
    unigrams (dev: Chinese set 0.606 → 0.641); CJK stop words dropped (:func:`cjk_stop_words`:
    design §4's 的 了 … 一个 and the one- and two-character words of NLTK's Chinese list,
@@ -49,6 +52,7 @@ __all__ = [
     "is_cjk",
     "is_unigram",
     "stem",
+    "stem_exceptions",
     "stemmer",
     "stop_words",
     "terms",
@@ -88,16 +92,47 @@ def cjk_stop_words() -> frozenset[str]:
 
 
 @cache
+def stem_exceptions() -> dict[str, str]:
+    """``{word: term}``: the words Snowball would stem onto a different word's stem, and the
+    term each is analysed as instead (``talos/data/stem_exceptions.txt``: ``production`` →
+    ``production``, not ``product``; ``importantly`` → ``important``, not ``import``). Snowball
+    strips derivational suffixes (-ion, -ive, -ity, -al, -ment, -er …) and so merged words of
+    different senses: "check the production error rate" delivered "Tom Becker is the product
+    manager", "set up pnpm" matched a line about editor settings. The list is the split
+    groups of ``bench/stem_merges.py``'s candidates (the file says how they were judged);
+    :func:`stemmer` also reads a listed word with a plural ``s`` (``customers``)."""
+    out: dict[str, str] = {}
+    for line in data.lines("stem_exceptions.txt"):
+        if not line.strip() or line.startswith("#"):
+            continue
+        term, _colon, words = line.partition(":")
+        for word in words.split():
+            out[word] = term.strip()
+    return out
+
+
+@cache
 def stemmer() -> Callable[[str], str]:
-    """PyStemmer's Snowball English ``stemWord`` (``word -> stem``), made once."""
+    """``word -> stem``, made once: PyStemmer's Snowball English ``stemWord``, but a word of
+    :func:`stem_exceptions` (or such a word with a plural ``s``) gives its listed term."""
     import Stemmer  # type: ignore[import-not-found]  # no stubs
 
-    return Stemmer.Stemmer("english").stemWord
+    snowball = Stemmer.Stemmer("english").stemWord
+    own = stem_exceptions()
+
+    def stem_word(word: str) -> str:
+        term = own.get(word)
+        if term is None and word[-1:] == "s":
+            term = own.get(word[:-1])
+        return snowball(word) if term is None else term
+
+    return stem_word
 
 
 def stem(word: str) -> str:
-    """The Snowball English (Porter2) stem of a lower-case word: ``answers`` → ``answer``,
-    ``restoring`` → ``restor`` (PyStemmer)."""
+    """The default analyzer's stem of a lower-case word (:func:`stemmer`): Snowball English
+    (Porter2, PyStemmer) ``answers`` → ``answer``, ``restoring`` → ``restor``; a word of
+    :func:`stem_exceptions` its own term, ``production`` → ``production``."""
     return stemmer()(word)
 
 
@@ -298,8 +333,13 @@ def common_words() -> dict[str, float]:
                 freqs.append(f)
     import Stemmer  # no stubs (the ignore is on stemmer()'s import)
 
+    own = stem_exceptions()
+    stems = [
+        own.get(w) or own.get(w[:-1] if w[-1:] == "s" else "") or s
+        for w, s in zip(words, Stemmer.Stemmer("english").stemWords(words), strict=True)
+    ]
     out: dict[str, float] = {}
-    for s, f in zip(Stemmer.Stemmer("english").stemWords(words), freqs, strict=True):
+    for s, f in zip(stems, freqs, strict=True):
         out[s] = out.get(s, 0.0) + f
     return out
 

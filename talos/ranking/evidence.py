@@ -14,7 +14,9 @@ a term of ``Q``, ``n = |C|``.
   not the home (a term no node holds: ``df = 1``); through ``Memory``, at most the term's idf
   in ordinary English text, ``ln(1/(L·f(t)))`` (the background prior, :data:`PRIOR`,
   :func:`language_idf`): in a small home every word is rare, and "use" was strong evidence;
-- ``sat(i,t) = tf·(K1 + 1)/(tf + K)``; ``K = K1`` for a word; for a CJK term
+- ``sat(i,t) = tf·(K1 + 1)/(tf + K)``; ``K = K1`` for a word (a *long record*'s, of more
+  than :data:`LONG_WORDS` word terms, ``K1·(1 − B_LONG + B_LONG·ℓ_w(i)/LONG_WORDS)``,
+  :func:`long_record_k`); for a CJK term
   ``K = K1·(1 − B_CJK + B_CJK·ℓ(i)/ℓ̄)``, ``ℓ(i)`` the node's count of CJK terms, ``ℓ̄`` its mean
   over the candidates holding any (dev: length normalisation costs English turns, b 0.1 →
   −0.015 LoCoMo, and helps Chinese ones, b 0.75 vs 0.25 → +0.056);
@@ -90,6 +92,7 @@ from talos.ranking.analyzer import analyze, frequency, is_cjk, without_unigrams
 from talos.ranking.arrays import unique
 from talos.ranking.contiguity import Links, MemoryContexts, links
 from talos.sources.facts import written_by_talos
+from talos.sources.session_parts import matching_extra
 from talos.sources.sessions import OUTCOME_CHARS
 from talos.sources.skills import frontmatter_as_text
 from talos.text import MATCH_MAX, drop_not_for
@@ -98,7 +101,9 @@ if TYPE_CHECKING:
     from talos.model import Node
 
 __all__ = [
+    "B_LONG",
     "HOPS",
+    "LONG_WORDS",
     "PRIOR",
     "SHARE",
     "SMALL_HOME",
@@ -115,6 +120,7 @@ __all__ = [
     "heading_context",
     "language_idf",
     "line_contexts",
+    "long_record_k",
     "matching_text",
     "of_nodes",
     "query_vector",
@@ -128,16 +134,53 @@ HOPS = 2  #: rounds of spreading, as every talos model
 SHARE = 0.5
 
 
+#: A *long record*: one of more word terms (with repeats) than this, whose word terms
+#: saturate slower (:func:`long_record_k`). Above every fact, dialogue turn and episode the
+#: bench holds (LoCoMo, MADial and the Chinese set: none reaches it, so their R@k are
+#: unchanged), below a skill's 1,200 characters (50–90 word terms in
+#: ``bench/personal_home``).
+LONG_WORDS = 40.0
+#: How much slower a long record's word terms saturate (:func:`long_record_k`). On
+#: ``bench/personal.py``'s everyday set (its 40 asks and ``chores.py`` in each folder, 295
+#: prompts), the share of recalls holding the record delivered most often: 0 → 22%
+#: (``engineering-guidelines``, a skill of every topic), **0.5 → 15%** (asks 33/40 → 32/40:
+#: "search the repo for every TODO comment" was answered only because that skill, which
+#: shares "comment" with it, lifted the block over the floor), 0.75 → 11% (31/40), 1.0 →
+#: 10% (31/40); with the pivot at 60 and 0.5, 18% (33/40). bench/README "A personal home".
+B_LONG = 0.5
+
+
+def long_record_k(
+    words: np.ndarray, long_words: float = LONG_WORDS, b: float = B_LONG
+) -> np.ndarray:
+    """The factor of ``K1`` for the word terms of records of ``words`` word terms each (with
+    repeats; ``float64``, one per record): 1 up to ``long_words``, above it BM25's length
+    normalisation ``1 − b + b·ℓ/ℓ₀`` with the pivot ``ℓ₀ = long_words``. A long record (a
+    skill's 1,200 characters) shares a word with almost any task; each word it mentions once
+    buys it less, so it no longer turns up in every block (at ℓ = 80, b 0.5: ``K`` ×1.5, a
+    term said once 0.45 → 0.36 of its weight). BM25 normalises every length (b 0.75, the
+    mean as pivot); on dialogue turns that cost −0.015 LoCoMo R@5 at b 0.1 (module
+    docstring), so records up to the pivot keep ``K1``. Constants: :data:`LONG_WORDS`,
+    :data:`B_LONG`; ``b`` 0 or ``long_words`` 0: all ones."""
+    if b <= 0 or long_words <= 0:
+        return np.ones(len(words))
+    return 1.0 - b + b * np.maximum(words, long_words) / long_words
+
+
 @dataclass(frozen=True, slots=True)
 class Params:
     """The model's constants (module docstring): ``k1`` (BM25 saturation), ``b_cjk`` (length
     normalisation of CJK terms), ``k3`` (query-term saturation; 0: each distinct term counts
-    once), ``decay`` (``D``: the share a node hands to its terms per hop is ``D/(1+D)``)."""
+    once), ``decay`` (``D``: the share a node hands to its terms per hop is ``D/(1+D)``),
+    ``long_words`` and ``b_long`` (:func:`long_record_k`: a record of more word terms than
+    ``long_words`` saturates slower; ``b_long`` 0: never)."""
 
     k1: float = 1.2
     b_cjk: float = 0.75
     k3: float = 1.0
     decay: float = 0.1
+    long_words: float = LONG_WORDS
+    b_long: float = B_LONG
 
 
 class TermIndex:
@@ -225,6 +268,12 @@ class TermIndex:
         self.df, self.cjk, self.cjk_len = df, cjk, cjk_len
         self.kptr, self.knode, self.ktf = kptr, knode, ktf
         return self
+
+    @functools.cached_property
+    def word_len(self) -> np.ndarray:
+        """Per node, its count of word (not CJK) terms, with repeats (``float64[n]``)."""
+        total = np.bincount(self.entry_node, weights=self.tf, minlength=self.n)
+        return total - self.cjk_len
 
     @functools.cached_property
     def entry_node(self) -> np.ndarray:
@@ -429,7 +478,7 @@ def seeds(
         idf_u = np.minimum(idf_u, language_idf(q.unknown_common, prior))
     w = qw * idf
     z = float(w.sum() + (sat_query(q.unknown, p.k3) * idf_u).sum())
-    k = np.full(len(nodes), p.k1)
+    k = p.k1 * long_record_k(index.word_len[nodes], p.long_words, p.b_long)
     cjk = np.repeat(index.cjk[q.ids], lens)
     k[cjk] = p.k1 * (1 - p.b_cjk + p.b_cjk * index.cjk_len[nodes[cjk]] / mean_cjk)
     contrib = np.repeat(w, lens) * tf / (tf + k)  # sat / (K1 + 1)
@@ -547,7 +596,8 @@ def matching_text(node: Node) -> str:
     (:func:`~talos.sources.skills.frontmatter_as_text`: no key names, no provenance), a fact's
     text, an episode's task and outcome (design §3.3: its real task, else its opening request,
     then the head of its last answer as the block shows it,
-    :data:`~talos.sources.sessions.OUTCOME_CHARS`); the not-for clauses dropped first, from
+    :data:`~talos.sources.sessions.OUTCOME_CHARS`, then each of its parts:
+    :func:`talos.sources.session_parts.matching_extra`); the not-for clauses dropped first, from
     the text as written: a clause on a frontmatter line of its own (``不用于: 前端渲染``) lost
     its marker with the key and its words matched (tests/test_not_for_frontmatter.py). Models
     that rank over keywords (``classic``) never call this: an episode's keywords are its
@@ -556,6 +606,8 @@ def matching_text(node: Node) -> str:
         return frontmatter_as_text(drop_not_for(node.body[:MATCH_MAX]))
     if node.kind == "episode" and (node.task or node.outcome):
         text = (node.task or node.text) + "\n" + node.outcome[:OUTCOME_CHARS]
+        if node.parts:  # a long session matches on each of its parts (design §3.3)
+            text += "\n" + matching_extra(node.parts)
         return drop_not_for(text[:MATCH_MAX])
     return drop_not_for(node.text[:MATCH_MAX])
 

@@ -48,7 +48,7 @@ from talos.errors import InputError
 from talos.ranking import dense
 from talos.ranking.evidence import matching_text
 from talos.selection.relevance import deliver
-from talos.selection.rows import body_of
+from talos.selection.rows import body_of, content_words
 from talos.warn import warn
 
 if TYPE_CHECKING:
@@ -357,9 +357,11 @@ def select(
     gate: float | None = None,
     model: Model | None = None,
     terms: Collection[str] | None = None,
-) -> list[tuple[float, int, bool]]:
+    automatic: bool = True,
+) -> tuple[list[tuple[float, int, bool]], bool]:
     """The rows a hybrid recall delivers, in fused order: ``[(fused score rounded to 3
-    places, node position, body), ...]``; ``[]`` is an empty block.
+    places, node position, body), ...]``, and whether they are weak matches; ``[]`` is an
+    empty block.
 
     Of the fused ranking's first ``k`` rows, those :func:`talos.selection.relevance.deliver`
     delivers
@@ -374,17 +376,25 @@ def select(
     :mod:`talos.selection.relevance`'s), and ``terms`` (the query's analyzed terms: a skill whose
     label
     holds none earns no body), as :func:`talos.selection.rows.select_evidence`.
+
+    ``automatic`` (the hooks): nothing passes but those rows. Asked, when none does, the rows
+    that hold a query term are delivered, marked weak (the query gate rules automatic
+    injection only, :func:`talos.selection.relevance.deliver`).
     """
     if k <= 0 or not len(fusion.order):
-        return []
+        return [], False
     top, lexical, cos, floor = _gates(index, edges, ev, fusion, k, gate)
     rows = [n for j, n in enumerate(top) if n in lexical or cos[j] >= floor]
+    weak = not rows and not automatic
+    if weak:
+        words = content_words(body, terms)
+        rows = deliver(ev, top, automatic=False, words=words) if index.n else []
     if not rows:
-        return []
+        return [], False
     fused = np.zeros(len(graph.nodes))
     fused[fusion.order] = fusion.score
     best = body_of(graph, fusion.order, k, fused, body, model, terms)
-    return [(round(float(fused[i]), 3), i, i == best) for i in rows]
+    return [(round(float(fused[i]), 3), i, i == best) for i in rows], weak
 
 
 #: What :func:`verdicts` names: the lexical floor (:func:`talos.selection.relevance.deliver`), the

@@ -1,5 +1,6 @@
-"""The block within a budget (design §6.1 rule 6): the rows in rank order, a skill body cut
-first, then the least relevant rows left out, with a line saying so (:func:`fit_block`)."""
+"""The block within a budget (design §6.1 rule 6): the rows in rank order, a skill body at its
+skill's rank cut at a line boundary to what the rows above leave, the least relevant rows left
+out, with a line saying so (:func:`fit_block`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 
 from talos.errors import InputError
 from talos.render.labels import BODY_CHARS, TEXT_CHARS, labels
+from talos.render.labels import heading as heading_line
 from talos.render.rows import Pick, _cut_entry, _entry
 
 __all__ = [
@@ -88,23 +90,31 @@ def check_budget(budget: int | None, unit: str = "chars") -> None:
 
 
 def fit_block(
-    picks: Sequence[Pick], lang: str = "en", budget: int | None = None, unit: str = "chars"
+    picks: Sequence[Pick],
+    lang: str = "en",
+    budget: int | None = None,
+    unit: str = "chars",
+    weak: bool = False,
 ) -> tuple[str, list[Pick]]:
     """The context block of ``picks`` within ``budget``, and the picks it delivers (design §6.1
     rule 6): the trace and usage count only these (§6.3 "only delivered rows are hits").
 
-    Over budget, in this order: the skill body is cut (at a word boundary, with the visible
-    cut mark) to the longest that fits, down to :data:`MIN_BODY` characters, else the skill
-    is shown by name; then the least relevant rows (the last in rank order) are left out. A
-    last line then says what was left out, and it counts towards the budget. When not even
-    the first row fits, it is delivered alone with its text cut (visible mark, no merged
-    members) to the longest that fits beside that line, down to :data:`MIN_ROW` characters;
-    below that the block is empty. A lower row is never delivered in the first one's place
-    (issue 15 item 5: the least relevant rows go first).
+    Over budget, the rows are placed in rank order and a skill body travels with its skill's
+    rank: it takes what the rows above it leave (cut at a line boundary, saying how many lines
+    are left and where the file is: :func:`talos.render.quote.body_by_lines`, down to
+    :data:`MIN_BODY` characters, else the skill is shown by name), and the rows below fill what
+    remains. The least relevant rows (the last in rank order) are left out first, with a last
+    line saying so, counted towards the budget. (The body was cut first, before any row: the
+    deploy skill lost its rollback step while an unrelated episode stayed; the top row's body
+    is the most useful thing in the block.) When not even the first row fits, it is
+    delivered alone with its text cut (visible mark, no merged members) to the longest that
+    fits beside that line, down to :data:`MIN_ROW` characters; below that the block is
+    empty. A lower row is never delivered in a higher one's place (issue 15 item 5).
 
     Args:
         picks: the rows in rank order. lang: ``en`` or ``zh``. budget: most ``unit`` the
-            block may take; ``None``: no bound. unit: one of :data:`UNITS`.
+            block may take; ``None``: no bound. unit: one of :data:`UNITS`. weak: the rows
+            are weak matches, and the heading says so (:func:`talos.render.labels.heading`).
 
     Returns:
         ``(text, delivered)``: ``delivered`` is a prefix of ``picks``, a pick's ``body`` false
@@ -118,7 +128,7 @@ def fit_block(
     rows = list(picks)
     if not rows:
         return "", []
-    heading = labels(lang)["heading"]
+    heading = heading_line(lang, weak)
     entries = [_entry(p, lang) for p in rows]
     if budget is None:
         return heading + "\n" + "\n".join(entries), rows
@@ -126,59 +136,81 @@ def fit_block(
     room = budget - size(heading, unit)
     if sum(sizes) <= room:
         return heading + "\n" + "\n".join(entries), rows
-    body = next((i for i, p in enumerate(rows) if p.body), None)
-    if body is not None:
-        # 1. the body is cut before any row is left out: the longest bound that fits
-        others = sum(sizes) - sizes[body]
-        lo, hi, best = MIN_BODY, BODY_CHARS - 1, None
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            entry = _entry(rows[body], lang, mid)
-            if others + size("\n" + entry, unit) <= room:
-                best, lo = entry, mid + 1
+    body_left = False  # a body left out (its skill shown by name), for the last line
+    used, placed = 0, []
+    for i, p in enumerate(rows):
+        rest = len(rows) - i - 1  # rows below this one, left out if it is the last placed
+
+        def note(rows_out: int, body_out: bool) -> int:
+            if not rows_out and not body_out:
+                return 0
+            return size("\n" + _left_out(rows_out, body_out, budget, unit, lang), unit)
+
+        entry = entries[i]
+        if used + sizes[i] + note(rest, body_left) > room and p.body:
+            # the body takes what the rows above left: the most whole lines that fit
+            cut = _fit_body(p, lang, room - used - note(rest, body_left), unit)
+            if cut is None:
+                p = rows[i] = Pick(p.node, p.score, False, p.heading, p.reference)
+                entry, body_left = _entry(p, lang), True
             else:
-                hi = mid - 1
-        if best is not None:
-            entries[body] = best
-            return heading + "\n" + "\n".join(entries), rows
-        p = rows[body]
-        rows[body] = Pick(p.node, p.score, False, p.heading, p.reference)
-        entries[body] = _entry(rows[body], lang)
-        sizes[body] = size("\n" + entries[body], unit)
-    # 2. then the least relevant rows go, until they and the line saying so fit
-    kept = sum(sizes)
-    for n in range(len(rows), 0, -1):
-        note = ""
-        if n < len(rows) or body is not None:
-            note = "\n" + _left_out(len(rows) - n, body is not None, budget, unit, lang)
-        if kept + size(note, unit) <= room:
-            return heading + "\n" + "\n".join(entries[:n]) + note, rows[:n]
-        kept -= sizes[n - 1]
-    # 3. not even the first row fits: it is cut to the longest text that fits beside the line,
+                entry = cut
+        if used + size("\n" + entry, unit) + note(rest, body_left) > room:
+            break
+        placed.append(entry)
+        used += size("\n" + entry, unit)
+    n = len(placed)
+    if n:
+        tail = ""
+        if n < len(rows) or body_left:
+            tail = "\n" + _left_out(len(rows) - n, body_left, budget, unit, lang)
+        return heading + "\n" + "\n".join(placed) + tail, rows[:n]
+    # not even the first row fits: it is cut to the longest text that fits beside the line,
     # and a lower row never stands in its place (the attacker's pass: "deploy" at --budget 300
     # delivered the less relevant fact alone, the most relevant left out first)
     # A budget that has room for the heading and MIN_ROW characters of the row but not for the
     # left-out line too delivers the row without the line (its cut mark says it was cut): 40
     # matching facts at --budget 200, the least a block is promised, gave an empty block.
+    first = rows[0]
+    if first.body:
+        first = Pick(first.node, first.score, False, first.heading, first.reference)
     notes = [""]  # a lone row cut: its cut mark says so
-    if len(rows) > 1 or body is not None:
-        notes.insert(0, "\n" + _left_out(len(rows) - 1, body is not None, budget, unit, lang))
-    for note in notes:
+    if len(rows) > 1 or rows[0].body:
+        notes.insert(0, "\n" + _left_out(len(rows) - 1, rows[0].body, budget, unit, lang))
+    for tail in notes:
         lo, hi, best = MIN_ROW, TEXT_CHARS - 1, None
         while lo <= hi:
             mid = (lo + hi) // 2
-            entry = _cut_entry(rows[0], lang, mid)
-            if size("\n" + entry, unit) + size(note, unit) <= room:
+            entry = _cut_entry(first, lang, mid)
+            if size("\n" + entry, unit) + size(tail, unit) <= room:
                 best, lo = entry, mid + 1
             else:
                 hi = mid - 1
         if best is not None:
-            return heading + "\n" + best + note, rows[:1]
+            return heading + "\n" + best + tail, [first]
     return "", []
 
 
+def _fit_body(p: Pick, lang: str, room: int, unit: str) -> str | None:
+    """The entry of ``p`` with its body cut to the most whole lines whose entry takes at most
+    ``room`` ``unit`` (with its newline); None when not even :data:`MIN_BODY` characters fit."""
+    lo, hi, best = MIN_BODY, BODY_CHARS - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        entry = _entry(p, lang, mid)
+        if size("\n" + entry, unit) <= room:
+            best, lo = entry, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
 def render_block(
-    picks: Sequence[Pick], lang: str = "en", budget: int | None = None, unit: str = "chars"
+    picks: Sequence[Pick],
+    lang: str = "en",
+    budget: int | None = None,
+    unit: str = "chars",
+    weak: bool = False,
 ) -> str:
     """The context block an agent pastes into its prompt (design §6.1 step 3–4, rule 6).
 
@@ -195,4 +227,4 @@ def render_block(
     Raises:
         InputError, ValueError: see :func:`fit_block`.
     """
-    return fit_block(picks, lang, budget, unit)[0]
+    return fit_block(picks, lang, budget, unit, weak)[0]

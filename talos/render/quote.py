@@ -13,7 +13,7 @@ from talos.render.labels import BODY_CHARS, LABELS, TEXT_CHARS, labels
 from talos.safety import letter_by_name, skeleton
 from talos.text import cut, is_plain, line_breaks_to_lf, one_line, printable
 
-__all__ = ["OPENERS", "block_body", "quote_labels", "shown", "undated"]
+__all__ = ["OPENERS", "block_body", "body_by_lines", "quote_labels", "shown", "undated"]
 
 
 #: The words that open a label of the block, in both languages, as a reader reads them
@@ -327,6 +327,17 @@ def _closed_fence(text: str) -> str:
     return text + ("" if text.endswith("\n") else "\n") + opened
 
 
+def _placed_body(body: str) -> str:
+    """The head of a skill body (:data:`BODY_CHARS` × 4 characters: placing only shrinks it
+    or escapes a few characters) placed by the rule of :func:`block_body`, before its bound."""
+    text = printable(line_breaks_to_lf(body[: 4 * BODY_CHARS + 1]), keep="\n\t")
+    if _OPEN_OR_HASH.search(text):
+        text = "\n".join(map(_fence_line, text.split("\n")))
+    if _has_arrow(text):
+        text = _escaped_at(text, _marker_spots(text))
+    return _quote_html(text)
+
+
 def block_body(body: str, lang: str = "en", was_cut: bool = False, limit: int = BODY_CHARS) -> str:
     """A skill body as it goes between the header and the end marker: its line breaks as LF,
     control and format characters visible (TAB kept: it is a code block's indentation and
@@ -334,16 +345,53 @@ def block_body(body: str, lang: str = "en", was_cut: bool = False, limit: int = 
     or imitates the heading escaped — after whatever a reader does not see at its start —,
     HTML that hides what follows escaped (:data:`_HIDING_HTML`), then bounded at ``limit``
     characters (:data:`BODY_CHARS`, less for a budget) with a visible cut, and a code fence
-    left open closed."""
-    text = printable(line_breaks_to_lf(body[: 4 * BODY_CHARS + 1]), keep="\n\t")
-    if _OPEN_OR_HASH.search(text):
-        text = "\n".join(map(_fence_line, text.split("\n")))
-    if _has_arrow(text):
-        text = _escaped_at(text, _marker_spots(text))
-    text = _quote_html(text)
+    left open closed. The reference's body (``classic``, ``talos.compat``); the product's is
+    cut at a line boundary (:func:`body_by_lines`)."""
+    text = _placed_body(body)
     was_cut = was_cut or len(body) > 4 * BODY_CHARS + 1
     mark = labels(lang)["cut"].format(n=limit)
     return _closed_fence(cut(text, limit, mark, was_cut=was_cut))
+
+
+def body_by_lines(
+    body: str, where: str, lang: str = "en", limit: int = BODY_CHARS, more: bool = False
+) -> str:
+    """A skill body placed by the rule of :func:`block_body`, bounded at ``limit`` characters
+    at a **line boundary** (design §6.1 rule 6): its first whole lines, then one line saying
+    how many lines are left and where the file is, ``…(4 more lines in `~/skills/deploy/
+    SKILL.md`)`` — a reader knows the steps it holds are whole and where the rest is (a cut
+    mid-line lost the deploy skill's rollback step in the middle of its list). ``more``:
+    ``body`` is the head of a longer file (the first 1200 characters are delivered, design
+    §3.2): its last line is not whole, and the count is a lower bound, ``4+ more lines``. A
+    first line longer than the bound is cut inside, at a word boundary. A code fence left
+    open is closed. ``where``: the file as the block shows it (one line, labels quoted).
+
+    Returns:
+        The body as placed when it fits ``limit`` whole, else its head and the line."""
+    text = _placed_body(body)
+    more = more or len(body) > 4 * BODY_CHARS + 1
+    if not more and len(text) <= limit:
+        return _closed_fence(text)
+    lines = text.rstrip("\n").split("\n")
+    whole = lines[:-1] if more and len(lines) > 1 else lines  # a head's last line goes on
+    form = labels(lang)["lines_left"]
+
+    def with_mark(k: int) -> str:
+        left = f"{len(lines) - k}+" if more else str(len(lines) - k)
+        return "\n".join(whole[:k]) + "\n" + form.format(n=left, path=where)
+
+    lo, hi, best = 1, len(whole), 0
+    while lo <= hi:  # the most whole lines that fit beside the line saying what is left
+        mid = (lo + hi) // 2
+        if len(with_mark(mid)) <= limit:
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    if best:
+        return _closed_fence(with_mark(best))
+    mark = with_mark(1)[len(whole[0]) :]  # the line saying what is left, after the first
+    room = max(limit - len(mark), 1)
+    return _closed_fence(cut(whole[0], room, "…", was_cut=True) + mark)
 
 
 def shown(text: str, lang: str = "en", limit: int = TEXT_CHARS, was_cut: bool = False) -> str:

@@ -5,6 +5,7 @@ placed by :mod:`talos.render.quote`."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from talos.render.quote import (
     _read,
     _reads_as_date,
     block_body,
+    body_by_lines,
     quote_labels,
     shown,
     undated,
@@ -32,6 +34,7 @@ __all__ = [
     "folder_path",
     "heading_shown",
     "origin_label",
+    "short_path",
     "shown_with_members",
     "skill_shown",
     "without_frontmatter",
@@ -51,6 +54,20 @@ class Pick:
     body: bool
     heading: str = ""
     reference: bool = False
+
+
+def short_path(path: str, reference: bool = False) -> str:
+    """A file path as a block row shows it (design §6.1 rule 6: paths are shown short): under
+    the person's home folder, ``~/`` and the rest (``~/.claude/projects/…/a1b2.jsonl``, which
+    an agent's file tools expand); else as stored. ``reference``: as stored (the reference's
+    block, ``classic`` and ``talos.compat``)."""
+    if reference or not path:
+        return path
+    home = os.path.expanduser("~")
+    if home in ("", "~", os.sep):
+        return path
+    head = home.rstrip("/\\") + os.sep
+    return "~" + os.sep + path[len(head) :] if path.startswith(head) else path
 
 
 def _limits(n: Node) -> tuple[int, bool]:
@@ -156,7 +173,8 @@ def _episode_entry(n: Node, lang: str, reference: bool = False) -> str:
         answer = shown(n.outcome[:OUTCOME_CHARS], lang, OUTCOME_CHARS, cut_off)
         out += "\n" + t["outcome"].format(text=answer)
     if n.path:
-        out += "\n" + t["transcript"].format(path=quote_labels(one_line(n.path)))
+        where = quote_labels(one_line(short_path(n.path, reference)))
+        out += "\n" + t["transcript"].format(path=where)
     return out
 
 
@@ -181,14 +199,27 @@ def skill_shown(n: Node, lang: str = "en", reference: bool = False, limit: int =
     if extended:  # a skill has no date: "name: (2099-01-01) deploy" cannot show one
         text = undated(text)
     form = labels(lang)["skill_folder"]
-    if form and not reference and _in_folder(n):
-        text += form.format(path=quote_labels(one_line(folder_path(n))))
+    if form and not reference and _other_files(n):
+        text += form.format(path=quote_labels(one_line(short_path(folder_path(n)))))
     return text
 
 
 def _in_folder(n: Node) -> bool:
     """Whether a skill is read from the Agent Skills layout (``skills/NAME/SKILL.md``)."""
     return n.kind == "skill" and n.path.replace("\\", "/").rsplit("/", 1)[-1] == SKILL_FILE
+
+
+def _other_files(n: Node) -> bool:
+    """Whether ``n`` is a ``skills/NAME/SKILL.md`` skill whose folder holds anything besides
+    SKILL.md (hidden names such as ``.DS_Store`` aside): only then does its row point at the
+    folder ("holds its other files" was said of a folder holding SKILL.md alone)."""
+    if not _in_folder(n):
+        return False
+    try:
+        with os.scandir(folder_path(n) or ".") as entries:
+            return any(e.name != SKILL_FILE and not e.name.startswith(".") for e in entries)
+    except OSError:  # gone or unreadable since it was read: nothing to point at
+        return False
 
 
 def folder_path(n: Node) -> str:
@@ -213,18 +244,18 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
     t = labels(lang)
     n = p.node
     if p.body:
-        text = n.body if body_chars >= BODY_CHARS else without_frontmatter(n.body)
-        was_cut = len(text) > body_chars
-        lines = [
-            t["body_open"].format(path=_header_path(n.path))
-            + "\n"
-            + block_body(text, lang, was_cut=was_cut, limit=body_chars)
-            + "\n"
-            + t["body_close"]
-        ]
-        if t["skill_folder"] and not p.reference and _in_folder(n):
+        where = _header_path(short_path(n.path, p.reference))
+        if p.reference:  # the reference's body: its first 1200 characters, cut in a word
+            text = n.body if body_chars >= BODY_CHARS else without_frontmatter(n.body)
+            body = block_body(text, lang, was_cut=len(text) > body_chars, limit=body_chars)
+        else:  # whole lines, then how many are left and where (body_by_lines)
+            more = len(n.body) > BODY_CHARS  # the node holds one character past the head
+            text = n.body if len(n.body) <= body_chars else without_frontmatter(n.body)
+            body = body_by_lines(text[: BODY_CHARS + more], where, lang, body_chars, more)
+        lines = [t["body_open"].format(path=where) + "\n" + body + "\n" + t["body_close"]]
+        if t["skill_folder"] and not p.reference and _other_files(n):
             lines[0] += "\n  →" + t["skill_folder"].format(
-                path=quote_labels(one_line(folder_path(n)))
+                path=quote_labels(one_line(short_path(folder_path(n))))
             )
         for m in n.members[:2]:
             text = shown(m.text, lang)
@@ -232,7 +263,8 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
                 text = undated(text)  # the line shows no date: its text cannot forge one
             line = t["companion"].format(kind=t[m.kind], text=text)
             if m.path and m.kind == "skill":
-                line += t["companion_path"].format(path=quote_labels(one_line(m.path)))
+                path = short_path(m.path, p.reference)
+                line += t["companion_path"].format(path=quote_labels(one_line(path)))
             lines.append(line)
         return _quote_html("\n".join(lines))
     if n.kind == "skill":

@@ -15,6 +15,9 @@ each applied in exactly one place that every route passes:
 * **Secret masking** (§8.3) — :func:`mask_secrets`, applied where an episode's text is built
   (:func:`talos.sources.sessions.episode_node`): a credential-looking value in a past request
   is masked (``ghp_****``) before anything — block, explain, ``--json``, trace keys — sees it.
+* **Transcripts are untrusted input** (§8.4) — :mod:`talos.safety.episodes`, in the same
+  place: a session's request, task, outcome or file name that addresses the model is
+  withheld, on every route.
 
 ``talos scan`` (:func:`talos.scan.scan_home`) lists every flagged skill, file and fact with its
 reasons. The rules are heuristics over text: they catch the shapes listed in design §8.1 and the
@@ -29,7 +32,8 @@ The package, in the order a text goes through it:
   (``rules/instructions.py``);
 * :mod:`talos.safety.scan` — the engine: :func:`scan_text` over a text and its variants, and
   the fact filter built on it;
-* :mod:`talos.safety.skills` — a skills tree, file by file, cached (:func:`scan_skills`).
+* :mod:`talos.safety.skills` — a skills tree, file by file, cached (:func:`scan_skills`);
+* :mod:`talos.safety.episodes` — what of a transcript an episode may keep.
 
 Every name is importable from ``talos.safety`` as it was when this was one module, and setting
 one here (a test's ``monkeypatch.setattr(safety, "skeleton", ...)``) reaches the code that

@@ -39,6 +39,7 @@ __all__ = [
     "encoded_texts",
     "instruction_reasons",
     "keep_fact",
+    "prose_findings",
     "scan_text",
     "text_reasons",
 ]
@@ -76,22 +77,29 @@ def _scan(
     lines: bool,
     line_of: Callable[[int], int] | None = None,
     only: frozenset[str] | None = None,
+    masked: bool = False,
+    squeezed: bool = False,
 ) -> dict[str, Finding]:
     """:func:`scan_text` over ``text`` as it is: reason → finding. ``line_of`` maps an offset
     of ``text`` to its 1-based line when ``text`` is a variant of another text; ``only``: the
-    reasons of the rules to run (default: all)."""
+    reasons of the rules to run (default: all); ``masked``: ``text``'s credentials are masked
+    already and ``only`` has no credential rule (the secret detectors are not run);
+    ``squeezed``: ``text`` is :func:`_squeezed`, and only the rules' ``squeezed`` patterns
+    run."""
     out: dict[str, Finding] = {}
     present = triggers_in(text)
-    found = secrets.find_secrets(text, present)
+    # the secret detectors: for the credential rule, and to mask evidence (a caller that runs
+    # only the rules about words gives a text whose credentials are masked: prose_findings)
+    found = [] if masked else secrets.find_secrets(text, present)
     regions = secrets.secret_regions(found)
     runnable = runnable_patterns(present)
     for rule in RULES:
         if only is not None and rule.reason not in only:
             continue
         hits: list[tuple[int, int]] = []
-        if rule.secrets:
+        if rule.secrets and not squeezed:
             hits = [(f.start, f.end) for f in found]
-        for pat in rule.patterns:
+        for pat in rule.squeezed if squeezed else rule.patterns:
             if pat not in runnable:
                 continue
             hits += [
@@ -110,10 +118,13 @@ def _scan(
 
 _ORDER = {rule.reason: i for i, rule in enumerate(RULES)}
 
-#: What a reader joins that a line-local rule would not: a soft line break of Markdown (one
-#: newline inside a paragraph renders as a space), a run of spaces padding words apart, and
-#: emphasis inside a word (``ig**no**re`` renders as "ignore").
-_JOIN = re.compile(r"[ \t]*(?<!\n)\n(?!\n)[ \t]*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)")
+#: What a reader joins that a line-local rule would not: a shell's line continuation (``curl …
+#: | \\`` then ``sudo bash`` on the next line: the fourth hostile pass), a soft line break of
+#: Markdown (one newline inside a paragraph renders as a space), a run of spaces padding words
+#: apart, and emphasis inside a word (``ig**no**re`` renders as "ignore").
+_JOIN = re.compile(
+    r"[ \t]*\\[ \t]*\r?\n[ \t]*|[ \t]*(?<!\n)\n(?!\n)[ \t]*|[ \t]{2,}|(?<=\w)(?:\*{1,3}|~~)(?=\w)"
+)
 
 
 #: :data:`_JOIN` across paragraphs too: a body split by a blank line ("ignore all\n\nprevious
@@ -130,7 +141,7 @@ def _joined(text: str, pattern: re.Pattern[str] = _JOIN) -> tuple[str, Callable[
     marks: list[tuple[int, int]] = []  # (offset in the joined text, offset in text) after a run
     at = size = 0
     for m in pattern.finditer(text):
-        gap = " " if m.group(0)[:1].isspace() else ""
+        gap = "" if m.group(0)[:1] in "*~" else " "  # emphasis inside a word: no gap
         parts += (text[at : m.start()], gap)
         size += m.start() - at + len(gap)
         at = m.end()
@@ -192,6 +203,40 @@ def _variants(text: str) -> list[_Variant]:
         first = text.count("\n", 0, next(i for i, c in enumerate(text) if c >= "\U000e0020"))
         out.append((hidden, lambda _offset: first + 1, None))
     return out
+
+
+#: The words the ``squeezed`` patterns start with (:data:`talos.safety.rules.Rule.squeezed`):
+#: a text without one, once squeezed, is not scanned so.
+_SQUEEZE_WORDS = ("ignore", "disregard", "forget", "override", "bypass")
+#: The words of those patterns: a squeezed text is scanned when taking the gaps out made one
+#: of them ("ignore all prev ious rules": "previous" was split, "ignore" was not).
+_SQUEEZE_PARTS = (
+    *_SQUEEZE_WORDS,
+    *("previous", "prior", "above", "earlier", "preceding", "system", "original"),
+    *("instruction", "prompt", "rules", "guideline", "directive", "message", "context"),
+)
+#: What a squeezed text leaves out: spaces, tabs and the marks a word is cut with
+#: ("ig.nore", "in-struc-tions", "ig_nore", "ig*nore", "ig·nore").
+_SQUEEZE = str.maketrans("", "", " \t.-_*·")
+
+
+def _squeezed(text: str) -> str | None:
+    """``text`` without spaces, tabs and the marks of :data:`_SQUEEZE` (line breaks kept, so
+    lines still hold), when that makes a word of :data:`_SQUEEZE_PARTS` the text did not hold
+    whole ("ign ore" → "ignore") and holds a word of :data:`_SQUEEZE_WORDS`; else ``None``.
+    Words split anywhere read as words to a model ("ign ore all prev ious instr uctions":
+    the fourth hostile pass)."""
+    squeezed = text.translate(_SQUEEZE)
+    if len(squeezed) == len(text):
+        return None
+    squeezed_low = squeezed.lower()
+    if not any(w in squeezed_low for w in _SQUEEZE_WORDS):
+        return None
+    low = text.lower()
+    for w in _SQUEEZE_PARTS:
+        if w in squeezed_low and squeezed_low.count(w) > low.count(w):
+            return squeezed
+    return None
 
 
 #: A run that may be base64 (standard or URL-safe alphabet) of a sentence, or hex of one: a
@@ -269,6 +314,14 @@ def scan_text(text: str, lines: bool = False) -> list[Finding]:
     return _scan_all(text, lines, 0)
 
 
+def prose_findings(masked: str) -> list[Finding]:
+    """:func:`scan_text` with the rules about words only ("addresses the model", "claims
+    authority": :data:`_PROSE`), on a text whose credentials are masked already
+    (:func:`talos.safety.secrets.mask_secrets`): the secret detectors are not run, which is
+    most of a scan's cost on prose (an episode's outcome: :mod:`talos.safety.episodes`)."""
+    return _scan_all(masked, False, 0, _PROSE)
+
+
 #: A text worth rotating: one that holds, rotated, a word the rules about words are made of
 #: (measured: rotating and scanning every LoCoMo line doubled the fact filter's cost; a
 #: text without such a word has no rule hit once rotated).
@@ -294,12 +347,25 @@ def _rot13_hint(text: str) -> bool:
     return not _ROT13_WORDS.isdisjoint(_WORD.findall(text.lower()))
 
 
-def _scan_all(text: str, lines: bool, depth: int) -> list[Finding]:
-    """:func:`scan_text` at encoding depth ``depth``."""
-    found = _scan(text, lines)
+def _scan_all(
+    text: str, lines: bool, depth: int, rules: frozenset[str] | None = None
+) -> list[Finding]:
+    """:func:`scan_text` at encoding depth ``depth``; ``rules``: the reasons of the rules to
+    run (default: all)."""
+    masked = rules is not None and not any(r.secrets and r.reason in rules for r in RULES)
+    found = _scan(text, lines, only=rules, masked=masked)
     for variant, line_of, only in _variants(text):
-        for reason, finding in _scan(variant, lines, line_of, only).items():
+        if rules is not None:
+            only = rules if only is None else only & rules
+        for reason, finding in _scan(variant, lines, line_of, only, masked).items():
             found.setdefault(reason, finding)
+    if rules is None or not _PROSE.isdisjoint(rules):
+        for base in dict.fromkeys((text, skeleton(text))):
+            squeezed = _squeezed(base)
+            if squeezed is None:
+                continue
+            for reason, finding in _scan(squeezed, lines, None, _PROSE, True, True).items():
+                found.setdefault(reason, finding)
     if depth == 0 and _rot13_hint(text):
         # rot13, tried for a hit of the rules about words only (attack pass 23)
         rotated = rot13(skeleton(text))
@@ -314,7 +380,7 @@ def _scan_all(text: str, lines: bool, depth: int) -> list[Finding]:
     if depth < _MAX_DEPTH:
         for at, kind, plain in encoded_texts(text):
             line = text.count("\n", 0, at) + 1 if lines else 0
-            for f in _scan_all(plain, False, depth + 1):
+            for f in _scan_all(plain, False, depth + 1, rules):
                 quoted = f"decoded from {kind}: {f.evidence}"
                 quoted = quoted if len(quoted) <= EVIDENCE_MAX else quoted[:EVIDENCE_MAX] + "…"
                 found.setdefault(f.reason, Finding(f.reason, quoted, line))

@@ -144,14 +144,15 @@ _TOKEN_RUN = re.compile(r"[\w+/=.:-]{16}|://", re.ASCII)
 
 
 def find_secrets(
-    text: str, present: frozenset[str] | None = None, vendor: bool = True
+    text: str, present: frozenset[str] | None = None, vendor: bool = True, hidden: bool = True
 ) -> list[SecretMatch]:
     """Every credential both detectors find in ``text``, by window start (design §8.3).
 
     Our patterns run only when their triggers occur (:mod:`talos.safety.prefilter`; ``present``:
     the triggers of ``text`` when the caller has them); detect-secrets' regexes (unless
-    ``vendor=False``) run as one combined pass, only on a text with a token-like run.
-    Never raises on any string.
+    ``vendor=False``) run as one combined pass, only on a text with a token-like run. With
+    ``hidden``, a credential written in base64 or spaced out is found too
+    (:func:`_hidden_secrets`). Never raises on any string.
     """
     out: list[SecretMatch] = []
     present = triggers_in(text) if present is None else present
@@ -170,8 +171,132 @@ def find_secrets(
             shape.find(text, out)
         if vendor:
             out += _vendor_find(text, out)
+    if hidden:
+        out += [m for m in _hidden_secrets(text, vendor) if not _covered(m, out)]
     out.sort(key=lambda s: (s.start, s.value_start))
     return out
+
+
+#: A run that may be base64 (standard or URL-safe) of a credential; at most
+#: :data:`_MAX_ENCODED` runs of a text are decoded, none longer than :data:`_MAX_ENCODED_RUN`.
+_B64_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{20,}={0,2}(?![\w+/=-])")
+_MAX_ENCODED, _MAX_ENCODED_RUN = 32, 8192
+#: A token spaced out letter by letter ("g h p _ a b c …"), or a prefixed token cut into
+#: groups ("ghp_abcd efgh ijkl …"): a reader joins them.
+_SPACED = re.compile(r"(?<!\S)(?:[A-Za-z0-9_+/=-] ){11,}[A-Za-z0-9_+/=-](?!\S)")
+_CHUNKED = re.compile(
+    r"(?<![A-Za-z0-9_])(?:gh[pousr]_|github_pat_|sk-|[sr]k_live_|AKIA|ASIA|xox[abposre]-|glpat-"
+    r"|AIza|hf_|npm_|eyJ)[A-Za-z0-9_-]{0,8}(?: [A-Za-z0-9_-]{2,8}){3,}(?![A-Za-z0-9_-])"
+)
+
+
+#: The literal prefixes :data:`_CHUNKED` starts with (a text without one skips it).
+_CHUNK_PREFIXES = (
+    *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "k_live_", "AKIA"),
+    *("ASIA", "xox", "glpat-", "AIza", "hf_", "npm_", "eyJ"),
+)
+
+
+def _hidden_secrets(text: str, vendor: bool) -> list[SecretMatch]:
+    """Credentials a reader decodes or joins (the fourth hostile pass): a base64 or hex run
+    whose text holds one ("Z2hwX2Fi…" is ``ghp_ab…``), a token with zero-width or full-width
+    characters (:func:`_folded_secrets`), a token spaced out or cut into groups. A decoded or
+    joined run is the value (masked whole: no part of it is a public prefix)."""
+    out: list[SecretMatch] = []
+    if len(text) >= 20 and _TOKEN_RUN.search(text):
+        for i, m in enumerate(_B64_TOKEN.finditer(text)):
+            if i >= _MAX_ENCODED:
+                break
+            plain = _decoded(m.group(0))
+            if plain and find_secrets(plain, vendor=vendor, hidden=False):
+                out.append(
+                    SecretMatch(m.start(), m.end(), m.start(), m.end(), "credential in base64")
+                )
+    if len(text) >= 40 and _HEX_TOKEN.search(text):
+        for i, m in enumerate(_HEX_TOKEN.finditer(text)):
+            if i >= _MAX_ENCODED or len(m.group(0)) > _MAX_ENCODED_RUN:
+                break
+            try:
+                plain = bytes.fromhex(m.group(0)).decode("utf-8")
+            except ValueError:
+                continue
+            if plain.isprintable() and find_secrets(plain, vendor=vendor, hidden=False):
+                out.append(SecretMatch(m.start(), m.end(), m.start(), m.end(), "credential in hex"))
+    if not text.isascii() and _HIDING.search(text):
+        out += _folded_secrets(text, vendor)
+    if text.count(" ") >= 3:
+        spaced = text.count(" ") >= 11
+        chunked = any(p in text for p in _CHUNK_PREFIXES)
+        for rx in (_SPACED,) * spaced + (_CHUNKED,) * chunked:
+            for m in rx.finditer(text):
+                if find_secrets(m.group(0).replace(" ", ""), vendor=vendor, hidden=False):
+                    out.append(
+                        SecretMatch(m.start(), m.end(), m.start(), m.end(), "credential spaced out")
+                    )
+    return out
+
+
+#: Characters that hide a token from a pattern but not from a reader: format characters
+#: (soft hyphen, zero-width, bidi controls, word joiner, BOM, tag characters), full-width and
+#: mathematical letters and digits.
+_HIDING = re.compile(
+    "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\uff10-\uff19\uff21-\uff3a"
+    "\uff41-\uff5a\U0001d400-\U0001d7ff\U000e0000-\U000e007f]"
+)
+#: A run of hex digits that may spell a credential (20 bytes or more).
+_HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){20,}(?![0-9A-Za-z])")
+
+
+def _folded_secrets(text: str, vendor: bool) -> list[SecretMatch]:
+    """Credentials written with characters a reader does not see or reads as ASCII: zero-width
+    and other format characters inside a token ("ghp_\u200babc…"), full-width letters
+    ("ｇｈｐ＿…"). The text is read with format characters dropped and each character in its
+    compatibility form (NFKC), and a credential found there is masked over the characters it
+    came from."""
+    import unicodedata
+
+    chars: list[str] = []
+    origin: list[int] = []
+    for i, c in enumerate(text):
+        if unicodedata.category(c) == "Cf":
+            continue
+        folded = unicodedata.normalize("NFKC", c) if not c.isascii() else c
+        for f in folded:
+            chars.append(f)
+            origin.append(i)
+    plain = "".join(chars)
+    if plain == text:
+        return []
+    out: list[SecretMatch] = []
+    for m in find_secrets(plain, vendor=vendor, hidden=False):
+        if m.value_end <= m.value_start:
+            continue
+        vs, ve = origin[m.value_start], origin[m.value_end - 1] + 1
+        ws, we = origin[m.start], origin[max(m.end, m.start + 1) - 1] + 1
+        out.append(SecretMatch(min(ws, vs), max(we, ve), vs, ve, m.kind))
+    return out
+
+
+def _decoded(run: str) -> str | None:
+    """A base64 run as text: valid base64 (URL-safe when it holds ``-`` or ``_``) of UTF-8
+    whose characters are all printable; else ``None``."""
+    import base64
+    import binascii
+
+    body = run.rstrip("=")
+    if len(body) > _MAX_ENCODED_RUN or len(body) % 4 == 1:
+        return None
+    urlsafe = "-" in body or "_" in body
+    if urlsafe and ("+" in body or "/" in body):
+        return None
+    try:
+        raw = base64.b64decode(
+            body + "=" * (-len(body) % 4), altchars=b"-_" if urlsafe else None, validate=True
+        )
+        plain = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return plain if plain.isprintable() and len(plain) >= 8 else None
 
 
 def _covered(m: SecretMatch, found: list[SecretMatch]) -> bool:

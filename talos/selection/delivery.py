@@ -2,7 +2,7 @@
 
 The picks become :class:`~talos.results.RecallRow` objects shown under their headings
 (:class:`Headings`), the block is fitted to the budget (:func:`talos.render.fit_block`: a
-skill body is cut first, then the least relevant rows), and only the rows it delivers are
+skill body at its skill's rank, the least relevant rows go first), and only the rows it delivers are
 traced and counted (:func:`record`): "only delivered rows are hits". The same for every model.
 """
 
@@ -94,6 +94,7 @@ def deliver(
     budget: int | None = None,
     unit: str = "chars",
     reference: bool = False,
+    weak: bool = False,
 ) -> tuple[str, list[RecallRow]]:
     """The block of ``picks`` (``(score, node position, body)`` in rank order, from
     :meth:`talos.ranking.rankers.Ranker.select`) within ``budget`` ``unit`` and the rows it
@@ -101,7 +102,8 @@ def deliver(
     a prefix of them, each with its ``legs`` when the dense leg ranked it and under its
     ``heading`` (:meth:`Headings.of`); a row's ``body`` is false when the budget left its body
     out. ``reference``: the rows are shown as the reference shows them (``classic``, design
-    §6.1 rule 3).
+    §6.1 rule 3). ``weak``: the rows are weak matches (the query gate found no evidence for an
+    asked query), and the heading says so (design §6.1 rule 5).
 
     Raises:
         InputError: ``budget`` below :data:`talos.render.MIN_BUDGET`, an unknown ``unit``.
@@ -111,7 +113,11 @@ def deliver(
         n = graph.nodes[i]
         rows.append(RecallRow(n.key, n.kind, n.text, s, body, n, heading(n, graph), legs.get(i)))
     text, kept = fit_block(
-        [Pick(r.node, r.score, r.body, r.heading, reference) for r in rows], lang, budget, unit
+        [Pick(r.node, r.score, r.body, r.heading, reference) for r in rows],
+        lang,
+        budget,
+        unit,
+        weak,
     )
     delivered = {id(p.node): p for p in kept}  # a prefix of the rows, or one of them
     rows = [

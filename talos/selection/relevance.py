@@ -4,10 +4,13 @@ the
 dev split (``bench/README.md`` "Relevance floor on the contiguity ranking", "The block's
 trade-off and the Chinese ranking", "Body gate on the evidence score").
 
-The block is empty unless the home holds evidence for the query (:func:`has_evidence`: the
-best seed's evidence score, activation × √Z, clears :data:`FLOOR`, or it holds about the whole
-query, or — a long query — :data:`HELD` idf units of it). Then every ranked row whose *own*
-evidence score clears :data:`ROW` is delivered, in rank order, and the budget
+The query gate (:func:`has_evidence`: the best seed's evidence score, activation × √Z, clears
+:data:`FLOOR`, or it holds about the whole query, or — a long query — :data:`HELD` idf units
+of it) rules **automatic** injection only (the hooks, design §6.1 rule 5): there an unrelated
+prompt gets an empty block. When a person or an agent *asks* (``talos recall``, MCP, the
+Python API), a query the gate finds no evidence for is still answered with the rows that share
+a word with it, marked weak (:func:`deliver`'s ``automatic``, :func:`gate`). Then every ranked
+row whose *own* evidence score clears :data:`ROW` is delivered, in rank order, and the budget
 (:func:`talos.render.fit_block`) keeps the best that fit: a row is never cut because another
 scored higher. A skill earns its body only when it leads the other skills **and** matches the
 query itself.
@@ -16,8 +19,13 @@ query itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from talos.ranking.evidence import Evidence
+if TYPE_CHECKING:
+    import numpy as np
+
+    from talos.ranking.evidence import Evidence
 
 __all__ = [
     "BODY_FLOOR",
@@ -26,8 +34,10 @@ __all__ = [
     "HELD",
     "ROW",
     "WHOLE",
+    "Gate",
     "deliver",
     "earns_body",
+    "gate",
     "has_evidence",
     "is_evidence",
     "lead_skill",
@@ -95,6 +105,42 @@ def has_evidence(
     return is_evidence(best, best, ev.scale, floor, whole) or best * ev.z >= held
 
 
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """Where the query gate (:func:`has_evidence`) stands for one query: ``best`` its best
+    seed's evidence score (seed × √Z) against :data:`FLOOR`, ``held`` the idf units that seed
+    holds (seed × Z) against :data:`HELD`, ``share`` the share of the query it holds against
+    :data:`WHOLE`, and ``evidence`` whether the gate passes: the hooks inject a block only
+    then; an asked recall without it is marked weak (design §6.1 rule 5)."""
+
+    best: float
+    held: float
+    share: float
+    evidence: bool
+
+    def to_json(self) -> dict[str, float | bool]:
+        """``{"best", "held", "share", "evidence", "floor", "held_floor", "whole"}``: the
+        query's values beside the constants they are judged by."""
+        return {
+            "best": round(self.best, 3),
+            "held": round(self.held, 3),
+            "share": round(self.share, 3),
+            "evidence": self.evidence,
+            "floor": FLOOR,
+            "held_floor": HELD,
+            "whole": WHOLE,
+        }
+
+
+def gate(ev: Evidence) -> Gate:
+    """The query gate's values for the query of ``ev`` (:class:`Gate`); an empty home or a
+    query of no term: all 0, no evidence."""
+    if ev.z <= 0:
+        return Gate(0.0, 0.0, 0.0, False)
+    best = float(ev.seeds.max())
+    return Gate(best * ev.scale, best * ev.z, best, has_evidence(ev))
+
+
 def deliver(
     ev: Evidence,
     top: Sequence[int],
@@ -102,13 +148,24 @@ def deliver(
     whole: float = WHOLE,
     held: float = HELD,
     row: float = ROW,
+    automatic: bool = True,
+    words: np.ndarray | None = None,
 ) -> list[int]:
     """The rows of a block, before its budget (design §6.1 rule 5): the nodes of ``top`` (the
     ranking's first ``k``, best first) that are evidence by their own score, in rank order;
     ``[]`` is an empty block.
 
-    - The block is empty unless the home holds evidence for the query
-      (:func:`has_evidence`): an unrelated query gets nothing.
+    - ``automatic`` (the hooks: memory injected into a prompt nobody asked about): the block
+      is empty unless the home holds evidence for the query (:func:`has_evidence`): an
+      unrelated prompt gets nothing. Asked (``automatic`` false: ``talos recall``, MCP, the
+      Python API), the gate does not empty the block: an ask that shares a content word with
+      a row of ``top`` is never answered with nothing (the blind reader on held-out LoCoMo:
+      8 of 119 blocks were empty by the gate, and the ranking answered 6 of them). Where the
+      per-row rule below keeps none of them, the rows that hold a content word of the query
+      are delivered: ``words`` (indexed by node) is each node's seed over the query's terms
+      without single CJK characters (:func:`talos.ranking.evidence.body_evidence`; ``None``:
+      the seeds of ``ev``); "帮我写一首关于春天的诗" shares only 写 with a skill about
+      flowcharts, and that is no word the ask and the skill have in common.
     - A row is delivered when it holds a query term (its seed is above 0) and its evidence
       score (activation × √Z) is at least ``row`` (:data:`ROW`), or its seed holds ``whole``
       of the query. A row reached by spreading alone (a contiguity neighbour that holds no
@@ -120,14 +177,23 @@ def deliver(
       of held-out LoCoMo questions, given that block 40%. The budget
       (:func:`talos.render.fit_block`) then keeps the best rows that fit.
 
-    Dev, at 2,000 characters and a cap of 30 rows (``tune_lab.py budget``): block gold
-    recall LoCoMo 0.662 (ranking R@10 0.731), Chinese set 0.870 (0.786); unrelated queries
-    empty: LoCoMo's other conversations 86%, English chores 99%, Chinese chores 96%.
+    Dev, at 2,000 characters and a cap of 30 rows (``tune_lab.py budget``), automatic: block
+    gold recall LoCoMo 0.662 (ranking R@10 0.731), Chinese set 0.870 (0.786); unrelated
+    queries empty: LoCoMo's other conversations 86%, English chores 99%, Chinese chores 96%.
     """
-    if not len(top) or not has_evidence(ev, floor, whole, held):
+    if not len(top):
+        return []
+    if automatic and not has_evidence(ev, floor, whole, held):
         return []
     final, seeds, scale = ev.final, ev.seeds, ev.scale  # only the top's rows are read
-    return [int(n) for n in top if (seeds[n] > 0 and final[n] * scale >= row) or seeds[n] >= whole]
+    if automatic or has_evidence(ev, floor, whole, held):
+        return [
+            int(n) for n in top if (seeds[n] > 0 and final[n] * scale >= row) or seeds[n] >= whole
+        ]
+    # asked, no evidence: the rows sharing a content word, those over the row floor if any
+    shared = seeds if words is None else words
+    weak = [int(n) for n in top if shared[n] > 0]
+    return [n for n in weak if final[n] * scale >= row] or weak
 
 
 def lead_skill(

@@ -31,7 +31,15 @@ if TYPE_CHECKING:
     from talos.graph.graph import Graph
     from talos.ranking.evidence import Evidence, TermIndex
 
-__all__ = ["body_of", "body_skill", "evidence_order", "left_out", "select", "select_evidence"]
+__all__ = [
+    "body_of",
+    "body_skill",
+    "content_words",
+    "evidence_order",
+    "left_out",
+    "select",
+    "select_evidence",
+]
 
 
 def select(graph: Graph, act: Activation, model: Model, k: int) -> list[tuple[float, int, bool]]:
@@ -103,9 +111,11 @@ def select_evidence(
     k: int,
     model: Model | None = None,
     terms: Collection[str] | None = None,
-) -> list[tuple[float, int, bool]]:
-    """The rows an ``evidence`` recall delivers, in block order: ``[(evidence score rounded to
-    2 places, node position, body), ...]``; ``[]`` is an empty block.
+    automatic: bool = True,
+) -> tuple[list[tuple[float, int, bool]], bool]:
+    """The rows an ``evidence`` recall delivers, in block order, and whether they are weak
+    matches: ``([(evidence score rounded to 2 places, node position, body), ...], weak)``;
+    ``[]`` is an empty block.
 
     ``terms``: the query's analyzed terms; a skill whose label (name — description) holds none
     of them (without single CJK characters) earns no body, however its body matches: the
@@ -114,22 +124,37 @@ def select_evidence(
 
     The first ``k`` rows of :func:`evidence_order` (``k`` a cap: the budget of
     :func:`talos.render.fit_block` decides how many a block holds) through the relevance floor
-    (:func:`talos.selection.relevance.deliver`: absolute, per row, in rank order); ``body`` is true
-    for
-    the skill that earns it (:func:`talos.selection.relevance.earns_body` with ``body`` =
+    (:func:`talos.selection.relevance.deliver`: absolute, per row, in rank order; the query
+    gate empties the block only when ``automatic``, and an asked block the gate would have
+    emptied is ``weak``); ``body`` is true for the skill that earns it
+    (:func:`talos.selection.relevance.earns_body` with ``body`` =
     :func:`talos.ranking.evidence.body_evidence`'s ``(seeds, √Z)``, and ``model``'s ``body_lead``
     and ``body_floor``; ``None``: :mod:`talos.selection.relevance`'s), when it is delivered.
     """
     if k <= 0 or not index.n:
-        return []
+        return [], False
     order = evidence_order(ev.final)
     top = order[:k].tolist()
-    rows = deliver(ev, top)
+    rows = deliver(ev, top, automatic=automatic, words=content_words(body, terms))
     if not rows:
-        return []
+        return [], False
+    weak = not automatic and not deliver(ev, top)  # the hooks would have said nothing
     best = body_of(graph, order, k, ev.final, body, model, terms)
     score = ev.final * ev.scale
-    return [(round(float(score[i]), 2), i, i == best) for i in rows]
+    return [(round(float(score[i]), 2), i, i == best) for i in rows], weak
+
+
+def content_words(
+    body: tuple[np.ndarray, float], terms: Collection[str] | None
+) -> np.ndarray | None:
+    """Each node's seed over the query's content words (``body``'s seeds: the query's terms
+    without single CJK characters, :func:`talos.ranking.evidence.body_evidence`), what an asked
+    recall the query gate found no evidence for shares with the ask
+    (:func:`talos.selection.relevance.deliver`'s ``words``); ``None`` (every term counts) when
+    ``terms`` is unknown or the query is nothing but single CJK characters ("猫")."""
+    if terms is None or not without_unigrams(terms):
+        return None
+    return body[0]
 
 
 def body_of(

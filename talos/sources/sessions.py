@@ -37,7 +37,8 @@ from typing import Any, BinaryIO, NamedTuple
 
 from talos import fsutil
 from talos.model import Node
-from talos.safety import mask_secrets
+from talos.safety.episodes import addresses_the_model, episode_field
+from talos.sources.session_parts import encode
 from talos.sources.tasks import names_a_task
 from talos.sources.transcripts import (
     AGENT_NAMES,
@@ -46,6 +47,7 @@ from talos.sources.transcripts import (
     claude_mark,
     claude_typed,
     detect,
+    session_cwd,
     summary_task,
 )
 from talos.text import matching_keywords
@@ -131,11 +133,21 @@ class Summary(NamedTuple):
     """What a session file says (:func:`read_session`): ``request``, the first user request
     (the reference's episode, :func:`first_user_request`); ``task``, the first real request
     ("" when none is: the request stands for it); ``outcome``, the assistant's last answer
-    ("" when none)."""
+    ("" when none); ``cwd``, the working folder the transcript names up to its task
+    (:func:`talos.sources.transcripts.session_cwd`; "" when none: talos's own format), which
+    decides the episode's scope (design §3.3); ``day`` and ``last_day``, the UTC days of the
+    first time stamp up to the request and of the last one in the tail read for the outcome
+    ("" when none), the session's dates an ask's time words are matched against (§7.3);
+    ``parts``, each request that names a task with the last answer before the next one
+    (:func:`_parts`; design §3.3: a long session shows the part an ask matched)."""
 
     request: str
     task: str
     outcome: str
+    cwd: str = ""
+    day: str = ""
+    last_day: str = ""
+    parts: tuple[tuple[str, str], ...] = ()
 
 
 def read_session(path: Path, folder: Path | str | None = None) -> Summary:
@@ -164,9 +176,14 @@ def _read(path: Path, folder: Path | str | None, outcome: bool) -> Summary:
     real = os.path.realpath(path.parent if folder is None else folder)
     try:
         with fsutil.open_entry(path, real) as f:  # never a FIFO (issue 12.3), nor outside
-            fmt, request, task = _opening(f, outcome)
-            answer = _last_answer(f, fmt) if outcome and request else ""
-            return Summary(request, task, answer)
+            where: dict[str, Any] = {}
+            fmt, request, task = _opening(f, outcome, where)
+            answer = _last_answer(f, fmt, where) if outcome and request else ""
+            parts = _parts(f, fmt) if outcome and request else ()
+            first = where.get("day", "")
+            return Summary(
+                request, task, answer, where.get("cwd", ""), first, where.get("last", first), parts
+            )
     except fsutil.RefusedEntry as e:
         key = (str(path), e.evidence)
         if key not in _WARNED and warn(f"{e}", scopes={"global"}):  # episodes are global's
@@ -176,16 +193,23 @@ def _read(path: Path, folder: Path | str | None, outcome: bool) -> Summary:
     return Summary("", "", "")
 
 
-def _opening(f: BinaryIO, task: bool) -> tuple[str, str, str]:
+def _opening(f: BinaryIO, task: bool, where: dict[str, Any] | None = None) -> tuple[str, str, str]:
     """``(format, request, task)`` of an open session, read from its start: the request by
     the reference's rules (:func:`first_user_request`), then, when ``task``, on to the first
     real request (:func:`read_session`); the task is "" when none is found or the request
     is it. A task may come before the request: a Claude Code command echo with arguments
     (:func:`~talos.sources.transcripts.claude_typed`) or a compaction summary's stated
-    request; the read then goes on to the request."""
+    request; the read then goes on to the request. The first working folder a line names
+    (:func:`~talos.sources.transcripts.session_cwd`) and the day of the first time stamp up
+    to the request (:func:`_day_of`) go to ``where`` (``cwd``, ``day``)."""
     reader: Callable[[Any], str | None] | None = None
     fmt, request, canned, early = "", "", False, ""
     for obj in _json_lines(f, SESSION_SCAN_BYTES):
+        if where is not None:
+            if "cwd" not in where and (cwd := session_cwd(obj)):
+                where["cwd"] = cwd
+            if "day" not in where and not request and (day := _day_of(_stamp(obj))):
+                where["day"] = day
         if obj is _TORN:
             if reader is None or fmt == "talos":
                 return fmt, request, early if request else ""
@@ -224,10 +248,11 @@ def _opening(f: BinaryIO, task: bool) -> tuple[str, str, str]:
     return fmt, request, early if request else ""
 
 
-def _last_answer(f: BinaryIO, fmt: str) -> str:
+def _last_answer(f: BinaryIO, fmt: str, where: dict[str, Any] | None = None) -> str:
     """The last non-empty assistant text of an open session in ``fmt`` (:func:`answer`),
     read from its tail (:data:`OUTCOME_SCAN_BYTES`, growing eightfold to
-    :data:`SESSION_SCAN_BYTES`); "" when none."""
+    :data:`SESSION_SCAN_BYTES`); "" when none. The day of the last time stamp read goes to
+    ``where["last"]``."""
     try:
         size = os.fstat(f.fileno()).st_size
     except OSError:
@@ -244,23 +269,76 @@ def _last_answer(f: BinaryIO, fmt: str) -> str:
                 said = answer(fmt, obj)
                 if said:
                     last = said
+                if where is not None and (day := _day_of(_stamp(obj))):
+                    where["last"] = day
         if last or not start or window >= SESSION_SCAN_BYTES:
             return last
         window *= 8
+
+
+#: Bytes of a session read from its start for its parts (:func:`_parts`): a long Claude Code
+#: session is mostly tool output; its requests are spread over it.
+PARTS_SCAN_BYTES = 16 << 20
+
+#: Lines that hold neither a request nor an answer: tool results (Claude Code) and tool
+#: output (Codex), most of a long session's bytes; not parsed for its parts (a 6 MB session
+#: of tool output: 53 → 19 ms a file; without parts 0.6 ms: docs/benchmarks.md §10).
+_NO_PART = (b'"tool_result"', b'"function_call_output"', b'"custom_tool_call_output"')
+
+
+def _parts(f: BinaryIO, fmt: str) -> tuple[tuple[str, str], ...]:
+    """Each request of an open session that names a task — not a slash command, nor the
+    canned text a command put in the person's turn, nor a continuation ("keep going":
+    :func:`~talos.sources.tasks.names_a_task`) — with the last assistant answer before the
+    next one ("" when none), in order; read from the start, at most
+    :data:`PARTS_SCAN_BYTES` (:mod:`talos.sources.session_parts` keeps them)."""
+    f.seek(0)
+    reader = FORMATS.get(fmt)
+    if reader is None:
+        return ()
+    parts: list[list[str]] = []
+    canned = False
+    for obj in _json_lines(f, PARTS_SCAN_BYTES, _NO_PART):
+        if obj is _TORN:
+            continue
+        said = reader(obj)
+        if said:
+            text = said.strip()
+            if canned:
+                canned = False
+            elif m := _SLASH.match(text):
+                if names_a_task(text[m.end() :]):
+                    parts.append([text, ""])
+                else:
+                    canned = True
+            elif names_a_task(text):
+                parts.append([text, ""])
+            continue
+        got = answer(fmt, obj)
+        if got is not None:
+            canned = False
+            if got and parts:
+                parts[-1][1] = got
+        elif fmt == "claude" and claude_mark(obj) == "command":
+            canned = True
+    return tuple((t, o) for t, o in parts)
 
 
 #: What :func:`_json_lines` yields for a line that is not JSON (a torn write).
 _TORN: Any = object()
 
 
-def _json_lines(f: BinaryIO, budget: int) -> Iterator[Any]:
+def _json_lines(f: BinaryIO, budget: int, skip: tuple[bytes, ...] = ()) -> Iterator[Any]:
     """The JSON value of each line of ``f``, reading at most ``budget`` bytes; :data:`_TORN`
-    for a line that does not parse (or nests too deep: ``bench/fuzz_readers.py``)."""
+    for a line that does not parse (or nests too deep: ``bench/fuzz_readers.py``). A line
+    holding one of ``skip`` is passed over unparsed."""
     while budget > 0:
         blob = f.readline(budget)
         if not blob:
             return
         budget -= len(blob)
+        if skip and any(s in blob for s in skip):
+            continue
         try:
             yield json.loads(blob.decode("utf-8", errors="replace"))
         except (ValueError, RecursionError):
@@ -619,9 +697,9 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
     way; ``folder``: the sessions folder the file must lie in (default: its own).
     """
     summary = read_session(path, folder)
-    if not summary.request:
-        return None
-    text = _stored(summary.request, EPISODE_CHARS)
+    if not summary.request or addresses_the_model(_name(path, folder)):
+        return None  # no request, or a file name that addresses the model
+    text = _stored(summary.request, EPISODE_CHARS)  # "" when it addresses the model (§8)
     kw = matching_keywords(text)
     if not kw:
         return None
@@ -634,10 +712,35 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
         path=str(path),
         task="" if task == text else task,
         outcome=_stored(summary.outcome, OUTCOME_CHARS + 1),
+        cwd=summary.cwd,
+        day=summary.day or _name_day(path.name),
+        last_day=summary.last_day or summary.day or _name_day(path.name),
+        parts=_parts_stored(summary.parts),
     )
+
+
+def _parts_stored(parts: Sequence[tuple[str, str]]) -> str:
+    """A session's parts as an episode keeps them (:func:`talos.sources.session_parts.encode`),
+    each task and outcome as :func:`_stored` keeps it; a part whose task addresses the model
+    is left out, an outcome that does is "" (design §8)."""
+    kept = [(_stored(t, EPISODE_CHARS), _stored(o, OUTCOME_CHARS + 1)) for t, o in parts]
+    return encode([(t, o) for t, o in kept if t])
 
 
 def _stored(said: str, limit: int) -> str:
     """A session's text as an episode keeps it: lone surrogates replaced (``"\\ud800"`` in
-    JSON: not printable), secrets masked before the cut (design §8.3), ``limit`` characters."""
-    return mask_secrets(_SURROGATE.sub("\ufffd", said))[:limit] if said else ""
+    JSON: not printable), then :func:`talos.safety.episodes.episode_field`: secrets masked
+    before the cut (design §8.3), ``limit`` characters, "" when it addresses the model
+    (transcripts are untrusted input, design §3.3, §8)."""
+    return episode_field(_SURROGATE.sub("\ufffd", said), limit) if said else ""
+
+
+def _name(path: Path, folder: Path | str | None) -> str:
+    """The part of a session's path that is the transcript's own (shown in the block): its
+    path under its sessions folder (subfolders of ``DIR/**`` too), or its file name."""
+    if folder is not None:
+        try:
+            return path.relative_to(folder).as_posix()
+        except ValueError:
+            pass
+    return path.name

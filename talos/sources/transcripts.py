@@ -40,6 +40,7 @@ __all__ = [
     "claude_mark",
     "claude_typed",
     "detect",
+    "session_cwd",
     "summary_task",
 ]
 
@@ -300,6 +301,32 @@ def answer(fmt: str, obj: Any) -> str | None:
     else:
         return None
     return "\n".join(t.strip() for t in texts or () if t.strip())
+
+
+#: Longest working folder taken from a transcript line: a path, not a payload.
+_CWD_CHARS = 4096
+
+
+def session_cwd(obj: Any) -> str:
+    """The working folder a transcript line names, or "": Claude Code stamps ``cwd`` on its
+    user and assistant lines, a Codex rollout names it in its ``session_meta`` and
+    ``turn_context`` payloads. Only an absolute path of at most :data:`_CWD_CHARS` characters
+    without control characters counts (anything else is no folder of this machine's)."""
+    if not isinstance(obj, dict):
+        return ""
+    cwd = obj.get("cwd")
+    if cwd is None and obj.get("type") in ("session_meta", "turn_context"):
+        payload = obj.get("payload")
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    if (
+        not isinstance(cwd, str)
+        or not cwd
+        or len(cwd) > _CWD_CHARS
+        or not (cwd.startswith("/") or re.match(r"[A-Za-z]:[\\/]", cwd))
+        or any(ord(c) < 32 or c == "\x7f" for c in cwd)
+    ):
+        return ""
+    return cwd
 
 
 #: The agent each transcript format comes from, as an episode line names it (issue 16.4).

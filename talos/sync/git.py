@@ -36,7 +36,14 @@ from talos.errors import InputError, TalosError
 from talos.fsutil import atomic_write_text, json_value, lock, read_regular
 from talos.home import Paths
 from talos.sync.device import device_dirs, device_id
-from talos.sync.incoming import no_new_links, no_new_places, other_branch, shared_device, specs
+from talos.sync.incoming import (
+    no_new_links,
+    no_new_places,
+    other_branch,
+    own_logs_kept,
+    shared_device,
+    specs,
+)
 from talos.sync.merge import SYNC_DEVICE, Merged, Overlap, merge_text
 from talos.sync.repo import (
     GitError,
@@ -506,6 +513,11 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         head = rev(root, "HEAD")
         if upstream is not None and head is not None and not is_ancestor(root, upstream, head):
             shared_device(root, paths, head, upstream, result.device)
+            # what the remote says, named before a merge could fail on it
+            no_new_links(root, paths, head, upstream)
+            no_new_places(root, paths, head, upstream)
+            base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
+            own_logs_kept(root, paths, head, upstream, result.device, base)
             merged = Merged([])
             if is_ancestor(root, head, upstream):
                 target = upstream
@@ -521,6 +533,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
                     break
             no_new_links(root, paths, head, target)
             no_new_places(root, paths, head, target)
+            own_logs_kept(root, paths, head, target, result.device)
             if not _move(root, paths, target):
                 late = True  # memory.md changed since the commit: commit it, merge again
                 continue

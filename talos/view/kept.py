@@ -64,6 +64,7 @@ from talos.ranking.contiguity import Links
 from talos.ranking.evidence import TermIndex
 from talos.sources.sessions import session_files
 from talos.usage.counts import PresentKeys
+from talos.view.episode_scopes import scope_digest, scoped_block
 from talos.view.kept_sources import SourceState, file_stat
 from talos.view.kept_terms import TermState, same_nodes
 from talos.view.patch import Built, patch_view, splice_cache, splice_incidence
@@ -159,6 +160,8 @@ class KeptState:
         self.usage_keys = PresentKeys()
         #: The ``evidence`` model's term index and edges per graph (:meth:`evidence_index`).
         self.terms = TermState(paths, self.index)
+        #: The last episode block and the one this view may see of it (:meth:`_in_scope`).
+        self.scoped: tuple[EpisodeBlock, EpisodeBlock] | None = None
 
     def view(self, at: dt.date | None, overrides: Mapping[str, str] | None) -> tuple[View, Graph]:
         """The authorized active view at ``at`` (default today) and its graph, after one look
@@ -316,6 +319,7 @@ class KeptState:
         if self.fresh == key and self.built is not None:
             return self.built.view, self.built.graph
         records, block = self._sources(tokens.skills)
+        block = self._in_scope(block)
         records = self.sources.out_of_window(records, day)
         patched = self._patch(records, block, key[1:]) or self._restack(records, block, key[1:])
         if patched is not None:
@@ -387,8 +391,45 @@ class KeptState:
 
     def _base(self, block: EpisodeBlock) -> Incidence | None:
         """The incidence whose keyword ids the records' extend: the episode block's when the
-        graph holds episodes (``global`` authorized, design §7.3), else none."""
-        return block.incidence if "global" in self.scopes and len(block) else None
+        graph holds episodes (some in an authorized scope, design §7.3), else none."""
+        return block.incidence if len(block) else None
+
+    def _in_scope(self, block: EpisodeBlock) -> EpisodeBlock:
+        """The episodes of ``block`` this object's scopes may see (design §3.3, §7.3:
+        :func:`talos.view.episode_scopes.scoped_block`), kept while ``block`` is the same
+        object; ``block`` itself when every episode is in scope."""
+        kept = self.scoped
+        if kept is not None and kept[0] is block:
+            return kept[1]
+        folders = self._episode_folders()
+        scoped = scoped_block(block, folders, self.scopes, self.paths.config, str(self.paths.home))
+        self.scoped = (block, scoped)
+        return scoped
+
+    def episode_dates(self, start: str, end: str) -> dict[str, tuple[str, str]]:
+        """The episodes whose session meets the days ``[start, end)`` (``YYYY-MM-DD``), each
+        with its first and last day (design §7.3: an ask's time words): from the index while
+        it is in use, else as the files were last read."""
+        if self.index is not None:
+            try:
+                return self.index.episode_dates(start, end)
+            except (OSError, sqlite3.Error) as e:
+                self._drop_index(e)
+        return {
+            p: (d, last)
+            for p, (d, last) in self.sources.read_dates.items()
+            if d < end and (last or d) >= start
+        }
+
+    def _episode_folders(self) -> dict[str, list[str]]:
+        """The working folders of the episodes, each with its episodes' paths: from the index
+        while it is in use, else as the files were last read."""
+        if self.index is not None:
+            try:
+                return self.sources.episode_folders(self.index)
+            except (OSError, sqlite3.Error) as e:
+                self._drop_index(e)
+        return self.sources.read_folders
 
     def _restack(
         self, records: list[Node], block: EpisodeBlock, when: tuple[Any, ...]
@@ -402,7 +443,6 @@ class KeptState:
             b is None
             or b.block is block
             or b.when != when
-            or "global" not in self.scopes
             or not len(block)
             or b.incidence.base is not b.block.incidence  # built without the block
             or len(b.records) != len(records)
@@ -461,6 +501,7 @@ class KeptState:
                     return self._view(at, None, self._look())[1]
                 # the base of the next one (a new session)
                 self.sources.episodes = (self.index.sessions_generation, block)
+                block = self._in_scope(block)
                 graph = self._stack(stored.nodes, stored.incidence, block, stored.start)
                 graph.cache["kinds"] = stored.kinds
                 if isinstance(stored.kinds, Kinds):
@@ -512,6 +553,7 @@ class KeptState:
                     self.lang,
                     sorted(self.blocked),
                     self.headings,
+                    scope_digest(self._episode_folders(), self.paths.config, str(self.paths.home)),
                 ]
             ).encode("utf-8", "surrogatepass")
         ).hexdigest()
@@ -519,9 +561,9 @@ class KeptState:
     def _stack(
         self, head: Sequence[Node], incidence: Incidence, block: EpisodeBlock, start: int
     ) -> Graph:
-        """A graph of ``head`` records followed by the block's episodes (when ``global`` is
-        an authorized scope: episodes carry no tag, design §7.3)."""
-        if "global" in self.scopes and len(block):
+        """A graph of ``head`` records followed by the block's episodes (those of the
+        authorized scopes: :meth:`_in_scope`, design §7.3)."""
+        if len(block):
             stacked = StackedNodes(head, block, start)
             return Graph(stacked, len(head), incidence, block.incidence)
         return Graph(head, len(head), incidence)

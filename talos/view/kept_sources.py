@@ -114,6 +114,12 @@ class SourceState:
         self.tops = 0
         self.rows: tuple[int, list[tuple[Node, bool]]] | None = None
         self.episodes: tuple[int, EpisodeBlock] | None = None
+        #: The working folders of the episodes read from the files (``{cwd: [path, …]}``).
+        self.read_folders: dict[str, list[str]] = {}
+        #: The first and last days of the episodes read from the files (``{path: (d, d)}``).
+        self.read_dates: dict[str, tuple[str, str]] = {}
+        #: The index's working folders of its episodes, by sessions generation.
+        self.cwds: tuple[int, dict[str, list[str]]] | None = None
         self.filtered: dict[str, bool] = {}
         self.skills: tuple[Any, list[Node]] | None = None
         self.relabelled: dict[int, tuple[Node, Node]] = {}
@@ -132,6 +138,20 @@ class SourceState:
         if old and old[0] == index.sessions_generation:
             return old[1]
         return index.episode_block(old[1] if old else None)
+
+    def episode_folders(self, index: Index) -> dict[str, list[str]]:
+        """The working folders the index's episodes ran in, each with its episodes' paths
+        (:meth:`talos.index.Index.episode_folders`), kept per sessions generation.
+
+        Raises:
+            OSError, sqlite3.Error: the index cannot be read.
+        """
+        old = self.cwds
+        if old and old[0] == index.sessions_generation:
+            return old[1]
+        got = index.episode_folders()
+        self.cwds = (index.sessions_generation, got)
+        return got
 
     def indexed(self, index: Index) -> IndexedParts:
         """The fact rows and the episode block of the index as it is (after a refresh): the
@@ -174,7 +194,13 @@ class SourceState:
             self.heading_rows = [n for n in facts if n.heading_level] if self.headings else []
             if self.keep_fact is not safety.keep_fact:
                 facts = [m for n in facts if (m := _masked_fact(n)) is not None]
-            block = EpisodeBlock.of_nodes(load_episodes(self.paths.sessions_dirs))
+            episodes = load_episodes(self.paths.sessions_dirs)
+            self.read_folders = {}
+            for n in episodes:
+                if n.cwd:
+                    self.read_folders.setdefault(n.cwd, []).append(n.path)
+            self.read_dates = {n.path: (n.day, n.last_day) for n in episodes if n.day}
+            block = EpisodeBlock.of_nodes(episodes)
         indexed = parts is not None
         if self.headings and not indexed:  # a file of one top heading: its title
             self.tops = sum(1 for n in facts if n.heading_level == 1 and n.scope in self.scopes)

@@ -53,7 +53,7 @@ from talos.graph.episodes import EpisodeBlock
 from talos.graph.graph import StackedNodes
 from talos.graph.stored import BlockError, _pack, _unpack
 from talos.model import Node
-from talos.ranking.analyzer import cjk_stop_words, is_cjk, stop_words
+from talos.ranking.analyzer import cjk_stop_words, is_cjk, stem_exceptions, stop_words
 from talos.ranking.arrays import unique
 from talos.ranking.evidence import TermIndex, counts_of, heading_context, matching_text
 
@@ -108,6 +108,7 @@ def analyzer_token() -> str:
         h.update(inspect.getsource(rule).encode())
     for words in (stop_words(), cjk_stop_words()):  # data of bm25s: its version may change it
         h.update("\n".join(sorted(words)).encode() + b"\0")
+    h.update(repr(sorted(stem_exceptions().items())).encode())  # a word's own term
     h.update(str(getattr(Stemmer, "__version__", "")).encode())
     return h.hexdigest()[:16]
 
@@ -116,13 +117,14 @@ class _Episode:
     """An episode as :func:`talos.ranking.evidence.matching_text` reads it (kind, text, task and
     outcome), without building its :class:`Node` (members, keyword set) from the block."""
 
-    __slots__ = ("outcome", "task", "text")
+    __slots__ = ("outcome", "parts", "task", "text")
     kind = "episode"
 
     def __init__(self, block: EpisodeBlock, e: int) -> None:
         self.text = block.texts[e]
         self.task = block.tasks[e]
         self.outcome = block.outcomes[e]
+        self.parts = block.parts[e]
 
 
 def matching_texts(nodes: Sequence[Node]) -> list[Source]:

@@ -132,10 +132,11 @@ def unreadable(source: Source, scopes: Collection[str] | None = None) -> list[tu
     log, of the lines a request authorized for ``scopes`` is told of
     (:func:`talos.warn.audible`; ``None``: all)."""
     done = read(_logs(source), warning=False)
+    named = {id(r): dict(r.damaged) for r in done}  # per line: a dict per log, not per line
     return [
         (r.log, no)
         for r, no in unacknowledged(done)
-        if scopes is None or dict(r.damaged)[no] <= set(scopes)
+        if scopes is None or named[id(r)][no] <= set(scopes)
     ]
 
 

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = ["check_keep", "check_remember", "check_revoked"]
 
+#: The reason of the rule that finds a credential value (:data:`talos.safety.RULES`).
+_CREDENTIAL = "contains a credential value"
+
 
 def check_remember(
     text: str,
@@ -39,7 +42,8 @@ def check_remember(
     Raises:
         InputError: ``scope`` is not one of the authorized ``scopes``; the text looks like
             an instruction (``keep_fact`` refuses it; found by a newcomer: it said
-            "remembered"); a field holds a credential value.
+            "remembered"); the text or a field holds a credential value (said so, not "looks
+            like an instruction": a model told that rewrites the credential, not the text).
     """
     scope = scope or (scopes[0] if scopes else "global")
     if not any(c.isspace() for c in scope):  # folded as the authorized ones are
@@ -47,7 +51,17 @@ def check_remember(
     if scope not in scopes:
         raise InputError(f"scope {scope!r} is not authorized here ({', '.join(scopes)})")
     if keep_fact is not None and not keep_fact(" ".join(text.split())):
-        reasons = "; ".join(safety.instruction_reasons(text)) or "rejected by keep_fact"
+        found = safety.instruction_reasons(text)
+        credentials = [r for r in found if r.startswith(_CREDENTIAL)]
+        others = [r for r in found if not r.startswith(_CREDENTIAL)]
+        if credentials and not others:  # a credential is refused as one (design §8.3)
+            raise InputError(
+                "not remembered: the text holds a credential value "
+                f"({'; '.join(credentials)}); a line holding one is never recalled "
+                "(design §8.3): keep the value in a secret store and remember where it is "
+                '("the db password is in the team vault")'
+            )
+        reasons = "; ".join(found) or "rejected by keep_fact"
         raise InputError(
             f"not remembered: the text looks like an instruction ({reasons}); talos never "
             "recalls such lines (design §8.2)"

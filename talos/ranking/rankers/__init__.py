@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeGuard
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -32,13 +32,21 @@ if TYPE_CHECKING:
     from talos.ranking import hybrid
     from talos.ranking.activation import Activation, Model
     from talos.results import Row, WhyNot
+    from talos.selection.relevance import Gate
     from talos.view.kept import KeptState
 
 __all__ = ["Asked", "Picked", "Ranker", "dense_asked", "is_leg", "ranker_for"]
 
-#: What :meth:`Ranker.select` gives: ``([(score, node position, body), ...], legs)``, the rows
-#: in block order and, with the dense leg, each leg's rank and score per node position.
-Picked = tuple[list[tuple[float, int, bool]], dict[int, dict[str, Any]]]
+
+class Picked(NamedTuple):
+    """What :meth:`Ranker.select` gives: ``rows`` ``[(score, node position, body), ...]`` in
+    block order; ``legs``, with the dense leg, each leg's rank and score per node position;
+    ``weak``: the query gate found no evidence for the query, so an automatic recall would
+    have delivered nothing and these rows (asked for) are weak matches (design §6.1 rule 5)."""
+
+    rows: list[tuple[float, int, bool]]
+    legs: dict[int, dict[str, Any]]
+    weak: bool = False
 
 
 @dataclass(slots=True)
@@ -70,8 +78,15 @@ class Ranker(Protocol):
         per ranker and the lexical ranking."""
         ...
 
-    def select(self, graph: Graph, asked: Asked, k: int) -> Picked:
-        """The rows a recall of at most ``k`` rows delivers, before the budget (design §6.1)."""
+    def select(self, graph: Graph, asked: Asked, k: int, automatic: bool = False) -> Picked:
+        """The rows a recall of at most ``k`` rows delivers, before the budget (design §6.1);
+        ``automatic``: memory injected into a prompt nobody asked about (the hooks), where the
+        query gate may empty the block; asked (the default), it marks the rows weak."""
+        ...
+
+    def gate(self, graph: Graph, query: str) -> Gate | None:
+        """Where the query gate stands for ``query`` over ``graph`` (design §6.1 rule 5), or
+        ``None`` for a model without it; no side effects."""
         ...
 
     def explain(self, graph: Graph, asked: Asked, k: int, cap: int) -> list[Row]:

@@ -53,9 +53,14 @@ class ClassicRanker:
             needs, todo = hybrid.model_problem(self.model.name)
             warn(f"{needs}: {todo}; recalled with {self.model.name}, without the leg")
 
-    def select(self, graph: Graph, asked: Asked, k: int) -> Picked:
-        """The top ``k`` rows above the threshold and the body gate (design §6.1)."""
-        return select(graph, self.activation(graph, asked.text), self.model, k), {}
+    def select(self, graph: Graph, asked: Asked, k: int, automatic: bool = False) -> Picked:
+        """The top ``k`` rows above the threshold and the body gate (design §6.1); the
+        reference has no query gate, so ``automatic`` changes nothing."""
+        return Picked(select(graph, self.activation(graph, asked.text), self.model, k), {})
+
+    def gate(self, graph: Graph, query: str) -> None:
+        """None: the reference has no query gate."""
+        return None
 
     def explain(self, graph: Graph, asked: Asked, k: int, cap: int) -> list[Row]:
         """The first ``k`` ranked rows, each with its seed, the gain of each hop and the edges

@@ -32,7 +32,8 @@ from talos.ranking.evidence import (
 )
 from talos.ranking.rankers import Asked, Picked
 from talos.results import Row, WhyNot
-from talos.selection.relevance import deliver
+from talos.selection.relevance import Gate, deliver
+from talos.selection.relevance import gate as query_gate
 from talos.selection.rows import evidence_order, select_evidence
 from talos.warn import warn
 
@@ -131,25 +132,36 @@ class EvidenceRanker:
 
     # -- ranking ---------------------------------------------------------------------------
 
-    def select(self, graph: Graph, asked: Asked, k: int) -> Picked:
+    def select(self, graph: Graph, asked: Asked, k: int, automatic: bool = False) -> Picked:
         """The first ``k`` rows through the relevance floor and the body gate
         (:func:`talos.selection.rows.select_evidence`); with the leg, cut from the fused ranking
-        (:func:`talos.ranking.hybrid.select`), each row's legs beside."""
+        (:func:`talos.ranking.hybrid.select`), each row's legs beside. ``automatic``: the query
+        gate empties the block (the hooks); asked, it marks the rows weak."""
         terms = analyze(asked.text)
         index, edges, ev = self.terms(graph, terms)
         body = body_evidence(index, terms, at_least=SMALL_HOME, prior=PRIOR)
         fusion = self._fused(graph, asked, ev, edges)
         if fusion is None:
-            return select_evidence(graph, index, ev, body, k, self.model, terms), {}
+            rows, weak = select_evidence(
+                graph, index, ev, body, k, self.model, terms, automatic=automatic
+            )
+            return Picked(rows, {}, weak)
         from talos.ranking import hybrid
 
         gate = hybrid.gate_for(asked.text)
-        picks = hybrid.select(graph, index, edges, ev, body, fusion, k, gate, self.model, terms)
-        return picks, {r.node: hybrid.legs_of(r) for r in fusion.rows(k)}
+        rows, weak = hybrid.select(
+            graph, index, edges, ev, body, fusion, k, gate, self.model, terms, automatic
+        )
+        return Picked(rows, {r.node: hybrid.legs_of(r) for r in fusion.rows(k)}, weak)
+
+    def gate(self, graph: Graph, query: str) -> Gate:
+        """The query gate's values for ``query`` (:func:`talos.selection.relevance.gate`)."""
+        return query_gate(self.terms(graph, analyze(query))[2])
 
     def explain(self, graph: Graph, asked: Asked, k: int, cap: int) -> list[Row]:
         """The first ``k`` rows of the ranking (the fused one with the leg), each marked where
-        a recall of ``cap`` rows cuts it (the relevance floor, or beyond ``cap``), with the
+        a recall of ``cap`` rows cuts it (the relevance floor as an asked recall applies it, or
+        beyond ``cap``; the query gate is :meth:`gate`'s), with the
         query's terms it holds (:class:`~talos.results.Row`'s last fields)."""
         terms_q = analyze(asked.text)
         index, edges, ev = self.terms(graph, terms_q)
@@ -158,7 +170,7 @@ class EvidenceRanker:
             return self._explain_fused(graph, asked.text, k, cap, index, edges, ev, fusion)
         order = evidence_order(ev.final)
         shown = order[: max(k, 0)].tolist()
-        kept = set(deliver(ev, order[:cap].tolist()))
+        kept = set(deliver(ev, order[:cap].tolist(), automatic=False))  # as recall asks
         written = analyze_written(asked.text)
         out: list[Row] = []
         for rank_no, i in enumerate(shown):

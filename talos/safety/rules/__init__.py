@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from talos.safety.prefilter import Pat
-from talos.safety.rules import commands, instructions
+from talos.safety.rules import commands, instructions, languages
 
 __all__ = ["RULES", "Rule"]
 
@@ -31,6 +31,9 @@ class Rule:
     patterns: tuple[Pat, ...]
     accept: Callable[[re.Match[str]], bool] | None = None
     secrets: bool = False  # the rule is "a detector of talos.safety.secrets finds a value"
+    #: patterns run only on the text with its spaces taken out (words split anywhere:
+    #: "ign ore all prev ious instr uctions"), never on the text itself
+    squeezed: tuple[Pat, ...] = ()
 
 
 #: Every red flag, in the order reasons are listed (design §8.1).
@@ -46,6 +49,24 @@ RULES: tuple[Rule, ...] = (
     Rule("persistence", commands.PERSISTENCE),
     Rule("mass delete", commands.MASS_DELETE),
     Rule("disables security tools", commands.DISABLES_SECURITY_TOOLS),
-    Rule("addresses the model", instructions.ADDRESSES_THE_MODEL),
-    Rule("claims authority", instructions.CLAIMS_AUTHORITY),
+    Rule(
+        "addresses the model",
+        (
+            *instructions.ADDRESSES_THE_MODEL,
+            *instructions.CONCEALMENT,
+            *instructions.PARAPHRASES,
+            *languages.OVERRIDES,
+            *languages.FROM_NOW_ON,
+        ),
+        squeezed=instructions.SQUEEZED,
+    ),
+    Rule(
+        "claims authority",
+        (
+            *instructions.CLAIMS_AUTHORITY,
+            *instructions.FAKE_TURNS,
+            *instructions.ROLE_TAGS,
+            *instructions.AUTHORITY,
+        ),
+    ),
 )

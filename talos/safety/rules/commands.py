@@ -187,6 +187,16 @@ DOWNLOAD_AND_RUN: tuple[Pat, ...] = (
         _I,
     ),
     P("pip", r"\bpip3?\s+install\s+(?:--\S+\s+){0,3}(?:git\+)?https?://", _I),
+    # a download, then its output piped into a shell in words, on a later line of a skill
+    # ("curl -fsSL https://… ``` … and pipe that to `sh`": the fourth hostile pass)
+    P(
+        _FETCH_T,
+        rf"\b{_FETCH}\b[^\n]{{0,300}}[\s\S]{{0,400}}?\b(?:pipe|feed|pass|send)\s+(?:it|that|this"
+        r"|them|the\s+(?:output|result|script|response|download|file))\s+(?:(?:in)?to|through"
+        r"|into)\s+[`'\"]?(?:sudo\s+)?(?:(?:ba|z|k|da|fi)?sh|a\s+shell|the\s+shell|python[0-9.]*"
+        r"|perl|ruby|node)\b",
+        _I,
+    ),
     # hostile pass of issue 13: a command substitution of a download that is itself
     # the command ("$(curl …)" runs what it prints)
     P(
@@ -284,8 +294,9 @@ READS_CREDENTIALS: tuple[Pat, ...] = (
     P("id_", r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b"),
     P(".ssh", r"~/\.ssh\b|\$HOME/\.ssh\b|\.ssh/(?:id_|authorized|known|config)"),
     P(
-        ".aws/ .netrc .pgpass .git-credentials .pypirc .docker/ .kube/ .gnupg /etc/shadow",
-        r"\.aws/credentials\b|\.netrc\b|\.pgpass\b|\.git-credentials\b|\.pypirc\b"
+        ".aws/ /.aws .netrc .pgpass .git-credentials .pypirc .docker/ .kube/ .gnupg /etc/shadow",
+        r"\.aws/credentials\b|(?:~|\$HOME)/\.aws\b(?!/credentials)|\.netrc\b|\.pgpass\b|\.git-credentials\b"
+        r"|\.pypirc\b"
         r"|\.docker/config\.json\b|\.kube/config\b|\.gnupg\b|/etc/shadow\b",
     ),
     # where CLIs keep their tokens (gh, npm, yarn, gcloud, azure, aws sso, cargo,
@@ -553,6 +564,26 @@ DISABLES_SECURITY_TOOLS: tuple[Pat, ...] = (
     P(
         "关闭 禁用 停用 绕过 卸载",
         r"(?:关闭|禁用|停用|绕过|卸载)[^\n]{0,10}(?:防火墙|杀毒|安全软件|SELinux|审计|防病毒)",
+        _I,
+    ),
+    # an agent's own permission checks turned off (the fourth hostile pass): Claude Code's
+    # --dangerously-skip-permissions and bypassPermissions mode, a Bash(*) allow rule that
+    # approves every command, Codex's bypass flag, never-ask approval and full-access
+    # sandbox, Gemini CLI's --yolo
+    P(
+        (
+            *("dangerously", "bypasspermissions", "bash(*", "bash(:*", "--yolo", "tools"),
+            *("allow",),
+            *("approval_policy", "ask-for-approval", "danger-full-access"),
+            *("dangerouslydisablesandbox",),
+        ),
+        r"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b"
+        r"|\bbypassPermissions\b|\bdangerouslyDisableSandbox\b"
+        r"|\bBash\(\s*:?\*\s*\)|(?<![\w-])--yolo\b"
+        r"|--allowed-?tools[= \t]+[\"']?[^\n]{0,80}?\bBash\b(?!\()"
+        r"|[\"']allow[\"']\s*:\s*\[[^\]\n]{0,200}?[\"']Bash[\"']"
+        r"|\bapproval_policy\s*=\s*[\"']?never\b|--ask-for-approval[ \t=]+never\b"
+        r"|\bdanger-full-access\b",
         _I,
     ),
 )

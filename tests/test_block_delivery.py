@@ -1,0 +1,99 @@
+"""The block a person's realistic home delivers (design §6.1 rules 5 and 6): a skill's body
+travels with its rank, also through the hook, and keeps its steps whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from talos import Memory
+from talos.hooks.context import Responder
+
+MEMORY = """# Memory
+
+## Tools
+- Use pnpm, never npm or yarn, in JavaScript projects
+- Tom Becker is the product manager for atlas
+
+## Project atlas
+- atlas deploys through helm to the prod-eu cluster <!-- user 2026-10-01 -->
+- Release freeze for atlas every Friday after 15:00 <!-- user 2026-11-02 -->
+- The atlas staging namespace is atlas-stg
+- The atlas release channel is #atlas-releases on Slack
+- Atlas uses Redis 7 for its job queue; its TLS certificate renews on the 1st of each month
+"""
+
+STEPS = [
+    "1. Make sure the CI pipeline for the commit is green; never deploy a red build.",
+    "2. Build and tag the image: `docker build -t registry.example.com/atlas:$SHA .`",
+    "3. Push the image: `docker push registry.example.com/atlas:$SHA`",
+    "4. Update the chart values: set `image.tag` to `$SHA` in `charts/atlas/values-prod.yaml`.",
+    "5. Render the chart and read the diff: `helm diff upgrade atlas charts/atlas -f values.yaml`",
+    "6. Deploy to staging first: `helm upgrade --install atlas charts/atlas -n atlas-stg`",
+    "7. Run the smoke tests against staging: `make smoke ENV=staging` and wait for all green.",
+    "8. Deploy to production: `helm upgrade atlas charts/atlas -n atlas -f values-prod.yaml`",
+    "9. Watch the rollout: `kubectl -n atlas rollout status deploy/atlas --timeout 5m`",
+    "10. Check the dashboards for error rate and latency for 10 minutes.",
+    "11. If anything looks wrong, roll back the release at once: `helm rollback atlas`",
+]
+DEPLOY = (
+    "---\nname: deploy\ndescription: Deploy atlas or orbit to staging or production with helm, "
+    "and roll back a bad release\n---\n\n# Deploy a release\n\nBefore you start: check the "
+    "release freeze (Fridays after 15:00) and post in #atlas-releases.\n\n"
+    + "\n".join(STEPS)
+    + "\n"
+)
+SESSION = [
+    {"role": "user", "content": "The Redis TLS certificate for atlas expired and the release "
+     "job failed; renew it and roll the workers", "timestamp": "2026-11-20T10:00:00Z"},
+    {"role": "assistant", "content": "Renewed the certificate with cert-manager, restarted the "
+     "atlas workers; the release job passed.", "timestamp": "2026-11-20T10:05:00Z"},
+]  # fmt: skip
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / "skills" / "deploy").mkdir(parents=True)
+    (home / ".talos" / "sessions").mkdir(parents=True)
+    (home / "memory.md").write_text(MEMORY, encoding="utf-8")
+    (home / "skills" / "deploy" / "SKILL.md").write_text(DEPLOY, encoding="utf-8")
+    lines = "".join(json.dumps(m) + "\n" for m in SESSION)
+    (home / ".talos" / "sessions" / "redis.jsonl").write_text(lines, encoding="utf-8")
+    return home
+
+
+def test_the_top_skills_body_is_delivered_with_its_last_step(home: Path) -> None:
+    """The repro: the deploy skill was the top row, but its body was "left out to stay within
+    2,000 characters" while a Redis certificate episode and the release-freeze fact stayed."""
+    with Memory(home) as mem:
+        got = mem.recall("roll back the atlas release")
+    assert got.picked[0].node.name == "deploy" and got.picked[0].body
+    body = got.text.split("[end of skill body]")[0]
+    assert STEPS[-1] in body.splitlines()
+    assert len(got.text) <= 2000
+
+
+def test_through_the_hook_the_body_keeps_its_rollback_step(home: Path) -> None:
+    """Through the hook the body was cut mid-list and lost the rollback step."""
+    r = Responder(str(home))
+    try:
+        event = {"hook_event_name": "UserPromptSubmit", "prompt": "roll back the atlas release"}
+        out = json.loads(r.answer("claude-code", event))
+    finally:
+        r.close()
+    context = out["hookSpecificOutput"]["additionalContext"]
+    body = context.split("[end of skill body]")[0]
+    assert STEPS[-1] in body.splitlines()
+
+
+def test_a_body_cut_by_a_small_budget_ends_on_a_whole_line(home: Path) -> None:
+    with Memory(home) as mem:
+        got = mem.recall("roll back the atlas release", budget=1000)
+    body = got.text.split("\n[end of skill body]")[0].splitlines()
+    where = str(home / "skills" / "deploy" / "SKILL.md")
+    assert body[-2] in STEPS  # the last line shown is a whole step
+    assert body[-1] == f"…({len(STEPS) - STEPS.index(body[-2]) - 1} more lines in `{where}`)"
+    assert len(got.text) <= 1000
