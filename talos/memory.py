@@ -21,7 +21,7 @@ from talos.ranking.activation import DEFAULT_MODEL, Activation, Model, model_nam
 from talos.ranking.rankers import Ranker, dense_asked, ranker_for
 from talos.render import check_budget, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
-from talos.selection import delivery, why_not
+from talos.selection import delivery, expected, why_not
 from talos.sources.session_parts import shown_graph
 from talos.usage import forgetting
 from talos.usage.counts import SqliteUsage, Stat, UsageStore, today
@@ -38,6 +38,7 @@ from talos.writer.history import history
 
 if TYPE_CHECKING:
     from talos.ranking import hybrid
+    from talos.selection.expected import Expected
     from talos.selection.relevance import Gate
     from talos.writer.edits import Forgotten, RememberResult, Restored
 
@@ -466,6 +467,10 @@ class Memory:
         return why_not.reasons(
             ranked, shares, view, file, self.scopes, self.keep_fact, self.headings
         )
+
+    def expected(self, query: str, text: str, k: int = 8, **when: Any) -> list[Expected]:
+        """Where the records ``text`` names stand for ``query`` (:func:`expected.where`)."""
+        return expected.where(self, query, text, k, **when)
 
     @_heard
     def remember(

@@ -37,7 +37,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 from talos import fsutil
 from talos.model import Node
-from talos.safety.episodes import addresses_the_model, episode_field
+from talos.safety.episodes import episode_field, name_withheld, read_together
 from talos.sources.session_parts import encode
 from talos.sources.tasks import names_a_task
 from talos.sources.transcripts import (
@@ -697,13 +697,16 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
     way; ``folder``: the sessions folder the file must lie in (default: its own).
     """
     summary = read_session(path, folder)
-    if not summary.request or addresses_the_model(_name(path, folder)):
-        return None  # no request, or a file name that addresses the model
+    if not summary.request or name_withheld(_name(path, folder)):
+        return None  # no request, or a file name that addresses the model or holds a secret
     text = _stored(summary.request, EPISODE_CHARS)  # "" when it addresses the model (§8)
     kw = matching_keywords(text)
     if not kw:
         return None
     task = _stored(summary.task, EPISODE_CHARS)
+    outcome = _stored(summary.outcome, OUTCOME_CHARS + 1)
+    if read_together(text, "" if task == text else task, outcome):
+        return None  # the fields read as the block shows them address the model (§8.4)
     return Node(
         kind="episode",
         text=text,
@@ -711,20 +714,22 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
         order=order,
         path=str(path),
         task="" if task == text else task,
-        outcome=_stored(summary.outcome, OUTCOME_CHARS + 1),
+        outcome=outcome,
         cwd=summary.cwd,
         day=summary.day or _name_day(path.name),
         last_day=summary.last_day or summary.day or _name_day(path.name),
-        parts=_parts_stored(summary.parts),
+        parts=_parts_stored(summary.parts, text),
     )
 
 
-def _parts_stored(parts: Sequence[tuple[str, str]]) -> str:
+def _parts_stored(parts: Sequence[tuple[str, str]], text: str) -> str:
     """A session's parts as an episode keeps them (:func:`talos.sources.session_parts.encode`),
     each task and outcome as :func:`_stored` keeps it; a part whose task addresses the model
-    is left out, an outcome that does is "" (design §8)."""
+    is left out, an outcome that does is "" (design §8), and a part whose task and outcome,
+    shown under the episode's ``text``, address the model read together is left out
+    (:func:`talos.safety.episodes.read_together`)."""
     kept = [(_stored(t, EPISODE_CHARS), _stored(o, OUTCOME_CHARS + 1)) for t, o in parts]
-    return encode([(t, o) for t, o in kept if t])
+    return encode([(t, o) for t, o in kept if t and not read_together(text, t, o)])
 
 
 def _stored(said: str, limit: int) -> str:

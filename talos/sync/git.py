@@ -37,6 +37,7 @@ from talos.fsutil import atomic_write_text, json_value, lock, read_regular
 from talos.home import Paths
 from talos.sync.device import device_dirs, device_id
 from talos.sync.incoming import (
+    no_new_attributes,
     no_new_links,
     no_new_places,
     other_branch,
@@ -516,6 +517,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
             # what the remote says, named before a merge could fail on it
             no_new_links(root, paths, head, upstream)
             no_new_places(root, paths, head, upstream)
+            no_new_attributes(root, paths, head, upstream, result.device)
             base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
             own_logs_kept(root, paths, head, upstream, result.device, base)
             merged = Merged([])
@@ -533,6 +535,7 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
                     break
             no_new_links(root, paths, head, target)
             no_new_places(root, paths, head, target)
+            no_new_attributes(root, paths, head, target, result.device)
             own_logs_kept(root, paths, head, target, result.device)
             if not _move(root, paths, target):
                 late = True  # memory.md changed since the commit: commit it, merge again
@@ -673,6 +676,16 @@ def _conflicts(paths: Paths) -> list[dict[str, Any]]:
     return []
 
 
+def _standing(node: Any) -> tuple[int, str]:
+    """How a record of a contested key ranks after a merge (design §12.3): authority, then
+    the later observed day — a day after tomorrow is a clock error that ranks below every
+    day (:func:`talos.view.trust.observed_day`: it never wins a key)."""
+    from talos.view.trust import authority, observed_day
+
+    day = observed_day(node.born)
+    return authority(node), day.isoformat() if day else ""
+
+
 def _resolve(
     paths: Paths, result: SyncResult, before: set[tuple[str, str]], arrived: set[str]
 ) -> None:
@@ -681,7 +694,6 @@ def _resolve(
     taken out again; a key that became contested by the merge is settled when one record
     outranks the other (authority, then observed day); equals stay a conflict."""
     from talos.memory import Memory
-    from talos.view.trust import authority
     from talos.writer.audit import tombstones
     from talos.writer.edits import remove_fact_lines
 
@@ -701,10 +713,9 @@ def _resolve(
         for scope, key, nodes in mem.conflicts():
             if (scope, key) in before:
                 continue  # contested before this sync: the person's to settle, not the merge's
-            ranked = sorted(nodes, key=lambda n: (authority(n), n.born), reverse=True)
+            ranked = sorted(nodes, key=_standing, reverse=True)
             top = ranked[0]
-            rank = (authority(top), top.born)
-            if (authority(ranked[1]), ranked[1].born) == rank:
+            if _standing(ranked[1]) == _standing(top):
                 continue  # equal standing: a conflict, shown on every device
             keep = top.fields.get("id", "")
             with contextlib.suppress(InputError):

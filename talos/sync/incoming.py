@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 from talos.errors import InputError
@@ -17,6 +18,7 @@ from talos.sync.device import DEVICE_ENV, DEVICES
 from talos.sync.repo import GitError, blob, relative, run_git
 
 __all__ = [
+    "no_new_attributes",
     "no_new_links",
     "no_new_places",
     "other_branch",
@@ -87,13 +89,19 @@ def no_new_places(root: Path, paths: Paths, head: str, target: str) -> None:
     if mine == theirs:
         return
     tables = []
+    out = []
     for data in (mine, theirs):
         try:
             table = tomllib.loads(data.decode("utf-8-sig"))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError) as e:
             table = {}
+            if data is theirs:  # every command here would stop on it
+                raise GitError(
+                    f"the other device's talos.toml cannot be read ({str(e)[:200]}): every "
+                    "command here would stop on it, so talos does not take it; nothing was "
+                    "changed here. Fix it on the device that wrote it, then run talos sync again"
+                ) from None
         tables.append(table)
-    out = []
     for key in PATH_DEFAULTS:
         value = tables[1].get(key)
         if key == "sessions_dir":
@@ -106,7 +114,7 @@ def no_new_places(root: Path, paths: Paths, head: str, target: str) -> None:
             place = Path(os.path.normpath(paths.home / os.path.expanduser(one)))
             if relative(place, paths.home) is None:
                 out.append(f"{key} = {one!r} is out of the home")
-    if not out:
+    if not out and theirs:
         try:
             placed = paths_of(paths.home, tables[1], checked=False)
         except InputError as e:
@@ -237,6 +245,62 @@ def shared_device(root: Path, paths: Paths, head: str, upstream: str, device: st
         f"own name ({DEVICE_ENV}=another-name), then run talos sync again; nothing was "
         "changed here"
     )
+
+
+#: Git attributes that change the bytes git writes of a file, reads into a commit, or merges
+#: (gitattributes(5)): a version from another device may not set them on talos's files.
+BYTE_ATTRIBUTES = ("merge", "working-tree-encoding", "filter", "ident", "eol", "text", "crlf")
+
+
+def _attributes(root: Path, tree: str, rels: list[str]) -> dict[tuple[str, str], str]:
+    """``{(path, attribute): value}`` of :data:`BYTE_ATTRIBUTES` for ``rels`` as the
+    ``.gitattributes`` files of ``tree`` (every folder's) set them, read from a scratch index
+    (``git check-attr --cached``; this clone's own attribute files count on both sides)."""
+    with tempfile.TemporaryDirectory(prefix="talos-attr-") as tmp:
+        index = Path(tmp) / "index"
+        run_git(root, "read-tree", tree, index=index)
+        out = run_git(
+            root, "check-attr", "--cached", "-z", *BYTE_ATTRIBUTES, "--", *rels, index=index
+        ).stdout.split("\0")
+    return {(out[i], out[i + 1]): out[i + 2] for i in range(0, len(out) - 2, 3)}
+
+
+def no_new_attributes(root: Path, paths: Paths, head: str, target: str, device: str) -> None:
+    """Refuse a version from another device whose ``.gitattributes`` (the home's or a
+    folder's) changes how git treats talos's files — memory.md and this device's logs — from
+    how it treats them here: a merge other than talos's, an encoding, a filter, line-ending
+    conversion. ``memory.md working-tree-encoding=UTF-16LE`` from another clone was taken,
+    and every later sync of this device failed on "git add failed: failed to encode
+    'memory.md'", naming neither the file that did it nor the fix
+    (``tests/test_remote_attack.py``). An attribute this side sets already travels as it is.
+
+    Raises:
+        GitError: naming each file, attribute and value; nothing was changed here.
+    """
+    rels = [
+        r
+        for r in (
+            relative(paths.memory_file, root),
+            *(relative(paths.state_dir / DEVICES / device / n, root) for n in OWN_LOGS),
+        )
+        if r is not None
+    ]
+    if not rels:
+        return
+    mine, theirs = _attributes(root, head, rels), _attributes(root, target, rels)
+    changed = [
+        f"{path} {attr}: {value} (here: {mine.get((path, attr), 'unspecified')})"
+        for (path, attr), value in theirs.items()
+        if value != "unspecified" and mine.get((path, attr), "unspecified") != value
+    ]  # a version without talos's lines (a clone that never synced) gets them back here
+    if changed:
+        raise GitError(
+            "the other device's .gitattributes changes how git treats talos's files: "
+            f"{'; '.join(changed)}. talos merges and writes these files itself, so it does not "
+            "take that from another machine; nothing was changed here. Remove those lines on "
+            "the device that wrote them (or set them in this home yourself if you mean it), "
+            "then run talos sync again"
+        )
 
 
 def no_new_links(root: Path, paths: Paths, head: str, target: str) -> None:

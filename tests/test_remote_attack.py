@@ -1,0 +1,99 @@
+"""Attacks on "what a remote may change" (design §2, §12.1, §12.2): this device's own logs
+are append-only, and only this device appends to them. Each test is written from a remote
+version that sync took before."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from test_sync_remote import _push_from, _synced_pair
+
+from talos.home import resolve_paths
+from talos.memory import Memory
+from talos.sync.git import GitError, sync
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+FORGED = b'{"t": 1, "op": "forget", "txn": "forged", "before": "the deploy region is eu-west-1"}\n'
+
+
+@needs_git
+@pytest.mark.xfail(
+    strict=True,
+    reason="lines before or between this device's own are what git's union merge leaves after "
+    "two machines ran under one device name (tests/test_sync_doctor.py recovers from it); "
+    "telling a forgery from it needs a record of which home wrote each line",
+)
+@pytest.mark.parametrize("where", ["prefixed", "between"])
+def test_a_remote_that_puts_lines_before_or_between_this_devices_own_is_refused(
+    tmp_path: Path, where: str
+) -> None:
+    """The failing input: another clone put a forged entry before (or between) the lines of
+    b's own audit log and pushed. Every line of b's stayed, in order, so sync took it: b's
+    history then held an entry b never wrote. Only this device appends to its logs: the
+    other side's copy is this one's start, or this one with lines after it, never lines
+    before or between."""
+    homes = _synced_pair(tmp_path)
+    b = resolve_paths(homes["b"])
+    own = b.audit_file.relative_to(homes["b"])
+    theirs = homes["a"] / own
+    lines = theirs.read_bytes().splitlines(keepends=True)
+    assert len(lines) >= 2
+    at = 0 if where == "prefixed" else 1
+    theirs.write_bytes(b"".join(lines[:at]) + FORGED + b"".join(lines[at:]))
+    _push_from(homes["a"], f"a line {where} b's own")
+    log = b.audit_file.read_bytes()
+    with pytest.raises(GitError, match="changes this device's own logs") as e:
+        sync(b)
+    assert f"{own} rewrites it (its line {at + 1} is not there)" in str(e.value)
+    assert b.audit_file.read_bytes() == log
+    # both sides moved: refused alike
+    with Memory(homes["b"]) as mem:
+        mem.remember("a fact written on b meanwhile")
+    with pytest.raises(GitError, match=f"{own} rewrites it"):
+        sync(b)
+    assert b"forged" not in b.audit_file.read_bytes()
+
+
+@needs_git
+@pytest.mark.parametrize(
+    ("where", "line", "said"),
+    [
+        (
+            ".gitattributes",
+            "/memory.md working-tree-encoding=UTF-16LE",
+            "working-tree-encoding: UTF-16LE",
+        ),
+        (".gitattributes", "/memory.md merge=union", "memory.md merge: union (here: talos)"),
+        (".gitattributes", "*.jsonl eol=crlf", "audit.jsonl eol: crlf (here: unspecified)"),
+        (".talos/devices/.gitattributes", "*.jsonl filter=lfs", "audit.jsonl filter: lfs"),
+    ],
+)
+def test_a_remote_gitattributes_that_changes_how_git_treats_talos_files_is_refused(
+    tmp_path: Path, where: str, line: str, said: str
+) -> None:
+    """The failing input: another clone added ``/memory.md working-tree-encoding=UTF-16LE``
+    to the home's .gitattributes (with a fact, so memory.md changed). Sync took it, and every
+    later sync of b failed on "git add failed: fatal: failed to encode 'memory.md' from
+    UTF-16LE to UTF-8". Siblings: a merge that is not talos's for memory.md, line-ending
+    conversion or a filter on this device's logs, from a folder's own .gitattributes too."""
+    homes = _synced_pair(tmp_path)
+    attrs = homes["a"] / where
+    attrs.write_text((attrs.read_text() if attrs.exists() else "") + line + "\n")
+    with Memory(homes["a"]) as mem:
+        mem.remember("the api port is 8080")
+    _push_from(homes["a"], "attributes")
+    b = resolve_paths(homes["b"])
+    before = {p: p.read_bytes() for p in (b.memory_file, b.audit_file)}
+    with pytest.raises(GitError, match="changes how git treats talos's files") as e:
+        sync(b)
+    assert said in str(e.value) and "nothing was changed here" in str(e.value)
+    assert {p: p.read_bytes() for p in before} == before
+    # b writes on and syncs again: still refused, still nothing changed
+    with Memory(homes["b"]) as mem:
+        mem.remember("a fact written on b meanwhile")
+    with pytest.raises(GitError, match="changes how git treats talos's files"):
+        sync(b)
+    assert "8080" not in b.memory_file.read_text()
