@@ -137,3 +137,33 @@ def test_another_devices_garbage_usage_log_costs_bounded_time_and_few_warnings(
     assert len(usage["details"]) == 4
     with Memory(home) as mem:  # this device's counts stand
         assert mem.recall("deploy region").text.count("eu-west-1") == 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ('trace_file = ".talos/Audit.jsonl"', "names 'Audit.jsonl', a log of talos's"),
+        ('trace_file = ".talos/DEVICES/x/trace.jsonl"', "which holds talos's own files"),
+        ('memory_file = ".GIT/notes.md"', "is inside a .git folder"),
+        ('memory_file = "Skills/notes.md"', "puts memory.md"),
+        ('state_dir = "SKILLS"', "overlaps another folder"),
+        ('trace_file = "Talos.toml"', "a file of the home, not a trace"),
+    ],
+)
+def test_a_path_setting_spelled_in_another_case_is_held_to_the_same_rule(
+    tmp_path: Path, setting: str, said: str
+) -> None:
+    """The failing input: ``trace_file = ".talos/Audit.jsonl"`` was taken (its name is not
+    ``audit.jsonl``), and on a file system that ignores case (macOS's, Windows's; talos.toml
+    travels to them) every recall appended a trace line to the audit log. Siblings: ``.GIT``,
+    ``DEVICES``, ``Skills``, ``SKILLS``, ``Talos.toml``. Names are compared case-folded, for
+    a local talos.toml and a remote's alike (one rule, :func:`talos.config.place_problems`)."""
+    from talos.errors import InputError
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "talos.toml").write_text(f"{setting}\n")
+    with pytest.raises(InputError) as e:
+        resolve_paths(home)
+    assert str(e.value).startswith(f"{home / 'talos.toml'}:1: ")
+    assert said in str(e.value)
