@@ -121,7 +121,7 @@ def block_rows(home: Path, query: str) -> list[str]:
     """The block's rows for ``query`` (its title line dropped), injected automatically."""
     with Memory(home, model="evidence") as mem:
         text = mem.recall(query, automatic=True).text
-    assert text == "" or text.startswith(BLOCK_HEAD + "\n"), text
+    assert text == "" or text.startswith(BLOCK_HEAD[:-1]), text  # a heading note may follow
     return text.split("\n")[1:] if text else []
 
 

@@ -4,12 +4,13 @@ out, with a line saying so (:func:`fit_block`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from talos.errors import InputError
 from talos.render.labels import BODY_CHARS, TEXT_CHARS, labels
 from talos.render.labels import heading as heading_line
-from talos.render.rows import Pick, _cut_entry, _entry
+from talos.render.rows import Pick, _cut_entry, _entry, source_shown
 
 __all__ = [
     "MIN_BODY",
@@ -130,7 +131,13 @@ def fit_block(
         return "", []
     # an episode's note is said once in the heading (the reference says it on each row)
     episodes = [p.node.kind == "episode" and not p.reference for p in rows]
-    heading = heading_line(lang, weak, any(episodes))
+    # a source every fact shares is said once in the heading (an imported history: each of
+    # its rows said " · imported")
+    sources = {source_shown(p.node, lang, p.reference) for p in rows if p.node.kind == "fact"}
+    said = sources.pop() if len(sources) == 1 else ""
+    facts = [p.node.kind == "fact" for p in rows]
+    rows = [dataclasses.replace(p, said=said) for p in rows] if said else rows
+    heading = heading_line(lang, weak, any(episodes), said)
     entries = [_entry(p, lang) for p in rows]
     if budget is None:
         return heading + "\n" + "\n".join(entries), rows
@@ -173,7 +180,7 @@ def fit_block(
         tail = ""
         if n < len(rows) or body_left:
             tail = "\n" + _left_out(len(rows) - n, body_left, budget, unit, lang)
-        heading = heading_line(lang, weak, any(episodes[:n]))  # as long, or shorter
+        heading = heading_line(lang, weak, any(episodes[:n]), said if any(facts[:n]) else "")
         return heading + "\n" + "\n".join(placed) + tail, rows[:n]
     # not even the first row fits: it is cut to the longest text that fits beside the line,
     # and a lower row never stands in its place (the attacker's pass: "deploy" at --budget 300
@@ -197,7 +204,8 @@ def fit_block(
             else:
                 hi = mid - 1
         if best is not None:
-            return heading_line(lang, weak, episodes[0]) + "\n" + best + tail, [first]
+            line = heading_line(lang, weak, episodes[0], said if facts[0] else "")
+            return line + "\n" + best + tail, [first]
     return "", []
 
 

@@ -50,6 +50,11 @@ LABELS: dict[str, dict[str, str]] = {
         "transcript": "  → 记录:{path}",
         "skill_folder": "(文件夹 `{path}` 里有它的其他文件)",
         "override_note": "(仅本次请求的覆盖值,未保存)",
+        "by_model": " · 模型写的",
+        "by_tool": " · 来自工具",
+        "by_import": " · 导入的",
+        "by_other": " · 来自 {src}",
+        "facts_by": ";这里的事实都是{who}",
         "never": "出现 {seen} 次从没被想起",
         "stale": "上次想起是 {days} 天前",
         "cut": "…(超过 {n} 字符,已截断)",
@@ -83,6 +88,11 @@ LABELS: dict[str, dict[str, str]] = {
         "transcript": "  → transcript: {path}",
         "skill_folder": " (folder `{path}` holds its other files)",
         "override_note": " (request-scoped override for this call only, not stored)",
+        "by_model": " · from a model",
+        "by_tool": " · from a tool",
+        "by_import": " · imported",
+        "by_other": " · from {src}",
+        "facts_by": "; every fact here is {who}",
         "never": "seen {seen} times, never recalled",
         "stale": "last recalled {days} days ago",
         "cut": "…(cut at {n} characters)",
@@ -130,12 +140,17 @@ def kind_label(kind: str, lang: str) -> str:
     return labels(lang).get(kind, kind)
 
 
-def heading(lang: str, weak: bool = False, episodes: bool = False) -> str:
+def heading(lang: str, weak: bool = False, episodes: bool = False, facts_by: str = "") -> str:
     """The block's first line in ``lang`` (design §6.1 rule 4): recalled records, data and not
     instructions; ``weak``: the rows are weak matches — an asked query the query gate found no
     evidence for (rule 5), so the reader weighs them as such; ``episodes``: the block holds an
     episode, and the note that holds for every episode (a previous task's words, not a current
-    instruction) is said here once, not on each row (rule 6: it cost 58 characters a row)."""
+    instruction) is said here once, not on each row (rule 6: it cost 58 characters a row);
+    ``facts_by``: every fact of the block has this source (a row's mark without its `` · ``,
+    :func:`talos.render.rows.source_shown`), said here once instead of on each row."""
     t = labels(lang)
     line = t["heading_weak" if weak else "heading"]
-    return line[:-1] + t["episodes_note"] + line[-1] if episodes else line
+    notes = (t["episodes_note"] if episodes else "") + (
+        t["facts_by"].format(who=facts_by.removeprefix(" · ").strip()) if facts_by else ""
+    )
+    return line[:-1] + notes + line[-1] if notes else line

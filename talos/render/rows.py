@@ -27,6 +27,7 @@ from talos.sources.facts import HEADING_CHARS
 from talos.sources.sessions import EPISODE_CHARS, OUTCOME_CHARS, session_origin
 from talos.sources.skills import SKILL_FILE, parse_frontmatter
 from talos.text import cut, one_line
+from talos.view.trust import from_model, person_wrote
 
 __all__ = [
     "Pick",
@@ -37,6 +38,7 @@ __all__ = [
     "short_path",
     "shown_with_members",
     "skill_shown",
+    "source_shown",
     "without_frontmatter",
 ]
 
@@ -54,6 +56,9 @@ class Pick:
     body: bool
     heading: str = ""
     reference: bool = False
+    #: The source mark the block's heading says for every fact (:func:`source_shown`): the
+    #: row does not repeat it.
+    said: str = ""
 
 
 def short_path(path: str, reference: bool = False) -> str:
@@ -138,6 +143,24 @@ def date_shown(n: Node, lang: str = "en") -> str:
     if not form or n.kind != "fact" or n.src == "override" or not _DAY.fullmatch(n.born):
         return ""
     return form.format(date=n.born)
+
+
+def source_shown(n: Node, lang: str = "en", reference: bool = False) -> str:
+    """Who says a fact, inside its kind label (design §6.1 rule 3, §7.1 provenance): ""
+    for the person's own lines (``src=user``, not written by a model over MCP), else
+    `` · from a model`` (``src=reflect``, or any line MCP's ``remember`` wrote: ``by=mcp``,
+    whatever source it claims), `` · from a tool``, `` · imported``, `` · from SRC`` — so
+    an agent can weigh it; the row's date is the tag's (:func:`date_shown`). "" for any other
+    kind, a request-scoped override (its own note says what it is) and the reference's rows.
+    A fact a model wrote through MCP read exactly like one the person wrote."""
+    if reference or n.kind != "fact" or n.src == "override" or person_wrote(n.src, n.fields):
+        return ""
+    t = labels(lang)
+    if from_model(n.fields) or n.src == "reflect":
+        return t["by_model"]
+    if n.src in ("tool", "import"):
+        return t["by_" + n.src]
+    return t["by_other"].format(src=shown(n.src, lang, 40))
 
 
 def _task(n: Node, reference: bool) -> str:
@@ -280,7 +303,9 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
             f"\n  · {date_shown(m, lang)}{undated(shown(m.text, lang))}" for m in n.members[:2]
         )
     date = "" if p.reference else date_shown(n, lang)
-    line = f"- [{t[n.kind]}] {date}{heading_shown(p.heading, lang, p.reference)}{text}"
+    who = source_shown(n, lang, p.reference)
+    who = "" if who == p.said else who
+    line = f"- [{t[n.kind]}{who}] {date}{heading_shown(p.heading, lang, p.reference)}{text}"
     if n.src == "override":
         line += t["override_note"]
     return _quote_html(line)
@@ -306,4 +331,7 @@ def _cut_entry(p: Pick, lang: str, chars: int) -> str:
     text = shown(n.text, lang, chars)
     if not p.reference:
         text = undated(text)
-    return _quote_html(f"- [{t[n.kind]}] {date}{heading_shown(p.heading, lang, p.reference)}{text}")
+    who = source_shown(n, lang, p.reference)
+    who = "" if who == p.said else who
+    line = f"- [{t[n.kind]}{who}] {date}{heading_shown(p.heading, lang, p.reference)}{text}"
+    return _quote_html(line)
