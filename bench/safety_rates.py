@@ -20,10 +20,11 @@ each side it reports:
 
 "Before" is the code of a git revision (``--before``, default ``main``), extracted with ``git
 archive`` to a temporary folder; "after" is this tree. Each side runs in its own process on the
-same sets, one after the other in one run:
+same sets, the two alternating ``--rounds`` times in one run (costs are the median of the
+rounds: a shared machine's load hits both sides):
 
     python3 bench/safety_rates.py --data ../shared/bench
-    python3 bench/safety_rates.py --data ../shared/bench --before HEAD~3 --sessions 3000
+    python3 bench/safety_rates.py --data ../shared/bench --before 20f1a76 --sessions 1000
 
 Only counts are printed (LoCoMo is research-use only: ``--show`` prints flagged lines to look at,
 never to commit).
@@ -47,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: The instruction classes of the latest hostile pass (``tests/injections_labelled.py``).
 LATEST = frozenset(
-    {"role tags", "authority", "permissions", "split words", "from now on"}
+    {"role tags", "authority", "permissions", "split words", "from now on", "paraphrase"}
     | {f"override {c}" for c in "hi ar bn ur id mr te tr ta vi sw nl pl uk it".split()}  # noqa: SIM905
 )
 #: The prose rules an episode is withheld for (design §8.4).
@@ -202,6 +203,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "bench")
     ap.add_argument("--before", default="main", help="git revision measured as 'before'")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3, help="alternating runs of the two sides")
     ap.add_argument("--sessions", type=int, default=0, help="synthetic sessions to time")
     ap.add_argument("--show", type=int, default=0)
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
@@ -223,17 +225,25 @@ def main() -> None:
         if args.sessions:
             folder = Path(tmp) / "sessions"
             _sessions(folder, args.sessions)
-        sides = {}
-        for label, path in (("before", before), ("after", ROOT)):
-            cmd = [sys.executable, __file__, "--measure", "--data", str(args.data)]
-            cmd += ["--repeat", str(args.repeat), "--show", str(args.show)]
-            if folder is not None:
-                cmd += ["--sessions-dir", str(folder)]
-            env = {**os.environ, "PYTHONPATH": str(path)}
-            got = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-            sides[label] = json.loads(got.stdout.strip().splitlines()[-1])
-            if got.stderr.strip():
-                print(got.stderr, file=sys.stderr)
+        runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+        for _ in range(args.rounds):  # the sides alternate: a load change hits both
+            for label, path in (("before", before), ("after", ROOT)):
+                cmd = [sys.executable, __file__, "--measure", "--data", str(args.data)]
+                cmd += ["--repeat", str(args.repeat), "--show", str(args.show)]
+                if folder is not None:
+                    cmd += ["--sessions-dir", str(folder)]
+                env = {**os.environ, "PYTHONPATH": str(path)}
+                got = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+                runs[label].append(json.loads(got.stdout.strip().splitlines()[-1]))
+                if got.stderr.strip():
+                    print(got.stderr, file=sys.stderr)
+        sides = {
+            label: {
+                k: statistics.median(r[k] for r in got) if isinstance(v, float) else v
+                for k, v in got[0].items()
+            }
+            for label, got in runs.items()
+        }
         shutil.rmtree(before, ignore_errors=True)
     print(f"| figure | before ({args.before}) | after |")
     print("| --- | ---: | ---: |")

@@ -79,11 +79,11 @@ def fact_in(line: str, start: dt.date, end: dt.date) -> bool:
 
 
 def _find_window() -> Any:
-    """This repository's :func:`talos.timewords.find_window`, loaded from its file, so the
+    """This repository's :func:`talos.view.timewords.find_window`, loaded from its file, so the
     labels are judged the same way when ``talos`` is an older checkout (``PYTHONPATH``)."""
     import importlib.util
 
-    path = Path(__file__).resolve().parent.parent / "talos" / "timewords.py"
+    path = Path(__file__).resolve().parent.parent / "talos" / "view" / "timewords.py"
     spec = importlib.util.spec_from_file_location("_bench_timewords", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -41,6 +41,7 @@ __all__ = [
     "dead_min_days",
     "defaults_only",
     "load_config",
+    "place_problems",
     "unknown_keys",
 ]
 
@@ -92,7 +93,7 @@ HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
 #: The range the hook clamps each number of ``[hooks]`` to (``talos.hooks.state.RANGES``, which
 #: this module's readers cannot import from the standard-library-only hook path, or back).
 HOOK_RANGES: dict[str, tuple[float, float]] = {
-    "timeout": (0.2, 30.0),
+    "timeout": (0.2, 9.0),  # below the 10 s the agent's handler allows (hook install)
     "idle": (1.0, 86_400.0),
     "k": (0, 1_000_000),
     "budget": (200, 1_000_000),
@@ -337,4 +338,147 @@ def unknown_keys(root: Path, config: dict[str, Any]) -> list[str]:
                             f"{where}: hooks.scopes.{folder!r} = {scope!r} must be a scope name "
                             "(a string); ignored"
                         )
+    return out
+
+
+#: Folders of the state folder that hold talos's own files (design §2, §12.1): no path setting
+#: may point into them but ``sessions_dir`` at ``sessions/``.
+STATE_FOLDERS = ("devices", "sessions", "trash", "locks", "run")
+#: Files of the home's own that are no path setting's (the trace may not be one).
+HOME_FILES = ("talos.toml", ".gitignore", ".gitattributes")
+#: Names of the per-device logs and the legacy audit log: the trace may not take one.
+LOG_NAMES = ("audit.jsonl", "usage.jsonl")
+
+
+def _fold(path: Path) -> Path:
+    """``path`` as a file system that ignores case sees it (macOS's, Windows's by default;
+    talos.toml travels to them): ``.talos/Audit.jsonl`` is the audit log there, ``.GIT`` git's
+    folder, ``Skills`` the skills folder."""
+    return Path(str(path).casefold())
+
+
+def _under(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (both canonical), case ignored
+    (:func:`_fold`)."""
+    path, folder = _fold(path), _fold(folder)
+    return path == folder or folder in path.parents
+
+
+def _in_git(path: Path, home: Path) -> bool:
+    """Whether ``path`` is in a ``.git`` folder (git's own files, any case): below the home
+    when it is in the home, anywhere on its way otherwise."""
+    parts = _fold(path).relative_to(_fold(home)).parts if _under(path, home) else path.parts
+    return ".git" in (p.casefold() for p in parts)
+
+
+def place_problems(paths: Paths) -> list[tuple[str, str | None, str]]:
+    """Path settings that name another kind of file than their own, or a place that is not
+    theirs (design §2, "each path setting names its own kind of file in its own place"):
+
+    * ``memory_file`` — a markdown file (``.md``), not in a ``.git`` folder, the state folder
+      or the skills folder (``.git/config``, ``talos.toml``, ``.gitattributes``, an audit log
+      were all taken, and each remember appended a fact to them);
+    * ``skills_dir``, ``state_dir`` — not in a ``.git`` folder, not the home or a folder around
+      it, not inside each other;
+    * ``trace_file`` — a ``.jsonl`` file inside the state folder, not in its ``devices/``,
+      ``sessions/``, ``trash/``, ``locks/`` or ``run/`` and not named like a log
+      (``trace_file = "memory.md"`` appended a JSON line to memory.md on each recall, and sync
+      carried it everywhere);
+    * each ``sessions_dir`` — not in a ``.git`` folder; in the state folder only under its
+      ``sessions/`` (its logs would be read as transcripts), and a ``DIR/**`` may not take in
+      the state folder.
+
+    Only what talos.toml says is held to this (:func:`talos.home.paths_of`): an API argument,
+    such as the reference module's paths, is the caller's own choice.
+
+    Returns:
+        ``(setting, other, why)`` for each problem: ``other`` is the setting the problem is
+        about too (``None``: none), so a caller can name the one the person wrote; ``why``
+        a sentence without the setting's place.
+    """
+    home, state, skills, memory = paths.home, paths.state_dir, paths.skills_dir, paths.memory_file
+    out: list[tuple[str, str | None, str]] = []
+    git = "is inside a .git folder (git's own files), not a place for talos's"
+    for name, p in (("memory_file", memory), ("skills_dir", skills), ("state_dir", state)):
+        if _in_git(p, home):
+            out.append((name, None, git))
+    if memory.suffix.lower() not in (".md", ".markdown"):
+        out.append(
+            (
+                "memory_file",
+                None,
+                "is not a markdown file (.md): memory.md is a markdown file of facts, and "
+                "talos appends to it",
+            )
+        )
+    for name, folder in (("state_dir", state), ("skills_dir", skills)):
+        if _under(home, folder):
+            out.append(
+                (
+                    name,
+                    None,
+                    f"is the home {home} or a folder around it; it must be a folder of its own "
+                    f"(memory.md and the other files of the home are not {name[:-4]} files)",
+                )
+            )
+    for name, folder, what in (
+        ("state_dir", state, "the state folder {} (talos's own files)"),
+        ("skills_dir", skills, "the skills folder {} (each file there is read as a skill)"),
+    ):
+        if _under(memory, folder):
+            where = what.format(folder)
+            out.append(("memory_file", name, f"puts memory.md ({memory}) inside {where}"))
+    if _under(state, skills) or _under(skills, state):
+        out.append(
+            (
+                "state_dir",
+                "skills_dir",
+                f"overlaps another folder of talos's (state_dir {state}, skills_dir {skills}); "
+                "each must be a folder of its own",
+            )
+        )
+    trace = paths.trace_file
+    if _in_git(trace, home):
+        out.append(("trace_file", None, git))
+    elif _fold(trace) == _fold(memory) or (
+        _fold(trace.parent) == _fold(home) and trace.name.casefold() in HOME_FILES
+    ):
+        out.append(("trace_file", None, f"names {trace}, a file of the home, not a trace"))
+    else:
+        rel = _fold(trace).relative_to(_fold(state)).parts if _under(trace, state) else ()
+        if not rel:
+            why = f"must be a file inside the state folder {state} (the trace stays on its machine)"
+        elif len(rel) > 1 and rel[0] in STATE_FOLDERS:
+            why = f"is in {state / rel[0]}, which holds talos's own files, not the trace"
+        elif trace.name.casefold() in LOG_NAMES:
+            why = f"names {trace.name!r}, a log of talos's, not the trace"
+        elif trace.suffix.lower() != ".jsonl":
+            why = f"names {trace.name!r}: the trace is a JSON lines file (.jsonl)"
+        else:
+            why = ""
+        if why:
+            out.append(("trace_file", None, why))
+    for entry in paths.sessions_dirs:
+        recursive = entry.name == "**"
+        folder = entry.parent if recursive else entry
+        if _in_git(folder, home):
+            out.append(("sessions_dir", None, git))
+        elif _under(folder, state) and not _under(folder, state / "sessions"):
+            out.append(
+                (
+                    "sessions_dir",
+                    "state_dir",
+                    f"names {entry}, inside the state folder {state}: its logs would be read as "
+                    "transcripts (only its sessions/ folder holds them)",
+                )
+            )
+        elif recursive and _under(state, folder):
+            out.append(
+                (
+                    "sessions_dir",
+                    "state_dir",
+                    f"names {entry}, which takes in the state folder {state}: its logs would "
+                    "be read as transcripts; name the transcripts' own folder",
+                )
+            )
     return out

@@ -40,6 +40,7 @@ from talos.config import (
     config_problems,
     dead_min_days,
     load_config,
+    place_problems,
     unknown_keys,
 )
 from talos.errors import InputError
@@ -62,6 +63,7 @@ __all__ = [
     "config_problems",
     "dead_min_days",
     "load_config",
+    "paths_of",
     "resolve_home",
     "resolve_paths",
     "unknown_keys",
@@ -125,10 +127,16 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     standard library only).
 
     Raises:
-        InputError: ``home`` (or ``$TALOS_HOME``) holds a NUL byte, a ``~user`` that does not
+        InputError: ``home`` (or ``$TALOS_HOME``) is an empty path (an unset variable:
+            :func:`talos.hooks.state.blank_home`), holds a NUL byte, a ``~user`` that does not
             exist, or a name too long for the file system.
     """
-    if home is not None and str(home) != "":
+    from talos.hooks.state import blank_home  # the standard library only
+
+    blank = blank_home(None if home is None else os.fspath(home))
+    if blank:
+        raise InputError(blank)
+    if home is not None:
         text = os.fspath(home)
         if "\0" in text:
             raise InputError(f"the home {text!r} contains a NUL byte; remove it")
@@ -261,6 +269,20 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
         if message not in _WARNED_KEYS:
             _WARNED_KEYS.add(message)
             warn(message)
+    return paths_of(root, config, **overrides)
+
+
+def paths_of(root: Path, config: dict[str, Any], checked: bool = True, **overrides: Any) -> Paths:
+    """The paths of the home ``root`` (canonical) under the settings ``config`` (a parsed
+    talos.toml: this home's, or the one another device's version of it holds, which
+    ``talos sync`` checks before taking it) and ``overrides``, as :func:`resolve_paths`.
+
+    Raises:
+        InputError: as :func:`resolve_paths`; a place problem (:func:`talos.config.place_problems`)
+            names the setting the person wrote, with its ``talos.toml:LINE`` (not looked
+            for unless ``checked``).
+    """
+    source: dict[str, str] = {}  # setting -> "toml", "argument" (absent: the default)
 
     def pick(name: str, value: Any = None, configured: bool | None = None) -> Path | None:
         if configured is None:
@@ -268,6 +290,8 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
             configured = value is None
             if configured:
                 value = config.get(name)
+        if value is not None:
+            source[name] = "toml" if configured else "argument"
         if value is None:
             value = PATH_DEFAULTS[name]
             if value is None:
@@ -300,7 +324,16 @@ def resolve_paths(home: str | os.PathLike[str] | None = None, **overrides: Any) 
     memory, skills = pick("memory_file"), pick("skills_dir")
     assert memory is not None and skills is not None
     folders = _sessions_dirs(root, config, overrides.get("sessions_dir"), pick)
-    return Paths(root, memory, skills, folders[0], state, trace, config, folders)
+    paths = Paths(root, memory, skills, folders[0], state, trace, config, folders)
+    for name, other, why in place_problems(paths) if checked else ():
+        if source.get(name) is None and other is not None:
+            name = other  # the setting the person wrote made the default wrong
+        if source.get(name) != "toml":
+            continue  # an argument (the reference module's paths) is the caller's own choice
+        value = config.get(name)
+        said = f"{name} = {value!r}" if isinstance(value, str) else name
+        raise InputError(f"{config_place(root, name)}: {said} {why}")
+    return paths
 
 
 def _sessions_dirs(

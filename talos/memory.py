@@ -19,18 +19,18 @@ from talos.index import Index
 from talos.model import Node
 from talos.ranking.activation import DEFAULT_MODEL, Activation, Model, model_named
 from talos.ranking.rankers import Ranker, dense_asked, ranker_for
-from talos.render import MIN_BUDGET, check_budget, labels, size
+from talos.render import check_budget, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
-from talos.selection import delivery, why_not
-from talos.time_window import WIDE, narrow
-from talos.time_window import note as time_note
-from talos.timewords import find_window
+from talos.selection import delivery, expected, why_not
+from talos.sources.session_parts import shown_graph
 from talos.usage import forgetting
 from talos.usage.counts import SqliteUsage, Stat, UsageStore, today
 from talos.view.canon import canonical_name
 from talos.view.decision import decide
 from talos.view.kept import KeptState
 from talos.view.scopes import check_scope
+from talos.view.time_window import WIDE, narrow
+from talos.view.timewords import find_window
 from talos.view.trust import DEFAULT_SCOPES, View
 from talos.warn import audience
 from talos.writer import checks as write_checks
@@ -38,6 +38,7 @@ from talos.writer.history import history
 
 if TYPE_CHECKING:
     from talos.ranking import hybrid
+    from talos.selection.expected import Expected
     from talos.selection.relevance import Gate
     from talos.writer.edits import Forgotten, RememberResult, Restored
 
@@ -339,18 +340,21 @@ class Memory:
         picks, legs, weak = self._ranker.select(
             graph, asked, k if window is None else max(k, WIDE), automatic
         )
-        said = ""
-        if window is not None:
-            picks, fell_back = narrow(graph, picks, window, self._kept.episode_dates, k)
-            said = time_note(window, self.lang) if fell_back and picks else ""
-            if said and budget is not None:  # the note's line counts towards the budget
-                budget = max(budget - size("\n" + said, unit), MIN_BUDGET)
-        text, rows = delivery.deliver(
-            graph, picks, legs, self._headings.of, self.lang, budget, unit, reference, weak
+        narrowed = narrow(
+            graph, picks, window, self._kept.episode_dates, k, self.lang, budget, unit
         )
-        if said and text:
-            head, _, rest = text.partition("\n")
-            text = f"{head}\n{said}\n{rest}"
+        budget, weak = narrowed.budget, weak and narrowed.how != "listed"
+        picks = narrowed.picks
+        if narrowed.how == "fell back":  # the undated ranking: the ask as written (§7.3)
+            asked = self._ranker.start(query, self.dense if dense is None else dense)
+            picks, legs, weak = self._ranker.select(graph, asked, k, automatic)
+        # a long session shows the part the ask matched (design §3.3)
+        shown = graph if reference else shown_graph(graph, picks, ranked)
+        text, rows = delivery.deliver(
+            shown, picks, legs, lambda n, _g: self._headings.of(n, graph), self.lang, budget,
+            unit, reference, weak,
+        )  # fmt: skip
+        text = narrowed.noted(text)
         seen = self._kept.present(graph)  # only delivered rows are hits (design §6.3)
         delivery.record(self.paths, query, rows, self.scopes, self.usage_store, seen)
         return Recall(text, rows, weak=weak and bool(rows))
@@ -467,6 +471,10 @@ class Memory:
         return why_not.reasons(
             ranked, shares, view, file, self.scopes, self.keep_fact, self.headings
         )
+
+    def expected(self, query: str, text: str, k: int = 8, **when: Any) -> list[Expected]:
+        """Where the records ``text`` names stand for ``query`` (:func:`expected.where`)."""
+        return expected.where(self, query, text, k, **when)
 
     @_heard
     def remember(

@@ -60,6 +60,9 @@ class Node:
             decides the episode's scope (:mod:`talos.view.episode_scopes`, design §3.3).
         day, last_day: episodes only: the session's first and last days (``YYYY-MM-DD``,
             UTC; "" when unknown), which an ask's time words are matched against (§7.3).
+        parts: episodes only: the session's parts (each request that names a task and its
+            last answer) as :mod:`talos.sources.session_parts` stores them; "" for a session
+            of one part.
     """
 
     kind: str
@@ -82,6 +85,7 @@ class Node:
     cwd: str = ""
     day: str = ""
     last_day: str = ""
+    parts: str = ""
 
     @property
     def identity(self) -> tuple[str, str]:

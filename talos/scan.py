@@ -16,11 +16,12 @@ from pathlib import Path
 from talos import fsutil
 from talos.model import Node
 from talos.safety import FileReport, Finding, mask_secrets, scan_skills, text_reasons
-from talos.safety.episodes import episode_findings
+from talos.safety.episodes import episode_field, episode_findings, together_findings
 from talos.sources.facts import load_facts, tag_reasons
 from talos.sources.sessions import (
     EPISODE_CHARS,
     OUTCOME_CHARS,
+    Summary,
     folder_of,
     read_session,
     refused_sessions,
@@ -152,13 +153,68 @@ def scan_sessions(sessions_dir: Path | Sequence[Path]) -> list[FileReport]:
         except ValueError:
             rel = path.name
         found = (
-            *episode_findings("file name", rel, len(rel)),
+            *_name_findings(rel),
             *episode_findings("request", summary.request, EPISODE_CHARS),
             *episode_findings("task", summary.task, EPISODE_CHARS),
             *episode_findings("outcome", summary.outcome, OUTCOME_CHARS),
+            *_together(summary),
+            *_part_findings(summary),
         )
         if found:
             out.append(FileReport(full, "session", found))
+    return out
+
+
+def _name_findings(rel: str) -> list[Finding]:
+    """What the scan says of a transcript's name under its folder: it is shown as the
+    episode's path and cannot be masked, so a credential there withholds the episode
+    (:func:`talos.safety.episodes.name_withheld`)."""
+    out = [f for f in episode_findings("file name", rel, len(rel)) if "credential" not in f.reason]
+    if mask_secrets(rel) != rel:
+        out.append(Finding("file name withheld: contains a credential"))
+    return out
+
+
+def _shown(said: str, limit: int) -> str:
+    return episode_field(said, limit) if said else ""
+
+
+def _together(summary: Summary) -> tuple[Finding, ...]:
+    """The session's shown fields read together (:func:`talos.safety.episodes.read_together`,
+    as :func:`talos.sources.sessions.episode_node` screens them)."""
+    text = _shown(summary.request, EPISODE_CHARS)
+    task = _shown(summary.task, EPISODE_CHARS)
+    task = "" if task == text else task
+    outcome = _shown(summary.outcome, OUTCOME_CHARS + 1)
+    named = [n for n, f in (("request", text), ("task", task), ("outcome", outcome)) if f]
+    what = " and ".join(named) if len(named) < 3 else "request, task and outcome"
+    return together_findings(what, text, task, outcome)
+
+
+def _part_findings(summary: Summary) -> list[Finding]:
+    """The findings of each part of a long session (design §3.3): its task and outcome alone
+    and read together under the request, as the episode keeps them; a part's text that is the
+    request, the task or the outcome already screened is not said twice."""
+    said = {summary.request, summary.task, summary.outcome}
+    text = _shown(summary.request, EPISODE_CHARS)
+    out: list[Finding] = []
+    for no, (task, outcome) in enumerate(summary.parts, 1):
+        if task in said and outcome in said:
+            continue  # the session's own fields, screened above
+        for name, value, limit in (
+            ("task", task, EPISODE_CHARS),
+            ("outcome", outcome, OUTCOME_CHARS),
+        ):
+            if value not in said:
+                out += episode_findings(f"part {no} {name}", value, limit)
+        shown_task = _shown(task, EPISODE_CHARS)
+        if shown_task:
+            out += together_findings(
+                f"part {no} task and outcome",
+                text,
+                shown_task,
+                _shown(outcome, OUTCOME_CHARS + 1),
+            )
     return out
 
 

@@ -192,6 +192,25 @@ LABELLED: list[tuple[str, str]] = [
     ("Z2hwX2FiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6MDEyMzQ1Njc4OQ==", "Z2hwX2FiY2RlZmdoaWprbG1ub3Bx"),
     ("g h p _ a b c d e f g h i j k l m n o p q r s t u v w x y z 0 1 2 3", "a b c d e f g h"),
     ("ghp_abcd efgh ijkl mnop qrst uvwx yz01 2345 6789", "efgh ijkl mnop"),
+    # siblings found after: hex, zero-width and full-width characters inside
+    ((f"{'ghp_' + _A + _D}").encode().hex(), "6768705f6162636465"),
+    (f"{'ghp_' + 'abc'}\u200b{'defghijklmnopqrstuvwxyz' + _D}", "defghijklmnopqrstuvwxyz"),
+    (
+        "token ｇｈｐ＿ａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐｑｒｓｔｕｖｗｘｙｚ０１２３４５６７８９",
+        "ａｂｃｄｅｆ",
+    ),
+    ("my pass\u200bword is hunter22", "hunter22"),
+    # the password's other spellings (found after)
+    ("pw: hunter22x", "hunter22x"),
+    ("the password for the wifi: Blue!Fox92", "Blue!Fox92"),
+    ("login admin / pass: hunter22x", "hunter22x"),
+    ("user admin pass Hunter22x", "Hunter22x"),
+    ("my bank PIN 4821", "4821"),
+    ("the wifi code is Blue!Fox92", "Blue!Fox92"),
+    ("password -> Tr0ub4dor&3", "Tr0ub4dor&3"),
+    ("private key passphrase hunter22x", "hunter22x"),
+    ("sort code 12-34-56 account 12345678", "12345678"),
+    ("routing number 021000021 account 123456789", "021000021"),
 ]
 
 ORDINARY: list[str] = [
@@ -273,4 +292,13 @@ ORDINARY: list[str] = [
     "client_secret is set in the vault",
     "the greeting is aGVsbG8gd29ybGQgZnJvbSB0aGUgdGVhbQ==",
     "a b c d e f g h i j k l m n o p is the alphabet song",
+    "boarding pass: gate 12",
+    "my password manager is great",
+    "pass: the salt please",
+    "the code for the door: ask Maria",
+    "account 12345678 is the gym membership",
+    "pin: 3 inches",
+    "the password for the wifi: ask the front desk",
+    "user alice pass the ball",
+    "code: 200 OK",
 ]

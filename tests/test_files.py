@@ -240,9 +240,10 @@ def test_session_scan_is_bounded(make_home, monkeypatch) -> None:
 def test_fifo_as_trace_file_warns_and_recall_goes_on(make_home, capfd) -> None:
     """The failing input: ``trace_file`` a FIFO; recall hung opening it for writing."""
     home = make_home(memory="- the kettle is in the left cupboard\n")
-    fifo = home / "trace.fifo"
+    (home / ".talos").mkdir(exist_ok=True)
+    fifo = home / ".talos" / "trace.jsonl"  # the trace's place is the state folder
     os.mkfifo(fifo)
-    (home / "talos.toml").write_text('trace_file = "trace.fifo"\n')
+    (home / "talos.toml").write_text('trace_file = ".talos/trace.jsonl"\n')
     with fifo_guard(fifo) as rescued:
         text = Memory(home).recall("kettle").text
     assert not rescued, "recall blocked on the FIFO"

@@ -1,4 +1,4 @@
-"""Time words of an ask and the window of days they name (design §7.3, talos/timewords.py).
+"""Time words of an ask and the window of days they name (design §7.3, talos/view/timewords.py).
 
 Every window is relative to a Monday, 2026-12-07, the business date ``--at`` would give.
 """
@@ -9,7 +9,7 @@ import datetime as dt
 
 import pytest
 
-from talos.timewords import find_window
+from talos.view.timewords import find_window
 
 TODAY = dt.date(2026, 12, 7)  # a Monday
 
@@ -63,6 +63,8 @@ def test_each_expression_names_its_days(ask: str, first: str, last: str, rest: s
         "decide which port 8080 uses",
         "deploy the billing service",
         "一周一次的部署",  # once a week: no day named
+        "the new intern starts on monday",  # a bare weekday may be the next one
+        "周五开会",  # (a meeting on Friday): the same
     ],
 )
 def test_words_that_only_look_like_dates_name_no_days(ask: str) -> None:

@@ -1,8 +1,8 @@
 """``talos scan``: what the safety scan keeps out of every route, and why (design §8.1, §8.2).
 
 Exit codes: 0 when nothing is flagged, :data:`EXIT_FLAGGED` (4) when a skill, a file of the
-skills tree or a memory.md line is flagged or a file is refused — so a script can branch on
-it — and 1 for usage or input errors, as for every command.
+skills tree, a memory.md line or a session is flagged or a file is refused — so a script can
+branch on it — and 1 for usage or input errors, as for every command.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from talos.cli.common import (
     emit,
     err,
     handle_errors,
-    out,
 )
 from talos.render import shown
 from talos.safety import mask_secrets
@@ -43,13 +42,15 @@ def _shown(path: str, home: Path) -> str:
 
 @handle_errors("scan", listing=True)
 def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False) -> None:
-    """List what the safety scan flags (skills, files, memory lines) and why.
+    """List what the safety scan flags (skills, facts, sessions) and why.
 
     A flagged skill or fact is left out of recall, explain, usage and dead on every call;
-    this command shows what and why. It also lists the files talos refuses to read: what is
-    not a regular file (a FIFO, a device), and skills or sessions that are links out of their
-    folder. It reports the files (every scope's lines), not a view.
-    Reads only: nothing is written or moved.
+    this command shows what and why. It also lists the sessions whose text an episode
+    withholds (a request, task or outcome addressed to the model) or masks (a credential),
+    field by field, and the files talos refuses to read: what is not a regular file (a FIFO,
+    a device), and skills or sessions that are links out of their folder. It reports the
+    files (every scope's lines), not a view; it reads every session once, as building the
+    index does. Reads only: nothing is written or moved.
 
     Exit code: 0 when clean, 4 when something is flagged, 1 on a usage or input error.
 
@@ -70,22 +71,20 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
     elif report.clean:
         err.print("nothing flagged")
     else:
-        from rich.table import Table  # imported on use: start-up of every command
+        from talos.cli.listing import Column, Listing, to_pipe
 
-        table = Table(title="flagged by the safety scan (left out of every route)")
-        table.add_column("kind")
-        table.add_column("where", overflow="fold")
-        table.add_column("reasons", overflow="fold")
+        sep = "; " if plain or to_pipe() else "\n"  # a pipe's record is one line
+        table = Listing(
+            "flagged by the safety scan (left out of every route)",
+            [Column("kind"), Column("where", "wrap"), Column("reasons", "wrap")],
+        )
         for s in report.skills:
-            reasons = "\n".join(map(shown, s.reasons))
-            table.add_row(s.kind, shown(_shown(s.path, paths.home)), reasons)
+            table.add(s.kind, shown(_shown(s.path, paths.home)), sep.join(map(shown, s.reasons)))
         for f in report.facts:
             where = shown(f"{_shown(f.path, paths.home)}:{f.line}")
-            table.add_row("fact", where, "\n".join(map(shown, f.reasons)))
+            table.add("fact", where, sep.join(map(shown, f.reasons)))
         for r in (*report.refused, *report.sessions):
-            table.add_row(
-                r.kind, shown(_shown(r.path, paths.home)), "\n".join(map(shown, r.reasons))
-            )
-        out.print(table)
+            table.add(r.kind, shown(_shown(r.path, paths.home)), sep.join(map(shown, r.reasons)))
+        table.show(plain)
     if not report.clean:
         raise typer.Exit(EXIT_FLAGGED)

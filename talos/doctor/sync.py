@@ -15,6 +15,7 @@ from talos.doctor.findings import Finding, _count, _details, _Places
 from talos.errors import InputError
 from talos.fsutil import read_regular
 from talos.home import Paths
+from talos.sync.device import copies as copied_folders
 from talos.sync.device import device_dirs, device_id
 from talos.text import cut
 
@@ -37,7 +38,7 @@ def _last_write(folder: Path) -> float:
     return newest
 
 
-def _devices(paths: Paths) -> Finding:
+def _devices(paths: Paths, places: _Places) -> Finding:
     this = device_id(paths.state_dir, paths.home)
     found = device_dirs(paths.state_dir)
     shown = []
@@ -47,6 +48,24 @@ def _devices(paths: Paths) -> Finding:
         shown.append(f"{d.name}{' (this device)' if d.name == this else ''}: last write {day}")
     if not found:
         return Finding("sync", "info", f"this device is {this}; nothing written here yet")
+    copied = copied_folders(paths.state_dir, this)
+    if copied:
+        state = paths.state_dir / "devices"
+        return Finding(
+            "sync",
+            "warn",
+            f"{_count(len(copied), 'device folder')} of {len(found)} "
+            f"{'is a copy' if len(copied) == 1 else 'are copies'} of another device's, under a "
+            "new name: counted once",
+            _details(
+                [
+                    f"{places.path(state / c)}: a copy of {places.path(state / o)}"
+                    for c, o in sorted(copied.items())
+                ]
+            ),
+            hint="delete the copy (its lines are all in the other device's folder); a folder "
+            "copied by hand or by a sync folder repeats every count and audit entry",
+        )
     return Finding(
         "sync", "info", f"{_count(len(found), 'device')} seen; this one is {this}", _details(shown)
     )
@@ -58,7 +77,7 @@ def check_sync(paths: Paths, places: _Places, add: Callable[[Finding], object]) 
 
     root = git.git_root(paths.home)
     if root is not None or len(device_dirs(paths.state_dir)) > 1:
-        add(_devices(paths))  # a home on one machine and in no repository: nothing to say
+        add(_devices(paths, places))  # a home on one machine and in no repository: nothing to say
     copies = _conflict_copies(paths.memory_file)
     if copies:
         add(

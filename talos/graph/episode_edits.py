@@ -152,6 +152,7 @@ def extend_block(block: EpisodeBlock, rows: Sequence[Sequence[str]]) -> EpisodeB
         Incidence(words, ptr, node_kw, kw_ptr2, kw_node2, lookup=lookup),
         _concat(_strings(block.tasks), [r[4] if len(r) > 5 else "" for r in rows]),
         _concat(_strings(block.outcomes), [r[5] if len(r) > 5 else "" for r in rows]),
+        _concat(_strings(block.parts), [r[6] if len(r) > 6 else "" for r in rows]),
     )
     out.base, out.last, out.seq = block.base, block.last, block.seq
     carried = np.arange(len(rep), dtype=np.int64)

@@ -39,7 +39,7 @@ class EpisodeBlock:
 
     Attributes:
         paths, texts: of every episode ``e`` (before merging), in load order.
-        tasks, outcomes: of every episode, as :class:`~talos.model.Node` holds them (design
+        tasks, outcomes, parts: of every episode, as :class:`~talos.model.Node` holds them (design
             §3.3: its real task when not its text, the head of its last answer; "" for none).
             They ride with the episode: merging looks at the keywords only.
         group_of: ``int32[episodes]``, the merged node each episode belongs to.
@@ -62,6 +62,7 @@ class EpisodeBlock:
         "mem_ptr",
         "origin",
         "outcomes",
+        "parts",
         "paths",
         "rep",
         "seq",
@@ -81,11 +82,13 @@ class EpisodeBlock:
         incidence: Incidence,
         tasks: Sequence[str] | None = None,
         outcomes: Sequence[str] | None = None,
+        parts: Sequence[str] | None = None,
     ) -> None:
         self.paths = paths
         self.texts = texts
         self.tasks = tasks if tasks is not None else _Strings.of([""] * len(texts))
         self.outcomes = outcomes if outcomes is not None else _Strings.of([""] * len(texts))
+        self.parts = parts if parts is not None else _Strings.of([""] * len(texts))
         self.group_of = group_of
         self.rep = rep
         self.first = first
@@ -115,7 +118,7 @@ class EpisodeBlock:
         """Merge episodes given as ``(path, text, keywords)`` rows in load order, where
         ``keywords`` is the sorted keyword set joined by single spaces (the index's form);
         a fourth item (the index's sort key) is ignored, a fifth and sixth are the episode's
-        task and outcome (:func:`_extras`; "" when absent).
+        task and outcome, a seventh its parts (:func:`_extras`; "" when absent).
 
         Raises:
             ValueError: a row without keywords (episodes always have some, design §3.3).
@@ -157,7 +160,10 @@ class EpisodeBlock:
     def of_nodes(cls, nodes: Sequence[Node]) -> EpisodeBlock:
         """The block of episode nodes read from the files (:func:`talos.sources.load_episodes`)."""
         return cls.build(
-            [(n.path, n.text, " ".join(sorted(n.keywords)), "", n.task, n.outcome) for n in nodes]
+            [
+                (n.path, n.text, " ".join(sorted(n.keywords)), "", n.task, n.outcome, n.parts)
+                for n in nodes
+            ]
         )
 
     def extend(self, rows: Sequence[Sequence[str]]) -> EpisodeBlock:
@@ -233,9 +239,10 @@ class EpisodeBlock:
     # -- reading -----------------------------------------------------------------------------
 
     @property
-    def extras(self) -> tuple[Sequence[str], Sequence[str]]:
-        """``(tasks, outcomes)``: what an episode carries beside its text (design §3.3)."""
-        return self.tasks, self.outcomes
+    def extras(self) -> tuple[Sequence[str], Sequence[str], Sequence[str]]:
+        """``(tasks, outcomes, parts)``: what an episode carries beside its text (design
+        §3.3)."""
+        return self.tasks, self.outcomes, self.parts
 
     def __len__(self) -> int:
         """Number of merged nodes."""
@@ -265,6 +272,7 @@ class EpisodeBlock:
             members=members,
             task=self.tasks[rep],
             outcome=self.outcomes[rep],
+            parts=self.parts[rep],
         )
 
     def episode(self, e: int, start: int = 0) -> Node:
@@ -281,6 +289,7 @@ class EpisodeBlock:
             path=self.paths[e],
             task=self.tasks[e],
             outcome=self.outcomes[e],
+            parts=self.parts[e],
         )
 
     # -- storing -----------------------------------------------------------------------------
@@ -301,6 +310,7 @@ class EpisodeBlock:
             ("texts", self.texts),
             ("tasks", self.tasks),
             ("outcomes", self.outcomes),
+            ("parts", self.parts),
         ):
             stored = _strings(values)
             parts.append((name, "bytes", stored.buf))
@@ -348,6 +358,7 @@ class EpisodeBlock:
                 inc,
                 _Strings(got["tasks"], got["tasks_off"]),
                 _Strings(got["outcomes"], got["outcomes_off"]),
+                _Strings(got["parts"], got["parts_off"]),
             )
         except BlockError:
             raise
@@ -393,19 +404,23 @@ class EpisodeBlock:
             and (not len(self.mem) or int(self.mem.max()) < episodes)
             and len(self.tasks) == episodes
             and len(self.outcomes) == episodes
+            and len(self.parts) == episodes
             and all(
                 int(s.off[-1]) == len(s.buf)
-                for s in map(_strings, (self.paths, self.texts, self.tasks, self.outcomes))
+                for s in map(
+                    _strings, (self.paths, self.texts, self.tasks, self.outcomes, self.parts)
+                )
             )
         )
         if not ok:
             raise BlockError("inconsistent block")
 
 
-def _extras(rows: Sequence[Sequence[str]]) -> tuple[_Strings, _Strings]:
-    """The tasks and outcomes of :meth:`EpisodeBlock.build`'s rows: their fifth and sixth
-    items, "" for a row without them."""
+def _extras(rows: Sequence[Sequence[str]]) -> tuple[_Strings, _Strings, _Strings]:
+    """The tasks, outcomes and parts of :meth:`EpisodeBlock.build`'s rows: their fifth, sixth
+    and seventh items, "" for a row without them."""
     return (
         _Strings.of([r[4] if len(r) > 5 else "" for r in rows]),
         _Strings.of([r[5] if len(r) > 5 else "" for r in rows]),
+        _Strings.of([r[6] if len(r) > 6 else "" for r in rows]),
     )

@@ -20,7 +20,7 @@ __all__ = ["BLOCK_VERSION", "BlockError", "node_from_json", "node_to_json"]
 
 
 #: Version of the stored layout; part of the index's block token, so another layout is rebuilt.
-BLOCK_VERSION = 6  # 6: an episode's task and outcome (design §3.3)
+BLOCK_VERSION = 7  # 6: an episode's task and outcome (design §3.3); 7: its parts
 _MAGIC = b"TALOSBLK"
 
 
@@ -105,6 +105,8 @@ _LAYOUT: dict[str, dict[str, str]] = {
         "tasks_off": "int64",
         "outcomes": "bytes",
         "outcomes_off": "int64",
+        "parts": "bytes",
+        "parts_off": "int64",
         "group_of": "int32",
         "rep": "int32",
         "first": "int32",

@@ -11,10 +11,12 @@ The rule (issue 16.1; scopes are design §7.3):
        "~/scratch" = "global"        # no project scope there
 
 2. Otherwise the git root above ``cwd`` (the nearest folder holding ``.git``, a folder or a
-   worktree's file) names the scope ``project:<its folder name>`` (every run of characters a
-   scope cannot hold, whitespace or brackets, becomes ``-``: :func:`talos.view.scopes.fold_scope`;
-   "my app (old)" gave a scope ``remember`` refused, so nothing could be written for it), in
-   its canonical spelling (``My App`` is ``project:my-app``, :func:`talos.view.scopes.check_scope`).
+   worktree's file), looked for from ``cwd``'s real path (a link named ``beta`` to acme's
+   checkout is acme, as a ``[hooks.scopes]`` folder is compared after resolving links), names
+   the scope ``project:<its folder name>`` (every run of characters a scope cannot hold,
+   whitespace or brackets, becomes ``-``: :func:`talos.view.scopes.fold_scope`; "my app
+   (old)" gave a scope ``remember`` refused, so nothing could be written for it), in its
+   canonical spelling (``My App`` is ``project:my-app``, :func:`talos.view.scopes.check_scope`).
 3. Otherwise — no ``cwd``, no git root — ``global`` alone.
 
 ``global`` always comes first, so a fact written from a hook's home stays where ``remember``
@@ -96,7 +98,7 @@ def scopes_for(cwd: str, config: Mapping[str, Any], home: str) -> tuple[str, ...
                 return (GLOBAL,)
             named = check_scope(scope, where, "one scope per folder")  # canonical: ＧＬＯＢＡＬ
             return (GLOBAL,) if named == GLOBAL else (GLOBAL, named)
-    root = git_root(cwd)
+    root = git_root(os.path.realpath(cwd))  # a link is the folder it points at
     if root is None:
         return (GLOBAL,)
     # in its canonical spelling, as every scope is read (talos.view.scopes): "My App" → my-app

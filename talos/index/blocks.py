@@ -126,7 +126,8 @@ def _block_snapshot(
                     return token, base, stored, change, change.size >= STORE_AFTER
         rows = session_rows(
             con.execute(
-                "SELECT path, text, kw, sortkey, task, outcome FROM sessions WHERE text IS NOT NULL"
+                "SELECT path, text, kw, sortkey, task, outcome, parts FROM sessions"
+                " WHERE text IS NOT NULL"
                 " ORDER BY sortkey"
             ).fetchall()
         )
@@ -154,7 +155,8 @@ def changes(con: sqlite3.Connection, old: EpisodeBlock, base: str) -> Change | N
         return None
     rows = session_rows(
         con.execute(
-            "SELECT path, text, kw, sortkey, task, outcome FROM sessions WHERE text IS NOT NULL"
+            "SELECT path, text, kw, sortkey, task, outcome, parts FROM sessions"
+            " WHERE text IS NOT NULL"
             " AND sortkey > ? ORDER BY sortkey",
             (old.last,),
         ).fetchall()

@@ -207,7 +207,8 @@ def _check_block(index: Index) -> list[str]:
         token = f"{meta(con, 'sessions_token')}:{BLOCK_VERSION}"
         base = meta(con, "sessions_base") or ""
         rows = con.execute(
-            "SELECT path, text, kw, sortkey, task, outcome FROM sessions WHERE text IS NOT NULL"
+            "SELECT path, text, kw, sortkey, task, outcome, parts FROM sessions"
+            " WHERE text IS NOT NULL"
             " ORDER BY sortkey"
         ).fetchall()
         if row is None or row[0] is None:
@@ -236,6 +237,7 @@ def _check_block(index: Index) -> list[str]:
                 [m.path for m in n.members],
                 n.task,
                 n.outcome,
+                n.parts,
             )
             for n in (b.node(g) for g in range(len(b)))
         ]

@@ -99,10 +99,12 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "DELETE FROM meta WHERE k IN ('sessions_sig', 'sessions_base', 'sessions_high')",
     ),
     # 8: each session's first and last days (design §7.3: an ask's time words narrow the
-    #    episodes by their session's dates). The rows are re-read to fill them.
+    #    episodes by their session's dates) and its parts (design §3.3: a long session shows
+    #    the part an ask matched). The rows are re-read to fill them.
     8: (
         "ALTER TABLE sessions ADD COLUMN day TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE sessions ADD COLUMN last_day TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE sessions ADD COLUMN parts TEXT NOT NULL DEFAULT ''",
         "DELETE FROM sessions",
         "DELETE FROM dropped",
         "DELETE FROM blocks WHERE name='episodes'",
@@ -123,7 +125,7 @@ COLUMNS = {
         ("sessions", c)
         for c in (
             *("path", "sortkey", "size", "mtime_ns", "text", "kw", "task", "outcome"),
-            *("cwd", "day", "last_day"),
+            *("cwd", "day", "last_day", "parts"),
         )
     ),
     ("blocks", "name"),

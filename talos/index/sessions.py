@@ -184,7 +184,8 @@ class SessionRows:
                 appended = False  # a new episode before the newest one
             con.execute(
                 "INSERT OR REPLACE INTO sessions(path, sortkey, size, mtime_ns, text, kw,"
-                " task, outcome, cwd, day, last_day) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " task, outcome, cwd, day, last_day, parts)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     full,
                     rel,
@@ -197,6 +198,7 @@ class SessionRows:
                     "" if node is None else node.cwd,
                     "" if node is None else node.day,
                     "" if node is None else node.last_day,
+                    "" if node is None else node.parts,
                 ),
             )
             if progress is not None and (done % 200 == 0 or done == total):
@@ -251,11 +253,13 @@ class SessionRows:
                 cwd=cwd,
                 day=day,
                 last_day=last_day,
+                parts=parts,
             )
-            for i, (path, text, kw, task, outcome, cwd, day, last_day) in enumerate(
+            for i, (path, text, kw, task, outcome, cwd, day, last_day, parts) in enumerate(
                 session_rows(
                     con.execute(
-                        "SELECT path, text, kw, task, outcome, cwd, day, last_day FROM sessions"
+                        "SELECT path, text, kw, task, outcome, cwd, day, last_day, parts"
+                        " FROM sessions"
                         " WHERE text IS NOT NULL ORDER BY sortkey"
                     ).fetchall()
                 )

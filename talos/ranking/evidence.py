@@ -92,6 +92,7 @@ from talos.ranking.analyzer import analyze, frequency, is_cjk, without_unigrams
 from talos.ranking.arrays import unique
 from talos.ranking.contiguity import Links, MemoryContexts, links
 from talos.sources.facts import written_by_talos
+from talos.sources.session_parts import matching_extra
 from talos.sources.sessions import OUTCOME_CHARS
 from talos.sources.skills import frontmatter_as_text
 from talos.text import MATCH_MAX, drop_not_for
@@ -595,7 +596,8 @@ def matching_text(node: Node) -> str:
     (:func:`~talos.sources.skills.frontmatter_as_text`: no key names, no provenance), a fact's
     text, an episode's task and outcome (design §3.3: its real task, else its opening request,
     then the head of its last answer as the block shows it,
-    :data:`~talos.sources.sessions.OUTCOME_CHARS`); the not-for clauses dropped first, from
+    :data:`~talos.sources.sessions.OUTCOME_CHARS`, then each of its parts:
+    :func:`talos.sources.session_parts.matching_extra`); the not-for clauses dropped first, from
     the text as written: a clause on a frontmatter line of its own (``不用于: 前端渲染``) lost
     its marker with the key and its words matched (tests/test_not_for_frontmatter.py). Models
     that rank over keywords (``classic``) never call this: an episode's keywords are its
@@ -604,6 +606,8 @@ def matching_text(node: Node) -> str:
         return frontmatter_as_text(drop_not_for(node.body[:MATCH_MAX]))
     if node.kind == "episode" and (node.task or node.outcome):
         text = (node.task or node.text) + "\n" + node.outcome[:OUTCOME_CHARS]
+        if node.parts:  # a long session matches on each of its parts (design §3.3)
+            text += "\n" + matching_extra(node.parts)
         return drop_not_for(text[:MATCH_MAX])
     return drop_not_for(node.text[:MATCH_MAX])
 

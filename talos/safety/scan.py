@@ -208,19 +208,33 @@ def _variants(text: str) -> list[_Variant]:
 #: The words the ``squeezed`` patterns start with (:data:`talos.safety.rules.Rule.squeezed`):
 #: a text without one, once squeezed, is not scanned so.
 _SQUEEZE_WORDS = ("ignore", "disregard", "forget", "override", "bypass")
+#: The words of those patterns: a squeezed text is scanned when taking the gaps out made one
+#: of them ("ignore all prev ious rules": "previous" was split, "ignore" was not).
+_SQUEEZE_PARTS = (
+    *_SQUEEZE_WORDS,
+    *("previous", "prior", "above", "earlier", "preceding", "system", "original"),
+    *("instruction", "prompt", "rules", "guideline", "directive", "message", "context"),
+)
+#: What a squeezed text leaves out: spaces, tabs and the marks a word is cut with
+#: ("ig.nore", "in-struc-tions", "ig_nore", "ig*nore", "ig·nore").
+_SQUEEZE = str.maketrans("", "", " \t.-_*·")
 
 
 def _squeezed(text: str) -> str | None:
-    """``text`` without spaces and tabs (line breaks kept, so lines still hold), when that
-    makes a word of :data:`_SQUEEZE_WORDS` the text did not hold whole ("ign ore" →
-    "ignore"); else ``None``. Words split anywhere with spaces read as words to a model
-    ("ign ore all prev ious instr uctions": the fourth hostile pass)."""
-    squeezed = text.replace(" ", "").replace("\t", "")
+    """``text`` without spaces, tabs and the marks of :data:`_SQUEEZE` (line breaks kept, so
+    lines still hold), when that makes a word of :data:`_SQUEEZE_PARTS` the text did not hold
+    whole ("ign ore" → "ignore") and holds a word of :data:`_SQUEEZE_WORDS`; else ``None``.
+    Words split anywhere read as words to a model ("ign ore all prev ious instr uctions":
+    the fourth hostile pass)."""
+    squeezed = text.translate(_SQUEEZE)
     if len(squeezed) == len(text):
         return None
     squeezed_low = squeezed.lower()
-    for w in _SQUEEZE_WORDS:
-        if w in squeezed_low and squeezed_low.count(w) > text.lower().count(w):
+    if not any(w in squeezed_low for w in _SQUEEZE_WORDS):
+        return None
+    low = text.lower()
+    for w in _SQUEEZE_PARTS:
+        if w in squeezed_low and squeezed_low.count(w) > low.count(w):
             return squeezed
     return None
 

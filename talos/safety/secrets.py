@@ -32,16 +32,15 @@ import re
 
 from talos import data
 from talos.safety.prefilter import runnable_patterns, triggers_in
+from talos.safety.secret_classes import NUMBERS, STATEMENTS
 from talos.safety.secret_patterns import (
     _DIGITS,
     COMMAND_LINES,
     KEYED,
     LOOSE_KEYED,
     MASK,
-    NUMBERS,
     PEM_LINES,
     SHAPES,
-    STATEMENTS,
     SecretMatch,
     Shape,
 )
@@ -198,9 +197,10 @@ _CHUNK_PREFIXES = (
 
 
 def _hidden_secrets(text: str, vendor: bool) -> list[SecretMatch]:
-    """Credentials a reader decodes or joins (the fourth hostile pass): a base64 run whose
-    text holds one ("Z2hwX2Fi…" is ``ghp_ab…``), a token spaced out or cut into groups. The
-    whole run is the value (masked whole: no part of it is a public prefix)."""
+    """Credentials a reader decodes or joins (the fourth hostile pass): a base64 or hex run
+    whose text holds one ("Z2hwX2Fi…" is ``ghp_ab…``), a token with zero-width or full-width
+    characters (:func:`_folded_secrets`), a token spaced out or cut into groups. A decoded or
+    joined run is the value (masked whole: no part of it is a public prefix)."""
     out: list[SecretMatch] = []
     if len(text) >= 20 and _TOKEN_RUN.search(text):
         for i, m in enumerate(_B64_TOKEN.finditer(text)):
@@ -211,6 +211,18 @@ def _hidden_secrets(text: str, vendor: bool) -> list[SecretMatch]:
                 out.append(
                     SecretMatch(m.start(), m.end(), m.start(), m.end(), "credential in base64")
                 )
+    if len(text) >= 40 and _HEX_TOKEN.search(text):
+        for i, m in enumerate(_HEX_TOKEN.finditer(text)):
+            if i >= _MAX_ENCODED or len(m.group(0)) > _MAX_ENCODED_RUN:
+                break
+            try:
+                plain = bytes.fromhex(m.group(0)).decode("utf-8")
+            except ValueError:
+                continue
+            if plain.isprintable() and find_secrets(plain, vendor=vendor, hidden=False):
+                out.append(SecretMatch(m.start(), m.end(), m.start(), m.end(), "credential in hex"))
+    if not text.isascii() and _HIDING.search(text):
+        out += _folded_secrets(text, vendor)
     if text.count(" ") >= 3:
         spaced = text.count(" ") >= 11
         chunked = any(p in text for p in _CHUNK_PREFIXES)
@@ -220,6 +232,47 @@ def _hidden_secrets(text: str, vendor: bool) -> list[SecretMatch]:
                     out.append(
                         SecretMatch(m.start(), m.end(), m.start(), m.end(), "credential spaced out")
                     )
+    return out
+
+
+#: Characters that hide a token from a pattern but not from a reader: format characters
+#: (soft hyphen, zero-width, bidi controls, word joiner, BOM, tag characters), full-width and
+#: mathematical letters and digits.
+_HIDING = re.compile(
+    "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\uff10-\uff19\uff21-\uff3a"
+    "\uff41-\uff5a\U0001d400-\U0001d7ff\U000e0000-\U000e007f]"
+)
+#: A run of hex digits that may spell a credential (20 bytes or more).
+_HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){20,}(?![0-9A-Za-z])")
+
+
+def _folded_secrets(text: str, vendor: bool) -> list[SecretMatch]:
+    """Credentials written with characters a reader does not see or reads as ASCII: zero-width
+    and other format characters inside a token ("ghp_\u200babc…"), full-width letters
+    ("ｇｈｐ＿…"). The text is read with format characters dropped and each character in its
+    compatibility form (NFKC), and a credential found there is masked over the characters it
+    came from."""
+    import unicodedata
+
+    chars: list[str] = []
+    origin: list[int] = []
+    for i, c in enumerate(text):
+        if unicodedata.category(c) == "Cf":
+            continue
+        folded = unicodedata.normalize("NFKC", c) if not c.isascii() else c
+        for f in folded:
+            chars.append(f)
+            origin.append(i)
+    plain = "".join(chars)
+    if plain == text:
+        return []
+    out: list[SecretMatch] = []
+    for m in find_secrets(plain, vendor=vendor, hidden=False):
+        if m.value_end <= m.value_start:
+            continue
+        vs, ve = origin[m.value_start], origin[m.value_end - 1] + 1
+        ws, we = origin[m.start], origin[max(m.end, m.start + 1) - 1] + 1
+        out.append(SecretMatch(min(ws, vs), max(we, ve), vs, ve, m.kind))
     return out
 
 

@@ -37,7 +37,8 @@ from typing import Any, BinaryIO, NamedTuple
 
 from talos import fsutil
 from talos.model import Node
-from talos.safety.episodes import addresses_the_model, episode_field
+from talos.safety.episodes import episode_field, name_withheld, read_together
+from talos.sources.session_parts import encode
 from talos.sources.tasks import names_a_task
 from talos.sources.transcripts import (
     AGENT_NAMES,
@@ -136,7 +137,9 @@ class Summary(NamedTuple):
     (:func:`talos.sources.transcripts.session_cwd`; "" when none: talos's own format), which
     decides the episode's scope (design §3.3); ``day`` and ``last_day``, the UTC days of the
     first time stamp up to the request and of the last one in the tail read for the outcome
-    ("" when none), the session's dates an ask's time words are matched against (§7.3)."""
+    ("" when none), the session's dates an ask's time words are matched against (§7.3);
+    ``parts``, each request that names a task with the last answer before the next one
+    (:func:`_parts`; design §3.3: a long session shows the part an ask matched)."""
 
     request: str
     task: str
@@ -144,6 +147,7 @@ class Summary(NamedTuple):
     cwd: str = ""
     day: str = ""
     last_day: str = ""
+    parts: tuple[tuple[str, str], ...] = ()
 
 
 def read_session(path: Path, folder: Path | str | None = None) -> Summary:
@@ -175,9 +179,10 @@ def _read(path: Path, folder: Path | str | None, outcome: bool) -> Summary:
             where: dict[str, Any] = {}
             fmt, request, task = _opening(f, outcome, where)
             answer = _last_answer(f, fmt, where) if outcome and request else ""
+            parts = _parts(f, fmt) if outcome and request else ()
             first = where.get("day", "")
             return Summary(
-                request, task, answer, where.get("cwd", ""), first, where.get("last", first)
+                request, task, answer, where.get("cwd", ""), first, where.get("last", first), parts
             )
     except fsutil.RefusedEntry as e:
         key = (str(path), e.evidence)
@@ -271,18 +276,69 @@ def _last_answer(f: BinaryIO, fmt: str, where: dict[str, Any] | None = None) -> 
         window *= 8
 
 
+#: Bytes of a session read from its start for its parts (:func:`_parts`): a long Claude Code
+#: session is mostly tool output; its requests are spread over it.
+PARTS_SCAN_BYTES = 16 << 20
+
+#: Lines that hold neither a request nor an answer: tool results (Claude Code) and tool
+#: output (Codex), most of a long session's bytes; not parsed for its parts (a 6 MB session
+#: of tool output: 53 → 19 ms a file; without parts 0.6 ms: docs/benchmarks.md §10).
+_NO_PART = (b'"tool_result"', b'"function_call_output"', b'"custom_tool_call_output"')
+
+
+def _parts(f: BinaryIO, fmt: str) -> tuple[tuple[str, str], ...]:
+    """Each request of an open session that names a task — not a slash command, nor the
+    canned text a command put in the person's turn, nor a continuation ("keep going":
+    :func:`~talos.sources.tasks.names_a_task`) — with the last assistant answer before the
+    next one ("" when none), in order; read from the start, at most
+    :data:`PARTS_SCAN_BYTES` (:mod:`talos.sources.session_parts` keeps them)."""
+    f.seek(0)
+    reader = FORMATS.get(fmt)
+    if reader is None:
+        return ()
+    parts: list[list[str]] = []
+    canned = False
+    for obj in _json_lines(f, PARTS_SCAN_BYTES, _NO_PART):
+        if obj is _TORN:
+            continue
+        said = reader(obj)
+        if said:
+            text = said.strip()
+            if canned:
+                canned = False
+            elif m := _SLASH.match(text):
+                if names_a_task(text[m.end() :]):
+                    parts.append([text, ""])
+                else:
+                    canned = True
+            elif names_a_task(text):
+                parts.append([text, ""])
+            continue
+        got = answer(fmt, obj)
+        if got is not None:
+            canned = False
+            if got and parts:
+                parts[-1][1] = got
+        elif fmt == "claude" and claude_mark(obj) == "command":
+            canned = True
+    return tuple((t, o) for t, o in parts)
+
+
 #: What :func:`_json_lines` yields for a line that is not JSON (a torn write).
 _TORN: Any = object()
 
 
-def _json_lines(f: BinaryIO, budget: int) -> Iterator[Any]:
+def _json_lines(f: BinaryIO, budget: int, skip: tuple[bytes, ...] = ()) -> Iterator[Any]:
     """The JSON value of each line of ``f``, reading at most ``budget`` bytes; :data:`_TORN`
-    for a line that does not parse (or nests too deep: ``bench/fuzz_readers.py``)."""
+    for a line that does not parse (or nests too deep: ``bench/fuzz_readers.py``). A line
+    holding one of ``skip`` is passed over unparsed."""
     while budget > 0:
         blob = f.readline(budget)
         if not blob:
             return
         budget -= len(blob)
+        if skip and any(s in blob for s in skip):
+            continue
         try:
             yield json.loads(blob.decode("utf-8", errors="replace"))
         except (ValueError, RecursionError):
@@ -641,13 +697,16 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
     way; ``folder``: the sessions folder the file must lie in (default: its own).
     """
     summary = read_session(path, folder)
-    if not summary.request or addresses_the_model(_name(path, folder)):
-        return None  # no request, or a file name that addresses the model
+    if not summary.request or name_withheld(_name(path, folder)):
+        return None  # no request, or a file name that addresses the model or holds a secret
     text = _stored(summary.request, EPISODE_CHARS)  # "" when it addresses the model (§8)
     kw = matching_keywords(text)
     if not kw:
         return None
     task = _stored(summary.task, EPISODE_CHARS)
+    outcome = _stored(summary.outcome, OUTCOME_CHARS + 1)
+    if read_together(text, "" if task == text else task, outcome):
+        return None  # the fields read as the block shows them address the model (§8.4)
     return Node(
         kind="episode",
         text=text,
@@ -655,11 +714,22 @@ def episode_node(path: Path, order: int = 0, folder: Path | str | None = None) -
         order=order,
         path=str(path),
         task="" if task == text else task,
-        outcome=_stored(summary.outcome, OUTCOME_CHARS + 1),
+        outcome=outcome,
         cwd=summary.cwd,
         day=summary.day or _name_day(path.name),
         last_day=summary.last_day or summary.day or _name_day(path.name),
+        parts=_parts_stored(summary.parts, text),
     )
+
+
+def _parts_stored(parts: Sequence[tuple[str, str]], text: str) -> str:
+    """A session's parts as an episode keeps them (:func:`talos.sources.session_parts.encode`),
+    each task and outcome as :func:`_stored` keeps it; a part whose task addresses the model
+    is left out, an outcome that does is "" (design §8), and a part whose task and outcome,
+    shown under the episode's ``text``, address the model read together is left out
+    (:func:`talos.safety.episodes.read_together`)."""
+    kept = [(_stored(t, EPISODE_CHARS), _stored(o, OUTCOME_CHARS + 1)) for t, o in parts]
+    return encode([(t, o) for t, o in kept if t and not read_together(text, t, o)])
 
 
 def _stored(said: str, limit: int) -> str:

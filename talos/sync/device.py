@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from talos.errors import InputError
-from talos.fsutil import atomic_write_text, json_value, read_regular
+from talos.fsutil import atomic_write_text, json_value, open_regular, read_regular
 
 __all__ = [
     "DEVICES",
     "DEVICE_ENV",
+    "copies",
     "describe",
     "device_dirs",
     "device_home",
@@ -187,4 +188,101 @@ def device_dirs(state_dir: Path) -> list[Path]:
         p = root / name
         if _ID.fullmatch(name) and p.is_dir() and not p.is_symlink():
             out.append(p)
+    return out
+
+
+#: The logs a device folder holds (design §12.1): what a copy of the folder repeats.
+_LOGS = ("audit.jsonl", "usage.jsonl")
+_copies_memo: dict[tuple[str, str], tuple[tuple[Any, ...], dict[str, str]]] = {}
+
+
+def _stamp(folder: Path) -> tuple[Any, ...]:
+    """What changes when a folder's description or logs change (sizes and times)."""
+    out: list[Any] = [folder.name]
+    for name in ("device.json", *_LOGS):
+        try:
+            st = os.stat(folder / name)
+            out += [st.st_size, st.st_mtime_ns, st.st_ino]
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def _prefix(short: Path, long: Path) -> bool:
+    """Whether the file ``short`` (missing: empty) is a byte prefix of ``long`` (missing:
+    empty); read in chunks, regular files only."""
+    try:
+        with open_regular(short) as a, open_regular(long) as b:
+            while True:
+                x = a.read(1 << 20)
+                if not x:
+                    return True
+                if b.read(len(x)) != x:
+                    return False
+    except FileNotFoundError:
+        return not os.path.lexists(short)
+    except (OSError, InputError):
+        return False
+
+
+def _first_line(path: Path) -> bytes:
+    try:
+        with open_regular(path) as f:
+            return f.readline(1 << 16)
+    except (OSError, InputError):
+        return b""
+
+
+def copies(state_dir: Path, own: str | None = None) -> dict[str, str]:
+    """Device folders that are another device's folder copied under a new name, as
+    ``{copy: original}`` (design §12.1). A folder copied so (``cp -r devices/a devices/b``,
+    a sync folder's rename) repeated every audit entry and usage line, and every count was
+    doubled while doctor was silent (``tests/test_audit_devices.py``); readers leave a copy out,
+    and doctor names it.
+
+    A folder is a copy of another when its ``device.json`` names that other device (a device
+    writes its own id there, :func:`describe`), or when its audit log is not empty and its
+    audit and usage logs are each the start of the other's (byte for byte: an audit line
+    carries its transaction's random id, so two devices never write the same first line), or
+    when its audit log starts with this device's first line (only this device wrote it: a
+    copy with lines added is still a copy). This device's own folder (``own``) is never a
+    copy. Memoized per process by the folders'
+    sizes and times.
+    """
+    folders = device_dirs(state_dir)
+    stamp = tuple(_stamp(f) for f in folders)
+    key = (str(state_dir), own or "")
+    memo = _copies_memo.get(key)
+    if memo is not None and memo[0] == stamp:
+        return memo[1]
+    names = {f.name: f for f in folders}
+    mine = _first_line(names[own] / _LOGS[0]) if own in names else b""
+    out: dict[str, str] = {}
+    for folder in folders:
+        if folder.name == own:
+            continue
+        said = (_read_json(folder / "device.json") or {}).get("id")
+        if isinstance(said, str) and said != folder.name and said in names:
+            out[folder.name] = said
+            continue
+        first = _first_line(folder / _LOGS[0])
+        if not first.endswith(b"\n"):
+            continue
+        if own is not None and first == mine:  # only this device wrote that line: a copy of it
+            out[folder.name] = own
+            continue
+        for other in folders:
+            if other is folder or out.get(other.name) == folder.name:
+                continue
+            if _first_line(other / _LOGS[0]) != first:
+                continue
+            if all(_prefix(folder / n, other / n) for n in _LOGS):
+                # two equal folders: the one that is not this device's, else the later name
+                if all(_prefix(other / n, folder / n) for n in _LOGS) and (
+                    other.name != own and other.name > folder.name
+                ):
+                    continue
+                out[folder.name] = other.name
+                break
+    _copies_memo[key] = (stamp, out)
     return out

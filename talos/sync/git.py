@@ -36,7 +36,15 @@ from talos.errors import InputError, TalosError
 from talos.fsutil import atomic_write_text, json_value, lock, read_regular
 from talos.home import Paths
 from talos.sync.device import device_dirs, device_id
-from talos.sync.incoming import no_new_links, no_new_places, other_branch, shared_device, specs
+from talos.sync.incoming import (
+    no_new_attributes,
+    no_new_links,
+    no_new_places,
+    other_branch,
+    own_logs_kept,
+    shared_device,
+    specs,
+)
 from talos.sync.merge import SYNC_DEVICE, Merged, Overlap, merge_text
 from talos.sync.repo import (
     GitError,
@@ -506,6 +514,12 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
         head = rev(root, "HEAD")
         if upstream is not None and head is not None and not is_ancestor(root, upstream, head):
             shared_device(root, paths, head, upstream, result.device)
+            # what the remote says, named before a merge could fail on it
+            no_new_links(root, paths, head, upstream)
+            no_new_places(root, paths, head, upstream)
+            no_new_attributes(root, paths, head, upstream, result.device)
+            base = run_git(root, "merge-base", head, upstream, check=False).stdout.strip()
+            own_logs_kept(root, paths, head, upstream, result.device, base)
             merged = Merged([])
             if is_ancestor(root, head, upstream):
                 target = upstream
@@ -521,6 +535,8 @@ def _run(root: Path, paths: Paths, result: SyncResult, push: bool, keep_both: bo
                     break
             no_new_links(root, paths, head, target)
             no_new_places(root, paths, head, target)
+            no_new_attributes(root, paths, head, target, result.device)
+            own_logs_kept(root, paths, head, target, result.device)
             if not _move(root, paths, target):
                 late = True  # memory.md changed since the commit: commit it, merge again
                 continue
@@ -660,6 +676,16 @@ def _conflicts(paths: Paths) -> list[dict[str, Any]]:
     return []
 
 
+def _standing(node: Any) -> tuple[int, str]:
+    """How a record of a contested key ranks after a merge (design §12.3): authority, then
+    the later observed day — a day after tomorrow is a clock error that ranks below every
+    day (:func:`talos.view.trust.observed_day`: it never wins a key)."""
+    from talos.view.trust import authority, observed_day
+
+    day = observed_day(node.born)
+    return authority(node), day.isoformat() if day else ""
+
+
 def _resolve(
     paths: Paths, result: SyncResult, before: set[tuple[str, str]], arrived: set[str]
 ) -> None:
@@ -668,7 +694,6 @@ def _resolve(
     taken out again; a key that became contested by the merge is settled when one record
     outranks the other (authority, then observed day); equals stay a conflict."""
     from talos.memory import Memory
-    from talos.view.trust import authority
     from talos.writer.audit import tombstones
     from talos.writer.edits import remove_fact_lines
 
@@ -688,10 +713,9 @@ def _resolve(
         for scope, key, nodes in mem.conflicts():
             if (scope, key) in before:
                 continue  # contested before this sync: the person's to settle, not the merge's
-            ranked = sorted(nodes, key=lambda n: (authority(n), n.born), reverse=True)
+            ranked = sorted(nodes, key=_standing, reverse=True)
             top = ranked[0]
-            rank = (authority(top), top.born)
-            if (authority(ranked[1]), ranked[1].born) == rank:
+            if _standing(ranked[1]) == _standing(top):
                 continue  # equal standing: a conflict, shown on every device
             keep = top.fields.get("id", "")
             with contextlib.suppress(InputError):

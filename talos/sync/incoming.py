@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 from talos.errors import InputError
@@ -16,7 +17,18 @@ from talos.home import Paths
 from talos.sync.device import DEVICE_ENV, DEVICES
 from talos.sync.repo import GitError, blob, relative, run_git
 
-__all__ = ["no_new_links", "no_new_places", "other_branch", "shared_device", "specs"]
+__all__ = [
+    "no_new_attributes",
+    "no_new_links",
+    "no_new_places",
+    "other_branch",
+    "own_logs_kept",
+    "shared_device",
+    "specs",
+]
+
+#: This device's logs, in its folder: append-only on every route (design §12.1).
+OWN_LOGS = ("audit.jsonl", "usage.jsonl")
 
 
 def specs(root: Path, paths: Paths) -> list[str]:
@@ -52,18 +64,23 @@ def specs(root: Path, paths: Paths) -> list[str]:
 
 def no_new_places(root: Path, paths: Paths, head: str, target: str) -> None:
     """Refuse a ``talos.toml`` from another device that puts a file talos writes (memory.md,
-    the state folder, the recall trace, the skills) out of the home: the config travels
-    with the home (design §12.1), and a remote that set ``trace_file`` or ``memory_file`` to
-    a file elsewhere had this device's next recall or remember write there
-    (``tests/test_sync_attack.py``). A place inside the home, or one this side has already,
-    is taken; so is ``sessions_dir``, which names an agent's transcripts wherever they are.
+    the state folder, the recall trace, the skills) out of the home, or aims a setting at
+    another kind of file than its own (:func:`talos.config.place_problems`: ``memory_file =
+    ".git/config"`` had the next remember append to git's config, ``trace_file =
+    "memory.md"`` each recall append a JSON line to memory.md, which sync then pushed
+    everywhere): the config travels with the home (design §12.1), and this device would write
+    where the other one says (``tests/test_sync_attack.py``, ``tests/test_sync_remote.py``).
+    A place inside the home that is its setting's own kind, or one this side has already, is
+    taken; so is ``sessions_dir``'s place, which names an agent's transcripts wherever they
+    are (but not talos's own logs).
 
     Raises:
-        GitError: naming each setting and place; nothing was changed here.
+        GitError: naming each setting and what is wrong; nothing was changed here.
     """
     import tomllib
 
-    from talos.config import PATH_DEFAULTS
+    from talos.config import PATH_DEFAULTS, place_problems
+    from talos.home import paths_of
 
     rel = relative(paths.home / "talos.toml", root)
     if rel is None:
@@ -72,13 +89,19 @@ def no_new_places(root: Path, paths: Paths, head: str, target: str) -> None:
     if mine == theirs:
         return
     tables = []
+    out = []
     for data in (mine, theirs):
         try:
             table = tomllib.loads(data.decode("utf-8-sig"))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError) as e:
             table = {}
+            if data is theirs:  # every command here would stop on it
+                raise GitError(
+                    f"the other device's talos.toml cannot be read ({str(e)[:200]}): every "
+                    "command here would stop on it, so talos does not take it; nothing was "
+                    "changed here. Fix it on the device that wrote it, then run talos sync again"
+                ) from None
         tables.append(table)
-    out = []
     for key in PATH_DEFAULTS:
         value = tables[1].get(key)
         if key == "sessions_dir":
@@ -90,14 +113,104 @@ def no_new_places(root: Path, paths: Paths, head: str, target: str) -> None:
                 continue
             place = Path(os.path.normpath(paths.home / os.path.expanduser(one)))
             if relative(place, paths.home) is None:
-                out.append(f"{key} = {one!r}")
+                out.append(f"{key} = {one!r} is out of the home")
+    if not out and theirs:
+        try:
+            placed = paths_of(paths.home, tables[1], checked=False)
+        except InputError as e:
+            out.append(str(e))
+        else:
+            for name, other, why in place_problems(placed):
+                if other is not None and name not in tables[1]:
+                    name = other
+                value = tables[1].get(name)
+                said = f"{name} = {value!r}" if isinstance(value, str) else name
+                out.append(f"{said} {why}")
     if out:
         raise GitError(
-            "the other device's talos.toml puts talos's files out of the home: "
-            f"{'; '.join(out)}. talos does not take a place out of the home from another "
-            "machine (it would write there); nothing was changed here. Set it in this "
-            "home's talos.toml yourself if you mean it, then run talos sync again"
+            "the other device's talos.toml puts talos's files where they do not belong: "
+            f"{'; '.join(out)}. talos does not take such a place from another machine (it "
+            "would write there); nothing was changed here. Fix talos.toml on the device that "
+            "wrote it (or set it in this home's talos.toml yourself if you mean it), then run "
+            "talos sync again"
         )
+
+
+def own_logs_kept(
+    root: Path, paths: Paths, head: str, target: str, device: str, base: str | None = None
+) -> None:
+    """Refuse a version from another device in which this device's own logs (its audit and
+    usage logs) are not an extension of this device's copy: only this device appends to them
+    (design §12.1), so a version that deletes, shortens or rewrites one — or a ``state_dir``
+    that leaves them behind — is not a version of them at all. Sync fast-forwarded over a
+    remote that had deleted this device's audit log: ``history`` said "no history", doctor
+    "no writes recorded yet", and talos's lines could no longer be restored
+    (``tests/test_sync_remote.py``).
+
+    ``target`` is the version sync would move to; with ``base`` (the merge base), it is the
+    remote's version before a merge, which may be behind this device's copy (a prefix of it,
+    or without the log when ``base`` has none: not pushed yet), never beside it.
+
+    Raises:
+        GitError: naming each log and what the other version did to it; nothing was changed
+            here.
+    """
+    import tomllib
+
+    from talos.home import paths_of
+
+    try:
+        config = tomllib.loads(
+            blob(root, target, relative(paths.home / "talos.toml", root) or "-").decode("utf-8-sig")
+        )
+        state_there = paths_of(paths.home, config, checked=False).state_dir
+    except (ValueError, UnicodeDecodeError, InputError):
+        state_there = paths.state_dir
+    out = []
+    for name in OWN_LOGS:
+        rel_here = relative(paths.state_dir / DEVICES / device / name, root)
+        rel_there = relative(state_there / DEVICES / device / name, root)
+        if rel_here is None:
+            continue
+        mine = blob(root, head, rel_here)
+        if not mine:
+            continue
+        theirs = blob(root, target, rel_there) if rel_there is not None else b""
+        if base is not None and rel_there == rel_here:
+            old = blob(root, base, rel_here) if base else b""
+            if mine.startswith(theirs) and theirs.startswith(old):
+                continue  # the remote is behind: this device's newer lines are not pushed yet
+        missing = _first_missing(mine, theirs)
+        if missing is None:
+            continue
+        if rel_there != rel_here:
+            what = f"leaves it behind (state_dir moves to {state_there})"
+        elif not theirs:
+            what = "deletes it"
+        elif mine.startswith(theirs):
+            what = f"cuts it short ({len(theirs):,} of its {len(mine):,} bytes)"
+        else:
+            what = f"rewrites it (its line {missing} is not there)"
+        out.append(f"{rel_here} {what}")
+    if out:
+        raise GitError(
+            f"the other device's version changes this device's own logs: {'; '.join(out)}. "
+            "Only this device appends to them (its history, restores and counts are there), "
+            "so talos does not take that version; nothing was changed here. Undo that change "
+            "on the device that made it (git revert, or restore the file from this device), "
+            "then run talos sync again"
+        )
+
+
+def _first_missing(mine: bytes, theirs: bytes) -> int | None:
+    """The 1-based number of the first line of ``mine`` that ``theirs`` does not keep, in
+    order (``None``: every line is kept). Lines may come between them: git's union merge of a
+    log two machines wrote under one name (``shared_device``) interleaves their lines."""
+    rest = iter(theirs.splitlines())
+    for no, line in enumerate(mine.splitlines(), 1):
+        if not any(other == line for other in rest):
+            return no
+    return None
 
 
 def shared_device(root: Path, paths: Paths, head: str, upstream: str, device: str) -> None:
@@ -132,6 +245,62 @@ def shared_device(root: Path, paths: Paths, head: str, upstream: str, device: st
         f"own name ({DEVICE_ENV}=another-name), then run talos sync again; nothing was "
         "changed here"
     )
+
+
+#: Git attributes that change the bytes git writes of a file, reads into a commit, or merges
+#: (gitattributes(5)): a version from another device may not set them on talos's files.
+BYTE_ATTRIBUTES = ("merge", "working-tree-encoding", "filter", "ident", "eol", "text", "crlf")
+
+
+def _attributes(root: Path, tree: str, rels: list[str]) -> dict[tuple[str, str], str]:
+    """``{(path, attribute): value}`` of :data:`BYTE_ATTRIBUTES` for ``rels`` as the
+    ``.gitattributes`` files of ``tree`` (every folder's) set them, read from a scratch index
+    (``git check-attr --cached``; this clone's own attribute files count on both sides)."""
+    with tempfile.TemporaryDirectory(prefix="talos-attr-") as tmp:
+        index = Path(tmp) / "index"
+        run_git(root, "read-tree", tree, index=index)
+        out = run_git(
+            root, "check-attr", "--cached", "-z", *BYTE_ATTRIBUTES, "--", *rels, index=index
+        ).stdout.split("\0")
+    return {(out[i], out[i + 1]): out[i + 2] for i in range(0, len(out) - 2, 3)}
+
+
+def no_new_attributes(root: Path, paths: Paths, head: str, target: str, device: str) -> None:
+    """Refuse a version from another device whose ``.gitattributes`` (the home's or a
+    folder's) changes how git treats talos's files — memory.md and this device's logs — from
+    how it treats them here: a merge other than talos's, an encoding, a filter, line-ending
+    conversion. ``memory.md working-tree-encoding=UTF-16LE`` from another clone was taken,
+    and every later sync of this device failed on "git add failed: failed to encode
+    'memory.md'", naming neither the file that did it nor the fix
+    (``tests/test_remote_attack.py``). An attribute this side sets already travels as it is.
+
+    Raises:
+        GitError: naming each file, attribute and value; nothing was changed here.
+    """
+    rels = [
+        r
+        for r in (
+            relative(paths.memory_file, root),
+            *(relative(paths.state_dir / DEVICES / device / n, root) for n in OWN_LOGS),
+        )
+        if r is not None
+    ]
+    if not rels:
+        return
+    mine, theirs = _attributes(root, head, rels), _attributes(root, target, rels)
+    changed = [
+        f"{path} {attr}: {value} (here: {mine.get((path, attr), 'unspecified')})"
+        for (path, attr), value in theirs.items()
+        if value != "unspecified" and mine.get((path, attr), "unspecified") != value
+    ]  # a version without talos's lines (a clone that never synced) gets them back here
+    if changed:
+        raise GitError(
+            "the other device's .gitattributes changes how git treats talos's files: "
+            f"{'; '.join(changed)}. talos merges and writes these files itself, so it does not "
+            "take that from another machine; nothing was changed here. Remove those lines on "
+            "the device that wrote them (or set them in this home yourself if you mean it), "
+            "then run talos sync again"
+        )
 
 
 def no_new_links(root: Path, paths: Paths, head: str, target: str) -> None:

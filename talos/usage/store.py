@@ -37,7 +37,7 @@ from talos.fsutil import (
     read_regular,
     use_wal,
 )
-from talos.sync.device import device_dirs, own_dir
+from talos.sync.device import copies, device_dirs, own_dir
 from talos.text import json_dumps
 from talos.usage import log, tables
 from talos.usage.tables import REFERENCE_KINDS as _REFERENCE_KINDS
@@ -529,7 +529,8 @@ class SqliteUsage:
 
     def stats(self, scope: str) -> dict[str, Stat]:
         """Usage of every key ever counted in ``scope`` by any device: every device's log under
-        ``<state_dir>/devices/`` merged (:func:`merge`), this device's read from usage.db when
+        ``<state_dir>/devices/`` merged (:func:`merge`; a folder that is a copy of another's
+        is left out, :func:`talos.sync.device.copies`), this device's read from usage.db when
         it is up to date with the log (read-only when usage.db cannot be written).
 
         Raises:
@@ -538,8 +539,9 @@ class SqliteUsage:
         """
         own = self._device()
         parts = [self._own(scope)]
+        copied = copies(self.path.parent, own)  # a folder copied under a new name counts once
         for folder in device_dirs(self.path.parent):
-            if folder.name != own:
+            if folder.name != own and folder.name not in copied:
                 parts.append(self._other(folder.name, folder / LOG, scope))
         return merge(parts)
 

@@ -8,7 +8,8 @@ folder's scope, else ``project:<git root folder name>``, else ``global``. A tran
 names no folder (talos's own sessions, a chat export) is ``global``'s.
 
 A folder that is gone (a deleted checkout, a transcript copied from another machine) is looked
-at from its nearest existing parent (``~/code/atlas/old-branch`` → the ``atlas`` repository);
+at from its nearest existing parent (``~/code/atlas/old-branch`` → the ``atlas`` repository;
+a parent that is a link is the folder it points at, as for the hook);
 when no git root is found that way, its own last name is the project
 (``project:<folder name>``): a project's sessions never fall into ``global`` because their
 folder went away. A ``[hooks.scopes]`` value that is not a scope name withholds the episodes
@@ -70,7 +71,7 @@ def episode_scope(cwd: str, config: Mapping[str, Any], home: str) -> str:
     here = cwd  # gone: its nearest existing parent tells the repository
     while not os.path.isdir(here) and os.path.dirname(here) != here:
         here = os.path.dirname(here)
-    root = git_root(here) if os.path.isdir(here) else None
+    root = git_root(os.path.realpath(here)) if os.path.isdir(here) else None
     name = os.path.basename(root) if root else os.path.basename(cwd.rstrip("/\\"))
     name = fold_scope(canonical_name(name))
     return f"project:{name}" if name else GLOBAL

@@ -117,13 +117,14 @@ class _Episode:
     """An episode as :func:`talos.ranking.evidence.matching_text` reads it (kind, text, task and
     outcome), without building its :class:`Node` (members, keyword set) from the block."""
 
-    __slots__ = ("outcome", "task", "text")
+    __slots__ = ("outcome", "parts", "task", "text")
     kind = "episode"
 
     def __init__(self, block: EpisodeBlock, e: int) -> None:
         self.text = block.texts[e]
         self.task = block.tasks[e]
         self.outcome = block.outcomes[e]
+        self.parts = block.parts[e]
 
 
 def matching_texts(nodes: Sequence[Node]) -> list[Source]:

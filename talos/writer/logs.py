@@ -38,7 +38,7 @@ from talos.errors import InputError
 from talos.fsutil import json_value, open_regular
 from talos.home import Paths
 from talos.sources.facts import claimed_scopes
-from talos.sync.device import DEVICES, describe, device_dirs, device_home
+from talos.sync.device import DEVICES, copies, describe, device_dirs, device_home
 from talos.warn import warn
 
 __all__ = [
@@ -49,11 +49,19 @@ __all__ = [
     "logs",
     "merged",
     "migrate",
+    "note_written",
     "read",
     "single",
     "unacknowledged",
     "where",
+    "written_since",
 ]
+
+#: This machine's note of how far talos wrote its own audit log (``<state_dir>/audit.seen``,
+#: never synced: the ignore lines leave the state folder's loose files out).
+SEEN = "audit.seen"
+#: Bytes of the log's end the note keeps a hash of.
+_SEEN_TAIL = 256
 
 #: The name of every audit log file, the legacy one and each device's.
 LOG_NAME = "audit.jsonl"
@@ -82,7 +90,8 @@ def single(path: Path) -> Log:
 
 def logs(paths: Paths, migrating: bool = True) -> list[Log]:
     """Every audit log of the home, in read order: the legacy log when present, then each
-    device's (sorted by id; this device's always, even before its first write).
+    device's (sorted by id; this device's always, even before its first write), but a
+    device folder that is a copy of another's (:func:`talos.sync.device.copies`).
 
     ``migrating``: first move the legacy log into this device's (:func:`migrate`) when the
     memory lock is free at once — reading never waits for a writer.
@@ -98,7 +107,8 @@ def logs(paths: Paths, migrating: bool = True) -> list[Log]:
     if os.path.lexists(legacy):
         out.append(Log(legacy, LEGACY, own=False))
     here = str(paths.home)
-    folders = device_dirs(paths.state_dir)
+    copied = copies(paths.state_dir, own_dir.name)  # read once (design §12.1; doctor names them)
+    folders = [f for f in device_dirs(paths.state_dir) if f.name not in copied]
     if own_dir not in folders:
         folders = sorted([*folders, own_dir], key=lambda p: p.name)
     for folder in folders:
@@ -177,11 +187,21 @@ def _move(paths: Paths, legacy: Path, own: Path) -> bool:
 class Read:
     """One log as read: its entries with their 1-based line numbers (paths already mapped to
     this home), and its lines that cannot be read (``damaged``: number and the scopes they
-    name), a torn last line left out."""
+    name), a torn last line left out. ``stopped``: the line at which reading another device's
+    log stopped after :data:`MAX_DAMAGED` unreadable lines (0: read whole)."""
 
     log: Log
     entries: list[tuple[int, dict[str, Any]]]
     damaged: list[tuple[int, frozenset[str]]]
+    stopped: int = 0
+
+
+#: Unreadable lines of another device's log after which it is read no further: a 50 MB log
+#: of garbage from another machine made ``history`` take 65 s and ``doctor`` 129 s with
+#: 50,001 warnings (``tests/test_audit_devices.py``); a log that damaged is not a history.
+MAX_DAMAGED = 1000
+#: Unreadable lines of one log warned about one by one; more are said in one warning.
+EACH_WARNED = 3
 
 
 def read(sources: Iterable[Log], warning: bool = True) -> list[Read]:
@@ -195,9 +215,34 @@ def read(sources: Iterable[Log], warning: bool = True) -> list[Read]:
     """
     done = [_read_one(log) for log in sources]
     if warning:
+        per_log: dict[int, list[int]] = {}
         for r, no in unacknowledged(done):
-            warn(f"{r.log.path}:{no}: unreadable audit entry skipped", scopes=dict(r.damaged)[no])
+            per_log.setdefault(id(r), []).append(no)
+        for r in done:
+            lines = per_log.get(id(r), [])
+            scopes = dict(r.damaged)
+            if len(lines) <= EACH_WARNED and not r.stopped:
+                for no in lines:
+                    warn(f"{r.log.path}:{no}: unreadable audit entry skipped", scopes=scopes[no])
+            elif lines:
+                warn(_summary(r, lines), scopes=frozenset().union(*(scopes[n] for n in lines)))
     return done
+
+
+def _summary(r: Read, lines: list[int]) -> str:
+    """One warning for many unreadable lines of the log of ``r`` (their numbers ``lines``)."""
+    shown = ", ".join(str(n) for n in lines[:EACH_WARNED])
+    more = f", and {len(lines) - EACH_WARNED:,} more" if len(lines) > EACH_WARNED else ""
+    whose = "this device's" if r.log.own else f"device {r.log.name}'s"
+    stop = (
+        f"; not read past line {r.stopped:,}: {MAX_DAMAGED:,} unreadable lines make it no history"
+        if r.stopped
+        else "; talos doctor --ack acknowledges them"
+    )
+    return (
+        f"{r.log.path}: {len(lines):,} unreadable audit entries of {whose} log skipped (line "
+        f"{shown}{more}){stop}"
+    )
 
 
 def unacknowledged(done: list[Read]) -> Iterator[tuple[Read, int]]:
@@ -226,9 +271,17 @@ def _read_one(log: Log) -> Read:
             except ValueError:  # invalid UTF-8 or JSON, nested too deeply, NaN
                 if blob.endswith(b"\n"):  # else a torn last line: the next write starts after it
                     out.damaged.append((no, _blob_scopes(blob)))
+                    if not log.own and len(out.damaged) >= MAX_DAMAGED:
+                        out.stopped = no
+                        break
                 continue
             if isinstance(rec, dict):
                 out.entries.append((no, _mapped(rec, log.moved) if log.moved else rec))
+            elif blob.endswith(b"\n"):  # JSON, but no entry: 50 MB of "[]" is no history
+                out.damaged.append((no, _blob_scopes(blob)))
+                if not log.own and len(out.damaged) >= MAX_DAMAGED:
+                    out.stopped = no
+                    break
     return out
 
 
@@ -295,3 +348,70 @@ def _blob_scopes(blob: bytes) -> frozenset[str]:
         except ValueError:
             pass
     return claimed_scopes(blob)
+
+
+def _tail_hash(fd: int, size: int) -> str:
+    import hashlib
+
+    start = max(0, size - _SEEN_TAIL)
+    return hashlib.sha256(os.pread(fd, size - start, start)).hexdigest()[:32]
+
+
+def note_written(paths: Paths, log: Path) -> None:
+    """Note, on this machine only (:data:`SEEN`), the size of this device's audit log and a
+    hash of its end, after talos appended to it: :func:`written_since` tells later whether the
+    log is still what talos wrote (design §12.1: this device's logs are append-only on every
+    route — a sync folder or a copy that puts back an older or another version is not one
+    talos can refuse, so doctor names it). A note that cannot be written is skipped."""
+    try:
+        fd = os.open(log, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return
+    try:
+        size = os.fstat(fd).st_size
+        note = {"log": log.parent.name, "size": size, "tail": _tail_hash(fd, size)}
+        (paths.state_dir / SEEN).write_text(json.dumps(note) + "\n", encoding="utf-8")
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def written_since(paths: Paths) -> str | None:
+    """What happened to this device's audit log since talos last wrote it, as a sentence,
+    or ``None`` when it is as talos left it, longer, or nothing was noted
+    (:func:`note_written`): ``cut short`` (it is smaller than talos left it: lines of its
+    history are gone) or ``replaced`` (its bytes up to where talos left it changed)."""
+    try:
+        note = json_value((paths.state_dir / SEEN).read_text(encoding="utf-8"))
+        log = paths.audit_file
+    except (OSError, ValueError, InputError):
+        return None
+    if not isinstance(note, dict) or note.get("log") != log.parent.name:
+        return None
+    size, tail = note.get("size"), note.get("tail")
+    if not isinstance(size, int) or isinstance(size, bool) or not isinstance(tail, str):
+        return None
+    try:
+        fd = os.open(log, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return f"{log}: this device's audit log is gone ({size:,} bytes when talos last wrote it)"
+    except OSError:
+        return None
+    try:
+        now = os.fstat(fd).st_size
+        if now < size:
+            return (
+                f"{log}: this device's audit log was cut short: {now:,} bytes, {size:,} when "
+                "talos last wrote it"
+            )
+        if _tail_hash(fd, size) != tail:
+            return (
+                f"{log}: this device's audit log was replaced: its first {size:,} bytes are not "
+                "what talos wrote"
+            )
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None

@@ -294,8 +294,9 @@ READS_CREDENTIALS: tuple[Pat, ...] = (
     P("id_", r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b"),
     P(".ssh", r"~/\.ssh\b|\$HOME/\.ssh\b|\.ssh/(?:id_|authorized|known|config)"),
     P(
-        ".aws/ .netrc .pgpass .git-credentials .pypirc .docker/ .kube/ .gnupg /etc/shadow",
-        r"\.aws/credentials\b|\.netrc\b|\.pgpass\b|\.git-credentials\b|\.pypirc\b"
+        ".aws/ /.aws .netrc .pgpass .git-credentials .pypirc .docker/ .kube/ .gnupg /etc/shadow",
+        r"\.aws/credentials\b|(?:~|\$HOME)/\.aws\b(?!/credentials)|\.netrc\b|\.pgpass\b|\.git-credentials\b"
+        r"|\.pypirc\b"
         r"|\.docker/config\.json\b|\.kube/config\b|\.gnupg\b|/etc/shadow\b",
     ),
     # where CLIs keep their tokens (gh, npm, yarn, gcloud, azure, aws sso, cargo,
@@ -571,13 +572,16 @@ DISABLES_SECURITY_TOOLS: tuple[Pat, ...] = (
     # sandbox, Gemini CLI's --yolo
     P(
         (
-            *("dangerously", "bypasspermissions", "bash(*", "bash(:*", "--yolo"),
+            *("dangerously", "bypasspermissions", "bash(*", "bash(:*", "--yolo", "tools"),
+            *("allow",),
             *("approval_policy", "ask-for-approval", "danger-full-access"),
             *("dangerouslydisablesandbox",),
         ),
         r"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b"
         r"|\bbypassPermissions\b|\bdangerouslyDisableSandbox\b"
         r"|\bBash\(\s*:?\*\s*\)|(?<![\w-])--yolo\b"
+        r"|--allowed-?tools[= \t]+[\"']?[^\n]{0,80}?\bBash\b(?!\()"
+        r"|[\"']allow[\"']\s*:\s*\[[^\]\n]{0,200}?[\"']Bash[\"']"
         r"|\bapproval_policy\s*=\s*[\"']?never\b|--ask-for-approval[ \t=]+never\b"
         r"|\bdanger-full-access\b",
         _I,

@@ -104,7 +104,8 @@ LANGUAGES: tuple[Language, ...] = (
         "vi",
         r"b[oỏ]\s+qua|ph[oớ]t\s+l[oờ]|qu[eê]n|l[oờ]\s+[dđ]i|kh[oô]ng\s+tu[aâ]n\s+theo",
         r"tr[uư][oớ]c\s+[dđ][oó]|tr[uư][oớ]c|t[aấ]t\s+c[aả]|[oở]\s+tr[eê]n|ban\s+[dđ][aầ]u",
-        r"h[uư][oớ]ng\s+d[aẫ]n|ch[iỉ]\s+th[iị]|ch[iỉ]\s+d[aẫ]n|quy\s+t[aắ]c|l[eệ]nh",
+        # literal heads: a trigger "hu" or "chi" would run this on most English lines
+        r"huong dan|hướng dẫn|chi thi|chỉ thị|chi dan|chỉ dẫn|quy tac|quy tắc|lenh|lệnh",
     ),
     Language(
         "sw",
@@ -162,6 +163,63 @@ LANGUAGES: tuple[Language, ...] = (
     ),
 )
 
+#: More languages with a hundred million readers or a place in the attack passes: Persian,
+#: Thai, Hebrew, Greek, Czech, Romanian, Hungarian, Tagalog (Malay reads as Indonesian).
+LANGUAGES += (
+    Language(
+        "fa",
+        r"نادیده\s*بگیر\w*|فراموش\s*کن\w*|اعتنا\s*نکن\w*|پیروی\s*نکن\w*",
+        r"قبلی|تمام|همه|پیشین|بالا|قبل",
+        r"دستورالعمل|دستورات|دستور|قوانین|قواعد|رهنمود",
+        verb_last=True,
+        bounded=False,
+    ),
+    Language(
+        "th",
+        r"เพิกเฉย|ไม่ต้องสนใจ|ลืม|ละเว้น|อย่าทำตาม",
+        r"ก่อนหน้า|ทั้งหมด|เดิม|ข้างต้น|ที่ผ่านมา",
+        r"คำสั่ง|คำแนะนำ|กฎ|ข้อกำหนด",
+        bounded=False,
+    ),
+    Language(
+        "he",
+        r"התעלם|התעלמי|התעלמו|שכח|שכחי|שכחו|אל\s+תציית",
+        r"הקודמות|הקודמים|הקודמת|כל|קודמות|הקודם|שלמעלה",
+        r"ההוראות|הוראות|הכללים|כללים|ההנחיות|הנחיות|הפקודות|פקודות",
+    ),
+    Language(
+        "el",
+        r"αγν[όο]ησε|αγνο[ήη]στε|ξ[έε]χασε|ξεχ[άα]στε|μην\s+ακολουθε[ίι]ς",
+        r"προηγο[ύυ]μεν\w*|[όο]λες|[όο]λους|[όο]λα|παλι[έε]ς|αρχικ\w*",
+        r"οδηγ[ίι]\w*|εντολ\w*|καν[όο]ν\w*",
+    ),
+    Language(
+        "cs",
+        r"ignoruj(?:te)?|zapome[nň](?:te)?(?:\s+na)?|nedbej(?:te)?|neposlouchej(?:te)?",
+        r"v[sš]echny|v[sš]echna|p[rř]edchoz[ií]|d[rř][ií]v[eě]j[sš][ií]|ve[sš]ker[eé]|p[uů]vodn[ií]",
+        r"pokyn\w*|instrukc\w*|pravidl\w*|prikaz\w*|příkaz\w*",
+    ),
+    Language(
+        "ro",
+        r"ignor[ăa]|ignora[țţt]i|uit[ăa]|uita[țţt]i|nu\s+(?:mai\s+)?respecta",
+        r"toate|anterioare|precedente|de\s+mai\s+sus|ini[țţt]iale|vechi",
+        r"instruc[țţt]iuni\w*|reguli\w*|regulile|comenzi\w*|indica[țţt]ii\w*",
+    ),
+    Language(
+        "hu",
+        r"hagyd\s+figyelmen\s+k[íi]v[üu]l|hagyja\s+figyelmen\s+k[íi]v[üu]l|felejtsd\s+el"
+        r"|felejtse\s+el|ne\s+vedd\s+figyelembe",
+        r"[öo]sszes|kor[áa]bbi|el[őöo]z[őöo]|minden|fenti",
+        r"utas[íi]t[áa]s\w*|szab[áa]ly\w*|parancs\w*|iranyelv\w*|irányelv\w*",
+    ),
+    Language(
+        "tl",
+        r"huwag\s+pansinin|balewalain|kalimutan|huwag\s+sundin",
+        r"lahat|nakaraang|naunang|dating|nasa\s+itaas",
+        r"tagubilin|utos|panuntunan|patakaran|instruksyon|direksyon",
+    ),
+)
+
 #: Characters between the parts of one instruction (one clause, one line).
 _GAP = r"[^\n.!?।۔]{0,40}?"
 
@@ -188,7 +246,7 @@ def _triggers(alternatives: str) -> tuple[str, ...]:
             word = word[:-1]
         if alt[len(word) : len(word) + 1] in ("?", "*", "{"):
             word = word[:-1]  # the last letter is optional
-        if len(word) >= 3:
+        if len(word) >= 3 or (word and "[" not in alt):
             out.append(word.lower())
             continue
         cls = re.match(r"([^\\\[]*)\[([^\]]+)\]([^\\\[(?*]*)", alt)

@@ -258,6 +258,8 @@ def _en_span(name: str, m: re.Match[str], today: dt.date) -> Span | None:
             return _months_back(today, 1 if last else 0)
         y = today.year - (1 if last else 0)
         return dt.date(y, 1, 1), dt.date(y + 1, 1, 1)
+    if name == "on_wd" and not _SINCE.match(text):
+        return None  # "the intern starts on Monday": maybe the next one; "since Monday" only
     if name in ("rel_wd", "on_wd"):
         wd = _weekday(g[-1])
         if wd is None:
@@ -347,6 +349,8 @@ def _zh_span(name: str, m: re.Match[str], today: dt.date) -> Span | None:
         return today - (days - 1) * _DAY, today + _DAY
     if name == "zh_wd":
         which, day = g
+        if not which and not _ZH_SINCE.search(m.group(0)):
+            return None  # "周五开会": maybe the next Friday; "上周五", "自从周五" say which
         wd = _ZH_WEEKDAY[str(day)]
         if which in ("上", "上上"):
             d = _monday(today) - (7 if which == "上" else 14) * _DAY + wd * _DAY

@@ -1,6 +1,6 @@
 """An ask's time words narrow what a recall delivers to their window (design §7.3).
 
-:func:`talos.timewords.find_window` gives the days ("last week", "上周", "in November") and
+:func:`talos.view.timewords.find_window` gives the days ("last week", "上周", "in November") and
 the ask without them; the ranking runs on the ask without them (time words are no query
 terms). Then, over the view the recall ranks (its scopes and date: nothing outside the view is
 ever a candidate):
@@ -14,21 +14,24 @@ ever a candidate):
   all, delivers the window's rows newest first.
 - **any other ask** delivers its ranked rows that are in the window, in rank order.
 - **nothing in the window** (no row dated in it, or none the ask's words reach) falls back
-  to the ranking without the window, and the block's first line says so
-  (:func:`note`), so the agent knows the rows are not from the days asked about.
+  to the ranking without the window — of the ask as written, time words and all: a fact
+  may hold them ("the billing freeze is in the last week") — and the line below the block's
+  heading says so (:func:`note`), so the agent knows the rows are not from the days asked
+  about. :meth:`talos.Memory.recall` ranks the ask again for it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from talos.graph.graph import Graph, StackedNodes
 from talos.model import Node
 from talos.sources.tasks import task_words
-from talos.timewords import Window
+from talos.view.timewords import Window
 
-__all__ = ["GENERIC", "WIDE", "in_window", "narrow", "note"]
+__all__ = ["GENERIC", "WIDE", "Narrowed", "in_window", "narrow", "note"]
 
 #: How many ranked rows a recall with a window looks at before it keeps those in the window.
 WIDE = 200
@@ -90,32 +93,77 @@ def _newest(graph: Graph, window: Window, dated: Dated, k: int) -> list[Pick]:
     return [(0.0, i, False) for _d, i in got[:k]]
 
 
+@dataclass(frozen=True, slots=True)
+class Narrowed:
+    """What :func:`narrow` decided: the ``picks`` to deliver, ``how`` they were chosen
+    (``ranked``: the ask's ranked rows in the window; ``listed``: the window's rows, newest
+    first; ``fell back``: the ranking without the window; ``asked``: no window), the
+    ``budget`` left for the rows and the ``line`` the block gets below its heading ("" for
+    none)."""
+
+    picks: list[Pick]
+    how: str
+    budget: int | None
+    line: str = ""
+
+    def noted(self, text: str) -> str:
+        """The block ``text`` with :attr:`line` below its heading (nothing when empty)."""
+        if not self.line or not text:
+            return text
+        head, _, rest = text.partition("\n")
+        return f"{head}\n{self.line}\n{rest}"
+
+
 def narrow(
+    graph: Graph,
+    picks: Sequence[Pick],
+    window: Window | None,
+    dates: Callable[[str, str], Dated],
+    k: int,
+    lang: str = "en",
+    budget: int | None = None,
+    unit: str = "chars",
+) -> Narrowed:
+    """The picks of a recall whose ask named ``window`` (module docstring), at most ``k``;
+    with no window, ``picks`` as they are.
+
+    Args:
+        graph: the view's graph. picks: the ranking of the ask without its time words, in
+            rank order, up to :data:`WIDE` rows. window: :func:`talos.view.timewords.find_window`'s.
+        dates: ``dates(start, end)``, the episodes whose sessions meet those days
+            (:meth:`talos.view.kept.KeptState.episode_dates`). k: most rows. lang: the
+            block's language (its note's). budget, unit: the block's; the note's line counts
+            towards it.
+    """
+    if window is None:
+        return Narrowed(list(picks), "asked", budget)
+    chosen, how = _narrowed(graph, picks, window, dates, k)
+    line = note(window, lang) if how == "fell back" else ""  # shown when rows are
+    if line and budget is not None:
+        from talos.render import MIN_BUDGET, size
+
+        budget = max(budget - size("\n" + line, unit), MIN_BUDGET)
+    return Narrowed(chosen, how, budget, line)
+
+
+def _narrowed(
     graph: Graph,
     picks: Sequence[Pick],
     window: Window,
     dates: Callable[[str, str], Dated],
     k: int,
-) -> tuple[list[Pick], bool]:
-    """The picks of a recall whose ask named ``window`` (module docstring), at most ``k``,
-    and whether they fell back to the ranking without the window.
-
-    Args:
-        graph: the view's graph. picks: the ranking of the ask without its time words, in
-            rank order, up to :data:`WIDE` rows. window: :func:`talos.timewords.find_window`'s.
-        dates: ``dates(start, end)``, the episodes whose sessions meet those days
-            (:meth:`talos.view.kept.KeptState.episode_dates`). k: most rows.
-    """
+) -> tuple[list[Pick], str]:
+    """:func:`narrow`'s picks and how they were chosen."""
     dated = dates(window.start.isoformat(), window.end.isoformat())
     if not picks or not (task_words(window.rest) - GENERIC):
         listed = _newest(graph, window, dated, k)
         if listed:
-            return listed, False
-        return list(picks[:k]), True
+            return listed, "listed"
+        return list(picks[:k]), "fell back"
     kept = [p for p in picks if in_window(graph.nodes[p[1]], window, dated)]
     if kept:
-        return kept[:k], False
-    return list(picks[:k]), True
+        return kept[:k], "ranked"
+    return list(picks[:k]), "fell back"
 
 
 def note(window: Window, lang: str) -> str:
