@@ -350,16 +350,25 @@ HOME_FILES = ("talos.toml", ".gitignore", ".gitattributes")
 LOG_NAMES = ("audit.jsonl", "usage.jsonl")
 
 
+def _fold(path: Path) -> Path:
+    """``path`` as a file system that ignores case sees it (macOS's, Windows's by default;
+    talos.toml travels to them): ``.talos/Audit.jsonl`` is the audit log there, ``.GIT`` git's
+    folder, ``Skills`` the skills folder."""
+    return Path(str(path).casefold())
+
+
 def _under(path: Path, folder: Path) -> bool:
-    """Whether ``path`` is ``folder`` or inside it (both canonical)."""
+    """Whether ``path`` is ``folder`` or inside it (both canonical), case ignored
+    (:func:`_fold`)."""
+    path, folder = _fold(path), _fold(folder)
     return path == folder or folder in path.parents
 
 
 def _in_git(path: Path, home: Path) -> bool:
-    """Whether ``path`` is in a ``.git`` folder (git's own files): below the home when it is
-    in the home, anywhere on its way otherwise."""
-    parts = path.relative_to(home).parts if _under(path, home) else path.parts
-    return ".git" in parts
+    """Whether ``path`` is in a ``.git`` folder (git's own files, any case): below the home
+    when it is in the home, anywhere on its way otherwise."""
+    parts = _fold(path).relative_to(_fold(home)).parts if _under(path, home) else path.parts
+    return ".git" in (p.casefold() for p in parts)
 
 
 def place_problems(paths: Paths) -> list[tuple[str, str | None, str]]:
@@ -431,15 +440,17 @@ def place_problems(paths: Paths) -> list[tuple[str, str | None, str]]:
     trace = paths.trace_file
     if _in_git(trace, home):
         out.append(("trace_file", None, git))
-    elif trace == memory or (trace.parent == home and trace.name in HOME_FILES):
+    elif _fold(trace) == _fold(memory) or (
+        _fold(trace.parent) == _fold(home) and trace.name.casefold() in HOME_FILES
+    ):
         out.append(("trace_file", None, f"names {trace}, a file of the home, not a trace"))
     else:
-        rel = trace.relative_to(state).parts if _under(trace, state) else ()
+        rel = _fold(trace).relative_to(_fold(state)).parts if _under(trace, state) else ()
         if not rel:
             why = f"must be a file inside the state folder {state} (the trace stays on its machine)"
         elif len(rel) > 1 and rel[0] in STATE_FOLDERS:
             why = f"is in {state / rel[0]}, which holds talos's own files, not the trace"
-        elif trace.name in LOG_NAMES:
+        elif trace.name.casefold() in LOG_NAMES:
             why = f"names {trace.name!r}, a log of talos's, not the trace"
         elif trace.suffix.lower() != ".jsonl":
             why = f"names {trace.name!r}: the trace is a JSON lines file (.jsonl)"

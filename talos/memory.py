@@ -343,7 +343,11 @@ class Memory:
         narrowed = narrow(
             graph, picks, window, self._kept.episode_dates, k, self.lang, budget, unit
         )
-        picks, budget, weak = narrowed.picks, narrowed.budget, weak and narrowed.how != "listed"
+        budget, weak = narrowed.budget, weak and narrowed.how != "listed"
+        picks = narrowed.picks
+        if narrowed.how == "fell back":  # the undated ranking: the ask as written (§7.3)
+            asked = self._ranker.start(query, self.dense if dense is None else dense)
+            picks, legs, weak = self._ranker.select(graph, asked, k, automatic)
         # a long session shows the part the ask matched (design §3.3)
         shown = graph if reference else shown_graph(graph, picks, ranked)
         text, rows = delivery.deliver(

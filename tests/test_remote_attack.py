@@ -97,3 +97,73 @@ def test_a_remote_gitattributes_that_changes_how_git_treats_talos_files_is_refus
     with pytest.raises(GitError, match="changes how git treats talos's files"):
         sync(b)
     assert "8080" not in b.memory_file.read_text()
+
+
+def test_another_devices_garbage_usage_log_costs_bounded_time_and_few_warnings(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The failing input: another device's usage log of 1,000,000 garbage lines (the audit
+    log was bounded, its sibling was not): ``talos doctor`` took 106 s, a warning a line, and
+    listed every line. Here 20,000 lines: read no further than the 1,000th unreadable one,
+    four warnings, a doctor finding of four lines."""
+    from talos.doctor import diagnose
+    from talos.usage import log as usage_log
+
+    home = tmp_path / "home"
+    with Memory(home) as mem:
+        mem.remember("the deploy region is eu-west-1")
+        mem.recall("deploy region")
+    paths = resolve_paths(home)
+    evil = paths.state_dir / "devices" / "evil-000001"
+    evil.mkdir()
+    path = evil / "usage.jsonl"
+    path.write_bytes((b"x" * 100 + b"\n") * 20_000)
+    capfd.readouterr()
+    assert usage_log.replayed(path) is not None
+    err = capfd.readouterr().err.splitlines()
+    assert err == [
+        f"talos: warning: {path}:1: unreadable usage line skipped",
+        f"talos: warning: {path}:2: unreadable usage line skipped",
+        f"talos: warning: {path}:3: unreadable usage line skipped",
+        f"talos: warning: {path}:1000: 1,000 unreadable usage lines; read no further",
+    ]
+    assert usage_log.problems(path) == [
+        f"{path}:1: unreadable line",
+        f"{path}:2: unreadable line",
+        f"{path}:3: unreadable line",
+        f"{path}:1000: 997 more unreadable lines; read no further",
+    ]
+    usage = next(f.to_json() for f in diagnose(home).findings if f.check == "usage")
+    assert len(usage["details"]) == 4
+    with Memory(home) as mem:  # this device's counts stand
+        assert mem.recall("deploy region").text.count("eu-west-1") == 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ('trace_file = ".talos/Audit.jsonl"', "names 'Audit.jsonl', a log of talos's"),
+        ('trace_file = ".talos/DEVICES/x/trace.jsonl"', "which holds talos's own files"),
+        ('memory_file = ".GIT/notes.md"', "is inside a .git folder"),
+        ('memory_file = "Skills/notes.md"', "puts memory.md"),
+        ('state_dir = "SKILLS"', "overlaps another folder"),
+        ('trace_file = "Talos.toml"', "a file of the home, not a trace"),
+    ],
+)
+def test_a_path_setting_spelled_in_another_case_is_held_to_the_same_rule(
+    tmp_path: Path, setting: str, said: str
+) -> None:
+    """The failing input: ``trace_file = ".talos/Audit.jsonl"`` was taken (its name is not
+    ``audit.jsonl``), and on a file system that ignores case (macOS's, Windows's; talos.toml
+    travels to them) every recall appended a trace line to the audit log. Siblings: ``.GIT``,
+    ``DEVICES``, ``Skills``, ``SKILLS``, ``Talos.toml``. Names are compared case-folded, for
+    a local talos.toml and a remote's alike (one rule, :func:`talos.config.place_problems`)."""
+    from talos.errors import InputError
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "talos.toml").write_text(f"{setting}\n")
+    with pytest.raises(InputError) as e:
+        resolve_paths(home)
+    assert str(e.value).startswith(f"{home / 'talos.toml'}:1: ")
+    assert said in str(e.value)

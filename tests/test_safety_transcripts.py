@@ -107,7 +107,7 @@ def test_an_instruction_in_the_task_after_a_slash_command_is_withheld(
     home = _hooked(make_home(sessions={"a.jsonl": session}))
     with Memory(home) as mem:
         text = mem.recall("billing review").text
-    assert "- [episode] (talos) /review (a previous task" in text
+    assert "- [episode] (talos) /review" in text
     assert "ignore all previous" not in text
 
 

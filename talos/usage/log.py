@@ -351,6 +351,12 @@ class _Read:
 
 _MEMO: dict[str, _Read] = {}
 _REFUSED: dict[str, str] = {}  # path → why it is not read (warned once)
+#: Unreadable lines of a usage log after which it is read no further, and those warned about
+#: one by one (the audit log's bounds, :data:`talos.writer.logs.MAX_DAMAGED`): another
+#: device's usage log of 1,000,000 garbage lines made ``talos doctor`` take 106 s with a
+#: warning a line (``tests/test_remote_attack.py``). Only a device appends to its log, in
+#: whole JSON lines: a log that damaged holds no counts.
+MAX_DAMAGED, EACH_WARNED = 1000, 3
 _WARNED: set[tuple[str, int]] = set()
 _LOCK = threading.RLock()
 #: Bytes replayed past the last snapshot after which :func:`snapshot` offers a new one.
@@ -414,7 +420,14 @@ def problems(path: Path) -> list[str]:
         if why:
             return [f"{path} {why}"]
         memo = _MEMO.get(str(path))
-        return [f"{path}:{no}: unreadable line" for no in memo.damaged] if memo else []
+        if memo is None:
+            return []
+        out = [f"{path}:{no}: unreadable line" for no in memo.damaged[:EACH_WARNED]]
+        if len(memo.damaged) > EACH_WARNED:
+            more = len(memo.damaged) - EACH_WARNED
+            stop = "; read no further" if len(memo.damaged) >= MAX_DAMAGED else ""
+            out.append(f"{path}:{memo.damaged[-1]}: {more:,} more unreadable lines{stop}")
+        return out
 
 
 def _refuse(key: str, why: str) -> None:
@@ -455,6 +468,8 @@ def _read(path: Path, memo: _Read | None) -> _Read:
         memo.ino, memo.size, memo.mtime = st.st_ino, st.st_size, st.st_mtime_ns
         f.seek(memo.offset)
         while True:
+            if len(memo.damaged) >= MAX_DAMAGED:
+                break  # read no further (:data:`MAX_DAMAGED`)
             blob = f.readline(_MAX_LINE)
             whole = blob.endswith(b"\n")
             if not whole and len(blob) == _MAX_LINE:  # too long: skipped whole, if it ends
@@ -479,10 +494,18 @@ def _read(path: Path, memo: _Read | None) -> _Read:
 
 
 def _damaged(path: Path, memo: _Read) -> None:
+    """Note an unreadable line: the first :data:`EACH_WARNED` are warned about one by one,
+    the :data:`MAX_DAMAGED`-th once for the rest (the log is read no further)."""
     memo.damaged.append(memo.lines)
+    many = len(memo.damaged)
+    if many > EACH_WARNED and many != MAX_DAMAGED:
+        return
     if (str(path), memo.lines) not in _WARNED:
         _WARNED.add((str(path), memo.lines))
-        warn(f"{path}:{memo.lines}: unreadable usage line skipped")
+        if many == MAX_DAMAGED:
+            warn(f"{path}:{memo.lines}: {MAX_DAMAGED:,} unreadable usage lines; read no further")
+        else:
+            warn(f"{path}:{memo.lines}: unreadable usage line skipped")
 
 
 # -- snapshots of a replay (kept in usage.db) ----------------------------------------------------
