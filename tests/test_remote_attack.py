@@ -167,3 +167,25 @@ def test_a_path_setting_spelled_in_another_case_is_held_to_the_same_rule(
         resolve_paths(home)
     assert str(e.value).startswith(f"{home / 'talos.toml'}:1: ")
     assert said in str(e.value)
+
+
+@needs_git
+def test_a_remote_that_renames_this_device_in_its_description_is_refused(tmp_path: Path) -> None:
+    """The failing input: another clone rewrote b's ``device.json`` to name a's device (host
+    and home kept, so it was no sign of two homes under one name) and pushed. b took it, and
+    every other device then read b's folder as a copy of a's: b's history and counts were
+    left out everywhere. This device's description is its own, as its logs are."""
+    import json
+
+    homes = _synced_pair(tmp_path)
+    a, b = resolve_paths(homes["a"]), resolve_paths(homes["b"])
+    own = b.device_dir.relative_to(homes["b"]) / "device.json"
+    theirs = homes["a"] / own
+    data = json.loads(theirs.read_text())
+    data["id"] = a.device_dir.name
+    theirs.write_text(json.dumps(data))
+    _push_from(homes["a"], "rename b")
+    with pytest.raises(GitError, match="changes this device's own") as e:
+        sync(b)
+    assert f"{own} names device {a.device_dir.name}" in str(e.value)
+    assert json.loads((homes["b"] / own).read_text())["id"] == b.device_dir.name
