@@ -244,8 +244,10 @@ def copies(state_dir: Path, own: str | None = None) -> dict[str, str]:
     writes its own id there, :func:`describe`), or when its audit log is not empty and its
     audit and usage logs are each the start of the other's (byte for byte: an audit line
     carries its transaction's random id, so two devices never write the same first line).
-    This device's own folder (``own``) is never a copy. Memoized per process by the folders'
-    sizes and times.
+    This device's own folder (``own``) is never a copy, and a folder whose audit log starts
+    with its first line is its copy, whatever follows (a copy with a line appended counted
+    this device's writes and recalls twice, ``tests/test_remote_attack.py``). Memoized per
+    process by the folders' sizes and times.
     """
     folders = device_dirs(state_dir)
     stamp = tuple(_stamp(f) for f in folders)
@@ -270,6 +272,9 @@ def copies(state_dir: Path, own: str | None = None) -> dict[str, str]:
                 continue
             if _first_line(other / _LOGS[0]) != first:
                 continue
+            if other.name == own:  # this device's first line: only its copy holds it
+                out[folder.name] = own
+                break
             if all(_prefix(folder / n, other / n) for n in _LOGS):
                 # two equal folders: the one that is not this device's, else the later name
                 if all(_prefix(other / n, folder / n) for n in _LOGS) and (
