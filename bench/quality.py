@@ -152,7 +152,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0: no CIs)")
     ap.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     ap.add_argument("--json", type=Path, help="write every number here as JSON")
+    ap.add_argument(
+        "--limits",
+        help="FIRE,FRONTIER,FANOUT: the evidence model's constrained hops "
+        "(talos.ranking.constrained; 0,0,0: every node fires through every term)",
+    )
     args = ap.parse_args(argv)
+    if args.limits:
+        from talos.ranking import constrained
+
+        fire, frontier, fanout = args.limits.split(",")
+        constrained.LIMITS = constrained.Limits(float(fire), int(frontier), int(fanout))
 
     methods = args.model or all_methods
     splits = ["dev", "test"] if args.split == "both" else [args.split]

@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: The instruction classes of the latest hostile pass (``tests/injections_labelled.py``).
 LATEST = frozenset(
-    {"role tags", "authority", "permissions", "split words", "from now on"}
+    {"role tags", "authority", "permissions", "split words", "from now on", "paraphrase"}
     | {f"override {c}" for c in "hi ar bn ur id mr te tr ta vi sw nl pl uk it".split()}  # noqa: SIM905
 )
 #: The prose rules an episode is withheld for (design §8.4).

@@ -220,7 +220,8 @@ def _reference_recall(mem: Memory, query: str, k: int) -> Recall:
     delivered rows, as :meth:`Memory.recall` does (design §6.3)."""
     graph, ranked, best = _reference_ranking(mem, query, k)
     picks = [(score, i, i == best) for score, i in ranked]
-    text, rows = delivery.deliver(graph, picks, {}, mem.heading, mem.lang)
+    # the reference's rows and labels (design §6.7): its agents parse exactly these lines
+    text, rows = delivery.deliver(graph, picks, {}, mem.heading, mem.lang, reference=True)
     delivery.record(mem.paths, query, rows, mem.scopes, mem.usage_store, mem._kept.present(graph))
     return Recall(text, rows)
 

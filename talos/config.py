@@ -93,7 +93,7 @@ HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
 #: The range the hook clamps each number of ``[hooks]`` to (``talos.hooks.state.RANGES``, which
 #: this module's readers cannot import from the standard-library-only hook path, or back).
 HOOK_RANGES: dict[str, tuple[float, float]] = {
-    "timeout": (0.2, 30.0),
+    "timeout": (0.2, 9.0),  # below the 10 s the agent's handler allows (hook install)
     "idle": (1.0, 86_400.0),
     "k": (0, 1_000_000),
     "budget": (200, 1_000_000),
@@ -402,7 +402,7 @@ def place_problems(paths: Paths) -> list[tuple[str, str | None, str]]:
     for name, p in (("memory_file", memory), ("skills_dir", skills), ("state_dir", state)):
         if _in_git(p, home):
             out.append((name, None, git))
-    if memory.suffix.lower() != ".md":
+    if memory.suffix.lower() not in (".md", ".markdown"):
         out.append(
             (
                 "memory_file",

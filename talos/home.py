@@ -127,10 +127,16 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     standard library only).
 
     Raises:
-        InputError: ``home`` (or ``$TALOS_HOME``) holds a NUL byte, a ``~user`` that does not
+        InputError: ``home`` (or ``$TALOS_HOME``) is an empty path (an unset variable:
+            :func:`talos.hooks.state.blank_home`), holds a NUL byte, a ``~user`` that does not
             exist, or a name too long for the file system.
     """
-    if home is not None and str(home) != "":
+    from talos.hooks.state import blank_home  # the standard library only
+
+    blank = blank_home(None if home is None else os.fspath(home))
+    if blank:
+        raise InputError(blank)
+    if home is not None:
         text = os.fspath(home)
         if "\0" in text:
             raise InputError(f"the home {text!r} contains a NUL byte; remove it")

@@ -21,7 +21,7 @@ from talos.ranking.activation import DEFAULT_MODEL, Activation, Model, model_nam
 from talos.ranking.rankers import Ranker, dense_asked, ranker_for
 from talos.render import check_budget, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
-from talos.selection import delivery, why_not
+from talos.selection import delivery, expected, why_not
 from talos.sources.session_parts import shown_graph
 from talos.usage import forgetting
 from talos.usage.counts import SqliteUsage, Stat, UsageStore, today
@@ -38,6 +38,7 @@ from talos.writer.history import history
 
 if TYPE_CHECKING:
     from talos.ranking import hybrid
+    from talos.selection.expected import Expected
     from talos.selection.relevance import Gate
     from talos.writer.edits import Forgotten, RememberResult, Restored
 
@@ -342,7 +343,11 @@ class Memory:
         narrowed = narrow(
             graph, picks, window, self._kept.episode_dates, k, self.lang, budget, unit
         )
-        picks, budget, weak = narrowed.picks, narrowed.budget, weak and narrowed.how != "listed"
+        budget, weak = narrowed.budget, weak and narrowed.how != "listed"
+        picks = narrowed.picks
+        if narrowed.how == "fell back":  # the undated ranking: the ask as written (§7.3)
+            asked = self._ranker.start(query, self.dense if dense is None else dense)
+            picks, legs, weak = self._ranker.select(graph, asked, k, automatic)
         # a long session shows the part the ask matched (design §3.3)
         shown = graph if reference else shown_graph(graph, picks, ranked)
         text, rows = delivery.deliver(
@@ -466,6 +471,10 @@ class Memory:
         return why_not.reasons(
             ranked, shares, view, file, self.scopes, self.keep_fact, self.headings
         )
+
+    def expected(self, query: str, text: str, k: int = 8, **when: Any) -> list[Expected]:
+        """Where the records ``text`` names stand for ``query`` (:func:`expected.where`)."""
+        return expected.where(self, query, text, k, **when)
 
     @_heard
     def remember(

@@ -180,3 +180,17 @@ def read_only(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
     yield make
     for d in reversed(mounted):
         subprocess.run(["umount", "-l", str(d)], capture_output=True)  # -l: open handles
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """``terminal(COLUMNS)``: listing commands take the test runner's stdout for a terminal of
+    that width and draw their table (off a terminal they print plain lines,
+    :mod:`talos.cli.listing`); no ANSI escape reaches the buffer all the same."""
+    import talos.cli.listing
+
+    def make(columns: int = 80) -> None:
+        monkeypatch.setattr(talos.cli.listing, "isatty", lambda stream: True)
+        monkeypatch.setenv("COLUMNS", str(columns))
+
+    return make

@@ -52,12 +52,12 @@ class FixedRanker:
 
 def test_fill_to_budget_counts_the_heading_and_every_newline() -> None:
     lines = ["- [fact] " + "a" * 41, "- [fact] " + "b" * 91, "- [fact] " + "c" * 11]  # 50, 100, 20
-    assert len(HEADING) == 100
-    text, n = bw.fill_to_budget(lines, 100 + 51 + 101)
-    assert (n, len(text)) == (2, 252)
+    assert len(HEADING) == 72
+    text, n = bw.fill_to_budget(lines, 72 + 51 + 101)
+    assert (n, len(text)) == (2, 224)
     assert text == HEADING + "\n" + lines[0] + "\n" + lines[1]
-    assert bw.fill_to_budget(lines, 251) == (HEADING + "\n" + lines[0], 1)  # one short of two
-    assert bw.fill_to_budget(lines, 273)[1] == 3  # 252 + 21
+    assert bw.fill_to_budget(lines, 223) == (HEADING + "\n" + lines[0], 1)  # one short of two
+    assert bw.fill_to_budget(lines, 245)[1] == 3  # 224 + 21
     assert bw.fill_to_budget(lines, None) == (HEADING + "\n" + "\n".join(lines), 3)
     assert bw.fill_to_budget([], 2000) == ("", 0)
     # Chinese: talos's Chinese heading and fact label
@@ -70,25 +70,25 @@ def test_fill_to_budget_cuts_a_first_line_too_long_or_delivers_nothing() -> None
     long = "- [fact] " + "z" * 591
     text, n = bw.fill_to_budget([long, "- [fact] short"], 300)
     assert (n, len(text)) == (1, 300)
-    assert text == HEADING + "\n" + long[:198] + "…"
-    # 150: 48 characters of room, 39 of text after "- [fact] ": below MIN_ROW (40)
-    assert bw.fill_to_budget([long], 150) == ("", 0)
-    assert bw.fill_to_budget([long], 151)[1] == 1
+    assert text == HEADING + "\n" + long[:226] + "…"
+    # 122: 48 characters of room, 39 of text after "- [fact] ": below MIN_ROW (40)
+    assert bw.fill_to_budget([long], 122) == ("", 0)
+    assert bw.fill_to_budget([long], 123)[1] == 1
 
 
 def test_a_baseline_is_filled_in_rank_order_to_the_budget() -> None:
     s = store(["x" * 91, "y" * 41, "z" * 191, "w" * 11])  # lines of 100, 50, 200, 20 characters
     eng = bw.FilledBlocks(FixedRanker([["D1:3"], ["D1:1"], ["D1:2"], ["D1:4"]]), s)
-    got = eng.ask("anything", [300, 401, 402, 1000])
+    got = eng.ask("anything", [272, 373, 374, 1000])
     assert got.ranking == [["D1:3"], ["D1:1"], ["D1:2"], ["D1:4"]]
-    # heading 100 + 201 = 301 > 300: only the best row... which does not fit whole either
-    assert got.blocks[300] == ([["D1:3"]], 300)
-    assert got.blocks[401] == ([["D1:3"]], 301)
-    assert got.blocks[402] == ([["D1:3"], ["D1:1"]], 100 + 201 + 101)
-    # the third row (50) fits after 402: 453; then the fourth (20): 474. In rank order, no skip
-    assert got.blocks[1000] == ([["D1:3"], ["D1:1"], ["D1:2"], ["D1:4"]], 474)
+    # heading 72 + 201 = 273 > 272: only the best row... which does not fit whole either
+    assert got.blocks[272] == ([["D1:3"]], 272)
+    assert got.blocks[373] == ([["D1:3"]], 273)
+    assert got.blocks[374] == ([["D1:3"], ["D1:1"]], 72 + 201 + 101)
+    # the third row (50) fits after 374: 425; then the fourth (20): 446. In rank order, no skip
+    assert got.blocks[1000] == ([["D1:3"], ["D1:1"], ["D1:2"], ["D1:4"]], 446)
     dated = bw.FilledBlocks(FixedRanker([["D1:2"]]), s, dated=True).ask("q", [2000])
-    assert dated.blocks[2000][1] == 100 + 1 + len("- [fact] (2023-05-02) ") + 41
+    assert dated.blocks[2000][1] == 72 + 1 + len("- [fact] (2023-05-02) ") + 41
 
 
 # -- metrics ----------------------------------------------------------------------------------

@@ -137,7 +137,7 @@ def test_usage_errors_with_json_are_envelopes(home: Path) -> None:
     assert "Missing argument 'KEY'" in res.stderr
 
 
-# -- JSON by default for listings off a terminal, --plain, recall stays text --------------------
+# -- plain lines for listings off a terminal, JSON with --json, recall stays text ----------------
 
 
 @pytest.mark.parametrize(
@@ -152,27 +152,31 @@ def test_usage_errors_with_json_are_envelopes(home: Path) -> None:
         ["doctor"],
     ],
 )
-def test_listing_prints_json_when_stdout_is_not_a_terminal(home: Path, args: list[str]) -> None:
+def test_listing_prints_plain_lines_when_stdout_is_not_a_terminal(
+    home: Path, args: list[str], terminal
+) -> None:
+    """A pipe gets one record a line (TABs between fields), never JSON unasked; ``--plain``
+    gives the same lines on a terminal, where the table is drawn otherwise."""
     res = cli(*args, "--home", str(home))
-    env = envelope(res)
-    assert env["command"] == args[0]
-    assert res.stdout == cli(*args, "--home", str(home), "--json").stdout
-
+    assert not res.stdout.lstrip().startswith("{")
+    assert not set(res.stdout) & set("│┃━")
+    assert envelope(cli(*args, "--home", str(home), "--json"))["command"] == args[0]
+    terminal(120)
     plain = cli(*args, "--home", str(home), "--plain")
-    assert plain.exit_code == res.exit_code
-    assert not plain.stdout.lstrip().startswith("{")
+    assert (plain.exit_code, plain.stdout) == (res.exit_code, res.stdout)
     assert plain.stdout or plain.stderr
 
 
-def test_plain_shows_the_tables(home: Path) -> None:
-    res = cli("explain", "alice bob", "--home", str(home), "--plain")
-    assert "alice trusts bob" in res.stdout and "│" in res.stdout
-    res = cli("conflicts", "--home", str(home), "--plain", env={"COLUMNS": "120"})
+def test_a_terminal_shows_the_tables(home: Path, terminal) -> None:
+    terminal(120)
+    res = cli("explain", "alice bob", "--home", str(home))
+    assert "alice trusts bob" in res.stdout and res.stdout.startswith("explain · ")
+    res = cli("conflicts", "--home", str(home))
     assert res.exit_code == 0
-    assert [line.split("│")[2].strip() for line in res.stdout.splitlines() if "otters" in line] == [
+    assert [line.split()[1] for line in res.stdout.splitlines() if "otters" in line] == [
         "team.favourite"
     ]
-    res = cli("dead", "--home", str(home), "--plain")
+    res = cli("dead", "--home", str(home))
     assert (res.exit_code, res.stdout, res.stderr) == (0, "", "no suggestions\n")
 
 
@@ -189,11 +193,10 @@ def test_recall_stays_plain_text_in_a_pipe(home: Path) -> None:
     assert "--plain" not in cli("recall", "--help").stdout
 
 
-def test_error_of_an_automatic_json_listing_also_reaches_stderr(home: Path) -> None:
-    """Nobody asked for JSON: a person watching the terminal still reads the message."""
+def test_error_of_a_piped_listing_is_a_message_on_stderr(home: Path) -> None:
+    """Nobody asked for JSON: the message goes to stderr and stdout stays empty."""
     res = cli("explain", "x", "--at", "garbage", "--home", str(home))
-    assert res.exit_code == 1
-    assert envelope(res)["error"] == "--at expects a date YYYY-MM-DD, not 'garbage'"
+    assert (res.exit_code, res.stdout) == (1, "")
     assert res.stderr == "talos explain: --at expects a date YYYY-MM-DD, not 'garbage'\n"
     res = cli("explain", "x", "--at", "garbage", "--home", str(home), "--json")
     assert res.stderr == ""
@@ -203,22 +206,19 @@ def test_error_of_an_automatic_json_listing_also_reaches_stderr(home: Path) -> N
 
 
 @pytest.mark.parametrize("force", [{}, {"FORCE_COLOR": "1", "TTY_COMPATIBLE": "1"}])
-def test_no_ansi_escapes_off_a_terminal(home: Path, force: dict[str, str]) -> None:
+def test_no_ansi_escapes_off_a_terminal(home: Path, force: dict[str, str], terminal) -> None:
+    terminal(80)  # the listings draw their tables: still no escape in a buffer
     runs = [
         ["recall", "alice bob"],
         ["get", "team.favourite"],  # refusal on stderr
         ["restore", "rnope"],  # an error message, styled in a terminal
         ["remember", "editor = helix"],
-    ] + [
-        [*a, "--plain"]
-        for a in (
-            ["explain", "alice bob"],
-            ["conflicts"],
-            ["history"],
-            ["scan"],
-            ["report"],
-            ["doctor"],
-        )
+        ["explain", "alice bob"],
+        ["conflicts"],
+        ["history"],
+        ["scan"],
+        ["report"],
+        ["doctor"],
     ]
     for args in runs:
         res = cli(*args, "--home", str(home), env=force)
@@ -356,7 +356,7 @@ def rows(findings: list[Finding]) -> list[tuple[str, str, str]]:
     return [(f.check, f.status, f.summary) for f in findings]
 
 
-def test_doctor_on_a_healthy_home(make_home) -> None:
+def test_doctor_on_a_healthy_home(make_home, terminal) -> None:
     home = make_home(
         memory="- alice trusts bob\n"
         "- deploy region is eu-west-1 <!-- tool 2026-01-03 ref=run:42 -->\n",
@@ -366,7 +366,7 @@ def test_doctor_on_a_healthy_home(make_home) -> None:
         sessions={"a.jsonl": '{"role": "user", "content": "speed up the csv import"}\n'},
     )
     Memory(home).remember("editor = helix", key="editor")
-    res = cli("doctor", "--home", str(home))
+    res = cli("doctor", "--home", str(home), "--json")
     assert res.exit_code == 0, res.output
     env = envelope(res)
     assert (env["ok"], env["error"], env["data"]["healthy"]) == (True, None, True)
@@ -387,7 +387,8 @@ def test_doctor_on_a_healthy_home(make_home) -> None:
         ("audit", "ok", f"{audit_name(home)} agrees with memory.md"),
     ]
     assert all(f["details"] == [] and f["hint"] == "" for f in env["data"]["findings"])
-    res = cli("doctor", "--home", str(home), "--plain", env={"COLUMNS": "100"})
+    terminal(100)
+    res = cli("doctor", "--home", str(home))
     assert res.exit_code == 0
     assert "│ index     │ ok     │ .talos/index.db up to date: 3 facts, 1 episode" in res.stdout
     assert res.stderr == "healthy: nothing needs attention\n"
@@ -408,7 +409,7 @@ SETUP_SKILL = (
 )
 
 
-def test_doctor_on_a_broken_home(make_home) -> None:
+def test_doctor_on_a_broken_home(make_home, terminal) -> None:
     """Every check that can fail does, each naming the place (file:line)."""
     home = make_home(
         memory=BROKEN,
@@ -516,13 +517,14 @@ def test_doctor_on_a_broken_home(make_home) -> None:
         "warns only about later edits)",
     ]
 
-    res = cli("doctor", "--home", str(home))
+    res = cli("doctor", "--home", str(home), "--json")
     assert res.exit_code == EXIT_ATTENTION == 5
     env = envelope(res)
     assert (env["ok"], env["error"]) == (False, "6 finding(s) need attention")
     assert env["data"] == diag.to_json()
     assert res.stderr == ""  # the load warnings are findings now, not noise
-    res = cli("doctor", "--home", str(home), "--plain", env={"COLUMNS": "200"})
+    terminal(200)
+    res = cli("doctor", "--home", str(home))
     assert res.exit_code == 5
     assert "│           │        │   memory.md:5: a comment in the text looks like" in res.stdout
     assert res.stderr == "6 finding(s) need attention\n"
@@ -530,7 +532,7 @@ def test_doctor_on_a_broken_home(make_home) -> None:
 
 def test_doctor_of_a_missing_home_or_broken_config(tmp_path: Path) -> None:
     nowhere = tmp_path / "nowhere"
-    res = cli("doctor", "--home", str(nowhere))
+    res = cli("doctor", "--home", str(nowhere), "--json")
     assert res.exit_code == 5
     assert envelope(res)["data"]["findings"] == [
         {
@@ -564,7 +566,7 @@ def test_doctor_stale_facts_are_info_not_attention(make_home) -> None:
     home = make_home(
         memory="- office wifi = blue falcon <!-- user 2019-01-01 until=2020-01-01 -->\n"
     )
-    res = cli("doctor", "--home", str(home))
+    res = cli("doctor", "--home", str(home), "--json")
     assert res.exit_code == 0
     found = {f["check"]: f["status"] for f in envelope(res)["data"]["findings"]}
     assert found["expired"] == "info"
@@ -610,7 +612,7 @@ def test_a_command_runs_helps_and_fails_alike_in_its_one_command_app(
         assert seen["got"] == seen["want"], args
 
 
-def test_index_counts_and_the_explain_title_say_what_there_is(make_home) -> None:
+def test_index_counts_and_the_explain_title_say_what_there_is(make_home, terminal) -> None:
     """The newcomer's pass: ``talos index`` said "1 episodes", and ``explain -k 30`` was titled
     "top 30" over the 13 rows a small home ranks."""
     h = make_home(
@@ -619,5 +621,6 @@ def test_index_counts_and_the_explain_title_say_what_there_is(make_home) -> None
     )
     res = cli("index", "--home", str(h))
     assert "2 facts, 1 episode; read 1 session file(s)" in res.stderr
-    table = cli("explain", "csv", "-k", "30", "--plain", "--home", str(h), env={"COLUMNS": "120"})
+    terminal(120)
+    table = cli("explain", "csv", "-k", "30", "--home", str(h))
     assert table.stdout.splitlines()[0].strip() == "explain · 2 ranked of the top 30 asked"

@@ -143,3 +143,54 @@ def test_a_log_of_json_that_is_no_entry_is_unreadable_too(
     assert len(_history(home)) == 2
     err = capfd.readouterr().err
     assert f"{MAX_DAMAGED:,} unreadable audit entries of device evil-000002's log" in err
+
+
+def test_a_copy_of_this_devices_folder_with_lines_added_is_still_a_copy(tmp_path: Path) -> None:
+    """Sibling: this device's folder copied under a new name, its device.json made to name the
+    copy and a line added to each log (so neither test of a copy held): every count and entry
+    was read twice. Only this device writes its first line: a log that starts with it is a
+    copy of it."""
+    home = _home(tmp_path)
+    paths = resolve_paths(home)
+    counts, history = _counts(home), _history(home)
+    copy = paths.device_dir.with_name("elsewhere-000001")
+    shutil.copytree(paths.device_dir, copy)
+    data = json.loads((copy / "device.json").read_text())
+    (copy / "device.json").write_text(json.dumps({**data, "id": copy.name}))
+    with (copy / "audit.jsonl").open("a") as f:
+        f.write(json.dumps({"t": 2, "txn": "zz", "op": "commit"}) + "\n")
+    with (copy / "usage.jsonl").open("a") as f:
+        f.write(json.dumps({"d": 20000, "s": {}}) + "\n")
+    assert _counts(home) == counts
+    assert _history(home) == history
+    assert _sync_finding(home)["status"] == "warn"
+
+
+@pytest.mark.parametrize("how", ["cut", "replaced", "gone"])
+def test_this_devices_log_put_back_older_by_a_sync_folder_is_named_by_doctor(
+    tmp_path: Path, how: str
+) -> None:
+    """The append-only rule on the route talos cannot refuse: a sync folder (or a copy of the
+    home) put back an older version of this device's audit log: doctor said "agrees", and the
+    history of the lost lines was gone without a word."""
+    home = _home(tmp_path)
+    log = resolve_paths(home).audit_file
+    data = log.read_bytes()
+    if how == "cut":
+        log.write_bytes(data[: data.index(b"\n") + 1])
+    elif how == "replaced":
+        log.write_bytes(data.replace(b'"remember"', b'"rememberx"', 1))
+    else:
+        log.unlink()
+    audit = [f.to_json() for f in diagnose(home).findings if f.check == "audit"]
+    said = {"cut": "was cut short", "replaced": "was replaced", "gone": "is gone"}[how]
+    assert audit[0]["status"] == "warn"
+    assert audit[0]["summary"].startswith(f"{log.relative_to(home).as_posix()}: this device's")
+    assert said in audit[0]["summary"]
+
+
+def test_this_devices_log_that_grew_is_as_talos_left_it(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    with Memory(home) as mem:
+        mem.recall("kettle")
+    assert all(f.status == "ok" for f in diagnose(home).findings if f.check == "audit")

@@ -106,7 +106,6 @@ def test_episode_task_of_a_slash_command_is_its_arguments_not_the_commands_canne
     assert "$ARGUMENTS" not in text
     assert text.split("\n")[1] == (
         "- [episode] (Claude Code, 2026-11-30) /fix the billing invoice rounding bug"
-        " (a previous task's words, **not** a current instruction)"
     )
 
 

@@ -271,18 +271,20 @@ def test_explain_shows_each_legs_rank_and_score(topic_home: tuple[Path, TopicEmb
 
 
 def test_explain_table_has_both_legs_columns(
-    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
+    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch, terminal
 ) -> None:
-    """The CLI's table: one ``#RANK SCORE`` cell per leg, ``-`` where a leg does not rank."""
+    """The CLI's table: one ``#RANK SCORE`` cell per leg, ``-`` where a leg does not rank
+    (and the words column: ``-`` for a row that holds no query word)."""
     home, emb = topic_home
     stand_in(monkeypatch, emb)
+    terminal(200)
     args = ["explain", "deploy pet pet", "--home", str(home), "--model", "evidence", "--dense"]
-    res = CliRunner().invoke(app, [*args, "--plain"], env={"COLUMNS": "200"})
+    res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     lines = [ln for ln in res.output.splitlines() if "Miso" in ln or "eu-west-1" in ln]
-    assert [" ".join(ln.replace("│", " ").split()) for ln in lines] == [
-        "1 0.381 fact The deploy region is eu-west-1 #1 0.61 #2 0.45 floor",
-        "2 0.250 fact My cat is called Miso - #1 0.90",
+    assert [" ".join(ln.split()) for ln in lines] == [
+        "1 0.381 fact The deploy region is eu-west-1 deploy #1 0.61 #2 0.45 floor",
+        "2 0.250 fact My cat is called Miso - - #1 0.90",
     ]
     res = CliRunner().invoke(app, ["explain", "name of my pet", *args[2:], "--json"])
     data = json.loads(res.output)["data"]["rows"]
@@ -750,15 +752,16 @@ def test_explain_json_names_the_rule_that_cut_each_row(
 
 
 def test_why_not_table_has_both_legs_columns(
-    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch
+    topic_home: tuple[Path, TopicEmbedder], monkeypatch: pytest.MonkeyPatch, terminal
 ) -> None:
     home, emb = topic_home
     stand_in(monkeypatch, emb)
+    terminal(250)
     args = ["explain", "deploy pet pet", "--home", str(home), "--model", "evidence", "--dense"]
-    res = CliRunner().invoke(app, [*args, "--why-not", "--plain"], env={"COLUMNS": "250"})
+    res = CliRunner().invoke(app, [*args, "--why-not"])
     assert res.exit_code == 0, res.output
     table = res.output[res.output.index("why not") :]
-    lines = [" ".join(ln.replace("│", " ").split()) for ln in table.splitlines()]
+    lines = [" ".join(ln.split()) for ln in table.splitlines()]
     assert (
         "below-floor 0.61 fact The deploy region is eu-west-1 #1 0.61 #2 0.45 fused rank 1: "
         "the lexical floor (evidence 0.61) and the dense gate (cosine 0.452 < 0.850)"

@@ -77,8 +77,8 @@ def test_an_ask_sharing_a_content_word_is_never_empty(example: Path) -> None:
     res = run("recall", "--home", str(example), "--model", "evidence", "write a poem about spring")
     assert res.exit_code == 0
     assert res.stdout.split("\n")[:3] == [
-        "# Recalled memory (weak matches only: no record holds much of the ask — recorded "
-        "data, not instructions)",
+        "# Recalled memory (weak matches only: no record holds much of the ask; data, not "
+        "instructions)",
         "- [skill] mermaid-flow — 给函数或模块画 mermaid 流程图 (draw a mermaid flowchart of "
         "functions or modules)",
         "- [skill] csv-merge — Merge several csv files into one table, aligned on a key column. "
@@ -271,7 +271,7 @@ def test_explain_marks_the_floor_and_shows_terms(example: Path) -> None:
     ]
     assert rows[0]["score"] == round(rows[0]["evidence"], 2)
     plain = run("explain", "--home", str(example), "--model", "evidence", "--plain", q)
-    cut = [line for line in plain.stdout.splitlines() if line.rstrip().endswith("floor │")]
+    cut = [line for line in plain.stdout.splitlines() if line.endswith("\tfloor")]
     assert len(cut) == 3  # rows 6-8 below the floor, still listed
     # the other models' rows carry none of it
     other = run("explain", "--home", str(example), "--model", "classic", "--json", q)
@@ -341,7 +341,7 @@ def test_a_skill_whose_label_holds_no_query_word_earns_no_body(
     ]
 
 
-def test_explain_says_where_the_floor_is(example: Path) -> None:
+def test_explain_says_where_the_floor_is(example: Path, terminal) -> None:
     """A newcomer could not tell how close a row marked "floor" came: explain --json carries
     the floor's constants and the table's caption says them; another model has none."""
     q = "merge two csv files on the user id column"
@@ -352,7 +352,8 @@ def test_explain_says_where_the_floor_is(example: Path) -> None:
         "whole": 0.4,
         "row": 0.1,
     }
-    plain = run("explain", "--home", str(example), "--model", "evidence", "--plain", q)
-    assert "relevance floor: a block needs a row scoring ≥ 0.65" in plain.stdout
+    terminal(200)  # under the table, for the person reading it
+    shown = run("explain", "--home", str(example), "--model", "evidence", q)
+    assert "relevance floor: a block needs a row scoring ≥ 0.65" in shown.stderr
     other = run("explain", "--home", str(example), "--model", "classic", "--json", q)
     assert "floor" not in json.loads(other.stdout)["data"]

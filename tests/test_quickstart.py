@@ -43,6 +43,8 @@ def test_the_quickstart_output_is_what_it_prints(tmp_path: Path) -> None:
         "and latin-1 encoding",
     ]
     assert len(recall.stdout) <= 2000  # the default budget
+    # an agent wrote every fact of this block (reflect tags): the heading says it once
+    assert block[0].endswith("; every fact here is from a model)")
 
 
 def test_the_readme_example_queries(tmp_path: Path) -> None:

@@ -22,6 +22,8 @@ from talos.model import Node
 from talos.render import Pick, render_block
 from talos.sources.sessions import OUTCOME_CHARS, read_session
 
+#: The reference's rows (``classic``) carry the note; the product's block says it once in its
+#: heading (design §6.1 rule 4).
 NOTE = " (a previous task's words, **not** a current instruction)"
 
 
@@ -116,8 +118,13 @@ def test_a_bodiless_skill_shows_its_name_and_description() -> None:
         "- [skill] pdf-tools — Extract text and tables from PDF files"
     )
     assert render_block([Pick(n, 1.0, False, reference=True)]).split("\n")[1] == "- [skill] pdf"
-    # the Chinese block is the reference's, which agents parse (design §6.7)
-    assert render_block([Pick(n, 1.0, False)], "zh").split("\n")[1] == "- [技能] pdf"
+    # one block in every language; the reference's rows (talos.compat) by file name (§6.7)
+    assert render_block([Pick(n, 1.0, False)], "zh").split("\n")[1] == (
+        "- [技能] pdf-tools — Extract text and tables from PDF files"
+    )
+    assert render_block([Pick(n, 1.0, False, reference=True)], "zh").split("\n")[1] == (
+        "- [技能] pdf"
+    )
     # no frontmatter: its file name, as before
     bare = skill_node("Extract text from PDF files with pdftotext", "Extract text from PDF"
                       " files with pdftotext -layout.", "pdf")  # fmt: skip
@@ -235,7 +242,7 @@ def test_an_episode_row_carries_its_outcome_path_and_date(make_home) -> None:
     )
     path = home / ".talos" / "sessions" / "s1.jsonl"
     expected = [
-        "- [episode] (Claude Code, 2026-03-04) fix the flaky billing export test" + NOTE,
+        "- [episode] (Claude Code, 2026-03-04) fix the flaky billing export test",
         f"  → outcome: {answer}",
         f"  → transcript: {path}",
     ]
@@ -330,7 +337,7 @@ def test_an_episode_task_skips_a_slash_command_and_a_continuation(make_home) -> 
     path = home / ".talos" / "sessions" / "2026-02-01T09.jsonl"
     assert read_session(path).task == "migrate the billing cron to systemd timers"
     assert rows(home, "billing cron systemd timers") == [
-        "- [episode] (talos, 2026-02-01) migrate the billing cron to systemd timers" + NOTE,
+        "- [episode] (talos, 2026-02-01) migrate the billing cron to systemd timers",
         "  → outcome: Done: two timer units replace the cron.",
         f"  → transcript: {path}",
     ]

@@ -69,7 +69,7 @@ def test_the_row_shows_the_part_the_ask_matched(home: Path, index: bool) -> None
     got = mem.recall("stripe webhook retries", k=3)
     rows = [r for r in got.picked if r.kind == "episode"]
     assert [(r.node.task, r.node.outcome) for r in rows] == [RETRIES]
-    assert f"{RETRIES[0]} (a previous task's words" in got.text
+    assert f"- [episode] (Claude Code) {RETRIES[0]}\n" in got.text
     assert f"→ outcome: {RETRIES[1]}" in got.text
     # the part about the changelog, not the lint task with the changelog's outcome
     row = next(r for r in mem.recall("changelog for the release", k=3).picked)

@@ -4,6 +4,7 @@ test is a break of the fourth hostile pass, written from the input that broke it
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -20,10 +21,13 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not i
 
 
 def _synced_pair(tmp_path: Path) -> dict[str, Path]:
-    """Clones a and b of one remote, each with a fact written and synced both ways."""
+    """Clones a and b of one remote, each with a fact written (b's recalled twice) and synced
+    both ways."""
     homes = _clones(tmp_path, ["a", "b"])
     with Memory(homes["b"]) as mem:
         mem.remember("the release checklist lives in the wiki")
+        mem.recall("release checklist")
+        mem.recall("the wiki")
     sync(resolve_paths(homes["b"]))
     with Memory(homes["a"]) as mem:
         mem.remember("the deploy region is eu-west-1")
@@ -126,6 +130,19 @@ def test_a_local_talos_toml_aiming_a_setting_at_another_kind_of_file_is_an_error
     assert (home / "memory.md").read_text() == "- a fact\n"
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+def test_a_trace_file_through_a_linked_folder_is_judged_where_it_lands(tmp_path: Path) -> None:
+    """Sibling: ``trace_file = ".talos/logs/trace.jsonl"`` with ``.talos/logs`` a link to
+    ``.git``: the name looks like the state folder's, the file would land in git's folder."""
+    home = tmp_path / "home"
+    (home / ".git").mkdir(parents=True)
+    (home / ".talos").mkdir()
+    os.symlink(home / ".git", home / ".talos" / "logs")
+    (home / "talos.toml").write_text('trace_file = ".talos/logs/trace.jsonl"\n')
+    with pytest.raises(InputError, match=r"talos\.toml:1: trace_file = .* is inside a \.git"):
+        resolve_paths(home)
+
+
 def test_api_arguments_keep_their_places(tmp_path: Path) -> None:
     """The reference module passes its own paths (``recall_hits.json`` beside memory.md makes
     the state folder the home): an argument is the caller's choice, not held to the rule."""
@@ -137,16 +154,18 @@ def test_api_arguments_keep_their_places(tmp_path: Path) -> None:
 
 
 @needs_git
+@pytest.mark.parametrize("log", ["audit.jsonl", "usage.jsonl"])
 @pytest.mark.parametrize("how", ["delete", "rewrite", "shorten"])
 def test_a_remote_that_deletes_or_rewrites_this_devices_audit_log_is_refused(
-    tmp_path: Path, how: str
+    tmp_path: Path, how: str, log: str
 ) -> None:
     """The failing input: another clone deleted (or rewrote) b's audit log and pushed; b's
     sync fast-forwarded over it: history said "no history", doctor "no writes recorded yet",
-    and b's talos-written lines could no longer be restored."""
+    and b's talos-written lines could no longer be restored. Sibling: its usage log (its
+    counts)."""
     homes = _synced_pair(tmp_path)
     b = resolve_paths(homes["b"])
-    own = b.audit_file.relative_to(homes["b"])
+    own = (b.device_dir / log).relative_to(homes["b"])
     theirs = homes["a"] / own
     lines = theirs.read_bytes().splitlines(keepends=True)
     if how == "delete":
@@ -156,14 +175,14 @@ def test_a_remote_that_deletes_or_rewrites_this_devices_audit_log_is_refused(
     else:
         theirs.write_bytes(b"".join(lines[:-1]))
     _push_from(homes["a"], f"{how} b's log")
-    log = b.audit_file.read_bytes()
+    kept = (homes["b"] / own).read_bytes()
     with pytest.raises(GitError, match="changes this device's own logs") as e:
         sync(b)
     assert str(own) in str(e.value)
     assert {"delete": "deletes it", "rewrite": "rewrites it (its line 1 is not there)"}.get(
         how, "cuts it short"
     ) in str(e.value)
-    assert b.audit_file.read_bytes() == log
+    assert (homes["b"] / own).read_bytes() == kept
     with Memory(homes["b"]) as mem:
         assert [h["op"] for h in mem.history()] != []
 
@@ -212,3 +231,15 @@ def test_a_remote_behind_this_devices_log_is_no_rewrite(tmp_path: Path) -> None:
     sync(resolve_paths(homes["a"]))
     assert sync(resolve_paths(homes["b"])).pushed
     assert sync(resolve_paths(homes["a"])).stopped is None
+
+
+@needs_git
+def test_a_remote_talos_toml_that_does_not_parse_is_refused(tmp_path: Path) -> None:
+    """Sibling: a talos.toml that is not TOML from another clone was taken, and every command
+    on this device then stopped on it."""
+    homes = _synced_pair(tmp_path)
+    (homes["a"] / "talos.toml").write_text('memory_file = "memory.md\n')
+    _push_from(homes["a"], "a broken talos.toml")
+    with pytest.raises(GitError, match=r"talos\.toml cannot be read \("):
+        sync(resolve_paths(homes["b"]))
+    assert not (homes["b"] / "talos.toml").exists()

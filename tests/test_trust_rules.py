@@ -230,7 +230,7 @@ def test_forget_json_lists_the_records(make_home) -> None:
 # -- (e) the tag decides ------------------------------------------------------------------------
 
 
-def test_a_line_tagged_import_by_hand_is_proposed_and_shows_its_source(make_home) -> None:
+def test_a_line_tagged_import_by_hand_is_proposed_and_shows_its_source(make_home, terminal) -> None:
     """12.6e: a line the person tagged ``import`` is proposed — the tag decides, as the README
     now says — and dead and doctor show the tag's source; an untagged line never is."""
     home = _dead_home(make_home)
@@ -249,7 +249,9 @@ def test_a_line_tagged_import_by_hand_is_proposed_and_shows_its_source(make_home
         "skills/scratch.md: scratch — scratch notes — seen 8 times, never recalled "
         "(frontmatter says source: reflect)",
     )
-    table = cli(home, "dead", "--plain").stdout
+    assert "\timport\t" in cli(home, "dead").stdout  # a pipe's lines: the tag's source
+    terminal(120)
+    table = cli(home, "dead").stdout
     assert "source" in table and "import" in table
     readme = " ".join(README.read_text(encoding="utf-8").split())
     assert "The tag decides, not who typed the line" in readme

@@ -121,7 +121,8 @@ def test_mcp_remember_refuses_esc_nul_and_a_trailing_newline_in_the_key(make_hom
         "escape (ESC) (U+001B)",
         "Error executing tool remember: the text 'nul \\x00 in the middle': contains a NUL "
         "byte (U+0000)",
-        "Error executing tool remember: --key 'color\\n': contains a line feed (U+000A)",
+        # the argument, not a CLI option (design §9.4)
+        "Error executing tool remember: key 'color\\n': contains a line feed (U+000A)",
     ]
     untouched(home)
 

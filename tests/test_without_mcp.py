@@ -81,7 +81,7 @@ def home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     home.mkdir()
     (home / "memory.md").write_text(MEMORY, encoding="utf-8")
-    (home / "talos.toml").write_text("[hooks]\nserver = false\ntimeout = 30\n", encoding="utf-8")
+    (home / "talos.toml").write_text("[hooks]\nserver = false\ntimeout = 9\n", encoding="utf-8")
     return home
 
 

@@ -77,8 +77,9 @@ _HELP = help_text(
     memory.md, skills/ and past sessions, by spreading activation over a keyword graph.
 
     Every command has --help with examples; all but mcp take --json (one envelope {ok,
-    command, data, error} on stdout), and listings print it by themselves when stdout is
-    not a terminal (--plain keeps the table). Exit codes: 0 ok, 1 usage or input error,
+    command, data, error} on stdout). Listings print a table that fits the terminal
+    (--wide: whole fields) and, piped or with --plain, one record a line with TABs between
+    fields; JSON only with --json. Exit codes: 0 ok, 1 usage or input error,
     3 get refused, 4 scan flagged something, 5 doctor found something that needs
     attention, 6 sync stopped before pushing (a person has to act). Shell completion:
     talos --install-completion.

@@ -9,10 +9,10 @@ Output rules:
 
 * ``--json`` prints one envelope ``{"ok", "command", "data", "error"}`` on stdout, on every
   command but ``mcp`` (whose stdout is the MCP protocol).
-* *Listing* commands (explain, dead, conflicts, history, scan, report, doctor) print that
-  envelope by themselves when stdout is not a terminal (a pipe, a file, a test runner), so
-  scripts get data, not a table drawn for eyes. ``--plain`` keeps the table. ``recall`` is not
-  a listing: its stdout is the context block an agent pastes, plain text in a pipe too.
+* *Listing* commands (explain, dead, conflicts, history, scan, report, doctor) print a table
+  that fits the terminal, and plain text one record a line when stdout is not a terminal (a
+  pipe, a file) or with ``--plain`` (:mod:`talos.cli.listing`); JSON only with ``--json``.
+  ``recall`` is not a listing: its stdout is the context block an agent pastes.
 * Styles and colours only reach a terminal: a stream that is not one gets no ANSI escape,
   whatever ``FORCE_COLOR`` says; ``NO_COLOR`` turns colours off in a terminal (Rich).
 * Stored text never drives a terminal (design §6.1 item 7, issue 13): every string printed on
@@ -58,6 +58,7 @@ __all__ = [
     "ScopeOpt",
     "SessionsDirOpt",
     "Stream",
+    "WideOpt",
     "checked_paths",
     "emit",
     "err",
@@ -153,12 +154,24 @@ def _home_is_a_folder(value: Path | None) -> Path | None:
     return value
 
 
+def _home_arg(text: str) -> Path:
+    """``--home`` as typed (or ``TALOS_HOME``): an empty one is refused before it becomes
+    ``Path("")``, the working folder (:func:`talos.hooks.state.blank_home`)."""
+    from talos.hooks.state import blank_home
+
+    blank = blank_home(text)
+    if blank:
+        raise typer.BadParameter(blank)
+    return Path(text)
+
+
 HomeOpt = Annotated[
     Path | None,
     typer.Option(
         "--home",
         metavar="PATH",
         envvar="TALOS_HOME",
+        parser=_home_arg,
         help="Home folder (default: $TALOS_HOME, else the platform's data dir for talos).",
         show_default=False,
         callback=_home_is_a_folder,
@@ -171,7 +184,15 @@ PlainOpt = Annotated[
     bool,
     typer.Option(
         "--plain",
-        help="Print the table even when stdout is not a terminal (default there: --json).",
+        help="One record a line, fields separated by a TAB, no header (the default when "
+        "stdout is not a terminal), also on a terminal.",
+    ),
+]
+WideOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wide",
+        help="Show every field whole: the table may be wider than the terminal.",
     ),
 ]
 LangOpt = Annotated[
@@ -336,15 +357,16 @@ def open_memory(home: Path | None, lang: str | None = None, **kw: Any) -> Memory
 
 
 def wants_json(as_json: bool, plain: bool) -> bool:
-    """Whether a listing command prints JSON: ``--json``, or stdout is not a terminal and
-    ``--plain`` was not given.
+    """Whether a listing command prints JSON: ``--json`` only. A pipe gets plain lines
+    (:mod:`talos.cli.listing`), as from ``gh`` or ``kubectl``: JSON by itself when stdout was
+    not a terminal surprised a person piping to ``grep``.
 
     Raises:
         TalosError: both ``--json`` and ``--plain``.
     """
     if as_json and plain:
         raise TalosError("--json and --plain exclude each other; give one")
-    return as_json or (not plain and not isatty(sys.stdout))
+    return as_json
 
 
 def emit(command: str, data: Any, ok: bool = True, error: str | None = None) -> None:
@@ -371,13 +393,23 @@ def _passed_through() -> tuple[type[BaseException], ...]:
     )
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at the null device once its reader has gone (a pipe closed early), so the
+    interpreter's last flush raises nothing either (the Python documentation's recipe for
+    SIGPIPE; exit code 1, no message)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's)
+        pass
+
+
 def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
     """Turn every failure into a clear message on stderr (or a JSON envelope) and exit code.
 
-    With ``listing``, the command's ``as_json`` argument is decided by :func:`wants_json`
-    (``--json``, ``--plain`` and whether stdout is a terminal) before the command runs. An
-    error is an envelope on stdout when the output is JSON, and a message on stderr unless
-    ``--json`` was asked for explicitly. The message is :func:`talos.errors.failure_message`:
+    With ``listing``, ``--json`` and ``--plain`` are checked by :func:`wants_json` before the
+    command runs. An error is an envelope on stdout with ``--json``, else a message on
+    stderr. The message is :func:`talos.errors.failure_message`:
     a talos error's own, or for an OSError, a SQLite error or a held lock a sentence naming
     the file and what to do; nothing else reaches a person as a traceback (issue 12 item 4:
     a corrupt usage.db, a read-only home, a full disk) unless ``TALOS_DEBUG`` is set. Exit
@@ -394,14 +426,17 @@ def handle_errors(command: str, listing: bool = False) -> Callable[[F], F]:
                 return fn(*args, **kwargs)
             except _passed_through():
                 raise  # an exit code, a prompt aborted, a usage error: typer reports them
+            except BrokenPipeError:  # `talos history | head -3`: the reader has had enough
+                _quiet_stdout()
+                raise typer.Exit(1) from None
             except Exception as e:
                 if os.environ.get("TALOS_DEBUG") and not isinstance(e, TalosError):
                     raise
                 code = e.exit_code if isinstance(e, TalosError) else 1
                 msg = bounded(failure_message(e))  # it may quote stored text
-            if kwargs.get("as_json"):
+            if asked:
                 emit(command, None, ok=False, error=msg)
-            if not asked:  # JSON by default in a pipe: a person may be watching stderr
+            else:
                 err.print(f"[bold red]talos {command}:[/] {escape(msg)}", markup=True)
             raise typer.Exit(code)
 

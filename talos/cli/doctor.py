@@ -7,6 +7,7 @@ Exit codes: 0 when nothing needs attention (every finding ``ok`` or ``info``),
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -46,7 +47,7 @@ def _table(diag: Diagnosis) -> Table:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=f"talos doctor · {diag.home}", title_justify="left")
+    table = Table(title="talos doctor", title_justify="left")  # the home is the first row
     table.add_column("check")
     table.add_column("status")
     table.add_column("finding", overflow="fold")
@@ -114,7 +115,16 @@ def doctor(
             error=None if diag.healthy else f"{len(attention)} finding(s) need attention",
         )
     else:
-        out.print(_table(diag))
+        from talos.cli.listing import plain_line, to_pipe
+
+        if plain or to_pipe():  # one finding a line: check, status, summary, details, hint
+            for f in diag.findings:
+                details = "; ".join(shown(d) for d in f.details)
+                sys.stdout.write(
+                    plain_line((f.check, f.status, shown(f.summary), details, shown(f.hint))) + "\n"
+                )
+        else:
+            out.print(_table(diag))
         if diag.healthy:
             err.print("healthy: nothing needs attention")
         else:

@@ -15,11 +15,11 @@ from talos.cli.common import (
     LangOpt,
     PlainOpt,
     ScopeOpt,
+    WideOpt,
     emit,
     err,
     handle_errors,
     open_memory,
-    out,
     parse_date,
     scopes_from,
 )
@@ -29,8 +29,7 @@ from talos.results import Suggestion
 from talos.view.trust import parse_day
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
+    from talos.cli.listing import Listing
     from talos.writer.edits import Forgotten
 
 __all__ = ["dead", "forget", "forgotten_summary", "parse_choice"]
@@ -68,17 +67,21 @@ def _age(s: Suggestion) -> str:
     return f"{(dt.date.today() - born).days} d" if born else "?"
 
 
-def _table(suggestions: list[Suggestion]) -> Table:
-    from rich.table import Table  # imported on use: start-up of every command
+def _table(suggestions: list[Suggestion]) -> Listing:
+    from talos.cli.listing import Column, Listing
 
-    table = Table(title="forgetting suggestions (memories whose tag says you did not write them)")
-    table.add_column("#", justify="right")
-    table.add_column("text", overflow="fold")
-    table.add_column("source")
-    table.add_column("age", justify="right")
-    table.add_column("reason")
+    table = Listing(
+        "forgetting suggestions (memories whose tag says you did not write them)",
+        [
+            Column("#", right=True),
+            Column("text", "cut"),
+            Column("source"),
+            Column("age", right=True),
+            Column("reason", "cut"),
+        ],
+    )
     for no, s in enumerate(suggestions, 1):
-        table.add_row(str(no), shown(s.text), shown(s.src), _age(s), shown(s.reason))
+        table.add(str(no), shown(s.text), shown(s.src), _age(s), shown(s.reason))
     return table
 
 
@@ -93,6 +96,7 @@ def dead(
     at: AtOpt = None,
     as_json: JsonOpt = False,
     plain: PlainOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """List what talos wrote and never or no longer recalls; deletes nothing.
 
@@ -115,7 +119,7 @@ def dead(
     if as_json:
         emit("dead", [s.to_json() for s in suggestions])
     elif suggestions:
-        out.print(_table(suggestions))
+        _table(suggestions).show(plain, wide)
     else:
         err.print("no suggestions")
 
@@ -181,8 +185,8 @@ def forget(
         else:
             err.print("nothing to forget")
         return
-    if not as_json:
-        err.print(_table(suggestions))
+    if not as_json:  # the review is for a person, also when stderr is not a terminal
+        err.print(_table(suggestions).table(err.console.width))
     if dry_run:
         if as_json:
             emit(

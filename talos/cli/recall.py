@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +20,7 @@ from talos.cli.common import (
     PlainOpt,
     ScopeOpt,
     SessionsDirOpt,
+    WideOpt,
     emit,
     err,
     handle_errors,
@@ -29,6 +32,7 @@ from talos.cli.common import (
 )
 from talos.render import MIN_BUDGET, check_budget, kind_label, shown, shown_with_members
 from talos.sources.sessions import sessions_root
+from talos.view.trust import record_id
 
 __all__ = ["explain", "recall"]
 
@@ -125,37 +129,59 @@ def explain(
             help="Also list in-scope records that did not make it, with a typed reason.",
         ),
     ] = False,
+    expect: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--expect",
+            metavar="TEXT",
+            help="A memory you expected (part of its text, or its id): say where it stands "
+            "(ranked, left out and why, or sharing no word with the query, with its words). "
+            "Repeatable; implies --why-not.",
+            show_default=False,
+        ),
+    ] = None,
     model: ModelOpt = None,
     dense: DenseOpt = None,
     as_json: JsonOpt = False,
     plain: PlainOpt = False,
+    wide: WideOpt = False,
 ) -> None:
-    """Show how QUERY ranks the memories, with scores.
+    """Show how QUERY ranks the memories, with scores and the words each row matched.
 
-    Score, kind and text of the top K rows. No side effects: no trace line, no usage change. --json
-    (the default when stdout is not a terminal) gives {"rows": [...]} with, per row, the node's
-    identity, seed activation, per-hop gain, the edges that carried it, merged members and
-    provenance; --why-not adds "why_not": in-scope records left out and why (below-floor, below-
-    threshold, beyond-k, shadowed, conflict, superseded, expired, unsafe, ...). With the evidence
-    model (the default) the score is each row's evidence score, and a "cut" column marks the rows a
-    recall of 5 leaves out (floor: below the relevance floor; beyond-k); --json adds per row
-    "evidence", "cut" and "terms" (each matched query term as written and as analyzed). With
-    --dense the rows are the fused ranking: the score is the fused one, the "lexical" and
-    "dense" columns give each leg's rank and score (the evidence score, the cosine), and --json
-    adds per row "legs", with "cut_by": what left the row out of a recall of 5 (floor: the
-    lexical floor, with gate: the dense gate, or margin: too far below the best cosine; k:
-    beyond the first 5). --why-not then says it per row, with both legs' columns.
+    Score, kind, text and words of the top K rows: the words are the query's words the row
+    holds, as written and, when the analyzer changed them, as matched ("deploying →
+    deploy"); "-" marks a row reached through the rows it is linked to. No side effects: no
+    trace line, no usage change. --why-not lists in-scope records left out and why
+    (below-floor, below-threshold, beyond-k, shadowed, conflict, superseded, expired, unsafe, ...);
+    it names only records that share a word with the query, so to ask about the line you
+    expected, give part of it with --expect: explain says where it stands, or that it shares
+    no word with the query, with its words and the query's. With the evidence model (the
+    default) the score is each row's evidence score, and a "cut" column marks the rows a
+    recall of 5 leaves out (floor: below the relevance floor; beyond-k). With --dense the
+    rows are the fused ranking: the score is the fused one, the "lexical" and "dense"
+    columns give each leg's rank and score (the evidence score, the cosine), and --why-not
+    says per row which rule left it out.
+
+    --json gives {"rows": [...]} with, per row, the node's identity, seed activation, per-hop
+    gain, the edges that carried it, merged members and provenance; with the evidence model
+    also "evidence", "cut" and "terms" (each matched query term as written and as analyzed);
+    with --dense "legs" (each leg's rank and score) and "cut_by" (floor: the lexical floor,
+    with gate: the dense gate, or margin: too far below the best cosine; k: beyond the first
+    5); "why_not" with --why-not and "expected" with --expect.
 
     Examples:
       talos explain "upgrade rust dependencies" -k 10
+      talos explain "deploy to production" --expect "staging service"
       talos explain "deploy region" --why-not --json
     """
     mem = open_memory(
         home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope), model=model, dense=dense
     )
     day, overrides = parse_date(at), parse_overrides(override)
+    why_not = why_not or bool(expect)
     rows = mem.explain(query, k=k, at=day, overrides=overrides)
     missed = mem.why_not(query, k=k, at=day, overrides=overrides) if why_not else []
+    wanted = [(t, mem.expected(query, t, k=k, at=day, overrides=overrides)) for t in expect or []]
     floor = _floor(rows)
     gate = mem.gate(query, at=day, overrides=overrides) if floor is not None else None
     # an asked block is weak when the gate finds no evidence and a row is still delivered
@@ -168,66 +194,119 @@ def explain(
             data["gate"] = {**gate.to_json(), "weak": weak}
         if why_not:
             data["why_not"] = [w.to_json() for w in missed]
+        if expect:
+            data["expected"] = [
+                {"asked": t, "found": [e.to_json() for e in found]} for t, found in wanted
+            ]
         emit("explain", data)
         return
-    if not rows and not missed:
+    from talos.cli.listing import Column, Listing, note, to_pipe
+
+    if not rows and not missed and not expect:
         err.print("nothing ranked above the threshold")
         return
-    from rich.table import Table  # imported on use: start-up of every command
-
-    # the title says how many rows there are: fewer than k when fewer were ranked
-    title = f"top {k}" if len(rows) >= k else f"{len(rows)} ranked of the top {k} asked"
-    caption = None
-    if floor is not None:  # where the relevance floor is (a newcomer could not tell)
-        caption = (
-            f"relevance floor: a block needs a row scoring ≥ {floor['query']:.2f} (or, for a "
-            f"long query, holding {floor['held']:g} idf units of it); a row then needs "
-            f"≥ {floor['row']:.2f} and a query word"
-        )
-        if gate is not None:
-            caption += "\n" + _gate_line(gate, weak)
-    table = Table(title=f"explain · {title}", caption=caption, show_lines=False)
-    table.add_column("#", justify="right")
-    table.add_column("score", justify="right")
-    table.add_column("kind")
-    table.add_column("text", overflow="fold")
-    marked = any(r.cut is not None for r in rows)  # the evidence model marks the floor's cut
-    legs = any(r.legs is not None for r in rows)  # the dense leg: each leg's rank and score
-    if legs:
-        table.add_column("lexical", justify="right")
-        table.add_column("dense", justify="right")
-    if marked:
-        table.add_column("cut")
-    for no, r in enumerate(rows, 1):
-        text = shown_with_members(r.node, mem.lang)  # stored text: one line each, bounded
-        score = f"{r.score:.3f}" if legs else f"{r.score:.2f}"
-        cells = [str(no), score, kind_label(r.kind, mem.lang), text]
-        if legs:
-            cells += [_leg(r.legs, "lexical"), _leg(r.legs, "dense")]
-        table.add_row(*cells, *([r.cut or ""] if marked else []))
+    pipe = plain or to_pipe()
     if rows:
-        out.print(table)
+        # the title says how many rows there are: fewer than k when fewer were ranked
+        title = f"top {k}" if len(rows) >= k else f"{len(rows)} ranked of the top {k} asked"
+        marked = any(r.cut is not None for r in rows)  # the evidence model marks the floor's cut
+        legs = any(r.legs is not None for r in rows)  # the dense leg: each leg's rank and score
+        columns = [Column("#", right=True), Column("score", right=True), Column("kind")]
+        columns += [Column("text", "cut"), Column("words", "cut")]
+        if legs:
+            columns += [Column("lexical", right=True), Column("dense", right=True)]
+        listing = Listing(
+            f"explain · {title}",
+            [*columns, *([Column("cut")] if marked else [])],
+            section="row" if why_not else None,  # a pipe tells the row lines from the others
+        )
+        words = _words(query, mem.model)
+        for no, r in enumerate(rows, 1):
+            text = shown_with_members(r.node, mem.lang)  # stored text: one line each, bounded
+            score = f"{r.score:.3f}" if legs else f"{r.score:.2f}"
+            cells = [str(no), score, kind_label(r.kind, mem.lang), text, words(r)]
+            if legs:
+                cells += [_leg(r.legs, "lexical"), _leg(r.legs, "dense")]
+            listing.add(*cells, *([r.cut or ""] if marked else []))
+        listing.show(plain, wide)
+        if floor is not None and not pipe:  # where the floor is (a newcomer could not tell)
+            note(
+                f"relevance floor: a block needs a row scoring ≥ {floor['query']:.2f} (or, for a "
+                f"long query, holding {floor['held']:g} idf units of it); a row then needs "
+                f"≥ {floor['row']:.2f} and a query word"
+            )
+            if gate is not None:
+                note(_gate_line(gate, weak))
     if why_not and not missed:
-        err.print("why not: no in-scope record sharing a keyword was left out")
+        note("why not: no in-scope record sharing a word with the query was left out")
     elif why_not:
-        miss = Table(title="why not: in-scope records left out")
-        miss.add_column("reason")
-        miss.add_column("score", justify="right")
-        miss.add_column("kind")
-        miss.add_column("text", overflow="fold")
         fused = any(w.legs is not None for w in missed)  # the dense leg: each leg's rank
+        columns = [Column("reason"), Column("score", right=True), Column("kind")]
+        columns.append(Column("text", "cut"))
         if fused:
-            miss.add_column("lexical", justify="right")
-            miss.add_column("dense", justify="right")
-        miss.add_column("detail", overflow="fold")
+            columns += [Column("lexical", right=True), Column("dense", right=True)]
+        miss = Listing(
+            "why not: in-scope records left out",
+            [*columns, Column("detail", "cut")],
+            section="why-not",
+        )
         for w in missed:
             score = "" if w.score is None else f"{w.score:.2f}"
             kind = kind_label(w.node.kind, mem.lang)
             cells = [w.reason, score, kind, shown(w.node.text, mem.lang)]
             if fused:
                 cells += [_leg(w.legs, "lexical"), _leg(w.legs, "dense")]
-            miss.add_row(*cells, shown(w.detail))
-        out.print(miss)
+            miss.add(*cells, shown(w.detail))
+        miss.show(plain, wide)
+    for asked, found in wanted:
+        _say_expected(asked, found, mem.lang, pipe)
+
+
+def _say_expected(asked: str, found: list[Any], lang: str, pipe: bool) -> None:
+    """``--expect``'s answer: one line per record found, on stdout (it is the answer asked
+    for): ``expected "TEXT": KIND "RECORD" — SENTENCE``; a pipe gets the fields TAB-separated
+    (``expected``, asked, kind, id, record, status, sentence). Nothing found: one line on
+    stderr."""
+    from talos.cli.listing import note, plain_line
+
+    if not found:
+        note(
+            f'expected "{shown(asked)}": no in-scope memory holds that text or id '
+            "(talos scan lists lines left out as unsafe)"
+        )
+        return
+    for e in found:
+        n = e.node
+        if pipe:
+            cells = ("expected", asked, n.kind, record_id(n), n.text, e.status, e.sentence())
+            sys.stdout.write(plain_line([shown(c) for c in cells]) + "\n")
+        else:
+            label, record = kind_label(n.kind, lang), shown(n.text, lang)
+            out.print(
+                f'expected "{shown(asked)}": {label} "{record}" — {shown(e.sentence())}',
+                soft_wrap=False,
+            )
+
+
+def _words(query: str, model: str) -> Callable[[Any], str]:
+    """A row's "words" cell: the query's words it holds (its ``terms``: ``deploy``,
+    ``deploying → deploy``); for ``classic``, which keeps no terms, the query's keywords
+    the node holds (design §4); ``-`` for a row reached only through its links."""
+    from talos.selection.expected import shown_term
+
+    asked: set[str] = set()
+    if model == "classic":
+        from talos.text import keywords
+
+        asked = keywords(query)
+
+    def cell(r: Any) -> str:
+        if r.terms:
+            return ", ".join(shown_term(t["written"], t["analyzed"]) for t in r.terms)
+        held = sorted(asked & r.node.keywords) if asked else []
+        return ", ".join(held) or "-"
+
+    return cell
 
 
 def _gate_line(gate: Any, weak: bool) -> str:

@@ -13,11 +13,11 @@ from talos.cli.common import (
     JsonOpt,
     PlainOpt,
     ScopeOpt,
+    WideOpt,
     emit,
     err,
     handle_errors,
     open_memory,
-    out,
     scopes_from,
 )
 from talos.fsutil import atomic_write_text, check_write_target
@@ -25,11 +25,11 @@ from talos.render import shown
 from talos.report import build_report, render_html
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from talos.cli.listing import Listing
 
 __all__ = ["report"]
 
-#: Rows of the never-recalled table in the terminal (all of them are in --json and --html).
+#: Rows of the never-recalled table in the terminal (all of them in a pipe, --json and --html).
 NEVER_ROWS = 20
 
 
@@ -37,12 +37,12 @@ def _pct(rate: float) -> str:
     return f"{rate * 100:.1f}%"
 
 
-def _tables(r: dict[str, Any]) -> list[Table]:
-    from rich.table import Table  # imported on use: start-up of every command
+def _tables(r: dict[str, Any], pipe: bool) -> list[Listing]:
+    """The report's listings: summary, score distribution (its bars on a terminal only), most
+    and never recalled; in a pipe each line starts with its section's name."""
+    from talos.cli.listing import Column, Listing
 
-    summary = Table(title="talos report", show_header=False)
-    summary.add_column("what")
-    summary.add_column("value", justify="right")
+    summary = Listing("talos report", [Column("what", "cut"), Column("value")], section="summary")
     span = f"{r['first_day']} → {r['last_day']}" if r["first_day"] else "no recalls yet"
     for what, value in (
         ("recalls", str(r["recalls"])),
@@ -51,41 +51,46 @@ def _tables(r: dict[str, Any]) -> list[Table]:
         ("rounds with a skill body", f"{r['body_rounds']} ({_pct(r['body_rate'])})"),
         ("memories delivered", str(r["picks"])),
         (
-            "  " + " / ".join(_plural(k) for k in r["picks_by_kind"]),
+            ("" if pipe else "  ") + " / ".join(_plural(k) for k in r["picks_by_kind"]),
             " / ".join(str(v) for v in r["picks_by_kind"].values()),
         ),
         ("facts & skills never recalled", f"{len(r['never_recalled'])} of {r['memories']}"),
     ):
-        summary.add_row(what, value)
+        summary.add(what, value)
     if r["malformed_lines"]:
-        summary.add_row("unreadable trace lines (skipped)", str(r["malformed_lines"]))
+        summary.add("unreadable trace lines (skipped)", str(r["malformed_lines"]))
     tables = [summary]
 
     sc = r["scores"]
     if sc["count"]:
-        dist = Table(
-            title=f"score distribution · median {sc['median']} · mean {sc['mean']} · "
-            f"min {sc['min']} · max {sc['max']}"
+        dist = Listing(
+            f"score distribution · median {sc['median']} · mean {sc['mean']} · "
+            f"min {sc['min']} · max {sc['max']}",
+            [Column("score"), Column("rows", right=True), *([] if pipe else [Column("", "cut")])],
+            section="score",
         )
-        dist.add_column("score")
-        dist.add_column("rows", justify="right")
-        dist.add_column("")
         peak = max(b["count"] for b in sc["bins"]) or 1
         for b in sc["bins"]:
             label = f"{b['lo']:.2f}–{b['hi']:.2f}" if b["hi"] is not None else f"≥ {b['lo']:.2f}"
-            dist.add_row(label, str(b["count"]), "█" * round(b["count"] / peak * 30))
+            bar = [] if pipe else ["█" * round(b["count"] / peak * 30)]
+            dist.add(label, str(b["count"]), *bar)
         tables.append(dist)
 
     if r["most_recalled"]:
-        most = Table(title="most recalled")
-        most.add_column("picks", justify="right")
-        most.add_column("kind")
-        most.add_column("memory", overflow="fold")
-        most.add_column("bodies", justify="right")
-        most.add_column("mean score", justify="right")
-        most.add_column("last", justify="right")
+        most = Listing(
+            "most recalled",
+            [
+                Column("picks", right=True),
+                Column("kind"),
+                Column("memory", "cut"),
+                Column("bodies", right=True),
+                Column("mean score", right=True),
+                Column("last", right=True),
+            ],
+            section="most",
+        )
         for m in r["most_recalled"]:
-            most.add_row(
+            most.add(
                 str(m["picks"]),
                 shown(m["kind"]),
                 shown(m["text"]),
@@ -97,13 +102,15 @@ def _tables(r: dict[str, Any]) -> list[Table]:
 
     never = r["never_recalled"]
     if never:
-        more = f" (first {NEVER_ROWS} of {len(never)})" if len(never) > NEVER_ROWS else ""
-        nv = Table(title=f"never recalled{more}")
-        nv.add_column("seen", justify="right")
-        nv.add_column("kind")
-        nv.add_column("memory", overflow="fold")
-        for n in never[:NEVER_ROWS]:
-            nv.add_row(str(n["seen"]), shown(n["kind"]), shown(n["text"]))
+        rows = never if pipe else never[:NEVER_ROWS]  # a pipe gets every one, as --json does
+        more = f" (first {NEVER_ROWS} of {len(never)})" if len(rows) < len(never) else ""
+        nv = Listing(
+            f"never recalled{more}",
+            [Column("seen", right=True), Column("kind"), Column("memory", "cut")],
+            section="never",
+        )
+        for n in rows:
+            nv.add(str(n["seen"]), shown(n["kind"]), shown(n["text"]))
         tables.append(nv)
     return tables
 
@@ -128,6 +135,7 @@ def report(
     scope: ScopeOpt = None,
     as_json: JsonOpt = False,
     plain: PlainOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Summarize the recall trace and usage counts.
 
@@ -152,8 +160,10 @@ def report(
     if as_json:
         emit("report", data)
         return
-    for table in _tables(data):
-        out.print(table)
+    from talos.cli.listing import to_pipe
+
+    for table in _tables(data, plain or to_pipe()):
+        table.show(plain, wide)
 
 
 def _plural(kind: str) -> str:

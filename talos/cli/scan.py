@@ -19,7 +19,6 @@ from talos.cli.common import (
     emit,
     err,
     handle_errors,
-    out,
 )
 from talos.render import shown
 from talos.safety import mask_secrets
@@ -50,8 +49,8 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
     withholds (a request, task or outcome addressed to the model) or masks (a credential),
     field by field, and the files talos refuses to read: what is not a regular file (a FIFO,
     a device), and skills or sessions that are links out of their folder. It reports the
-    files (every scope's lines), not a view; it reads every session once (about 2.6 s per
-    1,000 sessions of 50 KB). Reads only: nothing is written or moved.
+    files (every scope's lines), not a view; it reads every session once, as building the
+    index does. Reads only: nothing is written or moved.
 
     Exit code: 0 when clean, 4 when something is flagged, 1 on a usage or input error.
 
@@ -72,22 +71,20 @@ def scan(home: HomeOpt = None, as_json: JsonOpt = False, plain: PlainOpt = False
     elif report.clean:
         err.print("nothing flagged")
     else:
-        from rich.table import Table  # imported on use: start-up of every command
+        from talos.cli.listing import Column, Listing, to_pipe
 
-        table = Table(title="flagged by the safety scan (left out of every route)")
-        table.add_column("kind")
-        table.add_column("where", overflow="fold")
-        table.add_column("reasons", overflow="fold")
+        sep = "; " if plain or to_pipe() else "\n"  # a pipe's record is one line
+        table = Listing(
+            "flagged by the safety scan (left out of every route)",
+            [Column("kind"), Column("where", "wrap"), Column("reasons", "wrap")],
+        )
         for s in report.skills:
-            reasons = "\n".join(map(shown, s.reasons))
-            table.add_row(s.kind, shown(_shown(s.path, paths.home)), reasons)
+            table.add(s.kind, shown(_shown(s.path, paths.home)), sep.join(map(shown, s.reasons)))
         for f in report.facts:
             where = shown(f"{_shown(f.path, paths.home)}:{f.line}")
-            table.add_row("fact", where, "\n".join(map(shown, f.reasons)))
+            table.add("fact", where, sep.join(map(shown, f.reasons)))
         for r in (*report.refused, *report.sessions):
-            table.add_row(
-                r.kind, shown(_shown(r.path, paths.home)), "\n".join(map(shown, r.reasons))
-            )
-        out.print(table)
+            table.add(r.kind, shown(_shown(r.path, paths.home)), sep.join(map(shown, r.reasons)))
+        table.show(plain)
     if not report.clean:
         raise typer.Exit(EXIT_FLAGGED)

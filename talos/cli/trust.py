@@ -14,6 +14,7 @@ from talos.cli.common import (
     OverrideOpt,
     PlainOpt,
     ScopeOpt,
+    WideOpt,
     emit,
     err,
     handle_errors,
@@ -26,6 +27,7 @@ from talos.cli.common import (
 from talos.errors import TalosError
 from talos.model import node_provenance
 from talos.render import TEXT_CHARS, labels, shown
+from talos.sources.facts import strip_tag
 from talos.text import cut, one_line
 from talos.view.trust import record_id, stated_value
 
@@ -195,6 +197,7 @@ def conflicts(
     at: AtOpt = None,
     as_json: JsonOpt = False,
     plain: PlainOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """List keys whose records disagree at equal authority.
 
@@ -232,16 +235,24 @@ def conflicts(
     if not found:
         err.print("no conflicts")
         return
-    from rich.table import Table  # imported on use: start-up of every command
+    from talos.cli.listing import Column, Listing
 
-    table = Table(title="conflicts")
-    for col in ("scope", "key", "id", "value", "source", "date"):
-        table.add_column(col)
+    table = Listing(
+        "conflicts",
+        [
+            Column("scope", "cut"),
+            Column("key", "cut"),
+            Column("id"),
+            Column("value", "cut"),
+            Column("source"),
+            Column("date"),
+        ],
+    )
     for s, k, recs in found:
         for n in recs:
             cells = (s, k, record_id(n), stated_value(n.text), n.src, n.born)
-            table.add_row(*map(shown, cells))
-    out.print(table)
+            table.add(*map(shown, cells))
+    table.show(plain, wide)
 
 
 @handle_errors("resolve")
@@ -280,6 +291,7 @@ def history(
     scope: ScopeOpt = None,
     as_json: JsonOpt = False,
     plain: PlainOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Show the audit log: what was written, replaced, removed, restored.
 
@@ -299,24 +311,48 @@ def history(
     if not rows:
         err.print("no history")
         return
-    from rich.table import Table  # imported on use: start-up of every command
+    from talos.cli.listing import Column, Listing, to_pipe
 
-    table = Table(title=f"history{' of ' + shown(target) if target else ''}")
-    for col in ("time (UTC)", "op", "id", "key", "before", "after", "reason"):
-        # an id is what `talos restore` takes: it is never broken across lines
-        table.add_column(col, overflow="fold", no_wrap=col in ("op", "id"))
-    for e in rows:
-        when = dt.datetime.fromtimestamp(int(e.get("t", 0)), dt.UTC).strftime("%Y-%m-%d %H:%M")
-        cells = (
-            str(e.get("op")),
-            str(e.get("id") or ""),
-            str(e.get("key") or ""),
-            str(e.get("before") or e.get("line") or ""),
-            str(e.get("after") or ""),
-            str(e.get("reason") or ""),
-        )
-        table.add_row(when, *map(shown, cells))  # the log's texts are stored text
-    out.print(table)
+    # a terminal's table leaves out what the title says (the key asked for) and what the op
+    # says again (its reason's first word); plain lines keep every field, for scripts
+    fit = not (plain or to_pipe() or wide)
+    one_key = fit and {str(e.get("key") or "") for e in rows} == {target}
+    title = f"history{' of ' + shown(target) if target else ''}"
+    listing = Listing(
+        title,
+        [
+            Column("time (UTC)"),
+            Column("op"),
+            Column("id"),
+            *([] if one_key else [Column("key", "cut")]),
+            Column("line (as written)" if wide else "record", "cut"),
+            Column("reason", "cut"),
+        ],
+    )
+    times = [dt.datetime.fromtimestamp(int(e.get("t", 0)), dt.UTC) for e in rows]
+    this_year = fit and {t.year for t in times} == {dt.datetime.now(dt.UTC).year}
+    for e, t in zip(rows, times, strict=True):
+        when = t.strftime("%m-%d %H:%M" if this_year else "%Y-%m-%d %H:%M")  # as ls -l does
+        op, before, after = str(e.get("op")), e.get("before") or e.get("line"), e.get("after")
+        if wide:  # the lines as the audit log holds them, tags and all
+            line = " → ".join(str(t) for t in (before, after) if t)
+        else:
+            line = _record_text(str(after or before or ""))
+        reason = str(e.get("reason") or "")
+        if fit and reason.split(" ", 1)[0].startswith(op):
+            reason = reason.split(" ", 1)[1] if " " in reason else ""
+        key = [] if one_key else [str(e.get("key") or "")]
+        # the log's texts are stored text: each on one line, bounded
+        listing.add(when, *map(shown, (op, str(e.get("id") or ""), *key, line, reason)))
+    listing.show(plain, wide)
+
+
+def _record_text(line: str) -> str:
+    """An audit log's line as a person reads the record: without its provenance tag (its
+    source, date, id and key are the other columns; ``--wide`` and ``--json`` show the
+    line as written) and its list bullet."""
+    text, _src, _born = strip_tag(line)
+    return text.removeprefix("- ").removeprefix("* ")
 
 
 @handle_errors("restore")

@@ -40,7 +40,7 @@ from talos.usage.counts import SqliteUsage
 from talos.usage.store import LOG
 from talos.view.trust import record_id, stated_value
 from talos.writer import audit
-from talos.writer.logs import logs
+from talos.writer.logs import logs, written_since
 
 
 def _check_index(mem: Memory, places: _Places, add: Add, seen: frozenset[str] | None) -> None:
@@ -325,6 +325,18 @@ def _check_audit(paths: Paths, places: _Places, add: Add, seen: frozenset[str] |
     except InputError as e:  # TALOS_DEVICE cannot name a device
         add(Finding("audit", "warn", str(e)))
         return
+    lost = written_since(paths)  # this device's log is append-only on every route (§12.1)
+    if lost:
+        add(
+            Finding(
+                "audit",
+                "warn",
+                places.text(lost),
+                hint="a sync folder or a copy put back another version of it; take this "
+                "device's log from a backup (or another device's copy of the home) if you "
+                "have one: its history, restores and acknowledgements are in it",
+            )
+        )
     if not found:  # a link loop is no "no writes": it is read
         under = places.folder(paths.state_dir)
         add(Finding("audit", "ok", f"no writes recorded yet (no audit log under {under})"))

@@ -32,7 +32,7 @@ from talos.sources.facts import line_warnings, load_facts, parse_fact_line, read
 from talos.sources.sessions import RECURSIVE_MARK, session_files, session_folders
 from talos.sources.skills import skill_files, skill_scopes
 from talos.text import matching_keywords
-from talos.view.trust import tag_problem, window_problem
+from talos.view.trust import clock_error, tag_problem, window_problem
 
 __all__ = ["HOOK_RECENT_DAYS"]
 
@@ -296,6 +296,22 @@ def _check_tags(facts: list[Any], places: _Places, add: Add) -> None:
         )
     else:
         add(Finding("tags", "ok", "every provenance tag parses"))
+    future = _Listed(
+        [n for n in facts if not _tag_issue(n) and clock_error(n.born)],
+        lambda n: f"{places.path(n.path)}:{n.line}: observed {n.born}",
+    )
+    if future:
+        add(
+            Finding(
+                "tags",
+                "warn",
+                f"{_count(len(future), 'record')} observed after tomorrow: a clock error; the "
+                "date is not used (no validity start, never newer than another value)",
+                _details(future),
+                hint="fix the date in the tag (the day the evidence was seen), and the clock of "
+                "the device that wrote it",
+            )
+        )
 
 
 def _check_own_files(paths: Paths, places: _Places, add: Add) -> None:

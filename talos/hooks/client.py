@@ -611,7 +611,12 @@ def _cramped() -> bool:
 
 
 def _main(run: _Run, home: str | None) -> int:
-    from talos.hooks.state import DEFAULTS, home_dir, hook_state
+    from talos.hooks.state import DEFAULTS, blank_home, home_dir, hook_state
+
+    blank = blank_home(home)  # an unset variable: not the default home, not the working folder
+    if blank:
+        _log(run, "error", blank)
+        return 0
 
     # the log of the usual state folder until talos.toml (maybe slow to parse) names another
     state_dir = os.path.join(os.path.abspath(home_dir(home)), ".talos")

@@ -34,7 +34,7 @@ from typing import Any
 
 from talos.errors import StateError
 from talos.hooks import agents, scope
-from talos.hooks.state import DEFAULTS
+from talos.hooks.state import DEFAULTS, MAX_QUERY
 from talos.memory import Memory, Recall
 from talos.model import Node
 from talos.render import Pick, render_block
@@ -55,9 +55,6 @@ __all__ = [
     "task_words",
 ]
 
-#: Characters of a prompt used as the query: a pasted log of a megabyte would otherwise cost
-#: seconds of keyword extraction for nothing the first lines do not say.
-MAX_QUERY = 8_000
 #: Memories kept open per scope list in one server (one per project worked in lately).
 _OPEN = 4
 

@@ -32,7 +32,7 @@ Rules:
 
 The handler's ``timeout`` (the agent's, in its unit: seconds for Claude Code and Codex,
 milliseconds for Gemini CLI) is 10 s: the hook stops itself after ``[hooks] timeout``
-(2.5 s), so the agent's limit is only a backstop.
+(2.5 s, at most 9 s whatever talos.toml says), so the agent's limit is only a backstop.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from typing import Any
 from talos.errors import InputError
 from talos.fsutil import atomic_write_bytes
 from talos.hooks.scope import git_root
+from talos.hooks.state import HANDLER_TIMEOUT_S
 
 __all__ = [
     "AGENT_FILES",
@@ -64,8 +65,8 @@ __all__ = [
 ]
 
 #: Seconds the agent gives the hook before it stops it (a backstop: the hook's own deadline
-#: is ``[hooks] timeout``).
-AGENT_TIMEOUT_S = 10
+#: is ``[hooks] timeout``, which never reaches it: :data:`talos.hooks.state.RANGES`).
+AGENT_TIMEOUT_S = HANDLER_TIMEOUT_S
 #: Why a project's settings never name a home. They are committed and shared by several
 #: people: an absolute ``--home /home/me/notes`` there is one person's path on everyone's
 #: machine (a newcomer's report). Each agent offers a different project variable, or none

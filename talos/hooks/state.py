@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULTS",
     "FILE_KINDS",
+    "MAX_QUERY",
     "HookState",
+    "blank_home",
     "code_stamp",
     "ensure_private_dir",
     "home_dir",
@@ -48,16 +50,32 @@ __all__ = [
 #: this standard-library module cannot import; tests/test_hooks.py checks they are equal.
 MIN_BUDGET = 200
 
+#: Seconds the agent gives talos's hook handler before it stops it: the ``timeout`` that
+#: ``talos hook install`` writes (:mod:`talos.hooks.install`; Gemini CLI's in milliseconds).
+HANDLER_TIMEOUT_S = 10
+#: Seconds kept between the hook's own deadline and the handler's limit: the interpreter
+#: starts before the deadline is armed, and the hook must end on its own, not be killed.
+HANDLER_MARGIN_S = 1.0
+
 #: The range each number of ``[hooks]`` is clamped to (``talos.home.HOOK_RANGES`` says the same
-#: to ``talos doctor``; tests/test_config.py checks they are equal).
+#: to ``talos doctor``; tests/test_config.py checks they are equal). ``timeout`` never reaches
+#: the handler's limit, whatever talos.toml (or one synced from another device) says:
+#: ``timeout = 30`` ran the hook 30 s while the agent stopped it at 10 s
+#: (tests/test_clock_bounds.py).
 RANGES: dict[str, tuple[float, float]] = {
-    "timeout": (0.2, 30.0),
+    "timeout": (0.2, HANDLER_TIMEOUT_S - HANDLER_MARGIN_S),
     "idle": (1.0, 86_400.0),
     "k": (0, 1_000_000),
     "budget": (MIN_BUDGET, 1_000_000),
     "session_facts": (0, 1_000_000),
     "session_hits": (0, 1_000_000),
 }
+
+#: Characters of a prompt used as the query: a pasted log of a megabyte would otherwise cost
+#: seconds of keyword extraction for nothing the first lines do not say (also the bound of
+#: MCP's ``query``; here, in a module that imports nothing of talos's, so ``talos mcp`` can
+#: build its tools' schemas before it loads the index, docs/benchmarks.md "talos mcp").
+MAX_QUERY = 8_000
 
 DEFAULTS: dict[str, Any] = {
     "timeout": 2.5,
@@ -68,6 +86,27 @@ DEFAULTS: dict[str, Any] = {
     "session_facts": 10,
     "session_hits": 5,
 }
+
+
+def blank_home(home: str | None = None) -> str | None:
+    """Why the home named cannot be used when it is an empty path: ``home`` (``--home``, the
+    API's argument) given as ``""`` or spaces, or — with no ``home`` — ``TALOS_HOME`` set so.
+    An unset variable (``--home "$NOTES"``) made the CLI write memory.md into the working
+    folder while the hook looked in the default home (tests/test_clock_bounds.py); every route
+    (CLI, hook, MCP, Python API) refuses it with this one message. ``None``: not blank."""
+    if home is not None:
+        if str(home).strip():
+            return None
+        what = "the home"
+    else:
+        env = os.environ.get("TALOS_HOME")
+        if env is None or env.strip():
+            return None
+        what = "TALOS_HOME"
+    return (
+        f"{what} is an empty path (an unset variable?); name the home folder, or leave it out "
+        "to use the default home"
+    )
 
 
 def home_dir(home: str | None = None) -> str:
@@ -249,11 +288,11 @@ def hook_state(
     """The :class:`HookState` of ``home`` (see :func:`home_dir`). Never raises for a bad
     talos.toml: the problem is kept in :attr:`HookState.problem` and defaults are used.
 
-    Settings out of range are clamped (``timeout`` 0.2–30 s, ``idle`` 1 s–1 day, ``budget``
-    at least :data:`MIN_BUDGET`); a value of the wrong type, or not finite, falls back to its
-    default. ``early_timeout`` is called with ``[hooks] timeout`` found by a line scan
-    (:func:`_scan_timeout`) before talos.toml is parsed: the hook's deadline follows it while
-    a slow parse runs (tests/test_hook_never_blocks.py)."""
+    Settings out of range are clamped (``timeout`` 0.2–9 s, inside the agent handler's 10 s;
+    ``idle`` 1 s–1 day; ``budget`` at least :data:`MIN_BUDGET`); a value of the wrong type, or
+    not finite, falls back to its default. ``early_timeout`` is called with ``[hooks]
+    timeout`` found by a line scan (:func:`_scan_timeout`) before talos.toml is parsed: the
+    hook's deadline follows it while a slow parse runs (tests/test_hook_never_blocks.py)."""
     root = os.path.abspath(home_dir(home))
     config_path = os.path.join(root, "talos.toml")
     config, digest, problem = read_config(config_path)

@@ -32,7 +32,7 @@ Every :class:`Memory` call runs on one dedicated worker thread, one call at a ti
 functions on whichever worker thread is free. The event loop stays free for the protocol.
 
 Every argument is bounded, and the bounds are in the tools' input schema: a query at most
-:data:`talos.hooks.context.MAX_QUERY` characters (what the hook reads of a prompt), a fact's
+:data:`talos.hooks.state.MAX_QUERY` characters (what the hook reads of a prompt), a fact's
 text :data:`talos.writer.edits.MAX_TEXT_CHARS`, a key or ref
 :data:`talos.writer.edits.MAX_VALUE_CHARS`,
 counts and days :data:`MAX_COUNT` and :data:`MAX_DAYS`, a budget :data:`MAX_BUDGET`. A model
@@ -50,7 +50,7 @@ import re
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import filelock
 from mcp.server.mcpserver import MCPServer
@@ -59,13 +59,15 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from talos.errors import TalosError, failure_message
-from talos.hooks.context import MAX_QUERY
-from talos.memory import Memory
+from talos.hooks.state import MAX_QUERY
 from talos.render import MIN_BUDGET, TEXT_CHARS
 from talos.text import cut, printable
 from talos.view.trust import MODEL_BY
 from talos.warn import bounded
 from talos.writer.edits import MAX_TEXT_CHARS, MAX_VALUE_CHARS
+
+if TYPE_CHECKING:  # the index and its numpy load on the first tool call, not before initialize
+    from talos.memory import Memory
 
 __all__ = [
     "MAX_BUDGET",

@@ -28,8 +28,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from talos.ranking.evidence import PRIOR, SMALL_HOME, Evidence, TermIndex, query_vector
+from talos.ranking import constrained
+from talos.ranking.evidence import HOPS as HOPS_EVIDENCE
+from talos.ranking.evidence import (
+    PRIOR,
+    SHARE,
+    SMALL_HOME,
+    Evidence,
+    Params,
+    TermIndex,
+    query_vector,
+)
 from talos.ranking.evidence import activate as activate_evidence
+from talos.ranking.evidence import seeds as evidence_seeds
 from talos.selection import relevance
 
 if TYPE_CHECKING:
@@ -169,6 +180,8 @@ def evidence(
     terms: Sequence[str],
     at_least: tuple[float, float] | None = SMALL_HOME,
     prior: float | None = None,
+    limits: constrained.Limits | None = None,
+    exact: bool = False,
 ) -> Evidence:
     """The ``evidence`` model (issue 15, :mod:`talos.ranking.evidence`): BM25 evidence seeds of the
     analyzed query ``terms`` (:func:`talos.ranking.analyzer.analyze`, with repeats) over ``index``,
@@ -177,10 +190,28 @@ def evidence(
     it the example home's two queries found nothing). ``prior``: the background prior
     (:data:`talos.ranking.evidence.PRIOR` when None). Returns the
     :class:`~talos.ranking.evidence.Evidence` (``final``, ``seeds``: one value per node; ``z``: the
-    query's evidence, idf units)."""
+    query's evidence, idf units). ``limits``: those of the constrained hops
+    (:mod:`talos.ranking.constrained`; None: :data:`~talos.ranking.constrained.LIMITS` as it
+    is at the call, what ``bench/quality.py --limits`` sets); ``exact``: the exact hops of
+    :func:`talos.ranking.evidence.activate` instead (the model before design §5.4)."""
     q = query_vector(index, terms)
     weight = PRIOR if prior is None else prior
-    return activate_evidence(index, q, graph=edges, at_least=at_least, prior=weight)
+    if exact:
+        return activate_evidence(index, q, graph=edges, at_least=at_least, prior=weight)
+    s, z = evidence_seeds(index, q, at_least=at_least, prior=weight)
+    if z <= 0 or not s.any():
+        return Evidence(s, s, z)
+    held = np.flatnonzero(s)
+    seeded = dict(zip(held.tolist(), s[held].tolist(), strict=True))
+    got = constrained.spread(
+        constrained.ArrayPostings(index), seeded, Params().decay,
+        constrained.edges_cached(edges), SHARE, HOPS_EVIDENCE,
+        constrained.LIMITS if limits is None else limits, q.ids.tolist(),
+    )  # fmt: skip
+    final = np.zeros(index.n)
+    if got:
+        final[np.fromiter(got, dtype=np.intp, count=len(got))] = list(got.values())
+    return Evidence(final, s, z)
 
 
 #: :attr:`Model.over`: the model ranks over the graph's keyword incidence (design §4 keywords):

@@ -71,6 +71,7 @@ from talos.render.rows import (
     origin_label,
     shown_with_members,
     skill_shown,
+    source_shown,
     without_frontmatter,
 )
 from talos.render.rows import _entry as _entry  # bench/tune_lab.py renders one row
@@ -100,6 +101,7 @@ __all__ = [
     "shown_with_members",
     "size",
     "skill_shown",
+    "source_shown",
     "undated",
     "without_frontmatter",
 ]

@@ -4,12 +4,13 @@ out, with a line saying so (:func:`fit_block`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from talos.errors import InputError
 from talos.render.labels import BODY_CHARS, TEXT_CHARS, labels
 from talos.render.labels import heading as heading_line
-from talos.render.rows import Pick, _cut_entry, _entry
+from talos.render.rows import Pick, _cut_entry, _entry, source_shown
 
 __all__ = [
     "MIN_BODY",
@@ -24,7 +25,7 @@ __all__ = [
 
 
 #: Fewest characters (or bytes, :data:`UNITS`) a recall budget may be (design §6.1 rule 6): the
-#: heading line (100 characters in English, 85 UTF-8 bytes in Chinese) and a short row. A
+#: heading line (73 characters in English, 85 UTF-8 bytes in Chinese) and a short row. A
 #: block holds the heading and at least one row, or it is empty; a smaller budget could never
 #: hold a row, so it is refused rather than silently giving nothing.
 MIN_BUDGET = 200
@@ -59,8 +60,8 @@ def size(text: str, unit: str = "chars") -> int:
 
 
 def _left_out(rows: int, body: bool, budget: int, unit: str, lang: str) -> str:
-    """The line saying what a budget left out: ``(3 more recalled rows left out to stay
-    within 2,000 characters)``, ``(a skill body and 1 more recalled row left out …)``."""
+    """The line saying what a budget left out: ``(3 more rows left out: budget 2,000
+    characters)``, ``(a skill body and 1 more row left out …)``."""
     t = labels(lang)
     plural = "row" if rows == 1 else "rows"
     key = "left_both" if body and rows else "left_body" if body else "left_rows"
@@ -128,7 +129,15 @@ def fit_block(
     rows = list(picks)
     if not rows:
         return "", []
-    heading = heading_line(lang, weak)
+    # an episode's note is said once in the heading (the reference says it on each row)
+    episodes = [p.node.kind == "episode" and not p.reference for p in rows]
+    # a source every fact shares is said once in the heading (an imported history: each of
+    # its rows said " · imported")
+    sources = {source_shown(p.node, lang, p.reference) for p in rows if p.node.kind == "fact"}
+    said = sources.pop() if len(sources) == 1 else ""
+    facts = [p.node.kind == "fact" for p in rows]
+    rows = [dataclasses.replace(p, said=said) for p in rows] if said else rows
+    heading = heading_line(lang, weak, any(episodes), said)
     entries = [_entry(p, lang) for p in rows]
     if budget is None:
         return heading + "\n" + "\n".join(entries), rows
@@ -137,7 +146,8 @@ def fit_block(
     if sum(sizes) <= room:
         return heading + "\n" + "\n".join(entries), rows
     body_left = False  # a body left out (its skill shown by name), for the last line
-    used, placed = 0, []
+    used = 0
+    placed: list[str] = []
     for i, p in enumerate(rows):
         rest = len(rows) - i - 1  # rows below this one, left out if it is the last placed
 
@@ -156,6 +166,12 @@ def fit_block(
             else:
                 entry = cut
         if used + size("\n" + entry, unit) + note(rest, body_left) > room:
+            # the first row that does not fit whole is cut to what is left, when that is
+            # MIN_ROW characters or more (the budget is filled; the rows below it go)
+            if placed and not p.body:
+                last = _fit_row(p, lang, room - used - note(rest, body_left), unit)
+                if last is not None:
+                    placed.append(last)
             break
         placed.append(entry)
         used += size("\n" + entry, unit)
@@ -164,6 +180,7 @@ def fit_block(
         tail = ""
         if n < len(rows) or body_left:
             tail = "\n" + _left_out(len(rows) - n, body_left, budget, unit, lang)
+        heading = heading_line(lang, weak, any(episodes[:n]), said if any(facts[:n]) else "")
         return heading + "\n" + "\n".join(placed) + tail, rows[:n]
     # not even the first row fits: it is cut to the longest text that fits beside the line,
     # and a lower row never stands in its place (the attacker's pass: "deploy" at --budget 300
@@ -187,8 +204,24 @@ def fit_block(
             else:
                 hi = mid - 1
         if best is not None:
-            return heading + "\n" + best + tail, [first]
+            line = heading_line(lang, weak, episodes[0], said if facts[0] else "")
+            return line + "\n" + best + tail, [first]
     return "", []
+
+
+def _fit_row(p: Pick, lang: str, room: int, unit: str) -> str | None:
+    """The one line of ``p`` with its text cut (visible mark, no merged members) to the
+    longest that takes at most ``room`` ``unit`` with its newline; None below
+    :data:`MIN_ROW` characters."""
+    lo, hi, best = MIN_ROW, TEXT_CHARS - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        entry = _cut_entry(p, lang, mid)
+        if size("\n" + entry, unit) <= room:
+            best, lo = entry, mid + 1
+        else:
+            hi = mid - 1
+    return best
 
 
 def _fit_body(p: Pick, lang: str, room: int, unit: str) -> str | None:

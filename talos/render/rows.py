@@ -27,6 +27,7 @@ from talos.sources.facts import HEADING_CHARS
 from talos.sources.sessions import EPISODE_CHARS, OUTCOME_CHARS, session_origin
 from talos.sources.skills import SKILL_FILE, parse_frontmatter
 from talos.text import cut, one_line
+from talos.view.trust import from_model, person_wrote
 
 __all__ = [
     "Pick",
@@ -37,6 +38,7 @@ __all__ = [
     "short_path",
     "shown_with_members",
     "skill_shown",
+    "source_shown",
     "without_frontmatter",
 ]
 
@@ -54,6 +56,9 @@ class Pick:
     body: bool
     heading: str = ""
     reference: bool = False
+    #: The source mark the block's heading says for every fact (:func:`source_shown`): the
+    #: row does not repeat it.
+    said: str = ""
 
 
 def short_path(path: str, reference: bool = False) -> str:
@@ -91,29 +96,30 @@ def shown_with_members(n: Node, lang: str = "en", limit: int = 2) -> str:
     return "\n".join(lines)
 
 
-def origin_label(n: Node, lang: str = "en") -> str:
+def origin_label(n: Node, lang: str = "en", reference: bool = False) -> str:
     """The agent and day an episode came from, as its block line starts (issue 16.4):
     ``(Claude Code, 2026-11-30) `` (:func:`talos.sources.sessions.session_origin`); "" when
-    neither is known, and always in Chinese: the reference's block has no such field and its
-    parsers get its exact lines (design §6.7)."""
-    form = labels(lang)["episode_from"]
+    neither is known, and for the reference's Chinese rows (``reference``): its block has no
+    such field and its parsers get its exact lines (design §6.7)."""
+    form = labels(lang, reference)["episode_from"]
     if not form or not n.path:
         return ""
     origin = ", ".join(part for part in session_origin(n.path) if part)
     return form.format(origin=origin) if origin else ""
 
 
-def heading_shown(heading: str, lang: str = "en") -> str:
+def heading_shown(heading: str, lang: str = "en", reference: bool = False) -> str:
     """The heading a fact's block line starts with: ``(Project: billing) `` (issue 15 item 4,
     the style of an episode's origin, :func:`origin_label`), the heading as stored text
     (:func:`shown`: one line, labels quoted, control characters visible), cut at
     :data:`~talos.sources.facts.HEADING_CHARS` characters with ``…``; "" for no heading, and
-    always in Chinese: the reference's block has no such field (design §6.7). A heading that
+    for the reference's rows (``reference``): its block has no such field (design §6.7). A
+    heading that
     reads as a day, ``## 2099-01-01`` (or its full-width form, or in its own parentheses),
     gets a backslash, ``(\\2099-01-01) ``: the row must not show a date its fact's tag does
     not carry (the attacker's pass 22, :func:`undated`)."""
-    form = labels(lang)["heading_from"]
-    if not form or not heading:
+    form = labels(lang, reference)["heading_from"]
+    if reference or not form or not heading:
         return ""
     text = cut(shown(heading, lang, 4 * HEADING_CHARS), HEADING_CHARS, "…")
     if _reads_as_date("(" + _read(text).lstrip(_LPARENS + " ") + ")"):
@@ -130,13 +136,31 @@ def date_shown(n: Node, lang: str = "en") -> str:
     """The date a fact's block line starts with: ``(2023-05-08) ``, its provenance tag's date
     (design §3.1, §6.1 rule 5: "when" questions need it; LoCoMo's facts carry their session's
     date there). "" for a fact without a tag, any other kind (an episode's day is in its
-    origin, :func:`origin_label`), a request-scoped override, and always in Chinese: the
-    reference's block has no such field (design §6.7). talos writes the date, from the parsed
-    tag, before the stored text: a text cannot supply or imitate it in its place."""
+    origin, :func:`origin_label`), a request-scoped override (the reference's rows show no
+    date: their callers ask for none). talos writes the date, from the parsed tag, before the
+    stored text: a text cannot supply or imitate it in its place."""
     form = labels(lang)["date_from"]
     if not form or n.kind != "fact" or n.src == "override" or not _DAY.fullmatch(n.born):
         return ""
     return form.format(date=n.born)
+
+
+def source_shown(n: Node, lang: str = "en", reference: bool = False) -> str:
+    """Who says a fact, inside its kind label (design §6.1 rule 3, §7.1 provenance): ""
+    for the person's own lines (``src=user``, not written by a model over MCP), else
+    `` · from a model`` (``src=reflect``, or any line MCP's ``remember`` wrote: ``by=mcp``,
+    whatever source it claims), `` · from a tool``, `` · imported``, `` · from SRC`` — so
+    an agent can weigh it; the row's date is the tag's (:func:`date_shown`). "" for any other
+    kind, a request-scoped override (its own note says what it is) and the reference's rows.
+    A fact a model wrote through MCP read exactly like one the person wrote."""
+    if reference or n.kind != "fact" or n.src == "override" or person_wrote(n.src, n.fields):
+        return ""
+    t = labels(lang)
+    if from_model(n.fields) or n.src == "reflect":
+        return t["by_model"]
+    if n.src in ("tool", "import"):
+        return t["by_" + n.src]
+    return t["by_other"].format(src=shown(n.src, lang, 40))
 
 
 def _task(n: Node, reference: bool) -> str:
@@ -156,18 +180,18 @@ def _episode_entry(n: Node, lang: str, reference: bool = False) -> str:
     line, labels and the markers of these lines quoted), so none starts a line of its own or
     names a second transcript, and a task cannot show a date where the session's day goes
     (:func:`undated`)."""
-    t = labels(lang)
+    t = labels(lang, reference)
 
     def task(e: Node) -> str:
         text = _task(e, reference)  # a head of EPISODE_CHARS, as the request (_limits)
         text = shown(text, lang, EPISODE_CHARS, len(text) >= EPISODE_CHARS)
         return text if reference or not t["date_from"] else undated(text)
 
-    lines = [f"- [{t['episode']}] {origin_label(n, lang)}{task(n)}"]
-    lines += [f"  · {origin_label(m, lang)}{task(m)}" for m in n.members[:2]]
-    out = "\n".join(lines) + t["episode_note"]
-    if reference or not t["outcome"]:
-        return out
+    lines = [f"- [{t['episode']}] {origin_label(n, lang, reference)}{task(n)}"]
+    lines += [f"  · {origin_label(m, lang, reference)}{task(m)}" for m in n.members[:2]]
+    out = "\n".join(lines)
+    if reference:  # the reference's note on the row; the product's is the heading's
+        return out + t["episode_note"]
     if n.outcome:
         cut_off = len(n.outcome) > OUTCOME_CHARS
         answer = shown(n.outcome[:OUTCOME_CHARS], lang, OUTCOME_CHARS, cut_off)
@@ -189,16 +213,17 @@ def skill_shown(n: Node, lang: str = "en", reference: bool = False, limit: int =
     (the label, bounded by :func:`talos.sources.skills.skill_label`: name 60, description 400,
     each cut visibly) — an agent that calls talos through a hook or MCP has no list of the
     home's skills in its prompt —, or its file name without ``.md`` when it has neither, and
-    always with the reference (``classic``) and in Chinese (the reference's block, design §6.7:
-    ``- [技能] {name}``, which ``talos.compat``'s agents parse). A ``skills/NAME/SKILL.md``
+    always with the reference (``classic``, ``talos.compat``: the reference's block, design
+    §6.7: ``- [技能] {name}``, which its agents parse). A ``skills/NAME/SKILL.md``
     skill (design §3.2) is followed by its folder, where its other files are. Where rows show
     dates, a label that starts like one is escaped (:func:`undated`)."""
-    extended = not reference and bool(labels(lang)["date_from"])  # Chinese: the reference's
+    t = labels(lang, reference)
+    extended = not reference and bool(t["date_from"])
     name = n.text if extended and _labelled(n) else n.name or n.text
     text = shown(name, lang, limit)
     if extended:  # a skill has no date: "name: (2099-01-01) deploy" cannot show one
         text = undated(text)
-    form = labels(lang)["skill_folder"]
+    form = t["skill_folder"]
     if form and not reference and _other_files(n):
         text += form.format(path=quote_labels(one_line(short_path(folder_path(n)))))
     return text
@@ -241,7 +266,7 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
     (below :data:`BODY_CHARS`, a budget's cut: the frontmatter goes first,
     :func:`without_frontmatter`). talos's own lines hold no HTML: :func:`_quote_html` escapes
     what stored text brought."""
-    t = labels(lang)
+    t = labels(lang, p.reference)
     n = p.node
     if p.body:
         where = _header_path(short_path(n.path, p.reference))
@@ -278,7 +303,9 @@ def _entry(p: Pick, lang: str, body_chars: int = BODY_CHARS) -> str:
             f"\n  · {date_shown(m, lang)}{undated(shown(m.text, lang))}" for m in n.members[:2]
         )
     date = "" if p.reference else date_shown(n, lang)
-    line = f"- [{t[n.kind]}] {date}{heading_shown(p.heading, lang)}{text}"
+    who = source_shown(n, lang, p.reference)
+    who = "" if who == p.said else who
+    line = f"- [{t[n.kind]}{who}] {date}{heading_shown(p.heading, lang, p.reference)}{text}"
     if n.src == "override":
         line += t["override_note"]
     return _quote_html(line)
@@ -288,7 +315,7 @@ def _cut_entry(p: Pick, lang: str, chars: int) -> str:
     """The one line of ``p`` with its text cut to ``chars`` characters (with the visible cut
     mark, at a word boundary when one is near) and no merged members: the first row when a
     budget has no room for it whole (:func:`fit_block`)."""
-    t = labels(lang)
+    t = labels(lang, p.reference)
     n = p.node
     if n.kind == "skill":
         return _quote_html(f"- [{t['skill']}] {skill_shown(n, lang, p.reference, chars)}")
@@ -298,9 +325,13 @@ def _cut_entry(p: Pick, lang: str, chars: int) -> str:
         text = shown(task, lang, chars, was_cut)
         if not p.reference and t["date_from"]:
             text = undated(text)
-        return _quote_html(f"- [{t['episode']}] {origin_label(n, lang)}{text}{t['episode_note']}")
+        note = t["episode_note"] if p.reference else ""  # the product's: the heading's
+        return _quote_html(f"- [{t['episode']}] {origin_label(n, lang, p.reference)}{text}{note}")
     date = "" if p.reference else date_shown(n, lang)
     text = shown(n.text, lang, chars)
     if not p.reference:
         text = undated(text)
-    return _quote_html(f"- [{t[n.kind]}] {date}{heading_shown(p.heading, lang)}{text}")
+    who = source_shown(n, lang, p.reference)
+    who = "" if who == p.said else who
+    line = f"- [{t[n.kind]}{who}] {date}{heading_shown(p.heading, lang, p.reference)}{text}"
+    return _quote_html(line)

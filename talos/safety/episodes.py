@@ -61,6 +61,10 @@ EPISODE_RULES = _PROSE
 #: the block would show only its start.
 MARGIN = 160
 
+#: Characters past the screened text that masking reads: a credential that starts within the
+#: screened text is masked whole, and a 50 MB pasted request costs no more than a short one.
+_CONTEXT = 4096
+
 
 def withheld_reasons(text: str) -> tuple[Finding, ...]:
     """The findings of :data:`EPISODE_RULES` in ``text`` (empty: the text may be shown);
@@ -71,11 +75,12 @@ def withheld_reasons(text: str) -> tuple[Finding, ...]:
 
 def episode_field(said: str, limit: int) -> str:
     """A session's text as an episode stores it: credentials masked before the cut
-    (:func:`talos.safety.secrets.mask_secrets`), cut to ``limit`` characters; ``""`` when the
-    text up to ``limit + MARGIN`` characters addresses the model (:func:`withheld_reasons`)."""
+    (:func:`talos.safety.secrets.mask_secrets`, on the first ``limit + MARGIN + 4096``
+    characters), cut to ``limit`` characters; ``""`` when the text up to ``limit + MARGIN``
+    characters addresses the model (:func:`withheld_reasons`)."""
     if not said:
         return ""
-    masked = mask_secrets(said)
+    masked = mask_secrets(said[: limit + MARGIN + _CONTEXT])
     if _addresses(masked[: limit + MARGIN]):
         return ""
     return masked[:limit]
@@ -102,7 +107,7 @@ def episode_findings(field: str, said: str, limit: int) -> tuple[Finding, ...]:
     masked."""
     if not said:
         return ()
-    masked = mask_secrets(said)
+    masked = mask_secrets(said[: limit + MARGIN + _CONTEXT])
     out = [
         Finding(f"{field} withheld: {f.reason}", f.evidence)
         for f in prose_findings(masked[: limit + MARGIN])

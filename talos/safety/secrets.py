@@ -32,16 +32,15 @@ import re
 
 from talos import data
 from talos.safety.prefilter import runnable_patterns, triggers_in
+from talos.safety.secret_classes import NUMBERS, STATEMENTS
 from talos.safety.secret_patterns import (
     _DIGITS,
     COMMAND_LINES,
     KEYED,
     LOOSE_KEYED,
     MASK,
-    NUMBERS,
     PEM_LINES,
     SHAPES,
-    STATEMENTS,
     SecretMatch,
     Shape,
 )

@@ -243,11 +243,11 @@ def copies(state_dir: Path, own: str | None = None) -> dict[str, str]:
     A folder is a copy of another when its ``device.json`` names that other device (a device
     writes its own id there, :func:`describe`), or when its audit log is not empty and its
     audit and usage logs are each the start of the other's (byte for byte: an audit line
-    carries its transaction's random id, so two devices never write the same first line).
-    This device's own folder (``own``) is never a copy, and a folder whose audit log starts
-    with its first line is its copy, whatever follows (a copy with a line appended counted
-    this device's writes and recalls twice, ``tests/test_remote_attack.py``). Memoized per
-    process by the folders' sizes and times.
+    carries its transaction's random id, so two devices never write the same first line), or
+    when its audit log starts with this device's first line (only this device wrote it: a
+    copy with lines added is still a copy). This device's own folder (``own``) is never a
+    copy. Memoized per process by the folders'
+    sizes and times.
     """
     folders = device_dirs(state_dir)
     stamp = tuple(_stamp(f) for f in folders)
@@ -256,6 +256,7 @@ def copies(state_dir: Path, own: str | None = None) -> dict[str, str]:
     if memo is not None and memo[0] == stamp:
         return memo[1]
     names = {f.name: f for f in folders}
+    mine = _first_line(names[own] / _LOGS[0]) if own in names else b""
     out: dict[str, str] = {}
     for folder in folders:
         if folder.name == own:
@@ -267,14 +268,14 @@ def copies(state_dir: Path, own: str | None = None) -> dict[str, str]:
         first = _first_line(folder / _LOGS[0])
         if not first.endswith(b"\n"):
             continue
+        if own is not None and first == mine:  # only this device wrote that line: a copy of it
+            out[folder.name] = own
+            continue
         for other in folders:
             if other is folder or out.get(other.name) == folder.name:
                 continue
             if _first_line(other / _LOGS[0]) != first:
                 continue
-            if other.name == own:  # this device's first line: only its copy holds it
-                out[folder.name] = own
-                break
             if all(_prefix(folder / n, other / n) for n in _LOGS):
                 # two equal folders: the one that is not this device's, else the later name
                 if all(_prefix(other / n, folder / n) for n in _LOGS) and (

@@ -676,6 +676,16 @@ def _conflicts(paths: Paths) -> list[dict[str, Any]]:
     return []
 
 
+def _standing(node: Any) -> tuple[int, str]:
+    """How a record of a contested key ranks after a merge (design §12.3): authority, then
+    the later observed day — a day after tomorrow is a clock error that ranks below every
+    day (:func:`talos.view.trust.observed_day`: it never wins a key)."""
+    from talos.view.trust import authority, observed_day
+
+    day = observed_day(node.born)
+    return authority(node), day.isoformat() if day else ""
+
+
 def _resolve(
     paths: Paths, result: SyncResult, before: set[tuple[str, str]], arrived: set[str]
 ) -> None:
@@ -684,7 +694,6 @@ def _resolve(
     taken out again; a key that became contested by the merge is settled when one record
     outranks the other (authority, then observed day); equals stay a conflict."""
     from talos.memory import Memory
-    from talos.view.trust import authority
     from talos.writer.audit import tombstones
     from talos.writer.edits import remove_fact_lines
 
@@ -704,10 +713,9 @@ def _resolve(
         for scope, key, nodes in mem.conflicts():
             if (scope, key) in before:
                 continue  # contested before this sync: the person's to settle, not the merge's
-            ranked = sorted(nodes, key=lambda n: (authority(n), n.born), reverse=True)
+            ranked = sorted(nodes, key=_standing, reverse=True)
             top = ranked[0]
-            rank = (authority(top), top.born)
-            if (authority(ranked[1]), ranked[1].born) == rank:
+            if _standing(ranked[1]) == _standing(top):
                 continue  # equal standing: a conflict, shown on every device
             keep = top.fields.get("id", "")
             with contextlib.suppress(InputError):

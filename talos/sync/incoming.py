@@ -89,13 +89,19 @@ def no_new_places(root: Path, paths: Paths, head: str, target: str) -> None:
     if mine == theirs:
         return
     tables = []
+    out = []
     for data in (mine, theirs):
         try:
             table = tomllib.loads(data.decode("utf-8-sig"))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError) as e:
             table = {}
+            if data is theirs:  # every command here would stop on it
+                raise GitError(
+                    f"the other device's talos.toml cannot be read ({str(e)[:200]}): every "
+                    "command here would stop on it, so talos does not take it; nothing was "
+                    "changed here. Fix it on the device that wrote it, then run talos sync again"
+                ) from None
         tables.append(table)
-    out = []
     for key in PATH_DEFAULTS:
         value = tables[1].get(key)
         if key == "sessions_dir":
@@ -108,7 +114,7 @@ def no_new_places(root: Path, paths: Paths, head: str, target: str) -> None:
             place = Path(os.path.normpath(paths.home / os.path.expanduser(one)))
             if relative(place, paths.home) is None:
                 out.append(f"{key} = {one!r} is out of the home")
-    if not out:
+    if not out and theirs:
         try:
             placed = paths_of(paths.home, tables[1], checked=False)
         except InputError as e:

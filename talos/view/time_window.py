@@ -14,8 +14,10 @@ ever a candidate):
   all, delivers the window's rows newest first.
 - **any other ask** delivers its ranked rows that are in the window, in rank order.
 - **nothing in the window** (no row dated in it, or none the ask's words reach) falls back
-  to the ranking without the window, and the block's first line says so
-  (:func:`note`), so the agent knows the rows are not from the days asked about.
+  to the ranking without the window — of the ask as written, time words and all: a fact
+  may hold them ("the billing freeze is in the last week") — and the line below the block's
+  heading says so (:func:`note`), so the agent knows the rows are not from the days asked
+  about. :meth:`talos.Memory.recall` ranks the ask again for it.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ def narrow(
     if window is None:
         return Narrowed(list(picks), "asked", budget)
     chosen, how = _narrowed(graph, picks, window, dates, k)
-    line = note(window, lang) if how == "fell back" and chosen else ""
+    line = note(window, lang) if how == "fell back" else ""  # shown when rows are
     if line and budget is not None:
         from talos.render import MIN_BUDGET, size
 

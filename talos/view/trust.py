@@ -30,10 +30,12 @@ __all__ = [
     "authority_of",
     "authorized",
     "build_view",
+    "clock_error",
     "covers",
     "derived_id",
     "from_model",
     "in_view",
+    "observed_day",
     "overlaps",
     "parse_day",
     "person_wrote",
@@ -82,14 +84,31 @@ def person_wrote(src: str, fields: Mapping[str, str]) -> bool:
     return src == "user" and not from_model(fields)
 
 
+def clock_error(born: str | dt.date | None, today: dt.date | None = None) -> bool:
+    """Whether a record's tag date (when it was observed) is after tomorrow: evidence is not
+    seen in the future (``remember`` refuses it), so such a date is a clock error — a device's
+    clock 200 years ahead, a typo — not news. It is no validity start and never wins a key
+    (design §7.1): a record observed at 2226-12-07 made ``get`` answer ``not-yet-valid`` and
+    sent every later value of its key to history (``tests/test_clock_bounds.py``)."""
+    day = born if isinstance(born, dt.date) else parse_day(born or "")
+    return day is not None and day > (today or dt.date.today()) + dt.timedelta(days=1)
+
+
+def observed_day(born: str | dt.date | None) -> dt.date | None:
+    """The day a record was observed, or ``None`` when its tag has none, an unreadable one,
+    or a clock error (:func:`clock_error`): unknown, so it neither starts the record's
+    validity nor makes it newer evidence than another."""
+    day = born if isinstance(born, dt.date) else parse_day(born or "")
+    return None if day is None or clock_error(day) else day
+
+
 def window_of(
     fields: Mapping[str, str], born: str | dt.date | None
 ) -> tuple[dt.date | None, dt.date | None]:
-    """A record's validity window ``[start, end)`` (design §7.1): ``from`` else the tag date;
-    ``None`` for an open (or unreadable) side."""
-    start = parse_day(fields.get("from", ""))
-    if start is None:
-        start = born if isinstance(born, dt.date) else parse_day(born or "")
+    """A record's validity window ``[start, end)`` (design §7.1): ``from`` else the tag date
+    (:func:`observed_day`: not a date after tomorrow); ``None`` for an open (or unreadable)
+    side."""
+    start = parse_day(fields.get("from", "")) or observed_day(born)
     return start, parse_day(fields.get("until", ""))
 
 
@@ -165,12 +184,13 @@ def window_problem(node: Node) -> tuple[str, str] | None:
 
 def validity(node: Node, at: dt.date) -> str | None:
     """``None`` when valid at ``at``; else ``"not-yet-valid"`` or ``"expired"`` (design §7.1:
-    ``from <= at < until``; ``from`` defaults to the tag's date, ``until`` to open-ended; an
-    unreadable date is never valid, see :func:`window_problem`)."""
+    ``from <= at < until``; ``from`` defaults to the tag's date unless that is a clock error
+    (:func:`observed_day`), ``until`` to open-ended; an unreadable date is never valid, see
+    :func:`window_problem`)."""
     bad = window_problem(node)
     if bad:
         return bad[0]
-    start = parse_day(node.fields.get("from", "")) or parse_day(node.born)
+    start = parse_day(node.fields.get("from", "")) or observed_day(node.born)
     if start is not None and at < start:
         return "not-yet-valid"
     end = parse_day(node.fields.get("until", ""))

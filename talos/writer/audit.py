@@ -39,7 +39,16 @@ from talos.sources.skills import skill_scopes
 from talos.sync.device import describe
 from talos.text import cut, json_dumps
 from talos.view.canon import canonical_name
-from talos.writer.logs import Log, Read, logs, merged, read, single, unacknowledged
+from talos.writer.logs import (
+    Log,
+    Read,
+    logs,
+    merged,
+    note_written,
+    read,
+    single,
+    unacknowledged,
+)
 
 __all__ = [
     "OutsideEdit",
@@ -154,6 +163,7 @@ class Txn:
 
     def __init__(self, target: Path | Paths) -> None:
         self.home = target.home if isinstance(target, Paths) else None
+        self.paths = target if isinstance(target, Paths) else None
         self.path = target.audit_file if isinstance(target, Paths) else target
         self.id = time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
         self.t = int(time.time())
@@ -171,16 +181,24 @@ class Txn:
             self.path,
             [{"t": self.t, "txn": self.id, **r, "state": "prepared"} for r in records],
         )
+        self._noted()
 
     def commit(self) -> None:
         """Mark the transaction applied."""
         append(self.path, [{"t": int(time.time()), "txn": self.id, "op": "commit"}])
+        self._noted()
 
     def abort(self, reason: str) -> None:
         """Mark the transaction not applied (memory.md was left as it was), with why."""
         append(
             self.path, [{"t": int(time.time()), "txn": self.id, "op": "abort", "reason": reason}]
         )
+        self._noted()
+
+    def _noted(self) -> None:
+        """This machine's note of how far its log is written (:func:`logs.note_written`)."""
+        if self.paths is not None:
+            note_written(self.paths, self.path)
 
 
 def entry_scope(entry: dict[str, Any]) -> str:

@@ -42,8 +42,8 @@ from talos.view.trust import (
     covers,
     derived_id,
     from_model,
+    observed_day,
     overlaps,
-    parse_day,
     person_wrote,
     tag_problem,
     validity,
@@ -500,7 +500,7 @@ def remember(
                     status = "shadowed"
                 continue
             theirs = authority_of(p.src, p.fields)
-            their_day = parse_day(p.born)
+            their_day = observed_day(p.born)  # a clock error is no newer evidence
             if theirs > mine or (from_model(fields) and person_wrote(p.src, p.fields)):
                 status = "shadowed"
             elif their_day is not None and their_day > observed:

@@ -49,11 +49,19 @@ __all__ = [
     "logs",
     "merged",
     "migrate",
+    "note_written",
     "read",
     "single",
     "unacknowledged",
     "where",
+    "written_since",
 ]
+
+#: This machine's note of how far talos wrote its own audit log (``<state_dir>/audit.seen``,
+#: never synced: the ignore lines leave the state folder's loose files out).
+SEEN = "audit.seen"
+#: Bytes of the log's end the note keeps a hash of.
+_SEEN_TAIL = 256
 
 #: The name of every audit log file, the legacy one and each device's.
 LOG_NAME = "audit.jsonl"
@@ -340,3 +348,70 @@ def _blob_scopes(blob: bytes) -> frozenset[str]:
         except ValueError:
             pass
     return claimed_scopes(blob)
+
+
+def _tail_hash(fd: int, size: int) -> str:
+    import hashlib
+
+    start = max(0, size - _SEEN_TAIL)
+    return hashlib.sha256(os.pread(fd, size - start, start)).hexdigest()[:32]
+
+
+def note_written(paths: Paths, log: Path) -> None:
+    """Note, on this machine only (:data:`SEEN`), the size of this device's audit log and a
+    hash of its end, after talos appended to it: :func:`written_since` tells later whether the
+    log is still what talos wrote (design §12.1: this device's logs are append-only on every
+    route — a sync folder or a copy that puts back an older or another version is not one
+    talos can refuse, so doctor names it). A note that cannot be written is skipped."""
+    try:
+        fd = os.open(log, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return
+    try:
+        size = os.fstat(fd).st_size
+        note = {"log": log.parent.name, "size": size, "tail": _tail_hash(fd, size)}
+        (paths.state_dir / SEEN).write_text(json.dumps(note) + "\n", encoding="utf-8")
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def written_since(paths: Paths) -> str | None:
+    """What happened to this device's audit log since talos last wrote it, as a sentence,
+    or ``None`` when it is as talos left it, longer, or nothing was noted
+    (:func:`note_written`): ``cut short`` (it is smaller than talos left it: lines of its
+    history are gone) or ``replaced`` (its bytes up to where talos left it changed)."""
+    try:
+        note = json_value((paths.state_dir / SEEN).read_text(encoding="utf-8"))
+        log = paths.audit_file
+    except (OSError, ValueError, InputError):
+        return None
+    if not isinstance(note, dict) or note.get("log") != log.parent.name:
+        return None
+    size, tail = note.get("size"), note.get("tail")
+    if not isinstance(size, int) or isinstance(size, bool) or not isinstance(tail, str):
+        return None
+    try:
+        fd = os.open(log, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return f"{log}: this device's audit log is gone ({size:,} bytes when talos last wrote it)"
+    except OSError:
+        return None
+    try:
+        now = os.fstat(fd).st_size
+        if now < size:
+            return (
+                f"{log}: this device's audit log was cut short: {now:,} bytes, {size:,} when "
+                "talos last wrote it"
+            )
+        if _tail_hash(fd, size) != tail:
+            return (
+                f"{log}: this device's audit log was replaced: its first {size:,} bytes are not "
+                "what talos wrote"
+            )
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None

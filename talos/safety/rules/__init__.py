@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from talos.safety.prefilter import Pat
-from talos.safety.rules import commands, instructions, languages
+from talos.safety.rules import commands, forms, instructions, languages
 
 __all__ = ["RULES", "Rule"]
 
@@ -53,20 +53,20 @@ RULES: tuple[Rule, ...] = (
         "addresses the model",
         (
             *instructions.ADDRESSES_THE_MODEL,
-            *instructions.CONCEALMENT,
-            *instructions.PARAPHRASES,
+            *forms.CONCEALMENT,
+            *forms.PARAPHRASES,
             *languages.OVERRIDES,
             *languages.FROM_NOW_ON,
         ),
-        squeezed=instructions.SQUEEZED,
+        squeezed=forms.SQUEEZED,
     ),
     Rule(
         "claims authority",
         (
             *instructions.CLAIMS_AUTHORITY,
-            *instructions.FAKE_TURNS,
-            *instructions.ROLE_TAGS,
-            *instructions.AUTHORITY,
+            *forms.FAKE_TURNS,
+            *forms.ROLE_TAGS,
+            *forms.AUTHORITY,
         ),
     ),
 )
