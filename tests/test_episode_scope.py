@@ -251,26 +251,3 @@ def test_a_new_scopes_table_moves_the_episodes_at_once(world: dict[str, Path]) -
     )
     acme = Memory(home, scopes=["global", "client:acme"]).recall("stripe webhook", k=10)
     assert tasks(acme.picked) == [ATLAS, LOOSE]
-
-
-def test_an_ask_on_the_command_line_sees_the_working_folders_project(
-    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The failing input: asked from orbit's checkout, `talos recall "…stripe webhook…"` got
-    none of orbit's sessions (global alone) while the hook, from the same folder, delivered
-    them. Without --scope an ask takes the working folder's scopes by the hooks' rule; outside
-    any project it stays global (design §3.3)."""
-    home = str(world["home"])
-    monkeypatch.chdir(world["code"] / "orbit" / "src")
-    res = runner.invoke(COMMAND, ["recall", "stripe webhook", "--home", home, "--json"])
-    assert res.exit_code == 0, res.output
-    assert tasks(json.loads(res.stdout)["data"]["picked"]) == [ORBIT, LOOSE]
-    res = runner.invoke(COMMAND, ["explain", "stripe webhook", "--home", home, "--json"])
-    assert ORBIT in tasks(json.loads(res.stdout)["data"]["rows"])
-    monkeypatch.chdir(world["loose"])
-    res = runner.invoke(COMMAND, ["recall", "stripe webhook", "--home", home, "--json"])
-    assert tasks(json.loads(res.stdout)["data"]["picked"]) == [LOOSE]
-    monkeypatch.chdir(world["code"] / "atlas")  # --scope still decides when it is given
-    res = runner.invoke(COMMAND, ["recall", "stripe webhook", "--home", home, "--json",
-                                  "--scope", "global"])  # fmt: skip
-    assert tasks(json.loads(res.stdout)["data"]["picked"]) == [LOOSE]

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from talos.memory import Memory
 
 __all__ = [
-    "AskScopeOpt",
     "AtOpt",
     "HomeOpt",
     "JsonOpt",
@@ -246,17 +245,6 @@ ScopeOpt = Annotated[
         show_default=False,
     ),
 ]
-AskScopeOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--scope",
-        metavar="SCOPE",
-        help="Authorized scope (namespace); repeat for several. Default: $TALOS_SCOPE "
-        "(comma-separated), else global and the project of the working folder (its git root's "
-        "name, or [hooks.scopes]), as the hooks see it. An unknown scope sees nothing.",
-        show_default=False,
-    ),
-]
 AtOpt = Annotated[
     str | None,
     typer.Option(
@@ -306,30 +294,6 @@ def scopes_from(scope: list[str] | None) -> tuple[str, ...]:
         InputError: a value is not a scope name (``--scope "a b"``, ``--scope ""``).
     """
     return request_scopes(scope)
-
-
-def asked_scopes(scope: list[str] | None, home: str | os.PathLike[str] | None) -> tuple[str, ...]:
-    """The scopes of an ask on the command line (``recall``, ``explain``): ``--scope``, else
-    ``$TALOS_SCOPE``, else the working folder's by the hooks' rule (:func:`talos.hooks.scope.
-    scopes_for`: ``global`` and the project the folder is in; ``global`` alone outside any
-    project, design §3.3). A person asking from orbit's checkout got none of orbit's sessions
-    while the hook, asked the same from the same folder, delivered them.
-
-    Raises:
-        InputError: a value is not a scope name; the ``[hooks.scopes]`` value that applies
-            is none.
-    """
-    if scope or os.environ.get("TALOS_SCOPE", "").strip():
-        return request_scopes(scope)
-    from talos.home import resolve_paths
-    from talos.hooks.scope import scopes_for
-
-    paths = resolve_paths(home)
-    try:
-        here = os.getcwd()
-    except OSError:  # the working folder was removed
-        return request_scopes(None)
-    return scopes_for(here, paths.config, str(paths.home))
 
 
 def parse_date(value: str | None, option: str = "--at") -> dt.date | None:

@@ -10,7 +10,6 @@ from typing import Annotated, Any
 import typer
 
 from talos.cli.common import (
-    AskScopeOpt,
     AtOpt,
     DenseOpt,
     HomeOpt,
@@ -19,9 +18,9 @@ from talos.cli.common import (
     ModelOpt,
     OverrideOpt,
     PlainOpt,
+    ScopeOpt,
     SessionsDirOpt,
     WideOpt,
-    asked_scopes,
     emit,
     err,
     handle_errors,
@@ -29,6 +28,7 @@ from talos.cli.common import (
     out,
     parse_date,
     parse_overrides,
+    scopes_from,
 )
 from talos.render import MIN_BUDGET, check_budget, kind_label, shown, shown_with_members
 from talos.sources.sessions import sessions_root
@@ -68,7 +68,7 @@ def recall(
     home: HomeOpt = None,
     lang: LangOpt = None,
     sessions_dir: SessionsDirOpt = None,
-    scope: AskScopeOpt = None,
+    scope: ScopeOpt = None,
     at: AtOpt = None,
     override: OverrideOpt = None,
     model: ModelOpt = None,
@@ -89,12 +89,7 @@ def recall(
     """
     check_budget(budget)  # before the home is opened: a bad argument changes nothing
     mem = open_memory(
-        home,
-        lang,
-        sessions_dir=sessions_dir,
-        scopes=asked_scopes(scope, home),
-        model=model,
-        dense=dense,
+        home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope), model=model, dense=dense
     )
     result = mem.recall(
         query, k=k, at=parse_date(at), overrides=parse_overrides(override), budget=budget
@@ -124,7 +119,7 @@ def explain(
     home: HomeOpt = None,
     lang: LangOpt = None,
     sessions_dir: SessionsDirOpt = None,
-    scope: AskScopeOpt = None,
+    scope: ScopeOpt = None,
     at: AtOpt = None,
     override: OverrideOpt = None,
     why_not: Annotated[
@@ -180,12 +175,7 @@ def explain(
       talos explain "deploy region" --why-not --json
     """
     mem = open_memory(
-        home,
-        lang,
-        sessions_dir=sessions_dir,
-        scopes=asked_scopes(scope, home),
-        model=model,
-        dense=dense,
+        home, lang, sessions_dir=sessions_dir, scopes=scopes_from(scope), model=model, dense=dense
     )
     day, overrides = parse_date(at), parse_overrides(override)
     why_not = why_not or bool(expect)
