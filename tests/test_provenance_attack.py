@@ -49,3 +49,48 @@ def test_the_python_api_says_the_same(home: Path) -> None:
     assert str(got.value).startswith("not remembered: the text holds a credential value ")
     assert "(home / 'memory.md')" not in str(got.value)
     assert (home / "memory.md").read_text() == "- tea is brewed at 80 degrees\n"
+
+
+def _tagged(tmp_path: Path, lines: str) -> Path:
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "memory.md").write_text(lines, encoding="utf-8")
+    return home
+
+
+def test_get_calls_a_model_written_record_inferred_whatever_source_it_claims(
+    tmp_path: Path,
+) -> None:
+    """The block marks a ``by=mcp`` record "from a model" whatever source its tag claims
+    (design §7.1); ``get`` said ``inferred: false`` for ``user … by=mcp`` (a synced or hand-
+    copied line), so the CLI's and MCP's ``get`` gave it as the person's word."""
+    home = _tagged(
+        tmp_path,
+        "- the billing owner is Dana <!-- user 2026-11-01 id=r0000000002 by=mcp "
+        "key=billing.owner -->\n- the billing team meets on mondays\n",
+    )
+    with Memory(home) as mem:
+        got = mem.get("billing.owner")
+        block = mem.recall("billing owner").text
+    assert (got.reason, got.inferred) == ("ok", True)
+    assert "- [fact · from a model] (2026-11-01) the billing owner is Dana" in block.splitlines()
+
+
+@pytest.mark.parametrize("day", ["2226-12-07", "9999-12-31"])
+def test_a_clock_error_date_is_not_shown_as_when_a_fact_was_seen(tmp_path: Path, day: str) -> None:
+    """A tag date after tomorrow is a clock error: doctor says "the date is not used", and it
+    never wins a key (design §7.1); the block still showed it, "(2226-12-07)", as the day the
+    fact was seen, the newest of all to an agent weighing dates. It shows none now, as for a
+    fact without a date; a readable date is shown as before."""
+    home = _tagged(
+        tmp_path,
+        f"- the billing region is eu-west-1 <!-- user {day} id=r0000000001 -->\n"
+        "- the billing cache is redis <!-- user 2026-11-02 id=r0000000003 -->\n",
+    )
+    with Memory(home) as mem:
+        lines = mem.recall("billing region cache").text.splitlines()
+    with Memory(home, lang="zh") as mem:
+        zh = mem.recall("billing region cache").text
+    assert "- [fact] the billing region is eu-west-1" in lines
+    assert "- [fact] (2026-11-02) the billing cache is redis" in lines
+    assert day not in zh
