@@ -377,7 +377,7 @@ def _day_of(stamp: Any) -> str:
             return ""
     except (ValueError, OverflowError, OSError):
         return ""
-    return t.date().isoformat() if 1970 <= t.year and not _ahead(t.date()) else ""
+    return t.date().isoformat() if t.year >= 1970 and not _ahead(t.date()) else ""
 
 
 def _ahead(day: dt.date) -> bool:
