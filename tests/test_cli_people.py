@@ -283,3 +283,21 @@ def test_a_pipe_closed_early_ends_the_command_quietly(make_home) -> None:
     p.stdout.close()  # the reader is gone before talos writes
     err = p.stderr.read()
     assert (p.wait(timeout=60), err) == (1, b"")
+
+
+def test_explain_gate_line_names_the_row_and_its_seed(make_home, monkeypatch) -> None:
+    """The footer said "query gate: best row 1.08" while row 1 of the same table showed 1.07:
+    the gate reads a row's own words before spreading (its seed), the score column is after
+    spreading. The line now says "best seed" and names the row with its table score."""
+    home = make_home(
+        memory="# Memory\n- production builds run on the product cluster\n"
+        "- Deploy region is eu-west-1; the staging service listens on port 8080\n"
+    )
+    on_a_terminal(monkeypatch)
+    r = invoke("explain", "deploying production builds", "--home", str(home))
+    assert r.exit_code == 0, r.output
+    row1 = r.stdout.splitlines()[2].split()
+    assert row1[:2] == ["1", "1.07"]
+    gate = " ".join(r.stderr.split())
+    assert "query gate: best seed 1.08 (row 1's own words, before spreading gives it 1.07)" in gate
+    assert "best row" not in gate
