@@ -88,19 +88,29 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+def _visible(text: str) -> bool:
+    """Whether ``text`` holds a character that shows: not only spaces and format characters
+    (a zero-width space, a byte-order mark, a word joiner: ``--home "\u200b"`` made a home
+    folder whose name shows as nothing, tests/test_clock_attack.py)."""
+    import unicodedata
+
+    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
+
+
 def blank_home(home: str | None = None) -> str | None:
     """Why the home named cannot be used when it is an empty path: ``home`` (``--home``, the
-    API's argument) given as ``""`` or spaces, or — with no ``home`` — ``TALOS_HOME`` set so.
+    API's argument) given as ``""``, spaces or invisible format characters, or — with no
+    ``home`` — ``TALOS_HOME`` set so.
     An unset variable (``--home "$NOTES"``) made the CLI write memory.md into the working
     folder while the hook looked in the default home (tests/test_clock_bounds.py); every route
     (CLI, hook, MCP, Python API) refuses it with this one message. ``None``: not blank."""
     if home is not None:
-        if str(home).strip():
+        if _visible(str(home)):
             return None
         what = "the home"
     else:
         env = os.environ.get("TALOS_HOME")
-        if env is None or env.strip():
+        if env is None or _visible(env):
             return None
         what = "TALOS_HOME"
     return (

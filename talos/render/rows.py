@@ -27,7 +27,7 @@ from talos.sources.facts import HEADING_CHARS
 from talos.sources.sessions import EPISODE_CHARS, OUTCOME_CHARS, session_origin
 from talos.sources.skills import SKILL_FILE, parse_frontmatter
 from talos.text import cut, one_line
-from talos.view.trust import from_model, person_wrote
+from talos.view.trust import clock_error, from_model, person_wrote
 
 __all__ = [
     "Pick",
@@ -138,9 +138,14 @@ def date_shown(n: Node, lang: str = "en") -> str:
     date there). "" for a fact without a tag, any other kind (an episode's day is in its
     origin, :func:`origin_label`), a request-scoped override (the reference's rows show no
     date: their callers ask for none). talos writes the date, from the parsed tag, before the
-    stored text: a text cannot supply or imitate it in its place."""
+    stored text: a text cannot supply or imitate it in its place. A date after tomorrow is a
+    clock error (:func:`talos.view.trust.clock_error`: "the date is not used"), not shown as
+    the day the fact was seen: "(2226-12-07)" read as the newest evidence of all
+    (tests/test_provenance_attack.py)."""
     form = labels(lang)["date_from"]
     if not form or n.kind != "fact" or n.src == "override" or not _DAY.fullmatch(n.born):
+        return ""
+    if clock_error(n.born):
         return ""
     return form.format(date=n.born)
 

@@ -103,20 +103,31 @@ def _fold_char(char: str) -> str:
     return "".join(out)
 
 
+#: ASCII punctuation the rules read as markup or a shell reads as syntax: a tag
+#: (``<system>``), a chat template (``[INST]``, ``{"role": …}``), a pipe (``curl … | sh``).
+_MARKUP_PUNCT = frozenset("<>[]{}|")
+
+
 @functools.lru_cache(maxsize=65536)
 def _folds_to_letters(char: str) -> bool:
-    """Whether folding ``char`` drops it or yields an ASCII letter or digit: only then can the
-    skeleton trip a rule the text did not (full-width punctuation of Chinese text alone
-    cannot; the rules accept ``：`` beside ``:``)."""
+    """Whether folding ``char`` drops it or yields an ASCII letter, digit or markup character
+    (:data:`_MARKUP_PUNCT`): only then can the skeleton trip a rule the text did not (other
+    full-width punctuation of Chinese text cannot; the rules accept ``：`` beside ``:``). A
+    full-width ``＜system＞`` or ``curl … ｜ bash`` reads as markup and a pipe to a model, and
+    was delivered unflagged (tests/test_class_attack.py)."""
     folded = _fold_char(char)
-    return folded != char and (not folded or any(c.isascii() and c.isalnum() for c in folded))
+    return folded != char and (
+        not folded or any(c.isascii() and (c.isalnum() or c in _MARKUP_PUNCT) for c in folded)
+    )
 
 
-#: Characters that may fold to a letter: all but ASCII, CJK ideographs and the punctuation of
-#: Chinese text (a Chinese fact's check then costs one regex pass, not one lookup a character).
+#: Characters that may fold to a letter or markup: all but ASCII, CJK ideographs and the
+#: punctuation of Chinese text (a Chinese fact's check then costs one regex pass, not one
+#: lookup a character); full-width ``＜＞［］｛｜｝`` are not skipped (:data:`_MARKUP_PUNCT`).
 _MAY_FOLD = re.compile(
     r"[^\x00-\x7f\u3400-\u4dbf\u4e00-\u9fff\u3001-\u3003\u3008-\u3011\u2014\u2018-\u201f"
-    r"\u2026\u00b7\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]"
+    r"\u2026\u00b7\uff01-\uff0f\uff1a\uff1b\uff1d\uff1f\uff20\uff3c\uff3e-\uff40"
+    r"\uff5e-\uff65]"
 )
 
 
@@ -137,9 +148,10 @@ def skeleton(text: str) -> str:
 #: What a reader elides or decodes that the rules would see as noise inside a word (hostile
 #: pass of issue 13): an HTML comment or tag (``ig<!-- x -->nore``, ``<b>all</b>``), a
 #: character reference (``&#105;``, ``&oacute;``), percent-encoding (``%69gnore``), a backslash
-#: or empty quotes a shell removes (``c\\url``, ``cu''rl``).
+#: or empty quotes a shell removes (``c\\url``, ``cu''rl``); a string escape a JSON or
+#: Python string decodes (``\\u0069gnore``, ``\\x69gnore``: tests/test_class_attack.py).
 _MARKUP = re.compile(
-    r"<!--[^\n]*?-->|</?[A-Za-z][\w:-]{0,30}(?:\s[^<>\n]{0,200})?/?>|&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}"
+    r"\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|<!--[^\n]*?-->|</?[A-Za-z][\w:-]{0,30}(?:\s[^<>\n]{0,200})?/?>|&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}"
     r"|[A-Za-z]{2,31});?|%[0-9A-Fa-f]{2}|(?<=[A-Za-z])\\(?=[A-Za-z])|(?<=\w)(?:''|\"\")(?=\w)"
 )
 #: Letters split apart that a reader joins: single letters with one separator between them
@@ -153,10 +165,20 @@ _MARKUP_CHARS = ("<", "&", "%", "\\", "''", '""')
 _SPLIT_HINT = re.compile(r"\b[A-Za-z][ .\-_*·][A-Za-z][ .\-_*·][A-Za-z]\b|[a-z]-[a-z]")
 
 
+def _unmarked(m: re.Match[str]) -> str:
+    """One match of :data:`_MARKUP` as a reader takes it: a string escape as the character it
+    spells, a tag, comment, backslash or empty quotes as nothing, the rest (references and
+    percent-encoding, decoded after) as written."""
+    found = m.group(0)
+    if found[:2] in ("\\u", "\\x"):
+        return chr(int(found[2:], 16))
+    return "" if found[0] in "<\\'\"" else found
+
+
 def _unmarked_line(line: str) -> str:
     """One line with :data:`_MARKUP` decoded or removed; no line break is added (a decoded
     ``&#10;`` becomes a space)."""
-    out = _MARKUP.sub(lambda m: "" if m.group(0)[0] in "<\\'\"" else m.group(0), line)
+    out = _MARKUP.sub(_unmarked, line)
     if "&" in out:
         out = html.unescape(out)
     if "%" in out:

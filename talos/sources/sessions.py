@@ -365,7 +365,7 @@ class Origin(NamedTuple):
 def _day_of(stamp: Any) -> str:
     """The UTC day of a transcript's time stamp: an ISO 8601 string (``2026-11-30T09:12:33Z``,
     an offset converted to UTC, none taken as UTC) or Unix seconds (milliseconds above 1e11);
-    "" when it is neither."""
+    "" when it is neither, or a day after tomorrow (:func:`_ahead`)."""
     try:
         if isinstance(stamp, str) and len(stamp) <= 64:
             t = dt.datetime.fromisoformat(stamp.strip())
@@ -377,7 +377,14 @@ def _day_of(stamp: Any) -> str:
             return ""
     except (ValueError, OverflowError, OSError):
         return ""
-    return t.date().isoformat() if 1970 <= t.year <= 9999 else ""
+    return t.date().isoformat() if t.year >= 1970 and not _ahead(t.date()) else ""
+
+
+def _ahead(day: dt.date) -> bool:
+    """Whether ``day`` is after tomorrow (UTC): a clock error, not the day of a session (the
+    rule of a tag's date, :func:`talos.view.trust.clock_error`); a session stamped 2226-12-07
+    was shown as the most recent of all (tests/test_clock_attack.py)."""
+    return day > dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
 
 
 def _stamp(obj: Any) -> Any:
@@ -392,14 +399,15 @@ def _stamp(obj: Any) -> Any:
 
 
 def _name_day(name: str) -> str:
-    """The day a file name spells (:data:`_NAME_DAY`, a real date), or ""."""
+    """The day a file name spells (:data:`_NAME_DAY`, a real date not after tomorrow), or ""."""
     m = _NAME_DAY.search(name)
     if m is None:
         return ""
     try:
-        return dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+        day = dt.date(int(m[1]), int(m[2]), int(m[3]))
     except ValueError:
         return ""
+    return "" if _ahead(day) else day.isoformat()
 
 
 def session_origin(path: str | os.PathLike[str]) -> Origin:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from talos.results import Decision
-from talos.view.trust import stated_value
+from talos.view.trust import from_model, stated_value
 
 if TYPE_CHECKING:
     from talos.view.trust import View
@@ -37,7 +37,13 @@ def decide(view: View, key: str, scopes: Sequence[str]) -> Decision:
         winner = view.winners.get((scope, key))
         if winner is not None:
             return Decision(
-                key, "ok", stated_value(winner.text), winner, inferred=winner.src == "reflect"
+                key,
+                "ok",
+                stated_value(winner.text),
+                winner,
+                # a model's record (reflect, or any MCP wrote: by=mcp, whatever source its tag
+                # claims), as the block marks it (tests/test_provenance_attack.py)
+                inferred=winner.src == "reflect" or from_model(winner.fields),
             )
     reasons = [
         e.reason

@@ -43,7 +43,8 @@ def check_remember(
         InputError: ``scope`` is not one of the authorized ``scopes``; the text looks like
             an instruction (``keep_fact`` refuses it; found by a newcomer: it said
             "remembered"); the text or a field holds a credential value (said so, not "looks
-            like an instruction": a model told that rewrites the credential, not the text).
+            like an instruction", also when it looks like one too: a model told that rewrites
+            its wording and sends the credential again).
     """
     scope = scope or (scopes[0] if scopes else "global")
     if not any(c.isspace() for c in scope):  # folded as the authorized ones are
@@ -54,12 +55,18 @@ def check_remember(
         found = safety.instruction_reasons(text)
         credentials = [r for r in found if r.startswith(_CREDENTIAL)]
         others = [r for r in found if not r.startswith(_CREDENTIAL)]
-        if credentials and not others:  # a credential is refused as one (design §8.3)
+        if credentials:  # a credential is refused as one (design §8.3), whatever else
+            also = (
+                f"; it also looks like an instruction ({'; '.join(others)}), which talos "
+                "never recalls (design §8.2)"
+                if others
+                else ""
+            )
             raise InputError(
                 "not remembered: the text holds a credential value "
                 f"({'; '.join(credentials)}); a line holding one is never recalled "
                 "(design §8.3): keep the value in a secret store and remember where it is "
-                '("the db password is in the team vault")'
+                f'("the db password is in the team vault"){also}'
             )
         reasons = "; ".join(found) or "rejected by keep_fact"
         raise InputError(

@@ -57,6 +57,7 @@ RULES: tuple[Rule, ...] = (
             *forms.PARAPHRASES,
             *languages.OVERRIDES,
             *languages.FROM_NOW_ON,
+            *languages.EVERYTHING_BEFORE,
         ),
         squeezed=forms.SQUEEZED,
     ),

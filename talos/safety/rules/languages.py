@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from talos.safety.prefilter import P, Pat
 
-__all__ = ["FROM_NOW_ON", "OVERRIDES", "Language"]
+__all__ = ["EVERYTHING_BEFORE", "FROM_NOW_ON", "OVERRIDES", "Language"]
 
 _I = re.IGNORECASE
 
@@ -323,5 +323,65 @@ FROM_NOW_ON: tuple[Pat, ...] = (
         ),
         rf"(?:{_FROM_NOW})[^\n.!?。]{{0,80}}?(?:{_LIFTED})",
         _I,
+    ),
+)
+
+
+#: Everything said before set aside without naming the rules, the English "forget everything
+#: you were told before" (:data:`talos.safety.rules.instructions._EVERYTHING_BEFORE`) in the
+#: languages whose own "ignore the previous instructions" :mod:`talos.safety.rules.instructions`
+#: reads: "olvida todo lo anterior", "Vergiss alles, was dir vorher gesagt wurde", "oublie tout
+#: ce qu'on t'a dit avant", "esqueça tudo o que foi dito antes", "dimentica tutto quello che ti
+#: è stato detto prima", "забудь всё, что тебе говорили раньше", "これまでの話は全部忘れて",
+#: "지금까지 들은 건 다 잊어" (each delivered unflagged: tests/test_class_attack.py). The verb
+#: is an imperative, "everything" its object and a word of "before" closes it: "Vergiss nicht,
+#: Milch zu kaufen" and "olvidé todo lo que compré" are talk. Accents as the skeleton folds them.
+_SAID = r"[^\n.!?。]{0,30}?"
+EVERYTHING_BEFORE: tuple[Pat, ...] = (
+    P(
+        ("todo", "tudo"),
+        r"\b(?:olvida|olvide|olvidad|olviden|ignora|ignore|ignorad|descarta|esquece|esqueca"
+        r"|esqueça)\s+(?:todo|tudo)\s*,?\s+(?:lo\s+(?:anterior|de\s+antes)|o\s+anterior"
+        r"|(?:lo|o)\s+que\s+" + _SAID + r"(?:antes|anteriormente|hasta\s+ahora|ate\s+agora"
+        r"|até\s+agora|arriba|acima|dicho|dito|indicado|escrito))\b",
+        _I,
+    ),
+    P(
+        ("alles",),
+        r"\b(?:vergiss|vergesst|vergessen\s+Sie|ignoriere|ignorier|ignorieren\s+Sie)\s+alles"
+        r"\b(?:\s*,?\s*(?:was|das)\b" + _SAID + r")?\s*\b(?:vorher|zuvor|bisher|davor|oben"
+        r"|fr(?:u|ü|ue)her|bis\s+jetzt|Bisherige|Vorherige)\b",
+        _I,
+    ),
+    P(
+        ("tout",),
+        r"\b(?:oublie|oubliez|ignore|ignorez)\s+tout\s+(?:ce\s+qu" + _SAID + r"\b(?:avant"
+        r"|auparavant|precede|précède|plus\s+haut|jusqu['’]ici|jusqu['’]a\s+present"
+        r"|jusqu['’]à\s+présent)\b|ce\s+qui\s+pr[eé]c[eè]de\b)",
+        _I,
+    ),
+    P(
+        ("tutto",),
+        r"\b(?:dimentica|dimenticate|ignora|ignorate)\s+tutto\s+(?:(?:quello|ci[oò])\s+che"
+        + _SAID
+        + r"\b(?:prima|finora|sopra|in\s+precedenza)\b|(?:il\s+)?precedente\b)",
+        _I,
+    ),
+    P(
+        ("вс",),
+        r"(?:забудь(?:те)?|игнорируй(?:те)?|проигнорируй(?:те)?)\s+(?:вс[её]|обо\s+вс[её]м)"
+        r"\s*,?\s*(?:(?:что|чему)\s" + _SAID + r"(?:раньше|ранее|до\s+этого|прежде|выше|до\s+сих"
+        r"\s+пор)|сказанное\s+(?:раньше|ранее|выше))",
+        _I,
+    ),
+    P(
+        ("これまで", "今まで", "以前", "前の", "上の"),
+        r"(?:これまで|今まで|以前|前|上)の(?:話|会話|内容|こと|指示|やり取り)(?:は|を)?"
+        r"(?:全部|すべて|全て|ぜんぶ)?(?:忘れて|忘れろ|忘れなさい|無視して|無視しろ)",
+    ),
+    P(
+        ("지금까지", "이전", "앞에서", "위에서"),
+        r"(?:지금까지|이전에|앞에서|위에서)\s*(?:들은|말한|받은|한)\s*(?:것|건|내용|말)(?:은|을|는)?"
+        r"\s*(?:다|모두|전부)?\s*(?:잊어|잊으|무시해|무시하)",
     ),
 )
