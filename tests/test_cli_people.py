@@ -124,12 +124,12 @@ def test_history_fits_80_columns_one_line_an_event(make_home, monkeypatch) -> No
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     assert lines[0] == "history of team.editor"
-    assert lines[1].split() == ["time", "(UTC)", "op", "id", "record", "reason"]
-    assert len(lines) == 2 + 5  # remember, supersede, remember, supersede, remember
+    assert lines[1].split() == ["time", "(UTC)", "op", "id", "record"]  # the reason: --wide
+    assert len(lines) == 2 + 5 + 1  # remember, supersede, remember, supersede, remember; caption
     assert max(map(cells, lines)) <= 80
-    assert all("…" in line for line in lines[2:])
+    assert all("…" in line for line in lines[2:-1])
     assert "<!--" not in r.stdout
-    assert [line.split()[2] for line in lines[2:]] == [
+    assert [line.split()[2] for line in lines[2:-1]] == [
         "remember",
         "supersede",
         "remember",
@@ -283,3 +283,43 @@ def test_a_pipe_closed_early_ends_the_command_quietly(make_home) -> None:
     p.stdout.close()  # the reader is gone before talos writes
     err = p.stderr.read()
     assert (p.wait(timeout=60), err) == (1, b"")
+
+
+def test_explain_gate_line_names_the_row_and_its_seed(make_home, monkeypatch) -> None:
+    """The footer said "query gate: best row 1.08" while row 1 of the same table showed 1.07:
+    the gate reads a row's own words before spreading (its seed), the score column is after
+    spreading. The line now says "best seed" and names the row with its table score."""
+    home = make_home(
+        memory="# Memory\n- production builds run on the product cluster\n"
+        "- Deploy region is eu-west-1; the staging service listens on port 8080\n"
+    )
+    on_a_terminal(monkeypatch)
+    r = invoke("explain", "deploying production builds", "--home", str(home))
+    assert r.exit_code == 0, r.output
+    row1 = r.stdout.splitlines()[2].split()
+    assert row1[:2] == ["1", "1.07"]
+    gate = " ".join(r.stderr.split())
+    assert "query gate: best seed 1.08 (row 1's own words, before spreading gives it 1.07)" in gate
+    assert "best row" not in gate
+
+
+def test_history_gives_the_record_text_the_width(make_home, monkeypatch) -> None:
+    """At 80 columns history cut the new value to "default shell is fi…", the very word that
+    changed, to keep the key and the reason: the record column now goes first, and the
+    reason column is left out, with a caption saying --wide shows it."""
+    from talos import Memory
+
+    home = make_home(memory="# Memory\n")
+    mem = Memory(home)
+    mem.remember("default shell is bash on the build machines", key="default.shell")
+    mem.remember("default shell is fish on the build machines", key="default.shell")
+    on_a_terminal(monkeypatch)
+    r = invoke("history", "--home", str(home))
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[1].split() == ["time", "(UTC)", "op", "id", "key", "record"]
+    assert lines[-2].split()[-7:] == ["default", "shell", "is", "fish", "on", "the", "bui…"]
+    assert lines[-1] == "(reason left out at 80 columns: --wide shows it)"
+    assert max(map(cells, lines)) <= 80
+    wide = invoke("history", "--home", str(home), "--wide").stdout.splitlines()
+    assert "reason" in wide[1].split()

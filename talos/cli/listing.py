@@ -41,11 +41,17 @@ GAP = 2
 class Column:
     """One column: its header ``name``; ``how`` its cells give way when the table is too wide
     for the terminal (``keep``: never, ``cut``: shortened with ``…``, ``wrap``: wrapped at
-    words); ``right``: right-aligned (numbers)."""
+    words); ``right``: right-aligned (numbers); ``main``: the column a person reads the
+    listing for (a record's text): the other ``cut`` columns give way first (:func:`fit_widths`);
+    ``drop``: a column of little worth left out of a terminal's table (a caption says
+    ``--wide`` shows it) when, with it, the ``main`` column would be shortened.
+    """
 
     name: str
     how: Literal["keep", "cut", "wrap"] = "keep"
     right: bool = False
+    main: bool = False
+    drop: bool = False
 
 
 @dataclass(slots=True)
@@ -75,6 +81,8 @@ class Listing:
                 file.write(plain_line((*head, *row)) + "\n")
             return
         console = stream.console
+        if not wide:
+            self._drop_for(console.width)
         table = self.table(None if wide else console.width)
         if not wide:
             console.print(table)
@@ -85,6 +93,22 @@ class Listing:
             console.print(table, crop=False)
         finally:
             console.width = width
+
+    def _drop_for(self, width: int) -> None:
+        """Leave the ``drop`` columns out when, with them, a ``main`` column would be shortened
+        to fit ``width`` cells; a note names them and ``--wide``."""
+        dropped = [i for i, c in enumerate(self.columns) if c.drop]
+        mains = [i for i, c in enumerate(self.columns) if c.main]
+        if not dropped or not self.rows:
+            return
+        caps = fit_widths(self.columns, self.rows, width)
+        if all(caps[i] is None for i in mains):
+            return
+        keep = [i for i in range(len(self.columns)) if i not in dropped]
+        names = ", ".join(self.columns[i].name for i in dropped)
+        self.columns = [self.columns[i] for i in keep]
+        self.rows = [tuple(row[i] for i in keep) for row in self.rows]
+        self.caption = f"({names} left out at {width} columns: --wide shows it)"
 
     def table(self, width: int | None) -> Table:
         """The Rich table, its ``cut`` and ``wrap`` columns narrowed to fit ``width`` cells
@@ -154,7 +178,10 @@ def fit_widths(
     fits ``width``: ``None`` for a ``keep`` column and for every column when the table fits
     as it is; else the ``cut`` and ``wrap`` columns share what the ``keep`` columns leave,
     max-min fair (a column narrower than an equal share keeps its content, the widest are
-    narrowed), each at least :data:`MIN_CUT` cells or its content when narrower."""
+    narrowed), each at least :data:`MIN_CUT` cells or its content when narrower. A ``main``
+    column first takes what the others leave at that least: history at 80 columns cut the new
+    value to "default shell is fi…", the very word that changed, to keep a scope and a key
+    whole."""
     natural = [max([len(c.name), *(_cells(r[i]) for r in rows)]) for i, c in enumerate(columns)]
     frame = GAP * (len(columns) - 1)
     if sum(natural) + frame <= width:
@@ -162,6 +189,12 @@ def fit_widths(
     flexible = [i for i, c in enumerate(columns) if c.how != "keep"]
     room = width - frame - sum(n for i, n in enumerate(natural) if i not in flexible)
     caps: dict[int, int] = {}
+    least = {i: min(natural[i], max(MIN_CUT, len(columns[i].name))) for i in flexible}
+    for i in [i for i in flexible if columns[i].main]:  # the record's text before the others
+        others = sum(least[j] for j in flexible if j != i and j not in caps)
+        caps[i] = max(least[i], min(natural[i], room - others))
+        room -= caps[i]
+        flexible.remove(i)
     # max-min fair: the narrow ones first, each keeps its content when it fits an equal share
     # of what is left (an id in a reason stays whole), the widest takes the rest
     for n, i in enumerate(sorted(flexible, key=lambda i: natural[i])):

@@ -236,7 +236,7 @@ def explain(
                 f"≥ {floor['row']:.2f} and a query word"
             )
             if gate is not None:
-                note(_gate_line(gate, weak))
+                note(_gate_line(gate, weak, rows))
     if why_not and not missed:
         note("why not: no in-scope record sharing a word with the query was left out")
     elif why_not:
@@ -309,16 +309,29 @@ def _words(query: str, model: str) -> Callable[[Any], str]:
     return cell
 
 
-def _gate_line(gate: Any, weak: bool) -> str:
-    """Explain's line on the query gate (design §6.1 rule 5): the query's best row against the
+def _gate_line(gate: Any, weak: bool, rows: list[Any] | None = None) -> str:
+    """Explain's line on the query gate (design §6.1 rule 5): the query's best seed against the
     floor, whether the hooks would inject a block, and whether ``talos recall`` marks its rows
-    as weak matches."""
+    as weak matches.
+
+    The gate reads the seeds, before spreading (docs/benchmarks.md: the gate reads the seeds):
+    its ``best`` is a row's score on its own query words (seed × √Z), not the score column,
+    which is after spreading (1.08 beside a row's 1.06). The line says so and names the row of
+    ``rows`` (explain's, best first) that holds the best seed, with its score in the table."""
+    said = f"best seed {gate.best:.2f}"
+    for no, r in enumerate(rows or [], 1):
+        scale = (r.evidence or 0.0) / r.activation if r.activation > 0 else 0.0
+        if r.seed > 0 and abs(r.seed * scale - gate.best) < 5e-4:
+            said += f" (row {no}'s own words, before spreading gives it {r.score:.2f})"
+            break
+    else:
+        said += " (a row's own words, before spreading)"
     if gate.evidence:
-        return f"query gate: best row {gate.best:.2f} — evidence; the hooks inject this block"
-    said = "recall shows these rows as weak matches" if weak else "recall finds no row"
+        return f"query gate: {said} — evidence; the hooks inject this block"
+    weak_said = "recall shows these rows as weak matches" if weak else "recall finds no row"
     return (
-        f"query gate: best row {gate.best:.2f} < {gate.to_json()['floor']:.2f} — no evidence; "
-        f"the hooks stay quiet, {said}"
+        f"query gate: {said} < {gate.to_json()['floor']:.2f} — no evidence; "
+        f"the hooks stay quiet, {weak_said}"
     )
 
 

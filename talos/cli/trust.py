@@ -243,7 +243,7 @@ def conflicts(
             Column("scope", "cut"),
             Column("key", "cut"),
             Column("id"),
-            Column("value", "cut"),
+            Column("value", "cut", main=True),
             Column("source"),
             Column("date"),
         ],
@@ -325,8 +325,8 @@ def history(
             Column("op"),
             Column("id"),
             *([] if one_key else [Column("key", "cut")]),
-            Column("line (as written)" if wide else "record", "cut"),
-            Column("reason", "cut"),
+            Column("line (as written)" if wide else "record", "cut", main=True),
+            Column("reason", "cut", drop=True),
         ],
     )
     times = [dt.datetime.fromtimestamp(int(e.get("t", 0)), dt.UTC) for e in rows]
