@@ -47,3 +47,21 @@ def test_a_password_named_in_more_languages_is_masked(text: str, masked: str) ->
 def test_a_plain_word_after_the_name_is_no_password(text: str) -> None:
     assert mask_secrets(text) == text
     assert safety.keep_fact(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("<password>hunter2xyz</password>", "<password>****</password>"),
+        ("<api_key>9f8e7d6c5b4a3928</api_key>", "<api_key>****</api_key>"),
+        ("<db><user>app</user><passwd>S3cr3t!x</passwd></db>", None),
+    ],
+)
+def test_a_credential_in_a_markup_element_is_masked(text: str, masked: str | None) -> None:
+    """A value in an element named as a credential (an XML config, a pasted HTML form) was
+    delivered as written; the same value after ``password=`` or in JSON was masked."""
+    out = mask_secrets(text)
+    assert "hunter2xyz" not in out and "9f8e7d6c5b4a3928" not in out and "S3cr3t!x" not in out
+    if masked is not None:
+        assert out == masked
+    assert not safety.keep_fact(text)
