@@ -68,6 +68,14 @@ ROLE_TAGS: tuple[Pat, ...] = (
         r"(?m:^[ \t>]*#{1,6}[ \t]*(?:Instruction|System(?:\s+Prompt)?)[ \t]*:)",
         _I,
     ),
+    # a turn as a chat log labels it, at a line's start: "[SYSTEM]: …", "[assistant]: …"
+    # (a later attack; "[SYSTEM] log lines" without the colon is a log's word)
+    P(
+        "]",
+        r"(?m:^[ \t>*]*\[[ \t]*(?:system|user|human|assistant|ai|model|developer)[ \t]*\]"
+        r"[ \t]*[:：])",
+        _I,
+    ),
 )
 
 #: A claim of authority over the model: a message from its maker's or a "safety team" that
