@@ -128,6 +128,17 @@ CONCEALMENT: tuple[Pat, ...] = (
         r"(?:secret|hidden|confidential|private|to\s+yourself|between\s+us)\b",
         _I,
     ),
+    # the note itself hidden from the user or from the model's answer (a later attack: "don't
+    # mention this note in your answer"); from a person ("… to Sarah") it is talk
+    P(
+        ("reveal", "disclose", "mention", "repeat", "share", "tell", "show"),
+        r"\b(?:never|do\s+not|don['’]?t|must\s+not|mustn['’]t|should\s+not|shouldn['’]t)\s+"
+        r"(?:(?:reveal|disclose|mention|repeat|share|show)\s+(?:this|these)\s+(?:note|memory"
+        r"|memories|line|entry|entries|message|text|record)s?\b[^\n.!?]{0,20}?\b(?:in\s+your"
+        r"\s+(?:answer|reply|response|output)|to\s+the\s+user)\b|tell\s+the\s+user\s+about\s+"
+        r"(?:this|these)\s+(?:note|memory|memories|line|entry|entries|message|text|record)s?\b)",
+        _I,
+    ),
 )
 
 #: Words split anywhere with spaces ("ign ore all prev ious instr uctions"): the rules about
