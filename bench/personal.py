@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A personal home, asked as its owner would ask it (issue 31 items 5 and 6).
+"""A personal home, asked as its owner would ask it (bench/README "A personal home").
 
 ``bench/personal_home/`` is a home written for this bench as a real person's would be: Jonas,
 a backend and platform engineer, with facts under headings (some scoped to his two projects,

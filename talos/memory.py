@@ -21,16 +21,13 @@ from talos.ranking.activation import DEFAULT_MODEL, Activation, Model, model_nam
 from talos.ranking.rankers import Ranker, dense_asked, ranker_for
 from talos.render import check_budget, labels
 from talos.results import Decision, Recall, RecallRow, Row, Suggestion, WhyNot
-from talos.selection import delivery, expected, why_not
-from talos.sources.session_parts import shown_graph
+from talos.selection import asked, delivery, expected, why_not
 from talos.usage import forgetting
 from talos.usage.counts import SqliteUsage, Stat, UsageStore, today
 from talos.view.canon import canonical_name
 from talos.view.decision import decide
 from talos.view.kept import KeptState
 from talos.view.scopes import check_scope
-from talos.view.time_window import WIDE, narrow
-from talos.view.timewords import find_window
 from talos.view.trust import DEFAULT_SCOPES, View
 from talos.warn import audience
 from talos.writer import checks as write_checks
@@ -190,8 +187,7 @@ class Memory:
 
     @property
     def headings(self) -> bool:
-        """Whether a heading of memory.md labels the facts beneath it and is no record (every
-        model but ``classic``, design §3.1); fixed for the life of the object."""
+        """Whether a memory.md heading labels the facts beneath it (not ``classic``, §3.1)."""
         return self._kept.headings
 
     @property
@@ -295,23 +291,19 @@ class Memory:
     ) -> Recall:
         """Recall the memories relevant to ``query`` as a context block (design §6.1).
 
-        The rows the ranker picks (:meth:`talos.ranking.rankers.Ranker.select`: with ``evidence``,
-        those over the relevance floor; the best skill's body when it passes the gate), in
-        rank order, up to ``k`` and within ``budget``. Writes one trace line and updates
-        usage counts, also when nothing is recalled; a failure there only warns.
-
-        Asked (the default): an ask that shares a content word with a record is never answered
-        with nothing; when the query gate finds no evidence for it, the block's heading says
-        the rows are weak matches and :attr:`Recall.weak` is true. ``automatic``: memory
-        injected into a prompt nobody asked about (the hooks, SessionStart): the query gate
-        empties the block instead (design §6.1 rule 5).
+        The rows the ranker picks (:meth:`talos.ranking.rankers.Ranker.select`), in rank order,
+        up to ``k`` and within ``budget`` (:func:`talos.selection.asked.recall`). Writes one
+        trace line and updates usage counts, also when nothing is recalled (a failure there
+        only warns). Asked (the default), an ask sharing a content word with a record is never
+        answered with nothing: without the query gate's evidence the heading says the rows are
+        weak matches (:attr:`Recall.weak`). ``automatic`` (the hooks, SessionStart): the query
+        gate empties the block instead (design §6.1 rule 5).
 
         Args:
             query: the task text. k: most rows (>= 0; ``None``: :attr:`k`, talos.toml's
                 ``k``, 30 by default; 5 with ``classic``). at: business date (default today).
-            overrides: request-scoped values ``{key: value}`` (design §7.5): they replace the
-                records of that key for this call only, marked in the block, never written
-                or counted.
+            overrides: request-scoped values ``{key: value}`` (design §7.5) replacing the
+                records of that key for this call only, marked in the block, never written.
             budget: most ``unit`` (``chars``, ``utf16``, ``bytes``) the block may take (design
                 §6.1 rule 6, :func:`talos.selection.delivery.deliver`); ``None``: :attr:`budget`
                 (talos.toml's ``budget``, 2,000 by default; no bound with ``classic``).
@@ -322,51 +314,24 @@ class Memory:
             A :class:`Recall` (``.text`` is "" when nothing was recalled).
 
         Raises:
-            InputError: ``budget`` not a whole number or below
-                :data:`talos.render.MIN_BUDGET`, an unknown ``unit``, ``k`` not a whole
-                number 0 or more.
+            InputError: ``budget`` not a whole number or below :data:`talos.render.MIN_BUDGET`,
+                an unknown ``unit``, ``k`` not a whole number 0 or more.
         """
         check_budget(budget, unit)  # a bad budget or k fails before anything is written
         delivery.check_rows(k)
-        k = self.k if k is None else k
-        budget = self.budget if budget is None else budget
-        reference = self.model == "classic"  # the reference's rows (design §6.1 rule 3)
-        # an ask's time words narrow the rows to their window and are no query terms (§7.3)
-        window = None if reference else find_window(query, at or dt.date.today())
-        ranked = query if window is None else window.rest
-        # the query's vector first: its embedding overlaps the look at the files too
-        asked = self._ranker.start(ranked, self.dense if dense is None else dense)
-        graph = self._kept.recall_graph(at, overrides)
-        picks, legs, weak = self._ranker.select(
-            graph, asked, k if window is None else max(k, WIDE), automatic
-        )
-        narrowed = narrow(
-            graph, picks, window, self._kept.episode_dates, k, self.lang, budget, unit
-        )
-        budget, weak = narrowed.budget, weak and narrowed.how != "listed"
-        picks = narrowed.picks
-        if narrowed.how == "fell back":  # the undated ranking: the ask as written (§7.3)
-            asked = self._ranker.start(query, self.dense if dense is None else dense)
-            picks, legs, weak = self._ranker.select(graph, asked, k, automatic)
-        # a long session shows the part the ask matched (design §3.3)
-        shown = graph if reference else shown_graph(graph, picks, ranked)
-        text, rows = delivery.deliver(
-            shown, picks, legs, lambda n, _g: self._headings.of(n, graph), self.lang, budget,
-            unit, reference, weak,
+        return asked.recall(
+            self, query, self.k if k is None else k, at, overrides,
+            self.budget if budget is None else budget, unit,
+            self.dense if dense is None else dense, automatic,
         )  # fmt: skip
-        text = narrowed.noted(text)
-        seen = self._kept.present(graph)  # only delivered rows are hits (design §6.3)
-        delivery.record(self.paths, query, rows, self.scopes, self.usage_store, seen)
-        return Recall(text, rows, weak=weak and bool(rows))
 
     @_heard
     def gate(
         self, query: str, at: dt.date | None = None, overrides: Mapping[str, str] | None = None
     ) -> Gate | None:
         """Where the query gate stands for ``query`` (:class:`talos.selection.relevance.Gate`:
-        the best row's evidence score against the floor; whether the hooks would inject a
-        block, and so whether an asked block is weak); ``None`` for a model without the gate
-        (``classic``). No side effects."""
+        the best row's evidence against the floor, so whether the hooks inject a block and an
+        asked one is weak); ``None`` for ``classic``, which has no gate. No side effects."""
         return self._ranker.gate(self.view(at, overrides)[1], query)
 
     def heading(self, node: Node, graph: Graph | None = None) -> str:
@@ -407,9 +372,8 @@ class Memory:
         min_days: int | None = None,
     ) -> list[Suggestion]:
         """Forgetting suggestions (design §6.4, :func:`talos.usage.forgetting.suggestions`): what
-        talos
-        or an agent wrote (``src != user``), seen ``min_seen`` times and never recalled or not
-        for ``stale_days`` days, once counted for ``min_days`` days (``None``: talos.toml's
+        talos or an agent wrote (``src != user``), seen ``min_seen`` times and never recalled or
+        not for ``stale_days`` days, once counted for ``min_days`` days (``None``: talos.toml's
         ``dead_min_days``, else :data:`talos.home.DEAD_MIN_DAYS`)."""
         span = dead_min_days(self.paths) if min_days is None else min_days
         stats = {s: self.usage_store.stats(s) for s in self.scopes}
@@ -461,8 +425,7 @@ class Memory:
         """In-scope records that match ``query`` (its keywords, or with ``evidence`` its
         analyzer terms) but are not among the top ``k`` rows, each with a typed reason (design
         §6.2 ``--why-not``, :func:`talos.selection.why_not.reasons`): ``below-floor`` ("evidence
-        0.60"),
-        ``below-threshold``, ``beyond-k``, ``shadowed``, ``conflict``, ``superseded``,
+        0.60"), ``below-threshold``, ``beyond-k``, ``shadowed``, ``conflict``, ``superseded``,
         ``deleted``, ``expired``, ``not-yet-valid``, ``overridden``, ``unsafe``. With the dense
         leg on, each row carries its :attr:`WhyNot.legs` and the rule that cut it in words."""
         view, graph = self.view(at, overrides)

@@ -5,7 +5,7 @@ out, with a line saying so (:func:`fit_block`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from talos.errors import InputError
 from talos.render.labels import BODY_CHARS, TEXT_CHARS, labels
@@ -213,26 +213,24 @@ def _fit_row(p: Pick, lang: str, room: int, unit: str) -> str | None:
     """The one line of ``p`` with its text cut (visible mark, no merged members) to the
     longest that takes at most ``room`` ``unit`` with its newline; None below
     :data:`MIN_ROW` characters."""
-    lo, hi, best = MIN_ROW, TEXT_CHARS - 1, None
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        entry = _cut_entry(p, lang, mid)
-        if size("\n" + entry, unit) <= room:
-            best, lo = entry, mid + 1
-        else:
-            hi = mid - 1
-    return best
+    return _longest(MIN_ROW, TEXT_CHARS - 1, lambda n: _cut_entry(p, lang, n), room, unit)
 
 
 def _fit_body(p: Pick, lang: str, room: int, unit: str) -> str | None:
     """The entry of ``p`` with its body cut to the most whole lines whose entry takes at most
     ``room`` ``unit`` (with its newline); None when not even :data:`MIN_BODY` characters fit."""
-    lo, hi, best = MIN_BODY, BODY_CHARS - 1, None
+    return _longest(MIN_BODY, BODY_CHARS - 1, lambda n: _entry(p, lang, n), room, unit)
+
+
+def _longest(lo: int, hi: int, entry: Callable[[int], str], room: int, unit: str) -> str | None:
+    """``entry(n)`` for the largest ``n`` in ``lo..hi`` that takes at most ``room`` ``unit``
+    with its newline (a binary search: an entry grows with ``n``); None when none does."""
+    best = None
     while lo <= hi:
         mid = (lo + hi) // 2
-        entry = _entry(p, lang, mid)
-        if size("\n" + entry, unit) <= room:
-            best, lo = entry, mid + 1
+        got = entry(mid)
+        if size("\n" + got, unit) <= room:
+            best, lo = got, mid + 1
         else:
             hi = mid - 1
     return best

@@ -192,6 +192,7 @@ def own_logs_kept(
         else:
             what = f"rewrites it (its line {missing} is not there)"
         out.append(f"{rel_here} {what}")
+    out += _description_kept(root, paths, target, device)
     if out:
         raise GitError(
             f"the other device's version changes this device's own logs: {'; '.join(out)}. "
@@ -200,6 +201,24 @@ def own_logs_kept(
             "on the device that made it (git revert, or restore the file from this device), "
             "then run talos sync again"
         )
+
+
+def _description_kept(root: Path, paths: Paths, target: str, device: str) -> list[str]:
+    """This device's ``device.json`` in ``target`` when it names another device: every
+    reader then takes this device's folder for a copy of that one's
+    (:func:`talos.sync.device.copies`) and leaves its history and counts out. Another
+    clone rewrote it so, keeping the host and home (:func:`shared_device` saw no other home),
+    and sync took it (``tests/test_remote_attack.py``)."""
+    rel = relative(paths.state_dir / DEVICES / device / "device.json", root)
+    theirs = blob(root, target, rel) if rel is not None else b""
+    try:
+        data = json.loads(theirs) if theirs else None
+    except ValueError:
+        data = None
+    said = data.get("id") if isinstance(data, dict) else None
+    if said is None or said == device:
+        return []
+    return [f"{rel} names device {said} instead of {device}"]
 
 
 def _first_missing(mine: bytes, theirs: bytes) -> int | None:
