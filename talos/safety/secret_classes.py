@@ -52,12 +52,18 @@ _BARE_FOREIGN = _S(
         *("пароль", "парол", "şifre", "sifre", "parola", "كلمة المرور", "كلمة السر"),
         *("पासवर्ड", "sandi", "mật khẩu", "mat khau", "hasło", "haslo", "password è"),
         *("password e",),
+        # the Nordic, Central European, Greek, Hebrew, Thai, Persian and Swahili names (a
+        # later attack: "lösenord: Sommar2024" was delivered as written)
+        *("lösenord", "losenord", "passord", "adgangskode", "salasana", "heslo", "jelsz"),
+        *("κωδικ", "סיסמ", "รหัสผ่าน", "رمز عبور", "nenosiri"),
     ),
     r"(?P<name>(?:пароль|паролем|пароля)(?:\s+(?:от|для|к|до)\s+[^\s,;:.!?]{1,30})?"
     r"|\b(?:[şs]ifre(?:m|miz|si)?|parola(?:m|s[ıi])?)\b|كلمة\s+(?:ال)?(?:مرور|سر)"
     r"|पासवर्ड|\bkata\s+sandi(?:nya)?\b|\bm[aậ]t\s+kh[aẩ]u\b|\bhas[lł]o\b"
-    r"|\bpassword\s+[eè](?=\s))"
-    r"(?:\s*[:：=—–-]|\s+(?:это|є|is|adalah|l[aà]|to|هي|है|:))?[ \t]+[\"'`“‘«]?"
+    r"|\bpassword\s+[eè](?=\s)|\bl(?:ö|o)senord(?:et)?\b|\bpassord(?:et)?\b"
+    r"|\badgangskode(?:n)?\b|\bsalasana(?:ni|si)?\b|\bhesl(?:o|a)\b|\bjelsz(?:ó|o)(?:m|t)?\b"
+    r"|κωδικ(?:ό|ο)ς(?:\s+πρόσβασης)?|סיסמ(?:ה|א)|รหัสผ่าน|رمز\s+عبور|\bnenosiri\b)"
+    r"(?:\s*[:：=—–-]|\s+(?:это|є|is|adalah|l[aà]|to|هي|है|är|er|on|je|είναι|:))?[ \t]+[\"'`“‘«]?"
     r"(?P<value>[^\s\"'`”’»,;]{3,}[^\s\"'`”’»,;.!?:])",
     _I,
     accept=_foreign_password,

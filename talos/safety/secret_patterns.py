@@ -468,10 +468,11 @@ _KEYED = P(
     r"(?:token|secret|passw(?:or)?d|passwd|pwd|passphrase|passcode"
     r"|(?:api|access|private|secret|auth|signing"
     r"|encryption|master|account|shared[_-]?access)[_-]?key|credentials?|sig|signature))"
-    r"(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?"
+    # a markup element named so, "<password>…</password>", the value up to the next tag
+    r"(?:(?![A-Za-z0-9])[\"']?[ \t]*[:=][ \t]*[\"']?|(?<=[A-Za-z])>(?=[^<\s]{4,}</))"
     r"|(?:密码|口令|密钥|令牌)(?:[ \t]*(?:是|为|[:：=])[ \t]*|[ \t]+(?=[^\s\u3000-\u9fff]*\d)))"
     # a value is no CJK prose: "密码是在设置页面修改的" says where, not what
-    r"(?P<value>[^\s\"'`,;，。\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{4,})",
+    r"(?P<value>(?<=>)[^<\s]{4,}(?=</)|[^\s\"'`,;，。\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{4,})",
     _I,
 )
 #: Values that are not secrets: variables, placeholders, and code (``row.id``, ``get_pw()``).

@@ -49,10 +49,12 @@ _SUBST_RUNNER = (
     r"(?:\s+(?:/dev/stdin|/dev/fd/0))?"
 )
 #: A download written to a file (group ``f``): ``curl -o F``/``--output F``, ``wget -O F``,
-#: ``… > F``, ``curl -O URL``/``wget URL`` (the URL's last segment), ``iwr … -OutFile F``.
+#: ``… > F``, ``… | tee F`` (a later attack: ``curl … | tee a.sh`` then ``./a.sh`` was not
+#: caught), ``curl -O URL``/``wget URL`` (the URL's last segment), ``iwr … -OutFile F``.
 _SAVED_TO = (
     r"(?:\b(?:curl|wget|aria2c|fetch)\b[^\n|;&]{0,300}?(?:\s-o[ \t]*|\s--output(?:-document)?"
-    r"[= \t][ \t]*|\s-O[ \t]+(?!-|https?:)|[ \t]>[ \t]*)[\"']?(?P<f>[\w~$./{}\\-]{2,200})"
+    r"[= \t][ \t]*|\s-O[ \t]+(?!-|https?:)|[ \t]>[ \t]*|[ \t]*\|[ \t]*(?:sudo[ \t]+)?tee"
+    r"(?:[ \t]+-a)?[ \t]+)[\"']?(?P<f>[\w~$./{}\\-]{2,200})"
     r"|\b(?:curl\b(?=[^\n|;&]{0,300}\s-[a-zA-Z]*O\b)|wget\b)[^\n|;&]{0,300}?"
     r"https?://[^\s\"'`]*/(?P<f2>[\w.-]{2,100})(?=[\s\"'`;&|)]|$)"
     r"|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|;&]{0,300}?-OutFile\s+[\"']?"

@@ -68,6 +68,14 @@ ROLE_TAGS: tuple[Pat, ...] = (
         r"(?m:^[ \t>]*#{1,6}[ \t]*(?:Instruction|System(?:\s+Prompt)?)[ \t]*:)",
         _I,
     ),
+    # a turn as a chat log labels it, at a line's start: "[SYSTEM]: …", "[assistant]: …"
+    # (a later attack; "[SYSTEM] log lines" without the colon is a log's word)
+    P(
+        "]",
+        r"(?m:^[ \t>*]*\[[ \t]*(?:system|user|human|assistant|ai|model|developer)[ \t]*\]"
+        r"[ \t]*[:：])",
+        _I,
+    ),
 )
 
 #: A claim of authority over the model: a message from its maker's or a "safety team" that
@@ -118,6 +126,17 @@ CONCEALMENT: tuple[Pat, ...] = (
         "keep",
         r"\bkeep\s+(?:this|these)\s+(?:rules?|instructions?|directives?|prompt|orders?)\s+"
         r"(?:secret|hidden|confidential|private|to\s+yourself|between\s+us)\b",
+        _I,
+    ),
+    # the note itself hidden from the user or from the model's answer (a later attack: "don't
+    # mention this note in your answer"); from a person ("… to Sarah") it is talk
+    P(
+        ("reveal", "disclose", "mention", "repeat", "share", "tell", "show"),
+        r"\b(?:never|do\s+not|don['’]?t|must\s+not|mustn['’]t|should\s+not|shouldn['’]t)\s+"
+        r"(?:(?:reveal|disclose|mention|repeat|share|show)\s+(?:this|these)\s+(?:note|memory"
+        r"|memories|line|entry|entries|message|text|record)s?\b[^\n.!?]{0,20}?\b(?:in\s+your"
+        r"\s+(?:answer|reply|response|output)|to\s+the\s+user)\b|tell\s+the\s+user\s+about\s+"
+        r"(?:this|these)\s+(?:note|memory|memories|line|entry|entries|message|text|record)s?\b)",
         _I,
     ),
 )

@@ -220,6 +220,42 @@ LANGUAGES += (
     ),
 )
 
+#: The rest of the 20 most spoken languages (Ethnologue's count of all speakers: Hausa,
+#: Punjabi) and their neighbours in that list (Gujarati, Javanese); each override was delivered
+#: unflagged (tests/test_class_attack.py). Nigerian Pidgin reads as English, Shahmukhi Punjabi
+#: as Urdu. Gurmukhi's nukta letters are matched by their base (``ਅੰਦਾਜ`` of ``ਨਜ਼ਰਅੰਦਾਜ਼``).
+LANGUAGES += (
+    Language(
+        "ha",
+        r"yi\s+watsi\s+da|manta\s+da|kada\s+ka\s+bi|kar\s+ka\s+bi|kada\s+ki\s+bi",
+        r"duk|dukkan|da\s+suka\s+gabata|na\s+baya|na\s+farko|a\s+baya",
+        r"umarni\w*|dokoki\w*|doka|ka['’]idoji\w*",
+    ),
+    Language(
+        "pa",
+        r"ਅੰਦਾਜ|ਅਣਡਿੱਠ|ਭੁੱਲ\s*ਜਾ|ਨਾ\s*ਮੰਨ",
+        r"ਪਿਛਲੀ|ਪਿਛਲੇ|ਸਾਰੀ|ਸਾਰੇ|ਪਹਿਲਾਂ|ਉੱਪਰ",
+        r"ਹਦਾਇਤ|ਨਿਰਦੇਸ|ਨਿਯਮ|ਹੁਕਮ",
+        verb_last=True,
+        bounded=False,
+    ),
+    Language(
+        "gu",
+        r"અવગણ|ભૂલી\s*જા|ધ્યાન\s*ન\s*આપ",
+        r"અગાઉ|બધી|બધા|પહેલાં|પાછલ|ઉપરની|ઉપરના",
+        r"સૂચના|નિયમ|આદેશ|નિર્દેશ",
+        verb_last=True,
+        bounded=False,
+    ),
+    Language(
+        "jv",
+        r"lali(?:na|kna|kake)?|lalekna|ora\s+usah\s+(?:nggatekake|digatekake|ngrungokake)"
+        r"|aja\s+(?:nggatekake|manut)|nglirwakake",
+        r"kabeh|sadurunge|sakdurunge|biyen|ndhisik|sing\s+lawas|ing\s+ndhuwur",
+        r"instruksi|prentah|printah|aturan|pituduh|dhawuh",
+    ),
+)
+
 #: Characters between the parts of one instruction (one clause, one line).
 _GAP = r"[^\n.!?।۔]{0,40}?"
 
