@@ -9,9 +9,8 @@ import re
 from pathlib import Path
 
 import typer
+from helpers import invoke
 from rich.text import Text
-
-from tests.helpers import invoke
 
 
 def revoke_home(make_home) -> Path:

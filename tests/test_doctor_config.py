@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers import invoke
+
 from talos.doctor import diagnose
-from tests.helpers import invoke
 
 AWS_LINE = "- aws key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
 

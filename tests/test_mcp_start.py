@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.helpers import invoke
+from helpers import invoke
 
 pytest.importorskip("mcp")
 
