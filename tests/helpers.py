@@ -27,6 +27,21 @@ def session_line(text: str) -> str:
     return json.dumps({"role": "user", "content": text}) + "\n"
 
 
+def jsonl(*objs: object) -> str:
+    """A session file of talos chat lines, one JSON object a line (design §3.3)."""
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+def user_turn(text: str) -> dict[str, object]:
+    """A talos chat line the person said."""
+    return {"role": "user", "content": text}
+
+
+def assistant_turn(text: str) -> dict[str, object]:
+    """A talos chat line the agent answered."""
+    return {"role": "assistant", "content": text}
+
+
 # -- homes for the evidence model (the default), written by hand ---------------------------
 
 EVIDENCE = 'model = "evidence"\n'
